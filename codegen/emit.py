@@ -1,0 +1,366 @@
+"""Decide every piece of text the templates print, from resolved entities.
+
+The templates only lay this out (betterproto's rule: the IR decides, templates
+print). This module is the construct backend: it spells the IR as construct
+expressions and as straight-line, varint-aware size functions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ir import ArrayType, BitsType, BytesType, EntityRef, IntType, Type
+from .layout import EntityVersion, bit_type_text, type_text
+
+_FIXED_CONSTRUCT = {"int8": "Int8sb", "int16": "Int16sb", "int32": "Int32sb", "int64": "Int64sb",
+                    "uint32": "Int32ub", "varint": "VarInt32()", "varlong": "VarInt64()",
+                    "uvarint": "UVarInt32()"}
+_SIZE_FN = {"varint": "size_varint", "varlong": "size_varlong", "uvarint": "size_uvarint"}
+_PREFIXED_SIZE_FN = {"varint": "varint_prefixed", "uvarint": "uvarint_prefixed"}
+
+
+@dataclass
+class SizeFunction:
+    name: str
+    doc: str
+    lines: list[str]  # statements that set s_<field> for the variable fields, last field first
+    result: str  # the return expression
+
+
+@dataclass
+class EntityView:
+    symbol: str
+    suffix: str
+    entity: str
+    version: int
+    doc: str
+    members: list[str]
+    helpers: list[tuple[str, str]]  # (name, construct expression) defined before the struct
+    size: SizeFunction
+    field_sizes: SizeFunction
+    covered: list[SizeFunction]
+    layout_rows: list[str]
+    constants: list[tuple[str, int]]
+    min_overhead: int
+    max_overhead: int
+    fixed_size: int | None
+
+
+@dataclass
+class ModuleView:
+    name: str
+    source_file: str
+    source_sha256: str
+    schema_sha256: str
+    doc: str
+    imports: list[str]
+    entities: list[EntityView] = field(default_factory=list)
+
+
+def module_view(name: str, source_file: str, source_sha: str, schema_sha: str, doc: str,
+                versions: list[EntityVersion]) -> ModuleView:
+    imports = sorted({_module_alias(r) for ev in versions for r in _refs(ev)} - {_module_alias(name)})
+    mod = ModuleView(name, source_file, source_sha, schema_sha, doc,
+                     [f"from . import {i[1:]} as {i}" for i in imports])
+    mod.entities = [_entity_view(ev) for ev in versions]
+    return mod
+
+
+def _module_alias(entity: str) -> str:
+    return f"_{entity}"
+
+
+def _refs(ev: EntityVersion) -> set[str]:
+    out: set[str] = set()
+
+    def visit(t: Type | None) -> None:
+        if isinstance(t, ArrayType):
+            visit(t.element)
+        elif isinstance(t, EntityRef):
+            out.add(t.name)
+
+    for f in ev.fields:
+        visit(f.type)
+        if f.field.compressed:
+            visit(f.field.compressed.contents)
+    return out
+
+
+# ---------------------------------------------------------------------------- construct
+
+def _entity_view(ev: EntityVersion) -> EntityView:
+    members: list[str] = []
+    helpers: list[tuple[str, str]] = []
+    starts: dict[str, list[str]] = {}  # field -> derived fields whose covered range starts there
+    for f in ev.fields:
+        d = f.field.derived
+        if d and d.kind in ("length", "crc"):
+            starts.setdefault(d.covers, []).append(f.name)
+    checks: list[str] = []
+    for i, f in enumerate(ev.fields):
+        for owner in starts.get(f.name, []):
+            members.append(f'"_start_{owner}" / Tell,')
+        d = f.field.derived
+        if d and d.kind == "crc" or f.field.compressed and isinstance(f.type, ArrayType):
+            members.append(f'"_at_{f.name}" / Tell,')
+        members.append(f'"{f.name}" / {_member(ev, i, helpers)},')
+        if d and d.kind == "length":
+            checks.append(f'LengthCheck("{f.name}", "_start_{f.name}"),')
+        if d and d.kind == "crc":
+            checks.append(f'CrcField("{f.name}", "{d.algorithm}", "_at_{f.name}", "_start_{f.name}"),')
+    members.extend(checks)
+    helpers.extend(raw_helpers(ev))
+    lo, hi = ev.overhead
+    return EntityView(
+        symbol=ev.symbol, suffix=ev.suffix, entity=ev.name, version=ev.version, doc=ev.entity.doc,
+        members=members, helpers=helpers,
+        size=_size_function(ev, "size", "Bytes {e} v{v} takes when built from ``value``."),
+        field_sizes=_size_function(ev, "field_sizes", "Bytes each field of {e} v{v} takes when built from ``value``."),
+        covered=[_covered_function(ev, f.name) for f in ev.fields
+                 if f.field.derived and f.field.derived.kind == "length"],
+        layout_rows=_layout_rows(ev), constants=_constants(ev),
+        min_overhead=lo, max_overhead=hi, fixed_size=ev.fixed_size,
+    )
+
+
+def _int(t: IntType) -> str:
+    return _FIXED_CONSTRUCT[t.name]
+
+
+def _enum(ev: EntityVersion, name: str, sub: str) -> str:
+    e = ev.enum(name)
+    return f'EnumOf({sub}, {ev.enum_values(name)!r}, "{name}", open={e.open}, error="{e.error}")'
+
+
+def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
+    f = ev.fields[i]
+    fld, t = f.field, f.type
+    d = fld.derived
+    if d and d.kind == "length":
+        return f"Rebuild({_int(t)}, lambda this: _covered_{ev.suffix}_{f.name}(this))"
+    if d and d.kind == "crc":
+        return f"Rebuild({_int(t)}, 0)"
+    if d and d.kind == "count":
+        return f"Rebuild({_int(t)}, lambda this: len(this.{d.of}))"
+    if fld.const is not None:
+        value = ev.version if fld.const == "version" else fld.const
+        return f'ConstInt({value}, {_int(t)}, error="{fld.error}")'
+    if fld.enum:
+        return _enum(ev, fld.enum, _int(t))
+    if fld.compressed:
+        codec = "lambda this: this." + ".".join(fld.compressed.codec_path)
+        if isinstance(t, ArrayType):
+            length = _enclosing_length(ev, i)
+            extent = f"lambda this: this.{length} - (this._at_{f.name} - this._start_{length})"
+            return f"FixedSized({extent}, Compressed({_type(ev, t)}, {codec}, magic={ev.version}))"
+        contents = _type(ev, fld.compressed.contents)
+        helpers.append((f"_{ev.symbol}_{f.name.upper()}_CONTENTS", contents))
+        return (f"CompressedBytes({_int(t.prefix)}, nullable={t.nullable}, codec={codec}, "
+                f"magic={ev.version}, contents=_{ev.symbol}_{f.name.upper()}_CONTENTS)")
+    if isinstance(t, ArrayType) and t.count_field is None and t.prefix is None:
+        raise AssertionError("greedy arrays only appear as compressed contents")
+    return _type(ev, t)
+
+
+def _type(ev: EntityVersion, t: Type) -> str:
+    if isinstance(t, IntType):
+        return _int(t)
+    if isinstance(t, BitsType):
+        parts = []
+        for b in sorted(t.bits, key=lambda b: -b.low):  # construct reads the most significant bits first
+            sub = "Flag" if b.kind == "flag" else f"BitsInteger({b.width})"
+            if b.kind == "enum":
+                sub = _enum(ev, b.enum, sub)
+            parts.append(f'"{b.name}" / {sub}')
+        return f"BitStruct({', '.join(parts)})"
+    if isinstance(t, BytesType):
+        return f"KBytes({_int(t.prefix)}, nullable={t.nullable}, text={t.text})"
+    if isinstance(t, EntityRef):
+        return f"LazyBound(lambda: {_module_alias(t.name)}.{t.name.upper()}_V{ev.version})"
+    element = _type(ev, t.element)
+    if t.prefix is not None:
+        return f"PrefixedArray({_int(t.prefix)}, {element})"
+    if t.count_field:
+        return f"Array(this.{t.count_field}, {element})"
+    return f"UntilEnd({element})"
+
+
+def _enclosing_length(ev: EntityVersion, i: int) -> str:
+    """The innermost length field whose covered range contains field i."""
+    best = None
+    for f in ev.fields[:i]:
+        d = f.field.derived
+        if d and d.kind == "length" and ev.index(d.covers) <= i:
+            if best is None or ev.index(d.covers) > ev.index(ev.field(best).field.derived.covers):
+                best = f.name
+    assert best is not None, "validated by the loader"
+    return best
+
+
+# ---------------------------------------------------------------------------- sizes
+
+def _value(name: str) -> str:
+    return f'value["{name}"]'
+
+
+def _size_expr(ev: EntityVersion, i: int) -> str | None:
+    """Python expression for the size of field i, or None when it is fixed."""
+    f = ev.fields[i]
+    if f.size is not None:
+        return None
+    fld, t = f.field, f.type
+    d = fld.derived
+    if d and d.kind == "count":
+        return f"{_SIZE_FN[t.name]}(len({_value(d.of)}))"
+    if d and d.kind == "length":
+        return f"{_SIZE_FN[t.name]}({_covered_sum(ev, ev.index(d.covers))})"
+    v = _value(f.name)
+    if fld.compressed:
+        codec = "value" + "".join(f'["{p}"]' for p in fld.compressed.codec_path)
+        if isinstance(t, ArrayType):
+            plain = _array_size(ev, t, v)
+            raw = f"_{ev.symbol}_{f.name.upper()}_RAW.build({v})"
+        else:
+            plain = _bytes_size(t, v)
+            raw = f"_{ev.symbol}_{f.name.upper()}_CONTENTS.build({v})"
+        packed = f"len(compress_cached({codec}, {raw}, {ev.version}))"
+        if isinstance(t, BytesType):
+            packed = f"{t.prefix.width} + {packed}"
+        return f"({plain} if {codec} == \"none\" else {packed})"
+    if isinstance(t, IntType):
+        return f"{_SIZE_FN[t.name]}({v})"
+    if isinstance(t, BytesType):
+        return _bytes_size(t, v)
+    if isinstance(t, ArrayType):
+        return _array_size(ev, t, v)
+    if isinstance(t, EntityRef):
+        return f"{_module_alias(t.name)}.size_{t.name}_v{ev.version}({v})"
+    raise AssertionError(t)
+
+
+def _bytes_size(t: BytesType, v: str) -> str:
+    n = f"len({v}.encode('utf-8'))" if t.text else f"len({v})"
+    if t.prefix.fixed:
+        body = f"{t.prefix.width} + {n}"
+        null = str(t.prefix.width)
+    else:
+        body = f"{_PREFIXED_SIZE_FN[t.prefix.name]}({n})"
+        null = "1"  # -1 is one byte as a zigzag varint
+    return f"({null} if {v} is None else {body})" if t.nullable else body
+
+
+def _array_size(ev: EntityVersion, t: ArrayType, v: str) -> str:
+    e = t.element
+    if isinstance(e, EntityRef):
+        items = f"sum(map({_module_alias(e.name)}.size_{e.name}_v{ev.version}, {v}))"
+    elif isinstance(e, IntType) and e.fixed:
+        items = f"{e.width} * len({v})"
+    elif isinstance(e, IntType):
+        items = f"sum(map({_SIZE_FN[e.name]}, {v}))"
+    else:  # bits
+        items = f"{e.base.width} * len({v})"
+    if t.prefix is None:
+        return items
+    count = str(t.prefix.width) if t.prefix.fixed else f"{_SIZE_FN[t.prefix.name]}(len({v}))"
+    return f"{count} + {items}"
+
+
+def _covered_sum(ev: EntityVersion, start: int) -> str:
+    fixed = sum(f.size for f in ev.fields[start:] if f.size is not None)
+    terms = [str(fixed)] if fixed else []
+    terms += [f"s_{f.name}" for f in ev.fields[start:] if f.size is None]
+    return " + ".join(terms) or "0"
+
+
+def _size_lines(ev: EntityVersion, start: int = 0) -> list[str]:
+    lines = []
+    for i in reversed(range(start, len(ev.fields))):
+        expr = _size_expr(ev, i)
+        if expr is not None:
+            lines.append(f"s_{ev.fields[i].name} = {expr}")
+    return lines
+
+
+def _size_function(ev: EntityVersion, kind: str, doc: str) -> SizeFunction:
+    lines = _size_lines(ev)
+    if kind == "size":
+        result = _covered_sum(ev, 0)
+    else:
+        items = [f'"{f.name}": {f.size if f.size is not None else "s_" + f.name}' for f in ev.fields]
+        result = "{" + ", ".join(items) + "}"
+    return SizeFunction(f"{kind}_{ev.suffix}", doc.format(e=ev.name, v=ev.version), lines, result)
+
+
+def _covered_function(ev: EntityVersion, length_field: str) -> SizeFunction:
+    start = ev.index(ev.field(length_field).field.derived.covers)
+    return SizeFunction(f"_covered_{ev.suffix}_{length_field}",
+                        f"Bytes that {length_field} counts.", _size_lines(ev, start),
+                        _covered_sum(ev, start))
+
+
+def raw_helpers(ev: EntityVersion) -> list[tuple[str, str]]:
+    """Constructs that build a compressed array's plain bytes (for its size)."""
+    out = []
+    for f in ev.fields:
+        if f.field.compressed and isinstance(f.type, ArrayType):
+            out.append((f"_{ev.symbol}_{f.name.upper()}_RAW", f"UntilEnd({_type(ev, f.type.element)})"))
+    return out
+
+
+# ---------------------------------------------------------------------------- layout
+
+def _note(ev: EntityVersion, i: int) -> str:
+    f = ev.fields[i]
+    fld = f.field
+    d = fld.derived
+    notes = []
+    if d and d.kind in ("length", "crc"):
+        start = ev.field(d.covers).offset
+        where = f" (bytes {start}..end)" if start is not None else ""
+        what = "length" if d.kind == "length" else d.algorithm
+        notes.append(f"{what} of {d.covers}..end{where}")
+    if d and d.kind == "count":
+        notes.append(f"count of {d.of}")
+    if fld.const is not None:
+        notes.append(f"always {ev.version if fld.const == 'version' else fld.const}")
+    if fld.enum:
+        notes.append(f"enum {fld.enum}")
+    if fld.compressed:
+        notes.append(f"compressed by {'.'.join(fld.compressed.codec_path)}")
+        if fld.compressed.contents is not None:
+            notes.append(f"holding {type_text(fld.compressed.contents)}")
+    if isinstance(f.type, ArrayType) and f.type.count_field:
+        notes.append(f"count in {f.type.count_field}")
+    return "; ".join(notes)
+
+
+def _layout_rows(ev: EntityVersion) -> list[str]:
+    rows = []
+    for i, f in enumerate(ev.fields):
+        fld = f.field
+        t = type_text(f.type) if not fld.compressed or isinstance(f.type, ArrayType) else type_text(f.type)
+        rows.append(_row(f.name, f.offset, f.size, t, str(fld.versions), fld.doc, _note(ev, i), None))
+        if isinstance(f.type, BitsType):
+            for b in sorted(f.type.bits, key=lambda b: b.low):
+                rows.append(_row(f"{f.name}.{b.name}", f.offset, None, bit_type_text(b), str(b.versions),
+                                 b.doc, "", b.span))
+    return rows
+
+
+def _row(name, offset, size, type_, versions, doc, note, bits) -> str:
+    return (f"FieldLayout({name!r}, {offset!r}, {size!r}, {type_!r}, {versions!r}, {doc!r}, "
+            f"{note!r}, {bits!r})")
+
+
+def _constants(ev: EntityVersion) -> list[tuple[str, int]]:
+    out = []
+    for f in ev.fields:
+        if f.offset is not None:
+            out.append((f"{ev.symbol}_OFFSET_{f.name.upper()}", f.offset))
+    lo, hi = ev.overhead
+    if lo == hi:
+        out.append((f"{ev.symbol}_OVERHEAD", lo))
+    out.append((f"{ev.symbol}_MIN_OVERHEAD", lo))
+    out.append((f"{ev.symbol}_MAX_OVERHEAD", hi))
+    if ev.fixed_size is not None:
+        out.append((f"{ev.symbol}_SIZE", ev.fixed_size))
+    return out

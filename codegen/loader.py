@@ -1,0 +1,427 @@
+"""Load schemas/*.yaml into the IR, validating as we go.
+
+Every error is a :class:`kcodec.errors.SchemaError` naming the file, the
+entity and the field, so a broken schema points at the line to fix.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import yaml
+
+from kcodec.errors import SchemaError
+
+from .ir import (INT_TYPES, ArrayType, Bit, BitsType, BytesType, Compression, Derived, Entity,
+                 EntityRef, Enum, EnumValue, Field, IntType, SchemaSet, Type)
+from .versions import VersionRange
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_ENTITY_KEYS = {"entity", "doc", "valid_versions", "fields"}
+_FIELD_KEYS = {"name", "type", "doc", "versions", "prefix", "nullable", "count", "enum", "const",
+               "error", "derived", "compressed", "bits"}
+_BIT_KEYS = {"name", "bits", "doc", "enum", "reserved", "versions"}
+_ENUM_KEYS = {"doc", "values", "open", "error"}
+_ERROR_KINDS = {"corrupt", "compression", "magic"}
+_PREFIX_TYPES = {"int16", "int32", "varint", "uvarint"}
+_CRC_ALGORITHMS = {"crc32", "crc32c"}
+
+
+class _Ctx:
+    """Where we are, so errors can say it."""
+
+    def __init__(self, file: str, entity: str | None = None, field: str | None = None):
+        self.file, self.entity, self.field = file, entity, field
+
+    def at(self, field: str) -> "_Ctx":
+        return _Ctx(self.file, self.entity, field)
+
+    def error(self, message: str) -> SchemaError:
+        return SchemaError(message, file=self.file, entity=self.entity, field=self.field)
+
+
+def load_schemas(directory: str | Path) -> SchemaSet:
+    """Read every ``*.yaml`` file of ``directory`` into a validated :class:`SchemaSet`."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise SchemaError(f"schema directory {directory} does not exist")
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise SchemaError(f"no *.yaml schema files in {directory}")
+    schemas = SchemaSet()
+    raw_entities: list[tuple[_Ctx, dict]] = []
+    for path in files:
+        data = path.read_bytes()
+        schemas.sources[path.name] = hashlib.sha256(data).hexdigest()
+        ctx = _Ctx(path.name)
+        try:
+            doc = yaml.safe_load(data)
+        except yaml.YAMLError as exc:
+            raise ctx.error(f"not valid YAML: {str(exc).splitlines()[0]}") from None
+        if not isinstance(doc, dict):
+            raise ctx.error("a schema file must be a mapping with 'entity' or 'enums'")
+        if "enums" in doc:
+            if set(doc) != {"enums"}:
+                raise ctx.error("a file with 'enums' holds nothing else")
+            _load_enums(ctx, doc["enums"], schemas)
+        elif "entity" in doc:
+            raw_entities.append((ctx, doc))
+        else:
+            raise ctx.error("a schema file must define an 'entity' or 'enums'")
+    for ctx, doc in raw_entities:
+        entity = _load_entity(ctx, doc, schemas)
+        if entity.name in schemas.entities:
+            raise ctx.error(f"entity {entity.name!r} is also defined in {schemas.entities[entity.name].file}")
+        schemas.entities[entity.name] = entity
+    for ctx, doc in raw_entities:
+        _check_references(schemas.entities[doc["entity"]], schemas)
+    return schemas
+
+
+# ---------------------------------------------------------------------------- enums
+
+def _load_enums(ctx: _Ctx, enums: object, schemas: SchemaSet) -> None:
+    if not isinstance(enums, dict):
+        raise ctx.error("'enums' must map enum names to definitions")
+    for name, spec in enums.items():
+        ectx = _Ctx(ctx.file, f"enum {name}")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ectx.error("enum names are lower_snake_case")
+        if name in schemas.enums:
+            raise ectx.error(f"enum {name!r} is defined twice")
+        if not isinstance(spec, dict):
+            raise ectx.error("an enum is a mapping with 'doc' and 'values'")
+        _no_unknown_keys(ectx, spec, _ENUM_KEYS)
+        doc = _doc(ectx, spec)
+        error = spec.get("error", "corrupt")
+        if error not in _ERROR_KINDS:
+            raise ectx.error(f"'error' must be one of {sorted(_ERROR_KINDS)}")
+        values = spec.get("values")
+        if not isinstance(values, list) or not values:
+            raise ectx.error("'values' must be a non-empty list")
+        seen_names, seen_values, out = set(), set(), []
+        for item in values:
+            if not isinstance(item, dict) or set(item) - {"name", "value", "doc", "versions"}:
+                raise ectx.error(f"enum value {item!r} must be {{name, value, doc, versions?}}")
+            vname, value = item.get("name"), item.get("value")
+            vctx = ectx.at(str(vname))
+            if not isinstance(vname, str) or not _NAME.match(vname):
+                raise vctx.error("enum value names are lower_snake_case")
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise vctx.error("enum 'value' must be an integer")
+            if vname in seen_names or value in seen_values:
+                raise vctx.error("enum value names and numbers must be unique")
+            seen_names.add(vname)
+            seen_values.add(value)
+            out.append(EnumValue(vname, value, _doc(vctx, item), _versions(vctx, item.get("versions", "0+"))))
+        schemas.enums[name] = Enum(name, doc, tuple(out), bool(spec.get("open", False)), error, ctx.file)
+
+
+# ---------------------------------------------------------------------------- entities
+
+def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet) -> Entity:
+    name = doc.get("entity")
+    ctx = _Ctx(ctx.file, str(name))
+    _no_unknown_keys(ctx, doc, _ENTITY_KEYS)
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ctx.error("entity names are lower_snake_case")
+    if Path(ctx.file).stem != name:
+        raise ctx.error(f"entity {name!r} must live in {name}.yaml")
+    valid = _versions(ctx, doc.get("valid_versions"), what="valid_versions")
+    if valid.high is None or valid.empty:
+        raise ctx.error("valid_versions must be a closed range such as \"0-1\"")
+    fields_spec = doc.get("fields")
+    if not isinstance(fields_spec, list) or not fields_spec:
+        raise ctx.error("'fields' must be a non-empty list")
+    fields: list[Field] = []
+    for spec in fields_spec:
+        fname = spec.get("name") if isinstance(spec, dict) else None
+        fctx = ctx.at(str(fname))
+        if not isinstance(spec, dict):
+            raise fctx.error("a field is a mapping")
+        fields.append(_load_field(fctx, spec, valid, schemas))
+    names = [f.name for f in fields]
+    for n in names:
+        if names.count(n) > 1:
+            raise ctx.at(n).error("field names must be unique")
+    entity = Entity(name, _doc(ctx, doc), valid, tuple(fields), ctx.file)
+    _check_fields(ctx, entity, schemas)
+    return entity
+
+
+def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, schemas: SchemaSet) -> Field:
+    _no_unknown_keys(ctx, spec, _FIELD_KEYS)
+    name = spec["name"]
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ctx.error("field names are lower_snake_case")
+    versions = _versions(ctx, spec.get("versions", str(valid)))
+    if not versions.fits(valid):
+        raise ctx.error(f"versions {versions} fall outside valid_versions {valid}")
+    ftype = _parse_type(ctx, spec.get("type"), spec, schemas, top=True)
+    if "bits" in spec:
+        if not isinstance(ftype, IntType) or not ftype.fixed or not ftype.signed and ftype.name != "uint32":
+            raise ctx.error("'bits' needs a fixed-width integer type")
+        ftype = BitsType(ftype, _load_bits(ctx, spec["bits"], ftype, versions, valid, schemas))
+    enum = spec.get("enum")
+    if enum is not None:
+        if not isinstance(ftype, IntType):
+            raise ctx.error("'enum' applies to integer fields (use it per bit inside 'bits')")
+        _enum_ref(ctx, enum, schemas)
+    const = spec.get("const")
+    if const is not None:
+        if not isinstance(ftype, IntType):
+            raise ctx.error("'const' applies to integer fields")
+        if not (const == "version" or isinstance(const, int) and not isinstance(const, bool)):
+            raise ctx.error("'const' is an integer or the word 'version'")
+    error = spec.get("error", "corrupt")
+    if "error" in spec and const is None:
+        raise ctx.error("'error' (the decode error kind when the value is wrong) applies to const fields")
+    if error not in _ERROR_KINDS:
+        raise ctx.error(f"'error' must be one of {sorted(_ERROR_KINDS)}")
+    derived = _load_derived(ctx, spec.get("derived"), ftype) if "derived" in spec else None
+    if derived and const is not None:
+        raise ctx.error("a field is either derived or const, not both")
+    compressed = None
+    if "compressed" in spec:
+        c = spec["compressed"]
+        if not isinstance(c, dict) or "codec" not in c or set(c) - {"codec", "contents"}:
+            raise ctx.error("'compressed' is {codec: FIELD.PATH, contents: TYPE?}")
+        contents = None
+        if "contents" in c:
+            contents = _parse_type(ctx, c["contents"], {}, schemas, top=False)
+            if not isinstance(contents, ArrayType) or not contents.greedy:
+                raise ctx.error("compressed 'contents' must be an array type such as \"[]entity\" (it runs to the end of the stream)")
+        if not isinstance(c["codec"], str) or not all(_NAME.match(p) for p in c["codec"].split(".")):
+            raise ctx.error("compressed 'codec' is a field path such as attributes.compression")
+        compressed = Compression(tuple(c["codec"].split(".")), contents)
+        if contents is None and not isinstance(ftype, ArrayType):
+            raise ctx.error("a compressed field is an array, or bytes with 'contents'")
+        if contents is not None and not isinstance(ftype, BytesType):
+            raise ctx.error("'contents' applies to a compressed bytes field")
+    return Field(name, _doc(ctx, spec), ftype, versions, enum, const, error, derived, compressed)
+
+
+def _parse_type(ctx: _Ctx, text: object, spec: dict, schemas: SchemaSet, top: bool) -> Type:
+    if not isinstance(text, str) or not text:
+        raise ctx.error("'type' is required: an integer type, bytes, string, an entity or []TYPE")
+    prefix = spec.get("prefix") if top else None
+    if text.startswith("[]"):
+        element = _parse_type(ctx, text[2:], {}, schemas, top=False)
+        if isinstance(element, ArrayType):
+            raise ctx.error("arrays of arrays are not supported; wrap the inner array in an entity")
+        count = spec.get("count") if top else None
+        if top and (prefix is None) == (count is None):
+            raise ctx.error("an array needs exactly one of 'prefix' (an inline count) or 'count' (a count field)")
+        ptype = _prefix_type(ctx, prefix) if prefix is not None else None
+        if count is not None and (not isinstance(count, str) or not _NAME.match(count)):
+            raise ctx.error("'count' names the field holding the element count")
+        return ArrayType(element, ptype, count)
+    if top and "count" in spec:
+        raise ctx.error("'count' applies to arrays")
+    if text in ("bytes", "string"):
+        if not top:
+            raise ctx.error(f"{text} needs a prefix; wrap it in an entity to use it in an array")
+        if prefix is None:
+            raise ctx.error(f"{text} needs a 'prefix' length type ({', '.join(sorted(_PREFIX_TYPES))})")
+        nullable = spec.get("nullable", False)
+        if not isinstance(nullable, bool):
+            raise ctx.error("'nullable' is true or false")
+        return BytesType(_prefix_type(ctx, prefix), nullable, text == "string")
+    if top and ("prefix" in spec or "nullable" in spec):
+        raise ctx.error("'prefix' and 'nullable' apply to bytes, string and arrays")
+    if text in INT_TYPES:
+        return INT_TYPES[text]
+    if _NAME.match(text):
+        return EntityRef(text)  # resolved once every file is loaded
+    raise ctx.error(f"unknown type {text!r}")
+
+
+def _prefix_type(ctx: _Ctx, name: object) -> IntType:
+    if name not in _PREFIX_TYPES:
+        raise ctx.error(f"'prefix' must be one of {sorted(_PREFIX_TYPES)}, not {name!r}")
+    return INT_TYPES[name]
+
+
+def _load_bits(ctx: _Ctx, spec: object, base: IntType, versions: VersionRange,
+               valid: VersionRange, schemas: SchemaSet) -> tuple[Bit, ...]:
+    if not isinstance(spec, list) or not spec:
+        raise ctx.error("'bits' must be a non-empty list")
+    nbits = base.width * 8
+    out = []
+    for item in spec:
+        if not isinstance(item, dict):
+            raise ctx.error("each bit group is a mapping")
+        _no_unknown_keys(ctx, item, _BIT_KEYS)
+        name = item.get("name")
+        bctx = ctx.at(f"{ctx.field}.{name}")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise bctx.error("bit group names are lower_snake_case")
+        m = re.match(r"^(\d+)(?:-(\d+))?$", str(item.get("bits", "")))
+        if not m:
+            raise bctx.error("'bits' is a bit number or range such as \"0-2\" (bit 0 is least significant)")
+        low, high = int(m.group(1)), int(m.group(2) or m.group(1))
+        if high < low or high >= nbits:
+            raise bctx.error(f"bits {low}-{high} do not fit in {base.name}")
+        bversions = _versions(bctx, item.get("versions", str(versions)))
+        if not bversions.fits(versions):
+            raise bctx.error(f"versions {bversions} fall outside the field's {versions}")
+        enum = item.get("enum")
+        if enum is not None:
+            e = _enum_ref(bctx, enum, schemas)
+            too_big = [v.name for v in e.values if v.value >= (1 << (high - low + 1)) or v.value < 0]
+            if too_big:
+                raise bctx.error(f"enum {enum} values {too_big} do not fit in {high - low + 1} bits")
+        reserved = bool(item.get("reserved", False))
+        if reserved and enum:
+            raise bctx.error("reserved bits carry no enum")
+        out.append(Bit(name, low, high - low + 1, _doc(bctx, item), bversions, enum, reserved))
+    for v in versions.versions(valid):
+        owner: dict[int, str] = {}
+        names = set()
+        for b in out:
+            if v not in b.versions:
+                continue
+            if b.name in names:
+                raise ctx.at(f"{ctx.field}.{b.name}").error(f"bit group name used twice at version {v}")
+            names.add(b.name)
+            for i in range(b.low, b.low + b.width):
+                if i in owner:
+                    raise ctx.at(f"{ctx.field}.{b.name}").error(f"bit {i} also belongs to {owner[i]} at version {v}")
+                owner[i] = b.name
+        missing = [i for i in range(nbits) if i not in owner]
+        if missing:
+            raise ctx.error(f"bits {missing} are not described at version {v}; name them (reserved: true for unused bits)")
+    return tuple(out)
+
+
+def _load_derived(ctx: _Ctx, spec: object, ftype: Type) -> Derived:
+    if not isinstance(spec, dict) or "kind" not in spec:
+        raise ctx.error("'derived' is {kind: length|count|crc, ...}")
+    kind = spec["kind"]
+    if not isinstance(ftype, IntType):
+        raise ctx.error("a derived field has an integer type")
+    if kind in ("length", "crc"):
+        allowed = {"kind", "covers"} | ({"algorithm"} if kind == "crc" else set())
+        _no_unknown_keys(ctx, spec, allowed)
+        covers = spec.get("covers")
+        m = re.match(r"^([a-z][a-z0-9_]*)\.\.end$", str(covers))
+        if not m:
+            raise ctx.error(f"{kind} 'covers' is FIELD..end: the bytes from FIELD to the end of the entity")
+        algorithm = None
+        if kind == "crc":
+            algorithm = spec.get("algorithm")
+            if algorithm not in _CRC_ALGORITHMS:
+                raise ctx.error(f"crc 'algorithm' must be one of {sorted(_CRC_ALGORITHMS)}")
+            if ftype.name != "uint32":
+                raise ctx.error("a crc field is uint32")
+        return Derived(kind, covers=m.group(1), algorithm=algorithm)
+    if kind == "count":
+        _no_unknown_keys(ctx, spec, {"kind", "of"})
+        if not isinstance(spec.get("of"), str):
+            raise ctx.error("a count names the array it counts: {kind: count, of: FIELD}")
+        return Derived("count", of=spec["of"])
+    raise ctx.error(f"unknown derived kind {kind!r}; use length, count or crc")
+
+
+def _check_fields(ctx: _Ctx, entity: Entity, schemas: SchemaSet) -> None:
+    """Cross-field rules inside one entity, checked at every version."""
+    for version in entity.versions:
+        present = [f for f in entity.fields if version in f.versions]
+        index = {f.name: i for i, f in enumerate(present)}
+        for i, f in enumerate(present):
+            fctx = ctx.at(f.name)
+            d = f.derived
+            if d and d.kind in ("length", "crc"):
+                if d.covers not in index:
+                    raise fctx.error(f"covers {d.covers}..end but {d.covers} is not a field at version {version}")
+                if index[d.covers] <= i:
+                    raise fctx.error(f"covers {d.covers}..end, which must start after the {d.kind} field itself")
+            if d and d.kind == "count":
+                target = present[index[d.of]] if d.of in index else None
+                if target is None or not isinstance(target.type, ArrayType) or target.type.count_field != f.name:
+                    raise fctx.error(f"counts {d.of}, which must be an array with 'count: {f.name}' at version {version}")
+                if index[d.of] <= i:
+                    raise fctx.error("a count field comes before the array it counts")
+            if isinstance(f.type, ArrayType) and f.type.count_field:
+                cf = f.type.count_field
+                if cf not in index or not present[index[cf]].derived or present[index[cf]].derived.of != f.name:
+                    raise fctx.error(f"'count: {cf}' needs an earlier field {cf} with derived {{kind: count, of: {f.name}}}")
+            if f.compressed:
+                _check_codec_path(fctx, f.compressed.codec_path, present[:i], version, schemas)
+                if isinstance(f.type, ArrayType):
+                    # No prefix of its own: the region runs to the end of an enclosing length.
+                    if i != len(present) - 1:
+                        raise fctx.error("a compressed array without its own length must be the last field")
+                    if not any(g.derived and g.derived.kind == "length" and index[g.derived.covers] <= i
+                               for g in present[:i]):
+                        raise fctx.error("a compressed array needs an earlier length field that covers it")
+
+
+def _check_codec_path(ctx: _Ctx, path: tuple[str, ...], before: list[Field], version: int,
+                      schemas: SchemaSet) -> None:
+    by_name = {f.name: f for f in before}
+    head = by_name.get(path[0])
+    if head is None:
+        raise ctx.error(f"codec field {'.'.join(path)} must be an earlier field at version {version}")
+    if len(path) == 1:
+        enum = head.enum
+    elif len(path) == 2 and isinstance(head.type, BitsType):
+        bit = next((b for b in head.type.bits if b.name == path[1] and version in b.versions), None)
+        enum = bit.enum if bit else None
+    else:
+        enum = None
+    if enum is None:
+        raise ctx.error(f"codec field {'.'.join(path)} must be an enum (field or bit group) at version {version}")
+    names = {v.name for v in schemas.enums[enum].values}
+    if "none" not in names:
+        raise ctx.error(f"codec enum {enum} must have a value named none")
+
+
+def _check_references(entity: Entity, schemas: SchemaSet) -> None:
+    ctx = _Ctx(entity.file, entity.name)
+
+    def visit(t: Type, f: Field) -> None:
+        if isinstance(t, ArrayType):
+            visit(t.element, f)
+        elif isinstance(t, EntityRef):
+            child = schemas.entities.get(t.name)
+            if child is None:
+                raise ctx.at(f.name).error(f"unknown type {t.name!r}")
+            for v in f.versions.versions(entity.valid_versions):
+                if v not in child.valid_versions:
+                    raise ctx.at(f.name).error(
+                        f"{t.name} has no version {v} (valid_versions {child.valid_versions}); nested entities share their parent's version")
+
+    for f in entity.fields:
+        visit(f.type, f)
+        if f.compressed and f.compressed.contents:
+            visit(f.compressed.contents, f)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+def _enum_ref(ctx: _Ctx, name: object, schemas: SchemaSet) -> Enum:
+    if name not in schemas.enums:
+        raise ctx.error(f"unknown enum {name!r}; define it under 'enums:'")
+    return schemas.enums[name]
+
+
+def _versions(ctx: _Ctx, text: object, what: str = "versions") -> VersionRange:
+    try:
+        return VersionRange.parse(text)
+    except ValueError as exc:
+        raise ctx.error(f"{what}: {exc}") from None
+
+
+def _doc(ctx: _Ctx, spec: dict) -> str:
+    doc = spec.get("doc")
+    if not isinstance(doc, str) or not doc.strip():
+        raise ctx.error("'doc' is required: one or two sentences saying what this is")
+    return " ".join(doc.split())
+
+
+def _no_unknown_keys(ctx: _Ctx, spec: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        raise ctx.error(f"unknown key(s) {unknown}; allowed: {sorted(allowed)}")

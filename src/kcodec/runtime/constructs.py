@@ -1,0 +1,472 @@
+"""construct primitives that generated codecs are built from.
+
+construct lacks what Kafka's formats need: bounded zigzag varints, nullable
+length-prefixed bytes, strict enums with typed errors, a length or CRC field
+that precedes the bytes it describes, compressed regions. These classes add
+them, raise kcodec's typed errors, and keep the generated code declarative.
+"""
+from __future__ import annotations
+
+import io
+import struct
+from collections.abc import Callable, Mapping
+
+import construct as c
+
+from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError,
+                           DecodeError, DecompressionError, EncodeError, KcodecError,
+                           TruncatedError, UnknownMagicError)
+
+from . import codecs, varint
+from .crc import CRC_FUNCTIONS
+
+__all__ = [
+    "VarInt32", "VarInt64", "UVarInt32", "KBytes", "EnumOf", "ConstInt", "LengthCheck", "CrcField",
+    "Compressed", "CompressedBytes", "UntilEnd", "field_path",
+]
+
+_ERRORS = {"corrupt": CorruptError, "compression": CompressionError, "magic": UnknownMagicError}
+
+
+def field_path(path: str) -> str:
+    """construct's '(parsing) -> records -> key' as the schema path 'records.key'."""
+    parts = [p.strip() for p in path.split("->")]
+    return ".".join(p for p in parts if p and not p.startswith("("))
+
+
+def _tell(stream) -> int | None:
+    try:
+        return stream.tell()
+    except (OSError, AttributeError):
+        return None
+
+
+def _read_exact(stream, n: int, path: str, what: str) -> bytes:
+    """Read n bytes or raise TruncatedError; never allocates more than is there."""
+    pos = _tell(stream)
+    data = stream.read(n)
+    if len(data) != n:
+        raise TruncatedError(f"{what}: needs {n} bytes but only {len(data)} remain",
+                             position=pos, field=field_path(path))
+    return data
+
+
+class _Varint(c.Construct):
+    _decode: Callable
+    _encode: Callable
+    _max = 5
+
+    def _parse(self, stream, context, path):
+        start = _tell(stream)
+        buf = bytearray()
+        for _ in range(self._max):
+            b = stream.read(1)
+            if not b:
+                raise TruncatedError(f"{self.kind} runs past the end of the input",
+                                     position=start, field=field_path(path))
+            buf += b
+            if not b[0] & 0x80:
+                break
+        try:
+            return type(self)._decode(bytes(buf), 0)[0]
+        except KcodecError as exc:
+            exc.position = (start or 0) + (exc.position or 0)
+            exc.field = field_path(path)
+            raise
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, int) or isinstance(obj, bool):
+            raise EncodeError(f"{self.kind} needs an integer, not {type(obj).__name__}", field=field_path(path))
+        try:
+            data = type(self)._encode(obj)
+        except EncodeError as exc:
+            exc.field = field_path(path)
+            raise
+        c.stream_write(stream, data, len(data), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError(f"{self.kind} has no fixed size", path=path)
+
+
+class VarInt32(_Varint):
+    """Kafka's zigzag varint: a signed 32-bit value in at most 5 bytes."""
+    kind = "varint"
+    _decode = staticmethod(varint.decode_varint)
+    _encode = staticmethod(varint.encode_varint)
+
+
+class VarInt64(_Varint):
+    """Kafka's zigzag varlong: a signed 64-bit value in at most 10 bytes."""
+    kind = "varlong"
+    _max = 10
+    _decode = staticmethod(varint.decode_varlong)
+    _encode = staticmethod(varint.encode_varlong)
+
+
+class UVarInt32(_Varint):
+    """Kafka's unsigned varint (5 bytes at most)."""
+    kind = "uvarint"
+    _decode = staticmethod(varint.decode_uvarint)
+    _encode = staticmethod(varint.encode_uvarint)
+
+
+class KBytes(c.Construct):
+    """Bytes (or UTF-8 text) after a length prefix; a negative length is null
+    when nullable, as Kafka reads it (writers always emit -1)."""
+
+    def __init__(self, prefix: c.Construct, nullable: bool, text: bool = False):
+        super().__init__()
+        self.prefix, self.nullable, self.text = prefix, nullable, text
+
+    def _parse(self, stream, context, path):
+        pos = _tell(stream)
+        n = self.prefix._parsereport(stream, context, path)
+        if n < 0:
+            if self.nullable:
+                return None
+            raise BadLengthError(f"length {n} is negative but {field_path(path) or 'this field'} cannot be null",
+                                 position=pos, field=field_path(path))
+        data = _read_exact(stream, n, path, field_path(path) or "bytes")
+        if not self.text:
+            return data
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CorruptError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})",
+                               position=pos, field=field_path(path)) from None
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            if not self.nullable:
+                raise EncodeError("cannot be null", field=field_path(path))
+            self.prefix._build(-1, stream, context, path)
+            return obj
+        if self.text:
+            if not isinstance(obj, str):
+                raise EncodeError(f"needs a str, not {type(obj).__name__}", field=field_path(path))
+            data = obj.encode("utf-8")
+        elif isinstance(obj, (bytes, bytearray, memoryview)):
+            data = bytes(obj)
+        else:
+            raise EncodeError(f"needs bytes, not {type(obj).__name__}", field=field_path(path))
+        self.prefix._build(len(data), stream, context, path)
+        c.stream_write(stream, data, len(data), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError("bytes have no fixed size", path=path)
+
+
+class EnumOf(c.Subconstruct):
+    """An integer read as a name from a closed set (unknown values raise the
+    schema's error kind) or, for an open enum, kept as an integer."""
+
+    def __init__(self, subcon, mapping: Mapping[str, int], enum: str, open: bool = False,
+                 error: str = "corrupt"):
+        super().__init__(subcon)
+        self.mapping = dict(mapping)
+        self.reverse = {v: k for k, v in mapping.items()}
+        self.enum, self.open, self.error = enum, open, _ERRORS[error]
+
+    def _parse(self, stream, context, path):
+        pos = _tell(stream)
+        raw = self.subcon._parsereport(stream, context, path)
+        name = self.reverse.get(raw)
+        if name is not None:
+            return name
+        if self.open:
+            return raw
+        known = ", ".join(f"{v}={k}" for k, v in self.mapping.items())
+        raise self.error(f"unknown or disallowed {self.enum} {raw} (allowed here: {known})",
+                         position=pos, field=field_path(path))
+
+    def _build(self, obj, stream, context, path):
+        if isinstance(obj, str):
+            if obj not in self.mapping:
+                raise EncodeError(f"{obj!r} is not a {self.enum} here (allowed: {', '.join(self.mapping)})",
+                                  field=field_path(path))
+            raw = self.mapping[obj]
+        elif isinstance(obj, int) and not isinstance(obj, bool) and (self.open or obj in self.reverse):
+            raw = obj
+        else:
+            raise EncodeError(f"{obj!r} is not a {self.enum} here (allowed: {', '.join(self.mapping)})",
+                              field=field_path(path))
+        self.subcon._build(raw, stream, context, path)
+        return obj
+
+
+class ConstInt(c.Subconstruct):
+    """A field with one allowed value (a magic byte); built without input."""
+
+    flagbuildnone = True
+
+    def __init__(self, value: int, subcon, error: str = "corrupt"):
+        super().__init__(subcon)
+        self.value, self.error = value, _ERRORS[error]
+        self.flagbuildnone = True
+
+    def _parse(self, stream, context, path):
+        pos = _tell(stream)
+        raw = self.subcon._parsereport(stream, context, path)
+        if raw != self.value:
+            raise self.error(f"{field_path(path) or 'value'} is {raw}, expected {self.value}",
+                             position=pos, field=field_path(path))
+        return raw
+
+    def _build(self, obj, stream, context, path):
+        if obj is not None and obj != self.value:
+            raise EncodeError(f"must be {self.value}, not {obj!r}", field=field_path(path))
+        self.subcon._build(self.value, stream, context, path)
+        return self.value
+
+
+class LengthCheck(c.Construct):
+    """Placed after the bytes a length field covers: parsing checks that the
+    length matches what was read (building computed it with Rebuild)."""
+
+    flagbuildnone = True
+
+    def __init__(self, field: str, start_key: str):
+        super().__init__()
+        self.field, self.start_key = field, start_key
+        self.flagbuildnone = True
+
+    def _parse(self, stream, context, path):
+        end = _tell(stream)
+        start = context[self.start_key]
+        declared = context[self.field]
+        if end is not None and end - start != declared:
+            raise BadLengthError(f"{self.field} says {declared} bytes but the fields it covers take {end - start}",
+                                 position=start, field=self.field)
+        return None
+
+    def _build(self, obj, stream, context, path):
+        return None
+
+    def _sizeof(self, context, path):
+        return 0
+
+
+class CrcField(c.Construct):
+    """Placed after the bytes a CRC covers. Building computes the checksum and
+    writes it back into the earlier field; parsing recomputes and compares
+    unless the parse was called with ``verify_crc=False``."""
+
+    flagbuildnone = True
+
+    def __init__(self, field: str, algorithm: str, at_key: str, start_key: str):
+        super().__init__()
+        self.field, self.algorithm = field, algorithm
+        self.at_key, self.start_key = at_key, start_key
+        self.crc = CRC_FUNCTIONS[algorithm]
+        self.flagbuildnone = True
+
+    def _covered(self, stream, context) -> bytes:
+        end = stream.tell()
+        start = context[self.start_key]
+        stream.seek(start)
+        data = stream.read(end - start)
+        stream.seek(end)
+        return data
+
+    def _parse(self, stream, context, path):
+        if not context._params.get("verify_crc", True):
+            return None
+        computed = self.crc(self._covered(stream, context))
+        stored = context[self.field]
+        if computed != stored:
+            raise CrcMismatchError(
+                f"{self.field} is corrupt (stored {self.algorithm} = {stored:#010x}, computed = {computed:#010x})",
+                position=context[self.at_key], field=self.field)
+        return None
+
+    def _build(self, obj, stream, context, path):
+        computed = self.crc(self._covered(stream, context))
+        end = stream.tell()
+        stream.seek(context[self.at_key])
+        stream.write(struct.pack(">I", computed))
+        stream.seek(end)
+        context[self.field] = computed
+        return None
+
+    def _sizeof(self, context, path):
+        return 0
+
+
+_compress_memo: tuple[tuple, bytes] | None = None
+
+
+def compress_cached(codec: str, data: bytes, magic: int) -> bytes:
+    """Compress, remembering the last result: the size function and the
+    builder both ask for the same stream, and compression is deterministic."""
+    global _compress_memo
+    key = (codec, magic, data)
+    if _compress_memo is not None and _compress_memo[0] == key:
+        return _compress_memo[1]
+    out = codecs.compress(codec, data, magic=magic)
+    _compress_memo = (key, out)
+    return out
+
+
+def _decompress(codec: str, data: bytes, magic: int, context, stream, path) -> bytes:
+    limit = context._params.get("max_decompressed_size", codecs.DEFAULT_MAX_DECOMPRESSED_SIZE)
+    try:
+        return codecs.decompress(codec, data, magic=magic, max_size=limit)
+    except DecodeError as exc:
+        exc.field = exc.field or field_path(path)
+        raise
+
+
+def _parse_all(subcon, data: bytes, context, path, what: str):
+    inner = io.BytesIO(data)
+    obj = subcon._parsereport(inner, context, path)
+    left = len(data) - inner.tell()
+    if left:
+        raise BadLengthError(f"{left} bytes left over after {what}", field=field_path(path))
+    return obj
+
+
+class Compressed(c.Subconstruct):
+    """A region that runs to the end of its (bounded) stream and is passed
+    through the codec named by another field."""
+
+    def __init__(self, subcon, codec: Callable, magic: int):
+        super().__init__(subcon)
+        self.codec, self.magic = codec, magic
+
+    def _parse(self, stream, context, path):
+        data = stream.read()
+        name = self.codec(context)
+        if name != "none":
+            data = _decompress(name, data, self.magic, context, stream, path)
+        return _parse_all(self.subcon, data, context, path, field_path(path) or "the records")
+
+    def _build(self, obj, stream, context, path):
+        inner = io.BytesIO()
+        built = self.subcon._build(obj, inner, context, path)
+        data = inner.getvalue()
+        name = self.codec(context)
+        if name != "none":
+            data = compress_cached(name, data, self.magic)
+        c.stream_write(stream, data, len(data), path)
+        return built
+
+
+class CompressedBytes(c.Construct):
+    """A legacy message value: plain bytes when the codec is none, otherwise
+    one compressed stream whose contents (a message set) are parsed."""
+
+    def __init__(self, prefix, nullable: bool, codec: Callable, magic: int, contents):
+        super().__init__()
+        self.plain = KBytes(prefix, nullable)
+        self.prefix, self.codec, self.magic, self.contents = prefix, codec, magic, contents
+
+    def _parse(self, stream, context, path):
+        name = self.codec(context)
+        if name == "none":
+            return self.plain._parsereport(stream, context, path)
+        pos = _tell(stream)
+        data = self.plain._parsereport(stream, context, path)
+        if data is None:
+            raise CorruptError(f"compressed ({name}) wrapper has a null value", position=pos,
+                               field=field_path(path))
+        data = _decompress(name, data, self.magic, context, stream, path)
+        return _parse_all(self.contents, data, context, path, "the compressed message set")
+
+    def _build(self, obj, stream, context, path):
+        name = self.codec(context)
+        if name == "none":
+            return self.plain._build(obj, stream, context, path)
+        if not isinstance(obj, list):
+            raise EncodeError(f"a {name} wrapper's value is a list of inner entries", field=field_path(path))
+        inner = io.BytesIO()
+        self.contents._build(obj, inner, context, path)
+        data = compress_cached(name, inner.getvalue(), self.magic)
+        self.prefix._build(len(data), stream, context, path)
+        c.stream_write(stream, data, len(data), path)
+        return obj
+
+
+class UntilEnd(c.Subconstruct):
+    """Elements until the stream ends; unlike GreedyRange, a damaged element
+    is an error, not a silent stop."""
+
+    def _parse(self, stream, context, path):
+        items = c.ListContainer()
+        while True:
+            pos = stream.tell()
+            if not stream.read(1):
+                return items
+            stream.seek(pos)
+            context._index = len(items)
+            items.append(self.subcon._parsereport(stream, context, path))
+
+    def _build(self, obj, stream, context, path):
+        for i, item in enumerate(obj):
+            context._index = i
+            self.subcon._build(item, stream, context, path)
+        return obj
+
+
+def _translate(exc: Exception, building: bool) -> KcodecError:
+    """construct's and Python's own errors as kcodec errors."""
+    path = getattr(exc, "path", None) or ""
+    field = field_path(path) or None
+    text = str(exc).split("\n")[0]
+    if building:
+        return EncodeError(text or type(exc).__name__, field=field)
+    if isinstance(exc, c.StreamError):
+        return TruncatedError(f"input ends early: {text}", field=field)
+    return CorruptError(text or type(exc).__name__, field=field)
+
+
+class EntityCodec:
+    """Parse, build and size one entity at one version (the construct backend)."""
+
+    def __init__(self, entity: str, version: int, definition: c.Construct, size: Callable,
+                 field_sizes: Callable, layout):
+        self.entity, self.version, self.construct = entity, version, definition
+        self.size, self.field_sizes, self.layout = size, field_sizes, layout
+
+    def __repr__(self) -> str:
+        return f"<EntityCodec {self.entity} v{self.version}>"
+
+    def parse_prefix(self, data, *, verify_crc: bool = True,
+                     max_decompressed_size: int | None = None) -> tuple[c.Container, int]:
+        """Parse one entity from the start of ``data``; returns it and the bytes consumed."""
+        stream = io.BytesIO(bytes(data))
+        params = {"verify_crc": verify_crc}
+        if max_decompressed_size is not None:
+            params["max_decompressed_size"] = max_decompressed_size
+        try:
+            value = self.construct.parse_stream(stream, **params)
+        except KcodecError:
+            raise
+        except (c.ConstructError, struct.error, ValueError, IndexError, KeyError, TypeError,
+                OverflowError, UnicodeDecodeError, RecursionError) as exc:
+            raise _translate(exc, building=False) from None
+        return value, stream.tell()
+
+    def parse(self, data, **options) -> c.Container:
+        """Parse ``data``, which must hold exactly one entity."""
+        value, used = self.parse_prefix(data, **options)
+        if used != len(data):
+            raise BadLengthError(f"{len(data) - used} bytes left after {self.entity} v{self.version}",
+                                 position=used)
+        return value
+
+    def build(self, value) -> bytes:
+        try:
+            return self.construct.build(value)
+        except KcodecError:
+            raise
+        except (c.ConstructError, struct.error, ValueError, KeyError, TypeError, OverflowError,
+                AttributeError) as exc:
+            if isinstance(exc, KeyError):
+                return _raise(EncodeError(f"missing field {exc.args[0]!r} in {self.entity} v{self.version}"))
+            raise _translate(exc, building=True) from None
+
+
+def _raise(exc: Exception):
+    raise exc
