@@ -1,0 +1,182 @@
+"""The ``kcodec`` command: one entry point, one subcommand per job.
+
+Exit status: 0 success; 1 a check failed (``generate --check`` found stale
+files); 2 bad usage; 3 kcodec refused the input (bad schema, bad value).
+Errors print as one line on stderr, never as a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import KcodecError
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    """A command line that asks for something impossible."""
+
+
+def _packaged(name: str) -> Path:
+    import importlib
+
+    return Path(importlib.import_module(f"kcodec.{name}").__path__[0])
+
+
+# ---------------------------------------------------------------------------- generate
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .codegen import generate  # the generator (jinja2, yaml) loads only for this command
+
+    schemas = Path(args.schemas) if args.schemas else _packaged("schemas")
+    out = Path(args.out) if args.out else _packaged("generated")
+    result = generate(schemas, out, check=args.check)
+    if args.check:
+        if result.stale:
+            for name in result.written:
+                print(f"stale: {out / name}", file=sys.stderr)
+            for name in result.deleted:
+                print(f"no longer produced: {out / name}", file=sys.stderr)
+            print(f"kcodec: {out} is stale against {schemas}; run `kcodec generate`", file=sys.stderr)
+            return EXIT_CHECK_FAILED
+        print(f"{out} is fresh ({len(result.unchanged)} files, schemas sha256 {result.schema_sha256[:12]})")
+        return EXIT_OK
+    for name in result.written:
+        print(f"wrote {out / name}")
+    for name in result.deleted:
+        print(f"deleted {out / name}")
+    print(f"{len(result.written)} written, {len(result.unchanged)} unchanged, {len(result.deleted)} deleted "
+          f"(schemas sha256 {result.schema_sha256[:12]})")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- layout
+
+def cmd_layout(args: argparse.Namespace) -> int:
+    from .generated import ENTITY_VERSIONS, layout
+
+    if args.entity not in ENTITY_VERSIONS:
+        raise UsageError(f"unknown entity {args.entity!r}; known: {', '.join(sorted(ENTITY_VERSIONS))}")
+    versions = ENTITY_VERSIONS[args.entity]
+    if args.version is not None:
+        if args.version not in versions:
+            raise UsageError(f"{args.entity} has no version {args.version}; valid: "
+                             f"{', '.join(map(str, versions))}")
+        versions = (args.version,)
+    layouts = [layout(args.entity, v) for v in versions]
+    if args.format == "json":
+        print(json.dumps([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict(),
+                         indent=2))
+        return EXIT_OK
+    from .layout_view import render_layout
+
+    print("\n\n".join(render_layout(lay, markdown=args.format == "markdown") for lay in layouts))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- size
+
+def _size_arg(text: str) -> int:
+    n = int(text)
+    if n < -1:
+        raise argparse.ArgumentTypeError("a size is >= 0, or -1 for null")
+    return n
+
+
+def _header_arg(text: str) -> tuple[int, int]:
+    try:
+        k, v = text.split(":")
+        key, value = int(k), int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--header takes KEY_SIZE:VALUE_SIZE, e.g. 1:8, not {text!r}") from None
+    if key < 0 or value < -1:
+        raise argparse.ArgumentTypeError("a header key size is >= 0; its value size >= 0 or -1 for null")
+    return key, value
+
+
+def cmd_size(args: argparse.Namespace) -> int:
+    from .sizing import SizeQuery, size_on_disk
+
+    query = SizeQuery(args.key_size, args.value_size, args.records, tuple(args.header or ()))
+    magics = [args.magic] if args.magic is not None else [0, 1, 2]
+    if query.headers and any(m < 2 for m in magics):
+        if args.magic is not None:
+            raise UsageError("headers need magic 2 (v0 and v1 messages have no headers)")
+        magics = [2]
+    results = [size_on_disk(m, query) for m in magics]
+    if args.format == "json":
+        out = [r.as_dict(breakdown=args.breakdown) for r in results]
+        print(json.dumps(out[0] if len(out) == 1 else out, indent=2))
+        return EXIT_OK
+    from .layout_view import render_sizes
+
+    print(render_sizes(query, results, breakdown=args.breakdown))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- main
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kcodec",
+        description="Schema-driven codecs for Apache Kafka's record formats (message format v0, v1, v2).",
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"kcodec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("generate", help="regenerate generated/ from schemas/ (or check it is fresh)",
+                       description="Load and validate the YAML schemas and render the codecs into generated/.")
+    p.add_argument("--schemas", metavar="DIR", help="schema directory (default: the package's schemas/)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: the package's generated/)")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if the output is stale")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("layout", help="print an entity's field layout",
+                       description="Every field of an entity version: byte offset (or 'var'), size, type, "
+                                   "version range, derived facts and doc.")
+    p.add_argument("entity", help="entity name, e.g. record_batch, legacy_message, record")
+    p.add_argument("--version", type=int, help="one version (default: every valid version)")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.set_defaults(func=cmd_layout)
+
+    p = sub.add_parser("size", help="bytes on disk for records of a given shape",
+                       description="Bytes that records take on disk in each message format, from the "
+                                   "generated size functions. A size of -1 means null.")
+    p.add_argument("--magic", type=int, choices=(0, 1, 2), help="one format (default: compare 0, 1 and 2)")
+    p.add_argument("--key-size", type=_size_arg, required=True, metavar="K", help="key bytes, -1 for a null key")
+    p.add_argument("--value-size", type=_size_arg, required=True, metavar="V",
+                   help="value bytes, -1 for a null value")
+    p.add_argument("--records", type=int, default=1, metavar="R", help="number of records (default 1)")
+    p.add_argument("--header", type=_header_arg, action="append", metavar="K:V",
+                   help="a header with a K-byte key and a V-byte value (-1: null); repeatable; magic 2 only")
+    p.add_argument("--breakdown", action="store_true", help="show the bytes of every field")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=cmd_size)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if getattr(args, "records", 1) < 1:
+            raise UsageError("--records must be at least 1")
+        return args.func(args)
+    except UsageError as exc:
+        print(f"kcodec {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KcodecError as exc:
+        print(f"kcodec {args.command}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
