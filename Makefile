@@ -1,0 +1,30 @@
+# The two commands a new user runs (see README.md):
+#   make demo   set up, then run kcodec on the bundled sample data
+#   make test   set up, then run the whole test suite (what CI runs)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.kcodec-installed
+
+.PHONY: setup test demo generate clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+test: setup
+	$(BIN)/kcodec generate --check
+	$(BIN)/python -m pytest
+
+demo: setup
+	@bash samples/demo.sh $(BIN)/kcodec
+
+generate: setup
+	$(BIN)/kcodec generate
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
