@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The README's demo: kcodec on the bundled sample data. Usage: demo.sh PATH/TO/kcodec
+set -euo pipefail
+kcodec=${1:-kcodec}
+here=$(cd "$(dirname "$0")" && pwd)
+
+step() { printf '\n$ kcodec %s\n' "$*"; "$kcodec" "$@"; }
+
+step generate --check
+step layout record_batch --version 2
+step layout legacy_message --version 1
+step size --key-size 3 --value-size 5
+step size --key-size -1 --value-size 6 --records 10
+step size --magic 2 --key-size 16 --value-size 200 --records 1000 --header 1:8
