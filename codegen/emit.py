@@ -147,7 +147,7 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
     if fld.enum:
         return _enum(ev, fld.enum, _int(t))
     if fld.compressed:
-        codec = "lambda this: this." + ".".join(fld.compressed.codec_path)
+        codec = "lambda this: this" + "".join(f"[{p!r}]" for p in fld.compressed.codec_path)
         if isinstance(t, ArrayType):
             length = _enclosing_length(ev, i)
             extent = f"lambda this: this.{length} - (this._at_{f.name} - this._start_{length})"
@@ -165,13 +165,14 @@ def _type(ev: EntityVersion, t: Type) -> str:
     if isinstance(t, IntType):
         return _int(t)
     if isinstance(t, BitsType):
-        parts = []
-        for b in sorted(t.bits, key=lambda b: -b.low):  # construct reads the most significant bits first
-            sub = "Flag" if b.kind == "flag" else f"BitsInteger({b.width})"
+        groups = []
+        for b in sorted(t.bits, key=lambda b: b.low):
+            args = [repr(b.name), str(b.low), str(b.width), repr(b.kind)]
             if b.kind == "enum":
-                sub = _enum(ev, b.enum, sub)
-            parts.append(f'"{b.name}" / {sub}')
-        return f"BitStruct({', '.join(parts)})"
+                e = ev.enum(b.enum)
+                args += [repr(ev.enum_values(b.enum)), repr(b.enum), f"open={e.open}", f"error={e.error!r}"]
+            groups.append(f"BitGroup({', '.join(args)})")
+        return f"BitField({_int(t.base)}, [{', '.join(groups)}], {t.base.width * 8})"
     if isinstance(t, BytesType):
         return f"KBytes({_int(t.prefix)}, nullable={t.nullable}, text={t.text})"
     if isinstance(t, EntityRef):

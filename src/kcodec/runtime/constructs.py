@@ -21,7 +21,7 @@ from . import codecs, varint
 from .crc import CRC_FUNCTIONS
 
 __all__ = [
-    "VarInt32", "VarInt64", "UVarInt32", "KBytes", "EnumOf", "ConstInt", "LengthCheck", "CrcField",
+    "BitGroup", "BitField", "VarInt32", "VarInt64", "UVarInt32", "KBytes", "EnumOf", "ConstInt", "LengthCheck", "CrcField",
     "Compressed", "CompressedBytes", "UntilEnd", "field_path",
 ]
 
@@ -156,6 +156,79 @@ class KBytes(c.Construct):
 
     def _sizeof(self, context, path):
         raise c.SizeofError("bytes have no fixed size", path=path)
+
+
+class BitGroup:
+    """One named group of bits in a BitField (bit 0 = least significant)."""
+
+    __slots__ = ("name", "low", "width", "kind", "mapping", "reverse", "enum", "open", "error")
+
+    def __init__(self, name: str, low: int, width: int, kind: str = "flag", mapping: Mapping[str, int] | None = None,
+                 enum: str | None = None, open: bool = False, error: str = "corrupt"):
+        self.name, self.low, self.width, self.kind = name, low, width, kind
+        self.mapping = dict(mapping or {})
+        self.reverse = {v: k for k, v in self.mapping.items()}
+        self.enum, self.open, self.error = enum, open, _ERRORS[error]
+
+
+class BitField(c.Subconstruct):
+    """An integer split into named flags, enums and reserved bits. Parsed as a
+    dict of groups; unknown enum values raise the enum's error kind at the
+    field's byte position. Reserved groups default to 0 when building."""
+
+    def __init__(self, subcon, groups: list[BitGroup], bits: int):
+        super().__init__(subcon)
+        self.groups, self.bits = groups, bits
+
+    def _parse(self, stream, context, path):
+        pos = _tell(stream)
+        raw = self.subcon._parsereport(stream, context, path) & ((1 << self.bits) - 1)
+        out = c.Container()
+        for g in self.groups:
+            v = (raw >> g.low) & ((1 << g.width) - 1)
+            if g.kind == "flag":
+                out[g.name] = bool(v)
+            elif g.kind == "enum":
+                name = g.reverse.get(v)
+                if name is None and not g.open:
+                    known = ", ".join(f"{n}={k}" for k, n in g.mapping.items())
+                    fpath = f"{field_path(path)}.{g.name}".lstrip(".")
+                    raise g.error(f"unknown or disallowed {g.enum} {v} (allowed here: {known})",
+                                  position=pos, field=fpath)
+                out[g.name] = v if name is None else name
+            else:
+                out[g.name] = v
+        return out
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, Mapping):
+            raise EncodeError(f"needs a mapping of bit groups, not {type(obj).__name__}", field=field_path(path))
+        raw = 0
+        for g in self.groups:
+            fpath = f"{field_path(path)}.{g.name}".lstrip(".")
+            if g.name not in obj:
+                if g.kind == "int":
+                    continue  # reserved bits default to 0
+                raise EncodeError(f"missing bit group {g.name!r}", field=fpath)
+            v = obj[g.name]
+            if g.kind == "enum" and isinstance(v, str):
+                if v not in g.mapping:
+                    raise EncodeError(f"{v!r} is not a {g.enum} here (allowed: {', '.join(g.mapping)})", field=fpath)
+                v = g.mapping[v]
+            elif g.kind == "enum" and not (g.open or v in g.reverse):
+                raise EncodeError(f"{v!r} is not a {g.enum} here (allowed: {', '.join(g.mapping)})", field=fpath)
+            v = int(v)
+            if not 0 <= v < (1 << g.width):
+                raise EncodeError(f"{v} does not fit in {g.width} bits", field=fpath)
+            raw |= v << g.low
+        if raw >= 1 << (self.bits - 1) and self.signed:
+            raw -= 1 << self.bits
+        self.subcon._build(raw, stream, context, path)
+        return obj
+
+    @property
+    def signed(self) -> bool:
+        return getattr(self.subcon, "fmtstr", ">i")[-1].islower()
 
 
 class EnumOf(c.Subconstruct):
@@ -338,6 +411,8 @@ class Compressed(c.Subconstruct):
     def _parse(self, stream, context, path):
         data = stream.read()
         name = self.codec(context)
+        if not context._params.get("parse_contents", True):
+            return data  # the stored bytes, still compressed: the caller decodes them
         if name != "none":
             data = _decompress(name, data, self.magic, context, stream, path)
         return _parse_all(self.subcon, data, context, path, field_path(path) or "the records")
@@ -371,6 +446,8 @@ class CompressedBytes(c.Construct):
         if data is None:
             raise CorruptError(f"compressed ({name}) wrapper has a null value", position=pos,
                                field=field_path(path))
+        if not context._params.get("parse_contents", True):
+            return data  # the stored bytes, still compressed: the caller decodes them
         data = _decompress(name, data, self.magic, context, stream, path)
         return _parse_all(self.contents, data, context, path, "the compressed message set")
 
@@ -432,11 +509,14 @@ class EntityCodec:
     def __repr__(self) -> str:
         return f"<EntityCodec {self.entity} v{self.version}>"
 
-    def parse_prefix(self, data, *, verify_crc: bool = True,
+    def parse_prefix(self, data, *, verify_crc: bool = True, parse_contents: bool = True,
                      max_decompressed_size: int | None = None) -> tuple[c.Container, int]:
-        """Parse one entity from the start of ``data``; returns it and the bytes consumed."""
+        """Parse one entity from the start of ``data``; returns it and the bytes consumed.
+
+        ``verify_crc=False`` skips CRC checks; ``parse_contents=False`` leaves
+        compressed regions as their stored bytes."""
         stream = io.BytesIO(bytes(data))
-        params = {"verify_crc": verify_crc}
+        params = {"verify_crc": verify_crc, "parse_contents": parse_contents}
         if max_decompressed_size is not None:
             params["max_decompressed_size"] = max_decompressed_size
         try:

@@ -1,0 +1,242 @@
+"""Decode one log entry (a v2 batch or a v0/v1 message) into a :class:`Batch`,
+applying Kafka's rules: absolute offsets, effective timestamps, control records,
+CRC validity. Field layouts come from the generated codecs."""
+from __future__ import annotations
+
+import struct
+import zlib
+
+from kcodec.errors import (BadLengthError, CorruptError, CrcMismatchError, KcodecError, RecordCountError,
+                           TruncatedError, UnknownMagicError)
+
+from . import codecs
+from .crc import crc32c
+from .model import Batch, ControlRecord, Record, TimestampType, increment_sequence
+
+LOG_OVERHEAD = 12  # offset + size
+HEADER_SIZE_UP_TO_MAGIC = 17
+MIN_LEGACY_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
+V2_MIN_BATCH_LENGTH = 49  # RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
+_CRC_START_V2 = 21
+_I32 = struct.Struct(">i")
+_I64_I32 = struct.Struct(">qi")
+
+
+def _codecs():
+    # Imported on first use: generated code pulls in construct, which plain `import kcodec` avoids.
+    from kcodec.generated import codec
+
+    return codec
+
+
+def _locate(exc: KcodecError, position: int, base_offset: int | None) -> KcodecError:
+    """Make an error raised inside an entry point into the whole input."""
+    exc.position = position + (exc.position or 0)
+    if exc.base_offset is None:
+        exc.base_offset = base_offset
+    return exc
+
+
+def decode_entry(entry: bytes, position: int = 0, *, verify_crc: bool = True,
+                 max_decompressed_size: int = codecs.DEFAULT_MAX_DECOMPRESSED_SIZE) -> Batch:
+    """Decode one whole log entry (its 12-byte header included)."""
+    if len(entry) < HEADER_SIZE_UP_TO_MAGIC:
+        raise TruncatedError(f"log entry of {len(entry)} bytes is shorter than the 17-byte header",
+                             position=position)
+    magic = entry[16]
+    if magic == 2:
+        return _decode_v2(entry, position, verify_crc, max_decompressed_size)
+    if magic in (0, 1):
+        return _decode_legacy(entry, position, verify_crc, max_decompressed_size)
+    base = _I64_I32.unpack_from(entry, 0)[0]
+    raise UnknownMagicError(f"Invalid magic found in record: {magic if magic < 128 else magic - 256}",
+                            position=position + 16, base_offset=base, field="magic")
+
+
+# ---------------------------------------------------------------------------- v2
+
+def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Batch:
+    base_offset, batch_length = _I64_I32.unpack_from(entry, 0)
+    if batch_length < V2_MIN_BATCH_LENGTH:
+        raise BadLengthError(f"Record batch is corrupt (the size {batch_length + LOG_OVERHEAD} is smaller than "
+                             f"the minimum allowed overhead 61)", position=position + 8,
+                             base_offset=base_offset, field="batch_length")
+    if len(entry) < LOG_OVERHEAD + batch_length:
+        raise TruncatedError(f"batch needs {LOG_OVERHEAD + batch_length} bytes, only {len(entry)} remain",
+                             position=position, base_offset=base_offset, field="batch_length")
+    count = _I32.unpack_from(entry, 57)[0]
+    if count < 0:
+        raise RecordCountError(f"Found invalid record count {count} in magic v2 batch", position=position + 57,
+                               base_offset=base_offset, field="records_count")
+    stored_crc = struct.unpack_from(">I", entry, 17)[0]
+    crc_valid = crc32c(memoryview(entry)[_CRC_START_V2:]) == stored_crc
+    if verify_crc and not crc_valid:
+        raise CrcMismatchError(
+            f"Record is corrupt (stored crc = {stored_crc}, computed crc = {crc32c(memoryview(entry)[21:])})",
+            position=position + 17, base_offset=base_offset, field="crc")
+    codec = _codecs()("record_batch", 2)
+    try:
+        b = codec.parse(entry, verify_crc=False, max_decompressed_size=limit)
+    except KcodecError as exc:
+        raise _locate(exc, position, base_offset) from None
+    a = b.attributes
+    ts_type = TimestampType.from_schema(a.timestamp_type)
+    records = []
+    uncompressed = 0
+    for r in b.records:
+        uncompressed += r.length + _varint_size(r.length)
+        ts = b.max_timestamp if ts_type is TimestampType.LOG_APPEND_TIME else b.base_timestamp + r.timestamp_delta
+        seq = increment_sequence(b.base_sequence, r.offset_delta) if b.base_sequence >= 0 else -1
+        rec = Record(b.base_offset + r.offset_delta, ts, ts_type, r.key, r.value,
+                     [(h.key, h.value) for h in r.headers], seq)
+        if a.control:
+            try:
+                rec.control = _control(r.key, r.value)
+            except KcodecError as exc:
+                raise _locate(exc, position, base_offset) from None
+        records.append(rec)
+    return Batch(
+        position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=b.base_offset,
+        last_offset=b.base_offset + b.last_offset_delta, crc=b.crc, crc_valid=crc_valid,
+        compression=a.compression, timestamp_type=ts_type, max_timestamp=b.max_timestamp, records=records,
+        partition_leader_epoch=b.partition_leader_epoch, is_transactional=a.transactional,
+        is_control=a.control, has_delete_horizon=a.delete_horizon, producer_id=b.producer_id,
+        producer_epoch=b.producer_epoch, base_sequence=b.base_sequence, base_timestamp=b.base_timestamp,
+        record_count=b.records_count, stored_records_size=LOG_OVERHEAD + batch_length - 61,
+        records_size=uncompressed)
+
+
+def _varint_size(n: int) -> int:
+    from .varint import size_varint
+
+    return size_varint(n)
+
+
+def _control(key: bytes | None, value: bytes | None) -> ControlRecord:
+    codec = _codecs()
+    if key is None or len(key) < 4:
+        n = 0 if key is None else len(key)
+        raise CorruptError(f"Invalid value size found for end control record key. Must have at least 4 bytes, "
+                           f"but found only {n}", field="records.key")
+    k, _ = codec("control_record_key", 0).parse_prefix(key)
+    if k.version < 0:
+        raise CorruptError(f"Invalid version found for control record: {k.version}. May indicate data corruption",
+                           field="records.key.version")
+    type_id = k.type if isinstance(k.type, int) else _CONTROL_IDS[k.type]
+    if type_id not in (0, 1):
+        return ControlRecord(type_id, k.version)
+    if value is None or len(value) < 6:
+        n = 0 if value is None else len(value)
+        raise CorruptError(f"Invalid value size found for end transaction marker. Must have at least 6 bytes, "
+                           f"but found only {n}", field="records.value")
+    m, _ = codec("end_txn_marker", 0).parse_prefix(value)  # later versions are read as version 0
+    if m.version < 0:
+        raise CorruptError(f"Invalid version found for end transaction marker: {m.version}. "
+                           "May indicate data corruption", field="records.value.version")
+    return ControlRecord(type_id, k.version, m.coordinator_epoch, m.version)
+
+
+_CONTROL_IDS = {"abort": 0, "commit": 1, "leader_change": 2, "snapshot_header": 3, "snapshot_footer": 4,
+                "kraft_version": 5, "kraft_voters": 6}
+
+
+# ---------------------------------------------------------------------------- v0 / v1
+
+def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) -> Batch:
+    offset, size = _I64_I32.unpack_from(entry, 0)
+    magic = entry[16]
+    if size < MIN_LEGACY_RECORD_SIZE:
+        raise BadLengthError(f"Record size {size} is less than the minimum record overhead (14)",
+                             position=position + 8, base_offset=offset, field="size")
+    e, crc_valid = _legacy_message(entry, position, verify_crc, limit, offset)
+    m = e.message
+    codec_name = m.attributes.compression
+    ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.from_schema(m.attributes.timestamp_type)
+    timestamp = m.timestamp if magic == 1 else -1
+    common = dict(position=position, size=LOG_OVERHEAD + size, magic=magic, crc=m.crc, crc_valid=crc_valid,
+                  compression=codec_name, timestamp_type=ts_type, max_timestamp=timestamp)
+    if codec_name == "none":
+        rec = Record(offset, timestamp, ts_type, m.key, m.value, [], crc=m.crc, crc_valid=crc_valid, magic=magic)
+        n = 0 if m.value is None else len(m.value)
+        return Batch(base_offset=offset, last_offset=offset, records=[rec], record_count=1,
+                     stored_records_size=n, records_size=n, **common)
+    try:
+        data = codecs.decompress(codec_name, m.value, magic=magic, max_size=limit)
+    except KcodecError as exc:
+        raise _locate(exc, position, offset) from None
+    inner = _inner_records(data, magic, offset, m, ts_type, position, verify_crc, limit)
+    return Batch(base_offset=inner[0].offset, last_offset=offset, records=inner, record_count=len(inner),
+                 stored_records_size=len(m.value), records_size=len(data), **common)
+
+
+def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int):
+    magic = entry[16]
+    codec = _codecs()("legacy_log_entry", magic)
+    try:
+        e = codec.parse(entry, verify_crc=False, parse_contents=False, max_decompressed_size=limit)
+    except KcodecError as exc:
+        raise _locate(exc, position, offset) from None
+    computed = zlib.crc32(memoryview(entry)[16:])
+    crc_valid = computed == e.message.crc
+    if verify_crc and not crc_valid:
+        raise CrcMismatchError(f"Record is corrupt (stored crc = {e.message.crc}, computed crc = {computed})",
+                               position=position + 12, base_offset=offset, field="message.crc")
+    return e, crc_valid
+
+
+def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper, wrapper_ts_type,
+                   position: int, verify_crc: bool, limit: int) -> list[Record]:
+    """The messages of a compressed wrapper (Kafka's DeepRecordsIterator)."""
+    entries = []
+    pos = 0
+    while len(data) - pos >= LOG_OVERHEAD:
+        size = _I32.unpack_from(data, pos + 8)[0]
+        if size < MIN_LEGACY_RECORD_SIZE:
+            raise BadLengthError("Record size is less than the minimum record overhead (14)",
+                                 position=position, base_offset=wrapper_offset, field="message.value")
+        if len(data) - pos < LOG_OVERHEAD + size:
+            break  # a truncated trailing inner entry ends iteration, as in Kafka
+        entries.append((pos, data[pos:pos + LOG_OVERHEAD + size]))
+        pos += LOG_OVERHEAD + size
+    if not entries:
+        raise CorruptError("Found invalid compressed record set with no inner records", position=position,
+                           base_offset=wrapper_offset, field="message.value")
+    parsed = []
+    for inner_pos, raw in entries:
+        inner_magic = raw[16]
+        if inner_magic not in (0, 1):
+            raise UnknownMagicError(f"Invalid magic {inner_magic} in an inner message", position=position,
+                                    base_offset=wrapper_offset, field="message.value.message.magic")
+        try:
+            e, valid = _legacy_message(raw, 0, verify_crc, limit, wrapper_offset)
+        except KcodecError as exc:
+            exc.position, exc.base_offset = position, wrapper_offset
+            exc.field = f"message.value[{len(parsed)}].{exc.field or ''}".rstrip(".")
+            raise
+        if e.message.attributes.compression != "none":
+            raise CorruptError("Inner messages must not be compressed", position=position,
+                               base_offset=wrapper_offset, field=f"message.value[{len(parsed)}].message.attributes")
+        parsed.append((e, valid))
+    # Inner offsets: absolute in v0; relative in v1, anchored at the wrapper (= last inner) offset.
+    base = -1
+    if wrapper_magic == 1:
+        last_inner = parsed[-1][0].offset
+        if wrapper_offset == 0:
+            base = 0
+        elif wrapper_offset < last_inner:
+            raise CorruptError(f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                               f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}' "
+                               "and it is not zero.", position=position, base_offset=wrapper_offset, field="offset")
+        else:
+            base = wrapper_offset - last_inner
+    out = []
+    for e, valid in parsed:
+        m = e.message
+        if m.magic == 0:
+            ts, ts_type = -1, TimestampType.NO_TIMESTAMP_TYPE
+        else:
+            ts_type = wrapper_ts_type
+            ts = wrapper.timestamp if wrapper_ts_type is TimestampType.LOG_APPEND_TIME else m.timestamp
+        offset = base + e.offset if base >= 0 else e.offset
+        out.append(Record(offset, ts, ts_type, m.key, m.value, [], crc=m.crc, crc_valid=valid, magic=m.magic))
+    return out

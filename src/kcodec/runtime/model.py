@@ -1,0 +1,120 @@
+"""What kcodec hands to users: batches and records with Kafka's semantics
+applied (absolute offsets, effective timestamps, control records by name)."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class TimestampType(enum.IntEnum):
+    """Kafka's timestamp types, with Kafka's ids (Spark's ``timestampType`` column)."""
+
+    NO_TIMESTAMP_TYPE = -1
+    CREATE_TIME = 0
+    LOG_APPEND_TIME = 1
+
+    @property
+    def kafka_name(self) -> str:
+        return {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}[self.value]
+
+    @classmethod
+    def from_schema(cls, name: str) -> "TimestampType":
+        return cls.LOG_APPEND_TIME if name == "log_append_time" else cls.CREATE_TIME
+
+
+# Control record types by id (shared/spec §4); unknown ids read as UNKNOWN, which readers ignore.
+CONTROL_TYPE_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER",
+                      4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRecord:
+    """The decoded key (and, for transaction markers, value) of a control record."""
+
+    type: int  # the type id as stored
+    version: int  # control record key version
+    coordinator_epoch: int | None = None  # ABORT / COMMIT only
+    marker_version: int | None = None  # end transaction marker version, ABORT / COMMIT only
+
+    @property
+    def name(self) -> str:
+        return CONTROL_TYPE_NAMES.get(self.type, "UNKNOWN")
+
+    @property
+    def is_transaction_marker(self) -> bool:
+        return self.type in (0, 1)
+
+
+@dataclass(slots=True)
+class Record:
+    """One logical record: a v2 record, or a v0/v1 message (inner messages too)."""
+
+    offset: int  # absolute
+    timestamp: int  # effective: the batch's append time under LogAppendTime; -1 for v0
+    timestamp_type: TimestampType
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+    sequence: int = -1
+    control: ControlRecord | None = None
+    crc: int | None = None  # v0/v1 messages carry their own CRC-32
+    crc_valid: bool | None = None
+    magic: int = 2
+
+    @property
+    def is_control(self) -> bool:
+        return self.control is not None
+
+
+@dataclass(slots=True)
+class Batch:
+    """A top-level log entry: a v2 record batch, or a v0/v1 message (a
+    compressed wrapper holds several records)."""
+
+    position: int  # byte position of the entry in its source
+    size: int  # bytes on disk: 12 + the size / batchLength field
+    magic: int
+    base_offset: int
+    last_offset: int
+    crc: int
+    crc_valid: bool
+    compression: str  # none, gzip, snappy, lz4, zstd
+    timestamp_type: TimestampType
+    max_timestamp: int
+    records: list[Record]
+    partition_leader_epoch: int = -1
+    is_transactional: bool = False
+    is_control: bool = False
+    has_delete_horizon: bool = False
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    base_timestamp: int = -1
+    record_count: int = 0  # as stored (v2 recordsCount); number of messages for v0/v1
+    stored_records_size: int = 0  # bytes of the records region as stored (compressed or not)
+    records_size: int = 0  # bytes of the records once decompressed
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    @property
+    def last_offset_delta(self) -> int:
+        return self.last_offset - self.base_offset
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence < 0:
+            return -1
+        return increment_sequence(self.base_sequence, self.last_offset - self.base_offset)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        return self.base_timestamp if self.has_delete_horizon else None
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """Kafka's DefaultRecordBatch.incrementSequence: wraps past Int32.MAX to 0."""
+    if sequence > 0x7FFFFFFF - increment:
+        return increment - (0x7FFFFFFF - sequence) - 1
+    return sequence + increment
