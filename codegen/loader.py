@@ -95,7 +95,7 @@ def _load_enums(ctx: _Ctx, enums: object, schemas: SchemaSet) -> None:
         _no_unknown_keys(ectx, spec, _ENUM_KEYS)
         doc = _doc(ectx, spec)
         error = spec.get("error", "corrupt")
-        if error not in _ERROR_KINDS:
+        if not _one_of(error, _ERROR_KINDS):
             raise ectx.error(f"'error' must be one of {sorted(_ERROR_KINDS)}")
         values = spec.get("values")
         if not isinstance(values, list) or not values:
@@ -152,7 +152,7 @@ def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet) -> Entity:
 
 def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, schemas: SchemaSet) -> Field:
     _no_unknown_keys(ctx, spec, _FIELD_KEYS)
-    name = spec["name"]
+    name = spec.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise ctx.error("field names are lower_snake_case")
     versions = _versions(ctx, spec.get("versions", str(valid)))
@@ -177,7 +177,7 @@ def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, schemas: SchemaSet) 
     error = spec.get("error", "corrupt")
     if "error" in spec and const is None:
         raise ctx.error("'error' (the decode error kind when the value is wrong) applies to const fields")
-    if error not in _ERROR_KINDS:
+    if not _one_of(error, _ERROR_KINDS):
         raise ctx.error(f"'error' must be one of {sorted(_ERROR_KINDS)}")
     derived = _load_derived(ctx, spec.get("derived"), ftype) if "derived" in spec else None
     if derived and const is not None:
@@ -238,7 +238,7 @@ def _parse_type(ctx: _Ctx, text: object, spec: dict, schemas: SchemaSet, top: bo
 
 
 def _prefix_type(ctx: _Ctx, name: object) -> IntType:
-    if name not in _PREFIX_TYPES:
+    if not _one_of(name, _PREFIX_TYPES):
         raise ctx.error(f"'prefix' must be one of {sorted(_PREFIX_TYPES)}, not {name!r}")
     return INT_TYPES[name]
 
@@ -311,7 +311,7 @@ def _load_derived(ctx: _Ctx, spec: object, ftype: Type) -> Derived:
         algorithm = None
         if kind == "crc":
             algorithm = spec.get("algorithm")
-            if algorithm not in _CRC_ALGORITHMS:
+            if not _one_of(algorithm, _CRC_ALGORITHMS):
                 raise ctx.error(f"crc 'algorithm' must be one of {sorted(_CRC_ALGORITHMS)}")
             if ftype.name != "uint32":
                 raise ctx.error("a crc field is uint32")
@@ -402,9 +402,14 @@ def _check_references(entity: Entity, schemas: SchemaSet) -> None:
 # ---------------------------------------------------------------------------- helpers
 
 def _enum_ref(ctx: _Ctx, name: object, schemas: SchemaSet) -> Enum:
-    if name not in schemas.enums:
+    if not _one_of(name, schemas.enums):
         raise ctx.error(f"unknown enum {name!r}; define it under 'enums:'")
     return schemas.enums[name]
+
+
+def _one_of(value: object, options) -> bool:
+    """Membership that a YAML list or mapping cannot crash (they are unhashable)."""
+    return isinstance(value, str) and value in options
 
 
 def _versions(ctx: _Ctx, text: object, what: str = "versions") -> VersionRange:

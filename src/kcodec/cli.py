@@ -80,7 +80,10 @@ def cmd_layout(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- size
 
 def _size_arg(text: str) -> int:
-    n = int(text)
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a size is an integer (-1 for null), not {text!r}") from None
     if n < -1:
         raise argparse.ArgumentTypeError("a size is >= 0, or -1 for null")
     return n
@@ -172,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kcodec {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KcodecError as exc:
+        print(f"kcodec {args.command}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:  # unreadable input, unwritable output
+        if isinstance(exc, BrokenPipeError):
+            return EXIT_OK
         print(f"kcodec {args.command}: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
