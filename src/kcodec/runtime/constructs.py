@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 import construct as c
 
 from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError,
-                           DecodeError, DecompressionError, EncodeError, KcodecError,
-                           TruncatedError, UnknownMagicError)
+                           DecodeError, EncodeError, KcodecError, TruncatedError,
+                           UnknownMagicError)
 
 from . import codecs, varint
 from .crc import CRC_FUNCTIONS

@@ -13,7 +13,6 @@ import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import BinaryIO, Union
 
 from kcodec.errors import BadLengthError, TruncatedError, UnknownMagicError

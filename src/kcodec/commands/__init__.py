@@ -1,0 +1,1 @@
+"""One module per ``kcodec`` subcommand; see :mod:`kcodec.cli`."""
