@@ -20,7 +20,8 @@ from .errors import KcodecError
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
 # Subcommand modules under kcodec.commands, in the order --help lists them.
-COMMANDS = ("generate", "layout", "size", "dump", "write", "convert", "index")
+COMMANDS = ("generate", "layout", "size", "dump", "write", "convert", "index", "inspect", "fuzz", "pipeline",
+            "bench")
 
 
 class UsageError(Exception):
