@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .ir import ArrayType, BitsType, BytesType, EntityRef, IntType, Type
-from .layout import EntityVersion, bit_type_text, type_text
+from .layout import EntityVersion, bit_type_text, min_covered, type_text
 
 _FIXED_CONSTRUCT = {"int8": "Int8sb", "int16": "Int16sb", "int32": "Int32sb", "int64": "Int64sb",
                     "uint32": "Int32ub", "varint": "VarInt32()", "varlong": "VarInt64()",
@@ -99,6 +99,8 @@ def _entity_view(ev: EntityVersion) -> EntityView:
     for i, f in enumerate(ev.fields):
         for owner in starts.get(f.name, []):
             members.append(f'"_start_{owner}" / Tell,')
+            if ev.field(owner).field.derived.kind == "length":
+                members.append(f'LengthBound("{owner}", {min_covered(ev, owner)}),')
         d = f.field.derived
         if d and d.kind == "crc" or f.field.compressed and isinstance(f.type, ArrayType):
             members.append(f'"_at_{f.name}" / Tell,')

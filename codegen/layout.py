@@ -67,6 +67,28 @@ class EntityVersion:
         return self.schemas.enums[name]
 
 
+def min_size(ev: EntityVersion, f: ResolvedField) -> int:
+    """The fewest bytes field f can take (null and empty payloads, one-byte varints)."""
+    if f.size is not None:
+        return f.size
+    t = f.type
+    if isinstance(t, IntType):
+        return 1  # a varint
+    if isinstance(t, (BytesType, ArrayType)):
+        p = t.prefix
+        return 0 if p is None else (p.width if p.fixed else 1)
+    if isinstance(t, EntityRef):
+        child = resolve(ev.schemas, ev.schemas.entities[t.name], ev.version)
+        return sum(min_size(child, g) for g in child.fields)
+    return 0
+
+
+def min_covered(ev: EntityVersion, length_field: str) -> int:
+    """The fewest bytes a length field can count: anything less is corrupt."""
+    start = ev.index(ev.field(length_field).field.derived.covers)
+    return sum(min_size(ev, f) for f in ev.fields[start:])
+
+
 def resolve(schemas: SchemaSet, entity: Entity, version: int) -> EntityVersion:
     out: list[ResolvedField] = []
     offset: int | None = 0

@@ -7,6 +7,7 @@ from pathlib import Path
 import jinja2
 
 from .emit import module_view
+from .emit_fast import fast_module
 from .ir import SchemaSet
 from .layout import resolve
 from .loader import load_schemas
@@ -65,6 +66,15 @@ def render(schemas: SchemaSet) -> dict[str, str]:
     versions = [(e.name, tuple(e.versions)) for e in sorted(schemas.entities.values(), key=lambda e: e.name)]
     files["__init__.py"] = env.get_template("index.py.j2").render(
         modules=modules, codecs=codecs, versions=versions, schema_sha256=schemas.sha256)
+    decoders = []
+    for entity in sorted(schemas.entities.values(), key=lambda e: e.name):
+        evs = [resolve(schemas, entity, v) for v in entity.versions]
+        fast = fast_module(entity.name, entity.file, schemas.sources[entity.file], evs)
+        files[f"fast/{entity.name}.py"] = env.get_template("fast_module.py.j2").render(module=fast)
+        decoders += [(entity.name, entity.name, ev.version, f"decode_{ev.suffix}", f"FIELDS_{ev.suffix.upper()}")
+                     for ev in evs]
+    files["fast/__init__.py"] = env.get_template("fast_index.py.j2").render(
+        modules=modules, decoders=decoders, schema_sha256=schemas.sha256)
     return files
 
 
@@ -85,15 +95,17 @@ def generate(schemas_dir: str | Path, out_dir: str | Path, *, check: bool = Fals
             continue
         result.written.append(name)
         if not check:
+            path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".py.tmp")
             tmp.write_text(content, encoding="utf-8")
             tmp.replace(path)
     if out.is_dir():
-        for path in sorted(out.glob("*.py")):
-            if path.name in files:
+        for path in sorted([*out.glob("*.py"), *out.glob("*/*.py")]):
+            name = path.relative_to(out).as_posix()
+            if name in files:
                 continue
             if path.read_text(encoding="utf-8", errors="replace").startswith(_MARKER):
-                result.deleted.append(path.name)
+                result.deleted.append(name)
                 if not check:
                     path.unlink()
     return result

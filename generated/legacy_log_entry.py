@@ -6,7 +6,7 @@ from construct import (Array, FixedSized, Int8sb, Int16sb, Int32sb, Int32ub, Int
 
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import (BitField, BitGroup, Compressed, CompressedBytes, ConstInt, CrcField,
-                                       EntityCodec, EnumOf, KBytes, LengthCheck, UVarInt32, UntilEnd, VarInt32,
+                                       EntityCodec, EnumOf, KBytes, LengthBound, LengthCheck, UVarInt32, UntilEnd, VarInt32,
                                        VarInt64, compress_cached)
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint, size_varint, size_varlong, uvarint_prefixed, varint_prefixed
@@ -29,6 +29,7 @@ LEGACY_LOG_ENTRY_V0 = Struct(
     "offset" / Int64sb,
     "size" / Rebuild(Int32sb, lambda this: _covered_legacy_log_entry_v0_size(this)),
     "_start_size" / Tell,
+    LengthBound("size", 14),
     "message" / LazyBound(lambda: _legacy_message.LEGACY_MESSAGE_V0),
     LengthCheck("size", "_start_size"),
 )
@@ -78,6 +79,7 @@ LEGACY_LOG_ENTRY_V1 = Struct(
     "offset" / Int64sb,
     "size" / Rebuild(Int32sb, lambda this: _covered_legacy_log_entry_v1_size(this)),
     "_start_size" / Tell,
+    LengthBound("size", 22),
     "message" / LazyBound(lambda: _legacy_message.LEGACY_MESSAGE_V1),
     LengthCheck("size", "_start_size"),
 )

@@ -6,7 +6,7 @@ from construct import (Array, FixedSized, Int8sb, Int16sb, Int32sb, Int32ub, Int
 
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import (BitField, BitGroup, Compressed, CompressedBytes, ConstInt, CrcField,
-                                       EntityCodec, EnumOf, KBytes, LengthCheck, UVarInt32, UntilEnd, VarInt32,
+                                       EntityCodec, EnumOf, KBytes, LengthBound, LengthCheck, UVarInt32, UntilEnd, VarInt32,
                                        VarInt64, compress_cached)
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint, size_varint, size_varlong, uvarint_prefixed, varint_prefixed
@@ -25,6 +25,7 @@ RECORD_V2_MAX_OVERHEAD = 36
 RECORD_V2 = Struct(
     "length" / Rebuild(VarInt32(), lambda this: _covered_record_v2_length(this)),
     "_start_length" / Tell,
+    LengthBound("length", 6),
     "attributes" / Int8sb,
     "timestamp_delta" / VarInt64(),
     "offset_delta" / VarInt32(),

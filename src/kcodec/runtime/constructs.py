@@ -22,7 +22,7 @@ from .crc import CRC_FUNCTIONS
 
 __all__ = [
     "BitGroup", "BitField", "VarInt32", "VarInt64", "UVarInt32", "KBytes", "EnumOf", "ConstInt", "LengthCheck", "CrcField",
-    "Compressed", "CompressedBytes", "UntilEnd", "field_path",
+    "Compressed", "CompressedBytes", "UntilEnd", "field_path", "LengthBound",
 ]
 
 _ERRORS = {"corrupt": CorruptError, "compression": CompressionError, "magic": UnknownMagicError}
@@ -292,6 +292,38 @@ class ConstInt(c.Subconstruct):
             raise EncodeError(f"must be {self.value}, not {obj!r}", field=field_path(path))
         self.subcon._build(self.value, stream, context, path)
         return self.value
+
+
+class LengthBound(c.Construct):
+    """Placed where a length field's covered bytes start: parsing checks the
+    length against the fewest bytes the covered fields can take and against
+    the bytes that remain, before anything is read or allocated."""
+
+    flagbuildnone = True
+
+    def __init__(self, field: str, minimum: int):
+        super().__init__()
+        self.field, self.minimum = field, minimum
+        self.flagbuildnone = True
+
+    def _parse(self, stream, context, path):
+        declared = context[self.field]
+        start = stream.tell()
+        if declared < self.minimum:
+            raise BadLengthError(f"{self.field} is {declared}, less than the {self.minimum} bytes the fields it "
+                                 f"covers need at least", position=start, field=self.field)
+        end = stream.seek(0, io.SEEK_END)
+        stream.seek(start)
+        if end - start < declared:
+            raise TruncatedError(f"{self.field} says {declared} bytes but only {end - start} remain",
+                                 position=start, field=self.field)
+        return None
+
+    def _build(self, obj, stream, context, path):
+        return None
+
+    def _sizeof(self, context, path):
+        return 0
 
 
 class LengthCheck(c.Construct):

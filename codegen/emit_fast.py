@@ -1,0 +1,424 @@
+"""The fast pure-Python backend: straight-line decoders from the same IR.
+
+For each entity version it prints one function
+``decode_<entity>_v<N>(buf, pos, end, ...) -> (tuple, next_pos)`` that reads
+fixed fields with one precompiled ``struct.Struct`` per run of fixed-width
+fields, inlines the one-byte case of every varint, bounds every slice by the
+enclosing length, and checks derived fields (lengths, counts, CRCs) as it goes.
+``buf`` is ``bytes``. Values come back as tuples in schema order (``FIELDS_<ENTITY>_V<N>`` names
+them); bit fields come back as dicts. Nothing here knows Kafka: it is the IR.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ir import ArrayType, BitsType, BytesType, EntityRef, IntType, Type
+from .layout import EntityVersion, min_covered, resolve
+
+_FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint32": "I"}
+_READ = {"varint": "read_varint", "varlong": "read_varlong", "uvarint": "read_uvarint"}
+_ERR = {"corrupt": "CorruptError", "compression": "CompressionError", "magic": "UnknownMagicError"}
+
+
+@dataclass
+class FastFunction:
+    name: str
+    signature: str
+    doc: str
+    lines: list[str]
+    fields: tuple[str, ...]
+
+
+@dataclass
+class FastModule:
+    name: str
+    source_file: str
+    source_sha256: str
+    imports: list[str]
+    structs: list[tuple[str, str]] = field(default_factory=list)  # (name, format)
+    tables: list[tuple[str, str]] = field(default_factory=list)  # (name, python literal)
+    functions: list[FastFunction] = field(default_factory=list)
+
+
+def needs_options(ev: EntityVersion, _seen: frozenset = frozenset()) -> bool:
+    """Whether decoding this entity version (or anything inside it) checks a
+    CRC or decompresses: those decoders take verify_crc / limit / contents."""
+    key = (ev.name, ev.version)
+    if key in _seen:
+        return False
+    for f in ev.fields:
+        if f.field.compressed or (f.field.derived and f.field.derived.kind == "crc"):
+            return True
+        for ref in _refs(f.type):
+            if needs_options(resolve(ev.schemas, ev.schemas.entities[ref], ev.version), _seen | {key}):
+                return True
+    return False
+
+
+def _refs(t: Type | None) -> list[str]:
+    if isinstance(t, ArrayType):
+        return _refs(t.element)
+    if isinstance(t, EntityRef):
+        return [t.name]
+    return []
+
+
+class _Writer:
+    def __init__(self, mod: FastModule, ev: EntityVersion):
+        self.mod, self.ev = mod, ev
+        self.lines: list[str] = []
+        self.depth = 2  # inside def + try
+        self.counter = 0
+
+    def emit(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def tmp(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def struct(self, fmt: str) -> str:
+        for name, existing in self.mod.structs:
+            if existing == fmt:
+                return name
+        name = f"_S{len(self.mod.structs)}"
+        self.mod.structs.append((name, fmt))
+        return name
+
+    def table(self, name: str, literal: str) -> str:
+        if (name, literal) not in self.mod.tables:
+            self.mod.tables.append((name, literal))
+        return name
+
+
+def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
+    w = _Writer(mod, ev)
+    opts = needs_options(ev)
+    starts: dict[str, list[str]] = {}
+    for f in ev.fields:
+        d = f.field.derived
+        if d and d.kind in ("length", "crc"):
+            starts.setdefault(d.covers, []).append(f.name)
+    fields = ev.fields
+    i = 0
+    while i < len(fields):
+        f = fields[i]
+        if _fixed_scalar(f):
+            run = [f]
+            # a derived length ends its run: it is checked before the bytes it covers are read
+            while (i + len(run) < len(fields) and _fixed_scalar(fields[i + len(run)])
+                   and not _is_length(run[-1])):
+                run.append(fields[i + len(run)])
+            _emit_fixed_run(w, run, starts)
+            i += len(run)
+            continue
+        for owner in starts.get(f.name, []):
+            _start_cover(w, owner, "pos")
+        _emit_field(w, i)
+        i += 1
+    # derived checks at the end of the entity
+    for f in fields:
+        d = f.field.derived
+        if d and d.kind == "length":
+            w.emit(f"if pos != end_{f.name}:")
+            w.emit(f"    raise BadLengthError(f\"{f.name} says {{v_{f.name}}} bytes but the fields it covers take "
+                   f"{{pos - start_{f.name}}}\", position=start_{f.name}, field={f.name!r})")
+        if d and d.kind == "crc":
+            fn = "crc32c" if d.algorithm == "crc32c" else "crc32"
+            w.emit("if verify_crc:")
+            w.emit(f"    computed = {fn}(memoryview(buf)[start_{f.name}:pos])")
+            w.emit(f"    if computed != v_{f.name}:")
+            w.emit(f"        raise CrcMismatchError(f\"{f.name} is corrupt (stored {d.algorithm} = {{v_{f.name}:#010x}}, "
+                   f"computed = {{computed:#010x}})\", position=at_{f.name}, field={f.name!r})")
+    names = tuple(f.name for f in fields)
+    w.emit(f"return ({', '.join('v_' + n for n in names)}{',' if len(names) == 1 else ''}), pos")
+    body = ["    try:"] + w.lines + [
+        "    except (IndexError, struct_error):",
+        f"        raise TruncatedError(\"{ev.name} v{ev.version} runs past the end of its bytes\", position=pos)"
+        " from None",
+        "    except UnicodeDecodeError as exc:",
+        f"        raise CorruptError(f\"{ev.name} v{ev.version}: not valid UTF-8 ({{exc.reason}})\", position=pos)"
+        " from None",
+    ]
+    sig = "buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True" if opts else "buf, pos=0, end=None"
+    pre = ["    if end is None:", "        end = len(buf)"]
+    return FastFunction(f"decode_{ev.suffix}", sig,
+                        f"Decode {ev.name} v{ev.version} at buf[pos:end]; returns (values in FIELDS order, next pos).",
+                        pre + body, names)
+
+
+def _is_length(f) -> bool:
+    return f.field.derived is not None and f.field.derived.kind == "length"
+
+
+def _fixed_scalar(f) -> bool:
+    t = f.type
+    return (isinstance(t, (IntType, BitsType)) and (t.base if isinstance(t, BitsType) else t).fixed
+            and f.field.compressed is None)
+
+
+def _start_cover(w: _Writer, owner: str, pos_expr: str) -> None:
+    d = w.ev.field(owner).field.derived
+    w.emit(f"start_{owner} = {pos_expr}")
+    if d.kind == "length":
+        # Everything the length covers is bounded by it: nothing inside can read past.
+        minimum = min_covered(w.ev, owner)
+        w.emit(f"if v_{owner} < {minimum}:")
+        w.emit(f"    raise BadLengthError(f\"{owner} is {{v_{owner}}}, less than the {minimum} bytes the fields it "
+               f"covers need at least\", position=start_{owner}, field={owner!r})")
+        w.emit(f"end_{owner} = start_{owner} + v_{owner}")
+        w.emit(f"if end_{owner} > end:")
+        w.emit(f"    raise TruncatedError(f\"{owner} says {{v_{owner}}} bytes but only {{end - start_{owner}}} "
+               f"remain\", position=start_{owner}, field={owner!r})")
+        w.emit(f"end = end_{owner}")
+
+
+def _emit_fixed_run(w: _Writer, run, starts) -> None:
+    fmt = ">" + "".join(_FMT[(f.type.base if isinstance(f.type, BitsType) else f.type).name] for f in run)
+    names = [f"v_{f.name}" for f in run]
+    offset = 0
+    for owner in starts.get(run[0].name, []):
+        _start_cover(w, owner, "pos")  # check a length before reading what it covers
+    if fmt in (">b", ">B"):  # one byte: indexing beats struct
+        w.emit(f"{names[0]} = buf[pos]")
+        if fmt == ">b":
+            w.emit(f"if {names[0]} > 127:")
+            w.emit(f"    {names[0]} -= 256")
+    else:
+        w.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {w.struct(fmt)}.unpack_from(buf, pos)")
+    for f in run:
+        for owner in starts.get(f.name, []) if f is not run[0] else []:
+            _start_cover(w, owner, f"pos + {offset}")
+        if f.field.derived and f.field.derived.kind == "crc":
+            w.emit(f"at_{f.name} = pos + {offset}" if offset else f"at_{f.name} = pos")
+        offset += f.size
+    w.emit(f"pos += {offset}")
+    for f in run:
+        _post_fixed(w, f)
+
+
+def _post_fixed(w: _Writer, f) -> None:
+    fld, ev = f.field, w.ev
+    v = f"v_{f.name}"
+    if fld.const is not None:
+        value = ev.version if fld.const == "version" else fld.const
+        w.emit(f"if {v} != {value}:")
+        w.emit(f"    raise {_ERR[fld.error]}(f\"{f.name} is {{{v}}}, expected {value}\", position=pos - "
+               f"{_bytes_after(ev, f)}, field={f.name!r})")
+    if fld.enum:
+        _emit_enum(w, v, v, fld.enum, f.name, f"pos - {_bytes_after(ev, f)}")
+    if isinstance(f.type, BitsType):
+        raw = w.tmp("raw")
+        width = f.type.base.width * 8
+        w.emit(f"{raw} = {v} & {(1 << width) - 1:#x}")
+        parts = []
+        for b in sorted(f.type.bits, key=lambda b: b.low):
+            expr = f"({raw} >> {b.low}) & {(1 << b.width) - 1:#x}" if b.low else f"{raw} & {(1 << b.width) - 1:#x}"
+            if b.kind == "flag":
+                parts.append(f"{b.name!r}: bool({expr})")
+            elif b.kind == "enum":
+                tv = w.tmp("e")
+                w.emit(f"{tv} = {expr}")
+                _emit_enum(w, tv, tv, b.enum, f"{f.name}.{b.name}", f"pos - {_bytes_after(ev, f)}")
+                parts.append(f"{b.name!r}: {tv}")
+            else:
+                parts.append(f"{b.name!r}: {expr}")
+        w.emit(f"{v} = {{{', '.join(parts)}}}")
+
+
+def _bytes_after(ev: EntityVersion, f) -> int:
+    """Bytes between the start of fixed field f and the end of its fixed run (pos after the run)."""
+    i = ev.index(f.name)
+    j = i
+    while j + 1 < len(ev.fields) and _fixed_scalar(ev.fields[j + 1]) and not _is_length(ev.fields[j]):
+        j += 1
+    return sum(g.size for g in ev.fields[i:j + 1])
+
+
+def _emit_enum(w: _Writer, target: str, raw: str, enum: str, path: str, position: str) -> None:
+    e = w.ev.enum(enum)
+    values = w.ev.enum_values(enum)
+    table = w.table(f"_{enum.upper()}_V{w.ev.version}",
+                    repr({v: k for k, v in values.items()}))
+    allowed = ", ".join(f"{v}={k}" for k, v in values.items())
+    if e.open:
+        w.emit(f"{target} = {table}.get({raw}, {raw})")
+        return
+    name = w.tmp("n")
+    w.emit(f"{name} = {table}.get({raw})")
+    w.emit(f"if {name} is None:")
+    w.emit(f"    raise {_ERR[e.error]}(f\"unknown or disallowed {enum} {{{raw}}} (allowed here: {allowed})\", "
+           f"position={position}, field={path!r})")
+    w.emit(f"{target} = {name}")
+
+
+def _read_int(w: _Writer, target: str, t: IntType) -> None:
+    """Read one integer of type t at pos into target, advancing pos."""
+    if t.fixed:
+        s = w.struct(">" + _FMT[t.name])
+        w.emit(f"{target} = {s}.unpack_from(buf, pos)[0]")
+        w.emit(f"pos += {t.width}")
+        return
+    b = w.tmp("b")
+    w.emit(f"{b} = buf[pos]")
+    w.emit(f"if {b} < 128:")
+    if t.zigzag:
+        w.emit(f"    {target} = ({b} >> 1) ^ -({b} & 1)")
+    else:
+        w.emit(f"    {target} = {b}")
+    w.emit("    pos += 1")
+    w.emit("else:")
+    w.emit(f"    {target}, pos = {_READ[t.name]}(buf, pos)")
+
+
+def _emit_bytes(w: _Writer, target: str, t: BytesType, path: str) -> None:
+    n = w.tmp("n")
+    _read_int(w, n, t.prefix)
+    w.emit(f"if {n} < 0:")
+    if t.nullable:
+        w.emit(f"    {target} = None")
+    else:
+        w.emit(f"    raise BadLengthError(f\"length {{{n}}} is negative but {path} cannot be null\", "
+               f"position=pos, field={path!r})")
+    w.emit("else:")
+    e = w.tmp("e")
+    w.emit(f"    {e} = pos + {n}")
+    w.emit(f"    if {e} > end:")
+    w.emit(f"        raise TruncatedError(f\"{path}: needs {{{n}}} bytes but only {{end - pos}} remain\", "
+           f"position=pos, field={path!r})")
+    if t.text:
+        w.emit(f"    {target} = buf[pos:{e}].decode('utf-8')")
+    else:
+        w.emit(f"    {target} = buf[pos:{e}]")
+    w.emit(f"    pos = {e}")
+
+
+def _element_call(w: _Writer, t: Type, buf: str, pos: str, end: str) -> str:
+    """Expression decoding one element, evaluating to (value, pos)."""
+    if isinstance(t, EntityRef):
+        child = resolve(w.ev.schemas, w.ev.schemas.entities[t.name], w.ev.version)
+        fn = f"{_alias(t.name)}.decode_{child.suffix}"
+        extra = ", verify_crc, limit, contents" if needs_options(child) else ""
+        return f"{fn}({buf}, {pos}, {end}{extra})"
+    raise NotImplementedError(f"arrays of {t!r} in the fast backend")
+
+
+def _alias(name: str) -> str:
+    return f"_{name}"
+
+
+def _emit_array(w: _Writer, target: str, t: ArrayType, count: str | None, buf: str, path: str) -> None:
+    """Decode an array from buf at pos..end (count elements, or until end)."""
+    items = w.tmp("items")
+    w.emit(f"{items} = []")
+    if count is not None:
+        w.emit(f"if {count} < 0:")
+        w.emit(f"    raise RecordCountError(f\"{path}: negative count {{{count}}}\", position=pos, field={path!r})")
+        w.emit(f"if {count} > end - pos:")
+        w.emit(f"    raise RecordCountError(f\"{path}: {{{count}}} elements cannot fit in the {{end - pos}} bytes left\","
+               f" position=pos, field={path!r})")
+        w.emit(f"for _ in range({count}):")
+    else:
+        w.emit("while pos < end:")
+    item = w.tmp("item")
+    w.emit(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end')}")
+    w.emit(f"    {items}.append({item})")
+    w.emit(f"{target} = {items}")
+
+
+def _emit_field(w: _Writer, i: int) -> None:
+    ev = w.ev
+    f = ev.fields[i]
+    fld, t, v = f.field, f.type, f"v_{f.name}"
+    if fld.compressed and isinstance(t, ArrayType):
+        _emit_compressed_array(w, f)
+        return
+    if fld.compressed:
+        _emit_compressed_bytes(w, f)
+        return
+    d = fld.derived
+    if isinstance(t, IntType):
+        if d and d.kind == "crc":
+            w.emit(f"at_{f.name} = pos")
+        _read_int(w, v, t)
+        if fld.enum:
+            _emit_enum(w, v, v, fld.enum, f.name, "pos")
+        return
+    if isinstance(t, BytesType):
+        _emit_bytes(w, v, t, f.name)
+        return
+    if isinstance(t, EntityRef):
+        w.emit(f"{v}, pos = {_element_call(w, t, 'buf', 'pos', 'end')}")
+        return
+    if isinstance(t, ArrayType):
+        if t.prefix is not None:
+            n = w.tmp("count")
+            _read_int(w, n, t.prefix)
+            _emit_array(w, v, t, n, "buf", f.name)
+        else:
+            _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name)
+        return
+    raise NotImplementedError(f"fast backend: {t!r}")
+
+
+def _codec_expr(fld) -> str:
+    head, *rest = fld.compressed.codec_path
+    return f"v_{head}" + "".join(f"[{p!r}]" for p in rest)
+
+
+def _emit_compressed_array(w: _Writer, f) -> None:
+    """Records that run to the end of the covering length, maybe one compressed stream."""
+    t, fld = f.type, f.field
+    codec = _codec_expr(fld)
+    v = f"v_{f.name}"
+    w.emit(f"if not contents:")
+    w.emit(f"    {v} = bytes(buf[pos:end])")
+    w.emit("else:")
+    w.depth += 1
+    w.emit(f"if {codec} == 'none':")
+    w.depth += 1
+    _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name)
+    w.emit("if pos != end:")
+    w.emit(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name}\", position=pos, "
+           f"field={f.name!r})")
+    w.depth -= 1
+    w.emit("else:")
+    w.depth += 1
+    w.emit(f"data = decompress({codec}, memoryview(buf)[pos:end], magic={w.ev.version}, max_size=limit)")
+    w.emit("outer = (buf, pos, end)")
+    w.emit("buf, pos, end = data, 0, len(data)")
+    _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name)
+    w.emit("if pos != end:")
+    w.emit(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name} (decompressed)\", "
+           f"position=outer[1], field={f.name!r})")
+    w.emit("buf, pos, end = outer")
+    w.emit("pos = end")
+    w.depth -= 2
+    w.emit("pos = end")
+
+
+def _emit_compressed_bytes(w: _Writer, f) -> None:
+    t, fld = f.type, f.field
+    codec = _codec_expr(fld)
+    v = f"v_{f.name}"
+    _emit_bytes(w, v, t, f.name)
+    w.emit(f"if {codec} != 'none' and contents:")
+    w.depth += 1
+    w.emit(f"if {v} is None:")
+    w.emit(f"    raise CorruptError(f\"compressed ({{{codec}}}) wrapper has a null value\", position=pos, "
+           f"field={f.name!r})")
+    w.emit(f"data = decompress({codec}, {v}, magic={w.ev.version}, max_size=limit)")
+    w.emit("outer = (buf, pos, end)")
+    w.emit("buf, pos, end = data, 0, len(data)")
+    _emit_array(w, v, fld.compressed.contents, None, "buf", f.name)
+    w.emit("buf, pos, end = outer")
+    w.depth -= 1
+
+
+def fast_module(name: str, source_file: str, source_sha: str, versions: list[EntityVersion]) -> FastModule:
+    refs = sorted({r for ev in versions for f in ev.fields
+                   for r in _refs(f.type) + _refs(f.field.compressed.contents if f.field.compressed else None)})
+    mod = FastModule(name, source_file, source_sha, [f"from . import {r} as {_alias(r)}" for r in refs if r != name])
+    for ev in versions:
+        mod.functions.append(fast_function(mod, ev))
+    return mod
