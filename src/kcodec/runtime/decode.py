@@ -29,6 +29,33 @@ def _codecs():
     return codec
 
 
+class _Fast:
+    """The generated fast decoders and the tuple positions of the fields the runtime reads."""
+
+    def __init__(self):
+        from kcodec.generated.fast import DECODERS
+
+        self.batch, fields = DECODERS[("record_batch", 2)]
+        self.b = {n: i for i, n in enumerate(fields)}
+        _, rfields = DECODERS[("record", 2)]
+        self.r = tuple(rfields.index(n) for n in ("length", "timestamp_delta", "offset_delta", "key", "value",
+                                                   "headers"))
+        self.legacy = {m: DECODERS[("legacy_log_entry", m)][0] for m in (0, 1)}
+        _, efields = DECODERS[("legacy_log_entry", 0)]
+        self.e_offset, self.e_message = efields.index("offset"), efields.index("message")
+        self.m = {m: {n: i for i, n in enumerate(DECODERS[("legacy_message", m)][1])} for m in (0, 1)}
+
+
+_fast: _Fast | None = None
+
+
+def _decoders() -> _Fast:
+    global _fast
+    if _fast is None:
+        _fast = _Fast()
+    return _fast
+
+
 def _locate(exc: KcodecError, position: int, base_offset: int | None) -> KcodecError:
     """Make an error raised inside an entry point into the whole input."""
     exc.position = position + (exc.position or 0)
@@ -74,36 +101,43 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
         raise CrcMismatchError(
             f"Record is corrupt (stored crc = {stored_crc}, computed crc = {crc32c(memoryview(entry)[21:])})",
             position=position + 17, base_offset=base_offset, field="crc")
-    codec = _codecs()("record_batch", 2)
+    f = _decoders()
     try:
-        b = codec.parse(entry, verify_crc=False, max_decompressed_size=limit)
+        v, _ = f.batch(entry, 0, len(entry), False, limit)
     except KcodecError as exc:
         raise _locate(exc, position, base_offset) from None
-    a = b.attributes
-    ts_type = TimestampType.from_schema(a.timestamp_type)
+    i = f.b
+    a = v[i["attributes"]]
+    base_offset, base_ts, max_ts, base_seq = (v[i["base_offset"]], v[i["base_timestamp"]], v[i["max_timestamp"]],
+                                              v[i["base_sequence"]])
+    ts_type = TimestampType.from_schema(a["timestamp_type"])
+    log_append = ts_type is TimestampType.LOG_APPEND_TIME
+    control = a["control"]
+    r_len, r_ts, r_off, r_key, r_value, r_headers = f.r
     records = []
-    uncompressed = 0
-    for r in b.records:
-        uncompressed += r.length + _varint_size(r.length)
-        ts = b.max_timestamp if ts_type is TimestampType.LOG_APPEND_TIME else b.base_timestamp + r.timestamp_delta
-        seq = increment_sequence(b.base_sequence, r.offset_delta) if b.base_sequence >= 0 else -1
-        rec = Record(b.base_offset + r.offset_delta, ts, ts_type, r.key, r.value,
-                     [(h.key, h.value) for h in r.headers], seq)
-        if a.control:
+    append = records.append
+    for r in v[i["records"]]:
+        delta = r[r_off]
+        seq = -1 if base_seq < 0 else increment_sequence(base_seq, delta)
+        rec = Record(base_offset + delta, max_ts if log_append else base_ts + r[r_ts], ts_type, r[r_key],
+                     r[r_value], r[r_headers], seq)
+        if control:
             try:
-                rec.control = _control(r.key, r.value)
+                rec.control = _control(rec.key, rec.value)
             except KcodecError as exc:
                 raise _locate(exc, position, base_offset) from None
-        records.append(rec)
+        append(rec)
+    stored = LOG_OVERHEAD + batch_length - 61
+    compression = a["compression"]
+    size = stored if compression == "none" else sum(r[r_len] + _varint_size(r[r_len]) for r in v[i["records"]])
     return Batch(
-        position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=b.base_offset,
-        last_offset=b.base_offset + b.last_offset_delta, crc=b.crc, crc_valid=crc_valid,
-        compression=a.compression, timestamp_type=ts_type, max_timestamp=b.max_timestamp, records=records,
-        partition_leader_epoch=b.partition_leader_epoch, is_transactional=a.transactional,
-        is_control=a.control, has_delete_horizon=a.delete_horizon, producer_id=b.producer_id,
-        producer_epoch=b.producer_epoch, base_sequence=b.base_sequence, base_timestamp=b.base_timestamp,
-        record_count=b.records_count, stored_records_size=LOG_OVERHEAD + batch_length - 61,
-        records_size=uncompressed)
+        position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=base_offset,
+        last_offset=base_offset + v[i["last_offset_delta"]], crc=stored_crc, crc_valid=crc_valid,
+        compression=compression, timestamp_type=ts_type, max_timestamp=max_ts, records=records,
+        partition_leader_epoch=v[i["partition_leader_epoch"]], is_transactional=a["transactional"],
+        is_control=control, has_delete_horizon=a["delete_horizon"], producer_id=v[i["producer_id"]],
+        producer_epoch=v[i["producer_epoch"]], base_sequence=base_seq, base_timestamp=base_ts,
+        record_count=count, stored_records_size=stored, records_size=size)
 
 
 def _varint_size(n: int) -> int:
@@ -148,11 +182,10 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
     if size < MIN_LEGACY_RECORD_SIZE:
         raise BadLengthError(f"Record size {size} is less than the minimum record overhead (14)",
                              position=position + 8, base_offset=offset, field="size")
-    e, crc_valid = _legacy_message(entry, position, verify_crc, limit, offset)
-    m = e.message
-    codec_name = m.attributes.compression
-    ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.from_schema(m.attributes.timestamp_type)
-    timestamp = m.timestamp if magic == 1 else -1
+    m, crc_valid = _legacy_message(entry, position, verify_crc, limit, offset)
+    codec_name = m.compression
+    ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.from_schema(m.timestamp_type)
+    timestamp = m.timestamp
     common = dict(position=position, size=LOG_OVERHEAD + size, magic=magic, crc=m.crc, crc_valid=crc_valid,
                   compression=codec_name, timestamp_type=ts_type, max_timestamp=timestamp)
     if codec_name == "none":
@@ -169,19 +202,34 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
                  stored_records_size=len(m.value), records_size=len(data), **common)
 
 
-def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int):
+class _Message:
+    """The fields of a decoded v0/v1 log entry the runtime reads."""
+
+    __slots__ = ("offset", "crc", "magic", "compression", "timestamp_type", "timestamp", "key", "value")
+
+
+def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int) -> tuple[_Message, bool]:
+    """Decode a v0/v1 log entry, leaving a wrapper's value compressed."""
     magic = entry[16]
-    codec = _codecs()("legacy_log_entry", magic)
+    f = _decoders()
     try:
-        e = codec.parse(entry, verify_crc=False, parse_contents=False, max_decompressed_size=limit)
+        e, _ = f.legacy[magic](entry, 0, len(entry), False, limit, False)
     except KcodecError as exc:
         raise _locate(exc, position, offset) from None
+    mv, i = e[f.e_message], f.m[magic]
+    m = _Message()
+    m.offset, m.crc, m.magic = e[f.e_offset], mv[i["crc"]], magic
+    attributes = mv[i["attributes"]]
+    m.compression = attributes["compression"]
+    m.timestamp_type = attributes.get("timestamp_type", "create_time")
+    m.timestamp = mv[i["timestamp"]] if magic == 1 else -1
+    m.key, m.value = mv[i["key"]], mv[i["value"]]
     computed = zlib.crc32(memoryview(entry)[16:])
-    crc_valid = computed == e.message.crc
+    crc_valid = computed == m.crc
     if verify_crc and not crc_valid:
-        raise CrcMismatchError(f"Record is corrupt (stored crc = {e.message.crc}, computed crc = {computed})",
+        raise CrcMismatchError(f"Record is corrupt (stored crc = {m.crc}, computed crc = {computed})",
                                position=position + 12, base_offset=offset, field="message.crc")
-    return e, crc_valid
+    return m, crc_valid
 
 
 def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper, wrapper_ts_type,
@@ -213,7 +261,7 @@ def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper
             exc.position, exc.base_offset = position, wrapper_offset
             exc.field = f"message.value[{len(parsed)}].{exc.field or ''}".rstrip(".")
             raise
-        if e.message.attributes.compression != "none":
+        if e.compression != "none":
             raise CorruptError("Inner messages must not be compressed", position=position,
                                base_offset=wrapper_offset, field=f"message.value[{len(parsed)}].message.attributes")
         parsed.append((e, valid))
@@ -230,13 +278,12 @@ def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper
         else:
             base = wrapper_offset - last_inner
     out = []
-    for e, valid in parsed:
-        m = e.message
+    for m, valid in parsed:
         if m.magic == 0:
             ts, ts_type = -1, TimestampType.NO_TIMESTAMP_TYPE
         else:
             ts_type = wrapper_ts_type
             ts = wrapper.timestamp if wrapper_ts_type is TimestampType.LOG_APPEND_TIME else m.timestamp
-        offset = base + e.offset if base >= 0 else e.offset
+        offset = base + m.offset if base >= 0 else m.offset
         out.append(Record(offset, ts, ts_type, m.key, m.value, [], crc=m.crc, crc_valid=valid, magic=m.magic))
     return out
