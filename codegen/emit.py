@@ -138,7 +138,7 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
     fld, t = f.field, f.type
     d = fld.derived
     if d and d.kind == "length":
-        return f"Rebuild({_int(t)}, lambda this: _covered_{ev.suffix}_{f.name}(this))"
+        return f"Rebuild({_int(t)}, lambda this: _covered_{ev.suffix}_{f.name}(this, compression_level(this)))"
     if d and d.kind == "crc":
         return f"Rebuild({_int(t)}, 0)"
     if d and d.kind == "count":
@@ -225,7 +225,7 @@ def _size_expr(ev: EntityVersion, i: int) -> str | None:
         else:
             plain = _bytes_size(t, v)
             raw = f"_{ev.symbol}_{f.name.upper()}_CONTENTS.build({v})"
-        packed = f"len(compress_cached({codec}, {raw}, {ev.version}))"
+        packed = f"len(compress_cached({codec}, {raw}, {ev.version}, level))"
         if isinstance(t, BytesType):
             packed = f"{t.prefix.width} + {packed}"
         return f"({plain} if {codec} == \"none\" else {packed})"
@@ -236,7 +236,7 @@ def _size_expr(ev: EntityVersion, i: int) -> str | None:
     if isinstance(t, ArrayType):
         return _array_size(ev, t, v)
     if isinstance(t, EntityRef):
-        return f"{_module_alias(t.name)}.size_{t.name}_v{ev.version}({v})"
+        return f"{_module_alias(t.name)}.size_{t.name}_v{ev.version}({v}, level)"
     raise AssertionError(t)
 
 
@@ -254,7 +254,7 @@ def _bytes_size(t: BytesType, v: str) -> str:
 def _array_size(ev: EntityVersion, t: ArrayType, v: str) -> str:
     e = t.element
     if isinstance(e, EntityRef):
-        items = f"sum(map({_module_alias(e.name)}.size_{e.name}_v{ev.version}, {v}))"
+        items = f"sum({_module_alias(e.name)}.size_{e.name}_v{ev.version}(x, level) for x in {v})"
     elif isinstance(e, IntType) and e.fixed:
         items = f"{e.width} * len({v})"
     elif isinstance(e, IntType):

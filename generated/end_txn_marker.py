@@ -7,7 +7,7 @@ from construct import (Array, FixedSized, Int8sb, Int16sb, Int32sb, Int32ub, Int
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import (BitField, BitGroup, Compressed, CompressedBytes, ConstInt, CrcField,
                                        EntityCodec, EnumOf, KBytes, LengthBound, LengthCheck, UVarInt32, UntilEnd, VarInt32,
-                                       VarInt64, compress_cached)
+                                       VarInt64, compress_cached, compression_level)
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint, size_varint, size_varlong, uvarint_prefixed, varint_prefixed
 
@@ -30,12 +30,12 @@ END_TXN_MARKER_V0 = Struct(
 )
 
 
-def size_end_txn_marker_v0(value):
+def size_end_txn_marker_v0(value, level=None):
     """Bytes end_txn_marker v0 takes when built from ``value``."""
     return 6
 
 
-def field_sizes_end_txn_marker_v0(value):
+def field_sizes_end_txn_marker_v0(value, level=None):
     """Bytes each field of end_txn_marker v0 takes when built from ``value``."""
     return {"version": 2, "coordinator_epoch": 4}
 

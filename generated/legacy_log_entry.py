@@ -7,7 +7,7 @@ from construct import (Array, FixedSized, Int8sb, Int16sb, Int32sb, Int32ub, Int
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import (BitField, BitGroup, Compressed, CompressedBytes, ConstInt, CrcField,
                                        EntityCodec, EnumOf, KBytes, LengthBound, LengthCheck, UVarInt32, UntilEnd, VarInt32,
-                                       VarInt64, compress_cached)
+                                       VarInt64, compress_cached, compression_level)
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint, size_varint, size_varlong, uvarint_prefixed, varint_prefixed
 from . import legacy_message as _legacy_message
@@ -27,7 +27,7 @@ LEGACY_LOG_ENTRY_V0_MAX_OVERHEAD = 12
 
 LEGACY_LOG_ENTRY_V0 = Struct(
     "offset" / Int64sb,
-    "size" / Rebuild(Int32sb, lambda this: _covered_legacy_log_entry_v0_size(this)),
+    "size" / Rebuild(Int32sb, lambda this: _covered_legacy_log_entry_v0_size(this, compression_level(this))),
     "_start_size" / Tell,
     LengthBound("size", 14),
     "message" / LazyBound(lambda: _legacy_message.LEGACY_MESSAGE_V0),
@@ -35,21 +35,21 @@ LEGACY_LOG_ENTRY_V0 = Struct(
 )
 
 
-def size_legacy_log_entry_v0(value):
+def size_legacy_log_entry_v0(value, level=None):
     """Bytes legacy_log_entry v0 takes when built from ``value``."""
-    s_message = _legacy_message.size_legacy_message_v0(value["message"])
+    s_message = _legacy_message.size_legacy_message_v0(value["message"], level)
     return 12 + s_message
 
 
-def field_sizes_legacy_log_entry_v0(value):
+def field_sizes_legacy_log_entry_v0(value, level=None):
     """Bytes each field of legacy_log_entry v0 takes when built from ``value``."""
-    s_message = _legacy_message.size_legacy_message_v0(value["message"])
+    s_message = _legacy_message.size_legacy_message_v0(value["message"], level)
     return {"offset": 8, "size": 4, "message": s_message}
 
 
-def _covered_legacy_log_entry_v0_size(value):
+def _covered_legacy_log_entry_v0_size(value, level=None):
     """Bytes that size counts."""
-    s_message = _legacy_message.size_legacy_message_v0(value["message"])
+    s_message = _legacy_message.size_legacy_message_v0(value["message"], level)
     return s_message
 
 
@@ -77,7 +77,7 @@ LEGACY_LOG_ENTRY_V1_MAX_OVERHEAD = 12
 
 LEGACY_LOG_ENTRY_V1 = Struct(
     "offset" / Int64sb,
-    "size" / Rebuild(Int32sb, lambda this: _covered_legacy_log_entry_v1_size(this)),
+    "size" / Rebuild(Int32sb, lambda this: _covered_legacy_log_entry_v1_size(this, compression_level(this))),
     "_start_size" / Tell,
     LengthBound("size", 22),
     "message" / LazyBound(lambda: _legacy_message.LEGACY_MESSAGE_V1),
@@ -85,21 +85,21 @@ LEGACY_LOG_ENTRY_V1 = Struct(
 )
 
 
-def size_legacy_log_entry_v1(value):
+def size_legacy_log_entry_v1(value, level=None):
     """Bytes legacy_log_entry v1 takes when built from ``value``."""
-    s_message = _legacy_message.size_legacy_message_v1(value["message"])
+    s_message = _legacy_message.size_legacy_message_v1(value["message"], level)
     return 12 + s_message
 
 
-def field_sizes_legacy_log_entry_v1(value):
+def field_sizes_legacy_log_entry_v1(value, level=None):
     """Bytes each field of legacy_log_entry v1 takes when built from ``value``."""
-    s_message = _legacy_message.size_legacy_message_v1(value["message"])
+    s_message = _legacy_message.size_legacy_message_v1(value["message"], level)
     return {"offset": 8, "size": 4, "message": s_message}
 
 
-def _covered_legacy_log_entry_v1_size(value):
+def _covered_legacy_log_entry_v1_size(value, level=None):
     """Bytes that size counts."""
-    s_message = _legacy_message.size_legacy_message_v1(value["message"])
+    s_message = _legacy_message.size_legacy_message_v1(value["message"], level)
     return s_message
 
 

@@ -7,7 +7,7 @@ from construct import (Array, FixedSized, Int8sb, Int16sb, Int32sb, Int32ub, Int
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import (BitField, BitGroup, Compressed, CompressedBytes, ConstInt, CrcField,
                                        EntityCodec, EnumOf, KBytes, LengthBound, LengthCheck, UVarInt32, UntilEnd, VarInt32,
-                                       VarInt64, compress_cached)
+                                       VarInt64, compress_cached, compression_level)
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint, size_varint, size_varlong, uvarint_prefixed, varint_prefixed
 from . import legacy_log_entry as _legacy_log_entry
@@ -39,16 +39,16 @@ LEGACY_MESSAGE_V0 = Struct(
 )
 
 
-def size_legacy_message_v0(value):
+def size_legacy_message_v0(value, level=None):
     """Bytes legacy_message v0 takes when built from ``value``."""
-    s_value = ((4 if value["value"] is None else 4 + len(value["value"])) if value["attributes"]["compression"] == "none" else 4 + len(compress_cached(value["attributes"]["compression"], _LEGACY_MESSAGE_V0_VALUE_CONTENTS.build(value["value"]), 0)))
+    s_value = ((4 if value["value"] is None else 4 + len(value["value"])) if value["attributes"]["compression"] == "none" else 4 + len(compress_cached(value["attributes"]["compression"], _LEGACY_MESSAGE_V0_VALUE_CONTENTS.build(value["value"]), 0, level)))
     s_key = (4 if value["key"] is None else 4 + len(value["key"]))
     return 6 + s_key + s_value
 
 
-def field_sizes_legacy_message_v0(value):
+def field_sizes_legacy_message_v0(value, level=None):
     """Bytes each field of legacy_message v0 takes when built from ``value``."""
-    s_value = ((4 if value["value"] is None else 4 + len(value["value"])) if value["attributes"]["compression"] == "none" else 4 + len(compress_cached(value["attributes"]["compression"], _LEGACY_MESSAGE_V0_VALUE_CONTENTS.build(value["value"]), 0)))
+    s_value = ((4 if value["value"] is None else 4 + len(value["value"])) if value["attributes"]["compression"] == "none" else 4 + len(compress_cached(value["attributes"]["compression"], _LEGACY_MESSAGE_V0_VALUE_CONTENTS.build(value["value"]), 0, level)))
     s_key = (4 if value["key"] is None else 4 + len(value["key"]))
     return {"crc": 4, "magic": 1, "attributes": 1, "key": s_key, "value": s_value}
 
@@ -95,16 +95,16 @@ LEGACY_MESSAGE_V1 = Struct(
 )
 
 
-def size_legacy_message_v1(value):
+def size_legacy_message_v1(value, level=None):
     """Bytes legacy_message v1 takes when built from ``value``."""
-    s_value = ((4 if value["value"] is None else 4 + len(value["value"])) if value["attributes"]["compression"] == "none" else 4 + len(compress_cached(value["attributes"]["compression"], _LEGACY_MESSAGE_V1_VALUE_CONTENTS.build(value["value"]), 1)))
+    s_value = ((4 if value["value"] is None else 4 + len(value["value"])) if value["attributes"]["compression"] == "none" else 4 + len(compress_cached(value["attributes"]["compression"], _LEGACY_MESSAGE_V1_VALUE_CONTENTS.build(value["value"]), 1, level)))
     s_key = (4 if value["key"] is None else 4 + len(value["key"]))
     return 14 + s_key + s_value
 
 
-def field_sizes_legacy_message_v1(value):
+def field_sizes_legacy_message_v1(value, level=None):
     """Bytes each field of legacy_message v1 takes when built from ``value``."""
-    s_value = ((4 if value["value"] is None else 4 + len(value["value"])) if value["attributes"]["compression"] == "none" else 4 + len(compress_cached(value["attributes"]["compression"], _LEGACY_MESSAGE_V1_VALUE_CONTENTS.build(value["value"]), 1)))
+    s_value = ((4 if value["value"] is None else 4 + len(value["value"])) if value["attributes"]["compression"] == "none" else 4 + len(compress_cached(value["attributes"]["compression"], _LEGACY_MESSAGE_V1_VALUE_CONTENTS.build(value["value"]), 1, level)))
     s_key = (4 if value["key"] is None else 4 + len(value["key"]))
     return {"crc": 4, "magic": 1, "attributes": 1, "timestamp": 8, "key": s_key, "value": s_value}
 

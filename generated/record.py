@@ -7,7 +7,7 @@ from construct import (Array, FixedSized, Int8sb, Int16sb, Int32sb, Int32ub, Int
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import (BitField, BitGroup, Compressed, CompressedBytes, ConstInt, CrcField,
                                        EntityCodec, EnumOf, KBytes, LengthBound, LengthCheck, UVarInt32, UntilEnd, VarInt32,
-                                       VarInt64, compress_cached)
+                                       VarInt64, compress_cached, compression_level)
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint, size_varint, size_varlong, uvarint_prefixed, varint_prefixed
 from . import record_header as _record_header
@@ -23,7 +23,7 @@ RECORD_V2_MIN_OVERHEAD = 7
 RECORD_V2_MAX_OVERHEAD = 36
 
 RECORD_V2 = Struct(
-    "length" / Rebuild(VarInt32(), lambda this: _covered_record_v2_length(this)),
+    "length" / Rebuild(VarInt32(), lambda this: _covered_record_v2_length(this, compression_level(this))),
     "_start_length" / Tell,
     LengthBound("length", 6),
     "attributes" / Int8sb,
@@ -36,9 +36,9 @@ RECORD_V2 = Struct(
 )
 
 
-def size_record_v2(value):
+def size_record_v2(value, level=None):
     """Bytes record v2 takes when built from ``value``."""
-    s_headers = size_varint(len(value["headers"])) + sum(map(_record_header.size_record_header_v2, value["headers"]))
+    s_headers = size_varint(len(value["headers"])) + sum(_record_header.size_record_header_v2(x, level) for x in value["headers"])
     s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
     s_key = (1 if value["key"] is None else varint_prefixed(len(value["key"])))
     s_offset_delta = size_varint(value["offset_delta"])
@@ -47,9 +47,9 @@ def size_record_v2(value):
     return 1 + s_length + s_timestamp_delta + s_offset_delta + s_key + s_value + s_headers
 
 
-def field_sizes_record_v2(value):
+def field_sizes_record_v2(value, level=None):
     """Bytes each field of record v2 takes when built from ``value``."""
-    s_headers = size_varint(len(value["headers"])) + sum(map(_record_header.size_record_header_v2, value["headers"]))
+    s_headers = size_varint(len(value["headers"])) + sum(_record_header.size_record_header_v2(x, level) for x in value["headers"])
     s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
     s_key = (1 if value["key"] is None else varint_prefixed(len(value["key"])))
     s_offset_delta = size_varint(value["offset_delta"])
@@ -58,9 +58,9 @@ def field_sizes_record_v2(value):
     return {"length": s_length, "attributes": 1, "timestamp_delta": s_timestamp_delta, "offset_delta": s_offset_delta, "key": s_key, "value": s_value, "headers": s_headers}
 
 
-def _covered_record_v2_length(value):
+def _covered_record_v2_length(value, level=None):
     """Bytes that length counts."""
-    s_headers = size_varint(len(value["headers"])) + sum(map(_record_header.size_record_header_v2, value["headers"]))
+    s_headers = size_varint(len(value["headers"])) + sum(_record_header.size_record_header_v2(x, level) for x in value["headers"])
     s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
     s_key = (1 if value["key"] is None else varint_prefixed(len(value["key"])))
     s_offset_delta = size_varint(value["offset_delta"])

@@ -7,7 +7,7 @@ from construct import (Array, FixedSized, Int8sb, Int16sb, Int32sb, Int32ub, Int
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import (BitField, BitGroup, Compressed, CompressedBytes, ConstInt, CrcField,
                                        EntityCodec, EnumOf, KBytes, LengthBound, LengthCheck, UVarInt32, UntilEnd, VarInt32,
-                                       VarInt64, compress_cached)
+                                       VarInt64, compress_cached, compression_level)
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint, size_varint, size_varlong, uvarint_prefixed, varint_prefixed
 
@@ -27,14 +27,14 @@ RECORD_HEADER_V2 = Struct(
 )
 
 
-def size_record_header_v2(value):
+def size_record_header_v2(value, level=None):
     """Bytes record_header v2 takes when built from ``value``."""
     s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
     s_key = varint_prefixed(len(value["key"].encode('utf-8')))
     return s_key + s_value
 
 
-def field_sizes_record_header_v2(value):
+def field_sizes_record_header_v2(value, level=None):
     """Bytes each field of record_header v2 takes when built from ``value``."""
     s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
     s_key = varint_prefixed(len(value["key"].encode('utf-8')))

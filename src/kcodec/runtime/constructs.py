@@ -402,16 +402,22 @@ class CrcField(c.Construct):
 _compress_memo: tuple[tuple, bytes] | None = None
 
 
-def compress_cached(codec: str, data: bytes, magic: int) -> bytes:
+def compress_cached(codec: str, data: bytes, magic: int, level: int | None = None) -> bytes:
     """Compress, remembering the last result: the size function and the
     builder both ask for the same stream, and compression is deterministic."""
     global _compress_memo
-    key = (codec, magic, data)
-    if _compress_memo is not None and _compress_memo[0] == key:
-        return _compress_memo[1]
-    out = codecs.compress(codec, data, magic=magic)
+    key = (codec, magic, level, data)
+    memo = _compress_memo
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    out = codecs.compress(codec, data, magic=magic, level=level)
     _compress_memo = (key, out)
     return out
+
+
+def compression_level(context) -> int | None:
+    """The level a build was asked for (``build(value, compression_level=N)``)."""
+    return context._params.get("compression_level")
 
 
 def _decompress(codec: str, data: bytes, magic: int, context, stream, path) -> bytes:
@@ -455,7 +461,7 @@ class Compressed(c.Subconstruct):
         data = inner.getvalue()
         name = self.codec(context)
         if name != "none":
-            data = compress_cached(name, data, self.magic)
+            data = compress_cached(name, data, self.magic, compression_level(context))
         c.stream_write(stream, data, len(data), path)
         return built
 
@@ -491,7 +497,7 @@ class CompressedBytes(c.Construct):
             raise EncodeError(f"a {name} wrapper's value is a list of inner entries", field=field_path(path))
         inner = io.BytesIO()
         self.contents._build(obj, inner, context, path)
-        data = compress_cached(name, inner.getvalue(), self.magic)
+        data = compress_cached(name, inner.getvalue(), self.magic, compression_level(context))
         self.prefix._build(len(data), stream, context, path)
         c.stream_write(stream, data, len(data), path)
         return obj
@@ -536,7 +542,15 @@ class EntityCodec:
     def __init__(self, entity: str, version: int, definition: c.Construct, size: Callable,
                  field_sizes: Callable, layout):
         self.entity, self.version, self.construct = entity, version, definition
-        self.size, self.field_sizes, self.layout = size, field_sizes, layout
+        self._size, self._field_sizes, self.layout = size, field_sizes, layout
+
+    def size(self, value, *, compression_level: int | None = None) -> int:
+        """Exact bytes ``build(value)`` produces (compresses when it must)."""
+        return self._size(value, compression_level)
+
+    def field_sizes(self, value, *, compression_level: int | None = None) -> dict:
+        """Bytes of each field of ``build(value)``."""
+        return self._field_sizes(value, compression_level)
 
     def __repr__(self) -> str:
         return f"<EntityCodec {self.entity} v{self.version}>"
@@ -568,9 +582,13 @@ class EntityCodec:
                                  position=used)
         return value
 
-    def build(self, value) -> bytes:
+    def build(self, value, *, compression_level: int | None = None) -> bytes:
+        """Bytes of ``value``; derived fields are filled in. Compressed regions
+        use the codec's default level unless ``compression_level`` is given."""
         try:
-            return self.construct.build(value)
+            if compression_level is None:
+                return self.construct.build(value)
+            return self.construct.build(value, compression_level=compression_level)
         except KcodecError:
             raise
         except (c.ConstructError, struct.error, ValueError, KeyError, TypeError, OverflowError,

@@ -1,0 +1,608 @@
+"""The writer side: records in, Kafka log bytes out (spec §2-§6).
+
+Three entry points, all returning the bytes of one or more log entries exactly
+as Kafka writes them to a segment or a Produce/Fetch ``records`` field:
+
+* :func:`encode_batch` -- one v2 batch, or v0/v1 messages (one entry per record,
+  or one compressed wrapper holding them all);
+* :func:`encode_control_batch` -- a COMMIT/ABORT transaction marker or a KRaft
+  control batch;
+* :func:`convert_batches` -- decoded :class:`~kcodec.runtime.model.Batch`
+  objects re-encoded at another magic or codec, keeping every record's offset
+  and timestamp, the way a broker up- or down-converts.
+
+Every byte is produced by the generated codecs (``kcodec.generated``), which
+fill in lengths, counts and CRCs; this module only decides the field values,
+applying the rules of Kafka's ``MemoryRecordsBuilder``. Anything Kafka's
+builder refuses raises :class:`~kcodec.errors.EncodeError`.
+
+Records are given as :class:`NewRecord`, as kcodec :class:`Record` objects
+(e.g. read from another log) or as plain dicts with the keys of
+:class:`NewRecord`. A record's ``offset`` is absolute: when given it is used
+as is (compacted gaps, conversions keeping offsets); otherwise it is the
+previous record's offset + 1, starting at ``base_offset`` (Kafka's
+``nextSequentialOffset``).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from kcodec.errors import EncodeError, KcodecError
+
+from . import codecs
+from .model import CONTROL_TYPE_NAMES, Batch, Record, TimestampType
+
+__all__ = ["NewRecord", "RecordInput", "encode_batch", "encode_control_batch", "convert_batches",
+           "NO_TIMESTAMP", "CONTROL_TYPES"]
+
+NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
+_NO_PRODUCER_ID = -1
+_NO_PRODUCER_EPOCH = -1
+_NO_SEQUENCE = -1
+_NO_PARTITION_LEADER_EPOCH = -1
+_INT16 = (-(1 << 15), (1 << 15) - 1)
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_V2_RECORDS_OFFSET = 61  # RECORD_BATCH_OVERHEAD
+_LOG_OVERHEAD = 12
+
+#: Control record type ids by (lower-case) name, as the control_record_key schema spells them.
+CONTROL_TYPES: dict[str, int] = {name.lower(): type_id for type_id, name in CONTROL_TYPE_NAMES.items()}
+_TXN_MARKERS = ("abort", "commit")
+
+
+@dataclass(frozen=True, slots=True)
+class NewRecord:
+    """A record to write.
+
+    ``timestamp`` is in milliseconds, -1 for none. ``offset`` is the absolute
+    offset; None means "the previous record's offset + 1" (the batch's base
+    offset for the first record)."""
+
+    key: bytes | None = None
+    value: bytes | None = None
+    headers: Sequence[tuple[str, bytes | None]] = ()
+    timestamp: int = NO_TIMESTAMP
+    offset: int | None = None
+
+
+#: What the encoders accept for one record.
+RecordInput = Union[NewRecord, Record, Mapping[str, Any]]
+
+_RECORD_KEYS = frozenset(("key", "value", "headers", "timestamp", "offset"))
+
+
+@dataclass(frozen=True, slots=True)
+class _Rec:
+    """A validated record with its absolute offset assigned."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+
+
+def _codec(entity: str, version: int):
+    # Imported on first use, as the reader does: generated code pulls in construct.
+    from kcodec.generated import codec
+
+    return codec(entity, version)
+
+
+# ---------------------------------------------------------------------------- validation helpers
+
+def _int(name: str, value: Any, bounds: tuple[int, int]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EncodeError(f"{name} must be an int, not {type(value).__name__}")
+    if not bounds[0] <= value <= bounds[1]:
+        raise EncodeError(f"{name} {value} is out of range [{bounds[0]}, {bounds[1]}]")
+    return value
+
+
+def _timestamp(name: str, value: Any) -> int:
+    value = _int(name, value, _INT64)
+    if value < 0 and value != NO_TIMESTAMP:
+        # MemoryRecordsBuilder.appendWithOffset: "Invalid negative timestamp N"
+        raise EncodeError(f"Invalid negative timestamp {value} ({name}: a timestamp is >= 0, or -1 for none)")
+    return value
+
+
+def _bytes(name: str, value: Any) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise EncodeError(f"{name} must be bytes or None, not {type(value).__name__}")
+
+
+def _magic(magic: Any) -> int:
+    if isinstance(magic, bool) or magic not in (0, 1, 2):
+        raise EncodeError(f"magic must be 0, 1 or 2, not {magic!r}")
+    return magic
+
+
+def _compression(compression: Any, magic: int, level: int | None) -> str:
+    """The codec name, checked against the magic, with its level validated."""
+    if isinstance(compression, str) and compression.lower() in codecs.CODEC_IDS:
+        name = compression.lower()
+    elif isinstance(compression, int) and not isinstance(compression, bool) and compression in codecs.CODECS:
+        name = codecs.CODECS[compression]
+    else:
+        raise EncodeError(f"unknown compression codec {compression!r} (known: {', '.join(codecs.CODEC_IDS)})")
+    if name == "zstd" and magic < 2:
+        raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
+    try:
+        codecs.compress(name, b"", magic=magic, level=level)  # validates the level (KIP-390 ranges)
+    except KcodecError as exc:
+        raise EncodeError(f"compression level: {exc.message}") from None
+    return name
+
+
+def _timestamp_type(value: Any, magic: int) -> TimestampType:
+    try:
+        ts_type = TimestampType(value)
+    except ValueError:
+        raise EncodeError(f"unknown timestamp type {value!r}") from None
+    if magic == 0:
+        if ts_type is TimestampType.LOG_APPEND_TIME:
+            raise EncodeError("magic 0 has no timestamps: timestamp_type must be CREATE_TIME or NO_TIMESTAMP_TYPE")
+        return TimestampType.NO_TIMESTAMP_TYPE
+    if ts_type is TimestampType.NO_TIMESTAMP_TYPE:
+        # MemoryRecordsBuilder: "TimestampType must be set for magic >= 0"
+        raise EncodeError(f"timestamp_type must be CREATE_TIME or LOG_APPEND_TIME for magic {magic}")
+    return ts_type
+
+
+def _log_append_time(ts_type: TimestampType, log_append_time: Any) -> int | None:
+    if ts_type is TimestampType.LOG_APPEND_TIME:
+        if log_append_time is None:
+            raise EncodeError("timestamp_type LOG_APPEND_TIME needs log_append_time (the broker's append time, ms)")
+        value = _timestamp("log_append_time", log_append_time)
+        if value < 0:
+            raise EncodeError(f"log_append_time must be >= 0, not {value}")
+        return value
+    if log_append_time is not None:
+        raise EncodeError("log_append_time is only used with timestamp_type LOG_APPEND_TIME")
+    return None
+
+
+def _fields(item: Any, index: int) -> tuple:
+    """(key, value, headers, timestamp, offset) of one record input."""
+    if isinstance(item, NewRecord):
+        return item.key, item.value, item.headers, item.timestamp, item.offset
+    if isinstance(item, Record):
+        if item.control is not None:
+            raise EncodeError(f"record {index} is a control record: write those with encode_control_batch")
+        return item.key, item.value, item.headers, item.timestamp, item.offset
+    if isinstance(item, Mapping):
+        unknown = set(item) - _RECORD_KEYS
+        if unknown:
+            raise EncodeError(f"record {index}: unknown field(s) {', '.join(sorted(map(str, unknown)))} "
+                              f"(known: {', '.join(sorted(_RECORD_KEYS))})")
+        return (item.get("key"), item.get("value"), item.get("headers") or (),
+                item.get("timestamp", NO_TIMESTAMP), item.get("offset"))
+    raise EncodeError(f"record {index} must be a NewRecord, a kcodec Record or a dict, not {type(item).__name__}")
+
+
+def _headers(headers: Any, index: int) -> tuple[tuple[str, bytes | None], ...]:
+    if isinstance(headers, (str, bytes)) or not isinstance(headers, Iterable):
+        raise EncodeError(f"record {index}: headers must be a list of (key, value) pairs")
+    out = []
+    for h in headers:
+        try:
+            key, value = h
+        except (TypeError, ValueError):
+            raise EncodeError(f"record {index}: header {h!r} is not a (key, value) pair") from None
+        if key is None:
+            raise EncodeError(f"record {index}: Invalid null header key found in headers")
+        if not isinstance(key, str):
+            raise EncodeError(f"record {index}: header keys are str, not {type(key).__name__}")
+        out.append((key, _bytes(f"record {index}: header {key!r} value", value)))
+    return tuple(out)
+
+
+def _normalize(records: Iterable[RecordInput], base_offset: int | None, magic: int,
+               allow_lossy: bool) -> tuple[int, list[_Rec]]:
+    """Validate the inputs and assign absolute offsets; returns (base offset, records)."""
+    if isinstance(records, (str, bytes, Mapping, NewRecord, Record)) or not isinstance(records, Iterable):
+        raise EncodeError("records must be a list of records")
+    items = [_fields(item, i) for i, item in enumerate(records)]
+    if base_offset is None:
+        first = items[0][4] if items else None
+        base_offset = 0 if first is None else first
+    base_offset = _int("base_offset", base_offset, (0, _INT64[1]))
+    out: list[_Rec] = []
+    previous = None
+    for i, (key, value, headers, timestamp, offset) in enumerate(items):
+        if offset is None:
+            offset = base_offset if previous is None else previous + 1
+        offset = _int(f"record {i} offset", offset, (0, _INT64[1]))
+        if previous is not None and offset <= previous:
+            raise EncodeError(f"record {i}: Illegal offset {offset} following previous offset {previous} "
+                              "(Offsets must increase monotonically).")
+        if offset < base_offset:
+            raise EncodeError(f"record {i}: offset {offset} is below the batch's base offset {base_offset}")
+        if magic == 2 and offset - base_offset > _INT32[1]:
+            raise EncodeError(f"record {i}: offset {offset} is {offset - base_offset} past the base offset "
+                              f"{base_offset}; a v2 offset delta must fit in an int32")
+        timestamp = _timestamp(f"record {i} timestamp", timestamp)
+        hdrs = _headers(headers, i)
+        if hdrs and magic < 2:
+            if not allow_lossy:
+                raise EncodeError(f"record {i}: Magic v{magic} does not support record headers "
+                                  "(pass allow_lossy=True to drop them)")
+            hdrs = ()
+        if magic == 0 and timestamp != NO_TIMESTAMP:
+            if not allow_lossy:
+                raise EncodeError(f"record {i}: magic 0 has no timestamps, but the record has timestamp "
+                                  f"{timestamp} (pass allow_lossy=True to drop it)")
+            timestamp = NO_TIMESTAMP
+        out.append(_Rec(offset, timestamp, _bytes(f"record {i} key", key), _bytes(f"record {i} value", value),
+                        hdrs))
+        previous = offset
+    return base_offset, out
+
+
+# ---------------------------------------------------------------------------- building through the codecs
+
+def _build(entity_codec, value: dict, codec_name: str, magic: int, level: int | None, raw: bytes | None) -> bytes:
+    """Build ``value`` with the generated codec, compressing at ``level``."""
+    try:
+        if level is None or codec_name == "none":
+            return entity_codec.build(value)
+        return entity_codec.build(value, compression_level=level)
+    except EncodeError:
+        raise
+    except KcodecError as exc:  # e.g. a CompressionError from a codec
+        raise EncodeError(exc.message) from None
+
+
+def _v2_attributes(compression: str, ts_type: TimestampType, transactional: bool, control: bool,
+                   delete_horizon: bool) -> dict:
+    return {"compression": compression,
+            "timestamp_type": "log_append_time" if ts_type is TimestampType.LOG_APPEND_TIME else "create_time",
+            "transactional": transactional, "control": control, "delete_horizon": delete_horizon}
+
+
+def _build_v2(recs: list[_Rec], *, base_offset: int, last_offset: int | None, compression: str,
+              level: int | None, ts_type: TimestampType, log_append_time: int | None, producer_id: int,
+              producer_epoch: int, base_sequence: int, transactional: bool, control: bool,
+              partition_leader_epoch: int, delete_horizon_ms: int | None,
+              empty_max_timestamp: int | None = None) -> bytes:
+    if last_offset is None:
+        last_offset = recs[-1].offset if recs else base_offset
+    if recs and last_offset < recs[-1].offset:
+        raise EncodeError(f"last offset {last_offset} is below the last record's offset {recs[-1].offset}")
+    last_offset_delta = last_offset - base_offset
+    if not _INT32[0] <= last_offset_delta <= _INT32[1]:
+        raise EncodeError(f"lastOffsetDelta {last_offset_delta} does not fit in an int32")
+    if not recs:
+        # DefaultRecordBatch.writeEmptyHeader: no compression, baseTimestamp -1, maxTimestamp as given.
+        if delete_horizon_ms is not None:
+            raise EncodeError("an empty batch cannot carry a delete horizon "
+                              "(Kafka's writeEmptyHeader writes baseTimestamp -1 and no horizon bit)")
+        if empty_max_timestamp is None:
+            empty_max_timestamp = log_append_time if ts_type is TimestampType.LOG_APPEND_TIME else NO_TIMESTAMP
+        value = {
+            "base_offset": base_offset, "partition_leader_epoch": partition_leader_epoch,
+            "attributes": _v2_attributes("none", ts_type, transactional, control, False),
+            "last_offset_delta": last_offset_delta, "base_timestamp": NO_TIMESTAMP,
+            "max_timestamp": empty_max_timestamp, "producer_id": producer_id, "producer_epoch": producer_epoch,
+            "base_sequence": base_sequence, "records": [],
+        }
+        return _build(_codec("record_batch", 2), value, "none", 2, None, None)
+
+    if delete_horizon_ms is not None:
+        base_timestamp = delete_horizon_ms  # the MemoryRecordsBuilder constructor: deltas against the horizon
+    else:
+        base_timestamp = recs[0].timestamp
+    if ts_type is TimestampType.LOG_APPEND_TIME:
+        max_timestamp = log_append_time
+    else:
+        max_timestamp = max([NO_TIMESTAMP] + [r.timestamp for r in recs])
+    record_values = []
+    for i, r in enumerate(recs):
+        delta = r.timestamp - base_timestamp
+        if not _INT64[0] <= delta <= _INT64[1]:
+            raise EncodeError(f"record {i}: timestamp delta {delta} does not fit in a varlong")
+        record_values.append({
+            "attributes": 0, "timestamp_delta": delta, "offset_delta": r.offset - base_offset,
+            "key": r.key, "value": r.value, "headers": [{"key": k, "value": v} for k, v in r.headers],
+        })
+    value = {
+        "base_offset": base_offset, "partition_leader_epoch": partition_leader_epoch,
+        "attributes": _v2_attributes(compression, ts_type, transactional, control, delete_horizon_ms is not None),
+        "last_offset_delta": last_offset_delta, "base_timestamp": base_timestamp, "max_timestamp": max_timestamp,
+        "producer_id": producer_id, "producer_epoch": producer_epoch, "base_sequence": base_sequence,
+        "records": record_values,
+    }
+    raw = None
+    if level is not None and compression != "none":
+        record_codec = _codec("record", 2)
+        raw = b"".join(record_codec.build(rv) for rv in record_values)
+    return _build(_codec("record_batch", 2), value, compression, 2, level, raw)
+
+
+def _legacy_message(magic: int, compression: str, ts_type: TimestampType, timestamp: int,
+                    key: bytes | None, value: Any) -> dict:
+    attributes: dict[str, Any] = {"compression": compression}
+    message: dict[str, Any] = {"attributes": attributes, "key": key, "value": value}
+    if magic == 1:
+        attributes["timestamp_type"] = ("log_append_time" if ts_type is TimestampType.LOG_APPEND_TIME
+                                        else "create_time")
+        message["timestamp"] = timestamp
+    return message
+
+
+def _build_legacy(recs: list[_Rec], *, magic: int, base_offset: int, compression: str, level: int | None,
+                  ts_type: TimestampType, log_append_time: int | None) -> bytes:
+    entry_codec = _codec("legacy_log_entry", magic)
+    if not recs:
+        return b""
+    log_append = ts_type is TimestampType.LOG_APPEND_TIME
+
+    def timestamp_of(r: _Rec) -> int:
+        # appendLegacyRecord: under LogAppendTime every message carries the append time.
+        return log_append_time if log_append else r.timestamp
+
+    if compression == "none":
+        return b"".join(
+            _build(entry_codec, {"offset": r.offset,
+                                 "message": _legacy_message(magic, "none", ts_type, timestamp_of(r), r.key, r.value)},
+                   "none", magic, None, None)
+            for r in recs)
+    # One wrapper: inner offsets absolute (v0) or relative to the base offset (v1, toInnerOffset);
+    # the wrapper's offset is the last inner message's absolute offset.
+    inner = [{"offset": r.offset - base_offset if magic == 1 else r.offset,
+              "message": _legacy_message(magic, "none", ts_type, timestamp_of(r), r.key, r.value)}
+             for r in recs]
+    wrapper_ts = log_append_time if log_append else max([NO_TIMESTAMP] + [r.timestamp for r in recs])
+    wrapper = {"offset": recs[-1].offset,
+               "message": _legacy_message(magic, compression, ts_type, wrapper_ts, None, inner)}
+    raw = b"".join(entry_codec.build(e) for e in inner) if level is not None else None
+    return _build(entry_codec, wrapper, compression, magic, level, raw)
+
+
+# ---------------------------------------------------------------------------- public API
+
+def encode_batch(records: Iterable[RecordInput], *, magic: int = 2, compression: str | int = "none",
+                 compression_level: int | None = None, base_offset: int | None = None,
+                 timestamp_type: TimestampType | int = TimestampType.CREATE_TIME,
+                 log_append_time: int | None = None, producer_id: int = _NO_PRODUCER_ID,
+                 producer_epoch: int = _NO_PRODUCER_EPOCH, base_sequence: int = _NO_SEQUENCE,
+                 transactional: bool = False, partition_leader_epoch: int = _NO_PARTITION_LEADER_EPOCH,
+                 delete_horizon_ms: int | None = None, allow_lossy: bool = False) -> bytes:
+    """Encode ``records`` as Kafka writes them at ``magic``.
+
+    * magic 2: one record batch. ``base_offset`` (default: the first record's
+      explicit offset, else 0) is the batch's baseOffset; baseTimestamp is
+      the first record's timestamp, or ``delete_horizon_ms`` when given (the
+      delete-horizon bit is then set and every delta is against it).
+      maxTimestamp is the largest record timestamp (CreateTime) or
+      ``log_append_time`` (LogAppendTime, which it then requires). No records
+      gives an empty batch (count 0, baseTimestamp -1, compression none).
+    * magic 0/1 uncompressed: one log entry per record.
+    * magic 0/1 compressed: one wrapper message holding the compressed
+      message set; v1 inner offsets are relative to ``base_offset`` and the
+      wrapper's offset is the last record's. Under LogAppendTime (v1 only)
+      the wrapper and every message carry ``log_append_time``.
+
+    ``compression`` is none, gzip, snappy, lz4 or zstd (or its id);
+    ``compression_level`` follows KIP-390 (gzip 1..9 or -1, lz4 1..17, zstd
+    -131072..22; None for the default). Producer fields, ``transactional``,
+    ``partition_leader_epoch`` and ``delete_horizon_ms`` exist only in v2.
+
+    Raises :class:`EncodeError` for what Kafka's MemoryRecordsBuilder refuses:
+    transactional without a producer id; a producer id without an epoch or a
+    base sequence >= 0; offsets that do not increase or whose delta does not
+    fit an int32; negative timestamps other than -1; null header keys; zstd,
+    headers, producer state or a delete horizon below magic 2; unknown codecs
+    and levels out of range. With ``allow_lossy`` headers below magic 2 and
+    timestamps at magic 0 are dropped instead of refused.
+    """
+    magic = _magic(magic)
+    name = _compression(compression, magic, compression_level)
+    ts_type = _timestamp_type(timestamp_type, magic)
+    lat = _log_append_time(ts_type, log_append_time)
+    producer_id = _int("producer_id", producer_id, _INT64)
+    producer_epoch = _int("producer_epoch", producer_epoch, _INT16)
+    base_sequence = _int("base_sequence", base_sequence, _INT32)
+    partition_leader_epoch = _int("partition_leader_epoch", partition_leader_epoch, _INT32)
+    if not isinstance(transactional, bool):
+        raise EncodeError(f"transactional must be a bool, not {type(transactional).__name__}")
+    if delete_horizon_ms is not None:
+        delete_horizon_ms = _timestamp("delete_horizon_ms", delete_horizon_ms)
+        if delete_horizon_ms < 0:
+            raise EncodeError(f"delete_horizon_ms must be >= 0, not {delete_horizon_ms}")
+    if magic < 2:
+        if transactional:
+            raise EncodeError(f"Transactional records are not supported for magic {magic}")
+        if (producer_id, producer_epoch, base_sequence) != (_NO_PRODUCER_ID, _NO_PRODUCER_EPOCH, _NO_SEQUENCE):
+            raise EncodeError(f"Idempotent messages are not supported for magic {magic} "
+                              "(producer_id, producer_epoch and base_sequence must stay -1)")
+        if delete_horizon_ms is not None:
+            raise EncodeError(f"Delete horizon timestamp is not supported for magic {magic}")
+        if partition_leader_epoch != _NO_PARTITION_LEADER_EPOCH:
+            raise EncodeError(f"magic {magic} has no partition leader epoch (leave it -1)")
+    else:
+        _check_producer_state(producer_id, producer_epoch, base_sequence, transactional, control=False)
+    base, recs = _normalize(records, base_offset, magic, allow_lossy)
+    if magic == 2:
+        return _build_v2(recs, base_offset=base, last_offset=None, compression=name, level=compression_level,
+                         ts_type=ts_type, log_append_time=lat, producer_id=producer_id,
+                         producer_epoch=producer_epoch, base_sequence=base_sequence, transactional=transactional,
+                         control=False, partition_leader_epoch=partition_leader_epoch,
+                         delete_horizon_ms=delete_horizon_ms)
+    return _build_legacy(recs, magic=magic, base_offset=base, compression=name, level=compression_level,
+                         ts_type=ts_type, log_append_time=lat)
+
+
+def _check_producer_state(producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool,
+                          control: bool) -> None:
+    """MemoryRecordsBuilder.validateProducerState."""
+    if transactional and producer_id == _NO_PRODUCER_ID:
+        raise EncodeError("Cannot write transactional messages without a valid producer ID")
+    if producer_id != _NO_PRODUCER_ID:
+        if producer_epoch == _NO_PRODUCER_EPOCH:
+            raise EncodeError(f"Invalid negative producer epoch (producer_id {producer_id} needs an epoch)")
+        if base_sequence < 0 and not control:
+            raise EncodeError(f"Invalid negative sequence number used (producer_id {producer_id} needs "
+                              "base_sequence >= 0)")
+
+
+def encode_control_batch(kind: str, *, producer_id: int | None = None, producer_epoch: int | None = None,
+                         coordinator_epoch: int = 0, offset: int = 0, timestamp: int = NO_TIMESTAMP,
+                         partition_leader_epoch: int = _NO_PARTITION_LEADER_EPOCH,
+                         transactional: bool | None = None, value: bytes | None = None) -> bytes:
+    """One v2 control batch holding one control record at ``offset``.
+
+    ``kind`` "commit" or "abort" (any case) gives a transaction marker, as
+    ``MemoryRecords.writeEndTransactionalMarker``: control and transactional
+    bits, the producer's ``producer_id`` and ``producer_epoch`` (both
+    required), baseSequence -1, CreateTime ``timestamp``; the key is a
+    control_record_key {version 0, type} and the value an end_txn_marker
+    {version 0, ``coordinator_epoch``}.
+
+    A KRaft type ("leader_change", "snapshot_header", "snapshot_footer",
+    "kraft_version", "kraft_voters") gives a KRaft control batch, as
+    ``createKraftControlRecordBuilder``: producer id and epoch -1, not
+    transactional, the caller's serialized ``value``.
+
+    ``transactional`` defaults to True for markers and False for KRaft types.
+    """
+    if not isinstance(kind, str) or kind.lower() not in CONTROL_TYPES:
+        raise EncodeError(f"unknown control record type {kind!r} (known: {', '.join(CONTROL_TYPES)})")
+    kind = kind.lower()
+    offset = _int("offset", offset, (0, _INT64[1]))
+    timestamp = _timestamp("timestamp", timestamp)
+    partition_leader_epoch = _int("partition_leader_epoch", partition_leader_epoch, _INT32)
+    key = _build(_codec("control_record_key", 0), {"version": 0, "type": kind}, "none", 2, None, None)
+    if kind in _TXN_MARKERS:
+        if producer_id is None or producer_epoch is None:
+            raise EncodeError(f"a {kind.upper()} marker needs the producer_id and producer_epoch of the transaction")
+        if value is not None:
+            raise EncodeError(f"a {kind.upper()} marker's value is built from coordinator_epoch; do not pass value")
+        coordinator_epoch = _int("coordinator_epoch", coordinator_epoch, _INT32)
+        record_value = _build(_codec("end_txn_marker", 0), {"version": 0, "coordinator_epoch": coordinator_epoch},
+                              "none", 2, None, None)
+        transactional = True if transactional is None else transactional
+    else:
+        producer_id = _NO_PRODUCER_ID if producer_id is None else producer_id
+        producer_epoch = _NO_PRODUCER_EPOCH if producer_epoch is None else producer_epoch
+        if producer_id != _NO_PRODUCER_ID or producer_epoch != _NO_PRODUCER_EPOCH or transactional:
+            raise EncodeError(f"a KRaft {kind.upper()} control batch has producer id and epoch -1 and is "
+                              "not transactional")
+        if coordinator_epoch != 0:
+            raise EncodeError("coordinator_epoch belongs to COMMIT / ABORT markers only")
+        record_value = _bytes("value", value)
+        transactional = False
+    if not isinstance(transactional, bool):
+        raise EncodeError(f"transactional must be a bool, not {type(transactional).__name__}")
+    producer_id = _int("producer_id", producer_id, _INT64)
+    producer_epoch = _int("producer_epoch", producer_epoch, _INT16)
+    _check_producer_state(producer_id, producer_epoch, _NO_SEQUENCE, transactional, control=True)
+    rec = _Rec(offset, timestamp, key, record_value, ())
+    return _build_v2([rec], base_offset=offset, last_offset=None, compression="none", level=None,
+                     ts_type=TimestampType.CREATE_TIME, log_append_time=None, producer_id=producer_id,
+                     producer_epoch=producer_epoch, base_sequence=_NO_SEQUENCE, transactional=transactional,
+                     control=True, partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=None)
+
+
+def convert_batches(batches: Iterable[Batch], *, magic: int, compression: str | int = "none",
+                    compression_level: int | None = None, allow_lossy: bool = False) -> bytes:
+    """Re-encode decoded batches at ``magic`` with ``compression``, batch by batch.
+
+    Every record keeps its absolute offset and (effective) timestamp; each
+    source batch becomes one v2 batch, one v0/v1 wrapper (compressed) or one
+    v0/v1 entry per record (uncompressed). v2 -> v2 also keeps the batch's
+    base and last offsets (compaction gaps), producer id, epoch, base
+    sequence, transactional flag, partition leader epoch, timestamp type and
+    delete horizon; LogAppendTime batches keep their append time.
+
+    Control batches stay v2 and are written uncompressed, as Kafka writes
+    them. Converting to v0/v1 drops what those formats cannot hold, and is
+    refused (EncodeError) unless ``allow_lossy``: headers, producer state
+    (producer id, sequence, transactional flag), control batches (skipped, as
+    Kafka's down-conversion does), delete horizons, and at magic 0 the
+    timestamps. Empty v2 batches have nothing to convert to v0/v1 and vanish.
+    """
+    magic = _magic(magic)
+    name = _compression(compression, magic, compression_level)
+    out = []
+    for index, batch in enumerate(batches):
+        if not isinstance(batch, Batch):
+            raise EncodeError(f"batch {index} is a {type(batch).__name__}, not a kcodec Batch")
+        out.append(_convert_one(batch, index, magic, name, compression_level, allow_lossy))
+    return b"".join(out)
+
+
+def _convert_one(batch: Batch, index: int, magic: int, compression: str, level: int | None,
+                 allow_lossy: bool) -> bytes:
+    where = f"batch {index} (offset {batch.base_offset})"
+    records = batch.records
+    if batch.is_control:
+        if magic < 2:
+            if allow_lossy:
+                return b""  # RecordsUtil.downConvert skips control batches
+            raise EncodeError(f"{where} is a control batch; control batches exist only in magic 2 "
+                              "(pass allow_lossy=True to drop them)")
+        recs = [_Rec(r.offset, r.timestamp, r.key, r.value, tuple(r.headers)) for r in records]
+        return _build_v2(recs, base_offset=batch.base_offset, last_offset=batch.last_offset, compression="none",
+                         level=None, ts_type=_source_ts_type(batch), log_append_time=_source_lat(batch),
+                         producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+                         base_sequence=batch.base_sequence, transactional=batch.is_transactional, control=True,
+                         partition_leader_epoch=batch.partition_leader_epoch,
+                         delete_horizon_ms=batch.delete_horizon_ms, empty_max_timestamp=batch.max_timestamp)
+
+    if magic == 2:
+        inputs = [NewRecord(r.key, r.value, tuple(r.headers), r.timestamp, r.offset) for r in records]
+        if batch.magic == 2:
+            base, recs = _normalize(inputs, batch.base_offset, 2, False)
+            return _build_v2(recs, base_offset=base, last_offset=batch.last_offset, compression=compression,
+                             level=level, ts_type=_source_ts_type(batch), log_append_time=_source_lat(batch),
+                             producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+                             base_sequence=batch.base_sequence, transactional=batch.is_transactional,
+                             control=False, partition_leader_epoch=batch.partition_leader_epoch,
+                             delete_horizon_ms=batch.delete_horizon_ms, empty_max_timestamp=batch.max_timestamp)
+        # Up-conversion from v0/v1: the records' own offsets and timestamps.
+        base, recs = _normalize(inputs, None, 2, False)
+        return _build_v2(recs, base_offset=base, last_offset=None, compression=compression, level=level,
+                         ts_type=_source_ts_type(batch), log_append_time=_source_lat(batch),
+                         producer_id=_NO_PRODUCER_ID, producer_epoch=_NO_PRODUCER_EPOCH, base_sequence=_NO_SEQUENCE,
+                         transactional=False, control=False, partition_leader_epoch=_NO_PARTITION_LEADER_EPOCH,
+                         delete_horizon_ms=None)
+
+    # Down to v0/v1 (or v0 <-> v1): refuse what would be lost, unless allowed.
+    lost = []
+    if any(r.headers for r in records):
+        lost.append("record headers")
+    if batch.producer_id != _NO_PRODUCER_ID or batch.base_sequence != _NO_SEQUENCE or batch.is_transactional:
+        lost.append("producer state (producer id, epoch, sequence, transactional flag)")
+    if batch.has_delete_horizon:
+        lost.append("the delete horizon")
+    if magic == 0 and (batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+                       or any(r.timestamp != NO_TIMESTAMP for r in records)):
+        lost.append("timestamps")
+    if lost and not allow_lossy:
+        raise EncodeError(f"{where}: magic {magic} cannot hold {', '.join(lost)} "
+                          "(pass allow_lossy=True to drop them)")
+    if not records:
+        return b""
+    inputs = [NewRecord(r.key, r.value, tuple(r.headers), r.timestamp, r.offset) for r in records]
+    base, recs = _normalize(inputs, None, magic, True)
+    ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else _source_ts_type(batch)
+    return _build_legacy(recs, magic=magic, base_offset=base, compression=compression, level=level,
+                         ts_type=ts_type, log_append_time=_source_lat(batch) if magic == 1 else None)
+
+
+def _source_ts_type(batch: Batch) -> TimestampType:
+    if batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        return TimestampType.LOG_APPEND_TIME
+    return TimestampType.CREATE_TIME  # v0's NoTimestampType becomes CreateTime with timestamps -1
+
+
+def _source_lat(batch: Batch) -> int | None:
+    return batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME else None
