@@ -1,0 +1,54 @@
+"""``kcodec convert``: re-encode a log in another magic or codec, keeping offsets."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..cli import EXIT_OK, UsageError
+from ..errors import EncodeError
+
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from ..runtime.builder import convert_batches
+    from ..runtime.reader import read_batches
+    from ..runtime.segments import write_atomically
+
+    src, out = Path(args.input), Path(args.out)
+    if not src.is_file():
+        raise UsageError(f"{src}: no such file")
+    if out.resolve() == src.resolve():
+        raise UsageError("OUT must differ from IN (the input is read while OUT is written)")
+    reader = read_batches(src, verify_crc=not args.no_verify)
+    chunks, batches, records = [], 0, 0
+    for batch in reader:
+        try:
+            chunks.append(convert_batches([batch], magic=args.magic, compression=args.compression,
+                                          compression_level=args.level, allow_lossy=args.allow_lossy))
+        except EncodeError as exc:
+            exc.message = exc.message.replace("pass allow_lossy=True", "pass --allow-lossy")
+            exc.args = (exc.message,)
+            raise
+        batches += 1
+        records += len(batch.records)
+    write_atomically(out, chunks)
+    tail = f"; ignored a partial batch of {reader.partial_tail.size} bytes at the end" if reader.partial_tail else ""
+    print(f"converted {records} records in {batches} batches to magic {args.magic} / {args.compression}: "
+          f"{src.stat().st_size} -> {sum(map(len, chunks))} bytes{tail}")
+    return EXIT_OK
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("convert", help="re-encode a log in another magic / codec, keeping offsets",
+                       description="Up- or down-convert like a broker: every record keeps its offset and "
+                                   "timestamp. Lossy conversions (headers or transactions into v0/v1, "
+                                   "timestamps into v0, zstd below v2) are refused unless --allow-lossy.")
+    p.add_argument("input", metavar="IN")
+    p.add_argument("out", metavar="OUT")
+    p.add_argument("--magic", type=int, choices=(0, 1, 2), required=True)
+    p.add_argument("--compression", choices=CODECS, default="none")
+    p.add_argument("--level", type=int, help="compression level")
+    p.add_argument("--allow-lossy", action="store_true", help="drop what the target format cannot hold")
+    p.add_argument("--no-verify", action="store_true", help="do not check CRCs of the input")
+    p.set_defaults(func=cmd_convert)

@@ -1,0 +1,52 @@
+"""``kcodec index``: build or check a segment's index files."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..cli import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from ..runtime.segments import (build_indexes, build_txn_index, check_indexes, parse_segment_name,
+                                    segment_name, write_atomically)
+
+    status = EXIT_OK
+    for name in args.segments:
+        log = Path(name)
+        if not log.is_file():
+            raise UsageError(f"{log}: no such file")
+        try:
+            base = parse_segment_name(log).base_offset
+        except ValueError:
+            raise UsageError(f"{log.name} is not a segment name like {'0' * 20}.log") from None
+        if args.check:
+            problems = check_indexes(log)
+            for p in problems:
+                print(f"{p.file}: {p.kind}: {p.message}")
+            print(f"{log}: {'index files agree with the log' if not problems else f'{len(problems)} problem(s)'}")
+            if problems:
+                status = EXIT_CHECK_FAILED
+            continue
+        index, timeindex = build_indexes(log, base, index_interval_bytes=args.interval)
+        txn = build_txn_index(log, base)
+        write_atomically(log.with_name(segment_name(base, ".index")), index)
+        write_atomically(log.with_name(segment_name(base, ".timeindex")), timeindex)
+        txn_path = log.with_name(segment_name(base, ".txnindex"))
+        if txn:
+            write_atomically(txn_path, txn)
+        print(f"{log}: wrote {len(index) // 8} offset, {len(timeindex) // 12} time"
+              f"{f', {len(txn) // 34} aborted transaction' if txn else ''} index entries")
+    return status
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("index", help="build or check a segment's .index / .timeindex / .txnindex",
+                       description="Rebuild the index files of each segment as Kafka's log recovery does, "
+                                   "or with --check compare the existing ones against the log "
+                                   "(exit 1 on any mismatch).")
+    p.add_argument("segments", nargs="+", metavar="SEGMENT.log")
+    p.add_argument("--check", action="store_true", help="check instead of writing")
+    p.add_argument("--interval", type=int, default=4096, metavar="BYTES",
+                   help="index.interval.bytes (default 4096)")
+    p.set_defaults(func=cmd_index)
