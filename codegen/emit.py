@@ -153,7 +153,8 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
         if isinstance(t, ArrayType):
             length = _enclosing_length(ev, i)
             extent = f"lambda this: this.{length} - (this._at_{f.name} - this._start_{length})"
-            return f"FixedSized({extent}, Compressed({_type(ev, t)}, {codec}, magic={ev.version}))"
+            return (f"FixedSized({extent}, Compressed({_type(ev, t)}, {codec}, magic={ev.version}, "
+                    f"at=\"_at_{f.name}\"))")
         contents = _type(ev, fld.compressed.contents)
         helpers.append((f"_{ev.symbol}_{f.name.upper()}_CONTENTS", contents))
         return (f"CompressedBytes({_int(t.prefix)}, nullable={t.nullable}, codec={codec}, "

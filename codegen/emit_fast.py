@@ -27,6 +27,12 @@ class FastFunction:
     doc: str
     lines: list[str]
     fields: tuple[str, ...]
+    call_args: str  # the signature's parameters, passed on
+    compiled: bool  # the C kernel has this decoder
+
+    @property
+    def array_signature(self) -> str:
+        return self.call_args.replace("pos, end", "pos, end, count")
 
 
 @dataclass
@@ -141,10 +147,12 @@ def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
         " from None",
     ]
     sig = "buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True" if opts else "buf, pos=0, end=None"
+    call = "buf, pos, end, verify_crc, limit, contents" if opts else "buf, pos, end"
     pre = ["    if end is None:", "        end = len(buf)"]
+    from .emit_c import supported
     return FastFunction(f"decode_{ev.suffix}", sig,
                         f"Decode {ev.name} v{ev.version} at buf[pos:end]; returns (values in FIELDS order, next pos).",
-                        pre + body, names)
+                        pre + body, names, call, supported(ev))
 
 
 def _is_length(f) -> bool:
@@ -293,12 +301,13 @@ def _emit_bytes(w: _Writer, target: str, t: BytesType, path: str) -> None:
     w.emit(f"    pos = {e}")
 
 
-def _element_call(w: _Writer, t: Type, buf: str, pos: str, end: str) -> str:
-    """Expression decoding one element, evaluating to (value, pos)."""
+def _element_call(w: _Writer, t: Type, buf: str, pos: str, end: str, contents: str = "contents") -> str:
+    """Expression decoding one element, evaluating to (value, pos). ``contents`` is -1 inside a
+    decompressed stream: a compressed region there is an error (one wrapper level, no recursion)."""
     if isinstance(t, EntityRef):
         child = resolve(w.ev.schemas, w.ev.schemas.entities[t.name], w.ev.version)
         fn = f"{_alias(t.name)}.decode_{child.suffix}"
-        extra = ", verify_crc, limit, contents" if needs_options(child) else ""
+        extra = f", verify_crc, limit, {contents}" if needs_options(child) else ""
         return f"{fn}({buf}, {pos}, {end}{extra})"
     raise NotImplementedError(f"arrays of {t!r} in the fast backend")
 
@@ -307,22 +316,43 @@ def _alias(name: str) -> str:
     return f"_{name}"
 
 
-def _emit_array(w: _Writer, target: str, t: ArrayType, count: str | None, buf: str, path: str) -> None:
+def _guarded(w: _Writer, path: str, lines) -> None:
+    """Emit lines that decode nested entities: their errors get ``path`` in front of their field."""
+    w.emit("try:")
+    w.depth += 1
+    lines()
+    w.depth -= 1
+    w.emit("except DecodeError as exc:")
+    w.emit(f"    exc.field = {path + '.'!r} + exc.field if exc.field else {path!r}")
+    w.emit("    raise")
+
+
+def _emit_array(w: _Writer, target: str, t: ArrayType, count: str | None, buf: str, path: str,
+                contents: str = "contents") -> None:
     """Decode an array from buf at pos..end (count elements, or until end)."""
-    items = w.tmp("items")
-    w.emit(f"{items} = []")
     if count is not None:
         w.emit(f"if {count} < 0:")
         w.emit(f"    raise RecordCountError(f\"{path}: negative count {{{count}}}\", position=pos, field={path!r})")
         w.emit(f"if {count} > end - pos:")
         w.emit(f"    raise RecordCountError(f\"{path}: {{{count}}} elements cannot fit in the {{end - pos}} bytes left\","
                f" position=pos, field={path!r})")
-        w.emit(f"for _ in range({count}):")
-    else:
-        w.emit("while pos < end:")
+        if isinstance(t.element, EntityRef):
+            # one call decodes them all: the compiled kernel replaces it when present
+            call = _element_call(w, t.element, buf, "pos", "end")
+            fn, args = call.split("(", 1)
+            _guarded(w, path, lambda: w.emit(
+                f"{target}, pos = {fn}_array({args[:-1]}, {count})" if "verify_crc" not in args
+                else f"{target}, pos = {fn}_array({buf}, pos, end, {count}, verify_crc, limit, {contents})"))
+            return
+    items = w.tmp("items")
+    w.emit(f"{items} = []")
     item = w.tmp("item")
-    w.emit(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end')}")
-    w.emit(f"    {items}.append({item})")
+
+    def loop():
+        w.emit(f"for _ in range({count}):" if count is not None else "while pos < end:")
+        w.emit(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end', contents)}")
+        w.emit(f"    {items}.append({item})")
+    _guarded(w, path, loop)
     w.emit(f"{target} = {items}")
 
 
@@ -348,7 +378,7 @@ def _emit_field(w: _Writer, i: int) -> None:
         _emit_bytes(w, v, t, f.name)
         return
     if isinstance(t, EntityRef):
-        w.emit(f"{v}, pos = {_element_call(w, t, 'buf', 'pos', 'end')}")
+        _guarded(w, f.name, lambda: w.emit(f"{v}, pos = {_element_call(w, t, 'buf', 'pos', 'end')}"))
         return
     if isinstance(t, ArrayType):
         if t.prefix is not None:
@@ -384,13 +414,15 @@ def _emit_compressed_array(w: _Writer, f) -> None:
     w.depth -= 1
     w.emit("else:")
     w.depth += 1
-    w.emit(f"data = decompress({codec}, memoryview(buf)[pos:end], magic={w.ev.version}, max_size=limit)")
-    w.emit("outer = (buf, pos, end)")
-    w.emit("buf, pos, end = data, 0, len(data)")
-    _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name)
+    _emit_decompress(w, f, codec, "memoryview(buf)[pos:end]", "pos")
+    w.emit("try:")
+    w.depth += 1
+    _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name, "-1")
     w.emit("if pos != end:")
-    w.emit(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name} (decompressed)\", "
-           f"position=outer[1], field={f.name!r})")
+    w.emit(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name}\", position=pos, "
+           f"field={f.name!r})")
+    w.depth -= 1
+    _emit_in_stream(w, f, codec)
     w.emit("buf, pos, end = outer")
     w.emit("pos = end")
     w.depth -= 2
@@ -407,18 +439,51 @@ def _emit_compressed_bytes(w: _Writer, f) -> None:
     w.emit(f"if {v} is None:")
     w.emit(f"    raise CorruptError(f\"compressed ({{{codec}}}) wrapper has a null value\", position=pos, "
            f"field={f.name!r})")
-    w.emit(f"data = decompress({codec}, {v}, magic={w.ev.version}, max_size=limit)")
-    w.emit("outer = (buf, pos, end)")
-    w.emit("buf, pos, end = data, 0, len(data)")
-    _emit_array(w, v, fld.compressed.contents, None, "buf", f.name)
+    _emit_decompress(w, f, codec, v, f"pos - len({v})")
+    w.emit("try:")
+    w.depth += 1
+    _emit_array(w, v, fld.compressed.contents, None, "buf", f.name, "-1")
+    w.depth -= 1
+    _emit_in_stream(w, f, codec)
     w.emit("buf, pos, end = outer")
     w.depth -= 1
+
+
+def _emit_decompress(w: _Writer, f, codec: str, data: str, start: str) -> None:
+    """Decompress ``data`` (stored at ``start``) and switch to the decompressed stream. A compressed
+    region inside a decompressed stream is refused: Kafka allows one wrapper level, and refusing it
+    bounds recursion and memory."""
+    w.emit("if contents == -1:")
+    w.emit(f"    raise CorruptError(f\"a compressed ({{{codec}}}) {f.name} inside a compressed stream: only one "
+           f"level of compression is allowed\", position={start}, field={f.name!r})")
+    w.emit(f"start_{f.name} = {start}")
+    w.emit("try:")
+    w.emit(f"    data = decompress({codec}, {data}, magic={w.ev.version}, max_size=limit)")
+    w.emit("except DecodeError as exc:")
+    w.emit(f"    exc.position = start_{f.name} + (exc.position or 0)")
+    w.emit(f"    exc.field = exc.field or {f.name!r}")
+    w.emit("    raise")
+    w.emit("outer = (buf, pos, end)")
+    w.emit("buf, pos, end = data, 0, len(data)")
+
+
+def _emit_in_stream(w: _Writer, f, codec: str) -> None:
+    """Errors inside a decompressed stream: positioned at the stored region, the message says where in the stream."""
+    w.emit("except DecodeError as exc:")
+    w.emit(f"    exc.message = f\"{{exc.message}} (at byte {{exc.position or 0}} of the decompressed {{{codec}}} "
+           f"stream)\"")
+    w.emit(f"    exc.position = start_{f.name}")
+    w.emit("    raise")
+    w.emit("except (IndexError, struct_error):")
+    w.emit(f"    raise TruncatedError(f\"{f.name}: runs past the end of the decompressed {{{codec}}} stream (at byte "
+           f"{{pos}})\", position=start_{f.name}, field={f.name!r}) from None")
 
 
 def fast_module(name: str, source_file: str, source_sha: str, versions: list[EntityVersion]) -> FastModule:
     refs = sorted({r for ev in versions for f in ev.fields
                    for r in _refs(f.type) + _refs(f.field.compressed.contents if f.field.compressed else None)})
-    mod = FastModule(name, source_file, source_sha, [f"from . import {r} as {_alias(r)}" for r in refs if r != name])
+    mod = FastModule(name, source_file, source_sha, ["from kcodec.errors import DecodeError"]
+                     + [f"from . import {r} as {_alias(r)}" for r in refs if r != name])
     for ev in versions:
         mod.functions.append(fast_function(mod, ev))
     return mod

@@ -7,6 +7,7 @@ from pathlib import Path
 import jinja2
 
 from .emit import module_view
+from .emit_c import c_entities
 from .emit_fast import fast_module
 from .ir import SchemaSet
 from .layout import resolve
@@ -75,6 +76,8 @@ def render(schemas: SchemaSet) -> dict[str, str]:
                      for ev in evs]
     files["fast/__init__.py"] = env.get_template("fast_index.py.j2").render(
         modules=modules, decoders=decoders, schema_sha256=schemas.sha256)
+    files["_ckernel.c"] = env.get_template("ckernel.c.j2").render(
+        entities=c_entities(schemas), schema_sha256=schemas.sha256)
     return files
 
 
@@ -96,15 +99,16 @@ def generate(schemas_dir: str | Path, out_dir: str | Path, *, check: bool = Fals
         result.written.append(name)
         if not check:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".py.tmp")
+            tmp = path.with_name(path.name + ".tmp")
             tmp.write_text(content, encoding="utf-8")
             tmp.replace(path)
     if out.is_dir():
-        for path in sorted([*out.glob("*.py"), *out.glob("*/*.py")]):
+        for path in sorted([*out.glob("*.py"), *out.glob("*/*.py"), *out.glob("*.c")]):
             name = path.relative_to(out).as_posix()
             if name in files:
                 continue
-            if path.read_text(encoding="utf-8", errors="replace").startswith(_MARKER):
+            head = path.read_text(encoding="utf-8", errors="replace")[:200]
+            if head.startswith(_MARKER) or head.startswith("/* " + _MARKER[2:]):  # Python or C output
                 result.deleted.append(name)
                 if not check:
                     path.unlink()

@@ -56,7 +56,7 @@ RECORD_BATCH_V2 = Struct(
     "base_sequence" / Int32sb,
     "records_count" / Rebuild(Int32sb, lambda this: len(this.records)),
     "_at_records" / Tell,
-    "records" / FixedSized(lambda this: this.batch_length - (this._at_records - this._start_batch_length), Compressed(Array(this.records_count, LazyBound(lambda: _record.RECORD_V2)), lambda this: this['attributes']['compression'], magic=2)),
+    "records" / FixedSized(lambda this: this.batch_length - (this._at_records - this._start_batch_length), Compressed(Array(this.records_count, LazyBound(lambda: _record.RECORD_V2)), lambda this: this['attributes']['compression'], magic=2, at="_at_records")),
     LengthCheck("batch_length", "_start_batch_length"),
     CrcField("crc", "crc32c", "_at_crc", "_start_crc"),
 )

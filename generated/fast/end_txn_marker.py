@@ -9,10 +9,12 @@ from struct import Struct, error as struct_error
 from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
                            TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
                                    decode_varlong as read_varlong)
+from kcodec.errors import DecodeError
 
 require_runtime_api(1)
 
@@ -33,3 +35,22 @@ def decode_end_txn_marker_v0(buf, pos=0, end=None):
         raise TruncatedError("end_txn_marker v0 runs past the end of its bytes", position=pos) from None
     except UnicodeDecodeError as exc:
         raise CorruptError(f"end_txn_marker v0: not valid UTF-8 ({exc.reason})", position=pos) from None
+
+
+def decode_end_txn_marker_v0_array(buf, pos, end, count):
+    """Decode ``count`` consecutive end_txn_marker_v0 values; returns (list, next pos)."""
+    items = []
+    append = items.append
+    decode = decode_end_txn_marker_v0
+    for _ in range(count):
+        item, pos = decode(buf, pos, end)
+        append(item)
+    return items, pos
+
+
+# The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
+_python = {'decode_end_txn_marker_v0': (decode_end_txn_marker_v0, decode_end_txn_marker_v0_array)}
+_kernel = compiled_kernel()
+if _kernel is not None:
+    decode_end_txn_marker_v0 = _kernel.decode_end_txn_marker_v0
+    decode_end_txn_marker_v0_array = _kernel.decode_end_txn_marker_v0_array

@@ -9,10 +9,12 @@ from struct import Struct, error as struct_error
 from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
                            TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
                                    decode_varlong as read_varlong)
+from kcodec.errors import DecodeError
 from . import legacy_message as _legacy_message
 
 require_runtime_api(1)
@@ -36,7 +38,11 @@ def decode_legacy_log_entry_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFA
         if end_size > end:
             raise TruncatedError(f"size says {v_size} bytes but only {end - start_size} remain", position=start_size, field='size')
         end = end_size
-        v_message, pos = _legacy_message.decode_legacy_message_v0(buf, pos, end, verify_crc, limit, contents)
+        try:
+            v_message, pos = _legacy_message.decode_legacy_message_v0(buf, pos, end, verify_crc, limit, contents)
+        except DecodeError as exc:
+            exc.field = 'message.' + exc.field if exc.field else 'message'
+            raise
         if pos != end_size:
             raise BadLengthError(f"size says {v_size} bytes but the fields it covers take {pos - start_size}", position=start_size, field='size')
         return (v_offset, v_size, v_message), pos
@@ -44,6 +50,17 @@ def decode_legacy_log_entry_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFA
         raise TruncatedError("legacy_log_entry v0 runs past the end of its bytes", position=pos) from None
     except UnicodeDecodeError as exc:
         raise CorruptError(f"legacy_log_entry v0: not valid UTF-8 ({exc.reason})", position=pos) from None
+
+
+def decode_legacy_log_entry_v0_array(buf, pos, end, count, verify_crc, limit, contents):
+    """Decode ``count`` consecutive legacy_log_entry_v0 values; returns (list, next pos)."""
+    items = []
+    append = items.append
+    decode = decode_legacy_log_entry_v0
+    for _ in range(count):
+        item, pos = decode(buf, pos, end, verify_crc, limit, contents)
+        append(item)
+    return items, pos
 
 FIELDS_LEGACY_LOG_ENTRY_V1 = ('offset', 'size', 'message')
 
@@ -62,7 +79,11 @@ def decode_legacy_log_entry_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFA
         if end_size > end:
             raise TruncatedError(f"size says {v_size} bytes but only {end - start_size} remain", position=start_size, field='size')
         end = end_size
-        v_message, pos = _legacy_message.decode_legacy_message_v1(buf, pos, end, verify_crc, limit, contents)
+        try:
+            v_message, pos = _legacy_message.decode_legacy_message_v1(buf, pos, end, verify_crc, limit, contents)
+        except DecodeError as exc:
+            exc.field = 'message.' + exc.field if exc.field else 'message'
+            raise
         if pos != end_size:
             raise BadLengthError(f"size says {v_size} bytes but the fields it covers take {pos - start_size}", position=start_size, field='size')
         return (v_offset, v_size, v_message), pos
@@ -70,3 +91,14 @@ def decode_legacy_log_entry_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFA
         raise TruncatedError("legacy_log_entry v1 runs past the end of its bytes", position=pos) from None
     except UnicodeDecodeError as exc:
         raise CorruptError(f"legacy_log_entry v1: not valid UTF-8 ({exc.reason})", position=pos) from None
+
+
+def decode_legacy_log_entry_v1_array(buf, pos, end, count, verify_crc, limit, contents):
+    """Decode ``count`` consecutive legacy_log_entry_v1 values; returns (list, next pos)."""
+    items = []
+    append = items.append
+    decode = decode_legacy_log_entry_v1
+    for _ in range(count):
+        item, pos = decode(buf, pos, end, verify_crc, limit, contents)
+        append(item)
+    return items, pos

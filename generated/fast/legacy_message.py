@@ -9,10 +9,12 @@ from struct import Struct, error as struct_error
 from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
                            TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
                                    decode_varlong as read_varlong)
+from kcodec.errors import DecodeError
 from . import legacy_log_entry as _legacy_log_entry
 
 require_runtime_api(1)
@@ -68,14 +70,33 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
         if v_attributes['compression'] != 'none' and contents:
             if v_value is None:
                 raise CorruptError(f"compressed ({v_attributes['compression']}) wrapper has a null value", position=pos, field='value')
-            data = decompress(v_attributes['compression'], v_value, magic=0, max_size=limit)
+            if contents == -1:
+                raise CorruptError(f"a compressed ({v_attributes['compression']}) value inside a compressed stream: only one level of compression is allowed", position=pos - len(v_value), field='value')
+            start_value = pos - len(v_value)
+            try:
+                data = decompress(v_attributes['compression'], v_value, magic=0, max_size=limit)
+            except DecodeError as exc:
+                exc.position = start_value + (exc.position or 0)
+                exc.field = exc.field or 'value'
+                raise
             outer = (buf, pos, end)
             buf, pos, end = data, 0, len(data)
-            items8 = []
-            while pos < end:
-                item9, pos = _legacy_log_entry.decode_legacy_log_entry_v0(buf, pos, end, verify_crc, limit, contents)
-                items8.append(item9)
-            v_value = items8
+            try:
+                items8 = []
+                try:
+                    while pos < end:
+                        item9, pos = _legacy_log_entry.decode_legacy_log_entry_v0(buf, pos, end, verify_crc, limit, -1)
+                        items8.append(item9)
+                except DecodeError as exc:
+                    exc.field = 'value.' + exc.field if exc.field else 'value'
+                    raise
+                v_value = items8
+            except DecodeError as exc:
+                exc.message = f"{exc.message} (at byte {exc.position or 0} of the decompressed {v_attributes['compression']} stream)"
+                exc.position = start_value
+                raise
+            except (IndexError, struct_error):
+                raise TruncatedError(f"value: runs past the end of the decompressed {v_attributes['compression']} stream (at byte {pos})", position=start_value, field='value') from None
             buf, pos, end = outer
         if verify_crc:
             computed = crc32(memoryview(buf)[start_crc:pos])
@@ -86,6 +107,17 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
         raise TruncatedError("legacy_message v0 runs past the end of its bytes", position=pos) from None
     except UnicodeDecodeError as exc:
         raise CorruptError(f"legacy_message v0: not valid UTF-8 ({exc.reason})", position=pos) from None
+
+
+def decode_legacy_message_v0_array(buf, pos, end, count, verify_crc, limit, contents):
+    """Decode ``count`` consecutive legacy_message_v0 values; returns (list, next pos)."""
+    items = []
+    append = items.append
+    decode = decode_legacy_message_v0
+    for _ in range(count):
+        item, pos = decode(buf, pos, end, verify_crc, limit, contents)
+        append(item)
+    return items, pos
 
 FIELDS_LEGACY_MESSAGE_V1 = ('crc', 'magic', 'attributes', 'timestamp', 'key', 'value')
 
@@ -136,14 +168,33 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
         if v_attributes['compression'] != 'none' and contents:
             if v_value is None:
                 raise CorruptError(f"compressed ({v_attributes['compression']}) wrapper has a null value", position=pos, field='value')
-            data = decompress(v_attributes['compression'], v_value, magic=1, max_size=limit)
+            if contents == -1:
+                raise CorruptError(f"a compressed ({v_attributes['compression']}) value inside a compressed stream: only one level of compression is allowed", position=pos - len(v_value), field='value')
+            start_value = pos - len(v_value)
+            try:
+                data = decompress(v_attributes['compression'], v_value, magic=1, max_size=limit)
+            except DecodeError as exc:
+                exc.position = start_value + (exc.position or 0)
+                exc.field = exc.field or 'value'
+                raise
             outer = (buf, pos, end)
             buf, pos, end = data, 0, len(data)
-            items10 = []
-            while pos < end:
-                item11, pos = _legacy_log_entry.decode_legacy_log_entry_v1(buf, pos, end, verify_crc, limit, contents)
-                items10.append(item11)
-            v_value = items10
+            try:
+                items10 = []
+                try:
+                    while pos < end:
+                        item11, pos = _legacy_log_entry.decode_legacy_log_entry_v1(buf, pos, end, verify_crc, limit, -1)
+                        items10.append(item11)
+                except DecodeError as exc:
+                    exc.field = 'value.' + exc.field if exc.field else 'value'
+                    raise
+                v_value = items10
+            except DecodeError as exc:
+                exc.message = f"{exc.message} (at byte {exc.position or 0} of the decompressed {v_attributes['compression']} stream)"
+                exc.position = start_value
+                raise
+            except (IndexError, struct_error):
+                raise TruncatedError(f"value: runs past the end of the decompressed {v_attributes['compression']} stream (at byte {pos})", position=start_value, field='value') from None
             buf, pos, end = outer
         if verify_crc:
             computed = crc32(memoryview(buf)[start_crc:pos])
@@ -154,3 +205,14 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
         raise TruncatedError("legacy_message v1 runs past the end of its bytes", position=pos) from None
     except UnicodeDecodeError as exc:
         raise CorruptError(f"legacy_message v1: not valid UTF-8 ({exc.reason})", position=pos) from None
+
+
+def decode_legacy_message_v1_array(buf, pos, end, count, verify_crc, limit, contents):
+    """Decode ``count`` consecutive legacy_message_v1 values; returns (list, next pos)."""
+    items = []
+    append = items.append
+    decode = decode_legacy_message_v1
+    for _ in range(count):
+        item, pos = decode(buf, pos, end, verify_crc, limit, contents)
+        append(item)
+    return items, pos

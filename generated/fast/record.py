@@ -9,10 +9,12 @@ from struct import Struct, error as struct_error
 from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
                            TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
                                    decode_varlong as read_varlong)
+from kcodec.errors import DecodeError
 from . import record_header as _record_header
 
 require_runtime_api(1)
@@ -89,15 +91,15 @@ def decode_record_v2(buf, pos=0, end=None):
             pos += 1
         else:
             count10, pos = read_varint(buf, pos)
-        items12 = []
         if count10 < 0:
             raise RecordCountError(f"headers: negative count {count10}", position=pos, field='headers')
         if count10 > end - pos:
             raise RecordCountError(f"headers: {count10} elements cannot fit in the {end - pos} bytes left", position=pos, field='headers')
-        for _ in range(count10):
-            item13, pos = _record_header.decode_record_header_v2(buf, pos, end)
-            items12.append(item13)
-        v_headers = items12
+        try:
+            v_headers, pos = _record_header.decode_record_header_v2_array(buf, pos, end, count10)
+        except DecodeError as exc:
+            exc.field = 'headers.' + exc.field if exc.field else 'headers'
+            raise
         if pos != end_length:
             raise BadLengthError(f"length says {v_length} bytes but the fields it covers take {pos - start_length}", position=start_length, field='length')
         return (v_length, v_attributes, v_timestamp_delta, v_offset_delta, v_key, v_value, v_headers), pos
@@ -105,3 +107,22 @@ def decode_record_v2(buf, pos=0, end=None):
         raise TruncatedError("record v2 runs past the end of its bytes", position=pos) from None
     except UnicodeDecodeError as exc:
         raise CorruptError(f"record v2: not valid UTF-8 ({exc.reason})", position=pos) from None
+
+
+def decode_record_v2_array(buf, pos, end, count):
+    """Decode ``count`` consecutive record_v2 values; returns (list, next pos)."""
+    items = []
+    append = items.append
+    decode = decode_record_v2
+    for _ in range(count):
+        item, pos = decode(buf, pos, end)
+        append(item)
+    return items, pos
+
+
+# The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
+_python = {'decode_record_v2': (decode_record_v2, decode_record_v2_array)}
+_kernel = compiled_kernel()
+if _kernel is not None:
+    decode_record_v2 = _kernel.decode_record_v2
+    decode_record_v2_array = _kernel.decode_record_v2_array

@@ -9,10 +9,12 @@ from struct import Struct, error as struct_error
 from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
                            TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
                                    decode_varlong as read_varlong)
+from kcodec.errors import DecodeError
 from . import record as _record
 
 require_runtime_api(1)
@@ -61,32 +63,47 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
             v_records = bytes(buf[pos:end])
         else:
             if v_attributes['compression'] == 'none':
-                items6 = []
                 if v_records_count < 0:
                     raise RecordCountError(f"records: negative count {v_records_count}", position=pos, field='records')
                 if v_records_count > end - pos:
                     raise RecordCountError(f"records: {v_records_count} elements cannot fit in the {end - pos} bytes left", position=pos, field='records')
-                for _ in range(v_records_count):
-                    item7, pos = _record.decode_record_v2(buf, pos, end)
-                    items6.append(item7)
-                v_records = items6
+                try:
+                    v_records, pos = _record.decode_record_v2_array(buf, pos, end, v_records_count)
+                except DecodeError as exc:
+                    exc.field = 'records.' + exc.field if exc.field else 'records'
+                    raise
                 if pos != end:
                     raise BadLengthError(f"{end - pos} bytes left over after records", position=pos, field='records')
             else:
-                data = decompress(v_attributes['compression'], memoryview(buf)[pos:end], magic=2, max_size=limit)
+                if contents == -1:
+                    raise CorruptError(f"a compressed ({v_attributes['compression']}) records inside a compressed stream: only one level of compression is allowed", position=pos, field='records')
+                start_records = pos
+                try:
+                    data = decompress(v_attributes['compression'], memoryview(buf)[pos:end], magic=2, max_size=limit)
+                except DecodeError as exc:
+                    exc.position = start_records + (exc.position or 0)
+                    exc.field = exc.field or 'records'
+                    raise
                 outer = (buf, pos, end)
                 buf, pos, end = data, 0, len(data)
-                items8 = []
-                if v_records_count < 0:
-                    raise RecordCountError(f"records: negative count {v_records_count}", position=pos, field='records')
-                if v_records_count > end - pos:
-                    raise RecordCountError(f"records: {v_records_count} elements cannot fit in the {end - pos} bytes left", position=pos, field='records')
-                for _ in range(v_records_count):
-                    item9, pos = _record.decode_record_v2(buf, pos, end)
-                    items8.append(item9)
-                v_records = items8
-                if pos != end:
-                    raise BadLengthError(f"{end - pos} bytes left over after records (decompressed)", position=outer[1], field='records')
+                try:
+                    if v_records_count < 0:
+                        raise RecordCountError(f"records: negative count {v_records_count}", position=pos, field='records')
+                    if v_records_count > end - pos:
+                        raise RecordCountError(f"records: {v_records_count} elements cannot fit in the {end - pos} bytes left", position=pos, field='records')
+                    try:
+                        v_records, pos = _record.decode_record_v2_array(buf, pos, end, v_records_count)
+                    except DecodeError as exc:
+                        exc.field = 'records.' + exc.field if exc.field else 'records'
+                        raise
+                    if pos != end:
+                        raise BadLengthError(f"{end - pos} bytes left over after records", position=pos, field='records')
+                except DecodeError as exc:
+                    exc.message = f"{exc.message} (at byte {exc.position or 0} of the decompressed {v_attributes['compression']} stream)"
+                    exc.position = start_records
+                    raise
+                except (IndexError, struct_error):
+                    raise TruncatedError(f"records: runs past the end of the decompressed {v_attributes['compression']} stream (at byte {pos})", position=start_records, field='records') from None
                 buf, pos, end = outer
                 pos = end
         pos = end
@@ -101,3 +118,14 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
         raise TruncatedError("record_batch v2 runs past the end of its bytes", position=pos) from None
     except UnicodeDecodeError as exc:
         raise CorruptError(f"record_batch v2: not valid UTF-8 ({exc.reason})", position=pos) from None
+
+
+def decode_record_batch_v2_array(buf, pos, end, count, verify_crc, limit, contents):
+    """Decode ``count`` consecutive record_batch_v2 values; returns (list, next pos)."""
+    items = []
+    append = items.append
+    decode = decode_record_batch_v2
+    for _ in range(count):
+        item, pos = decode(buf, pos, end, verify_crc, limit, contents)
+        append(item)
+    return items, pos

@@ -1,23 +1,50 @@
-"""``kcodec layout``: the field layout of an entity version."""
+"""``kcodec layout``: the field layout of an entity version; ``--diff`` compares two layouts,
+``--svg`` draws one as a byte diagram."""
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from ..cli import EXIT_OK, UsageError
 
 
+def _check_entity(entity: str, versions: dict) -> tuple[int, ...]:
+    if entity not in versions:
+        raise UsageError(f"unknown entity {entity!r}; known: {', '.join(sorted(versions))}")
+    return versions[entity]
+
+
+def _check_version(entity: str, version: int, versions: dict, where: str = "") -> None:
+    valid = _check_entity(entity, versions)
+    if version not in valid:
+        raise UsageError(f"{entity} has no version {version}{where}; valid: {', '.join(map(str, valid))}")
+
+
 def cmd_layout(args: argparse.Namespace) -> int:
+    if args.diff is not None:
+        return _cmd_diff(args)
+    if args.new_schemas is not None:
+        raise UsageError("--new-schemas only goes with --diff")
+    if args.entity is None:
+        raise UsageError("an ENTITY is required (or --diff)")
     from ..generated import ENTITY_VERSIONS, layout
 
-    if args.entity not in ENTITY_VERSIONS:
-        raise UsageError(f"unknown entity {args.entity!r}; known: {', '.join(sorted(ENTITY_VERSIONS))}")
-    versions = ENTITY_VERSIONS[args.entity]
+    versions = _check_entity(args.entity, ENTITY_VERSIONS)
     if args.version is not None:
-        if args.version not in versions:
-            raise UsageError(f"{args.entity} has no version {args.version}; valid: "
-                             f"{', '.join(map(str, versions))}")
+        _check_version(args.entity, args.version, ENTITY_VERSIONS)
         versions = (args.version,)
+    if args.svg is not None:
+        if len(versions) != 1:
+            raise UsageError(f"--svg draws one version; {args.entity} has {', '.join(map(str, versions))}: "
+                             "pick one with --version")
+        from ..layout_diff import packaged_layouts
+        from ..svg import layout_svg
+
+        out = Path(args.svg)
+        out.write_text(layout_svg(layout(args.entity, versions[0]), packaged_layouts()), encoding="utf-8")
+        print(f"wrote {out} ({args.entity} v{versions[0]})")
+        return EXIT_OK
     layouts = [layout(args.entity, v) for v in versions]
     if args.format == "json":
         print(json.dumps([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict(),
@@ -29,11 +56,64 @@ def cmd_layout(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _side(spec: str, default_entity: str | None) -> tuple[str, int]:
+    """``N`` (a version of the default entity) or ``ENTITY:N``."""
+    entity, sep, version = spec.rpartition(":")
+    if not sep:
+        entity, version = default_entity or "", spec
+    if not entity:
+        raise UsageError(f"--diff {spec!r}: say which entity (ENTITY:VERSION, or --diff ENTITY A B)")
+    try:
+        return entity, int(version)
+    except ValueError:
+        raise UsageError(f"--diff: {version!r} is not a version number (in {spec!r})") from None
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from ..layout_diff import diff_layouts, layouts_from_schemas, packaged_layouts, render_diff
+
+    if args.svg is not None or args.version is not None:
+        raise UsageError("--diff takes its versions as arguments; it does not combine with --version or --svg")
+    spec = list(args.diff)
+    entity = args.entity
+    if len(spec) == 3 and entity is None:
+        entity, spec = spec[0], spec[1:]
+    if len(spec) != 2:
+        raise UsageError("--diff wants two sides: --diff ENTITY A B, ENTITY --diff A B, or "
+                         "--diff ENTITY:A ENTITY2:B")
+    (ea, va), (eb, vb) = _side(spec[0], entity), _side(spec[1], entity)
+    la = packaged_layouts()
+    lb = la
+    if args.new_schemas is not None:
+        directory = Path(args.new_schemas)
+        if not directory.is_dir():
+            raise UsageError(f"--new-schemas {args.new_schemas}: no such directory")
+        lb = layouts_from_schemas(directory)
+    _check_version(ea, va, la.versions)
+    _check_version(eb, vb, lb.versions, f" in {lb.source}" if lb is not la else "")
+    d = diff_layouts(la.layout(ea, va), lb.layout(eb, vb), la, lb)
+    if args.format == "json":
+        print(json.dumps(d.as_dict(), indent=2))
+    else:
+        print(render_diff(d, markdown=args.format == "markdown"))
+    return EXIT_OK
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("layout", help="print an entity's field layout",
+    p = sub.add_parser("layout", help="print an entity's field layout, diff two layouts, or draw one as SVG",
                        description="Every field of an entity version: byte offset (or 'var'), size, type, "
-                                   "version range, derived facts and doc.")
-    p.add_argument("entity", help="entity name, e.g. record_batch, legacy_message, record")
+                                   "version range, derived facts and doc. --diff compares two layouts (versions "
+                                   "of one entity, two entities, or the layout a changed schema directory would "
+                                   "generate); --svg draws a byte diagram.")
+    p.add_argument("entity", nargs="?", help="entity name, e.g. record_batch, legacy_message, record")
     p.add_argument("--version", type=int, help="one version (default: every valid version)")
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.add_argument("--diff", nargs="+", metavar="SIDE",
+                   help="compare two layouts: --diff ENTITY A B (versions), ENTITY --diff A B, or "
+                        "--diff ENTITY:A OTHER:B (e.g. legacy_log_entry:1 record_batch:2); shows fields added, "
+                        "removed, moved (offset changed) and changed, and the overheads")
+    p.add_argument("--new-schemas", metavar="DIR",
+                   help="with --diff: take side B from the layout DIR's schemas would generate (what "
+                        "regenerating after a schema change does)")
+    p.add_argument("--svg", metavar="OUT.svg", help="draw the layout as a byte diagram into OUT.svg")
     p.set_defaults(func=cmd_layout)

@@ -420,21 +420,47 @@ def compression_level(context) -> int | None:
     return context._params.get("compression_level")
 
 
-def _decompress(codec: str, data: bytes, magic: int, context, stream, path) -> bytes:
+_IN_STREAM = "_kcodec_in_compressed_stream"
+
+
+def _decompress(codec: str, data: bytes, magic: int, context, stream, path, start: int | None) -> bytes:
+    """Decompress a region stored at ``start``. A compressed region inside a decompressed stream is
+    refused: Kafka allows one wrapper level, and refusing it bounds recursion and memory."""
+    if context._params.get(_IN_STREAM):
+        raise CorruptError(f"a compressed ({codec}) {field_path(path) or 'region'} inside a compressed stream: "
+                           "only one level of compression is allowed", position=start, field=field_path(path))
     limit = context._params.get("max_decompressed_size", codecs.DEFAULT_MAX_DECOMPRESSED_SIZE)
     try:
         return codecs.decompress(codec, data, magic=magic, max_size=limit)
     except DecodeError as exc:
+        exc.position = (start or 0) + (exc.position or 0)
         exc.field = exc.field or field_path(path)
         raise
 
 
-def _parse_all(subcon, data: bytes, context, path, what: str):
+def _parse_all(subcon, data: bytes, context, path, what: str, codec: str = "none", start: int | None = None):
+    """Parse all of ``data``; inside a decompressed stream, errors are placed at the stored region
+    (``start``) and say where in the stream they are."""
     inner = io.BytesIO(data)
-    obj = subcon._parsereport(inner, context, path)
-    left = len(data) - inner.tell()
-    if left:
-        raise BadLengthError(f"{left} bytes left over after {what}", field=field_path(path))
+    params = context._params
+    nested = codec != "none"
+    if nested:
+        params[_IN_STREAM] = True
+    try:
+        obj = subcon._parsereport(inner, context, path)
+        left = len(data) - inner.tell()
+        if left:
+            raise BadLengthError(f"{left} bytes left over after {what}", position=inner.tell(), field=field_path(path))
+    except DecodeError as exc:
+        if nested:
+            exc.message = f"{exc.message} (at byte {exc.position or 0} of the decompressed {codec} stream)"
+            exc.position = start
+        elif start is not None:
+            exc.position = start + (exc.position or 0)  # stored as is: a position in the input
+        raise
+    finally:
+        if nested:
+            params[_IN_STREAM] = False
     return obj
 
 
@@ -442,18 +468,19 @@ class Compressed(c.Subconstruct):
     """A region that runs to the end of its (bounded) stream and is passed
     through the codec named by another field."""
 
-    def __init__(self, subcon, codec: Callable, magic: int):
+    def __init__(self, subcon, codec: Callable, magic: int, at: str | None = None):
         super().__init__(subcon)
-        self.codec, self.magic = codec, magic
+        self.codec, self.magic, self.at = codec, magic, at  # at: the context key of the region's position
 
     def _parse(self, stream, context, path):
+        start = context[self.at] if self.at else _tell(stream)  # a FixedSized substream starts at 0
         data = stream.read()
         name = self.codec(context)
         if not context._params.get("parse_contents", True):
             return data  # the stored bytes, still compressed: the caller decodes them
         if name != "none":
-            data = _decompress(name, data, self.magic, context, stream, path)
-        return _parse_all(self.subcon, data, context, path, field_path(path) or "the records")
+            data = _decompress(name, data, self.magic, context, stream, path, start)
+        return _parse_all(self.subcon, data, context, path, field_path(path) or "the records", name, start)
 
     def _build(self, obj, stream, context, path):
         inner = io.BytesIO()
@@ -486,8 +513,9 @@ class CompressedBytes(c.Construct):
                                field=field_path(path))
         if not context._params.get("parse_contents", True):
             return data  # the stored bytes, still compressed: the caller decodes them
-        data = _decompress(name, data, self.magic, context, stream, path)
-        return _parse_all(self.contents, data, context, path, "the compressed message set")
+        start = None if pos is None else _tell(stream) - len(data)
+        data = _decompress(name, data, self.magic, context, stream, path, start)
+        return _parse_all(self.contents, data, context, path, "the compressed message set", name, start)
 
     def _build(self, obj, stream, context, path):
         name = self.codec(context)

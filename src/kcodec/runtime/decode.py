@@ -44,6 +44,10 @@ class _Fast:
         _, efields = DECODERS[("legacy_log_entry", 0)]
         self.e_offset, self.e_message = efields.index("offset"), efields.index("message")
         self.m = {m: {n: i for i, n in enumerate(DECODERS[("legacy_message", m)][1])} for m in (0, 1)}
+        from .kernel import compiled_kernel
+
+        kernel = compiled_kernel()
+        self.project = getattr(kernel, "project_record_v2", None)  # builds Records in C
 
 
 _fast: _Fast | None = None
@@ -61,6 +65,32 @@ def _locate(exc: KcodecError, position: int, base_offset: int | None) -> KcodecE
     exc.position = position + (exc.position or 0)
     if exc.base_offset is None:
         exc.base_offset = base_offset
+    return exc
+
+
+def _decompress(codec_name: str, data: bytes, magic: int, limit: int, start: int, base_offset: int,
+                field: str) -> bytes:
+    """Decompress a region stored at absolute position ``start``; errors say where in the input."""
+    try:
+        return codecs.decompress(codec_name, data, magic=magic, max_size=limit)
+    except KcodecError as exc:
+        exc.position = start + (exc.position or 0)
+        exc.base_offset = base_offset if exc.base_offset is None else exc.base_offset
+        exc.field = exc.field or field
+        raise exc from None
+
+
+def _in_stream(exc: KcodecError, start: int, base_offset: int | None, codec_name: str, field: str) -> KcodecError:
+    """An error inside a decompressed stream: placed at the stored region (absolute ``start``), the message
+    says where in the stream, the field path starts at the compressed field."""
+    exc.message = f"{exc.message} (at byte {exc.position or 0} of the decompressed {codec_name} stream)"
+    exc.position = start
+    if exc.base_offset is None:
+        exc.base_offset = base_offset
+    if not exc.field:
+        exc.field = field
+    elif not exc.field.startswith((field + ".", field + "[")) and exc.field != field:
+        exc.field = f"{field}{exc.field}" if exc.field.startswith("[") else f"{field}.{exc.field}"
     return exc
 
 
@@ -102,6 +132,11 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
             f"Record is corrupt (stored crc = {stored_crc}, computed crc = {crc32c(memoryview(entry)[21:])})",
             position=position + 17, base_offset=base_offset, field="crc")
     f = _decoders()
+    if f.project is not None and not entry[22] & 0x20:  # compiled kernel, not a control batch
+        batch = _decode_v2_compiled(f, entry, position, base_offset, batch_length, count, stored_crc, crc_valid,
+                                    limit)
+        if batch is not None:
+            return batch
     try:
         v, _ = f.batch(entry, 0, len(entry), False, limit)
     except KcodecError as exc:
@@ -119,14 +154,14 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
     for r in v[i["records"]]:
         delta = r[r_off]
         seq = -1 if base_seq < 0 else increment_sequence(base_seq, delta)
-        rec = Record(base_offset + delta, max_ts if log_append else base_ts + r[r_ts], ts_type, r[r_key],
-                     r[r_value], r[r_headers], seq)
+        marker = None
         if control:
             try:
-                rec.control = _control(rec.key, rec.value)
+                marker = _control(r[r_key], r[r_value])
             except KcodecError as exc:
                 raise _locate(exc, position, base_offset) from None
-        append(rec)
+        append(Record(base_offset + delta, max_ts if log_append else base_ts + r[r_ts], ts_type, r[r_key],
+                      r[r_value], r[r_headers], seq, marker))
     stored = LOG_OVERHEAD + batch_length - 61
     compression = a["compression"]
     size = stored if compression == "none" else sum(r[r_len] + _varint_size(r[r_len]) for r in v[i["records"]])
@@ -138,6 +173,55 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
         is_control=control, has_delete_horizon=a["delete_horizon"], producer_id=v[i["producer_id"]],
         producer_epoch=v[i["producer_epoch"]], base_sequence=base_seq, base_timestamp=base_ts,
         record_count=count, stored_records_size=stored, records_size=size)
+
+
+def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: int, batch_length: int, count: int,
+                        stored_crc: int, crc_valid: bool, limit: int) -> Batch | None:
+    """The compiled kernel builds the Records themselves (no Python per record).
+    Returns None when a batch needs the general path (sequence numbers that wrap)."""
+    try:
+        v, _ = f.batch(entry, 0, len(entry), False, limit, False)  # records left as stored
+    except KcodecError as exc:
+        raise _locate(exc, position, base_offset) from None
+    i = f.b
+    a = v[i["attributes"]]
+    base_ts, max_ts, base_seq = v[i["base_timestamp"]], v[i["max_timestamp"]], v[i["base_sequence"]]
+    last_delta = v[i["last_offset_delta"]]
+    if base_seq >= 0 and base_seq + max(last_delta, count) > 0x7FFFFFFF:
+        return None
+    ts_type = TimestampType.from_schema(a["timestamp_type"])
+    _, r_ts, r_off, r_key, r_value, r_headers = f.r
+    plan = (("a", r_off, base_offset),
+            ("c", max_ts) if ts_type is TimestampType.LOG_APPEND_TIME else ("a", r_ts, base_ts),
+            ("c", ts_type), ("f", r_key), ("f", r_value), ("f", r_headers),
+            ("a", r_off, base_seq) if base_seq >= 0 else ("c", -1),
+            ("c", None), ("c", None), ("c", None), ("c", 2))
+    compression = a["compression"]
+    if compression == "none":
+        data, start = entry, 61
+    else:
+        data, start = _decompress(compression, v[i["records"]], 2, limit, position + 61, base_offset, "records"), 0
+    try:
+        records, end = f.project(data, start, len(data), count, Record, plan)
+    except KcodecError as exc:
+        if compression == "none":
+            raise _locate(exc, position, base_offset) from None
+        raise _in_stream(exc, position + 61, base_offset, compression, "records") from None
+    if end != len(data):
+        where = "" if compression == "none" else f" (at byte {end} of the decompressed {compression} stream)"
+        raise BadLengthError(f"{len(data) - end} bytes left over after records{where}",
+                             position=position + (end if compression == "none" else 61), base_offset=base_offset,
+                             field="records")
+    stored = batch_length + LOG_OVERHEAD - 61
+    return Batch(
+        position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=base_offset,
+        last_offset=base_offset + last_delta, crc=stored_crc, crc_valid=crc_valid, compression=compression,
+        timestamp_type=ts_type, max_timestamp=max_ts, records=records,
+        partition_leader_epoch=v[i["partition_leader_epoch"]], is_transactional=a["transactional"],
+        is_control=False, has_delete_horizon=a["delete_horizon"], producer_id=v[i["producer_id"]],
+        producer_epoch=v[i["producer_epoch"]], base_sequence=base_seq, base_timestamp=base_ts,
+        record_count=count, stored_records_size=stored,
+        records_size=stored if compression == "none" else len(data))
 
 
 def _varint_size(n: int) -> int:
@@ -193,11 +277,15 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
         n = 0 if m.value is None else len(m.value)
         return Batch(base_offset=offset, last_offset=offset, records=[rec], record_count=1,
                      stored_records_size=n, records_size=n, **common)
+    if m.value is None:
+        raise CorruptError(f"compressed ({codec_name}) wrapper message has a null value",
+                           position=position + LOG_OVERHEAD + size - 4, base_offset=offset, field="message.value")
+    value_start = position + LOG_OVERHEAD + size - len(m.value)  # the value ends the entry
+    data = _decompress(codec_name, m.value, magic, limit, value_start, offset, "message.value")
     try:
-        data = codecs.decompress(codec_name, m.value, magic=magic, max_size=limit)
+        inner = _inner_records(data, magic, offset, m, ts_type, verify_crc, limit)
     except KcodecError as exc:
-        raise _locate(exc, position, offset) from None
-    inner = _inner_records(data, magic, offset, m, ts_type, position, verify_crc, limit)
+        raise _in_stream(exc, value_start, offset, codec_name, "message.value") from None
     return Batch(base_offset=inner[0].offset, last_offset=offset, records=inner, record_count=len(inner),
                  stored_records_size=len(m.value), records_size=len(data), **common)
 
@@ -233,37 +321,38 @@ def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, o
 
 
 def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper, wrapper_ts_type,
-                   position: int, verify_crc: bool, limit: int) -> list[Record]:
-    """The messages of a compressed wrapper (Kafka's DeepRecordsIterator)."""
+                   verify_crc: bool, limit: int) -> list[Record]:
+    """The messages of a compressed wrapper (Kafka's DeepRecordsIterator). Error positions are
+    positions in ``data``, the decompressed stream; fields are relative to the wrapper's value."""
     entries = []
     pos = 0
     while len(data) - pos >= LOG_OVERHEAD:
         size = _I32.unpack_from(data, pos + 8)[0]
         if size < MIN_LEGACY_RECORD_SIZE:
-            raise BadLengthError("Record size is less than the minimum record overhead (14)",
-                                 position=position, base_offset=wrapper_offset, field="message.value")
+            raise BadLengthError(f"Record size {size} is less than the minimum record overhead (14)",
+                                 position=pos + 8, base_offset=wrapper_offset, field=f"[{len(entries)}].size")
         if len(data) - pos < LOG_OVERHEAD + size:
             break  # a truncated trailing inner entry ends iteration, as in Kafka
         entries.append((pos, data[pos:pos + LOG_OVERHEAD + size]))
         pos += LOG_OVERHEAD + size
     if not entries:
-        raise CorruptError("Found invalid compressed record set with no inner records", position=position,
-                           base_offset=wrapper_offset, field="message.value")
+        raise CorruptError("Found invalid compressed record set with no inner records", position=0,
+                           base_offset=wrapper_offset)
     parsed = []
     for inner_pos, raw in entries:
         inner_magic = raw[16]
         if inner_magic not in (0, 1):
-            raise UnknownMagicError(f"Invalid magic {inner_magic} in an inner message", position=position,
-                                    base_offset=wrapper_offset, field="message.value.message.magic")
+            raise UnknownMagicError(f"Invalid magic {inner_magic} in an inner message", position=inner_pos + 16,
+                                    base_offset=wrapper_offset, field=f"[{len(parsed)}].message.magic")
         try:
-            e, valid = _legacy_message(raw, 0, verify_crc, limit, wrapper_offset)
+            e, valid = _legacy_message(raw, inner_pos, verify_crc, limit, wrapper_offset)
         except KcodecError as exc:
-            exc.position, exc.base_offset = position, wrapper_offset
-            exc.field = f"message.value[{len(parsed)}].{exc.field or ''}".rstrip(".")
+            exc.base_offset = wrapper_offset
+            exc.field = f"[{len(parsed)}].{exc.field or ''}".rstrip(".")
             raise
         if e.compression != "none":
-            raise CorruptError("Inner messages must not be compressed", position=position,
-                               base_offset=wrapper_offset, field=f"message.value[{len(parsed)}].message.attributes")
+            raise CorruptError("Inner messages must not be compressed", position=inner_pos + 17,
+                               base_offset=wrapper_offset, field=f"[{len(parsed)}].message.attributes")
         parsed.append((e, valid))
     # Inner offsets: absolute in v0; relative in v1, anchored at the wrapper (= last inner) offset.
     base = -1
@@ -274,7 +363,8 @@ def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper
         elif wrapper_offset < last_inner:
             raise CorruptError(f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
                                f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}' "
-                               "and it is not zero.", position=position, base_offset=wrapper_offset, field="offset")
+                               "and it is not zero.", position=entries[-1][0], base_offset=wrapper_offset,
+                               field=f"[{len(parsed) - 1}].offset")
         else:
             base = wrapper_offset - last_inner
     out = []

@@ -3,7 +3,8 @@ applied (absolute offsets, effective timestamps, control records by name)."""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from operator import itemgetter
 
 
 class TimestampType(enum.IntEnum):
@@ -45,25 +46,61 @@ class ControlRecord:
         return self.type in (0, 1)
 
 
-@dataclass(slots=True)
-class Record:
-    """One logical record: a v2 record, or a v0/v1 message (inner messages too)."""
+_RECORD_FIELDS = ("offset", "timestamp", "timestamp_type", "key", "value", "headers", "sequence", "control",
+                  "crc", "crc_valid", "magic")
 
-    offset: int  # absolute
-    timestamp: int  # effective: the batch's append time under LogAppendTime; -1 for v0
-    timestamp_type: TimestampType
-    key: bytes | None
-    value: bytes | None
-    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
-    sequence: int = -1
-    control: ControlRecord | None = None
-    crc: int | None = None  # v0/v1 messages carry their own CRC-32
-    crc_valid: bool | None = None
-    magic: int = 2
+
+class Record(tuple):
+    """One logical record: a v2 record, or a v0/v1 message (inner messages too).
+
+    An immutable tuple with named fields (like a namedtuple), so the compiled
+    kernel can build records directly: ``offset`` (absolute), ``timestamp``
+    (effective: the batch's append time under LogAppendTime; -1 for v0),
+    ``timestamp_type``, ``key``, ``value``, ``headers`` [(key, value)],
+    ``sequence``, ``control`` (a :class:`ControlRecord` for control records),
+    ``crc`` and ``crc_valid`` (v0/v1 messages carry their own CRC-32), ``magic``.
+    """
+
+    __slots__ = ()
+    _fields = _RECORD_FIELDS
+
+    def __new__(cls, offset: int, timestamp: int, timestamp_type: TimestampType, key: bytes | None,
+                value: bytes | None, headers: list | None = None, sequence: int = -1,
+                control: ControlRecord | None = None, crc: int | None = None, crc_valid: bool | None = None,
+                magic: int = 2):
+        return tuple.__new__(cls, (offset, timestamp, timestamp_type, key, value,
+                                   [] if headers is None else headers, sequence, control, crc, crc_valid, magic))
+
+    offset = property(itemgetter(0), doc="Absolute offset.")
+    timestamp = property(itemgetter(1), doc="Effective timestamp (ms); -1 when none.")
+    timestamp_type = property(itemgetter(2), doc="TimestampType of the timestamp.")
+    key = property(itemgetter(3), doc="Key bytes, or None.")
+    value = property(itemgetter(4), doc="Value bytes, or None (a tombstone).")
+    headers = property(itemgetter(5), doc="Headers as (str key, bytes-or-None value) pairs.")
+    sequence = property(itemgetter(6), doc="Producer sequence number, -1 when none.")
+    control = property(itemgetter(7), doc="The decoded control record, or None.")
+    crc = property(itemgetter(8), doc="A v0/v1 message's stored CRC-32, else None.")
+    crc_valid = property(itemgetter(9), doc="Whether a v0/v1 message's CRC holds, else None.")
+    magic = property(itemgetter(10), doc="Message format version of the record.")
 
     @property
     def is_control(self) -> bool:
-        return self.control is not None
+        return self[7] is not None
+
+    def replace(self, **changes) -> "Record":
+        """A copy with some fields changed."""
+        values = dict(zip(_RECORD_FIELDS, self))
+        values.update(changes)
+        return Record(**values)
+
+    def as_dict(self) -> dict:
+        return dict(zip(_RECORD_FIELDS, self))
+
+    def __repr__(self) -> str:
+        return "Record(" + ", ".join(f"{k}={v!r}" for k, v in zip(_RECORD_FIELDS, self)) + ")"
+
+    def __getnewargs__(self):
+        return tuple(self)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,115 @@
+"""``kcodec bench``: kcodec against aiokafka, kafka-python and the bare primitives, on one workload."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..cli import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+
+_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+_IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
+FULL_RECORDS, QUICK_RECORDS = 200_000, 10_000
+FULL_SEGMENT_MIB, QUICK_SEGMENT_MIB = 1024, 64
+
+
+def _choices(values: list[str] | None, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """Repeated and/or comma-separated choices, kept in ``allowed`` order."""
+    if not values:
+        return allowed
+    chosen = {v.strip() for item in values for v in item.split(",") if v.strip()}
+    unknown = chosen - set(allowed)
+    if unknown:
+        raise UsageError(f"unknown {what} {', '.join(sorted(unknown))} (known: {', '.join(allowed)})")
+    return tuple(a for a in allowed if a in chosen)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    try:
+        from ..bench import memory, report, runner
+        from ..bench.implementations import OPERATIONS
+        from ..bench.workload import build_workload
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("kcodec.bench"):
+            raise UsageError("the benchmark package kcodec.bench is not installed; run it from a source "
+                             "checkout (pip install -e .)") from None
+        raise
+
+    codecs = _choices(args.codecs, _CODECS, "codec")
+    impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
+    operations = _choices(args.operations, tuple(OPERATIONS), "operation")
+    records = args.records or (QUICK_RECORDS if args.quick else FULL_RECORDS)
+    segment_mib = args.segment_mib if args.segment_mib is not None else (
+        QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
+    if args.repeats < 1:
+        raise UsageError("--repeats must be at least 1")
+    if records < 1 or args.batch_size < 1:
+        raise UsageError("--records and --batch-size must be at least 1")
+    if segment_mib < 0:
+        raise UsageError("--segment-mib must be >= 0 (0 skips the peak-memory runs)")
+
+    started = time.perf_counter()
+
+    def say(message: str) -> None:
+        print(f"kcodec bench: {message} [{time.perf_counter() - started:.0f} s]", file=sys.stderr, flush=True)
+
+    machine = report.machine_info()
+    say(f"building the workload: {records:,} records, batches of {args.batch_size:,}, codecs {', '.join(codecs)}")
+    workload = build_workload(records, args.batch_size, codecs=codecs, seed=args.seed)
+    info = {"records": workload.records, "batch_size": workload.batch_size, "seed": workload.seed,
+            "batches": workload.batch_count, "raw_bytes_v2": workload.raw_bytes_v2,
+            "raw_bytes_v1": workload.raw_bytes_v1, "v2_sizes": {c: len(b) for c, b in workload.v2.items()},
+            "v1_sizes": {c: len(b) for c, b in workload.v1.items()}, "quick": bool(args.quick)}
+    cases = runner.plan(workload.codecs if args.codecs is None else codecs, impls, operations)
+    say(f"{len(cases)} rows x {args.repeats} repeats")
+    results = runner.run(workload, cases, args.repeats, say)
+
+    stream = None
+    stream_impls = [i for i in memory.STREAMS if i.split("-stream")[0] in impls]
+    if segment_mib and stream_impls:
+        entries = memory.measure(workload, segment_mib << 20, stream_impls, say)
+        results += report.stream_results(entries)
+        stream = {"mib": max(e.get("bytes", 0) for e in entries) / 2**20}
+        info["segment_bytes"] = max(e.get("bytes", 0) for e in entries)
+
+    print(report.markdown(results, machine, info, args.repeats, stream), end="")
+    if args.json:
+        report.write_json(args.json, results, machine, info, args.repeats, stream)
+    say("done")
+    return EXIT_CHECK_FAILED if any(r.status == "error" for r in results) else EXIT_OK
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "bench", help="benchmark kcodec against aiokafka, kafka-python and the bare primitives",
+        description="Build one workload deterministically (200,000 records in v2 batches of 1,000, every codec, "
+                    "and the same records as v1 message sets), then measure decode, decode with CRC "
+                    "verification, decode into Arrow, encode, CRC verification alone and peak memory for "
+                    "kcodec, aiokafka (C extension) and kafka-python, plus the bare primitives (crc32c, each "
+                    "codec's decompression, a memory copy). Implementations are interleaved in one process; "
+                    "each row is the median of the repeats. Prints a markdown table; exit status 1 if a row "
+                    "failed while running (a row that cannot exist here is reported as n/a).")
+    p.add_argument("--quick", action="store_true",
+                   help=f"a smaller workload ({QUICK_RECORDS:,} records, a {QUICK_SEGMENT_MIB} MiB segment) "
+                        "for smoke checks: under a minute")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the results as JSON: {machine, workload, targets, rows}, one object per row "
+                        "(implementation, operation, codec, records_per_s, mb_per_s, ratio_vs_aiokafka, ...)")
+    p.add_argument("--repeats", type=int, default=5, metavar="N", help="repeats per row; the median is kept "
+                                                                       "(default 5)")
+    p.add_argument("--codecs", nargs="+", metavar="CODEC",
+                   help=f"only these codecs ({', '.join(_CODECS)}; space or comma separated)")
+    p.add_argument("--only", action="append", metavar="IMPL",
+                   help=f"only these implementations ({', '.join(_IMPLEMENTATIONS)}; repeatable or comma "
+                        "separated). Ratios need aiokafka among them")
+    p.add_argument("--operations", action="append", metavar="OP",
+                   help="only these operations (decode, decode_crc, decode_arrow, encode, crc, v1_decode, "
+                        "v1_decode_crc, crc32c, decompress, memcpy; repeatable or comma separated)")
+    p.add_argument("--segment-mib", type=int, metavar="MIB",
+                   help=f"size of the segment streamed for peak memory (default {FULL_SEGMENT_MIB}, "
+                        f"--quick {QUICK_SEGMENT_MIB}; 0 skips it)")
+    # For the tests and experiments: not part of the documented interface.
+    p.add_argument("--records", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--batch-size", type=int, default=1_000, help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=int, default=20_240_601, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_bench)
