@@ -65,6 +65,7 @@ class CEntity:
     column_lines: list[str] = field(default_factory=list)
     free_lines: list[str] = field(default_factory=list)
     export_lines: list[str] = field(default_factory=list)
+    int_columns: list[str] = field(default_factory=list)  # top-level integer fields, for addends
 
 
 class _W:
@@ -81,10 +82,36 @@ class _W:
         return f"{stem}{self.n}"
 
 
-def _read_int(w: _W, t: IntType, target: str, path: str) -> None:
+def _run_sizes(ev: EntityVersion) -> dict[str, int]:
+    """Fields that start a run of fixed-width fields -> the run's size. The
+    Python backend reads such a run with one struct unpack, so a short buffer
+    fails at the run's start; checking the run here fails at the same byte."""
+    from .emit_fast import _fixed_scalar, _is_length
+
+    out: dict[str, int] = {}
+    i = 0
+    while i < len(ev.fields):
+        if not _fixed_scalar(ev.fields[i]):
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(ev.fields) and _fixed_scalar(ev.fields[j + 1]) and not _is_length(ev.fields[j]):
+            j += 1
+        out[ev.fields[i].name] = sum(f.size for f in ev.fields[i:j + 1])
+        i = j + 1
+    return out
+
+
+def _check_run(w: _W, runs: dict[str, int], name: str) -> None:
+    if name in runs:
+        w(f"if (p + {runs[name]} > buflen) {{ truncated(p, \"{name}\"); goto fail; }}")
+
+
+def _read_int(w: _W, t: IntType, target: str, path: str, checked: bool = False) -> None:
     """Set C int64 ``target`` from the integer at p (bounded by buflen, as in Python)."""
     if t.fixed:
-        w(f"if (p + {t.width} > buflen) {{ truncated(p, \"{path}\"); goto fail; }}")
+        if not checked:
+            w(f"if (p + {t.width} > buflen) {{ truncated(p, \"{path}\"); goto fail; }}")
         w(f"{target} = {_LOAD[t.name]};")
         w(f"p += {t.width};")
         return
@@ -133,6 +160,7 @@ def _length_checks(w: _W, ev: EntityVersion, owner: str) -> None:
 def _decode_body(ev: EntityVersion, ce: CEntity) -> None:
     w = _W()
     starts = _starts(ev)
+    runs = _run_sizes(ev)
     w("Py_ssize_t p = *pos;")
     w(f"PyObject *out = PyTuple_New({len(ev.fields)});")
     w("if (!out) return NULL;")
@@ -150,7 +178,8 @@ def _decode_body(ev: EntityVersion, ce: CEntity) -> None:
             target = f"v_{f.name}" if f.field.derived else w.tmp("x")
             if not f.field.derived:
                 w(f"int64_t {target};")
-            _read_int(w, t, target, f.name)
+            _check_run(w, runs, f.name)
+            _read_int(w, t, target, f.name, checked=t.fixed)
             w(f"PyObject *o = {_py_int(t, target)};")
             w("if (!o) goto fail;")
             w(f"PyTuple_SET_ITEM(out, {i}, o);")
@@ -221,6 +250,7 @@ def _columns_body(ev: EntityVersion, ce: CEntity) -> None:
     """Decode one entity into column builders (struct cols_<suffix>)."""
     w = _W()
     starts = _starts(ev)
+    runs = _run_sizes(ev)
     struct = []
     free = []
     export = []
@@ -247,6 +277,7 @@ def _columns_body(ev: EntityVersion, ce: CEntity) -> None:
             export.append(f"if (put_list(d, \"{f.name}\", &c->{f.name}_offsets, (void *)&c->{f.name}, "
                           f"export_cols_{child.suffix}) < 0) return -1;")
     ce.column_struct, ce.free_lines, ce.export_lines = struct, free, export
+    ce.int_columns = [f.name for f in ev.fields if isinstance(f.type, IntType)]
     w("Py_ssize_t p = *pos;")
     for f in ev.fields:
         if f.field.derived:
@@ -261,7 +292,8 @@ def _columns_body(ev: EntityVersion, ce: CEntity) -> None:
             target = f"v_{f.name}" if f.field.derived else w.tmp("x")
             if not f.field.derived:
                 w(f"int64_t {target};")
-            _read_int(w, t, target, f.name)
+            _check_run(w, runs, f.name)
+            _read_int(w, t, target, f.name, checked=t.fixed)
             w(f"if (buf_put_i64(&c->{f.name}, (int64_t){target}) < 0) goto fail;")
         elif isinstance(t, BytesType):
             n = w.tmp("n")

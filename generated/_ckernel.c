@@ -297,7 +297,7 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* version */
     {
         int64_t x1;
-        if (p + 2 > buflen) { truncated(p, "version"); goto fail; }
+        if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
         x1 = (int16_t)load_be16(buf + p);
         p += 2;
         PyObject *o = PyLong_FromLongLong(x1);
@@ -307,7 +307,6 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* producer_id */
     {
         int64_t x2;
-        if (p + 8 > buflen) { truncated(p, "producer_id"); goto fail; }
         x2 = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(x2);
@@ -317,7 +316,6 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* first_offset */
     {
         int64_t x3;
-        if (p + 8 > buflen) { truncated(p, "first_offset"); goto fail; }
         x3 = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(x3);
@@ -327,7 +325,6 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* last_offset */
     {
         int64_t x4;
-        if (p + 8 > buflen) { truncated(p, "last_offset"); goto fail; }
         x4 = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(x4);
@@ -337,7 +334,6 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* last_stable_offset */
     {
         int64_t x5;
-        if (p + 8 > buflen) { truncated(p, "last_stable_offset"); goto fail; }
         x5 = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(x5);
@@ -384,35 +380,31 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     Py_ssize_t p = *pos;
     {
         int64_t x1;
-        if (p + 2 > buflen) { truncated(p, "version"); goto fail; }
+        if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
         x1 = (int16_t)load_be16(buf + p);
         p += 2;
         if (buf_put_i64(&c->version, (int64_t)x1) < 0) goto fail;
     }
     {
         int64_t x2;
-        if (p + 8 > buflen) { truncated(p, "producer_id"); goto fail; }
         x2 = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->producer_id, (int64_t)x2) < 0) goto fail;
     }
     {
         int64_t x3;
-        if (p + 8 > buflen) { truncated(p, "first_offset"); goto fail; }
         x3 = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->first_offset, (int64_t)x3) < 0) goto fail;
     }
     {
         int64_t x4;
-        if (p + 8 > buflen) { truncated(p, "last_offset"); goto fail; }
         x4 = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->last_offset, (int64_t)x4) < 0) goto fail;
     }
     {
         int64_t x5;
-        if (p + 8 > buflen) { truncated(p, "last_stable_offset"); goto fail; }
         x5 = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->last_stable_offset, (int64_t)x5) < 0) goto fail;
@@ -495,10 +487,39 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* Add a constant to every value of an integer column (base offsets, base timestamps). */
+static int add_to_column_aborted_txn_entry_v0(cols_aborted_txn_entry_v0 *c, const char *name, long long addend) {
+    Buf *b = NULL;
+    if (!strcmp(name, "version")) b = &c->version;
+    if (!strcmp(name, "producer_id")) b = &c->producer_id;
+    if (!strcmp(name, "first_offset")) b = &c->first_offset;
+    if (!strcmp(name, "last_offset")) b = &c->last_offset;
+    if (!strcmp(name, "last_stable_offset")) b = &c->last_stable_offset;
+    if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
+    int64_t *v = (int64_t *)b->data;
+    for (Py_ssize_t i = 0; i < b->len / 8; i++) {
+        if (__builtin_add_overflow(v[i], addend, &v[i])) {
+            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *py_columns_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
+    PyObject *addends = NULL;
+    if (PyTuple_GET_SIZE(args) == 5) {  /* optional {column: addend} */
+        addends = PyTuple_GET_ITEM(args, 4);
+        args = PyTuple_GetSlice(args, 0, 4);
+    } else {
+        Py_INCREF(args);
+    }
+    if (!args) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
     cols_aborted_txn_entry_v0 c;
     memset(&c, 0, sizeof c);
     Py_ssize_t p = a.pos;
@@ -510,6 +531,17 @@ static PyObject *py_columns_aborted_txn_entry_v0(PyObject *self, PyObject *args)
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
         if (col_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+    if (addends && addends != Py_None) {
+        PyObject *key, *value;
+        Py_ssize_t it = 0;
+        if (!PyDict_Check(addends)) { PyErr_SetString(PyExc_TypeError, "addends must be a dict"); goto done; }
+        while (PyDict_Next(addends, &it, &key, &value)) {
+            const char *name = PyUnicode_AsUTF8(key);
+            long long n = PyLong_AsLongLong(value);
+            if (!name || (n == -1 && PyErr_Occurred())) goto done;
+            if (add_to_column_aborted_txn_entry_v0(&c, name, n) < 0) goto done;
+        }
+    }
     d = PyDict_New();
     if (d && export_cols_aborted_txn_entry_v0(d, &c) < 0) Py_CLEAR(d);
 done:
@@ -528,7 +560,7 @@ static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py
     /* version */
     {
         int64_t x1;
-        if (p + 2 > buflen) { truncated(p, "version"); goto fail; }
+        if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
         x1 = (int16_t)load_be16(buf + p);
         p += 2;
         PyObject *o = PyLong_FromLongLong(x1);
@@ -538,7 +570,6 @@ static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py
     /* coordinator_epoch */
     {
         int64_t x2;
-        if (p + 4 > buflen) { truncated(p, "coordinator_epoch"); goto fail; }
         x2 = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(x2);
@@ -576,14 +607,13 @@ static int col_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
     Py_ssize_t p = *pos;
     {
         int64_t x1;
-        if (p + 2 > buflen) { truncated(p, "version"); goto fail; }
+        if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
         x1 = (int16_t)load_be16(buf + p);
         p += 2;
         if (buf_put_i64(&c->version, (int64_t)x1) < 0) goto fail;
     }
     {
         int64_t x2;
-        if (p + 4 > buflen) { truncated(p, "coordinator_epoch"); goto fail; }
         x2 = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->coordinator_epoch, (int64_t)x2) < 0) goto fail;
@@ -666,10 +696,36 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* Add a constant to every value of an integer column (base offsets, base timestamps). */
+static int add_to_column_end_txn_marker_v0(cols_end_txn_marker_v0 *c, const char *name, long long addend) {
+    Buf *b = NULL;
+    if (!strcmp(name, "version")) b = &c->version;
+    if (!strcmp(name, "coordinator_epoch")) b = &c->coordinator_epoch;
+    if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
+    int64_t *v = (int64_t *)b->data;
+    for (Py_ssize_t i = 0; i < b->len / 8; i++) {
+        if (__builtin_add_overflow(v[i], addend, &v[i])) {
+            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *py_columns_end_txn_marker_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
+    PyObject *addends = NULL;
+    if (PyTuple_GET_SIZE(args) == 5) {  /* optional {column: addend} */
+        addends = PyTuple_GET_ITEM(args, 4);
+        args = PyTuple_GetSlice(args, 0, 4);
+    } else {
+        Py_INCREF(args);
+    }
+    if (!args) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
     cols_end_txn_marker_v0 c;
     memset(&c, 0, sizeof c);
     Py_ssize_t p = a.pos;
@@ -681,6 +737,17 @@ static PyObject *py_columns_end_txn_marker_v0(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
         if (col_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+    if (addends && addends != Py_None) {
+        PyObject *key, *value;
+        Py_ssize_t it = 0;
+        if (!PyDict_Check(addends)) { PyErr_SetString(PyExc_TypeError, "addends must be a dict"); goto done; }
+        while (PyDict_Next(addends, &it, &key, &value)) {
+            const char *name = PyUnicode_AsUTF8(key);
+            long long n = PyLong_AsLongLong(value);
+            if (!name || (n == -1 && PyErr_Occurred())) goto done;
+            if (add_to_column_end_txn_marker_v0(&c, name, n) < 0) goto done;
+        }
+    }
     d = PyDict_New();
     if (d && export_cols_end_txn_marker_v0(d, &c) < 0) Py_CLEAR(d);
 done:
@@ -699,7 +766,7 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
     /* relative_offset */
     {
         int64_t x1;
-        if (p + 4 > buflen) { truncated(p, "relative_offset"); goto fail; }
+        if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
         x1 = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(x1);
@@ -709,7 +776,6 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
     /* position */
     {
         int64_t x2;
-        if (p + 4 > buflen) { truncated(p, "position"); goto fail; }
         x2 = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(x2);
@@ -747,14 +813,13 @@ static int col_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_s
     Py_ssize_t p = *pos;
     {
         int64_t x1;
-        if (p + 4 > buflen) { truncated(p, "relative_offset"); goto fail; }
+        if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
         x1 = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->relative_offset, (int64_t)x1) < 0) goto fail;
     }
     {
         int64_t x2;
-        if (p + 4 > buflen) { truncated(p, "position"); goto fail; }
         x2 = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->position, (int64_t)x2) < 0) goto fail;
@@ -837,10 +902,36 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* Add a constant to every value of an integer column (base offsets, base timestamps). */
+static int add_to_column_offset_index_entry_v0(cols_offset_index_entry_v0 *c, const char *name, long long addend) {
+    Buf *b = NULL;
+    if (!strcmp(name, "relative_offset")) b = &c->relative_offset;
+    if (!strcmp(name, "position")) b = &c->position;
+    if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
+    int64_t *v = (int64_t *)b->data;
+    for (Py_ssize_t i = 0; i < b->len / 8; i++) {
+        if (__builtin_add_overflow(v[i], addend, &v[i])) {
+            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *py_columns_offset_index_entry_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
+    PyObject *addends = NULL;
+    if (PyTuple_GET_SIZE(args) == 5) {  /* optional {column: addend} */
+        addends = PyTuple_GET_ITEM(args, 4);
+        args = PyTuple_GetSlice(args, 0, 4);
+    } else {
+        Py_INCREF(args);
+    }
+    if (!args) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
     cols_offset_index_entry_v0 c;
     memset(&c, 0, sizeof c);
     Py_ssize_t p = a.pos;
@@ -852,6 +943,17 @@ static PyObject *py_columns_offset_index_entry_v0(PyObject *self, PyObject *args
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
         if (col_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+    if (addends && addends != Py_None) {
+        PyObject *key, *value;
+        Py_ssize_t it = 0;
+        if (!PyDict_Check(addends)) { PyErr_SetString(PyExc_TypeError, "addends must be a dict"); goto done; }
+        while (PyDict_Next(addends, &it, &key, &value)) {
+            const char *name = PyUnicode_AsUTF8(key);
+            long long n = PyLong_AsLongLong(value);
+            if (!name || (n == -1 && PyErr_Occurred())) goto done;
+            if (add_to_column_offset_index_entry_v0(&c, name, n) < 0) goto done;
+        }
+    }
     d = PyDict_New();
     if (d && export_cols_offset_index_entry_v0(d, &c) < 0) Py_CLEAR(d);
 done:
@@ -1035,10 +1137,34 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* Add a constant to every value of an integer column (base offsets, base timestamps). */
+static int add_to_column_record_header_v2(cols_record_header_v2 *c, const char *name, long long addend) {
+    Buf *b = NULL;
+    if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
+    int64_t *v = (int64_t *)b->data;
+    for (Py_ssize_t i = 0; i < b->len / 8; i++) {
+        if (__builtin_add_overflow(v[i], addend, &v[i])) {
+            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *py_columns_record_header_v2(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
+    PyObject *addends = NULL;
+    if (PyTuple_GET_SIZE(args) == 5) {  /* optional {column: addend} */
+        addends = PyTuple_GET_ITEM(args, 4);
+        args = PyTuple_GetSlice(args, 0, 4);
+    } else {
+        Py_INCREF(args);
+    }
+    if (!args) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
     cols_record_header_v2 c;
     memset(&c, 0, sizeof c);
     Py_ssize_t p = a.pos;
@@ -1050,6 +1176,17 @@ static PyObject *py_columns_record_header_v2(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
         if (col_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+    if (addends && addends != Py_None) {
+        PyObject *key, *value;
+        Py_ssize_t it = 0;
+        if (!PyDict_Check(addends)) { PyErr_SetString(PyExc_TypeError, "addends must be a dict"); goto done; }
+        while (PyDict_Next(addends, &it, &key, &value)) {
+            const char *name = PyUnicode_AsUTF8(key);
+            long long n = PyLong_AsLongLong(value);
+            if (!name || (n == -1 && PyErr_Occurred())) goto done;
+            if (add_to_column_record_header_v2(&c, name, n) < 0) goto done;
+        }
+    }
     d = PyDict_New();
     if (d && export_cols_record_header_v2(d, &c) < 0) Py_CLEAR(d);
 done:
@@ -1354,10 +1491,38 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* Add a constant to every value of an integer column (base offsets, base timestamps). */
+static int add_to_column_record_v2(cols_record_v2 *c, const char *name, long long addend) {
+    Buf *b = NULL;
+    if (!strcmp(name, "length")) b = &c->length;
+    if (!strcmp(name, "attributes")) b = &c->attributes;
+    if (!strcmp(name, "timestamp_delta")) b = &c->timestamp_delta;
+    if (!strcmp(name, "offset_delta")) b = &c->offset_delta;
+    if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
+    int64_t *v = (int64_t *)b->data;
+    for (Py_ssize_t i = 0; i < b->len / 8; i++) {
+        if (__builtin_add_overflow(v[i], addend, &v[i])) {
+            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *py_columns_record_v2(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
+    PyObject *addends = NULL;
+    if (PyTuple_GET_SIZE(args) == 5) {  /* optional {column: addend} */
+        addends = PyTuple_GET_ITEM(args, 4);
+        args = PyTuple_GetSlice(args, 0, 4);
+    } else {
+        Py_INCREF(args);
+    }
+    if (!args) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
     cols_record_v2 c;
     memset(&c, 0, sizeof c);
     Py_ssize_t p = a.pos;
@@ -1369,6 +1534,17 @@ static PyObject *py_columns_record_v2(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
         if (col_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+    if (addends && addends != Py_None) {
+        PyObject *key, *value;
+        Py_ssize_t it = 0;
+        if (!PyDict_Check(addends)) { PyErr_SetString(PyExc_TypeError, "addends must be a dict"); goto done; }
+        while (PyDict_Next(addends, &it, &key, &value)) {
+            const char *name = PyUnicode_AsUTF8(key);
+            long long n = PyLong_AsLongLong(value);
+            if (!name || (n == -1 && PyErr_Occurred())) goto done;
+            if (add_to_column_record_v2(&c, name, n) < 0) goto done;
+        }
+    }
     d = PyDict_New();
     if (d && export_cols_record_v2(d, &c) < 0) Py_CLEAR(d);
 done:
@@ -1387,7 +1563,7 @@ static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, 
     /* timestamp */
     {
         int64_t x1;
-        if (p + 8 > buflen) { truncated(p, "timestamp"); goto fail; }
+        if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
         x1 = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(x1);
@@ -1397,7 +1573,6 @@ static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, 
     /* relative_offset */
     {
         int64_t x2;
-        if (p + 4 > buflen) { truncated(p, "relative_offset"); goto fail; }
         x2 = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(x2);
@@ -1435,14 +1610,13 @@ static int col_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssi
     Py_ssize_t p = *pos;
     {
         int64_t x1;
-        if (p + 8 > buflen) { truncated(p, "timestamp"); goto fail; }
+        if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
         x1 = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->timestamp, (int64_t)x1) < 0) goto fail;
     }
     {
         int64_t x2;
-        if (p + 4 > buflen) { truncated(p, "relative_offset"); goto fail; }
         x2 = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->relative_offset, (int64_t)x2) < 0) goto fail;
@@ -1525,10 +1699,36 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* Add a constant to every value of an integer column (base offsets, base timestamps). */
+static int add_to_column_time_index_entry_v0(cols_time_index_entry_v0 *c, const char *name, long long addend) {
+    Buf *b = NULL;
+    if (!strcmp(name, "timestamp")) b = &c->timestamp;
+    if (!strcmp(name, "relative_offset")) b = &c->relative_offset;
+    if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
+    int64_t *v = (int64_t *)b->data;
+    for (Py_ssize_t i = 0; i < b->len / 8; i++) {
+        if (__builtin_add_overflow(v[i], addend, &v[i])) {
+            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *py_columns_time_index_entry_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
+    PyObject *addends = NULL;
+    if (PyTuple_GET_SIZE(args) == 5) {  /* optional {column: addend} */
+        addends = PyTuple_GET_ITEM(args, 4);
+        args = PyTuple_GetSlice(args, 0, 4);
+    } else {
+        Py_INCREF(args);
+    }
+    if (!args) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
     cols_time_index_entry_v0 c;
     memset(&c, 0, sizeof c);
     Py_ssize_t p = a.pos;
@@ -1540,6 +1740,17 @@ static PyObject *py_columns_time_index_entry_v0(PyObject *self, PyObject *args) 
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
         if (col_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+    if (addends && addends != Py_None) {
+        PyObject *key, *value;
+        Py_ssize_t it = 0;
+        if (!PyDict_Check(addends)) { PyErr_SetString(PyExc_TypeError, "addends must be a dict"); goto done; }
+        while (PyDict_Next(addends, &it, &key, &value)) {
+            const char *name = PyUnicode_AsUTF8(key);
+            long long n = PyLong_AsLongLong(value);
+            if (!name || (n == -1 && PyErr_Occurred())) goto done;
+            if (add_to_column_time_index_entry_v0(&c, name, n) < 0) goto done;
+        }
+    }
     d = PyDict_New();
     if (d && export_cols_time_index_entry_v0(d, &c) < 0) Py_CLEAR(d);
 done:
@@ -1556,7 +1767,7 @@ static PyMethodDef methods[] = {
     {"project_aborted_txn_entry_v0", py_project_aborted_txn_entry_v0, METH_VARARGS,
      "project_aborted_txn_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_aborted_txn_entry_v0", py_columns_aborted_txn_entry_v0, METH_VARARGS,
-     "columns_aborted_txn_entry_v0(buf, pos, end, count) -> ({column: buffers}, count, next_pos)"},
+     "columns_aborted_txn_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_end_txn_marker_v0", py_decode_end_txn_marker_v0, METH_VARARGS,
      "decode_end_txn_marker_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_end_txn_marker_v0_array", py_decode_end_txn_marker_v0_array, METH_VARARGS,
@@ -1564,7 +1775,7 @@ static PyMethodDef methods[] = {
     {"project_end_txn_marker_v0", py_project_end_txn_marker_v0, METH_VARARGS,
      "project_end_txn_marker_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_end_txn_marker_v0", py_columns_end_txn_marker_v0, METH_VARARGS,
-     "columns_end_txn_marker_v0(buf, pos, end, count) -> ({column: buffers}, count, next_pos)"},
+     "columns_end_txn_marker_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_offset_index_entry_v0", py_decode_offset_index_entry_v0, METH_VARARGS,
      "decode_offset_index_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_offset_index_entry_v0_array", py_decode_offset_index_entry_v0_array, METH_VARARGS,
@@ -1572,7 +1783,7 @@ static PyMethodDef methods[] = {
     {"project_offset_index_entry_v0", py_project_offset_index_entry_v0, METH_VARARGS,
      "project_offset_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_offset_index_entry_v0", py_columns_offset_index_entry_v0, METH_VARARGS,
-     "columns_offset_index_entry_v0(buf, pos, end, count) -> ({column: buffers}, count, next_pos)"},
+     "columns_offset_index_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_record_header_v2", py_decode_record_header_v2, METH_VARARGS,
      "decode_record_header_v2(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_record_header_v2_array", py_decode_record_header_v2_array, METH_VARARGS,
@@ -1580,7 +1791,7 @@ static PyMethodDef methods[] = {
     {"project_record_header_v2", py_project_record_header_v2, METH_VARARGS,
      "project_record_header_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_record_header_v2", py_columns_record_header_v2, METH_VARARGS,
-     "columns_record_header_v2(buf, pos, end, count) -> ({column: buffers}, count, next_pos)"},
+     "columns_record_header_v2(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_record_v2", py_decode_record_v2, METH_VARARGS,
      "decode_record_v2(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_record_v2_array", py_decode_record_v2_array, METH_VARARGS,
@@ -1588,7 +1799,7 @@ static PyMethodDef methods[] = {
     {"project_record_v2", py_project_record_v2, METH_VARARGS,
      "project_record_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_record_v2", py_columns_record_v2, METH_VARARGS,
-     "columns_record_v2(buf, pos, end, count) -> ({column: buffers}, count, next_pos)"},
+     "columns_record_v2(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_time_index_entry_v0", py_decode_time_index_entry_v0, METH_VARARGS,
      "decode_time_index_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_time_index_entry_v0_array", py_decode_time_index_entry_v0_array, METH_VARARGS,
@@ -1596,7 +1807,7 @@ static PyMethodDef methods[] = {
     {"project_time_index_entry_v0", py_project_time_index_entry_v0, METH_VARARGS,
      "project_time_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_time_index_entry_v0", py_columns_time_index_entry_v0, METH_VARARGS,
-     "columns_time_index_entry_v0(buf, pos, end, count) -> ({column: buffers}, count, next_pos)"},
+     "columns_time_index_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {NULL, NULL, 0, NULL}
 };
 

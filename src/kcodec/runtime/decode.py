@@ -46,8 +46,8 @@ class _Fast:
         self.m = {m: {n: i for i, n in enumerate(DECODERS[("legacy_message", m)][1])} for m in (0, 1)}
         from .kernel import compiled_kernel
 
-        kernel = compiled_kernel()
-        self.project = getattr(kernel, "project_record_v2", None)  # builds Records in C
+        self.kernel = compiled_kernel()
+        self.project = getattr(self.kernel, "project_record_v2", None)  # builds Records in C
 
 
 _fast: _Fast | None = None

@@ -1,0 +1,173 @@
+"""Records as Arrow columns, without a Python object per record.
+
+With the compiled kernel, each v2 batch's records are decoded straight into
+Arrow buffers (offsets, validity bitmaps, data) and wrapped zero-copy; the
+batch-level arithmetic (absolute offsets, timestamps) is vectorised. Without
+it, or for v0/v1 and control batches, columns are built from decoded Records.
+Needs pyarrow (the ``spark`` extra).
+"""
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator
+
+from kcodec.errors import BadLengthError, KcodecError
+
+from . import codecs
+from .decode import _decoders, _locate, decode_entry
+from .crc import crc32c
+from .model import Batch, TimestampType
+
+_I64 = struct.Struct(">q")
+from .reader import Source, read_batches
+
+
+def _pa():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pa, pc
+
+
+_SCHEMA = None
+
+
+def schema():
+    """The columns every table from this module has."""
+    global _SCHEMA
+    if _SCHEMA is not None:
+        return _SCHEMA
+    pa, _ = _pa()
+    header = pa.struct([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.binary())])
+    _SCHEMA = pa.schema([
+        pa.field("offset", pa.int64(), nullable=False),
+        pa.field("timestamp", pa.int64(), nullable=False),  # epoch ms, -1 for none
+        pa.field("timestampType", pa.int32(), nullable=False),
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("headers", pa.list_(header), nullable=False),
+        pa.field("sequence", pa.int32(), nullable=False),
+        pa.field("isControl", pa.bool_(), nullable=False),
+        pa.field("batchPosition", pa.int64(), nullable=False),
+    ])
+    return _SCHEMA
+
+
+def _binary(pa, spec, n: int, text: bool = False):
+    kind, valid, offsets, data, nulls = spec
+    return pa.Array.from_buffers(pa.string() if text else pa.binary(), n,
+                                 [pa.py_buffer(valid) if nulls else None, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=nulls)
+
+
+def _ints(pa, spec, n: int):
+    return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(spec[1])])
+
+
+def _headers(pa, spec, n: int):
+    _, offsets, child = spec
+    count = len(offsets) // 4 - 1
+    keys = _binary(pa, child["key"], _child_len(child["key"]), text=True)
+    values = _binary(pa, child["value"], _child_len(child["value"]))
+    struct = pa.StructArray.from_arrays([keys, values], fields=list(schema().field("headers").type.value_type))
+    return pa.ListArray.from_arrays(pa.Array.from_buffers(pa.int32(), count + 1, [None, pa.py_buffer(offsets)]),
+                                    struct, type=schema().field("headers").type)
+
+
+def _const(pa, value: int, n: int, type_, fmt: str):
+    # bytes arithmetic: pyarrow's scalar() looks for numpy on every call
+    return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(struct.pack(fmt, value) * n)])
+
+
+def _child_len(spec) -> int:
+    return len(spec[2]) // 4 - 1  # offsets hold count + 1 entries
+
+
+def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int):
+    """A v2 data batch decoded by the kernel into an Arrow RecordBatch, or None."""
+    f = _decoders()
+    kernel_columns = getattr(f.kernel, "columns_record_v2", None) if f.kernel is not None else None
+    if kernel_columns is None or len(entry) < 61 or entry[16] != 2 or entry[22] & 0x20:
+        return None
+    base_offset = _I64.unpack_from(entry, 0)[0]
+    try:
+        v, _ = f.batch(entry, 0, len(entry), False, limit, False)
+    except KcodecError as exc:
+        raise _locate(exc, position, base_offset) from None
+    i = f.b
+    if verify_crc and crc32c(memoryview(entry)[21:]) != v[i["crc"]]:
+        return None  # the general path raises the CRC error with all its details
+    a = v[i["attributes"]]
+    count, base_seq = v[i["records_count"]], v[i["base_sequence"]]
+    if base_seq >= 0 and base_seq + max(v[i["last_offset_delta"]], count) > 0x7FFFFFFF:
+        return None
+    ts_type = TimestampType.from_schema(a["timestamp_type"])
+    log_append = ts_type is TimestampType.LOG_APPEND_TIME
+    addends = {"offset_delta": base_offset}
+    if not log_append:
+        addends["timestamp_delta"] = v[i["base_timestamp"]]
+    try:
+        if a["compression"] == "none":
+            data, start = entry, 61
+        else:
+            data, start = codecs.decompress(a["compression"], v[i["records"]], magic=2, max_size=limit), 0
+        cols, n, end = kernel_columns(data, start, len(data), count, addends)
+    except KcodecError as exc:
+        raise _locate(exc, position, base_offset) from None
+    if end != len(data):
+        raise BadLengthError(f"{len(data) - end} bytes left over after records", position=position + 61,
+                             base_offset=base_offset, field="records")
+    pa = _pa()[0]
+    offsets = _ints(pa, cols["offset_delta"], n)
+    timestamps = (_const(pa, v[i["max_timestamp"]], n, pa.int64(), "<q") if log_append
+                  else _ints(pa, cols["timestamp_delta"], n))
+    if base_seq >= 0:  # sequence = baseSequence + offsetDelta, which never wraps here (checked above)
+        sequence = _pa()[1].add(offsets, base_seq - base_offset).cast(pa.int32())
+    else:
+        sequence = _const(pa, -1, n, pa.int32(), "<i")
+    return pa.RecordBatch.from_arrays([
+        offsets, timestamps, _const(pa, int(ts_type), n, pa.int32(), "<i"),
+        _binary(pa, cols["key"], n), _binary(pa, cols["value"], n), _headers(pa, cols["headers"], n),
+        sequence, pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bytes((n + 7) // 8))]),
+        _const(pa, position, n, pa.int64(), "<q"),
+    ], schema=_SCHEMA or schema())
+
+
+def batch_to_arrow(batch: Batch):
+    """One decoded batch as an Arrow RecordBatch (the general path)."""
+    pa, _ = _pa()
+    recs = batch.records
+    return pa.RecordBatch.from_arrays([
+        pa.array([r.offset for r in recs], pa.int64()),
+        pa.array([r.timestamp for r in recs], pa.int64()),
+        pa.array([int(r.timestamp_type) for r in recs], pa.int32()),
+        pa.array([r.key for r in recs], pa.binary()),
+        pa.array([r.value for r in recs], pa.binary()),
+        pa.array([[{"key": k, "value": v} for k, v in r.headers] for r in recs], schema().field("headers").type),
+        pa.array([r.sequence for r in recs], pa.int32()),
+        pa.array([r.is_control for r in recs], pa.bool_()),
+        pa.array([batch.position] * len(recs), pa.int64()),
+    ], schema=schema())
+
+
+def iter_arrow(source: Source, *, verify_crc: bool = True,
+               max_decompressed_size: int = codecs.DEFAULT_MAX_DECOMPRESSED_SIZE, **options) -> Iterator:
+    """Arrow RecordBatches, one per Kafka batch, in order."""
+    reader = read_batches(source, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size, **options)
+    for position, entry in reader.entries():
+        rb = _columns_compiled(entry, position, verify_crc, max_decompressed_size)
+        if rb is None:
+            rb = batch_to_arrow(decode_entry(entry, position, verify_crc=verify_crc,
+                                             max_decompressed_size=max_decompressed_size))
+        yield rb
+
+
+def read_arrow(source: Source, **options):
+    """Every record of ``source`` as one pyarrow.Table (see :func:`schema`)."""
+    pa, _ = _pa()
+    return pa.Table.from_batches(list(iter_arrow(source, **options)), schema=schema())
+
+
+def batches_to_arrow(batches: Iterable[Batch]):
+    pa, _ = _pa()
+    return pa.Table.from_batches([batch_to_arrow(b) for b in batches], schema=schema())
