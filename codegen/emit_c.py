@@ -38,6 +38,8 @@ def supported(ev: EntityVersion, _seen: frozenset = frozenset()) -> bool:
         if fld.derived and fld.derived.kind != "length":
             return False
         if isinstance(t, IntType):
+            if fld.derived and fld.derived.covers != ev.fields[ev.index(f.name) + 1].name:
+                return False  # the encoder patches a length in front of the bytes it covers
             continue
         if isinstance(t, BytesType):
             continue
@@ -66,6 +68,7 @@ class CEntity:
     free_lines: list[str] = field(default_factory=list)
     export_lines: list[str] = field(default_factory=list)
     int_columns: list[str] = field(default_factory=list)  # top-level integer fields, for addends
+    encode_lines: list[str] = field(default_factory=list)
 
 
 class _W:
@@ -135,7 +138,79 @@ def c_entity(ev: EntityVersion) -> CEntity:
     ce = CEntity(ev.suffix, ev.name, ev.version, len(ev.fields))
     _decode_body(ev, ce)
     _columns_body(ev, ce)
+    _encode_body(ev, ce)
     return ce
+
+
+_PUT = {"int8": "put_be8", "int16": "put_be16", "int32": "put_be32", "int64": "put_be64", "uint32": "put_be32",
+        "varint": "put_varint32", "varlong": "put_varint64", "uvarint": "put_uvarint32"}
+
+
+def _put_int(w: _W, t: IntType, expr: str) -> None:
+    w(f"if ({_PUT[t.name]}(out, {expr}) < 0) return -1;")
+
+
+def _encode_body(ev: EntityVersion, ce: CEntity) -> None:
+    """``enc_<suffix>(fields, out)``: append the bytes of one value (a tuple or
+    list in FIELDS order) to ``out``; derived lengths are computed."""
+    w = _W()
+    w(f"if (!PyTuple_Check(v) && !PyList_Check(v)) {{ PyErr_SetString(E_Encode, \"{ev.name} v{ev.version} "
+      f"needs a tuple or list of {len(ev.fields)} fields\"); return -1; }}")
+    w(f"if (PySequence_Fast_GET_SIZE(v) != {len(ev.fields)}) {{ PyErr_SetString(E_Encode, \"{ev.name} "
+      f"v{ev.version} needs {len(ev.fields)} fields\"); return -1; }}")
+    lengths: list[tuple[str, IntType]] = []
+    starts = _starts(ev)
+    for i, f in enumerate(ev.fields):
+        for owner in starts.get(f.name, []):
+            lt = ev.field(owner).type
+            w(f"Py_ssize_t body_{owner} = out->len;  /* {owner} goes here, once its bytes are known */")
+            w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
+            w(f"out->len += {lt.max_width};")
+            lengths.append((owner, lt))
+        t = f.type
+        item = f"PySequence_Fast_GET_ITEM(v, {i})"
+        if f.field.derived:
+            continue
+        w("{")
+        w.depth += 1
+        w(f"PyObject *x = {item};")
+        if isinstance(t, IntType):
+            lo = f"({t.min + 1}LL - 1)" if t.min == -(1 << 63) else f"{t.min}LL"  # INT64_MIN has no literal
+            w(f"long long n = as_int(x, {lo}, {t.max}LL, \"{f.name}\");")
+            w("if (n == -1 && PyErr_Occurred()) return -1;")
+            _put_int(w, t, "n")
+        elif isinstance(t, BytesType):
+            w("if (x == Py_None) {")
+            if t.nullable:
+                w(f"    if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
+            else:
+                w(f"    PyErr_SetString(E_Encode, \"{f.name} cannot be null\"); return -1;")
+            w("} else {")
+            w("    const char *data; Py_ssize_t n;")
+            if t.text:
+                w(f"    if (!(data = PyUnicode_AsUTF8AndSize(x, &n))) {{ PyErr_Clear(); PyErr_SetString(E_Encode, "
+                  f"\"{f.name} needs a str\"); return -1; }}")
+            else:
+                w(f"    if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {{ PyErr_Clear(); "
+                  f"PyErr_SetString(E_Encode, \"{f.name} needs bytes\"); return -1; }}")
+            w(f"    if ({_PUT[t.prefix.name]}(out, n) < 0 || buf_put(out, data, n) < 0) return -1;")
+            w("}")
+        elif isinstance(t, EntityRef):
+            child = resolve(ev.schemas, ev.schemas.entities[t.name], ev.version)
+            w(f"if (enc_{child.suffix}(x, out) < 0) return -1;")
+        else:
+            child = resolve(ev.schemas, ev.schemas.entities[t.element.name], ev.version)
+            w(f"if (!PyList_Check(x) && !PyTuple_Check(x)) {{ PyErr_SetString(E_Encode, \"{f.name} needs a list\"); "
+              f"return -1; }}")
+            _put_int(w, t.prefix, "PySequence_Fast_GET_SIZE(x)")
+            w("for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(x); k++)")
+            w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM(x, k), out) < 0) return -1;")
+        w.depth -= 1
+        w("}")
+    for owner, lt in reversed(lengths):
+        w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
+    w("return 0;")
+    ce.encode_lines = w.lines
 
 
 def _starts(ev: EntityVersion) -> dict[str, list[str]]:

@@ -27,8 +27,9 @@ class FastFunction:
     doc: str
     lines: list[str]
     fields: tuple[str, ...]
-    call_args: str  # the signature's parameters, passed on
+    call_args: str  # the signature's parameters, passed on (encoders: applied to each element x)
     compiled: bool  # the C kernel has this decoder
+    array_params: str = ""  # encoders: the parameters of the _array variant
 
     @property
     def array_signature(self) -> str:
@@ -44,6 +45,7 @@ class FastModule:
     structs: list[tuple[str, str]] = field(default_factory=list)  # (name, format)
     tables: list[tuple[str, str]] = field(default_factory=list)  # (name, python literal)
     functions: list[FastFunction] = field(default_factory=list)
+    encoders: list[FastFunction] = field(default_factory=list)
 
 
 def needs_options(ev: EntityVersion, _seen: frozenset = frozenset()) -> bool:
@@ -486,4 +488,142 @@ def fast_module(name: str, source_file: str, source_sha: str, versions: list[Ent
                      + [f"from . import {r} as {_alias(r)}" for r in refs if r != name])
     for ev in versions:
         mod.functions.append(fast_function(mod, ev))
+        mod.encoders.append(fast_encoder(mod, ev))
     return mod
+
+
+# ---------------------------------------------------------------------------- encoders
+
+_ENC_VARINT = {"varint": "encode_varint", "varlong": "encode_varlong", "uvarint": "encode_uvarint"}
+
+
+def _packer(w: _Writer, t: IntType) -> str:
+    """Expression prefix turning an int into its bytes: `<fn>(x)`."""
+    if not t.fixed:
+        return _ENC_VARINT[t.name]
+    return f"{w.struct('>' + _FMT[t.name])}.pack"
+
+
+def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
+    """``encode_<entity>_v<N>(values, level=None) -> bytes``: values in FIELDS order
+    (derived and const slots are ignored and computed)."""
+    w = _Writer(mod, ev)
+    w.depth = 2
+    fields = ev.fields
+    names = [f"b_{f.name}" for f in fields]
+    deferred = []  # derived lengths and CRCs, filled in once the bytes they cover exist
+    for i, f in enumerate(fields):
+        fld, t = f.field, f.type
+        b = names[i]
+        x = f"v[{i}]"
+        d = fld.derived
+        if d and d.kind in ("length", "crc"):
+            deferred.append(i)
+            continue
+        if d and d.kind == "count":
+            w.emit(f"{b} = {_packer(w, t)}(len(v[{ev.index(d.of)}]))")
+        elif fld.const is not None:
+            value = ev.version if fld.const == "version" else fld.const
+            w.emit(f"{b} = {_packer(w, t)}({value})")
+        elif fld.enum:
+            table = w.table(f"_{fld.enum.upper()}_V{ev.version}_IDS", repr(ev.enum_values(fld.enum)))
+            w.emit(f"{b} = {_packer(w, t)}({table}[{x}] if {x}.__class__ is str else {x})")
+        elif isinstance(t, BitsType):
+            parts = []
+            for g in t.bits:
+                if g.kind == "enum":
+                    table = w.table(f"_{g.enum.upper()}_V{ev.version}_IDS", repr(ev.enum_values(g.enum)))
+                    val = f"{table}[{x}[{g.name!r}]]"
+                elif g.kind == "flag":
+                    val = f"(1 if {x}[{g.name!r}] else 0)"
+                else:
+                    val = f"{x}.get({g.name!r}, 0)"
+                parts.append(f"({val} << {g.low})" if g.low else val)
+            raw = w.tmp("bits")
+            w.emit(f"{raw} = {' | '.join(parts)}")
+            if t.base.signed:
+                top = 1 << (t.base.width * 8 - 1)
+                w.emit(f"if {raw} >= {top:#x}:")
+                w.emit(f"    {raw} -= {top * 2:#x}")
+            w.emit(f"{b} = {_packer(w, t.base)}({raw})")
+        elif fld.compressed:
+            codec = _codec_value(ev, fld)
+            if isinstance(t, ArrayType):
+                w.emit(f"{b} = {_array_bytes(w, t, x)}")
+                w.emit(f"if {codec} != 'none':")
+                w.emit(f"    {b} = compress_cached({codec}, {b}, {ev.version}, level)")
+            else:
+                w.emit(f"if {codec} == 'none':")
+                w.depth += 1
+                _bytes_value(w, b, t, x)
+                w.depth -= 1
+                w.emit("else:")
+                w.emit(f"    data = compress_cached({codec}, {_array_bytes(w, fld.compressed.contents, x)}, "
+                       f"{ev.version}, level)")
+                w.emit(f"    {b} = {_packer(w, t.prefix)}(len(data)) + data")
+        elif isinstance(t, IntType):
+            w.emit(f"{b} = {_packer(w, t)}({x})")
+        elif isinstance(t, BytesType):
+            _bytes_value(w, b, t, x)
+        elif isinstance(t, EntityRef):
+            child = resolve(ev.schemas, ev.schemas.entities[t.name], ev.version)
+            w.emit(f"{b} = {_alias(t.name)}.encode_{child.suffix}({x}{', level' if needs_options(child) else ''})")
+        else:
+            body = _array_bytes(w, t, x)
+            if t.prefix is not None:
+                w.emit(f"{b} = {_packer(w, t.prefix)}(len({x})) + {body}")
+            else:
+                w.emit(f"{b} = {body}")
+    for i in reversed(deferred):
+        f = fields[i]
+        d = f.field.derived
+        start = ev.index(d.covers)
+        covered = names[start:]
+        if d.kind == "length":
+            w.emit(f"{names[i]} = {_packer(w, f.type)}({' + '.join(f'len({n})' for n in covered)})")
+        else:
+            fn = "crc32c" if d.algorithm == "crc32c" else "crc32"
+            w.emit(f"{names[i]} = {_packer(w, f.type)}({fn}(b''.join(({', '.join(covered)},))))")
+    w.emit(f"return b''.join(({', '.join(names)},))")
+    opts = needs_options(ev) or any(f.field.compressed for f in fields)
+    body = ["    try:"] + w.lines + [
+        "    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:",
+        f"        raise EncodeError(f\"cannot encode {ev.name} v{ev.version}: {{exc}}\") from None",
+    ]
+    sig = "v, level=None" if opts else "v"
+    from .emit_c import supported
+    return FastFunction(f"encode_{ev.suffix}", sig,
+                        f"Bytes of {ev.name} v{ev.version} from values in FIELDS order (derived fields are computed).",
+                        body, tuple(f.name for f in fields), "x, level" if opts else "x", supported(ev),
+                        "values, level=None" if opts else "values")
+
+
+def _codec_value(ev: EntityVersion, fld) -> str:
+    head, *rest = fld.compressed.codec_path
+    return f"v[{ev.index(head)}]" + "".join(f"[{p!r}]" for p in rest)
+
+
+def _bytes_value(w: _Writer, target: str, t: BytesType, x: str) -> None:
+    data = f"{x}.encode('utf-8')" if t.text else x
+    w.emit(f"if {x} is None:")
+    if t.nullable:
+        w.emit(f"    {target} = {_packer(w, t.prefix)}(-1)")
+    else:
+        w.emit(f"    raise EncodeError(\"{target[2:]} cannot be null\")")
+    w.emit("else:")
+    if t.text:
+        w.emit(f"    data = {data}")
+        w.emit(f"    {target} = {_packer(w, t.prefix)}(len(data)) + data")
+    else:
+        w.emit(f"    {target} = {_packer(w, t.prefix)}(len({x})) + {x}")
+
+
+def _array_bytes(w: _Writer, t: ArrayType, x: str) -> str:
+    e = t.element
+    if isinstance(e, EntityRef):
+        child = resolve(w.ev.schemas, w.ev.schemas.entities[e.name], w.ev.version)
+        level = ", level" if needs_options(child) else ""
+        return f"{_alias(e.name)}.encode_{child.suffix}_array({x}{level})"
+    if isinstance(e, IntType):
+        return f"b''.join(map({_packer(w, e)}, {x}))"
+    raise NotImplementedError(f"fast encoder: arrays of {e!r}")

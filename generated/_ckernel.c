@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static PyObject *E_Truncated, *E_BadLength, *E_RecordCount, *E_VarintTooLong, *E_Corrupt;
+static PyObject *E_Truncated, *E_BadLength, *E_RecordCount, *E_VarintTooLong, *E_Corrupt, *E_Encode;
 
 /* ---- errors: kcodec's exception classes with position and field */
 
@@ -156,6 +156,67 @@ static inline int bincol_null(BinCol *c) {
 }
 static void bincol_free(BinCol *c) { buf_free(&c->offsets); buf_free(&c->data); buf_free(&c->valid); }
 
+/* ---- encoding */
+
+static long long as_int(PyObject *x, long long lo, long long hi, const char *field) {
+    int overflow = 0;
+    long long n = PyLong_Check(x) && !PyBool_Check(x) ? PyLong_AsLongLongAndOverflow(x, &overflow) : -1;
+    if (!PyLong_Check(x) || PyBool_Check(x) || overflow || n < lo || n > hi) {
+        if (!PyErr_Occurred()) PyErr_Format(E_Encode, "%s must be an integer in [%lld, %lld]", field, lo, hi);
+        return -1;
+    }
+    return n;
+}
+
+static inline int put_be8(Buf *b, long long v) { uint8_t x = (uint8_t)v; return buf_put(b, &x, 1); }
+static inline int put_be16(Buf *b, long long v) { uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v}; return buf_put(b, x, 2); }
+static inline int put_be32(Buf *b, long long v) {
+    uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+    return buf_put(b, x, 4);
+}
+static inline int put_be64(Buf *b, long long v) {
+    return put_be32(b, (long long)((unsigned long long)v >> 32)) < 0 ? -1 : put_be32(b, v & 0xffffffffLL);
+}
+static inline int put_uvarint64(Buf *b, uint64_t u) {
+    uint8_t x[10];
+    int n = 0;
+    while (u >= 0x80) { x[n++] = (uint8_t)(u | 0x80); u >>= 7; }
+    x[n++] = (uint8_t)u;
+    return buf_put(b, x, n);
+}
+static inline int put_uvarint32(Buf *b, long long v) { return put_uvarint64(b, (uint32_t)v); }
+static inline int put_varint32(Buf *b, long long v) {
+    int32_t s = (int32_t)v;
+    return put_uvarint64(b, (uint32_t)(((uint32_t)s << 1) ^ (uint32_t)(s >> 31)));
+}
+static inline int put_varint64(Buf *b, long long v) {
+    return put_uvarint64(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+/* A length was reserved at `at` (room bytes); write it and close the gap. */
+static int patch_length_varint(Buf *b, Py_ssize_t at, int room) {
+    Py_ssize_t body = b->len - at - room;
+    if (body > INT32_MAX) { PyErr_SetString(E_Encode, "length exceeds int32"); return -1; }
+    Buf tmp = {0};
+    if (put_varint32(&tmp, body) < 0) return -1;
+    Py_ssize_t n = tmp.len;
+    memcpy(b->data + at, tmp.data, (size_t)n);
+    buf_free(&tmp);
+    if (n < room) {
+        memmove(b->data + at + n, b->data + at + room, (size_t)body);
+        b->len -= room - n;
+    }
+    return 0;
+}
+__attribute__((unused)) static int patch_length_uvarint(Buf *b, Py_ssize_t at, int room) { return patch_length_varint(b, at, room); }
+__attribute__((unused)) static int patch_length_int32(Buf *b, Py_ssize_t at, int room) {
+    long long body = b->len - at - room;
+    if (body > INT32_MAX) { PyErr_SetString(E_Encode, "length exceeds int32"); return -1; }
+    b->data[at] = (char)(body >> 24); b->data[at + 1] = (char)(body >> 16);
+    b->data[at + 2] = (char)(body >> 8); b->data[at + 3] = (char)body;
+    return 0;
+}
+
 /* ---- exporting columns: {"name": ("int64", data) | ("binary"|"string", valid, offsets, data, nulls)
  *                              | ("list", offsets, {child columns}) | ("struct", {child columns})} */
 
@@ -187,13 +248,13 @@ static int put_bin(PyObject *d, const char *name, BinCol *c, int text) {
 
 typedef int (*export_fn)(PyObject *, void *);
 
-static int put_struct(PyObject *d, const char *name, void *cols, export_fn fn) {
+__attribute__((unused)) static int put_struct(PyObject *d, const char *name, void *cols, export_fn fn) {
     PyObject *child = PyDict_New();
     if (!child || fn(child, cols) < 0) { Py_XDECREF(child); return -1; }
     return put_item(d, name, Py_BuildValue("(sN)", "struct", child));
 }
 
-static int put_list(PyObject *d, const char *name, Buf *offsets, void *cols, export_fn fn) {
+__attribute__((unused)) static int put_list(PyObject *d, const char *name, Buf *offsets, void *cols, export_fn fn) {
     PyObject *child = PyDict_New();
     if (!child || fn(child, cols) < 0) { Py_XDECREF(child); return -1; }
     return put_item(d, name, Py_BuildValue("(sNN)", "list", offsets_of(offsets), child));
@@ -345,6 +406,66 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
+    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs a tuple or list of 5 fields"); return -1; }
+    if (PySequence_Fast_GET_SIZE(v) != 5) { PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs 5 fields"); return -1; }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
+        long long n = as_int(x, -32768LL, 32767LL, "version");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be16(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
+        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "producer_id");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be64(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 2);
+        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "first_offset");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be64(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 3);
+        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "last_offset");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be64(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 4);
+        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "last_stable_offset");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be64(out, n) < 0) return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_encode_aborted_txn_entry_v0(PyObject *self, PyObject *arg) {
+    (void)self;
+    Buf out = {0};
+    PyObject *r = enc_aborted_txn_entry_v0(arg, &out) < 0 ? NULL : bytes_of(&out);
+    buf_free(&out);
+    return r;
+}
+
+static PyObject *py_encode_aborted_txn_entry_v0_array(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyList_Check(arg) && !PyTuple_Check(arg)) {
+        PyErr_SetString(E_Encode, "encode_aborted_txn_entry_v0_array needs a list");
+        return NULL;
+    }
+    Buf out = {0};
+    PyObject *r = NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(arg); i++)
+        if (enc_aborted_txn_entry_v0(PySequence_Fast_GET_ITEM(arg, i), &out) < 0) goto done;
+    r = bytes_of(&out);
+done:
+    buf_free(&out);
+    return r;
 }
 
 typedef struct {
@@ -583,6 +704,48 @@ fail:
     return NULL;
 }
 
+static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
+    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "end_txn_marker v0 needs a tuple or list of 2 fields"); return -1; }
+    if (PySequence_Fast_GET_SIZE(v) != 2) { PyErr_SetString(E_Encode, "end_txn_marker v0 needs 2 fields"); return -1; }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
+        long long n = as_int(x, -32768LL, 32767LL, "version");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be16(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
+        long long n = as_int(x, -2147483648LL, 2147483647LL, "coordinator_epoch");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be32(out, n) < 0) return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_encode_end_txn_marker_v0(PyObject *self, PyObject *arg) {
+    (void)self;
+    Buf out = {0};
+    PyObject *r = enc_end_txn_marker_v0(arg, &out) < 0 ? NULL : bytes_of(&out);
+    buf_free(&out);
+    return r;
+}
+
+static PyObject *py_encode_end_txn_marker_v0_array(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyList_Check(arg) && !PyTuple_Check(arg)) {
+        PyErr_SetString(E_Encode, "encode_end_txn_marker_v0_array needs a list");
+        return NULL;
+    }
+    Buf out = {0};
+    PyObject *r = NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(arg); i++)
+        if (enc_end_txn_marker_v0(PySequence_Fast_GET_ITEM(arg, i), &out) < 0) goto done;
+    r = bytes_of(&out);
+done:
+    buf_free(&out);
+    return r;
+}
+
 typedef struct {
     Buf version;
     Buf coordinator_epoch;
@@ -787,6 +950,48 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
+    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "offset_index_entry v0 needs a tuple or list of 2 fields"); return -1; }
+    if (PySequence_Fast_GET_SIZE(v) != 2) { PyErr_SetString(E_Encode, "offset_index_entry v0 needs 2 fields"); return -1; }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
+        long long n = as_int(x, -2147483648LL, 2147483647LL, "relative_offset");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be32(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
+        long long n = as_int(x, -2147483648LL, 2147483647LL, "position");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be32(out, n) < 0) return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_encode_offset_index_entry_v0(PyObject *self, PyObject *arg) {
+    (void)self;
+    Buf out = {0};
+    PyObject *r = enc_offset_index_entry_v0(arg, &out) < 0 ? NULL : bytes_of(&out);
+    buf_free(&out);
+    return r;
+}
+
+static PyObject *py_encode_offset_index_entry_v0_array(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyList_Check(arg) && !PyTuple_Check(arg)) {
+        PyErr_SetString(E_Encode, "encode_offset_index_entry_v0_array needs a list");
+        return NULL;
+    }
+    Buf out = {0};
+    PyObject *r = NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(arg); i++)
+        if (enc_offset_index_entry_v0(PySequence_Fast_GET_ITEM(arg, i), &out) < 0) goto done;
+    r = bytes_of(&out);
+done:
+    buf_free(&out);
+    return r;
 }
 
 typedef struct {
@@ -1008,6 +1213,56 @@ static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+static int enc_record_header_v2(PyObject *v, Buf *out) {
+    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "record_header v2 needs a tuple or list of 2 fields"); return -1; }
+    if (PySequence_Fast_GET_SIZE(v) != 2) { PyErr_SetString(E_Encode, "record_header v2 needs 2 fields"); return -1; }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
+        if (x == Py_None) {
+            PyErr_SetString(E_Encode, "key cannot be null"); return -1;
+        } else {
+            const char *data; Py_ssize_t n;
+            if (!(data = PyUnicode_AsUTF8AndSize(x, &n))) { PyErr_Clear(); PyErr_SetString(E_Encode, "key needs a str"); return -1; }
+            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
+        }
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
+        if (x == Py_None) {
+            if (put_varint32(out, -1) < 0) return -1;
+        } else {
+            const char *data; Py_ssize_t n;
+            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) { PyErr_Clear(); PyErr_SetString(E_Encode, "value needs bytes"); return -1; }
+            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *py_encode_record_header_v2(PyObject *self, PyObject *arg) {
+    (void)self;
+    Buf out = {0};
+    PyObject *r = enc_record_header_v2(arg, &out) < 0 ? NULL : bytes_of(&out);
+    buf_free(&out);
+    return r;
+}
+
+static PyObject *py_encode_record_header_v2_array(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyList_Check(arg) && !PyTuple_Check(arg)) {
+        PyErr_SetString(E_Encode, "encode_record_header_v2_array needs a list");
+        return NULL;
+    }
+    Buf out = {0};
+    PyObject *r = NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(arg); i++)
+        if (enc_record_header_v2(PySequence_Fast_GET_ITEM(arg, i), &out) < 0) goto done;
+    r = bytes_of(&out);
+done:
+    buf_free(&out);
+    return r;
 }
 
 typedef struct {
@@ -1305,6 +1560,85 @@ fail:
     return NULL;
 }
 
+static int enc_record_v2(PyObject *v, Buf *out) {
+    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "record v2 needs a tuple or list of 7 fields"); return -1; }
+    if (PySequence_Fast_GET_SIZE(v) != 7) { PyErr_SetString(E_Encode, "record v2 needs 7 fields"); return -1; }
+    Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
+    if (buf_reserve(out, 5) < 0) return -1;
+    out->len += 5;
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
+        long long n = as_int(x, -128LL, 127LL, "attributes");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be8(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 2);
+        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp_delta");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_varint64(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 3);
+        long long n = as_int(x, -2147483648LL, 2147483647LL, "offset_delta");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_varint32(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 4);
+        if (x == Py_None) {
+            if (put_varint32(out, -1) < 0) return -1;
+        } else {
+            const char *data; Py_ssize_t n;
+            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) { PyErr_Clear(); PyErr_SetString(E_Encode, "key needs bytes"); return -1; }
+            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
+        }
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 5);
+        if (x == Py_None) {
+            if (put_varint32(out, -1) < 0) return -1;
+        } else {
+            const char *data; Py_ssize_t n;
+            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) { PyErr_Clear(); PyErr_SetString(E_Encode, "value needs bytes"); return -1; }
+            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
+        }
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 6);
+        if (!PyList_Check(x) && !PyTuple_Check(x)) { PyErr_SetString(E_Encode, "headers needs a list"); return -1; }
+        if (put_varint32(out, PySequence_Fast_GET_SIZE(x)) < 0) return -1;
+        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(x); k++)
+            if (enc_record_header_v2(PySequence_Fast_GET_ITEM(x, k), out) < 0) return -1;
+    }
+    if (patch_length_varint(out, body_length, 5) < 0) return -1;
+    return 0;
+}
+
+static PyObject *py_encode_record_v2(PyObject *self, PyObject *arg) {
+    (void)self;
+    Buf out = {0};
+    PyObject *r = enc_record_v2(arg, &out) < 0 ? NULL : bytes_of(&out);
+    buf_free(&out);
+    return r;
+}
+
+static PyObject *py_encode_record_v2_array(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyList_Check(arg) && !PyTuple_Check(arg)) {
+        PyErr_SetString(E_Encode, "encode_record_v2_array needs a list");
+        return NULL;
+    }
+    Buf out = {0};
+    PyObject *r = NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(arg); i++)
+        if (enc_record_v2(PySequence_Fast_GET_ITEM(arg, i), &out) < 0) goto done;
+    r = bytes_of(&out);
+done:
+    buf_free(&out);
+    return r;
+}
+
 typedef struct {
     Buf length;
     Buf attributes;
@@ -1586,6 +1920,48 @@ fail:
     return NULL;
 }
 
+static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
+    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "time_index_entry v0 needs a tuple or list of 2 fields"); return -1; }
+    if (PySequence_Fast_GET_SIZE(v) != 2) { PyErr_SetString(E_Encode, "time_index_entry v0 needs 2 fields"); return -1; }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
+        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be64(out, n) < 0) return -1;
+    }
+    {
+        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
+        long long n = as_int(x, -2147483648LL, 2147483647LL, "relative_offset");
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (put_be32(out, n) < 0) return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_encode_time_index_entry_v0(PyObject *self, PyObject *arg) {
+    (void)self;
+    Buf out = {0};
+    PyObject *r = enc_time_index_entry_v0(arg, &out) < 0 ? NULL : bytes_of(&out);
+    buf_free(&out);
+    return r;
+}
+
+static PyObject *py_encode_time_index_entry_v0_array(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyList_Check(arg) && !PyTuple_Check(arg)) {
+        PyErr_SetString(E_Encode, "encode_time_index_entry_v0_array needs a list");
+        return NULL;
+    }
+    Buf out = {0};
+    PyObject *r = NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(arg); i++)
+        if (enc_time_index_entry_v0(PySequence_Fast_GET_ITEM(arg, i), &out) < 0) goto done;
+    r = bytes_of(&out);
+done:
+    buf_free(&out);
+    return r;
+}
+
 typedef struct {
     Buf timestamp;
     Buf relative_offset;
@@ -1764,6 +2140,9 @@ static PyMethodDef methods[] = {
      "decode_aborted_txn_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_aborted_txn_entry_v0_array", py_decode_aborted_txn_entry_v0_array, METH_VARARGS,
      "decode_aborted_txn_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"encode_aborted_txn_entry_v0", py_encode_aborted_txn_entry_v0, METH_O, "encode_aborted_txn_entry_v0(values) -> bytes"},
+    {"encode_aborted_txn_entry_v0_array", py_encode_aborted_txn_entry_v0_array, METH_O,
+     "encode_aborted_txn_entry_v0_array(list of values) -> bytes, back to back"},
     {"project_aborted_txn_entry_v0", py_project_aborted_txn_entry_v0, METH_VARARGS,
      "project_aborted_txn_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_aborted_txn_entry_v0", py_columns_aborted_txn_entry_v0, METH_VARARGS,
@@ -1772,6 +2151,9 @@ static PyMethodDef methods[] = {
      "decode_end_txn_marker_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_end_txn_marker_v0_array", py_decode_end_txn_marker_v0_array, METH_VARARGS,
      "decode_end_txn_marker_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"encode_end_txn_marker_v0", py_encode_end_txn_marker_v0, METH_O, "encode_end_txn_marker_v0(values) -> bytes"},
+    {"encode_end_txn_marker_v0_array", py_encode_end_txn_marker_v0_array, METH_O,
+     "encode_end_txn_marker_v0_array(list of values) -> bytes, back to back"},
     {"project_end_txn_marker_v0", py_project_end_txn_marker_v0, METH_VARARGS,
      "project_end_txn_marker_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_end_txn_marker_v0", py_columns_end_txn_marker_v0, METH_VARARGS,
@@ -1780,6 +2162,9 @@ static PyMethodDef methods[] = {
      "decode_offset_index_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_offset_index_entry_v0_array", py_decode_offset_index_entry_v0_array, METH_VARARGS,
      "decode_offset_index_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"encode_offset_index_entry_v0", py_encode_offset_index_entry_v0, METH_O, "encode_offset_index_entry_v0(values) -> bytes"},
+    {"encode_offset_index_entry_v0_array", py_encode_offset_index_entry_v0_array, METH_O,
+     "encode_offset_index_entry_v0_array(list of values) -> bytes, back to back"},
     {"project_offset_index_entry_v0", py_project_offset_index_entry_v0, METH_VARARGS,
      "project_offset_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_offset_index_entry_v0", py_columns_offset_index_entry_v0, METH_VARARGS,
@@ -1788,6 +2173,9 @@ static PyMethodDef methods[] = {
      "decode_record_header_v2(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_record_header_v2_array", py_decode_record_header_v2_array, METH_VARARGS,
      "decode_record_header_v2_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"encode_record_header_v2", py_encode_record_header_v2, METH_O, "encode_record_header_v2(values) -> bytes"},
+    {"encode_record_header_v2_array", py_encode_record_header_v2_array, METH_O,
+     "encode_record_header_v2_array(list of values) -> bytes, back to back"},
     {"project_record_header_v2", py_project_record_header_v2, METH_VARARGS,
      "project_record_header_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_record_header_v2", py_columns_record_header_v2, METH_VARARGS,
@@ -1796,6 +2184,9 @@ static PyMethodDef methods[] = {
      "decode_record_v2(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_record_v2_array", py_decode_record_v2_array, METH_VARARGS,
      "decode_record_v2_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"encode_record_v2", py_encode_record_v2, METH_O, "encode_record_v2(values) -> bytes"},
+    {"encode_record_v2_array", py_encode_record_v2_array, METH_O,
+     "encode_record_v2_array(list of values) -> bytes, back to back"},
     {"project_record_v2", py_project_record_v2, METH_VARARGS,
      "project_record_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_record_v2", py_columns_record_v2, METH_VARARGS,
@@ -1804,6 +2195,9 @@ static PyMethodDef methods[] = {
      "decode_time_index_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_time_index_entry_v0_array", py_decode_time_index_entry_v0_array, METH_VARARGS,
      "decode_time_index_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"encode_time_index_entry_v0", py_encode_time_index_entry_v0, METH_O, "encode_time_index_entry_v0(values) -> bytes"},
+    {"encode_time_index_entry_v0_array", py_encode_time_index_entry_v0_array, METH_O,
+     "encode_time_index_entry_v0_array(list of values) -> bytes, back to back"},
     {"project_time_index_entry_v0", py_project_time_index_entry_v0, METH_VARARGS,
      "project_time_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_time_index_entry_v0", py_columns_time_index_entry_v0, METH_VARARGS,
@@ -1823,8 +2217,9 @@ PyMODINIT_FUNC PyInit__ckernel(void) {
     E_RecordCount = PyObject_GetAttrString(errors, "RecordCountError");
     E_VarintTooLong = PyObject_GetAttrString(errors, "VarintTooLongError");
     E_Corrupt = PyObject_GetAttrString(errors, "CorruptError");
+    E_Encode = PyObject_GetAttrString(errors, "EncodeError");
     Py_DECREF(errors);
-    if (!E_Truncated || !E_BadLength || !E_RecordCount || !E_VarintTooLong || !E_Corrupt) return NULL;
+    if (!E_Truncated || !E_BadLength || !E_RecordCount || !E_VarintTooLong || !E_Corrupt || !E_Encode) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddStringConstant(m, "SCHEMA_SHA256", "05ebe699968744519074eefc44a907cd6261f0299c9302c1ae01efa245f3bcc2") < 0) return NULL;

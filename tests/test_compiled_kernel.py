@@ -135,3 +135,47 @@ def test_reader_is_identical_with_either_backend(tmp_path):
         results.append(subprocess.run([sys.executable, "-c", script, vectors], env=env, capture_output=True,
                                       text=True, check=True).stdout)
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("entity,version", ENTITIES, ids=[f"{e}-v{v}" for e, v in ENTITIES])
+def test_c_encoder_equals_python(entity, version):
+    import importlib
+
+    from tests.test_fast_encoders import as_tuple
+
+    mod = importlib.import_module(f"kcodec.generated.fast.{entity}")
+    c_encode = getattr(kernel, f"encode_{entity}_v{version}")
+    py_encode, _ = mod._python[f"encode_{entity}_v{version}"]
+
+    @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(entity_strategy(SCHEMAS, entity, version))
+    def check(value):
+        t = as_tuple(entity, version, value)
+        assert c_encode(t) == py_encode(t) == codec(entity, version).build(value)
+
+    check()
+
+
+@pytest.mark.parametrize("bad", [
+    (0, 0, 0, 0, b"k", b"v", [("h", None)]),        # attributes fine; headers as tuples work
+    (0, 300, 0, 0, b"k", b"v", []),                 # attributes out of int8 range
+    (0, 0, 0, 1 << 40, b"k", b"v", []),             # offset delta out of int32
+    (0, 0, 0, 0, "text", b"v", []),                 # key must be bytes
+    (0, 0, 0, 0, b"k", b"v", [(None, b"x")]),       # header key cannot be null
+    (0, 0, 0, 0, b"k", b"v"),                       # too few fields
+])
+def test_c_and_python_encoders_refuse_alike(bad):
+    import importlib
+
+    from kcodec.errors import EncodeError
+
+    mod = importlib.import_module("kcodec.generated.fast.record")
+    py_encode, _ = mod._python["encode_record_v2"]
+
+    def run(fn):
+        try:
+            return ("ok", fn(bad))
+        except EncodeError:
+            return ("error",)
+
+    assert run(kernel.encode_record_v2) == run(py_encode)

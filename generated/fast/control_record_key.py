@@ -6,20 +6,23 @@ The construct codecs in kcodec.generated.control_record_key are the reference th
 """
 from struct import Struct, error as struct_error
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
-                           TruncatedError, UnknownMagicError)
+from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, EncodeError,
+                           RecordCountError, TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
-                                   decode_varlong as read_varlong)
+                                   decode_varlong as read_varlong, encode_uvarint, encode_varint, encode_varlong)
 from kcodec.errors import DecodeError
 
 require_runtime_api(1)
 
 _S0 = Struct('>hh')
+_S1 = Struct('>h')
 _CONTROL_RECORD_TYPE_V0 = {0: 'abort', 1: 'commit', 2: 'leader_change', 3: 'snapshot_header', 4: 'snapshot_footer', 5: 'kraft_version', 6: 'kraft_voters'}
+_CONTROL_RECORD_TYPE_V0_IDS = {'abort': 0, 'commit': 1, 'leader_change': 2, 'snapshot_header': 3, 'snapshot_footer': 4, 'kraft_version': 5, 'kraft_voters': 6}
 
 FIELDS_CONTROL_RECORD_KEY_V0 = ('version', 'type')
 
@@ -48,3 +51,18 @@ def decode_control_record_key_v0_array(buf, pos, end, count):
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
+
+
+def encode_control_record_key_v0(v):
+    """Bytes of control_record_key v0 from values in FIELDS order (derived fields are computed)."""
+    try:
+        b_version = _S1.pack(v[0])
+        b_type = _S1.pack(_CONTROL_RECORD_TYPE_V0_IDS[v[1]] if v[1].__class__ is str else v[1])
+        return b''.join((b_version, b_type,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode control_record_key v0: {exc}") from None
+
+
+def encode_control_record_key_v0_array(values):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_control_record_key_v0(x) for x in values])

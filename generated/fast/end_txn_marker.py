@@ -6,19 +6,22 @@ The construct codecs in kcodec.generated.end_txn_marker are the reference these 
 """
 from struct import Struct, error as struct_error
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
-                           TruncatedError, UnknownMagicError)
+from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, EncodeError,
+                           RecordCountError, TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
-                                   decode_varlong as read_varlong)
+                                   decode_varlong as read_varlong, encode_uvarint, encode_varint, encode_varlong)
 from kcodec.errors import DecodeError
 
 require_runtime_api(1)
 
 _S0 = Struct('>hi')
+_S1 = Struct('>h')
+_S2 = Struct('>i')
 
 FIELDS_END_TXN_MARKER_V0 = ('version', 'coordinator_epoch')
 
@@ -48,9 +51,26 @@ def decode_end_txn_marker_v0_array(buf, pos, end, count):
     return items, pos
 
 
+def encode_end_txn_marker_v0(v):
+    """Bytes of end_txn_marker v0 from values in FIELDS order (derived fields are computed)."""
+    try:
+        b_version = _S1.pack(v[0])
+        b_coordinator_epoch = _S2.pack(v[1])
+        return b''.join((b_version, b_coordinator_epoch,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode end_txn_marker v0: {exc}") from None
+
+
+def encode_end_txn_marker_v0_array(values):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_end_txn_marker_v0(x) for x in values])
+
+
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
-_python = {'decode_end_txn_marker_v0': (decode_end_txn_marker_v0, decode_end_txn_marker_v0_array)}
+_python = {'decode_end_txn_marker_v0': (decode_end_txn_marker_v0, decode_end_txn_marker_v0_array), 'encode_end_txn_marker_v0': (encode_end_txn_marker_v0, encode_end_txn_marker_v0_array)}
 _kernel = compiled_kernel()
 if _kernel is not None:
     decode_end_txn_marker_v0 = _kernel.decode_end_txn_marker_v0
     decode_end_txn_marker_v0_array = _kernel.decode_end_txn_marker_v0_array
+    encode_end_txn_marker_v0 = _kernel.encode_end_txn_marker_v0
+    encode_end_txn_marker_v0_array = _kernel.encode_end_txn_marker_v0_array

@@ -6,20 +6,23 @@ The construct codecs in kcodec.generated.legacy_log_entry are the reference thes
 """
 from struct import Struct, error as struct_error
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
-                           TruncatedError, UnknownMagicError)
+from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, EncodeError,
+                           RecordCountError, TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
-                                   decode_varlong as read_varlong)
+                                   decode_varlong as read_varlong, encode_uvarint, encode_varint, encode_varlong)
 from kcodec.errors import DecodeError
 from . import legacy_message as _legacy_message
 
 require_runtime_api(1)
 
 _S0 = Struct('>qi')
+_S1 = Struct('>q')
+_S2 = Struct('>i')
 
 FIELDS_LEGACY_LOG_ENTRY_V0 = ('offset', 'size', 'message')
 
@@ -102,3 +105,35 @@ def decode_legacy_log_entry_v1_array(buf, pos, end, count, verify_crc, limit, co
         item, pos = decode(buf, pos, end, verify_crc, limit, contents)
         append(item)
     return items, pos
+
+
+def encode_legacy_log_entry_v0(v, level=None):
+    """Bytes of legacy_log_entry v0 from values in FIELDS order (derived fields are computed)."""
+    try:
+        b_offset = _S1.pack(v[0])
+        b_message = _legacy_message.encode_legacy_message_v0(v[2], level)
+        b_size = _S2.pack(len(b_message))
+        return b''.join((b_offset, b_size, b_message,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode legacy_log_entry v0: {exc}") from None
+
+
+def encode_legacy_log_entry_v0_array(values, level=None):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_legacy_log_entry_v0(x, level) for x in values])
+
+
+def encode_legacy_log_entry_v1(v, level=None):
+    """Bytes of legacy_log_entry v1 from values in FIELDS order (derived fields are computed)."""
+    try:
+        b_offset = _S1.pack(v[0])
+        b_message = _legacy_message.encode_legacy_message_v1(v[2], level)
+        b_size = _S2.pack(len(b_message))
+        return b''.join((b_offset, b_size, b_message,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode legacy_log_entry v1: {exc}") from None
+
+
+def encode_legacy_log_entry_v1_array(values, level=None):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_legacy_log_entry_v1(x, level) for x in values])

@@ -6,14 +6,15 @@ The construct codecs in kcodec.generated.legacy_message are the reference these 
 """
 from struct import Struct, error as struct_error
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
-                           TruncatedError, UnknownMagicError)
+from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, EncodeError,
+                           RecordCountError, TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
-                                   decode_varlong as read_varlong)
+                                   decode_varlong as read_varlong, encode_uvarint, encode_varint, encode_varlong)
 from kcodec.errors import DecodeError
 from . import legacy_log_entry as _legacy_log_entry
 
@@ -21,10 +22,16 @@ require_runtime_api(1)
 
 _S0 = Struct('>Ibb')
 _S1 = Struct('>i')
-_S2 = Struct('>Ibbq')
+_S2 = Struct('>b')
+_S3 = Struct('>I')
+_S4 = Struct('>Ibbq')
+_S5 = Struct('>q')
 _COMPRESSION_TYPE_V0 = {0: 'none', 1: 'gzip', 2: 'snappy', 3: 'lz4'}
+_COMPRESSION_TYPE_V0_IDS = {'none': 0, 'gzip': 1, 'snappy': 2, 'lz4': 3}
 _COMPRESSION_TYPE_V1 = {0: 'none', 1: 'gzip', 2: 'snappy', 3: 'lz4'}
 _TIMESTAMP_TYPE_V1 = {0: 'create_time', 1: 'log_append_time'}
+_COMPRESSION_TYPE_V1_IDS = {'none': 0, 'gzip': 1, 'snappy': 2, 'lz4': 3}
+_TIMESTAMP_TYPE_V1_IDS = {'create_time': 0, 'log_append_time': 1}
 
 FIELDS_LEGACY_MESSAGE_V0 = ('crc', 'magic', 'attributes', 'key', 'value')
 
@@ -127,7 +134,7 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
     if end is None:
         end = len(buf)
     try:
-        v_crc, v_magic, v_attributes, v_timestamp = _S2.unpack_from(buf, pos)
+        v_crc, v_magic, v_attributes, v_timestamp = _S4.unpack_from(buf, pos)
         at_crc = pos
         start_crc = pos + 4
         pos += 14
@@ -216,3 +223,66 @@ def decode_legacy_message_v1_array(buf, pos, end, count, verify_crc, limit, cont
         item, pos = decode(buf, pos, end, verify_crc, limit, contents)
         append(item)
     return items, pos
+
+
+def encode_legacy_message_v0(v, level=None):
+    """Bytes of legacy_message v0 from values in FIELDS order (derived fields are computed)."""
+    try:
+        b_magic = _S2.pack(0)
+        bits1 = _COMPRESSION_TYPE_V0_IDS[v[2]['compression']] | (v[2].get('unused', 0) << 3)
+        if bits1 >= 0x80:
+            bits1 -= 0x100
+        b_attributes = _S2.pack(bits1)
+        if v[3] is None:
+            b_key = _S1.pack(-1)
+        else:
+            b_key = _S1.pack(len(v[3])) + v[3]
+        if v[2]['compression'] == 'none':
+            if v[4] is None:
+                b_value = _S1.pack(-1)
+            else:
+                b_value = _S1.pack(len(v[4])) + v[4]
+        else:
+            data = compress_cached(v[2]['compression'], _legacy_log_entry.encode_legacy_log_entry_v0_array(v[4], level), 0, level)
+            b_value = _S1.pack(len(data)) + data
+        b_crc = _S3.pack(crc32(b''.join((b_magic, b_attributes, b_key, b_value,))))
+        return b''.join((b_crc, b_magic, b_attributes, b_key, b_value,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode legacy_message v0: {exc}") from None
+
+
+def encode_legacy_message_v0_array(values, level=None):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_legacy_message_v0(x, level) for x in values])
+
+
+def encode_legacy_message_v1(v, level=None):
+    """Bytes of legacy_message v1 from values in FIELDS order (derived fields are computed)."""
+    try:
+        b_magic = _S2.pack(1)
+        bits1 = _COMPRESSION_TYPE_V1_IDS[v[2]['compression']] | (_TIMESTAMP_TYPE_V1_IDS[v[2]['timestamp_type']] << 3) | (v[2].get('unused', 0) << 4)
+        if bits1 >= 0x80:
+            bits1 -= 0x100
+        b_attributes = _S2.pack(bits1)
+        b_timestamp = _S5.pack(v[3])
+        if v[4] is None:
+            b_key = _S1.pack(-1)
+        else:
+            b_key = _S1.pack(len(v[4])) + v[4]
+        if v[2]['compression'] == 'none':
+            if v[5] is None:
+                b_value = _S1.pack(-1)
+            else:
+                b_value = _S1.pack(len(v[5])) + v[5]
+        else:
+            data = compress_cached(v[2]['compression'], _legacy_log_entry.encode_legacy_log_entry_v1_array(v[5], level), 1, level)
+            b_value = _S1.pack(len(data)) + data
+        b_crc = _S3.pack(crc32(b''.join((b_magic, b_attributes, b_timestamp, b_key, b_value,))))
+        return b''.join((b_crc, b_magic, b_attributes, b_timestamp, b_key, b_value,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode legacy_message v1: {exc}") from None
+
+
+def encode_legacy_message_v1_array(values, level=None):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_legacy_message_v1(x, level) for x in values])

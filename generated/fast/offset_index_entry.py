@@ -6,19 +6,21 @@ The construct codecs in kcodec.generated.offset_index_entry are the reference th
 """
 from struct import Struct, error as struct_error
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
-                           TruncatedError, UnknownMagicError)
+from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, EncodeError,
+                           RecordCountError, TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
-                                   decode_varlong as read_varlong)
+                                   decode_varlong as read_varlong, encode_uvarint, encode_varint, encode_varlong)
 from kcodec.errors import DecodeError
 
 require_runtime_api(1)
 
 _S0 = Struct('>ii')
+_S1 = Struct('>i')
 
 FIELDS_OFFSET_INDEX_ENTRY_V0 = ('relative_offset', 'position')
 
@@ -48,9 +50,26 @@ def decode_offset_index_entry_v0_array(buf, pos, end, count):
     return items, pos
 
 
+def encode_offset_index_entry_v0(v):
+    """Bytes of offset_index_entry v0 from values in FIELDS order (derived fields are computed)."""
+    try:
+        b_relative_offset = _S1.pack(v[0])
+        b_position = _S1.pack(v[1])
+        return b''.join((b_relative_offset, b_position,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode offset_index_entry v0: {exc}") from None
+
+
+def encode_offset_index_entry_v0_array(values):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_offset_index_entry_v0(x) for x in values])
+
+
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
-_python = {'decode_offset_index_entry_v0': (decode_offset_index_entry_v0, decode_offset_index_entry_v0_array)}
+_python = {'decode_offset_index_entry_v0': (decode_offset_index_entry_v0, decode_offset_index_entry_v0_array), 'encode_offset_index_entry_v0': (encode_offset_index_entry_v0, encode_offset_index_entry_v0_array)}
 _kernel = compiled_kernel()
 if _kernel is not None:
     decode_offset_index_entry_v0 = _kernel.decode_offset_index_entry_v0
     decode_offset_index_entry_v0_array = _kernel.decode_offset_index_entry_v0_array
+    encode_offset_index_entry_v0 = _kernel.encode_offset_index_entry_v0
+    encode_offset_index_entry_v0_array = _kernel.encode_offset_index_entry_v0_array

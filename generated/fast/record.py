@@ -6,19 +6,21 @@ The construct codecs in kcodec.generated.record are the reference these are test
 """
 from struct import Struct, error as struct_error
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
-                           TruncatedError, UnknownMagicError)
+from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, EncodeError,
+                           RecordCountError, TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
-                                   decode_varlong as read_varlong)
+                                   decode_varlong as read_varlong, encode_uvarint, encode_varint, encode_varlong)
 from kcodec.errors import DecodeError
 from . import record_header as _record_header
 
 require_runtime_api(1)
 
+_S0 = Struct('>b')
 
 FIELDS_RECORD_V2 = ('length', 'attributes', 'timestamp_delta', 'offset_delta', 'key', 'value', 'headers')
 
@@ -120,9 +122,37 @@ def decode_record_v2_array(buf, pos, end, count):
     return items, pos
 
 
+def encode_record_v2(v):
+    """Bytes of record v2 from values in FIELDS order (derived fields are computed)."""
+    try:
+        b_attributes = _S0.pack(v[1])
+        b_timestamp_delta = encode_varlong(v[2])
+        b_offset_delta = encode_varint(v[3])
+        if v[4] is None:
+            b_key = encode_varint(-1)
+        else:
+            b_key = encode_varint(len(v[4])) + v[4]
+        if v[5] is None:
+            b_value = encode_varint(-1)
+        else:
+            b_value = encode_varint(len(v[5])) + v[5]
+        b_headers = encode_varint(len(v[6])) + _record_header.encode_record_header_v2_array(v[6])
+        b_length = encode_varint(len(b_attributes) + len(b_timestamp_delta) + len(b_offset_delta) + len(b_key) + len(b_value) + len(b_headers))
+        return b''.join((b_length, b_attributes, b_timestamp_delta, b_offset_delta, b_key, b_value, b_headers,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode record v2: {exc}") from None
+
+
+def encode_record_v2_array(values):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_record_v2(x) for x in values])
+
+
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
-_python = {'decode_record_v2': (decode_record_v2, decode_record_v2_array)}
+_python = {'decode_record_v2': (decode_record_v2, decode_record_v2_array), 'encode_record_v2': (encode_record_v2, encode_record_v2_array)}
 _kernel = compiled_kernel()
 if _kernel is not None:
     decode_record_v2 = _kernel.decode_record_v2
     decode_record_v2_array = _kernel.decode_record_v2_array
+    encode_record_v2 = _kernel.encode_record_v2
+    encode_record_v2_array = _kernel.encode_record_v2_array

@@ -6,14 +6,15 @@ The construct codecs in kcodec.generated.record_batch are the reference these ar
 """
 from struct import Struct, error as struct_error
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
-                           TruncatedError, UnknownMagicError)
+from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, EncodeError,
+                           RecordCountError, TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
-                                   decode_varlong as read_varlong)
+                                   decode_varlong as read_varlong, encode_uvarint, encode_varint, encode_varlong)
 from kcodec.errors import DecodeError
 from . import record as _record
 
@@ -21,8 +22,15 @@ require_runtime_api(1)
 
 _S0 = Struct('>qi')
 _S1 = Struct('>ibIhiqqqhii')
+_S2 = Struct('>q')
+_S3 = Struct('>i')
+_S4 = Struct('>b')
+_S5 = Struct('>h')
+_S6 = Struct('>I')
 _COMPRESSION_TYPE_V2 = {0: 'none', 1: 'gzip', 2: 'snappy', 3: 'lz4', 4: 'zstd'}
 _TIMESTAMP_TYPE_V2 = {0: 'create_time', 1: 'log_append_time'}
+_COMPRESSION_TYPE_V2_IDS = {'none': 0, 'gzip': 1, 'snappy': 2, 'lz4': 3, 'zstd': 4}
+_TIMESTAMP_TYPE_V2_IDS = {'create_time': 0, 'log_append_time': 1}
 
 FIELDS_RECORD_BATCH_V2 = ('base_offset', 'batch_length', 'partition_leader_epoch', 'magic', 'crc', 'attributes', 'last_offset_delta', 'base_timestamp', 'max_timestamp', 'producer_id', 'producer_epoch', 'base_sequence', 'records_count', 'records')
 
@@ -129,3 +137,35 @@ def decode_record_batch_v2_array(buf, pos, end, count, verify_crc, limit, conten
         item, pos = decode(buf, pos, end, verify_crc, limit, contents)
         append(item)
     return items, pos
+
+
+def encode_record_batch_v2(v, level=None):
+    """Bytes of record_batch v2 from values in FIELDS order (derived fields are computed)."""
+    try:
+        b_base_offset = _S2.pack(v[0])
+        b_partition_leader_epoch = _S3.pack(v[2])
+        b_magic = _S4.pack(2)
+        bits1 = _COMPRESSION_TYPE_V2_IDS[v[5]['compression']] | (_TIMESTAMP_TYPE_V2_IDS[v[5]['timestamp_type']] << 3) | ((1 if v[5]['transactional'] else 0) << 4) | ((1 if v[5]['control'] else 0) << 5) | ((1 if v[5]['delete_horizon'] else 0) << 6) | (v[5].get('unused', 0) << 7)
+        if bits1 >= 0x8000:
+            bits1 -= 0x10000
+        b_attributes = _S5.pack(bits1)
+        b_last_offset_delta = _S3.pack(v[6])
+        b_base_timestamp = _S2.pack(v[7])
+        b_max_timestamp = _S2.pack(v[8])
+        b_producer_id = _S2.pack(v[9])
+        b_producer_epoch = _S5.pack(v[10])
+        b_base_sequence = _S3.pack(v[11])
+        b_records_count = _S3.pack(len(v[13]))
+        b_records = _record.encode_record_v2_array(v[13])
+        if v[5]['compression'] != 'none':
+            b_records = compress_cached(v[5]['compression'], b_records, 2, level)
+        b_crc = _S6.pack(crc32c(b''.join((b_attributes, b_last_offset_delta, b_base_timestamp, b_max_timestamp, b_producer_id, b_producer_epoch, b_base_sequence, b_records_count, b_records,))))
+        b_batch_length = _S3.pack(len(b_partition_leader_epoch) + len(b_magic) + len(b_crc) + len(b_attributes) + len(b_last_offset_delta) + len(b_base_timestamp) + len(b_max_timestamp) + len(b_producer_id) + len(b_producer_epoch) + len(b_base_sequence) + len(b_records_count) + len(b_records))
+        return b''.join((b_base_offset, b_batch_length, b_partition_leader_epoch, b_magic, b_crc, b_attributes, b_last_offset_delta, b_base_timestamp, b_max_timestamp, b_producer_id, b_producer_epoch, b_base_sequence, b_records_count, b_records,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode record_batch v2: {exc}") from None
+
+
+def encode_record_batch_v2_array(values, level=None):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_record_batch_v2(x, level) for x in values])

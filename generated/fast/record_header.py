@@ -6,14 +6,15 @@ The construct codecs in kcodec.generated.record_header are the reference these a
 """
 from struct import Struct, error as struct_error
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, RecordCountError,
-                           TruncatedError, UnknownMagicError)
+from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, EncodeError,
+                           RecordCountError, TruncatedError, UnknownMagicError)
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.kernel import compiled_kernel
 from kcodec.runtime.codecs import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32, crc32c
 from kcodec.runtime.varint import (decode_uvarint as read_uvarint, decode_varint as read_varint,
-                                   decode_varlong as read_varlong)
+                                   decode_varlong as read_varlong, encode_uvarint, encode_varint, encode_varlong)
 from kcodec.errors import DecodeError
 
 require_runtime_api(1)
@@ -73,9 +74,33 @@ def decode_record_header_v2_array(buf, pos, end, count):
     return items, pos
 
 
+def encode_record_header_v2(v):
+    """Bytes of record_header v2 from values in FIELDS order (derived fields are computed)."""
+    try:
+        if v[0] is None:
+            raise EncodeError("key cannot be null")
+        else:
+            data = v[0].encode('utf-8')
+            b_key = encode_varint(len(data)) + data
+        if v[1] is None:
+            b_value = encode_varint(-1)
+        else:
+            b_value = encode_varint(len(v[1])) + v[1]
+        return b''.join((b_key, b_value,))
+    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise EncodeError(f"cannot encode record_header v2: {exc}") from None
+
+
+def encode_record_header_v2_array(values):
+    """Bytes of each of ``values``, back to back."""
+    return b"".join([encode_record_header_v2(x) for x in values])
+
+
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
-_python = {'decode_record_header_v2': (decode_record_header_v2, decode_record_header_v2_array)}
+_python = {'decode_record_header_v2': (decode_record_header_v2, decode_record_header_v2_array), 'encode_record_header_v2': (encode_record_header_v2, encode_record_header_v2_array)}
 _kernel = compiled_kernel()
 if _kernel is not None:
     decode_record_header_v2 = _kernel.decode_record_header_v2
     decode_record_header_v2_array = _kernel.decode_record_header_v2_array
+    encode_record_header_v2 = _kernel.encode_record_header_v2
+    encode_record_header_v2_array = _kernel.encode_record_header_v2_array

@@ -178,7 +178,7 @@ def _fields(item: Any, index: int) -> tuple:
             raise EncodeError(f"record {index} is a control record: write those with encode_control_batch")
         return item.key, item.value, item.headers, item.timestamp, item.offset
     if isinstance(item, Mapping):
-        unknown = set(item) - _RECORD_KEYS
+        unknown = item.keys() - _RECORD_KEYS if not item.keys() <= _RECORD_KEYS else ()
         if unknown:
             raise EncodeError(f"record {index}: unknown field(s) {', '.join(sorted(map(str, unknown)))} "
                               f"(known: {', '.join(sorted(_RECORD_KEYS))})")
@@ -188,6 +188,9 @@ def _fields(item: Any, index: int) -> tuple:
 
 
 def _headers(headers: Any, index: int) -> tuple[tuple[str, bytes | None], ...]:
+    if type(headers) in (list, tuple) and all(type(h) is tuple and len(h) == 2 and type(h[0]) is str
+                                              and (h[1] is None or type(h[1]) is bytes) for h in headers):
+        return tuple(headers)  # already (str, bytes-or-None) pairs: nothing to convert
     if isinstance(headers, (str, bytes)) or not isinstance(headers, Iterable):
         raise EncodeError(f"record {index}: headers must be a list of (key, value) pairs")
     out = []
@@ -219,7 +222,8 @@ def _normalize(records: Iterable[RecordInput], base_offset: int | None, magic: i
     for i, (key, value, headers, timestamp, offset) in enumerate(items):
         if offset is None:
             offset = base_offset if previous is None else previous + 1
-        offset = _int(f"record {i} offset", offset, (0, _INT64[1]))
+        elif type(offset) is not int or offset < 0:
+            offset = _int(f"record {i} offset", offset, (0, _INT64[1]))
         if previous is not None and offset <= previous:
             raise EncodeError(f"record {i}: Illegal offset {offset} following previous offset {previous} "
                               "(Offsets must increase monotonically).")
@@ -228,8 +232,9 @@ def _normalize(records: Iterable[RecordInput], base_offset: int | None, magic: i
         if magic == 2 and offset - base_offset > _INT32[1]:
             raise EncodeError(f"record {i}: offset {offset} is {offset - base_offset} past the base offset "
                               f"{base_offset}; a v2 offset delta must fit in an int32")
-        timestamp = _timestamp(f"record {i} timestamp", timestamp)
-        hdrs = _headers(headers, i)
+        if type(timestamp) is not int or timestamp < -1 or timestamp > _INT64[1]:
+            timestamp = _timestamp(f"record {i} timestamp", timestamp)
+        hdrs = _headers(headers, i) if headers else ()
         if hdrs and magic < 2:
             if not allow_lossy:
                 raise EncodeError(f"record {i}: Magic v{magic} does not support record headers "
@@ -240,24 +245,79 @@ def _normalize(records: Iterable[RecordInput], base_offset: int | None, magic: i
                 raise EncodeError(f"record {i}: magic 0 has no timestamps, but the record has timestamp "
                                   f"{timestamp} (pass allow_lossy=True to drop it)")
             timestamp = NO_TIMESTAMP
-        out.append(_Rec(offset, timestamp, _bytes(f"record {i} key", key), _bytes(f"record {i} value", value),
-                        hdrs))
+        if key is not None and type(key) is not bytes:
+            key = _bytes(f"record {i} key", key)
+        if value is not None and type(value) is not bytes:
+            value = _bytes(f"record {i} value", value)
+        out.append(_Rec(offset, timestamp, key, value, hdrs))
         previous = offset
     return base_offset, out
 
 
 # ---------------------------------------------------------------------------- building through the codecs
 
-def _build(entity_codec, value: dict, codec_name: str, magic: int, level: int | None, raw: bytes | None) -> bytes:
-    """Build ``value`` with the generated codec, compressing at ``level``."""
+class _Encoders:
+    """The generated fast encoders (compiled where built) and their field orders."""
+
+    def __init__(self):
+        from kcodec.generated.fast import legacy_log_entry, legacy_message, record, record_batch
+
+        self.record = record.encode_record_v2_array
+        self.batch = record_batch.encode_record_batch_v2
+        self.batch_fields = record_batch.FIELDS_RECORD_BATCH_V2
+        self.entry = {0: legacy_log_entry.encode_legacy_log_entry_v0, 1: legacy_log_entry.encode_legacy_log_entry_v1}
+        self.entry_fields = {m: getattr(legacy_log_entry, f"FIELDS_LEGACY_LOG_ENTRY_V{m}") for m in (0, 1)}
+        self.message_fields = {m: getattr(legacy_message, f"FIELDS_LEGACY_MESSAGE_V{m}") for m in (0, 1)}
+        # Records are built as tuples directly (the hot path): the schema's order is checked once here.
+        if record.FIELDS_RECORD_V2 != ("length", "attributes", "timestamp_delta", "offset_delta", "key", "value",
+                                       "headers"):
+            raise ImportError("record v2 fields changed in the schema: update kcodec.runtime.builder")
+
+
+_encoders: _Encoders | None = None
+
+
+def _enc() -> _Encoders:
+    global _encoders
+    if _encoders is None:
+        _encoders = _Encoders()
+    return _encoders
+
+
+def _ordered(value: dict, fields: tuple[str, ...]) -> tuple:
+    return tuple(value.get(name) for name in fields)
+
+
+def _encode_v2(value: dict, level: int | None) -> bytes:
+    e = _enc()
     try:
-        if level is None or codec_name == "none":
-            return entity_codec.build(value)
-        return entity_codec.build(value, compression_level=level)
+        return e.batch(_ordered(value, e.batch_fields), level)
     except EncodeError:
         raise
     except KcodecError as exc:  # e.g. a CompressionError from a codec
         raise EncodeError(exc.message) from None
+
+
+def _encode_legacy(magic: int, entry: dict, level: int | None) -> bytes:
+    e = _enc()
+    message = dict(entry["message"])
+    value = message["value"]
+    if isinstance(value, list):  # a wrapper: its inner entries as tuples
+        message["value"] = [_legacy_tuple(magic, inner) for inner in value]
+    t = _ordered({"offset": entry["offset"], "message": _ordered(message, e.message_fields[magic])},
+                 e.entry_fields[magic])
+    try:
+        return e.entry[magic](t, level)
+    except EncodeError:
+        raise
+    except KcodecError as exc:
+        raise EncodeError(exc.message) from None
+
+
+def _legacy_tuple(magic: int, entry: dict) -> tuple:
+    e = _enc()
+    return _ordered({"offset": entry["offset"], "message": _ordered(entry["message"], e.message_fields[magic])},
+                    e.entry_fields[magic])
 
 
 def _v2_attributes(compression: str, ts_type: TimestampType, transactional: bool, control: bool,
@@ -293,7 +353,7 @@ def _build_v2(recs: list[_Rec], *, base_offset: int, last_offset: int | None, co
             "max_timestamp": empty_max_timestamp, "producer_id": producer_id, "producer_epoch": producer_epoch,
             "base_sequence": base_sequence, "records": [],
         }
-        return _build(_codec("record_batch", 2), value, "none", 2, None, None)
+        return _encode_v2(value, None)
 
     if delete_horizon_ms is not None:
         base_timestamp = delete_horizon_ms  # the MemoryRecordsBuilder constructor: deltas against the horizon
@@ -308,10 +368,8 @@ def _build_v2(recs: list[_Rec], *, base_offset: int, last_offset: int | None, co
         delta = r.timestamp - base_timestamp
         if not _INT64[0] <= delta <= _INT64[1]:
             raise EncodeError(f"record {i}: timestamp delta {delta} does not fit in a varlong")
-        record_values.append({
-            "attributes": 0, "timestamp_delta": delta, "offset_delta": r.offset - base_offset,
-            "key": r.key, "value": r.value, "headers": [{"key": k, "value": v} for k, v in r.headers],
-        })
+        # FIELDS_RECORD_V2 order (checked in _Encoders); the length is computed by the encoder
+        record_values.append((None, 0, delta, r.offset - base_offset, r.key, r.value, r.headers))
     value = {
         "base_offset": base_offset, "partition_leader_epoch": partition_leader_epoch,
         "attributes": _v2_attributes(compression, ts_type, transactional, control, delete_horizon_ms is not None),
@@ -319,11 +377,7 @@ def _build_v2(recs: list[_Rec], *, base_offset: int, last_offset: int | None, co
         "producer_id": producer_id, "producer_epoch": producer_epoch, "base_sequence": base_sequence,
         "records": record_values,
     }
-    raw = None
-    if level is not None and compression != "none":
-        record_codec = _codec("record", 2)
-        raw = b"".join(record_codec.build(rv) for rv in record_values)
-    return _build(_codec("record_batch", 2), value, compression, 2, level, raw)
+    return _encode_v2(value, level)
 
 
 def _legacy_message(magic: int, compression: str, ts_type: TimestampType, timestamp: int,
@@ -339,7 +393,6 @@ def _legacy_message(magic: int, compression: str, ts_type: TimestampType, timest
 
 def _build_legacy(recs: list[_Rec], *, magic: int, base_offset: int, compression: str, level: int | None,
                   ts_type: TimestampType, log_append_time: int | None) -> bytes:
-    entry_codec = _codec("legacy_log_entry", magic)
     if not recs:
         return b""
     log_append = ts_type is TimestampType.LOG_APPEND_TIME
@@ -350,9 +403,9 @@ def _build_legacy(recs: list[_Rec], *, magic: int, base_offset: int, compression
 
     if compression == "none":
         return b"".join(
-            _build(entry_codec, {"offset": r.offset,
-                                 "message": _legacy_message(magic, "none", ts_type, timestamp_of(r), r.key, r.value)},
-                   "none", magic, None, None)
+            _encode_legacy(magic, {"offset": r.offset,
+                                   "message": _legacy_message(magic, "none", ts_type, timestamp_of(r), r.key,
+                                                              r.value)}, None)
             for r in recs)
     # One wrapper: inner offsets absolute (v0) or relative to the base offset (v1, toInnerOffset);
     # the wrapper's offset is the last inner message's absolute offset.
@@ -362,8 +415,7 @@ def _build_legacy(recs: list[_Rec], *, magic: int, base_offset: int, compression
     wrapper_ts = log_append_time if log_append else max([NO_TIMESTAMP] + [r.timestamp for r in recs])
     wrapper = {"offset": recs[-1].offset,
                "message": _legacy_message(magic, compression, ts_type, wrapper_ts, None, inner)}
-    raw = b"".join(entry_codec.build(e) for e in inner) if level is not None else None
-    return _build(entry_codec, wrapper, compression, magic, level, raw)
+    return _encode_legacy(magic, wrapper, level)
 
 
 # ---------------------------------------------------------------------------- public API
@@ -479,15 +531,14 @@ def encode_control_batch(kind: str, *, producer_id: int | None = None, producer_
     offset = _int("offset", offset, (0, _INT64[1]))
     timestamp = _timestamp("timestamp", timestamp)
     partition_leader_epoch = _int("partition_leader_epoch", partition_leader_epoch, _INT32)
-    key = _build(_codec("control_record_key", 0), {"version": 0, "type": kind}, "none", 2, None, None)
+    key = _codec("control_record_key", 0).build({"version": 0, "type": kind})
     if kind in _TXN_MARKERS:
         if producer_id is None or producer_epoch is None:
             raise EncodeError(f"a {kind.upper()} marker needs the producer_id and producer_epoch of the transaction")
         if value is not None:
             raise EncodeError(f"a {kind.upper()} marker's value is built from coordinator_epoch; do not pass value")
         coordinator_epoch = _int("coordinator_epoch", coordinator_epoch, _INT32)
-        record_value = _build(_codec("end_txn_marker", 0), {"version": 0, "coordinator_epoch": coordinator_epoch},
-                              "none", 2, None, None)
+        record_value = _codec("end_txn_marker", 0).build({"version": 0, "coordinator_epoch": coordinator_epoch})
         transactional = True if transactional is None else transactional
     else:
         producer_id = _NO_PRODUCER_ID if producer_id is None else producer_id
