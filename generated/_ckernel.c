@@ -284,7 +284,8 @@ static int parse_args(PyObject *args, Args *a, int with_count) {
     return 0;
 }
 /* ---- projections: build caller-shaped tuples (e.g. kcodec's Record) straight from decoded fields.
- * A plan is a tuple of ("f", i) field i, ("a", i, n) integer field i plus n, ("c", obj) a constant. */
+ * A plan is a tuple of ("f", i) field i, ("t", i) list field i as a tuple, ("a", i, n) integer field i
+ * plus n, ("c", obj) a constant. */
 
 typedef struct { char kind; Py_ssize_t field; long long addend; PyObject *constant; } PlanOp;
 
@@ -305,7 +306,7 @@ static PlanOp *parse_plan(PyObject *plan, Py_ssize_t nfields, Py_ssize_t *n) {
         }
         ops[i].field = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 1));
         if (ops[i].field < 0 || ops[i].field >= nfields) goto bad;
-        if (kind[0] == 'f' && PyTuple_GET_SIZE(item) == 2) continue;
+        if ((kind[0] == 'f' || kind[0] == 't') && PyTuple_GET_SIZE(item) == 2) continue;
         if (kind[0] == 'a' && PyTuple_GET_SIZE(item) == 3) {
             ops[i].addend = PyLong_AsLongLong(PyTuple_GET_ITEM(item, 2));
             if (ops[i].addend == -1 && PyErr_Occurred()) goto bad;
@@ -320,6 +321,31 @@ bad:
     return NULL;
 }
 
+/* A tuple whose items the garbage collector need not follow can leave its
+ * lists: it can never close a reference cycle. (CPython does the same for
+ * tuples lazily, at the next collection; doing it now spares those scans.) */
+static int untrack_if_atomic(PyObject *t, Py_ssize_t skip_consts_from, PlanOp *ops) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+        if (ops && ops[i].kind == 'c') continue;  /* the caller's constants (enum members, None) */
+        PyObject *x = PyTuple_GET_ITEM(t, i);
+        if (PyObject_GC_IsTracked(x)) return 0;
+    }
+    (void)skip_consts_from;
+    if (PyObject_GC_IsTracked(t)) PyObject_GC_UnTrack(t);
+    return 1;
+}
+
+static PyObject *tuple_of_list(PyObject *list) {
+    PyObject *t = PySequence_Tuple(list);
+    if (!t) return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+        PyObject *x = PyTuple_GET_ITEM(t, i);
+        if (PyTuple_CheckExact(x)) untrack_if_atomic(x, 0, NULL);
+    }
+    untrack_if_atomic(t, 0, NULL);
+    return t;
+}
+
 static PyObject *apply_plan(PyObject *fields, PyTypeObject *type, PlanOp *ops, Py_ssize_t n) {
     PyObject *o = type == &PyTuple_Type ? PyTuple_New(n) : type->tp_alloc(type, n);
     if (!o) return NULL;
@@ -331,6 +357,9 @@ static PyObject *apply_plan(PyObject *fields, PyTypeObject *type, PlanOp *ops, P
         } else if (ops[k].kind == 'f') {
             v = PyTuple_GET_ITEM(fields, ops[k].field);
             Py_INCREF(v);
+        } else if (ops[k].kind == 't') {
+            v = tuple_of_list(PyTuple_GET_ITEM(fields, ops[k].field));
+            if (!v) { Py_DECREF(o); return NULL; }
         } else {
             long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(fields, ops[k].field)), sum;
             if (x == -1 && PyErr_Occurred()) { Py_DECREF(o); return NULL; }
@@ -345,6 +374,7 @@ static PyObject *apply_plan(PyObject *fields, PyTypeObject *type, PlanOp *ops, P
         }
         PyTuple_SET_ITEM(o, k, v);
     }
+    untrack_if_atomic(o, 0, ops);
     return o;
 }
 

@@ -33,7 +33,7 @@ def records(path):
     return [(r.offset, r.key, r.value, r.headers, r.timestamp) for b in read_batches(path) for r in b.records]
 
 
-EXPECTED = [(0, b"a", b"one", [], 1000), (1, None, b"two", [("h", b"x")], 1001), (2, None, None, [], 1002)]
+EXPECTED = [(0, b"a", b"one", (), 1000), (1, None, b"two", (("h", b"x"),), 1001), (2, None, None, (), 1002)]
 
 
 @pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4", "zstd"])

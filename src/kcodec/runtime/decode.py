@@ -87,6 +87,11 @@ def _in_stream(exc: KcodecError, start: int, base_offset: int | None, codec_name
     exc.position = start
     if exc.base_offset is None:
         exc.base_offset = base_offset
+    return _under(exc, field)
+
+
+def _under(exc: KcodecError, field: str) -> KcodecError:
+    """The error's field path, from inside ``field`` (an element decoder names its own fields)."""
     if not exc.field:
         exc.field = field
     elif not exc.field.startswith((field + ".", field + "[")) and exc.field != field:
@@ -96,7 +101,13 @@ def _in_stream(exc: KcodecError, start: int, base_offset: int | None, codec_name
 
 def decode_entry(entry: bytes, position: int = 0, *, verify_crc: bool = True,
                  max_decompressed_size: int = codecs.DEFAULT_MAX_DECOMPRESSED_SIZE) -> Batch:
-    """Decode one whole log entry (its 12-byte header included)."""
+    """Decode one whole log entry (its 12-byte header included). Errors are
+    :class:`~kcodec.errors.DecodeError` subclasses whose ``position`` is
+    absolute (``position`` + the offset in ``entry``); inside a compressed
+    stream, the position of the stored stream, the message saying where in the
+    decompressed bytes."""
+    if type(entry) is not bytes:
+        entry = bytes(entry)  # the decoders slice it: bytes slices are bytes
     if len(entry) < HEADER_SIZE_UP_TO_MAGIC:
         raise TruncatedError(f"log entry of {len(entry)} bytes is shorter than the 17-byte header",
                              position=position)
@@ -161,7 +172,7 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
             except KcodecError as exc:
                 raise _locate(exc, position, base_offset) from None
         append(Record(base_offset + delta, max_ts if log_append else base_ts + r[r_ts], ts_type, r[r_key],
-                      r[r_value], r[r_headers], seq, marker))
+                      r[r_value], tuple(r[r_headers]), seq, marker))
     stored = LOG_OVERHEAD + batch_length - 61
     compression = a["compression"]
     size = stored if compression == "none" else sum(r[r_len] + _varint_size(r[r_len]) for r in v[i["records"]])
@@ -193,7 +204,7 @@ def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: in
     _, r_ts, r_off, r_key, r_value, r_headers = f.r
     plan = (("a", r_off, base_offset),
             ("c", max_ts) if ts_type is TimestampType.LOG_APPEND_TIME else ("a", r_ts, base_ts),
-            ("c", ts_type), ("f", r_key), ("f", r_value), ("f", r_headers),
+            ("c", ts_type), ("f", r_key), ("f", r_value), ("t", r_headers),
             ("a", r_off, base_seq) if base_seq >= 0 else ("c", -1),
             ("c", None), ("c", None), ("c", None), ("c", 2))
     compression = a["compression"]
@@ -205,7 +216,7 @@ def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: in
         records, end = f.project(data, start, len(data), count, Record, plan)
     except KcodecError as exc:
         if compression == "none":
-            raise _locate(exc, position, base_offset) from None
+            raise _locate(_under(exc, "records"), position, base_offset) from None
         raise _in_stream(exc, position + 61, base_offset, compression, "records") from None
     if end != len(data):
         where = "" if compression == "none" else f" (at byte {end} of the decompressed {compression} stream)"
@@ -273,7 +284,7 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
     common = dict(position=position, size=LOG_OVERHEAD + size, magic=magic, crc=m.crc, crc_valid=crc_valid,
                   compression=codec_name, timestamp_type=ts_type, max_timestamp=timestamp)
     if codec_name == "none":
-        rec = Record(offset, timestamp, ts_type, m.key, m.value, [], crc=m.crc, crc_valid=crc_valid, magic=magic)
+        rec = Record(offset, timestamp, ts_type, m.key, m.value, (), crc=m.crc, crc_valid=crc_valid, magic=magic)
         n = 0 if m.value is None else len(m.value)
         return Batch(base_offset=offset, last_offset=offset, records=[rec], record_count=1,
                      stored_records_size=n, records_size=n, **common)
@@ -375,5 +386,5 @@ def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper
             ts_type = wrapper_ts_type
             ts = wrapper.timestamp if wrapper_ts_type is TimestampType.LOG_APPEND_TIME else m.timestamp
         offset = base + m.offset if base >= 0 else m.offset
-        out.append(Record(offset, ts, ts_type, m.key, m.value, [], crc=m.crc, crc_valid=valid, magic=m.magic))
+        out.append(Record(offset, ts, ts_type, m.key, m.value, (), crc=m.crc, crc_valid=valid, magic=m.magic))
     return out

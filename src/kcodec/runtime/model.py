@@ -56,7 +56,7 @@ class Record(tuple):
     An immutable tuple with named fields (like a namedtuple), so the compiled
     kernel can build records directly: ``offset`` (absolute), ``timestamp``
     (effective: the batch's append time under LogAppendTime; -1 for v0),
-    ``timestamp_type``, ``key``, ``value``, ``headers`` [(key, value)],
+    ``timestamp_type``, ``key``, ``value``, ``headers`` (a tuple of (str key, bytes-or-None value)),
     ``sequence``, ``control`` (a :class:`ControlRecord` for control records),
     ``crc`` and ``crc_valid`` (v0/v1 messages carry their own CRC-32), ``magic``.
     """
@@ -65,18 +65,18 @@ class Record(tuple):
     _fields = _RECORD_FIELDS
 
     def __new__(cls, offset: int, timestamp: int, timestamp_type: TimestampType, key: bytes | None,
-                value: bytes | None, headers: list | None = None, sequence: int = -1,
+                value: bytes | None, headers: tuple = (), sequence: int = -1,
                 control: ControlRecord | None = None, crc: int | None = None, crc_valid: bool | None = None,
                 magic: int = 2):
         return tuple.__new__(cls, (offset, timestamp, timestamp_type, key, value,
-                                   [] if headers is None else headers, sequence, control, crc, crc_valid, magic))
+                                   tuple(headers), sequence, control, crc, crc_valid, magic))
 
     offset = property(itemgetter(0), doc="Absolute offset.")
     timestamp = property(itemgetter(1), doc="Effective timestamp (ms); -1 when none.")
     timestamp_type = property(itemgetter(2), doc="TimestampType of the timestamp.")
     key = property(itemgetter(3), doc="Key bytes, or None.")
     value = property(itemgetter(4), doc="Value bytes, or None (a tombstone).")
-    headers = property(itemgetter(5), doc="Headers as (str key, bytes-or-None value) pairs.")
+    headers = property(itemgetter(5), doc="Headers: a tuple of (str key, bytes-or-None value) pairs, in order.")
     sequence = property(itemgetter(6), doc="Producer sequence number, -1 when none.")
     control = property(itemgetter(7), doc="The decoded control record, or None.")
     crc = property(itemgetter(8), doc="A v0/v1 message's stored CRC-32, else None.")
