@@ -1,7 +1,14 @@
 """``kcodec verify``: every CRC and structural rule of a log, with each bad
-batch's byte position, offset and the rule it breaks."""
+batch's byte position, offset and the rule it breaks; ``--recover``: the
+longest valid prefix of a damaged segment, as Kafka's log recovery keeps it.
+
+Verification does not stop at the first damaged entry: it resynchronises at
+the next valid batch (:mod:`kcodec.runtime.resync`) and reports each damaged
+byte range, so one run shows everything that is wrong.
+"""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,25 +75,36 @@ def batch_problems(batch: Batch) -> list[Problem]:
     return out
 
 
-def verify_source(source, name: str, *, strict: bool = True) -> VerifyReport:
+def _error_problem(exc: KcodecError) -> Problem:
+    return Problem(exc.position, exc.base_offset, f"{exc.message}" + (f" [field {exc.field}]" if exc.field else ""))
+
+
+def verify_source(source, name: str, *, strict: bool = True, max_decompressed_size: int | None = None) -> VerifyReport:
+    """Check every entry; a damaged one is reported (with the byte range skipped to the next valid batch)
+    and checking goes on after it."""
     report = VerifyReport(name)
-    reader = read_batches(source, verify_crc=False, strict=False)
+    skipped = []
+
+    def on_skip(r) -> None:
+        skipped.append(r)
+
+    reader = read_batches(source, verify_crc=False, strict=False, skip_corrupt=True, on_skip=on_skip,
+                          max_decompressed_size=max_decompressed_size)
     last_offset = None
-    try:
-        for batch in reader:
-            report.batches += 1
-            report.records += len(batch.records)
-            report.bytes = batch.position + batch.size
-            report.problems += batch_problems(batch)
-            if last_offset is not None and batch.last_offset <= last_offset:
-                report.problems.append(Problem(batch.position, batch.base_offset,
-                                               f"offsets out of order: last offset {batch.last_offset} follows "
-                                               f"{last_offset}"))
-            last_offset = batch.last_offset
-    except KcodecError as exc:
-        report.problems.append(Problem(exc.position, exc.base_offset,
-                                       f"{exc.message}" + (f" [field {exc.field}]" if exc.field else "")))
-        return report
+    for batch in reader:
+        while skipped:
+            report.problems.append(_skipped_problem(skipped.pop(0)))
+        report.batches += 1
+        report.records += len(batch.records)
+        report.bytes = batch.position + batch.size
+        report.problems += batch_problems(batch)
+        if last_offset is not None and batch.last_offset <= last_offset:
+            report.problems.append(Problem(batch.position, batch.base_offset,
+                                           f"offsets out of order: last offset {batch.last_offset} follows "
+                                           f"{last_offset}"))
+        last_offset = batch.last_offset
+    for r in skipped:
+        report.problems.append(_skipped_problem(r))
     if reader.partial_tail is not None and strict:
         t = reader.partial_tail
         report.problems.append(Problem(t.position, None, f"truncated: the last {t.size} bytes do not hold a whole "
@@ -94,5 +112,124 @@ def verify_source(source, name: str, *, strict: bool = True) -> VerifyReport:
     return report
 
 
-def verify_path(path: Path, *, strict: bool = True) -> VerifyReport:
-    return verify_source(path, str(path), strict=strict)
+def _skipped_problem(r) -> Problem:
+    # r.reason is the error's one-line text, with its own position; the problem is placed at the range start
+    return Problem(r.start, None, f"{r.reason}; skipped bytes {r.start}..{r.end} ({r.size} bytes)")
+
+
+def verify_path(path: Path, *, strict: bool = True, max_decompressed_size: int | None = None) -> VerifyReport:
+    return verify_source(path, str(path), strict=strict, max_decompressed_size=max_decompressed_size)
+
+
+# ---------------------------------------------------------------------------- recovery
+
+@dataclass
+class RecoveryReport:
+    """What ``recover`` kept and dropped. ``reason`` is the first problem (None when all was valid)."""
+
+    source: str
+    output: str
+    total_bytes: int
+    kept_batches: int = 0
+    kept_bytes: int = 0
+    damaged_ranges: int = 0  # damaged byte ranges in the dropped part (a partial tail is not one)
+    readable_dropped: int = 0  # valid batches dropped because they came after the damage
+    partial_tail: int = 0  # bytes at the very end that do not hold a whole batch
+    reason: str | None = None
+
+    @property
+    def dropped_bytes(self) -> int:
+        return self.total_bytes - self.kept_bytes
+
+    @property
+    def dropped_batches(self) -> int:
+        return self.damaged_ranges + self.readable_dropped
+
+    def __str__(self) -> str:
+        def n(k: int, what: str) -> str:
+            return f"{k} {what}{'' if k == 1 else 'es' if what.endswith('h') else 's'}"
+
+        head = f"{self.source}: kept {n(self.kept_batches, 'batch')} ({self.kept_bytes} bytes) in {self.output}"
+        if not self.dropped_bytes:
+            return f"{head}; dropped nothing"
+        parts = []
+        if self.damaged_ranges:
+            parts.append(n(self.damaged_ranges, "damaged range"))
+        if self.readable_dropped:
+            parts.append(f"{n(self.readable_dropped, 'valid batch')} after the damage")
+        if self.partial_tail:
+            parts.append(f"a partial batch of {self.partial_tail} bytes at the end")
+        return (f"{head}; dropped {n(self.dropped_batches, 'batch')} and {self.dropped_bytes} bytes from byte "
+                f"{self.kept_bytes} ({', '.join(parts)}); first problem: {self.reason}")
+
+
+def valid_prefix(source, *, max_decompressed_size: int | None = None) -> tuple[int, int, str | None]:
+    """(batches, bytes, first problem) of the longest prefix whose entries all decode with valid CRCs (the
+    outer and, for v0/v1 wrappers, every inner one): where Kafka's log recovery truncates a segment."""
+    reader = read_batches(source, verify_crc=True, strict=False, max_decompressed_size=max_decompressed_size)
+    batches = kept = 0
+    try:
+        for batch in reader:
+            batches += 1
+            kept = batch.position + batch.size
+    except KcodecError as exc:
+        return batches, kept, str(exc)
+    if reader.partial_tail is not None:
+        t = reader.partial_tail
+        return batches, kept, f"truncated: the last {t.size} bytes (from byte {t.position}) do not hold a whole batch"
+    return batches, kept, None
+
+
+def recover(source: str | os.PathLike, output: str | os.PathLike, *,
+            max_decompressed_size: int | None = None) -> RecoveryReport:
+    """Write the longest valid prefix of ``source`` to ``output`` atomically (``output`` holds the old
+    content or all of the new, never a mix; it may be ``source`` itself) and say what was dropped."""
+    source, output = Path(source), Path(output)
+    total = source.stat().st_size
+    batches, kept, reason = valid_prefix(source, max_decompressed_size=max_decompressed_size)
+    report = RecoveryReport(str(source), str(output), total, batches, kept, reason=reason)
+    if kept < total:
+        tail = read_batches(source, start=kept, verify_crc=True, strict=False, skip_corrupt=True,
+                            max_decompressed_size=max_decompressed_size)
+        report.readable_dropped = sum(1 for _ in tail)
+        report.damaged_ranges = len(tail.skipped)
+        report.partial_tail = tail.partial_tail.size if tail.partial_tail else 0
+    with open(source, "rb") as f:
+        _write_atomically(output, _chunks(f, kept))
+    return report
+
+
+def _chunks(f, n: int, size: int = 1 << 20):
+    while n > 0:
+        chunk = f.read(min(size, n))
+        if not chunk:
+            raise OSError(f"{f.name} shrank while it was being recovered")
+        n -= len(chunk)
+        yield chunk
+
+
+def _write_atomically(path: Path, chunks) -> None:
+    try:
+        from .runtime.segments import write_atomically
+    except ImportError:  # pragma: no cover - segments.py ships with kcodec; this keeps recover standalone
+        write_atomically = _local_write_atomically
+    write_atomically(path, chunks)
+
+
+def _local_write_atomically(path: Path, chunks) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -37,7 +37,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     codecs = _choices(args.codecs, _CODECS, "codec")
     impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
-    operations = _choices(args.operations, tuple(OPERATIONS), "operation")
+    operations = _choices(args.operations, tuple(OPERATIONS) + ("stream_segment",), "operation")
     records = args.records or (QUICK_RECORDS if args.quick else FULL_RECORDS)
     segment_mib = args.segment_mib if args.segment_mib is not None else (
         QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
@@ -66,12 +66,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     stream = None
     stream_impls = [i for i in memory.STREAMS if i.split("-stream")[0] in impls]
-    if segment_mib and stream_impls:
+    if segment_mib and stream_impls and "stream_segment" in operations:
         entries = memory.measure(workload, segment_mib << 20, stream_impls, say)
         results += report.stream_results(entries)
         stream = {"mib": max(e.get("bytes", 0) for e in entries) / 2**20}
         info["segment_bytes"] = max(e.get("bytes", 0) for e in entries)
 
+    machine["load_average_end"] = report.load_average()
     print(report.markdown(results, machine, info, args.repeats, stream), end="")
     if args.json:
         report.write_json(args.json, results, machine, info, args.repeats, stream)
@@ -104,7 +105,8 @@ def add_parser(sub) -> None:
                         "separated). Ratios need aiokafka among them")
     p.add_argument("--operations", action="append", metavar="OP",
                    help="only these operations (decode, decode_crc, decode_arrow, encode, crc, v1_decode, "
-                        "v1_decode_crc, crc32c, decompress, memcpy; repeatable or comma separated)")
+                        "v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
+                        "separated)")
     p.add_argument("--segment-mib", type=int, metavar="MIB",
                    help=f"size of the segment streamed for peak memory (default {FULL_SEGMENT_MIB}, "
                         f"--quick {QUICK_SEGMENT_MIB}; 0 skips it)")

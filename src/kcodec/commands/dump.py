@@ -1,4 +1,9 @@
-"""``kcodec dump`` and ``kcodec verify``: print a log as kafka-dump-log does; check every rule."""
+"""``kcodec dump`` and ``kcodec verify``: print a log as kafka-dump-log does; check every rule.
+
+Exit status: 0 all read (dump) / all valid (verify); 1 verify found a problem,
+or ``dump --skip-corrupt`` skipped damaged bytes; 2 bad usage; 3 dump stopped
+at bytes it could not decode (the one-line error on stderr says where and why).
+"""
 from __future__ import annotations
 
 import argparse
@@ -44,7 +49,16 @@ def cmd_dump(args: argparse.Namespace) -> int:
         path = Path(name)
         if not path.is_file():
             raise UsageError(f"{name}: no such file")
-        reader = read_batches(path, verify_crc=False, max_decompressed_size=args.max_decompressed_size)
+        on_skip = None
+        if args.skip_corrupt:
+            def on_skip(r, path=path):  # printed where the bytes were, between the batches around them
+                if args.json:
+                    print(as_ndjson({"file": str(path), "position": r.start, "size": r.size, "skipped": True,
+                                     "kind": r.kind, "reason": r.reason}))
+                else:
+                    print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
+        reader = read_batches(path, verify_crc=False, max_decompressed_size=args.max_decompressed_size,
+                              skip_corrupt=args.skip_corrupt, on_skip=on_skip)
         progress = _Progress(path)
         try:
             if args.json:
@@ -66,28 +80,54 @@ def cmd_dump(args: argparse.Namespace) -> int:
                     print(f"  {a} is followed by {b}", file=sys.stderr)
         except KcodecError as exc:
             sys.stdout.flush()
-            print(f"kcodec dump: {path}: {exc}", file=sys.stderr)
+            hint = "" if args.skip_corrupt else " (--skip-corrupt reads on past damaged batches)"
+            print(f"kcodec dump: {path}: {exc}{hint}", file=sys.stderr)
             status = EXIT_ERROR
         finally:
             progress.close()
+        if reader.partial_tail is not None and not args.skip_corrupt and status == EXIT_OK:
+            _hint_hidden_batches(path, reader.partial_tail.position)
+        if reader.skipped:
+            n = sum(r.size for r in reader.skipped)
+            print(f"kcodec dump: {path}: skipped {len(reader.skipped)} damaged range(s), {n} bytes", file=sys.stderr)
+            status = max(status, EXIT_CHECK_FAILED)
     return status
+
+
+def _hint_hidden_batches(path: Path, start: int) -> None:
+    """Kafka stops at an entry that claims more bytes than are left; say so when valid batches follow it."""
+    import mmap
+
+    from ..runtime.resync import find_next_entry
+
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        found = find_next_entry(mm, start + 1)
+    if found is not None:
+        print(f"kcodec dump: {path}: the entry at byte {start} claims more bytes than are left, but a valid batch "
+              f"starts at byte {found}: --skip-corrupt reads on", file=sys.stderr)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from ..verify import verify_path
 
+    from ..verify import recover
+
+    if args.recover and len(args.files) != 1:
+        raise UsageError("--recover takes one input file")
     status = EXIT_OK
     for name in args.files:
         path = Path(name)
         if not path.is_file():
             raise UsageError(f"{name}: no such file")
-        report = verify_path(path, strict=not args.lenient)
+        report = verify_path(path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size)
         for problem in report.problems:
             print(f"{path}: {problem}")
         verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
         print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
         if not report.ok:
             status = EXIT_CHECK_FAILED
+        if args.recover:
+            print(recover(path, args.recover, max_decompressed_size=args.max_decompressed_size))
     return status
 
 
@@ -105,6 +145,11 @@ def add_parser(sub) -> None:
                    help="NDJSON: one object per batch with its records (bytes as hex, nulls as null)")
     p.add_argument("--max-decompressed-size", type=int, default=64 * 1024 * 1024, metavar="BYTES",
                    help="refuse compressed batches that inflate past this (default 64 MiB)")
+    p.add_argument("--skip-corrupt", action="store_true",
+                   help="after a batch that does not decode, scan forward to the next position where a whole batch "
+                        "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any)")
+    p.epilog = ("exit status: 0 everything was read; 1 --skip-corrupt skipped damaged bytes; 2 bad usage; "
+                "3 stopped at bytes that do not decode")
     p.set_defaults(func=cmd_dump)
 
     p = sub.add_parser("verify", help="check every CRC and structural rule; exit 0 only when all is valid",
@@ -114,4 +159,10 @@ def add_parser(sub) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--lenient", action="store_true",
                    help="accept a partial batch at the end of a file, as Kafka's readers do")
+    p.add_argument("--recover", metavar="OUT",
+                   help="write the longest valid prefix of the file to OUT (atomically; OUT may be the file itself), "
+                        "as Kafka's log recovery truncates a segment, and say how many batches and bytes were dropped")
+    p.add_argument("--max-decompressed-size", type=int, default=None, metavar="BYTES",
+                   help="refuse compressed batches that inflate past this (default 64 MiB)")
+    p.epilog = "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage"
     p.set_defaults(func=cmd_verify)

@@ -1,0 +1,412 @@
+"""A schema-driven encoder that knows where every field is.
+
+:func:`encode_tree` turns a value (what ``codec(entity, version).build`` takes,
+e.g. drawn from :func:`kcodec.codegen.strategies.entity_strategy`) into a tree
+of nodes, one per field, read from the IR; :func:`serialize` prints the tree
+as bytes, computing lengths, counts, CRCs and compressed streams, and records
+the byte span of every field. The bytes equal the generated builder's exactly
+(the tests check it), so the tree is a faithful map of valid input.
+
+Mutators do not edit bytes blindly: they give :func:`serialize` *overrides*
+(a node's uid -> what to print instead) and say whether CRCs are recomputed
+over the damage (so the structure checks behind them are reached) or kept as
+the valid input had them. Fields inside a compressed stream are nodes too:
+their damage is compressed again, so the decoder sees a valid stream holding
+damaged contents.
+"""
+from __future__ import annotations
+
+import itertools
+import struct
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from kcodec.codegen.ir import ArrayType, BitsType, BytesType, EntityRef, IntType, SchemaSet
+from kcodec.codegen.layout import EntityVersion, resolve
+from kcodec.runtime import codecs
+from kcodec.runtime.crc import crc32c
+from kcodec.runtime.varint import encode_uvarint, encode_varint, encode_varlong
+
+__all__ = ["Node", "Int", "Derived", "Bytes", "Array", "Compressed", "Entity", "Span", "Encoding",
+           "encode_tree", "serialize", "encode_int", "overlong_varint"]
+
+_uid = itertools.count(1)
+_FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint32": "I"}
+_STRUCTS = {name: struct.Struct(">" + f) for name, f in _FMT.items()}
+_VARINT = {"varint": encode_varint, "varlong": encode_varlong, "uvarint": encode_uvarint}
+
+
+def encode_int(t: IntType, value: int) -> bytes:
+    """``value`` as ``t``; values out of range wrap (a mutator's lie must still print)."""
+    if t.fixed:
+        bits = t.width * 8
+        value &= (1 << bits) - 1
+        if t.signed and value >= 1 << (bits - 1):
+            value -= 1 << bits
+        return _STRUCTS[t.name].pack(value)
+    bits = t.bits
+    value &= (1 << bits) - 1
+    if t.signed and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return _VARINT[t.name](value)
+
+
+def overlong_varint(encoded: bytes, total: int) -> bytes:
+    """The same varint padded to ``total`` bytes with continuation groups of zero bits: Kafka accepts
+    these up to 5 (10) bytes and must refuse longer ones."""
+    if total <= len(encoded):
+        return encoded
+    body = bytearray(b | 0x80 for b in encoded)
+    body += b"\x80" * (total - len(encoded) - 1)
+    body.append(0)
+    return bytes(body)
+
+
+class Node:
+    """One field (or element) of an encoding; ``uid`` identifies it in overrides."""
+
+    __slots__ = ("uid", "path")
+
+    def __init__(self, path: str):
+        self.uid = next(_uid)
+        self.path = path
+
+
+class Int(Node):
+    """An integer field (fixed, varint, enum, bit field, const); ``value`` as stored (bits composed)."""
+
+    __slots__ = ("itype", "value", "bits")
+
+    def __init__(self, path: str, itype: IntType, value: int, bits: BitsType | None = None):
+        super().__init__(path)
+        self.itype, self.value, self.bits = itype, value, bits
+
+
+class Derived(Node):
+    """A length, count or CRC field, computed when printed. ``covers`` indexes the parent's fields."""
+
+    __slots__ = ("itype", "kind", "covers", "of", "algorithm")
+
+    def __init__(self, path: str, itype: IntType, kind: str, covers: int | None = None, of: int | None = None,
+                 algorithm: str | None = None):
+        super().__init__(path)
+        self.itype, self.kind, self.covers, self.of, self.algorithm = itype, kind, covers, of, algorithm
+
+
+class Bytes(Node):
+    """Length-prefixed bytes or text; ``data`` None is null; a :class:`Compressed` holds a compressed value."""
+
+    __slots__ = ("prefix", "data", "prefix_uid")
+
+    def __init__(self, path: str, prefix: IntType, data: "bytes | None | Compressed"):
+        super().__init__(path)
+        self.prefix, self.data = prefix, data
+        self.prefix_uid = next(_uid)  # overrides of the length prefix alone
+
+
+class Array(Node):
+    """Elements, with an inline count prefix (``prefix``) or counted elsewhere / running to the end."""
+
+    __slots__ = ("prefix", "items", "prefix_uid")
+
+    def __init__(self, path: str, prefix: IntType | None, items: list):
+        super().__init__(path)
+        self.prefix, self.items = prefix, items
+        self.prefix_uid = next(_uid)
+
+
+class Compressed(Node):
+    """A compressed region: ``inner`` (an Array) printed, then compressed with ``codec``."""
+
+    __slots__ = ("codec", "magic", "inner")
+
+    def __init__(self, path: str, codec: str, magic: int, inner: Array):
+        super().__init__(path)
+        self.codec, self.magic, self.inner = codec, magic, inner
+
+
+class Entity(Node):
+    """An entity at one version: one child per field, in wire order."""
+
+    __slots__ = ("ev", "children")
+
+    def __init__(self, path: str, ev: EntityVersion, children: list):
+        super().__init__(path)
+        self.ev, self.children = ev, children
+
+
+@dataclass
+class Span:
+    """Bytes ``[start, end)`` of one node (``part``: "prefix" / "data" of a Bytes or Array, "stored"
+    of a Compressed region, else "value"). ``stream`` is the Compressed node whose decompressed bytes
+    the span is in (None: the input itself)."""
+
+    start: int
+    end: int
+    node: Node
+    part: str = "value"
+    stream: Compressed | None = None
+
+
+@dataclass
+class Encoding:
+    """The printed bytes, every node's span, the decompressed bytes of each compressed region, and the
+    derived values printed (uid -> value), which stale-CRC mutations reuse."""
+
+    data: bytes
+    spans: list[Span] = field(default_factory=list)
+    plain: dict[int, bytes] = field(default_factory=dict)  # Compressed uid -> decompressed bytes
+    derived: dict[int, int] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------- values -> tree
+
+def encode_tree(schemas: SchemaSet, entity: str, version: int, value: dict, path: str = "") -> Entity:
+    """The node tree of ``value`` (a builder value: derived and const fields absent)."""
+    ev = resolve(schemas, schemas.entities[entity], version)
+    index = {f.name: i for i, f in enumerate(ev.fields)}
+    children: list[Node] = []
+    for f in ev.fields:
+        fld, t = f.field, f.type
+        p = f"{path}.{f.name}" if path else f.name
+        d = fld.derived
+        if d is not None:
+            if d.kind == "count":
+                children.append(Derived(p, t, "count", of=index[d.of]))
+            else:
+                children.append(Derived(p, t, d.kind, covers=index[d.covers], algorithm=d.algorithm))
+            continue
+        if fld.const is not None:
+            children.append(Int(p, t, version if fld.const == "version" else fld.const))
+            continue
+        v = value[f.name]
+        if fld.compressed is not None:
+            codec_value: Any = value
+            for part in fld.compressed.codec_path:
+                codec_value = codec_value[part]
+            contents = fld.compressed.contents
+            if isinstance(t, ArrayType):
+                items = _array(schemas, t, v, version, p)
+                node = Array(p, None, items)
+                children.append(node if codec_value == "none" else Compressed(p, codec_value, version, node))
+            elif codec_value == "none":
+                children.append(Bytes(p, t.prefix, _raw(t, v)))
+            else:
+                inner = Array(p, None, _array(schemas, contents, v, version, p))
+                children.append(Bytes(p, t.prefix, Compressed(p, codec_value, version, inner)))
+            continue
+        if fld.enum is not None:
+            v = ev.enum_values(fld.enum).get(v, v) if isinstance(v, str) else v
+            children.append(Int(p, t, v))
+        elif isinstance(t, BitsType):
+            raw = 0
+            for b in t.bits:
+                bv = v.get(b.name, 0)
+                if b.kind == "enum" and isinstance(bv, str):
+                    bv = ev.enum_values(b.enum)[bv]
+                raw |= int(bv) << b.low
+            children.append(Int(p, t.base, raw, t))
+        elif isinstance(t, IntType):
+            children.append(Int(p, t, v))
+        elif isinstance(t, BytesType):
+            children.append(Bytes(p, t.prefix, _raw(t, v)))
+        elif isinstance(t, EntityRef):
+            children.append(encode_tree(schemas, t.name, version, v, p))
+        elif isinstance(t, ArrayType):
+            children.append(Array(p, t.prefix, _array(schemas, t, v, version, p)))
+        else:  # pragma: no cover - the IR has no other types
+            raise TypeError(f"cannot encode {t!r}")
+    return Entity(path, ev, children)
+
+
+def _raw(t: BytesType, v) -> bytes | None:
+    if v is None:
+        return None
+    return v.encode("utf-8") if t.text else bytes(v)
+
+
+def _array(schemas: SchemaSet, t: ArrayType, values: list, version: int, path: str) -> list:
+    el = t.element
+    if not isinstance(el, EntityRef):  # pragma: no cover - Kafka's arrays hold entities
+        raise TypeError(f"arrays of {el!r}")
+    return [encode_tree(schemas, el.name, version, v, f"{path}[{i}]") for i, v in enumerate(values)]
+
+
+# ---------------------------------------------------------------------------- tree -> bytes
+
+class _Printer:
+    def __init__(self, overrides: dict | None, crc: str, stale: dict[int, int] | None, spans: bool):
+        self.overrides = overrides or {}
+        self.crc, self.stale = crc, stale or {}
+        self.enc = Encoding(b"")
+        self.want_spans = spans
+        self.stream: Compressed | None = None
+
+    def span(self, start: int, end: int, node: Node, part: str = "value") -> None:
+        if self.want_spans:
+            self.enc.spans.append(Span(start, end, node, part, self.stream))
+
+    def node(self, n: Node, out: bytearray) -> None:
+        o = self.overrides.get(n.uid)
+        start = len(out)
+        if isinstance(o, (bytes, bytearray)):  # the node's bytes, replaced whole
+            out += o
+            self.span(start, len(out), n)
+            return
+        if isinstance(n, Int):
+            out += encode_int(n.itype, n.value if o is None else o)
+            self.span(start, len(out), n)
+        elif isinstance(n, Entity):
+            self.entity(n, out)
+        elif isinstance(n, Bytes):
+            self.bytes_(n, out)
+        elif isinstance(n, Array):
+            self.array(n, out)
+        elif isinstance(n, Compressed):
+            out += self.compressed(n)
+            self.span(start, len(out), n, "stored")
+        else:  # pragma: no cover
+            raise TypeError(f"cannot print {n!r} here")
+
+    def prefix(self, uid: int, t: IntType, honest: int, out: bytearray, n: Node) -> None:
+        o = self.overrides.get(uid)
+        start = len(out)
+        if isinstance(o, (bytes, bytearray)):
+            out += o
+        else:
+            out += encode_int(t, honest if o is None else o)
+        self.span(start, len(out), n, "prefix")
+
+    def bytes_(self, n: Bytes, out: bytearray) -> None:
+        data = n.data
+        if isinstance(data, Compressed):
+            stored = self.compressed(data)
+            self.prefix(n.prefix_uid, n.prefix, len(stored), out, n)
+            start = len(out)
+            out += stored
+            self.span(start, len(out), data, "stored")
+            return
+        o = self.overrides.get(("data", n.uid))
+        if o is not None:
+            data = o
+        self.prefix(n.prefix_uid, n.prefix, -1 if data is None else len(data), out, n)
+        if data is not None:
+            start = len(out)
+            out += data
+            self.span(start, len(out), n, "data")
+
+    def array(self, n: Array, out: bytearray) -> None:
+        items = self.overrides.get(("items", n.uid), n.items)
+        if n.prefix is not None:
+            self.prefix(n.prefix_uid, n.prefix, len(items), out, n)
+        for item in items:
+            self.node(item, out)
+
+    def compressed(self, n: Compressed) -> bytes:
+        o = self.overrides.get(n.uid)
+        if isinstance(o, (bytes, bytearray)):
+            return bytes(o)  # stored bytes replaced (damaged payload)
+        saved, self.stream = self.stream, n
+        plain = bytearray()
+        self.array(n.inner, plain)
+        self.stream = saved
+        cut = self.overrides.get(("cut", n.uid))
+        if cut is not None:
+            del plain[cut:]
+        plain = bytes(self.overrides.get(("plain", n.uid), plain))
+        self.enc.plain[n.uid] = plain
+        codec = self.overrides.get(("codec", n.uid), n.codec)
+        return _compress(codec, plain, n.magic)
+
+    def entity(self, n: Entity, out: bytearray) -> None:
+        # children printed separately so that derived fields can be computed from what they cover
+        parts: list[bytearray] = []
+        marks: list[int] = []  # span count before each child, to shift spans afterwards
+        for child in n.children:
+            marks.append(len(self.enc.spans))
+            part = bytearray()
+            if isinstance(child, Derived):
+                if child.itype.fixed:  # the right size already: a length may cover it
+                    part += bytes(child.itype.width)
+                parts.append(part)  # filled in below
+            else:
+                self.node(child, part)
+                parts.append(part)
+        marks.append(len(self.enc.spans))
+        derived = [(i, c) for i, c in enumerate(n.children) if isinstance(c, Derived)]
+        order = ([x for x in derived if x[1].kind == "count"]
+                 + sorted((x for x in derived if x[1].kind == "length"), key=lambda x: -x[0])
+                 + sorted((x for x in derived if x[1].kind == "crc"), key=lambda x: -x[0]))
+        derived_spans = {}
+        for i, d in order:
+            honest = self.derived_value(n, d, parts)
+            self.enc.derived[d.uid] = honest
+            o = self.overrides.get(d.uid)
+            if isinstance(o, (bytes, bytearray)):
+                parts[i] = bytearray(o)
+            else:
+                if o is None and d.kind == "crc" and self.crc == "stale" and d.uid in self.stale:
+                    o = self.stale[d.uid]
+                parts[i] = bytearray(encode_int(d.itype, honest if o is None else o))
+            derived_spans[i] = d
+        # place the children's spans (recorded relative to their own part) at their final offsets
+        base = len(out)
+        offsets = []
+        for part in parts:
+            offsets.append(base)
+            base += len(part)
+        if self.want_spans:
+            spans = self.enc.spans
+            for k in range(len(parts)):
+                for s in spans[marks[k]:marks[k + 1]]:
+                    if s.stream is self.stream:  # spans inside a nested stream keep their own coordinates
+                        s.start += offsets[k]
+                        s.end += offsets[k]
+            for i, d in derived_spans.items():
+                spans.append(Span(offsets[i], offsets[i] + len(parts[i]), d, "value", self.stream))
+        for part in parts:
+            out += part
+        self.span(offsets[0] if offsets else len(out), len(out), n, "entity")
+
+    def derived_value(self, n: Entity, d: Derived, parts: list[bytearray]) -> int:
+        if d.kind == "count":
+            target = n.children[d.of]
+            arr = target.inner if isinstance(target, Compressed) else target
+            return len(self.overrides.get(("items", arr.uid), arr.items))
+        covered = parts[d.covers:]
+        if d.kind == "length":
+            return sum(len(p) for p in covered)
+        data = b"".join(covered)
+        return crc32c(data) if d.algorithm == "crc32c" else zlib.crc32(data)
+
+
+_compress_cache: dict[tuple, bytes] = {}
+
+
+def _compress(codec: str, plain: bytes, magic: int) -> bytes:
+    if codec == "none":
+        return plain
+    key = (codec, magic, plain)
+    out = _compress_cache.get(key)
+    if out is None:
+        out = codecs.compress(codec, plain, magic=magic if codec != "zstd" else 2)
+        if len(_compress_cache) > 4096:
+            _compress_cache.clear()
+        _compress_cache[key] = out
+    return out
+
+
+def serialize(root: Node, overrides: dict | None = None, *, crc: str = "fix", stale: dict[int, int] | None = None,
+              spans: bool = False) -> Encoding:
+    """Print ``root``. ``overrides`` map a node's uid to bytes (printed instead of the node), or to an
+    int (the value printed for an Int or Derived node); ``prefix_uid`` keys override length/count prefixes;
+    ``("items", uid)`` a list of elements for an Array; ``("data", uid)`` a Bytes node's payload;
+    ``("cut", uid)`` / ``("plain", uid)`` / ``("codec", uid)`` a Compressed region's decompressed bytes
+    cut short / replaced, or the codec it is compressed with. ``crc="stale"`` prints every CRC as the
+    valid encoding had it (from ``stale``, a previous Encoding's ``derived``)."""
+    p = _Printer(overrides, crc, stale, spans)
+    out = bytearray()
+    p.node(root, out)
+    p.enc.data = bytes(out)
+    return p.enc

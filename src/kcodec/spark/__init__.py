@@ -1,0 +1,80 @@
+"""kcodec on Spark: the ``kafka-segments`` data source and the segments -> tables job.
+
+``register(spark)`` makes ``spark.read.format("kafka-segments")`` and
+``df.write.format("kafka-segments")`` available in a PySpark 4 session
+(``pip install 'kcodec[spark]'``). Importing :mod:`kcodec` never imports
+pyspark; importing this package does not either, until ``register`` runs.
+
+Reading: ``load(PATH)`` takes a segment file, a partition directory, a
+directory of ``<topic>-<n>`` partition directories, or a glob of those; local
+paths, ``file://`` URIs and any filesystem pyarrow opens (``s3://``,
+``gs://``, ``hdfs://`` ...). Columns: Spark's Kafka source's ``key value
+topic partition offset timestamp timestampType headers`` with the same types,
+then ``magic baseOffset producerId producerEpoch baseSequence isTransactional
+isControl partitionLeaderEpoch compression batchPosition segment crcValid``.
+
+Read options (defaults first):
+
+==========================  ====================================================================
+``verifyCrc``               ``true`` | ``false``: check batch CRCs
+``includeControlRecords``   ``false`` | ``true``: keep COMMIT/ABORT markers and other control records
+``isolationLevel``          ``read_uncommitted`` | ``read_committed``: drop records of aborted
+                            transactions (``.txnindex``; ABORT markers where index files are missing)
+``startingOffset``          first offset to read (inclusive), through the ``.index`` files
+``endingOffset``            offset to stop at (exclusive)
+``startingTimestamp``       ms or ISO-8601: per partition, start at Kafka's ListOffsets answer
+                            (through the ``.timeindex`` files)
+``onCorrupt``               ``fail`` | ``skip``: skip undecodable batches, reporting each skipped
+                            region on the task's stderr and, with ``corruptReportPath`` (a
+                            directory), as JSON lines there
+``topic`` / ``partition``   override the names taken from directory names
+``splitBytes``              128 MiB: segments larger than this are split at ``.index`` positions
+``minPartitions``           (none) as Spark's Kafka source: split finer to get at least this many
+``maxRowsPerBatch``         10000: rows per Arrow record batch
+``view``                    ``records`` | ``batches``: one row per batch instead (position, size,
+                            codec, record count, compressed/uncompressed bytes, CRC validity ...)
+``sizes``                   ``false`` | ``true`` (batches view): add ``sizeAs``, what each batch's
+                            records would take as v0/v1/v2 with each codec
+``txnIndex``                ``auto`` | ``derive``: always derive aborted transactions from markers
+``maxDecompressedSize``     64 MiB: the most one batch may decompress to (a compression bomb fails)
+==========================  ====================================================================
+
+Writing: ``df.write.format("kafka-segments").mode("append" | "overwrite")``
+with a ``value`` column (binary or string) and optional ``key``, ``topic``,
+``partition``, ``timestamp``, ``headers``, ``offset`` columns (other columns
+are ignored, rows with ``isControl`` true are skipped). Options: ``magic``
+(2), ``compression`` (none), ``compressionLevel``, ``recordsPerBatch``
+(1000), ``batchBytes`` (1 MiB), ``segmentBytes`` (1 GiB),
+``indexIntervalBytes`` (4096), ``topic``, ``partition`` (0 without a
+column), ``keepOffsets`` (false: offsets are assigned in order per
+topic-partition). Below magic 2, headers (and at magic 0 timestamps) are
+dropped, as a down-conversion does.
+"""
+from __future__ import annotations
+
+__all__ = ["FORMAT", "register", "local_session", "run_pipeline"]
+
+FORMAT = "kafka-segments"
+
+
+def register(spark) -> None:
+    """Register the ``kafka-segments`` data source with a SparkSession."""
+    from .source import KafkaSegmentsDataSource
+
+    spark.dataSource.register(KafkaSegmentsDataSource)
+
+
+def local_session(master: str = "local[*]", app_name: str = "kcodec", conf: dict | None = None):
+    """A SparkSession that only talks to 127.0.0.1, with no UI, whose Python
+    workers run this interpreter (so they import this kcodec); see
+    :func:`kcodec.spark.session.local_session`."""
+    from .session import local_session as _local_session
+
+    return _local_session(master, app_name, conf)
+
+
+def run_pipeline(source: str, dest: str, **options):
+    """The segments -> tables job (see :func:`kcodec.spark.pipeline.run_pipeline`)."""
+    from .pipeline import run_pipeline as _run
+
+    return _run(source, dest, **options)

@@ -1,0 +1,108 @@
+"""Rows per second of the kafka-segments data source on the benchmark workload.
+
+    python -m kcodec.spark.bench [--records 200000] [--cores 1 2] [--codec none] [--runs 3] [--dir DIR]
+
+The workload: ``records`` records in v2 batches of 1,000 (one segment, Kafka's
+default index interval); each record a 16-byte random key, a 200-byte value
+(100 random bytes, then 100 bytes of repetitive text), one header ``h`` of 8
+random bytes, timestamps 1 ms apart. For each core count a fresh local Spark
+(``local[N]``) reads every column of every row into Spark's ``noop`` sink,
+with ``minPartitions`` = N so the segment is cut at ``.index`` positions for
+the cores; three warm-up runs first, then the best and the median of
+``runs``. A query reading one batch gives the fixed cost of a query (planning
+in a Python worker, scheduling) that every run includes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WARMUP = 3
+PHRASE = b"The quick brown fox jumps over the lazy dog; Kafka appends it to the log. "
+
+
+def make_workload(directory: Path, records: int, codec: str, seed: int = 20_240_601) -> Path:
+    """Write the workload as partition directory ``bench-0`` under ``directory`` (reused when present)."""
+    from kcodec.runtime.builder import NewRecord, encode_batch
+    from kcodec.runtime.segments import SegmentWriter
+
+    part = directory / f"bench-{codec}-{records}" / "bench-0"
+    if (part / "00000000000000000000.log").exists():
+        return part.parent
+    rnd = random.Random(seed)
+    text = (PHRASE * 3)[:100]
+    with SegmentWriter(part) as w:
+        for start in range(0, records, 1000):
+            batch = [NewRecord(key=rnd.randbytes(16), value=rnd.randbytes(100) + text,
+                               headers=(("h", rnd.randbytes(8)),), timestamp=1_700_000_000_000 + i)
+                     for i in range(start, min(start + 1000, records))]
+            w.append(encode_batch(batch, base_offset=start, compression=codec))
+    return part.parent
+
+
+def measure(path: str, cores: int, runs: int) -> dict:
+    """Run in a fresh process per core count: rows/s of a full read into the noop sink."""
+    from kcodec.spark.session import local_session
+
+    spark = local_session(f"local[{cores}]", "kcodec bench", conf={"spark.sql.shuffle.partitions": str(cores)})
+    df = spark.read.format("kafka-segments").option("minPartitions", cores).load(path)
+    partitions = df.rdd.getNumPartitions()
+    rows = df.count()
+    times = []
+    for i in range(runs + WARMUP):
+        t = time.perf_counter()
+        df.write.format("noop").mode("overwrite").save()
+        if i >= WARMUP:  # warm-up runs start the Python workers and let the JVM compile
+            times.append(time.perf_counter() - t)
+    tiny = spark.read.format("kafka-segments").option("endingOffset", 1).load(path)
+    fixed = []
+    for _ in range(3):
+        t = time.perf_counter()
+        tiny.write.format("noop").mode("overwrite").save()
+        fixed.append(time.perf_counter() - t)
+    spark.stop()
+    return {"cores": cores, "rows": rows, "input_partitions": partitions, "seconds": times,
+            "best_rows_per_s": rows / min(times), "median_rows_per_s": rows / statistics.median(times),
+            "one_batch_query_seconds": min(fixed)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m kcodec.spark.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--records", type=int, default=200_000)
+    p.add_argument("--cores", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--codec", default="none")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "kcodec-spark-bench")
+    p.add_argument("--measure", nargs=3, metavar=("PATH", "CORES", "RUNS"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.measure:
+        print(json.dumps(measure(args.measure[0], int(args.measure[1]), int(args.measure[2]))))
+        return 0
+    args.dir.mkdir(parents=True, exist_ok=True)
+    path = make_workload(args.dir, args.records, args.codec)
+    size = sum(f.stat().st_size for f in path.rglob("*.log"))
+    print(f"workload: {args.records:,} records, v2 batches of 1,000, codec {args.codec}, {size:,} bytes in {path}")
+    for cores in args.cores:
+        out = subprocess.run([sys.executable, "-m", "kcodec.spark.bench", "--measure", str(path), str(cores),
+                              str(args.runs)], capture_output=True, text=True, env=os.environ.copy())
+        if out.returncode:
+            print(out.stderr[-3000:], file=sys.stderr)
+            return 1
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"local[{cores}]: {r['best_rows_per_s']:,.0f} rows/s best, {r['median_rows_per_s']:,.0f} median "
+              f"({r['rows']:,} rows, {r['input_partitions']} input partitions, runs "
+              f"{', '.join(f'{s:.2f}s' for s in r['seconds'])}; a one-batch query takes "
+              f"{r['one_batch_query_seconds']:.2f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

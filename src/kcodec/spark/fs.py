@@ -1,0 +1,260 @@
+"""Where segments live: local paths, ``file://`` URIs, or any filesystem pyarrow opens.
+
+Local files take the fast path (kcodec's reader memory-maps them); anything
+else (``s3://``, ``gs://``, ``hdfs://``, ``abfs://`` ...) goes through
+:mod:`pyarrow.fs`, and a byte range of a segment is fetched as one read.
+
+Paths stay strings so they pickle into Spark input partitions: a local path
+as an absolute path, a remote one as its full URI.
+"""
+from __future__ import annotations
+
+import fnmatch
+import functools
+import glob as _glob
+import os
+import shutil
+from dataclasses import dataclass
+from typing import BinaryIO
+from urllib.parse import unquote, urlparse
+
+_GLOB_CHARS = "*?["
+
+
+def has_glob(path: str) -> bool:
+    return any(c in path for c in _GLOB_CHARS)
+
+
+def _scheme(path: str) -> str:
+    if "://" not in path:
+        return ""
+    scheme = path.split("://", 1)[0]
+    return scheme.lower() if scheme.isidentifier() or scheme.replace("+", "").isalnum() else ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    is_dir: bool
+    size: int
+
+
+class LocalFS:
+    """The local filesystem, with plain ``os`` calls."""
+
+    local = True
+
+    def join(self, *parts: str) -> str:
+        return os.path.join(*parts)
+
+    def name(self, path: str) -> str:
+        return os.path.basename(os.path.normpath(path))
+
+    def parent(self, path: str) -> str:
+        return os.path.dirname(os.path.normpath(path))
+
+    def is_dir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def is_file(self, path: str) -> bool:
+        return os.path.isfile(path)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(path)
+
+    def list(self, path: str) -> list[Entry]:
+        out = []
+        with os.scandir(path) as it:
+            for e in it:
+                is_dir = e.is_dir()
+                out.append(Entry(e.path, is_dir, 0 if is_dir else e.stat().st_size))
+        return sorted(out, key=lambda e: e.path)
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(_glob.glob(pattern))
+
+    def read_bytes(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def read_range(self, path: str, start: int, end: int | None) -> bytes:
+        with open(path, "rb") as f:
+            f.seek(start)
+            return f.read() if end is None else f.read(max(0, end - start))
+
+    def open_input(self, path: str) -> BinaryIO:
+        return open(path, "rb")
+
+    def open_output(self, path: str) -> BinaryIO:
+        return open(path, "wb")
+
+    def makedirs(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def move(self, src: str, dst: str) -> None:
+        os.replace(src, dst)
+
+    def delete_dir(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+    def delete_file(self, path: str) -> None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+    def upload_dir(self, local_dir: str, dst: str) -> None:
+        """Move a finished local directory into place (one rename)."""
+        os.replace(local_dir, dst)
+
+
+class ArrowFS:
+    """A pyarrow filesystem (S3, GCS, HDFS, Azure ...), addressed by full URIs."""
+
+    local = False
+
+    def __init__(self, uri: str):
+        from pyarrow import fs as pafs
+
+        self._pafs = pafs
+        self.fs, _ = pafs.FileSystem.from_uri(uri)
+        parsed = urlparse(uri)
+        self.prefix = f"{parsed.scheme}://"
+        # hdfs://namenode:8020/path keeps its authority in the URI but not in the fs path
+        self.authority = parsed.netloc if parsed.scheme in ("hdfs", "viewfs") else ""
+
+    def _p(self, uri: str) -> str:
+        if uri.startswith(self.prefix):
+            rest = uri[len(self.prefix):]
+            if self.authority and rest.startswith(self.authority):
+                rest = rest[len(self.authority):]
+            return rest
+        return uri
+
+    def _uri(self, path: str) -> str:
+        if self.authority:
+            return f"{self.prefix}{self.authority}{path if path.startswith('/') else '/' + path}"
+        return f"{self.prefix}{path}"
+
+    def join(self, *parts: str) -> str:
+        return "/".join([parts[0].rstrip("/")] + [p.strip("/") for p in parts[1:]])
+
+    def name(self, path: str) -> str:
+        return path.rstrip("/").rsplit("/", 1)[-1]
+
+    def parent(self, path: str) -> str:
+        return path.rstrip("/").rsplit("/", 1)[0]
+
+    def _info(self, path: str):
+        return self.fs.get_file_info(self._p(path))
+
+    def is_dir(self, path: str) -> bool:
+        return self._info(path).type == self._pafs.FileType.Directory
+
+    def is_file(self, path: str) -> bool:
+        return self._info(path).type == self._pafs.FileType.File
+
+    def exists(self, path: str) -> bool:
+        return self._info(path).type != self._pafs.FileType.NotFound
+
+    def size(self, path: str) -> int:
+        return self._info(path).size
+
+    def list(self, path: str) -> list[Entry]:
+        infos = self.fs.get_file_info(self._pafs.FileSelector(self._p(path), recursive=False))
+        out = [Entry(self._uri(i.path), i.type == self._pafs.FileType.Directory, i.size or 0) for i in infos]
+        return sorted(out, key=lambda e: e.path)
+
+    def glob(self, pattern: str) -> list[str]:
+        """Expand ``*``, ``?`` and ``[...]`` one path component at a time."""
+        body = self._p(pattern)
+        lead = "/" if body.startswith("/") else ""
+        parts = [p for p in body.split("/") if p]
+        found = [lead]
+        for i, part in enumerate(parts):
+            nxt = []
+            for base in found:
+                if not has_glob(part):
+                    cand = (base.rstrip("/") + "/" + part) if base not in ("", "/") else base + part
+                    if self.fs.get_file_info(cand).type != self._pafs.FileType.NotFound:
+                        nxt.append(cand)
+                    continue
+                try:
+                    infos = self.fs.get_file_info(self._pafs.FileSelector(base or "/", recursive=False))
+                except (FileNotFoundError, OSError):
+                    continue
+                nxt += [x.path for x in infos if fnmatch.fnmatchcase(x.path.rstrip("/").rsplit("/", 1)[-1], part)]
+            found = nxt
+        return sorted(self._uri(p) for p in found)
+
+    def read_bytes(self, path: str) -> bytes:
+        with self.fs.open_input_file(self._p(path)) as f:
+            return f.read()
+
+    def read_range(self, path: str, start: int, end: int | None) -> bytes:
+        with self.fs.open_input_file(self._p(path)) as f:
+            size = f.size()
+            stop = size if end is None else min(end, size)
+            return f.read_at(max(0, stop - start), start) if stop > start else b""
+
+    def open_input(self, path: str):
+        return self.fs.open_input_stream(self._p(path))
+
+    def open_output(self, path: str):
+        return self.fs.open_output_stream(self._p(path))
+
+    def makedirs(self, path: str) -> None:
+        self.fs.create_dir(self._p(path), recursive=True)
+
+    def move(self, src: str, dst: str) -> None:
+        self.fs.move(self._p(src), self._p(dst))
+
+    def delete_dir(self, path: str) -> None:
+        try:
+            self.fs.delete_dir(self._p(path))
+        except (FileNotFoundError, OSError):
+            pass
+
+    def delete_file(self, path: str) -> None:
+        try:
+            self.fs.delete_file(self._p(path))
+        except (FileNotFoundError, OSError):
+            pass
+
+    def upload_dir(self, local_dir: str, dst: str) -> None:
+        """Copy a finished local partition directory up: per segment the index
+        files first and the ``.log`` last, so a visible ``.log`` is a whole segment."""
+        self.makedirs(dst)
+        names = sorted(os.listdir(local_dir), key=lambda n: (n.split(".", 1)[0], n.endswith(".log"), n))
+        for n in names:
+            with open(os.path.join(local_dir, n), "rb") as src, self.open_output(self.join(dst, n)) as out:
+                shutil.copyfileobj(src, out, 1 << 22)
+        shutil.rmtree(local_dir, ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=16)
+def _arrow_fs(key: str) -> ArrowFS:
+    return ArrowFS(key)
+
+
+def resolve(path: str) -> tuple[LocalFS | ArrowFS, str]:
+    """The filesystem of ``path`` and the path as that filesystem names it:
+    an absolute local path, or the full URI of a remote object."""
+    path = os.fspath(path)
+    scheme = _scheme(path)
+    if scheme in ("", "file", "local"):
+        if scheme:
+            parsed = urlparse(path)
+            path = unquote(parsed.path)
+            if parsed.netloc and parsed.netloc != "localhost":
+                path = f"//{parsed.netloc}{path}"
+        return LocalFS(), os.path.abspath(os.path.expanduser(path))
+    parsed = urlparse(path)
+    return _arrow_fs(f"{parsed.scheme}://{parsed.netloc}/"), path
+
+
+def filesystem_of(path: str) -> LocalFS | ArrowFS:
+    return resolve(path)[0]

@@ -1,0 +1,196 @@
+"""One Spark task's work: read a split's batches, apply the options, and
+yield Arrow record batches.
+
+``onCorrupt=fail`` (the default) raises at the first batch that does not
+decode, naming the segment and byte position. ``onCorrupt=skip`` drops what
+does not decode and reports each skipped region: one line on the task's
+stderr, and, with ``corruptReportPath``, one JSON line in a file of that
+directory. A batch whose own bytes are bad (CRC, compression, records) is
+skipped alone; when the framing itself is broken (a length or magic that
+cannot be, a file cut short) the rest of the split is skipped, as no later
+batch boundary can be trusted; the next split starts at an indexed position.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from collections.abc import Iterator
+
+from kcodec.errors import DecodeError, KcodecError
+from kcodec.runtime.reader import read_batches
+
+from .fs import filesystem_of
+from .planning import ReadOptions, Split
+
+__all__ = ["CorruptSegmentError", "Reporter", "split_batches", "read_split"]
+
+
+class CorruptSegmentError(DecodeError):
+    """A segment did not decode; the message names the file and byte position."""
+
+    kind = "corrupt_segment"
+
+
+class Reporter:
+    """Collects what ``onCorrupt=skip`` skipped, for stderr and the report directory."""
+
+    def __init__(self, split: Split, opts: ReadOptions):
+        self.split, self.opts = split, opts
+        self.skipped: list[dict] = []
+
+    def skip(self, position: int, size: int | None, exc: BaseException) -> None:
+        item = {"segment": self.split.log, "topic": self.split.topic, "partition": self.split.partition,
+                "position": position, "bytes": size, "kind": getattr(exc, "kind", type(exc).__name__),
+                "error": str(exc)}
+        self.skipped.append(item)
+        what = "the rest of the split" if size is None else f"{size} bytes"
+        print(f"kcodec: onCorrupt=skip: skipped {what} at byte {position} of {self.split.log}: {exc}",
+              file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if not self.skipped or not self.opts.corrupt_report_path:
+            return
+        fs = filesystem_of(self.opts.corrupt_report_path)
+        root = self.opts.corrupt_report_path
+        if fs.local:
+            from .fs import resolve
+
+            root = resolve(root)[1]
+        fs.makedirs(root)
+        name = f"split-{self.split.index:05d}-{uuid.uuid4().hex[:12]}.jsonl"
+        tmp = fs.join(root, "." + name + ".tmp")
+        with fs.open_output(tmp) as f:
+            for item in self.skipped:
+                f.write((json.dumps(item) + "\n").encode())
+        fs.move(tmp, fs.join(root, name))
+
+
+def _wrap(exc: KcodecError, split: Split) -> CorruptSegmentError:
+    err = CorruptSegmentError(f"{split.log}: {exc.message}", position=exc.position, base_offset=exc.base_offset,
+                              field=exc.field)
+    err.cause_kind = exc.kind
+    return err
+
+
+def _source(split: Split):
+    """(what read_batches reads, start, end, position shift) for the split's bytes."""
+    fs = filesystem_of(split.log)
+    if fs.local:
+        from .fs import resolve
+
+        return resolve(split.log)[1], split.start, split.end, 0
+    return fs.read_range(split.log, split.start, split.end), 0, None, split.start
+
+
+def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = None) -> Iterator:
+    """The decoded batches of ``split`` in order (positions in the segment file)."""
+    source, start, end, shift = _source(split)
+    ropts = opts.reader_options()
+    if opts.on_corrupt == "fail":
+        try:
+            for batch in read_batches(source, start=start, end=end, strict=True, **ropts):
+                if shift:
+                    batch.position += shift
+                yield batch
+        except KcodecError as exc:
+            if exc.position is not None:
+                exc.position += shift
+            raise _wrap(exc, split) from exc
+        return
+    reporter = reporter or Reporter(split, opts)
+    reader = read_batches(source, start=start, end=end, strict=False, **ropts)
+    entries = reader.entries()
+    while True:
+        try:
+            pos, raw = next(entries)
+        except StopIteration:
+            break
+        except KcodecError as exc:  # framing: nothing after this point can be trusted
+            reporter.skip(reader.bytes_read + shift, None, exc)
+            return
+        try:
+            batch = next(iter(read_batches(raw, **ropts)))
+        except KcodecError as exc:
+            reporter.skip(pos + shift, len(raw), exc)
+            continue
+        batch.position = pos + shift
+        yield batch
+    tail = reader.partial_tail
+    if tail is not None:
+        from kcodec.errors import TruncatedError
+
+        reporter.skip(tail.position + shift, tail.size,
+                      TruncatedError(f"input ends inside a log entry: {tail.size} bytes at the end do not hold a "
+                                     "whole batch", position=tail.position + shift))
+
+
+def _aborted_filter(split: Split):
+    """A function (batch, records) -> records without those of aborted transactions."""
+    by_pid: dict[int, list[tuple[int, int]]] = {}
+    for pid, first, last in split.aborted:
+        by_pid.setdefault(pid, []).append((first, last))
+
+    def keep(batch, records):
+        spans = by_pid.get(batch.producer_id)
+        if not spans or batch.is_control:
+            return records
+        hit = [(f, last) for f, last in spans if f <= batch.last_offset and last >= batch.base_offset]
+        if not hit:
+            return records
+        return [r for r in records if not any(f <= r.offset <= last for f, last in hit)]
+
+    return keep if by_pid else None
+
+
+def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
+    """The Arrow record batches of one split, holding only ``columns`` ((Column, nullable) pairs)."""
+    from .arrow import BatchColumns, RecordColumns
+
+    if split.empty:
+        return
+    reporter = Reporter(split, opts)
+    start, end = split.start_offset, split.end_offset
+    topic, partition, segment = split.topic, split.partition, split.log
+    try:
+        if opts.view == "batches":
+            out = BatchColumns(columns)
+            if opts.sizes:
+                from .sizes import size_as
+            for batch in split_batches(split, opts, reporter):
+                if end is not None and batch.base_offset >= end:
+                    break
+                if start is not None and batch.last_offset < start:
+                    continue
+                out.add(batch, topic, partition, segment, size_as(batch) if opts.sizes else None)
+                if len(out) >= opts.max_rows:
+                    yield out.flush()
+            rb = out.flush()
+            if rb is not None:
+                yield rb
+            return
+        out = RecordColumns(columns)
+        aborted = _aborted_filter(split) if opts.read_committed else None
+        include_control = opts.include_control
+        for batch in split_batches(split, opts, reporter):
+            if end is not None and batch.base_offset >= end:
+                break
+            if start is not None and batch.last_offset < start:
+                continue
+            if batch.is_control and not include_control:
+                continue
+            records = batch.records
+            if (start is not None and batch.base_offset < start) or (end is not None and batch.last_offset >= end):
+                records = [r for r in records if (start is None or r.offset >= start)
+                           and (end is None or r.offset < end)]
+            if aborted is not None:
+                records = aborted(batch, records)
+            out.add(batch, records, topic, partition, segment)
+            if out.rows >= opts.max_rows:
+                yield out.flush()
+        rb = out.flush()
+        if rb is not None:
+            yield rb
+    finally:
+        reporter.close()
+

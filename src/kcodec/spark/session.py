@@ -1,0 +1,81 @@
+"""A local SparkSession fit for kcodec: loopback only, no UI, workers on this interpreter.
+
+By default Spark binds the machine's outside address and serves a UI on every
+interface, and its Python workers run ``python3`` from PATH (which may not
+have kcodec). This sets ``SPARK_LOCAL_IP=127.0.0.1`` and the driver's host and
+bind address to 127.0.0.1, turns the UI off, points ``PYSPARK_PYTHON`` at the
+running interpreter (unless it is set already), uses UTC as the session time
+zone, and registers the ``kafka-segments`` data source.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+__all__ = ["local_session", "LOOPBACK_CONF"]
+
+LOOPBACK_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def local_session(master: str = "local[*]", app_name: str = "kcodec", conf: dict | None = None,
+                  log_level: str = "error"):
+    """Start (or get) a SparkSession on ``master`` with kcodec's settings (the
+    loopback and interpreter settings only for a ``local`` master);
+    ``conf`` adds or overrides Spark settings; ``log_level`` is the JVM's
+    (``error`` by default, ``off`` for a command whose errors kcodec reports)."""
+    local = master.startswith("local")
+    if local:  # a cluster master keeps its own addresses and Python
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    base = LOOPBACK_CONF if local else {k: v for k, v in LOOPBACK_CONF.items() if "driver" not in k}
+    settings = {**base, **(conf or {})}
+    if "spark.driver.extraJavaOptions" not in settings and not os.environ.get("SPARK_CONF_DIR"):
+        # Quiet JVM start: errors only, instead of Spark's default INFO/WARN console profile.
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_quiet_log4j(log_level)}"
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, str(value))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(log_level.upper())
+    from . import register
+
+    register(spark)
+    return spark
+
+
+_LOG4J = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def _quiet_log4j(level: str) -> str:
+    text = _LOG4J.replace("{level}", level.lower())
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    path = os.path.join(tempfile.gettempdir(), f"kcodec-spark-log4j2-{uid}-{level.lower()}.properties")
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return path
+    except OSError:
+        pass
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    return path

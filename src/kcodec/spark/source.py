@@ -1,0 +1,111 @@
+"""The ``kafka-segments`` PySpark data source (Python Data Source API, PySpark 4).
+
+Reading::
+
+    from kcodec.spark import register
+    register(spark)
+    df = spark.read.format("kafka-segments").load("/var/kafka-logs")   # or a partition dir, a .log, a glob, s3://...
+
+Writing::
+
+    df.write.format("kafka-segments").mode("append").option("magic", 2).option("compression", "zstd").save(PATH)
+
+The classes live at module level in the installed package because Spark
+pickles them by reference into its Python workers. See :mod:`kcodec.spark`
+for the options.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition,
+                                    WriterCommitMessage)
+
+from .planning import ReadOptions, Split, discover, plan
+from .write import Chunk, WriteOptions, abort_job, check_input_schema, commit_job, new_job_id, write_task
+
+__all__ = ["KafkaSegmentsDataSource", "KafkaSegmentsReader", "KafkaSegmentsWriter", "SegmentSplit",
+           "SegmentsCommitMessage", "FORMAT"]
+
+FORMAT = "kafka-segments"
+
+
+class SegmentSplit(InputPartition):
+    """A byte range of one segment (see :class:`kcodec.spark.planning.Split`)."""
+
+    def __init__(self, split: Split):
+        super().__init__(split.index)
+        self.split = split
+
+
+class KafkaSegmentsDataSource(DataSource):
+    """Kafka segment files as a table: one row per record (``view=records``,
+    the default) or per batch (``view=batches``)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> str:
+        from .arrow import columns_for, ddl
+
+        opts = ReadOptions.from_options({"path": "-", **dict(self.options)})
+        return ddl(columns_for(opts.view, opts.sizes))
+
+    def reader(self, schema) -> "KafkaSegmentsReader":
+        return KafkaSegmentsReader(dict(self.options), schema)
+
+    def writer(self, schema, overwrite: bool) -> "KafkaSegmentsWriter":
+        return KafkaSegmentsWriter(dict(self.options), schema, overwrite)
+
+
+class KafkaSegmentsReader(DataSourceReader):
+    def __init__(self, options: dict, schema):
+        from .arrow import check_requested
+
+        self.opts = ReadOptions.from_options(options)
+        fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
+        self.columns = check_requested(fields, self.opts.view, self.opts.sizes)
+
+    def partitions(self):
+        parts = discover(self.opts.path, topic=self.opts.topic, partition=self.opts.partition)
+        splits = plan(parts, self.opts)
+        if not splits:  # nothing to read; Spark still wants a partition
+            return [SegmentSplit(Split(0, "", None, None, None, 0, 0, empty=True))]
+        return [SegmentSplit(s) for s in splits]
+
+    def read(self, partition: SegmentSplit):
+        from .read import read_split
+
+        return read_split(partition.split, self.opts, self.columns)
+
+
+@dataclass
+class SegmentsCommitMessage(WriterCommitMessage):
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+class KafkaSegmentsWriter(DataSourceArrowWriter):
+    """Stages each task's batches, then builds the partition directories on commit
+    (see :mod:`kcodec.spark.write`). Modes: ``append`` and ``overwrite``."""
+
+    def __init__(self, options: dict, schema, overwrite: bool):
+        self.opts = WriteOptions.from_options(options)
+        self.columns = check_input_schema([(f.name, f.dataType.simpleString()) for f in schema.fields], self.opts)
+        self.overwrite = overwrite
+        self.job = new_job_id()
+
+    def write(self, iterator) -> SegmentsCommitMessage:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        task = ctx.partitionId() if ctx is not None else 0
+        attempt = ctx.attemptNumber() if ctx is not None else 0
+        return SegmentsCommitMessage(write_task(iterator, self.opts, self.job, task, attempt))
+
+    def commit(self, messages) -> None:
+        chunks = [c for m in messages if m is not None for c in m.chunks]
+        commit_job(chunks, self.opts, self.job, self.overwrite)
+
+    def abort(self, messages) -> None:
+        abort_job(self.opts, self.job)

@@ -1,0 +1,62 @@
+"""What the data source should return, computed with kcodec's plain Python reader."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kcodec.runtime.reader import read_batches
+from kcodec.runtime.segments import Partition, list_partitions
+
+#: Column order of the records view; Spark rows are read back with the timestamp as microseconds.
+COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers", "magic",
+           "baseOffset", "producerId", "producerEpoch", "baseSequence", "isTransactional", "isControl",
+           "partitionLeaderEpoch", "compression", "batchPosition", "segment", "crcValid")
+
+
+def record_row(batch, r, topic, partition, segment) -> tuple:
+    headers = tuple((k, v) for k, v in r.headers) or None
+    return (r.key, r.value, topic, partition, r.offset, r.timestamp * 1000, int(r.timestamp_type), headers,
+            batch.magic, batch.base_offset, batch.producer_id, batch.producer_epoch, batch.base_sequence,
+            batch.is_transactional, batch.is_control, batch.partition_leader_epoch, batch.compression,
+            batch.position, segment, batch.crc_valid)
+
+
+def partition_batches(path: Path):
+    """(batch, segment path) of a partition directory, in order."""
+    part = Partition(path)
+    for seg in part.segments:
+        for batch in read_batches(seg.log, strict=True):
+            yield batch, str(seg.log)
+
+
+def expected_rows(log_dir: Path, *, include_control: bool = False, keep=None) -> list[tuple]:
+    """Rows of every partition under ``log_dir``; ``keep(batch, record, topic, partition)`` filters."""
+    out = []
+    for part in list_partitions(log_dir):
+        for batch, seg in partition_batches(part.path):
+            if batch.is_control and not include_control:
+                continue
+            for r in batch.records:
+                if keep is None or keep(batch, r, part.topic, part.partition):
+                    out.append(record_row(batch, r, part.topic, part.partition, seg))
+    return out
+
+
+def spark_rows(df) -> list[tuple]:
+    """A records DataFrame collected as tuples in COLUMNS order (timestamp in microseconds)."""
+    from pyspark.sql import functions as F
+
+    cols = [F.unix_micros("timestamp").alias("timestamp") if c == "timestamp" else F.col(c) for c in COLUMNS]
+    out = []
+    for row in df.select(*cols).collect():
+        values = list(row)
+        h = values[7]
+        values[7] = None if h is None else tuple((x["key"], None if x["value"] is None else bytes(x["value"]))
+                                                 for x in h)
+        values[0] = None if values[0] is None else bytes(values[0])
+        values[1] = None if values[1] is None else bytes(values[1])
+        out.append(tuple(values))
+    return out
+
+
+def sort_key(row: tuple):
+    return (row[2] or "", row[3] if row[3] is not None else -1, row[18], row[4])

@@ -1,0 +1,207 @@
+"""``kcodec bench`` runs end to end and reports every row; speed itself is never asserted here."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+
+import pytest
+
+from kcodec.bench import implementations, memory, report, runner
+from kcodec.bench.workload import CODECS, V1_CODECS, build_workload
+from kcodec.cli import EXIT_OK, EXIT_USAGE, main
+
+REQUIRED_KEYS = {"implementation", "operation", "codec", "records_per_s", "mb_per_s", "ratio_vs_aiokafka"}
+CLIENTS = ("kcodec", "aiokafka", "kafka-python")
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def _table(text: str) -> dict[tuple[str, str, str], list[str]]:
+    """The main table's rows by (implementation, operation, codec)."""
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0] in CLIENTS + ("primitive", "kcodec-stream"):
+            rows[(cells[0], cells[1], cells[2])] = cells
+    return rows
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """One tiny end-to-end run: 2,000 records, 2 repeats, a 1 MiB segment."""
+    path = tmp_path_factory.mktemp("bench") / "bench.json"
+    code, out, err = _run("bench", "--quick", "--records", "2000", "--repeats", "2", "--segment-mib", "1",
+                          "--json", str(path))
+    return code, out, err, json.loads(path.read_text())
+
+
+def _expected_rows() -> set[tuple[str, str, str]]:
+    rows = set()
+    for codec in CODECS:
+        for impl in CLIENTS:
+            for op in ("decode", "decode_crc", "encode", "crc"):
+                rows.add((impl, op, codec))
+        rows.add(("kcodec", "decode_arrow", codec))
+        rows.add(("primitive", "crc32c", codec))
+        if codec != "none":
+            rows.add(("primitive", "decompress", codec))
+    for codec in V1_CODECS:
+        for impl in CLIENTS:
+            rows |= {(impl, "v1_decode", codec), (impl, "v1_decode_crc", codec)}
+    rows.add(("primitive", "memcpy", "none"))
+    for impl in memory.STREAMS:
+        rows.add((impl, "stream_segment", "none"))
+    return rows
+
+
+def test_quick_run_prints_the_machine_and_every_row(smoke) -> None:
+    code, out, err, _ = smoke
+    assert code == EXIT_OK, err + out
+    assert "machine:" in out and "Python:" in out and "libraries:" in out and "aiokafka:" in out
+    assert "C extension" in out
+    table = _table(out)
+    assert set(table) == _expected_rows()
+    assert "## Targets (from this run)" in out
+    assert "MB/s is computed on the uncompressed record bytes" in out
+    for key, cells in table.items():
+        status = cells[6]
+        if status.startswith(("n/a", "error")):
+            assert cells[3] == "n/a", key
+        else:
+            float(cells[3].replace(",", ""))
+            float(cells[4].replace(",", ""))
+    assert "repeat 2/2" in err
+
+
+def test_no_row_fails_while_running(smoke) -> None:
+    _, _, _, doc = smoke
+    errors = [(r["implementation"], r["operation"], r["codec"], r["reason"]) for r in doc["rows"]
+              if r["status"] == "error"]
+    assert not errors
+
+
+def test_json_has_one_object_per_row_with_the_required_keys(smoke) -> None:
+    _, out, _, doc = smoke
+    rows = doc["rows"]
+    assert {(r["implementation"], r["operation"], r["codec"]) for r in rows} == set(_table(out))
+    assert len(rows) == len(_table(out))
+    for r in rows:
+        assert REQUIRED_KEYS <= set(r), r
+        if r["status"] == "ok":
+            assert r["records_per_s"] > 0 and r["mb_per_s"] > 0
+            assert r["repeats"] == (1 if r["operation"] == "stream_segment" else 2)
+        else:
+            assert r["records_per_s"] is None and r["reason"]
+        if r["implementation"] == "aiokafka" and r["status"] == "ok":
+            assert r["ratio_vs_aiokafka"] == 1.0
+    for r in rows:
+        if r["operation"] == "stream_segment" and r["status"] == "ok":
+            assert r["peak_rss_mib"] > 0 and r["peak_anon_mib"] > 0
+    assert doc["workload"]["records"] == 2000 and doc["machine"]["cpu"]
+    assert {t["verdict"] for t in doc["targets"]} <= {"PASS", "FAIL", "n/a"}
+
+
+def test_kafka_python_without_snappy_is_reported_not_fatal(smoke) -> None:
+    import kafka.codec
+
+    if kafka.codec.has_snappy():
+        pytest.skip("python-snappy is installed here")
+    _, _, _, doc = smoke
+    row = next(r for r in doc["rows"] if r["implementation"] == "kafka-python" and r["operation"] == "decode"
+               and r["codec"] == "snappy")
+    assert row["status"] == "n/a" and "snappy" in row["reason"]
+
+
+def test_bad_arguments_are_usage_errors() -> None:
+    assert _run("bench", "--only", "nope")[0] == EXIT_USAGE
+    assert _run("bench", "--codecs", "brotli")[0] == EXIT_USAGE
+    assert _run("bench", "--repeats", "0")[0] == EXIT_USAGE
+    assert _run("bench", "--operations", "fly")[0] == EXIT_USAGE
+
+
+def test_filters_and_missing_reference() -> None:
+    code, out, _ = _run("bench", "--records", "300", "--batch-size", "100", "--repeats", "1", "--segment-mib", "0",
+                        "--only", "kcodec", "--codecs", "none", "zstd", "--operations", "decode,crc")
+    assert code == EXIT_OK
+    table = _table(out)
+    assert set(table) == {("kcodec", op, c) for op in ("decode", "crc") for c in ("none", "zstd")}
+    assert all(cells[5] == "n/a" for cells in table.values())  # no aiokafka row to compare with
+
+
+# ---------------------------------------------------------------------------- the parts
+
+def test_workload_is_deterministic_and_decodes_to_its_records() -> None:
+    import kcodec
+
+    a = build_workload(250, 100, codecs=("none", "zstd"))
+    b = build_workload(250, 100, codecs=("zstd",))
+    assert a.v2 == b.v2 and a.v1 == b.v1 and set(a.v2) == {"none", "zstd"} and set(a.v1) == {"none"}
+    assert a.batch_count == 3 and len(a.v2_ends["zstd"]) == 3 and a.v2_ends["zstd"][-1] == len(a.v2["zstd"])
+    for codec in a.v2:
+        records = list(kcodec.read_records(a.v2[codec]))
+        assert [r.offset for r in records] == list(range(250))
+        assert [r.key for r in records] == a.keys and [r.value for r in records] == a.values
+        assert [[tuple(h) for h in r.headers] for r in records] == [[("h", h)] for h in a.header_values]
+        assert [r.timestamp for r in records] == a.timestamps
+    assert all(len(k) == 16 for k in a.keys) and all(len(v) == 200 for v in a.values)
+    v1 = list(kcodec.read_records(a.v1["none"]))
+    assert [r.value for r in v1] == a.values and all(len(r.headers) == 0 for r in v1)
+    head = a.head(1)
+    assert head.records == 100 and len(list(kcodec.read_records(head.v2["zstd"]))) == 100
+
+
+def test_every_adapter_handles_every_record() -> None:
+    w = build_workload(120, 50)
+    for case in runner.plan(CODECS):
+        factory = implementations.ADAPTERS[(case.implementation, case.operation)]
+        try:
+            got = factory(w, case.magic, case.codec)()
+        except implementations.Unavailable:
+            continue
+        assert got == w.records, case
+
+
+def test_arrow_row_is_na_when_the_columnar_module_is_missing(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "kcodec.runtime.columnar", None)
+    w = build_workload(10, 10, codecs=("none",), v1=False)
+    results = runner.run(w, [runner.Case("kcodec", "decode_arrow", "none")], 1)
+    assert results[0].status == "n/a" and "columnar" in results[0].reason
+
+
+def test_segment_for_peak_memory_keeps_offsets_increasing(tmp_path) -> None:
+    import kcodec
+
+    w = build_workload(30, 10, codecs=("none",), v1=False)
+    path = tmp_path / "seg.log"
+    records, size = memory.write_segment(str(path), w.v2["none"], w.v2_ends["none"], w.records,
+                                         2 * len(w.v2["none"]) + 1)
+    assert (records, size) == (90, 3 * len(w.v2["none"])) and path.stat().st_size == size
+    assert [r.offset for r in kcodec.read_records(str(path))] == list(range(90))
+    assert len(list(memory._fetches(str(path)))) >= 1
+
+
+def test_ratios_and_targets_come_from_the_same_run() -> None:
+    def res(impl, op, codec, seconds):
+        return runner.Result(impl, op, codec, 1000, 10**6, [seconds])
+
+    results = [res("aiokafka", "decode_crc", "none", 1.0), res("kcodec", "decode_crc", "none", 0.5),
+               res("aiokafka", "decode", "none", 1.0), res("kcodec", "decode", "none", 2.0),
+               res("kcodec", "crc", "none", 1.0), res("primitive", "crc32c", "none", 0.25)]
+    ix = {r.key: r for r in results}
+    assert report.ratio(results[1], ix) == pytest.approx(2.0)
+    assert report.ratio(results[3], ix) == pytest.approx(0.5)
+    assert report.ratio(results[5], ix) is None  # no aiokafka crc row
+    verdicts = {(t["target"].split(" vs ")[0], t["codec"]): t["verdict"] for t in report.targets(results, None)}
+    assert verdicts[("decode with CRC verification", "none")] == "PASS"
+    assert verdicts[("CRC verification of the whole log", "none")] == "FAIL"  # 0.25x of raw crc32c
+    assert verdicts[("decode into Arrow columns", "none")] == "n/a"
