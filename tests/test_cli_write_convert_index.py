@@ -124,3 +124,19 @@ def test_index_build_and_check(tmp_path, capsys):
     (tmp_path / "00000000000000000000.index").write_bytes(bytes(data))
     code, text, _ = run(capsys, "index", "--check", log)
     assert code == 1 and "offset" in text
+
+
+def test_dump_index_files_like_kafka(tmp_path, capsys):
+    lines = tmp_path / "many.jsonl"
+    lines.write_text("".join(json.dumps({"key": str(i), "value": "v" * 300, "timestamp": 1000 + i}) + "\n"
+                             for i in range(40)))
+    log = tmp_path / "00000000000000000000.log"
+    run(capsys, "write", log, "-i", lines, "--batch-size", 5, "--index")
+    code, out, err = run(capsys, "dump", tmp_path / "00000000000000000000.index",
+                         tmp_path / "00000000000000000000.timeindex")
+    assert code == 0 and err == ""
+    got = out.splitlines()
+    assert got[0] == f"Dumping {tmp_path / '00000000000000000000.index'}"
+    offsets = [ln for ln in got if ln.startswith("offset: ")]
+    assert offsets and all(int(ln.split()[1]) % 5 == 4 for ln in offsets)
+    assert any(ln.startswith("timestamp: ") for ln in got)

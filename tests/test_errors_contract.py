@@ -391,9 +391,9 @@ def test_no_recursion_beyond_one_wrapper_level():
     assert decode_entry(_nested(1)).record_count == 1  # one level is what Kafka writes
 
 
-def _timed(fn) -> float:
+def _timed(fn, repeat: int = 3) -> float:
     best = float("inf")
-    for _ in range(3):  # the best of three: a shared machine stalls now and then
+    for _ in range(repeat):  # the best of a few: a shared machine stalls now and then
         start = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - start)
@@ -406,20 +406,16 @@ def _many_records(n: int) -> bytes:
 
 
 def test_a_million_tiny_records_cost_linear_time():
-    small, big = _many_records(20_000), _many_records(200_000)
-    assert decode_entry(small).record_count == 20_000
-    t_small = _timed(lambda: decode_entry(small))
-    t_big = _timed(lambda: decode_entry(big))
-    assert t_big < 30 * t_small, (t_small, t_big)
-
-
-def test_a_million_tiny_records_in_one_batch_decode():
-    data = _many_records(1_000_000)
-    assert len(data) == 61 + 7_000_000
+    small, big = _many_records(100_000), _many_records(1_000_000)
+    assert len(big) == 61 + 7_000_000
     start = time.perf_counter()
-    b = decode_entry(data)
+    b = decode_entry(big)
+    first = time.perf_counter() - start
     assert b.record_count == len(b.records) == 1_000_000
-    assert time.perf_counter() - start < 120  # linear: seconds, not hours
+    del b
+    t_small = _timed(lambda: decode_entry(small))
+    t_big = min(first, _timed(lambda: decode_entry(big), repeat=1))
+    assert t_big < 30 * t_small, (t_small, t_big)  # 10 times the input: linear is 10 times the time
 
 
 def _many_headers(n: int) -> bytes:
@@ -427,8 +423,8 @@ def _many_headers(n: int) -> bytes:
 
 
 def test_maximal_header_counts_cost_linear_time():
-    small, big = _many_headers(20_000), _many_headers(200_000)
-    assert len(decode_entry(small).records[0].headers) == 20_000
+    small, big = _many_headers(100_000), _many_headers(1_000_000)
+    assert len(decode_entry(big).records[0].headers) == 1_000_000  # as many as the bytes can hold
     t_small = _timed(lambda: decode_entry(small))
     t_big = _timed(lambda: decode_entry(big))
     assert t_big < 30 * t_small, (t_small, t_big)
@@ -453,11 +449,9 @@ def test_cli_prints_one_line_without_traceback_and_exits_3(tmp_path, capsys):
     code = main(["dump", str(path), "--deep-iteration"])
     out, err = capsys.readouterr()
     assert code == 3
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err
-    assert lines[0].startswith(f"kcodec dump: {path}: headers: negative count -1") or "negative count" in lines[0]
-    assert f"at byte {PRE + 61}" in lines[0] or f"at byte " in lines[0]
-    assert "--skip-corrupt" in lines[0]
+    assert "Traceback" not in err
+    assert err.splitlines() == [f"kcodec dump: {path}: headers: negative count -1 (at byte {PRE + 61 + 9}, batch "
+                                "offset 0, field records.headers) (--skip-corrupt reads on past damaged batches)"]
     assert any(line.startswith("baseOffset: 0") for line in out.splitlines())  # the good batch was printed
 
 

@@ -14,7 +14,7 @@ from kcodec.cli import main
 from kcodec.runtime.reader import read_batches
 from kcodec.runtime.resync import SkippedRange, entry_is_valid, find_next_entry
 from kcodec.verify import recover, valid_prefix, verify_source
-from tests.test_errors_contract import batch, legacy, record
+from tests.test_errors_contract import batch, record
 from tests.test_worked_examples import COMMIT_BATCH, V0_ENTRY, V1_ENTRY, V2_BATCH
 
 ENTRIES = [V2_BATCH, V0_ENTRY, V1_ENTRY, COMMIT_BATCH, batch(record(key=b"x" * 40), 1, base_offset=7), V2_BATCH]
@@ -205,6 +205,8 @@ def test_cli_verify_recover(tmp_path, capsys):
     assert code == 1
     last = stdout.strip().splitlines()[-1]
     assert last.startswith(f"{src}: kept 1 batch ({STARTS[1]} bytes) in {out}; dropped 5 batches and ")
+    assert last.endswith(f"first problem: the entry at byte {STARTS[1]} claims more bytes than the "
+                         f"{len(LOG) - STARTS[1]} left, but a valid batch starts at byte {STARTS[2]}")
     assert out.read_bytes() == LOG[:STARTS[1]]
     assert main(["verify", str(out)]) == 0
     capsys.readouterr()

@@ -176,8 +176,28 @@ def valid_prefix(source, *, max_decompressed_size: int | None = None) -> tuple[i
         return batches, kept, str(exc)
     if reader.partial_tail is not None:
         t = reader.partial_tail
+        found = _next_valid(source, t.position + 1)
+        if found is not None:  # not a partial write: a damaged size, with valid batches after it
+            return batches, kept, (f"the entry at byte {t.position} claims more bytes than the {t.size} left, but a "
+                                   f"valid batch starts at byte {found}")
         return batches, kept, f"truncated: the last {t.size} bytes (from byte {t.position}) do not hold a whole batch"
     return batches, kept, None
+
+
+def _next_valid(source, start: int) -> int | None:
+    import mmap
+
+    from .runtime.resync import find_next_entry
+
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return find_next_entry(source, start)
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as f:
+            if os.fstat(f.fileno()).st_size <= start:
+                return None
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return find_next_entry(mm, start)
+    return None
 
 
 def recover(source: str | os.PathLike, output: str | os.PathLike, *,

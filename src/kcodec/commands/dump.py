@@ -42,6 +42,7 @@ class _Progress:
 
 def cmd_dump(args: argparse.Namespace) -> int:
     from ..dump import as_ndjson, batch_json, dump_log_lines
+    from ..dump_index import INDEX_SUFFIXES, dump_index_lines
     from ..runtime.reader import read_batches
 
     status = EXIT_OK
@@ -49,16 +50,27 @@ def cmd_dump(args: argparse.Namespace) -> int:
         path = Path(name)
         if not path.is_file():
             raise UsageError(f"{name}: no such file")
-        on_skip = None
-        if args.skip_corrupt:
-            def on_skip(r, path=path):  # printed where the bytes were, between the batches around them
-                if args.json:
-                    print(as_ndjson({"file": str(path), "position": r.start, "size": r.size, "skipped": True,
-                                     "kind": r.kind, "reason": r.reason}))
-                else:
-                    print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
+        if path.suffix in INDEX_SUFFIXES and not args.json:  # .index / .timeindex / .txnindex, as Kafka's tool
+            try:
+                lines, problems = dump_index_lines(path)
+            except KcodecError as exc:
+                print(f"kcodec dump: {path}: {exc}", file=sys.stderr)
+                status = EXIT_ERROR
+                continue
+            print("\n".join(lines))
+            for line in problems:
+                print(line, file=sys.stderr)
+            continue
+
+        def print_skipped(r, path=path) -> None:  # printed where the bytes were, between the batches around them
+            if args.json:
+                print(as_ndjson({"file": str(path), "position": r.start, "size": r.size, "skipped": True,
+                                 "kind": r.kind, "reason": r.reason}))
+            else:
+                print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
+
         reader = read_batches(path, verify_crc=False, max_decompressed_size=args.max_decompressed_size,
-                              skip_corrupt=args.skip_corrupt, on_skip=on_skip)
+                              skip_corrupt=args.skip_corrupt, on_skip=print_skipped if args.skip_corrupt else None)
         progress = _Progress(path)
         try:
             if args.json:

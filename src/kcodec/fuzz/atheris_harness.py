@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         import kcodec.generated.fast  # noqa: F401
         import kcodec.runtime.decode  # noqa: F401
         import kcodec.runtime.reader  # noqa: F401
-        import kcodec.runtime.resync  # noqa: F401
+        import kcodec.runtime.resync  # noqa: F401  (instrumented for coverage)
     from .mutators import Context, mutate
     from .runner import FuzzConfig, Fuzzer, all_targets, parse_target
     from .targets import SEGMENT, TOP_LEVEL, check_entity, check_segment

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kcodec.codegen.ir import BitsType, IntType
-from kcodec.runtime import codecs
 
 from .encoder import Array, Bytes, Compressed, Derived, Encoding, Entity, Int, Node, Span, encode_int, \
     overlong_varint, serialize

@@ -22,7 +22,6 @@ import os
 import random
 import resource
 import signal
-import sys
 import time
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field

@@ -9,10 +9,11 @@ found is a real batch (possibly one stored inside a damaged batch's payload,
 which is then readable too: nothing readable is lost).
 
 The scan is cheap where there is nothing to find: candidate positions come
-from one regular expression over the buffer (the magic byte at +16 is 0, 1 or
-2 and the size at +8 is a positive int32), and each candidate is checked
-against the bytes left, the format's minimum sizes and the codec bits before
-its CRC is computed.
+from one regular expression over the buffer (the size at +8 is at least 14
+and no larger than what the input can hold, the magic byte at +16 is 0, 1 or
+2, the codec bits name a codec that magic allows), so the C regex engine
+passes over ordinary bytes, and each candidate is checked against the bytes
+left and the format's minimum sizes before its CRC is computed.
 """
 from __future__ import annotations
 
@@ -30,10 +31,6 @@ __all__ = ["SkippedRange", "find_next_entry", "entry_is_valid"]
 
 _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
-# bytes 8-11: a big-endian int32 size of at least 14 (the smallest entry); byte 16: magic 0, 1 or 2.
-# Runs of zeros (a preallocated segment's unused end) hold no candidate, so the scan stays in C.
-_CANDIDATE = re.compile(rb"(?=[\x00-\xff]{8}(?:[\x01-\x7f][\x00-\xff]{3}|\x00[\x01-\xff][\x00-\xff]{2}"
-                        rb"|\x00\x00[\x01-\xff][\x00-\xff]|\x00\x00\x00[\x0e-\xff])[\x00-\xff]{4}[\x00-\x02])")
 _MIN_SIZE = {0: MIN_LEGACY_RECORD_SIZE, 1: MIN_LEGACY_RECORD_SIZE + 8, 2: V2_MIN_BATCH_LENGTH}
 
 
@@ -56,6 +53,51 @@ class SkippedRange:
     @classmethod
     def from_error(cls, start: int, end: int, exc: KcodecError) -> "SkippedRange":
         return cls(start, end, exc.kind, str(exc))
+
+
+def _byte_range(lo: int, hi: int) -> bytes:
+    return b"[" + re.escape(bytes([lo])) + b"-" + re.escape(bytes([hi])) + b"]" if lo != hi else re.escape(bytes([lo]))
+
+
+def _int_range(lo: int, hi: int, width: int) -> bytes:
+    """A regular expression for the big-endian unsigned ``width``-byte integers in [lo, hi]."""
+    if width == 1:
+        return _byte_range(lo, hi)
+    unit = 256 ** (width - 1)
+    (a, ra), (b, rb) = divmod(lo, unit), divmod(hi, unit)
+    rest_any = rb"[\x00-\xff]{%d}" % (width - 1)
+    if a == b:
+        return re.escape(bytes([a])) + _int_range(ra, rb, width - 1)
+    if ra == 0 and rb == unit - 1:
+        return _byte_range(a, b) + rest_any
+    parts = [re.escape(bytes([a])) + _int_range(ra, unit - 1, width - 1)]
+    if b - a > 1:
+        parts.append(_byte_range(a + 1, b - 1) + rest_any)
+    parts.append(re.escape(bytes([b])) + _int_range(0, rb, width - 1))
+    return b"(?:" + b"|".join(parts) + b")"
+
+
+def _codec_bits(allowed: int) -> bytes:
+    """A byte whose low three bits (the codec id) are at most ``allowed``."""
+    return b"[" + b"".join(re.escape(bytes([v])) for v in range(256) if v & 7 <= allowed) + b"]"
+
+
+_PATTERNS: dict[int, re.Pattern] = {}
+_NONZERO = re.compile(rb"[^\x00]")
+
+
+def _candidates(largest: int) -> re.Pattern:
+    """Positions that may start an entry of at most ``largest`` bytes after its 12-byte head: size at +8 in
+    [14, largest] (rounded up to a power of two, to share patterns), magic 0/1 with a v0/v1 codec id at
+    +17, or magic 2 with a v2 codec id at +22. Zeros (a preallocated segment's unused end) never match."""
+    bits = max(8, min(31, largest.bit_length()))
+    pattern = _PATTERNS.get(bits)
+    if pattern is None:
+        size = _int_range(MIN_LEGACY_RECORD_SIZE, (1 << bits) - 1, 4)
+        pattern = _PATTERNS[bits] = re.compile(
+            rb"(?=[\x00-\xff]{8}" + size + rb"[\x00-\xff]{4}(?:[\x00\x01]" + _codec_bits(3)
+            + rb"|\x02[\x00-\xff]{5}" + _codec_bits(4) + rb"))")
+    return pattern
 
 
 def _crc_holds(buf, pos: int, size: int, magic: int) -> bool:
@@ -105,7 +147,11 @@ def find_next_entry(buf, start: int, end: int | None = None, *, before: int | No
     end = len(buf) if end is None else min(end, len(buf))
     if end - start < 17:
         return None
-    for m in _CANDIDATE.finditer(buf, start, end):
+    nonzero = _NONZERO.search(buf, start, end)  # a preallocated segment's zeros: skipped at memchr speed
+    if nonzero is None:
+        return None
+    start = max(start, nonzero.start() - 11)  # an entry's size (bytes 8-11) is not zero
+    for m in _candidates(min(max_batch_size, end - start - LOG_OVERHEAD)).finditer(buf, start, end):
         pos = m.start()
         if before is not None and pos >= before:
             return None
