@@ -284,7 +284,7 @@ def _decode_body(ev: EntityVersion, ce: CEntity) -> None:
         elif isinstance(t, EntityRef):
             child = resolve(ev.schemas, ev.schemas.entities[t.name], ev.version)
             w(f"PyObject *o = dec_{child.suffix}(buf, buflen, &p, end);")
-            w("if (!o) goto fail;")
+            w(f"if (!o) {{ scope_error(\"{f.name}\"); goto fail; }}")
             w(f"PyTuple_SET_ITEM(out, {i}, o);")
         else:
             child = resolve(ev.schemas, ev.schemas.entities[t.element.name], ev.version)
@@ -300,7 +300,7 @@ def _decode_body(ev: EntityVersion, ce: CEntity) -> None:
             w(f"PyTuple_SET_ITEM(out, {i}, o);")
             w(f"for (Py_ssize_t k = 0; k < (Py_ssize_t){c}; k++) {{")
             w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end);")
-            w("    if (!item) goto fail;")
+            w(f"    if (!item) {{ scope_error(\"{f.name}\"); goto fail; }}")
             w("    PyList_SET_ITEM(o, k, item);")
             w("}")
         w.depth -= 1
@@ -390,7 +390,8 @@ def _columns_body(ev: EntityVersion, ce: CEntity) -> None:
             w("}")
         elif isinstance(t, EntityRef):
             child = resolve(ev.schemas, ev.schemas.entities[t.name], ev.version)
-            w(f"if (col_{child.suffix}(buf, buflen, &p, end, &c->{f.name}) < 0) goto fail;")
+            w(f"if (col_{child.suffix}(buf, buflen, &p, end, &c->{f.name}) < 0) {{ scope_error(\"{f.name}\"); "
+              f"goto fail; }}")
         else:
             child = resolve(ev.schemas, ev.schemas.entities[t.element.name], ev.version)
             cnt = w.tmp("count")
@@ -401,7 +402,8 @@ def _columns_body(ev: EntityVersion, ce: CEntity) -> None:
             w(f"if ({cnt} > end - p) {{ raise_at(E_RecordCount, p, \"{f.name}\", \"{f.name}: %lld elements cannot "
               f"fit in the %lld bytes left\", (long long){cnt}, (long long)(end - p)); goto fail; }}")
             w(f"for (int64_t k = 0; k < {cnt}; k++) {{")
-            w(f"    if (col_{child.suffix}(buf, buflen, &p, end, &c->{f.name}) < 0) goto fail;")
+            w(f"    if (col_{child.suffix}(buf, buflen, &p, end, &c->{f.name}) < 0) {{ scope_error(\"{f.name}\"); "
+              f"goto fail; }}")
             w("}")
             w(f"if (buf_put_i32(&c->{f.name}_offsets, (int32_t)c->{f.name}.n) < 0) goto fail;")
         w.depth -= 1

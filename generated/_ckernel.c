@@ -35,6 +35,23 @@ static void raise_at(PyObject *cls, Py_ssize_t pos, const char *field, const cha
     Py_DECREF(msg);
 }
 
+/* An error from a nested entity: put the parent field in front of its path ("headers.key"). */
+static void scope_error(const char *parent) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value && PyObject_HasAttrString(value, "field")) {
+        PyObject *field = PyObject_GetAttrString(value, "field");
+        PyObject *scoped = (field && field != Py_None) ? PyUnicode_FromFormat("%s.%U", parent, field)
+                                                       : PyUnicode_FromString(parent);
+        if (scoped) PyObject_SetAttrString(value, "field", scoped);
+        Py_XDECREF(scoped);
+        Py_XDECREF(field);
+        PyErr_Clear();
+    }
+    PyErr_Restore(type, value, tb);
+}
+
 static void truncated(Py_ssize_t pos, const char *field) {
     raise_at(E_Truncated, pos, field, "%s runs past the end of its bytes", field);
 }
@@ -1578,7 +1595,7 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
         PyTuple_SET_ITEM(out, 6, o);
         for (Py_ssize_t k = 0; k < (Py_ssize_t)count11; k++) {
             PyObject *item = dec_record_header_v2(buf, buflen, &p, end);
-            if (!item) goto fail;
+            if (!item) { scope_error("headers"); goto fail; }
             PyList_SET_ITEM(o, k, item);
         }
     }
@@ -1772,7 +1789,7 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
         if (count11 < 0) { raise_at(E_RecordCount, p, "headers", "headers: negative count %lld", (long long)count11); goto fail; }
         if (count11 > end - p) { raise_at(E_RecordCount, p, "headers", "headers: %lld elements cannot fit in the %lld bytes left", (long long)count11, (long long)(end - p)); goto fail; }
         for (int64_t k = 0; k < count11; k++) {
-            if (col_record_header_v2(buf, buflen, &p, end, &c->headers) < 0) goto fail;
+            if (col_record_header_v2(buf, buflen, &p, end, &c->headers) < 0) { scope_error("headers"); goto fail; }
         }
         if (buf_put_i32(&c->headers_offsets, (int32_t)c->headers.n) < 0) goto fail;
     }

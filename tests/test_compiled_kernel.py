@@ -34,7 +34,7 @@ def outcome(fn):
     try:
         return ("ok", fn())
     except KcodecError as exc:
-        return ("error", exc.kind, exc.position)
+        return ("error", exc.kind, exc.position)  # C names the field of a short read; Python says only where
 
 
 def test_kernel_covers_the_hot_entities():
