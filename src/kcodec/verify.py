@@ -229,27 +229,6 @@ def _chunks(f, n: int, size: int = 1 << 20):
 
 
 def _write_atomically(path: Path, chunks) -> None:
-    try:
-        from .runtime.segments import write_atomically
-    except ImportError:  # pragma: no cover - segments.py ships with kcodec; this keeps recover standalone
-        write_atomically = _local_write_atomically
+    from .runtime.segments import write_atomically
+
     write_atomically(path, chunks)
-
-
-def _local_write_atomically(path: Path, chunks) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

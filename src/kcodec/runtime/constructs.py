@@ -294,17 +294,31 @@ class ConstInt(c.Subconstruct):
         return self.value
 
 
-class LengthBound(c.Construct):
+class _Checkpoint(c.Construct):
+    """A zero-width member placed in a struct to check (or, for CRCs, patch)
+    bytes around it; it takes no input when building."""
+
+    flagbuildnone = True
+
+    def __init__(self):
+        super().__init__()
+        self.flagbuildnone = True
+
+    def _build(self, obj, stream, context, path):
+        return None
+
+    def _sizeof(self, context, path):
+        return 0
+
+
+class LengthBound(_Checkpoint):
     """Placed where a length field's covered bytes start: parsing checks the
     length against the fewest bytes the covered fields can take and against
     the bytes that remain, before anything is read or allocated."""
 
-    flagbuildnone = True
-
     def __init__(self, field: str, minimum: int):
         super().__init__()
         self.field, self.minimum = field, minimum
-        self.flagbuildnone = True
 
     def _parse(self, stream, context, path):
         declared = context[self.field]
@@ -319,23 +333,14 @@ class LengthBound(c.Construct):
                                  position=start, field=self.field)
         return None
 
-    def _build(self, obj, stream, context, path):
-        return None
 
-    def _sizeof(self, context, path):
-        return 0
-
-
-class LengthCheck(c.Construct):
+class LengthCheck(_Checkpoint):
     """Placed after the bytes a length field covers: parsing checks that the
     length matches what was read (building computed it with Rebuild)."""
-
-    flagbuildnone = True
 
     def __init__(self, field: str, start_key: str):
         super().__init__()
         self.field, self.start_key = field, start_key
-        self.flagbuildnone = True
 
     def _parse(self, stream, context, path):
         end = _tell(stream)
@@ -346,26 +351,17 @@ class LengthCheck(c.Construct):
                                  position=start, field=self.field)
         return None
 
-    def _build(self, obj, stream, context, path):
-        return None
 
-    def _sizeof(self, context, path):
-        return 0
-
-
-class CrcField(c.Construct):
+class CrcField(_Checkpoint):
     """Placed after the bytes a CRC covers. Building computes the checksum and
     writes it back into the earlier field; parsing recomputes and compares
     unless the parse was called with ``verify_crc=False``."""
-
-    flagbuildnone = True
 
     def __init__(self, field: str, algorithm: str, at_key: str, start_key: str):
         super().__init__()
         self.field, self.algorithm = field, algorithm
         self.at_key, self.start_key = at_key, start_key
         self.crc = CRC_FUNCTIONS[algorithm]
-        self.flagbuildnone = True
 
     def _covered(self, stream, context) -> bytes:
         end = stream.tell()
@@ -394,9 +390,6 @@ class CrcField(c.Construct):
         stream.seek(end)
         context[self.field] = computed
         return None
-
-    def _sizeof(self, context, path):
-        return 0
 
 
 _compress_memo: tuple[tuple, bytes] | None = None
