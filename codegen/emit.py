@@ -255,7 +255,13 @@ def _bytes_size(t: BytesType, v: str) -> str:
 def _array_size(ev: EntityVersion, t: ArrayType, v: str) -> str:
     e = t.element
     if isinstance(e, EntityRef):
-        items = f"sum({_module_alias(e.name)}.size_{e.name}_v{ev.version}(x, level) for x in {v})"
+        from .emit_fast import needs_options
+        from .layout import resolve
+
+        fn = f"{_module_alias(e.name)}.size_{e.name}_v{ev.version}"
+        child = resolve(ev.schemas, ev.schemas.entities[e.name], ev.version)
+        # only a child that compresses needs the level: the rest take the faster map()
+        items = f"sum({fn}(x, level) for x in {v})" if needs_options(child) else f"sum(map({fn}, {v}))"
     elif isinstance(e, IntType) and e.fixed:
         items = f"{e.width} * len({v})"
     elif isinstance(e, IntType):

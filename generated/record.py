@@ -38,7 +38,7 @@ RECORD_V2 = Struct(
 
 def size_record_v2(value, level=None):
     """Bytes record v2 takes when built from ``value``."""
-    s_headers = size_varint(len(value["headers"])) + sum(_record_header.size_record_header_v2(x, level) for x in value["headers"])
+    s_headers = size_varint(len(value["headers"])) + sum(map(_record_header.size_record_header_v2, value["headers"]))
     s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
     s_key = (1 if value["key"] is None else varint_prefixed(len(value["key"])))
     s_offset_delta = size_varint(value["offset_delta"])
@@ -49,7 +49,7 @@ def size_record_v2(value, level=None):
 
 def field_sizes_record_v2(value, level=None):
     """Bytes each field of record v2 takes when built from ``value``."""
-    s_headers = size_varint(len(value["headers"])) + sum(_record_header.size_record_header_v2(x, level) for x in value["headers"])
+    s_headers = size_varint(len(value["headers"])) + sum(map(_record_header.size_record_header_v2, value["headers"]))
     s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
     s_key = (1 if value["key"] is None else varint_prefixed(len(value["key"])))
     s_offset_delta = size_varint(value["offset_delta"])
@@ -60,7 +60,7 @@ def field_sizes_record_v2(value, level=None):
 
 def _covered_record_v2_length(value, level=None):
     """Bytes that length counts."""
-    s_headers = size_varint(len(value["headers"])) + sum(_record_header.size_record_header_v2(x, level) for x in value["headers"])
+    s_headers = size_varint(len(value["headers"])) + sum(map(_record_header.size_record_header_v2, value["headers"]))
     s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
     s_key = (1 if value["key"] is None else varint_prefixed(len(value["key"])))
     s_offset_delta = size_varint(value["offset_delta"])

@@ -64,19 +64,19 @@ RECORD_BATCH_V2 = Struct(
 
 def size_record_batch_v2(value, level=None):
     """Bytes record_batch v2 takes when built from ``value``."""
-    s_records = (sum(_record.size_record_v2(x, level) for x in value["records"]) if value["attributes"]["compression"] == "none" else len(compress_cached(value["attributes"]["compression"], _RECORD_BATCH_V2_RECORDS_RAW.build(value["records"]), 2, level)))
+    s_records = (sum(map(_record.size_record_v2, value["records"])) if value["attributes"]["compression"] == "none" else len(compress_cached(value["attributes"]["compression"], _RECORD_BATCH_V2_RECORDS_RAW.build(value["records"]), 2, level)))
     return 61 + s_records
 
 
 def field_sizes_record_batch_v2(value, level=None):
     """Bytes each field of record_batch v2 takes when built from ``value``."""
-    s_records = (sum(_record.size_record_v2(x, level) for x in value["records"]) if value["attributes"]["compression"] == "none" else len(compress_cached(value["attributes"]["compression"], _RECORD_BATCH_V2_RECORDS_RAW.build(value["records"]), 2, level)))
+    s_records = (sum(map(_record.size_record_v2, value["records"])) if value["attributes"]["compression"] == "none" else len(compress_cached(value["attributes"]["compression"], _RECORD_BATCH_V2_RECORDS_RAW.build(value["records"]), 2, level)))
     return {"base_offset": 8, "batch_length": 4, "partition_leader_epoch": 4, "magic": 1, "crc": 4, "attributes": 2, "last_offset_delta": 4, "base_timestamp": 8, "max_timestamp": 8, "producer_id": 8, "producer_epoch": 2, "base_sequence": 4, "records_count": 4, "records": s_records}
 
 
 def _covered_record_batch_v2_batch_length(value, level=None):
     """Bytes that batch_length counts."""
-    s_records = (sum(_record.size_record_v2(x, level) for x in value["records"]) if value["attributes"]["compression"] == "none" else len(compress_cached(value["attributes"]["compression"], _RECORD_BATCH_V2_RECORDS_RAW.build(value["records"]), 2, level)))
+    s_records = (sum(map(_record.size_record_v2, value["records"])) if value["attributes"]["compression"] == "none" else len(compress_cached(value["attributes"]["compression"], _RECORD_BATCH_V2_RECORDS_RAW.build(value["records"]), 2, level)))
     return 49 + s_records
 
 
