@@ -23,9 +23,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from kcodec.runtime.builder import encode_batch, encode_control_batch
-from kcodec.runtime.model import TimestampType
-from kcodec.runtime.segments import SegmentWriter
+from kcodec.records.encode import encode_batch, encode_control_batch
+from kcodec.records.model import TimestampType
+from kcodec.log.segments import SegmentWriter
 
 SEED = 4242
 BASE_TS = 1_735_689_600_000  # 2025-01-01T00:00:00Z

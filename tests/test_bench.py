@@ -10,7 +10,8 @@ import pytest
 
 from kcodec.bench import implementations, memory, report, runner
 from kcodec.bench.workload import CODECS, V1_CODECS, build_workload
-from kcodec.cli import EXIT_OK, EXIT_USAGE, main
+from kcodec.cli import main
+from kcodec.commands.common import EXIT_OK, EXIT_USAGE
 
 REQUIRED_KEYS = {"implementation", "operation", "codec", "records_per_s", "mb_per_s", "ratio_vs_aiokafka"}
 CLIENTS = ("kcodec", "aiokafka", "kafka-python")
@@ -172,7 +173,7 @@ def test_every_adapter_handles_every_record() -> None:
 
 
 def test_arrow_row_is_na_when_the_columnar_module_is_missing(monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "kcodec.runtime.columnar", None)
+    monkeypatch.setitem(sys.modules, "kcodec.records.columnar", None)
     w = build_workload(10, 10, codecs=("none",), v1=False)
     results = runner.run(w, [runner.Case("kcodec", "decode_arrow", "none")], 1)
     assert results[0].status == "n/a" and "columnar" in results[0].reason

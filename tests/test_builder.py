@@ -1,4 +1,4 @@
-"""The writer (kcodec.runtime.builder): what encode_batch / encode_control_batch /
+"""The writer (kcodec.records.encode): what encode_batch / encode_control_batch /
 convert_batches write reads back through kcodec's reader with the same offsets,
 timestamps, keys, values, headers and sequences for every allowed magic x codec;
 the spec's worked examples (§11) come out byte-exact; and everything Kafka's
@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from kcodec.errors import EncodeError
 from kcodec.generated import codec
-from kcodec.runtime import codecs
-from kcodec.runtime.builder import NewRecord, convert_batches, encode_batch, encode_control_batch
-from kcodec.runtime.model import Record, TimestampType
-from kcodec.runtime.reader import read_batches
+from kcodec.runtime import compression as compress_lib
+from kcodec.records.encode import NewRecord, convert_batches, encode_batch, encode_control_batch
+from kcodec.records.model import Record, TimestampType
+from kcodec.records.reader import read_batches
 
 CODECS_V2 = ["none", "gzip", "snappy", "lz4", "zstd"]
 CODECS_LEGACY = ["none", "gzip", "snappy", "lz4"]
@@ -254,7 +254,7 @@ def test_compression_levels_are_applied(compression, levels):
     raw_v2 = encode_batch(recs)[61:]
     for level in levels:
         data = encode_batch(recs, compression=compression, compression_level=level)
-        assert data[61:] == codecs.compress(compression, raw_v2, magic=2, level=level)
+        assert data[61:] == compress_lib.compress(compression, raw_v2, magic=2, level=level)
         assert flat(read_all(data)) == flat(read_all(encode_batch(recs)))
         if compression != "zstd":
             for magic in (0, 1):
@@ -263,7 +263,7 @@ def test_compression_levels_are_applied(compression, levels):
                 ts_free = encode_batch(legacy, magic=magic, compression=compression, compression_level=level)
                 value = codec("legacy_log_entry", magic).parse(ts_free, parse_contents=False).message.value
                 # v0 inner offsets are absolute (= the plain entries); v1 relative to base 0, the same here.
-                assert value == codecs.compress(compression, plain, magic=magic, level=level)
+                assert value == compress_lib.compress(compression, plain, magic=magic, level=level)
                 assert flat(read_all(ts_free)) == flat(read_all(plain))
 
 

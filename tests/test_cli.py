@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kcodec.cli import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, EXIT_USAGE, main
+from kcodec.cli import main
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, EXIT_USAGE
 
 _SCRIPT = Path(sys.executable).parent / "kcodec"
 KCODEC = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "kcodec.cli"]

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from kcodec.cli import main
-from kcodec.runtime.reader import read_batches
-from kcodec.runtime.segments import read_offset_index, read_time_index
+from kcodec.records.reader import read_batches
+from kcodec.log.segments import read_offset_index, read_time_index
 
 LINES = [
     {"key": "a", "value": "one", "timestamp": 1000},

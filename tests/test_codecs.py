@@ -19,7 +19,7 @@ from kcodec.errors import (
     KcodecError,
     UnknownMagicError,
 )
-from kcodec.runtime.codecs import (
+from kcodec.runtime.compression import (
     CODEC_IDS,
     CODECS,
     DEFAULT_MAX_DECOMPRESSED_SIZE,

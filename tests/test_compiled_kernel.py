@@ -87,7 +87,7 @@ def test_columns_equal_tuples():
     raw = b"".join(codec("record", 2).build(v) for v in values)
     cols, n, end = kernel.columns_record_v2(raw, 0, len(raw), len(values), {"offset_delta": 10})
     assert (n, end) == (len(values), len(raw))
-    from kcodec.runtime.columnar import _binary, _headers, _ints
+    from kcodec.records.columnar import _binary, _headers, _ints
 
     assert _ints(pa, cols["offset_delta"], n).to_pylist() == [i + 10 for i in range(40)]
     assert _ints(pa, cols["timestamp_delta"], n).to_pylist() == [-i for i in range(40)]
@@ -119,7 +119,7 @@ def test_backend_switch():
 def test_reader_is_identical_with_either_backend(tmp_path):
     """The whole reader (Records, via C projections or Python) over every shared vector."""
     script = ("import glob, json, sys\n"
-              "from kcodec.runtime.reader import read_batches\n"
+              "from kcodec.records.reader import read_batches\n"
               "out = {}\n"
               "for p in sorted(glob.glob(sys.argv[1] + '/*.bin')):\n"
               "    try:\n"

@@ -19,10 +19,10 @@ from kcodec import errors as E
 from kcodec.cli import main
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
-from kcodec.runtime import codecs
+from kcodec.runtime import compression
 from kcodec.runtime.crc import crc32c
-from kcodec.runtime.decode import decode_entry
-from kcodec.runtime.reader import DEFAULT_MAX_BATCH_SIZE, default_max_decompressed_size, read_batches
+from kcodec.records.decode import decode_entry
+from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE, default_max_decompressed_size, read_batches
 from kcodec.runtime.varint import decode_varint, decode_varlong, encode_varint, encode_varlong
 from tests.test_worked_examples import V2_BATCH
 
@@ -55,7 +55,7 @@ def batch(records: bytes, count: int, *, attributes: int = 0, base_offset: int =
 
 
 def compressed_batch(codec_name: str, plain: bytes, count: int, **kw) -> bytes:
-    return batch(codecs.compress(codec_name, plain), count, attributes=codecs.CODEC_IDS[codec_name], **kw)
+    return batch(compression.compress(codec_name, plain), count, attributes=compression.CODEC_IDS[codec_name], **kw)
 
 
 def legacy(magic: int, attributes: int = 0, key: bytes | None = None, value: bytes | None = b"v", *,
@@ -233,7 +233,7 @@ def test_unknown_compression_type(codec_id):
 
 
 def test_zstd_is_refused_before_magic_2():
-    exc = first_error(legacy(1, attributes=4, value=codecs.compress("zstd", legacy(1))))
+    exc = first_error(legacy(1, attributes=4, value=compression.compress("zstd", legacy(1))))
     assert isinstance(exc, E.CompressionError)
 
 
@@ -255,10 +255,10 @@ def test_error_inside_a_decompressed_stream_points_at_the_stream():
 
 def test_error_inside_a_legacy_wrapper_points_at_its_value():
     inner = legacy(1, value=b"a") + legacy(1, value=b"b", crc=5, offset=1)
-    wrapper = legacy(1, attributes=2, value=codecs.compress("snappy", inner, magic=1), offset=1)
+    wrapper = legacy(1, attributes=2, value=compression.compress("snappy", inner, magic=1), offset=1)
     exc = first_error(wrapper)
     assert isinstance(exc, E.CrcMismatchError)
-    assert exc.position == PRE + len(wrapper) - len(codecs.compress("snappy", inner, magic=1))
+    assert exc.position == PRE + len(wrapper) - len(compression.compress("snappy", inner, magic=1))
     assert f"(at byte {len(legacy(1, value=b'a')) + 12} of the decompressed snappy stream)" in str(exc)
     assert exc.field == "message.value[1].message.crc"
 
@@ -269,13 +269,13 @@ def test_compressed_wrapper_with_a_null_value():
 
 
 def test_inner_messages_must_not_be_compressed():
-    inner = legacy(1, attributes=1, value=codecs.compress("gzip", legacy(1)))
-    exc = first_error(legacy(1, attributes=1, value=codecs.compress("gzip", inner)))
+    inner = legacy(1, attributes=1, value=compression.compress("gzip", legacy(1)))
+    exc = first_error(legacy(1, attributes=1, value=compression.compress("gzip", inner)))
     assert isinstance(exc, E.CorruptError) and "must not be compressed" in str(exc)
 
 
 def test_wrapper_without_inner_messages():
-    exc = first_error(legacy(1, attributes=1, value=codecs.compress("gzip", b"")))
+    exc = first_error(legacy(1, attributes=1, value=compression.compress("gzip", b"")))
     assert isinstance(exc, (E.CorruptError, E.DecompressionError))
 
 
@@ -355,7 +355,7 @@ def test_compression_bomb_is_refused_with_its_own_error(codec_name):
 
 
 def test_default_decompression_cap_is_tied_to_the_largest_batch():
-    assert default_max_decompressed_size() == codecs.DEFAULT_MAX_DECOMPRESSED_SIZE == 64 << 20
+    assert default_max_decompressed_size() == compression.DEFAULT_MAX_DECOMPRESSED_SIZE == 64 << 20
     assert default_max_decompressed_size(1 << 20) == 64 << 20
     assert default_max_decompressed_size(16 << 10) == 1 << 20
     assert default_max_decompressed_size(DEFAULT_MAX_BATCH_SIZE - 1) == 2**31 - 1
@@ -377,7 +377,7 @@ def test_varints_stop_at_5_and_10_bytes():
 def _nested(levels: int) -> bytes:
     e = legacy(1, value=b"x")
     for _ in range(levels):
-        e = legacy(1, attributes=1, value=codecs.compress("gzip", e, magic=1))
+        e = legacy(1, attributes=1, value=compression.compress("gzip", e, magic=1))
     return e
 
 

@@ -77,7 +77,7 @@ def test_length_lie_with_the_crc_recomputed_reaches_the_structure_check():
     length = next(n for n in s.nodes if isinstance(n, Derived) and n.path == "records[0].length")
     fixed = serialize(s.tree, {length.uid: 200}).data
     stale = serialize(s.tree, {length.uid: 200}, crc="stale", stale=s.enc.derived).data
-    from kcodec.runtime.decode import decode_entry
+    from kcodec.records.decode import decode_entry
 
     for data, kind in ((fixed, "truncated"), (stale, "crc")):  # the runtime checks the CRC first, as Kafka
         with pytest.raises(DecodeError) as info:

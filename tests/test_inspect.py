@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kcodec.cli import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, main
-from kcodec.inspect import BAD, OK, Inspector, Span, render_text, strip_ansi
+from kcodec.cli import main
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
+from kcodec.tools.inspect.inspector import BAD, OK, Inspector, Span, render_text, strip_ansi
 
 VECTORS = Path(__file__).parent / "vectors" / "public"
 

@@ -27,10 +27,10 @@ import pytest
 ck = pytest.importorskip("confluent_kafka")
 crc32c_lib = pytest.importorskip("crc32c")
 
-from kcodec.runtime.builder import encode_batch, encode_control_batch  # noqa: E402
+from kcodec.records.encode import encode_batch, encode_control_batch  # noqa: E402
 from kcodec.runtime.crc import crc32c as kcodec_crc32c  # noqa: E402
-from kcodec.runtime.model import Batch, TimestampType  # noqa: E402
-from kcodec.runtime.reader import read_batches  # noqa: E402
+from kcodec.records.model import Batch, TimestampType  # noqa: E402
+from kcodec.records.reader import read_batches  # noqa: E402
 
 from .kafka_wire import KafkaWire, error_name  # noqa: E402
 

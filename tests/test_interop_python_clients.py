@@ -39,9 +39,9 @@ from kafka.record import MemoryRecordsBuilder as KpMemoryRecordsBuilder
 from kafka.record.default_records import DefaultRecordBatchBuilder as KpDefaultBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder as KpLegacyBuilder
 
-from kcodec.runtime.builder import encode_batch, encode_control_batch
-from kcodec.runtime.model import TimestampType
-from kcodec.runtime.reader import read_batches
+from kcodec.records.encode import encode_batch, encode_control_batch
+from kcodec.records.model import TimestampType
+from kcodec.records.reader import read_batches
 
 CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 COMBOS = [(2, c) for c in CODEC_IDS] + [(m, c) for m in (0, 1) for c in ("none", "gzip", "snappy", "lz4")]

@@ -130,7 +130,7 @@ def svg_texts(path: Path) -> tuple[ElementTree.Element, list[str]]:
 
 
 def leaf_names(entity: str, version: int) -> list[str]:
-    from kcodec.layout_diff import flatten, packaged_layouts
+    from kcodec.tools.layout.diff import flatten, packaged_layouts
 
     rows = flatten(layout(entity, version), packaged_layouts())
     nested = {r.path for r in rows if r.bits is None and r.type in ENTITY_VERSIONS}
@@ -235,8 +235,8 @@ def test_readme_diagram_is_current() -> None:
     """docs/record_batch_v2.svg (shown in the README) is what ``kcodec layout`` draws today; after a
     schema change run ``kcodec layout record_batch --version 2 --svg docs/record_batch_v2.svg`` and
     re-render the PNG next to it."""
-    from kcodec.layout_diff import packaged_layouts
-    from kcodec.svg import layout_svg
+    from kcodec.tools.layout.diff import packaged_layouts
+    from kcodec.tools.layout.svg import layout_svg
 
     doc = Path(__file__).parent.parent / "docs" / "record_batch_v2.svg"
     if not doc.exists():

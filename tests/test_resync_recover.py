@@ -11,9 +11,9 @@ import struct
 import pytest
 
 from kcodec.cli import main
-from kcodec.runtime.reader import read_batches
-from kcodec.runtime.resync import SkippedRange, entry_is_valid, find_next_entry
-from kcodec.verify import recover, valid_prefix, verify_source
+from kcodec.records.reader import read_batches
+from kcodec.records.resync import SkippedRange, entry_is_valid, find_next_entry
+from kcodec.tools.verify import recover, valid_prefix, verify_source
 from tests.test_errors_contract import batch, record
 from tests.test_worked_examples import COMMIT_BATCH, V0_ENTRY, V1_ENTRY, V2_BATCH
 

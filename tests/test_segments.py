@@ -11,9 +11,9 @@ import pytest
 from kcodec.errors import (BadLengthError, CorruptError, CrcMismatchError, EncodeError, KcodecError,
                            TruncatedError)
 from kcodec.generated import codec
-from kcodec.runtime import segments as seg
-from kcodec.runtime.reader import read_batches
-from kcodec.runtime.segments import (AbortedTxn, OffsetPosition, Partition, SegmentWriter, TimestampOffset,
+from kcodec.log import segments as seg
+from kcodec.records.reader import read_batches
+from kcodec.log.segments import (AbortedTxn, OffsetPosition, Partition, SegmentWriter, TimestampOffset,
                                      build_indexes, build_txn_index, check_indexes, encode_offset_index,
                                      encode_time_index, encode_txn_index, list_partitions, parse_partition_dir,
                                      parse_segment_name, read_offset_index, read_time_index, read_txn_index,

@@ -11,7 +11,7 @@ from kcodec.generated.legacy_message import LEGACY_MESSAGE_V0_OVERHEAD, LEGACY_M
 from kcodec.generated.legacy_log_entry import LEGACY_LOG_ENTRY_V0_OVERHEAD
 from kcodec.generated.record_batch import RECORD_BATCH_V2_OFFSET_CRC, RECORD_BATCH_V2_OVERHEAD
 from kcodec.errors import CrcMismatchError, UnknownMagicError
-from kcodec.sizing import SizeQuery, size_on_disk
+from kcodec.tools.sizing import SizeQuery, size_on_disk
 
 # §11.1: v2, one record key="key" value="value", everything else zero or -1.
 V2_BATCH = bytes.fromhex(

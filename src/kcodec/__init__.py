@@ -19,22 +19,22 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     # reading
-    "read_batches": "kcodec.runtime.reader",
-    "read_records": "kcodec.runtime.reader",
-    "BatchReader": "kcodec.runtime.reader",
-    "PartialTail": "kcodec.runtime.reader",
-    "Batch": "kcodec.runtime.model",
-    "Record": "kcodec.runtime.model",
-    "ControlRecord": "kcodec.runtime.model",
-    "TimestampType": "kcodec.runtime.model",
+    "read_batches": "kcodec.records.reader",
+    "read_records": "kcodec.records.reader",
+    "BatchReader": "kcodec.records.reader",
+    "PartialTail": "kcodec.records.reader",
+    "Batch": "kcodec.records.model",
+    "Record": "kcodec.records.model",
+    "ControlRecord": "kcodec.records.model",
+    "TimestampType": "kcodec.records.model",
     # writing
-    "encode_batch": "kcodec.runtime.builder",
-    "encode_control_batch": "kcodec.runtime.builder",
-    "convert_batches": "kcodec.runtime.builder",
+    "encode_batch": "kcodec.records.encode",
+    "encode_control_batch": "kcodec.records.encode",
+    "convert_batches": "kcodec.records.encode",
     # segments and partitions
-    "Partition": "kcodec.runtime.segments",
-    "SegmentWriter": "kcodec.runtime.segments",
-    "build_indexes": "kcodec.runtime.segments",
+    "Partition": "kcodec.log.segments",
+    "SegmentWriter": "kcodec.log.segments",
+    "build_indexes": "kcodec.log.segments",
     # the generated codecs, by entity and version
     "codec": "kcodec.generated",
     # errors

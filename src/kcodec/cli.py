@@ -13,24 +13,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from pathlib import Path
 
-from .errors import KcodecError
-
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+from kcodec.commands.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError
+from kcodec.errors import KcodecError
 
 # Subcommand modules under kcodec.commands, in the order --help lists them.
 COMMANDS = ("generate", "layout", "size", "dump", "write", "convert", "index", "inspect", "fuzz", "pipeline",
             "bench")
-
-
-class UsageError(Exception):
-    """A command line that asks for something impossible."""
-
-
-def packaged(name: str) -> Path:
-    """The directory of a package shipped inside kcodec (schemas, generated)."""
-    return Path(importlib.import_module(f"kcodec.{name}").__path__[0])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,18 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kcodec",
         description="Schema-driven codecs for Apache Kafka's record formats (message format v0, v1, v2).",
     )
-    from . import __version__
+    from kcodec import __version__
 
     parser.add_argument("--version", action="version", version=f"kcodec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"kcodec.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"kcodec.commands.{name}":
-                raise
-            continue  # a command still being built is simply not offered
-        module.add_parser(sub)
+        importlib.import_module(f"kcodec.commands.{name}").add_parser(sub)
     return parser
 
 

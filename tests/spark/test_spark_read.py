@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from kcodec.runtime.reader import read_batches  # noqa: E402
-from kcodec.runtime.segments import Partition, list_partitions, read_txn_index  # noqa: E402
+from kcodec.records.reader import read_batches  # noqa: E402
+from kcodec.log.segments import Partition, list_partitions, read_txn_index  # noqa: E402
 
 from .conftest import VECTORS  # noqa: E402
 from .expected import expected_rows, partition_batches, record_row, sort_key, spark_rows  # noqa: E402

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from kcodec.runtime.builder import encode_batch
-from kcodec.runtime.reader import read_batches
-from kcodec.runtime.segments import SegmentWriter, read_offset_index
+from kcodec.records.encode import encode_batch
+from kcodec.records.reader import read_batches
+from kcodec.log.segments import SegmentWriter, read_offset_index
 
 
 def test_importing_kcodec_does_not_import_pyspark():
@@ -110,7 +110,7 @@ def test_stale_index_is_not_trusted(big_partition):
 def through_pyarrow(monkeypatch):
     """file:// paths go through pyarrow.fs (the code path of s3://, hdfs:// ...) instead of plain os calls."""
     pytest.importorskip("pyarrow")
-    from kcodec.spark import fs as kfs
+    from kcodec.log import fs as kfs
     from kcodec.spark import planning, write
 
     real = kfs.resolve

@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from kcodec.runtime.reader import read_batches  # noqa: E402
-from kcodec.runtime.segments import check_indexes, list_partitions, parse_segment_name  # noqa: E402
+from kcodec.records.reader import read_batches  # noqa: E402
+from kcodec.log.segments import check_indexes, list_partitions, parse_segment_name  # noqa: E402
 
 from .expected import partition_batches  # noqa: E402
 

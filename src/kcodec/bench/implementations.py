@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from .workload import CODECS, ENCODE_LEVELS, Workload
+from kcodec.bench.workload import CODECS, ENCODE_LEVELS, Workload
 
 IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
 
@@ -23,7 +23,7 @@ IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
 OPERATIONS = {
     "decode": "decode every record of the v2 log (CRC not verified)",
     "decode_crc": "decode every record of the v2 log, verifying every batch CRC",
-    "decode_arrow": "decode the v2 log into Arrow columns (kcodec.runtime.columnar.read_arrow, CRC not verified)",
+    "decode_arrow": "decode the v2 log into Arrow columns (kcodec.records.columnar.read_arrow, CRC not verified)",
     "encode": "encode the records as v2 batches of the workload's batch size",
     "crc": "verify the CRC-32C of every v2 batch, without decoding records",
     "v1_decode": "decode every record of the same records as v1 message sets",
@@ -59,7 +59,7 @@ class Unavailable(Exception):
 
 def _kcodec_decode(verify_crc: bool) -> Factory:
     def factory(w: Workload, magic: int, codec: str) -> Run:
-        from kcodec.runtime.reader import read_batches
+        from kcodec.records.reader import read_batches
 
         blob = w.blob(magic, codec)
 
@@ -80,9 +80,9 @@ def _kcodec_arrow(w: Workload, magic: int, codec: str) -> Run:
     except ImportError as exc:
         raise Unavailable(f"pyarrow is not installed ({exc})") from None
     try:
-        from kcodec.runtime.columnar import read_arrow
+        from kcodec.records.columnar import read_arrow
     except ImportError as exc:
-        raise Unavailable(f"kcodec.runtime.columnar.read_arrow is not available ({exc})") from None
+        raise Unavailable(f"kcodec.records.columnar.read_arrow is not available ({exc})") from None
     blob = w.blob(magic, codec)
 
     def run() -> int:
@@ -93,7 +93,7 @@ def _kcodec_arrow(w: Workload, magic: int, codec: str) -> Run:
 
 
 def _kcodec_encode(w: Workload, magic: int, codec: str) -> Run:
-    from kcodec.runtime.builder import encode_batch
+    from kcodec.records.encode import encode_batch
 
     level = ENCODE_LEVELS[codec]
     work = [(batch, start) for batch, (start, _) in zip(w.kcodec_batches, w.batch_bounds())]
@@ -112,7 +112,7 @@ def _kcodec_crc(w: Workload, magic: int, codec: str) -> Run:
     # batch) and kcodec's crc32c over bytes [21, end) against the stored CRC:
     # what decode_entry checks, without decoding the records.
     from kcodec.runtime.crc import crc32c
-    from kcodec.runtime.reader import read_batches
+    from kcodec.records.reader import read_batches
 
     blob = w.blob(magic, codec)
     unpack_crc, unpack_count = _U32.unpack_from, _I32.unpack_from

@@ -96,7 +96,7 @@ def _fetches(path: str):
 def _stream(impl: str, path: str, sampler: _Sampler) -> int:
     n = 0
     if impl in ("kcodec", "kcodec-stream"):
-        from kcodec.runtime.reader import read_batches
+        from kcodec.records.reader import read_batches
 
         def batches():
             if impl == "kcodec":
@@ -133,8 +133,8 @@ def _stream(impl: str, path: str, sampler: _Sampler) -> int:
 
 def _preload(impl: str) -> None:
     if impl.startswith("kcodec"):
-        import kcodec.runtime.decode as decode
-        import kcodec.runtime.reader  # noqa: F401
+        import kcodec.records.decode as decode
+        import kcodec.records.reader  # noqa: F401
 
         decode._decoders()
     elif impl == "aiokafka":

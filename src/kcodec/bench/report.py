@@ -6,8 +6,8 @@ import os
 import platform
 from importlib import metadata
 
-from .implementations import OPERATIONS, REFERENCE_OPERATION, aiokafka_extension, decompressor, encode_levels
-from .runner import Result
+from kcodec.bench.implementations import OPERATIONS, REFERENCE_OPERATION, aiokafka_extension, decompressor, encode_levels
+from kcodec.bench.runner import Result
 
 LIBRARIES = ("kcodec", "aiokafka", "kafka-python", "pyarrow", "crc32c", "lz4", "zstandard", "cramjam",
              "python-snappy")

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .implementations import ADAPTERS, IMPLEMENTATIONS, OPERATIONS, Unavailable, codecs_for, magic_of
-from .workload import Workload
+from kcodec.bench.implementations import ADAPTERS, IMPLEMENTATIONS, OPERATIONS, Unavailable, codecs_for, magic_of
+from kcodec.bench.workload import Workload
 
 
 @dataclass

@@ -75,7 +75,7 @@ class Workload:
 
     def new_records(self) -> list[list]:
         """kcodec encode input: one list of NewRecord per batch (offsets implied by base_offset)."""
-        from kcodec.runtime.builder import NewRecord
+        from kcodec.records.encode import NewRecord
 
         return [[NewRecord(key=self.keys[i], value=self.values[i], headers=(("h", self.header_values[i]),),
                            timestamp=self.timestamps[i]) for i in range(start, end)]
@@ -112,7 +112,7 @@ def make_records(records: int, seed: int = DEFAULT_SEED):
 def build_workload(records: int = 200_000, batch_size: int = 1_000, *, codecs=CODECS, seed: int = DEFAULT_SEED,
                    v1: bool = True) -> Workload:
     """The records and their encodings. "none" is always built: MB/s is measured on it."""
-    from kcodec.runtime.builder import encode_batch
+    from kcodec.records.encode import encode_batch
 
     if records < 1 or batch_size < 1:
         raise ValueError("records and batch_size must be at least 1")

@@ -5,7 +5,7 @@ import argparse
 import sys
 import time
 
-from ..cli import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 _IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
@@ -26,9 +26,9 @@ def _choices(values: list[str] | None, allowed: tuple[str, ...], what: str) -> t
 
 def cmd_bench(args: argparse.Namespace) -> int:
     try:
-        from ..bench import memory, report, runner
-        from ..bench.implementations import OPERATIONS
-        from ..bench.workload import build_workload
+        from kcodec.bench import memory, report, runner
+        from kcodec.bench.implementations import OPERATIONS
+        from kcodec.bench.workload import build_workload
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("kcodec.bench"):
             raise UsageError("the benchmark package kcodec.bench is not installed; run it from a source "

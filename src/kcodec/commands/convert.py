@@ -4,16 +4,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli import EXIT_OK, UsageError
-from ..errors import EncodeError
+from kcodec.commands.common import EXIT_OK, UsageError
+from kcodec.errors import EncodeError
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from ..runtime.builder import convert_batches
-    from ..runtime.reader import read_batches
-    from ..runtime.segments import write_atomically
+    from kcodec.records.encode import convert_batches
+    from kcodec.records.reader import read_batches
+    from kcodec.log.segments import write_atomically
 
     src, out = Path(args.input), Path(args.out)
     if not src.is_file():

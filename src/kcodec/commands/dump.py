@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError
-from ..errors import KcodecError
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError
+from kcodec.errors import KcodecError
 
 
 class _Progress:
@@ -41,9 +41,9 @@ class _Progress:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from ..dump import as_ndjson, batch_json, dump_log_lines
-    from ..dump_index import INDEX_SUFFIXES, dump_index_lines
-    from ..runtime.reader import read_batches
+    from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
+    from kcodec.tools.dump_index import INDEX_SUFFIXES, dump_index_lines
+    from kcodec.records.reader import read_batches
 
     status = EXIT_OK
     for name in args.files:
@@ -110,7 +110,7 @@ def _hint_hidden_batches(path: Path, start: int) -> None:
     """Kafka stops at an entry that claims more bytes than are left; say so when valid batches follow it."""
     import mmap
 
-    from ..runtime.resync import find_next_entry
+    from kcodec.records.resync import find_next_entry
 
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         found = find_next_entry(mm, start + 1)
@@ -120,9 +120,9 @@ def _hint_hidden_batches(path: Path, start: int) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ..verify import verify_path
+    from kcodec.tools.verify import verify_path
 
-    from ..verify import recover
+    from kcodec.tools.verify import recover
 
     if args.recover and len(args.files) != 1:
         raise UsageError("--recover takes one input file")

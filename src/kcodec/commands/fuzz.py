@@ -10,14 +10,14 @@ import argparse
 import os
 import sys
 
-from ..cli import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.backend:
         os.environ["KCODEC_BACKEND"] = args.backend  # read when the decoders are first imported
     try:
-        from ..fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
+        from kcodec.fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
     except ImportError as exc:
         print(f"kcodec fuzz: needs the fuzz extra ({exc}); pip install 'kcodec[fuzz]'", file=sys.stderr)
         return EXIT_ERROR

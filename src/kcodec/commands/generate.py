@@ -5,11 +5,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli import EXIT_CHECK_FAILED, EXIT_OK, packaged
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, packaged
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from ..codegen import generate  # the generator (jinja2, yaml) loads only for this command
+    from kcodec.codegen import generate  # the generator (jinja2, yaml) loads only for this command
 
     schemas = Path(args.schemas) if args.schemas else packaged("schemas")
     out = Path(args.out) if args.out else packaged("generated")

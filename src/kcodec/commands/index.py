@@ -4,11 +4,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from ..runtime.segments import (build_indexes, build_txn_index, check_indexes, parse_segment_name,
+    from kcodec.log.segments import (build_indexes, build_txn_index, check_indexes, parse_segment_name,
                                     segment_name, write_atomically)
 
     status = EXIT_OK

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..cli import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 
 def _colour(choice: str) -> bool:
@@ -39,7 +39,7 @@ def find_offset(inspector, buf, target: int) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from ..inspect import BAD, Inspector, render_text
+    from kcodec.tools.inspect.inspector import BAD, Inspector, render_text
 
     path = Path(args.file)
     if not path.is_file():

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..cli import EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_OK, UsageError
 
 
 def _check_entity(entity: str, versions: dict) -> tuple[int, ...]:
@@ -28,7 +28,7 @@ def cmd_layout(args: argparse.Namespace) -> int:
         raise UsageError("--new-schemas only goes with --diff")
     if args.entity is None:
         raise UsageError("an ENTITY is required (or --diff)")
-    from ..generated import ENTITY_VERSIONS, layout
+    from kcodec.generated import ENTITY_VERSIONS, layout
 
     versions = _check_entity(args.entity, ENTITY_VERSIONS)
     if args.version is not None:
@@ -38,8 +38,8 @@ def cmd_layout(args: argparse.Namespace) -> int:
         if len(versions) != 1:
             raise UsageError(f"--svg draws one version; {args.entity} has {', '.join(map(str, versions))}: "
                              "pick one with --version")
-        from ..layout_diff import packaged_layouts
-        from ..svg import layout_svg
+        from kcodec.tools.layout.diff import packaged_layouts
+        from kcodec.tools.layout.svg import layout_svg
 
         out = Path(args.svg)
         out.write_text(layout_svg(layout(args.entity, versions[0]), packaged_layouts()), encoding="utf-8")
@@ -50,7 +50,7 @@ def cmd_layout(args: argparse.Namespace) -> int:
         print(json.dumps([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict(),
                          indent=2))
         return EXIT_OK
-    from ..layout_view import render_layout
+    from kcodec.tools.layout.view import render_layout
 
     print("\n\n".join(render_layout(lay, markdown=args.format == "markdown") for lay in layouts))
     return EXIT_OK
@@ -70,7 +70,7 @@ def _side(spec: str, default_entity: str | None) -> tuple[str, int]:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from ..layout_diff import diff_layouts, layouts_from_schemas, packaged_layouts, render_diff
+    from kcodec.tools.layout.diff import diff_layouts, layouts_from_schemas, packaged_layouts, render_diff
 
     if args.svg is not None or args.version is not None:
         raise UsageError("--diff takes its versions as arguments; it does not combine with --version or --svg")

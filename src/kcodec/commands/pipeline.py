@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..cli import EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_OK, UsageError
 
 
 def _option(text: str) -> tuple[str, str]:
@@ -33,9 +33,9 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
         import pyarrow  # noqa: F401
     except ImportError as exc:
         raise UsageError(f"needs PySpark 4 and pyarrow ({exc.name} is missing): pip install 'kcodec[spark]'") from None
-    from ..errors import KcodecError
-    from ..spark.fs import has_glob, resolve
-    from ..spark.pipeline import render_summary, run_pipeline
+    from kcodec.errors import KcodecError
+    from kcodec.log.fs import has_glob, resolve
+    from kcodec.spark.pipeline import render_summary, run_pipeline
 
     fs, src = resolve(args.src)
     if not has_glob(src) and not fs.exists(src):

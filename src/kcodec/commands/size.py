@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..cli import EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_OK, UsageError
 
 
 def _size_arg(text: str) -> int:
@@ -31,7 +31,7 @@ def _header_arg(text: str) -> tuple[int, int]:
 def cmd_size(args: argparse.Namespace) -> int:
     if args.records < 1:
         raise UsageError("--records must be at least 1")
-    from ..sizing import SizeQuery, size_on_disk
+    from kcodec.tools.sizing import SizeQuery, size_on_disk
 
     query = SizeQuery(args.key_size, args.value_size, args.records, tuple(args.header or ()))
     magics = [args.magic] if args.magic is not None else [0, 1, 2]
@@ -44,7 +44,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         out = [r.as_dict(breakdown=args.breakdown) for r in results]
         print(json.dumps(out[0] if len(out) == 1 else out, indent=2))
         return EXIT_OK
-    from ..layout_view import render_sizes
+    from kcodec.tools.layout.view import render_sizes
 
     print(render_sizes(query, results, breakdown=args.breakdown))
     return EXIT_OK

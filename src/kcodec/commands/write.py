@@ -6,7 +6,7 @@ import sys
 from itertools import islice
 from pathlib import Path
 
-from ..cli import EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_OK, UsageError
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
@@ -21,9 +21,9 @@ def _batches(records, size: int):
 
 
 def cmd_write(args: argparse.Namespace) -> int:
-    from ..records_io import read_json_records
-    from ..runtime.builder import encode_batch
-    from ..runtime.segments import SegmentWriter, build_indexes, segment_name, write_atomically
+    from kcodec.tools.records_io import read_json_records
+    from kcodec.records.encode import encode_batch
+    from kcodec.log.segments import SegmentWriter, build_indexes, segment_name, write_atomically
 
     if args.batch_size < 1:
         raise UsageError("--batch-size must be at least 1")
@@ -73,7 +73,7 @@ def _after(chunk, next_offset: int, keep: bool) -> int:
 
 
 def _base_offset(path: Path, default: int) -> int:
-    from ..runtime.segments import parse_segment_name
+    from kcodec.log.segments import parse_segment_name
 
     try:
         return parse_segment_name(path).base_offset
@@ -82,7 +82,7 @@ def _base_offset(path: Path, default: int) -> int:
 
 
 def add_parser(sub) -> None:
-    from ..records_io import ENCODINGS
+    from kcodec.tools.records_io import ENCODINGS
 
     p = sub.add_parser("write", help="build a segment from JSON lines",
                        description="Read records as JSON lines ({key, value, headers, timestamp}, or the batches "

@@ -22,7 +22,7 @@ def _reads(data: bytes, limit: int) -> bool:
     """A drawn value can break Kafka's rules (a control batch with a random key): only values the runtime
     reads are valid entries in a log."""
     from kcodec.errors import KcodecError
-    from kcodec.runtime.decode import decode_entry
+    from kcodec.records.decode import decode_entry
 
     try:
         decode_entry(data, verify_crc=True, max_decompressed_size=limit)
@@ -42,12 +42,12 @@ def main(argv: list[str] | None = None) -> None:
     with atheris.instrument_imports():
         import kcodec.errors  # noqa: F401
         import kcodec.generated.fast  # noqa: F401
-        import kcodec.runtime.decode  # noqa: F401
-        import kcodec.runtime.reader  # noqa: F401
-        import kcodec.runtime.resync  # noqa: F401  (instrumented for coverage)
-    from .mutators import Context, mutate
-    from .runner import FuzzConfig, Fuzzer, all_targets, parse_target
-    from .targets import SEGMENT, TOP_LEVEL, check_entity, check_segment
+        import kcodec.records.decode  # noqa: F401
+        import kcodec.records.reader  # noqa: F401
+        import kcodec.records.resync  # noqa: F401  (instrumented for coverage)
+    from kcodec.fuzz.mutators import Context, mutate
+    from kcodec.fuzz.runner import FuzzConfig, Fuzzer, all_targets, parse_target
+    from kcodec.fuzz.targets import SEGMENT, TOP_LEVEL, check_entity, check_segment
 
     targets = all_targets()
     if len(argv) > 1 and not argv[1].startswith("-") and argv[1] in targets:

@@ -24,7 +24,7 @@ from typing import Any
 
 from kcodec.codegen.ir import ArrayType, BitsType, BytesType, EntityRef, IntType, SchemaSet
 from kcodec.codegen.layout import EntityVersion, resolve
-from kcodec.runtime import codecs
+from kcodec.runtime import compression
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import encode_uvarint, encode_varint, encode_varlong
 
@@ -390,7 +390,7 @@ def _compress(codec: str, plain: bytes, magic: int) -> bytes:
     key = (codec, magic, plain)
     out = _compress_cache.get(key)
     if out is None:
-        out = codecs.compress(codec, plain, magic=magic if codec != "zstd" else 2)
+        out = compression.compress(codec, plain, magic=magic if codec != "zstd" else 2)
         if len(_compress_cache) > 4096:
             _compress_cache.clear()
         _compress_cache[key] = out

@@ -27,7 +27,7 @@ from typing import Callable
 
 from kcodec.codegen.ir import BitsType, IntType
 
-from .encoder import Array, Bytes, Compressed, Derived, Encoding, Entity, Int, Node, Span, encode_int, \
+from kcodec.fuzz.encoder import Array, Bytes, Compressed, Derived, Encoding, Entity, Int, Node, Span, encode_int, \
     overlong_varint, serialize
 
 __all__ = ["Sample", "Context", "mutate", "TREE_MUTATORS", "BYTE_MUTATORS"]

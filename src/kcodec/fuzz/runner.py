@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .encoder import encode_tree
-from .mutators import Context, Sample, mutate, remember
-from .targets import SEGMENT, TOP_LEVEL, Result, Unexpected, check_entity, check_segment
+from kcodec.fuzz.encoder import encode_tree
+from kcodec.fuzz.mutators import Context, Sample, mutate, remember
+from kcodec.fuzz.targets import SEGMENT, TOP_LEVEL, Result, Unexpected, check_entity, check_segment
 
 __all__ = ["FuzzConfig", "FuzzStats", "fuzz", "all_targets", "HANG_SECONDS"]
 
@@ -200,7 +200,7 @@ class Fuzzer:
         from kcodec.generated import codec
         from kcodec.generated.fast import DECODERS
 
-        from .targets import check_entity, check_segment
+        from kcodec.fuzz.targets import check_entity, check_segment
 
         for (e, v) in DECODERS:
             for data in (bytes(64), b"\xff" * 64):
@@ -259,7 +259,7 @@ class Fuzzer:
         """Keep a top-level sample for segments if the runtime reads it (a drawn value can break Kafka's
         rules: a control batch with a random key, a v1 wrapper whose offset is below its inner ones)."""
         from kcodec.errors import KcodecError
-        from kcodec.runtime.decode import decode_entry
+        from kcodec.records.decode import decode_entry
 
         try:
             decode_entry(s.enc.data, 0, verify_crc=True, max_decompressed_size=self.config.limit)

@@ -3,7 +3,7 @@
 For an entity version the decoders are its generated fast decoder and (every
 ``reference_every`` inputs) its construct reference; a top-level log entry
 (``record_batch`` v2, ``legacy_log_entry`` v0/v1) also goes through the runtime
-(:func:`~kcodec.runtime.decode.decode_entry`) and the readers: lenient,
+(:func:`~kcodec.records.decode.decode_entry`) and the readers: lenient,
 strict, and resynchronising (``skip_corrupt``), the latter checked for its
 promises: the batches, skipped ranges and partial tail tile the input exactly,
 and the lenient reader's batches are a prefix of its batches.
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from kcodec.errors import DecodeError
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
-from kcodec.runtime.decode import decode_entry
-from kcodec.runtime.reader import BatchReader
-from kcodec.verify import valid_prefix
+from kcodec.records.decode import decode_entry
+from kcodec.records.reader import BatchReader
+from kcodec.tools.verify import valid_prefix
 
 __all__ = ["TOP_LEVEL", "Unexpected", "Result", "check_entity", "check_segment", "replay", "SEGMENT"]
 

@@ -17,8 +17,8 @@ from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMi
                            DecodeError, EncodeError, KcodecError, TruncatedError,
                            UnknownMagicError)
 
-from . import codecs, varint
-from .crc import CRC_FUNCTIONS
+from kcodec.runtime import compression as compress_lib, varint
+from kcodec.runtime.crc import CRC_FUNCTIONS
 
 __all__ = [
     "BitGroup", "BitField", "VarInt32", "VarInt64", "UVarInt32", "KBytes", "EnumOf", "ConstInt", "LengthCheck", "CrcField",
@@ -403,7 +403,7 @@ def compress_cached(codec: str, data: bytes, magic: int, level: int | None = Non
     memo = _compress_memo
     if memo is not None and memo[0] == key:
         return memo[1]
-    out = codecs.compress(codec, data, magic=magic, level=level)
+    out = compress_lib.compress(codec, data, magic=magic, level=level)
     _compress_memo = (key, out)
     return out
 
@@ -422,9 +422,9 @@ def _decompress(codec: str, data: bytes, magic: int, context, stream, path, star
     if context._params.get(_IN_STREAM):
         raise CorruptError(f"a compressed ({codec}) {field_path(path) or 'region'} inside a compressed stream: "
                            "only one level of compression is allowed", position=start, field=field_path(path))
-    limit = context._params.get("max_decompressed_size", codecs.DEFAULT_MAX_DECOMPRESSED_SIZE)
+    limit = context._params.get("max_decompressed_size", compress_lib.DEFAULT_MAX_DECOMPRESSED_SIZE)
     try:
-        return codecs.decompress(codec, data, magic=magic, max_size=limit)
+        return compress_lib.decompress(codec, data, magic=magic, max_size=limit)
     except DecodeError as exc:
         exc.position = (start or 0) + (exc.position or 0)
         exc.field = exc.field or field_path(path)

@@ -59,7 +59,7 @@ FORMAT = "kafka-segments"
 
 def register(spark) -> None:
     """Register the ``kafka-segments`` data source with a SparkSession."""
-    from .source import KafkaSegmentsDataSource
+    from kcodec.spark.source import KafkaSegmentsDataSource
 
     spark.dataSource.register(KafkaSegmentsDataSource)
 
@@ -68,13 +68,13 @@ def local_session(master: str = "local[*]", app_name: str = "kcodec", conf: dict
     """A SparkSession that only talks to 127.0.0.1, with no UI, whose Python
     workers run this interpreter (so they import this kcodec); see
     :func:`kcodec.spark.session.local_session`."""
-    from .session import local_session as _local_session
+    from kcodec.spark.session import local_session as _local_session
 
     return _local_session(master, app_name, conf)
 
 
 def run_pipeline(source: str, dest: str, **options):
     """The segments -> tables job (see :func:`kcodec.spark.pipeline.run_pipeline`)."""
-    from .pipeline import run_pipeline as _run
+    from kcodec.spark.pipeline import run_pipeline as _run
 
     return _run(source, dest, **options)

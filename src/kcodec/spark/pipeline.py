@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from .sizes import COMBINATIONS, label
+from kcodec.spark.sizes import COMBINATIONS, label
 
 __all__ = ["PartitionSummary", "Summary", "run_pipeline", "render_summary", "FORMATS"]
 
@@ -92,11 +92,11 @@ def run_pipeline(source: str, dest: str, *, spark=None, master: str = "local[*]"
     from pyspark.sql import functions as F
 
     if spark is None:
-        from .session import local_session
+        from kcodec.spark.session import local_session
 
         spark = local_session(master, "kcodec pipeline", log_level=log_level)
     else:
-        from . import register
+        from kcodec.spark import register
 
         register(spark)
     options = {str(k): str(v) for k, v in (options or {}).items()}
@@ -106,7 +106,7 @@ def run_pipeline(source: str, dest: str, *, spark=None, master: str = "local[*]"
     if options.get("onCorrupt", "fail").lower() == "skip" and "corruptReportPath" not in options:
         report_path = _join(dest, "_corrupt")
         options["corruptReportPath"] = report_path
-        from .fs import resolve
+        from kcodec.log.fs import resolve
 
         fs, p = resolve(report_path)
         fs.delete_dir(p)
@@ -149,7 +149,7 @@ def run_pipeline(source: str, dest: str, *, spark=None, master: str = "local[*]"
 
 
 def _read_reports(path: str) -> list[dict]:
-    from .fs import resolve
+    from kcodec.log.fs import resolve
 
     fs, p = resolve(path)
     if not fs.is_dir(p):

@@ -18,10 +18,10 @@ import uuid
 from collections.abc import Iterator
 
 from kcodec.errors import DecodeError, KcodecError
-from kcodec.runtime.reader import read_batches
+from kcodec.records.reader import read_batches
 
-from .fs import filesystem_of
-from .planning import ReadOptions, Split
+from kcodec.log.fs import filesystem_of
+from kcodec.spark.planning import ReadOptions, Split
 
 __all__ = ["CorruptSegmentError", "Reporter", "split_batches", "read_split"]
 
@@ -54,7 +54,7 @@ class Reporter:
         fs = filesystem_of(self.opts.corrupt_report_path)
         root = self.opts.corrupt_report_path
         if fs.local:
-            from .fs import resolve
+            from kcodec.log.fs import resolve
 
             root = resolve(root)[1]
         fs.makedirs(root)
@@ -77,7 +77,7 @@ def _source(split: Split):
     """(what read_batches reads, start, end, position shift) for the split's bytes."""
     fs = filesystem_of(split.log)
     if fs.local:
-        from .fs import resolve
+        from kcodec.log.fs import resolve
 
         return resolve(split.log)[1], split.start, split.end, 0
     return fs.read_range(split.log, split.start, split.end), 0, None, split.start
@@ -145,7 +145,7 @@ def _aborted_filter(split: Split):
 
 def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
     """The Arrow record batches of one split, holding only ``columns`` ((Column, nullable) pairs)."""
-    from .arrow import BatchColumns, RecordColumns
+    from kcodec.spark.arrow import BatchColumns, RecordColumns
 
     if split.empty:
         return
@@ -156,7 +156,7 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
         if opts.view == "batches":
             out = BatchColumns(columns)
             if opts.sizes:
-                from .sizes import size_as
+                from kcodec.spark.sizes import size_as
             for batch in split_batches(split, opts, reporter):
                 if end is not None and batch.base_offset >= end:
                     break

@@ -47,7 +47,7 @@ def local_session(master: str = "local[*]", app_name: str = "kcodec", conf: dict
         builder = builder.config(key, str(value))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level.upper())
-    from . import register
+    from kcodec.spark import register
 
     register(spark)
     return spark

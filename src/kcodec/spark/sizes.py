@@ -10,7 +10,7 @@ v0/v1 form and get no sizes.
 """
 from __future__ import annotations
 
-from kcodec.runtime.model import TimestampType
+from kcodec.records.model import TimestampType
 
 __all__ = ["COMBINATIONS", "size_as", "label"]
 

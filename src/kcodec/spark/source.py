@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition,
                                     WriterCommitMessage)
 
-from .planning import ReadOptions, Split, discover, plan
-from .write import Chunk, WriteOptions, abort_job, check_input_schema, commit_job, new_job_id, write_task
+from kcodec.spark.planning import ReadOptions, Split, discover, plan
+from kcodec.spark.write import Chunk, WriteOptions, abort_job, check_input_schema, commit_job, new_job_id, write_task
 
 __all__ = ["KafkaSegmentsDataSource", "KafkaSegmentsReader", "KafkaSegmentsWriter", "SegmentSplit",
            "SegmentsCommitMessage", "FORMAT"]
@@ -47,7 +47,7 @@ class KafkaSegmentsDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
-        from .arrow import columns_for, ddl
+        from kcodec.spark.arrow import columns_for, ddl
 
         opts = ReadOptions.from_options({"path": "-", **dict(self.options)})
         return ddl(columns_for(opts.view, opts.sizes))
@@ -61,7 +61,7 @@ class KafkaSegmentsDataSource(DataSource):
 
 class KafkaSegmentsReader(DataSourceReader):
     def __init__(self, options: dict, schema):
-        from .arrow import check_requested
+        from kcodec.spark.arrow import check_requested
 
         self.opts = ReadOptions.from_options(options)
         fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
@@ -75,7 +75,7 @@ class KafkaSegmentsReader(DataSourceReader):
         return [SegmentSplit(s) for s in splits]
 
     def read(self, partition: SegmentSplit):
-        from .read import read_split
+        from kcodec.spark.read import read_split
 
         return read_split(partition.split, self.opts, self.columns)
 

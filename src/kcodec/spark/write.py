@@ -11,7 +11,7 @@ readers look:
 2. On commit, the driver takes each topic-partition's staging files in task
    order, gives them their final offsets (continuing after the partition's
    last offset in ``append`` mode, from 0 in ``overwrite`` mode) and writes
-   real segments with kcodec's :class:`~kcodec.runtime.segments.SegmentWriter`
+   real segments with kcodec's :class:`~kcodec.log.segments.SegmentWriter`
    (``.log``, ``.index``, ``.timeindex``; rolled at ``segmentBytes``) into a
    scratch directory, then moves them into place: a new partition directory
    with one rename, new segments of an existing one index files first and
@@ -35,13 +35,13 @@ import uuid
 from dataclasses import dataclass, field
 
 from kcodec.errors import EncodeError
-from kcodec.runtime.builder import NewRecord, encode_batch
-from kcodec.runtime.reader import read_batches
-from kcodec.runtime.segments import (DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, SegmentWriter,
+from kcodec.records.encode import NewRecord, encode_batch
+from kcodec.records.reader import read_batches
+from kcodec.log.segments import (DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, SegmentWriter,
                                      parse_partition_dir, parse_segment_name)
 
-from .fs import resolve
-from .planning import _bool, _choice, _int, next_offset
+from kcodec.log.fs import resolve
+from kcodec.spark.planning import _bool, _choice, _int, next_offset
 
 __all__ = ["WriteOptions", "Chunk", "STAGING_DIR", "check_input_schema", "write_task", "commit_job", "abort_job"]
 

@@ -9,9 +9,9 @@ import zlib
 from kcodec.errors import (BadLengthError, CorruptError, CrcMismatchError, KcodecError, RecordCountError,
                            TruncatedError, UnknownMagicError)
 
-from . import codecs
-from .crc import crc32c
-from .model import Batch, ControlRecord, Record, TimestampType, increment_sequence
+from kcodec.runtime import compression as compress_lib
+from kcodec.runtime.crc import crc32c
+from kcodec.records.model import Batch, ControlRecord, Record, TimestampType, increment_sequence
 
 LOG_OVERHEAD = 12  # offset + size
 HEADER_SIZE_UP_TO_MAGIC = 17
@@ -44,7 +44,7 @@ class _Fast:
         _, efields = DECODERS[("legacy_log_entry", 0)]
         self.e_offset, self.e_message = efields.index("offset"), efields.index("message")
         self.m = {m: {n: i for i, n in enumerate(DECODERS[("legacy_message", m)][1])} for m in (0, 1)}
-        from .kernel import compiled_kernel
+        from kcodec.runtime.kernel import compiled_kernel
 
         self.kernel = compiled_kernel()
         self.project = getattr(self.kernel, "project_record_v2", None)  # builds Records in C
@@ -72,7 +72,7 @@ def _decompress(codec_name: str, data: bytes, magic: int, limit: int, start: int
                 field: str) -> bytes:
     """Decompress a region stored at absolute position ``start``; errors say where in the input."""
     try:
-        return codecs.decompress(codec_name, data, magic=magic, max_size=limit)
+        return compress_lib.decompress(codec_name, data, magic=magic, max_size=limit)
     except KcodecError as exc:
         exc.position = start + (exc.position or 0)
         exc.base_offset = base_offset if exc.base_offset is None else exc.base_offset
@@ -100,7 +100,7 @@ def _under(exc: KcodecError, field: str) -> KcodecError:
 
 
 def decode_entry(entry: bytes, position: int = 0, *, verify_crc: bool = True,
-                 max_decompressed_size: int = codecs.DEFAULT_MAX_DECOMPRESSED_SIZE) -> Batch:
+                 max_decompressed_size: int = compress_lib.DEFAULT_MAX_DECOMPRESSED_SIZE) -> Batch:
     """Decode one whole log entry (its 12-byte header included). Errors are
     :class:`~kcodec.errors.DecodeError` subclasses whose ``position`` is
     absolute (``position`` + the offset in ``entry``); inside a compressed
@@ -236,7 +236,7 @@ def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: in
 
 
 def _varint_size(n: int) -> int:
-    from .varint import size_varint
+    from kcodec.runtime.varint import size_varint
 
     return size_varint(n)
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .runtime.model import Batch, Record, TimestampType
+from kcodec.records.model import Batch, Record, TimestampType
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|checkpoint)$")
 

@@ -10,7 +10,7 @@ Damage: by default the first entry that does not decode raises its
 :class:`~kcodec.errors.DecodeError` (after the good batches before it were
 yielded). With ``skip_corrupt=True`` the reader instead scans forward for the
 next position where a whole entry parses and its CRC holds
-(:mod:`kcodec.runtime.resync`), records the bytes in between in
+(:mod:`kcodec.records.resync`), records the bytes in between in
 :attr:`BatchReader.skipped` with the reason (and calls ``on_skip``), and goes
 on: nothing readable is lost.
 
@@ -29,10 +29,10 @@ from typing import BinaryIO, Union
 
 from kcodec.errors import BadLengthError, CrcMismatchError, DecodeError, TruncatedError, UnknownMagicError
 
-from . import codecs
-from .decode import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_LEGACY_RECORD_SIZE, decode_entry
-from .model import Batch, Record
-from .resync import SkippedRange, find_next_entry
+from kcodec.runtime import compression
+from kcodec.records.decode import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_LEGACY_RECORD_SIZE, decode_entry
+from kcodec.records.model import Batch, Record
+from kcodec.records.resync import SkippedRange, find_next_entry
 
 Source = Union[bytes, bytearray, memoryview, str, os.PathLike, BinaryIO]
 _I64_I32 = struct.Struct(">qi")
@@ -44,9 +44,9 @@ DECOMPRESSION_FACTOR = 64  # how much a legitimate batch may inflate, at most
 def default_max_decompressed_size(max_batch_size: int = DEFAULT_MAX_BATCH_SIZE) -> int:
     """The decompressed-size cap for a reader accepting batches up to ``max_batch_size`` bytes:
     64 times that size (at least 1 MiB, at most 2 GiB). Without a batch size cap it is 64 times Kafka's
-    default largest batch, ``codecs.DEFAULT_MAX_DECOMPRESSED_SIZE`` (64 MiB)."""
+    default largest batch, ``compression.DEFAULT_MAX_DECOMPRESSED_SIZE`` (64 MiB)."""
     if max_batch_size >= DEFAULT_MAX_BATCH_SIZE:
-        return codecs.DEFAULT_MAX_DECOMPRESSED_SIZE
+        return compression.DEFAULT_MAX_DECOMPRESSED_SIZE
     return max(1 << 20, min(DECOMPRESSION_FACTOR * max_batch_size, 2**31 - 1))
 
 
@@ -291,7 +291,7 @@ def read_batches(source: Source, **options) -> BatchReader:
     ``max_batch_size``, ``start`` / ``end`` byte positions, ``skip_corrupt``
     (resynchronise after a damaged entry instead of raising; the reader's
     ``skipped`` lists what was passed over) and ``on_skip`` (called with each
-    :class:`~kcodec.runtime.resync.SkippedRange` as it is found)."""
+    :class:`~kcodec.records.resync.SkippedRange` as it is found)."""
     return BatchReader(source, **options)
 
 

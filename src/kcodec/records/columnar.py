@@ -13,13 +13,13 @@ from collections.abc import Iterable, Iterator
 
 from kcodec.errors import BadLengthError, KcodecError
 
-from . import codecs
-from .decode import _decoders, _locate, decode_entry
-from .crc import crc32c
-from .model import Batch, TimestampType
+from kcodec.runtime import compression
+from kcodec.records.decode import _decoders, _locate, decode_entry
+from kcodec.runtime.crc import crc32c
+from kcodec.records.model import Batch, TimestampType
 
 _I64 = struct.Struct(">q")
-from .reader import Source, read_batches
+from kcodec.records.reader import Source, read_batches
 
 
 def _pa():
@@ -110,7 +110,7 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
         if a["compression"] == "none":
             data, start = entry, 61
         else:
-            data, start = codecs.decompress(a["compression"], v[i["records"]], magic=2, max_size=limit), 0
+            data, start = compression.decompress(a["compression"], v[i["records"]], magic=2, max_size=limit), 0
         cols, n, end = kernel_columns(data, start, len(data), count, addends)
     except KcodecError as exc:
         raise _locate(exc, position, base_offset) from None
@@ -151,7 +151,7 @@ def batch_to_arrow(batch: Batch):
 
 
 def iter_arrow(source: Source, *, verify_crc: bool = True,
-               max_decompressed_size: int = codecs.DEFAULT_MAX_DECOMPRESSED_SIZE, **options) -> Iterator:
+               max_decompressed_size: int = compression.DEFAULT_MAX_DECOMPRESSED_SIZE, **options) -> Iterator:
     """Arrow RecordBatches, one per Kafka batch, in order."""
     reader = read_batches(source, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size, **options)
     for position, entry in reader.entries():

@@ -13,7 +13,7 @@ import binascii
 import json
 from collections.abc import Iterable, Iterator
 
-from .errors import EncodeError
+from kcodec.errors import EncodeError
 
 ENCODINGS = ("utf8", "hex", "base64")
 

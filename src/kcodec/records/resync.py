@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from kcodec.errors import KcodecError
 
-from .crc import crc32c
-from .decode import LOG_OVERHEAD, MIN_LEGACY_RECORD_SIZE, V2_MIN_BATCH_LENGTH, decode_entry
+from kcodec.runtime.crc import crc32c
+from kcodec.records.decode import LOG_OVERHEAD, MIN_LEGACY_RECORD_SIZE, V2_MIN_BATCH_LENGTH, decode_entry
 
 __all__ = ["SkippedRange", "find_next_entry", "entry_is_valid"]
 

@@ -1,7 +1,7 @@
 """Plain-text and markdown renderings of layout tables and size results."""
 from __future__ import annotations
 
-from .runtime.layout import EntityLayout, FieldLayout
+from kcodec.runtime.layout import EntityLayout, FieldLayout
 
 
 def _cells(f: FieldLayout) -> list[str]:

@@ -27,10 +27,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .errors import CompressionError, KcodecError, TruncatedError, VarintTooLongError
-from .runtime import codecs
-from .runtime.crc import CRC_FUNCTIONS
-from .runtime.varint import decode_uvarint, decode_varint, decode_varlong
+from kcodec.errors import CompressionError, KcodecError, TruncatedError, VarintTooLongError
+from kcodec.runtime import compression
+from kcodec.runtime.crc import CRC_FUNCTIONS
+from kcodec.runtime.varint import decode_uvarint, decode_varint, decode_varlong
 
 __all__ = ["Span", "Inspector", "inspect_bytes", "render_text", "OK", "WARN", "BAD", "TOP_LEVEL_ENTITIES"]
 
@@ -163,7 +163,7 @@ class Inspector:
     still fully decoded, so damage inside them is found)."""
 
     def __init__(self, schemas=None, *, expand: bool = False,
-                 max_decompressed_size: int = codecs.DEFAULT_MAX_DECOMPRESSED_SIZE):
+                 max_decompressed_size: int = compression.DEFAULT_MAX_DECOMPRESSED_SIZE):
         self.schemas = schemas if schemas is not None else packaged_schemas()
         self.expand = expand
         self.limit = max_decompressed_size
@@ -610,7 +610,7 @@ class Inspector:
                     count: int | None, count_span: Span | None, hints: dict) -> Span | None:
         """The decompressed contents of a stream, as a span of their own position space."""
         try:
-            out = codecs.decompress(codec, raw, magic=ev.version, max_size=self.limit)
+            out = compression.decompress(codec, raw, magic=ev.version, max_size=self.limit)
         except CompressionError as exc:
             # A codec this version does not allow (zstd before v2) is already marked on its field;
             # show the contents anyway, decoded as the first version that allows the codec.
@@ -618,7 +618,7 @@ class Inspector:
             try:
                 if since is None or since <= ev.version:
                     raise
-                out = codecs.decompress(codec, raw, magic=since, max_size=self.limit)
+                out = compression.decompress(codec, raw, magic=since, max_size=self.limit)
             except KcodecError:
                 stream.mark(BAD, f"cannot decompress the {codec} stream ({len(raw)} bytes): {exc.message}")
                 return None
@@ -833,7 +833,7 @@ def _summarise(c: Span, parts: list[str], skip: set[str]) -> None:
 
 
 def inspect_bytes(data, *, start: int = 0, count: int | None = None, expand: bool = True,
-                  max_decompressed_size: int = codecs.DEFAULT_MAX_DECOMPRESSED_SIZE) -> list[Span]:
+                  max_decompressed_size: int = compression.DEFAULT_MAX_DECOMPRESSED_SIZE) -> list[Span]:
     """Span trees of every log entry in ``data`` (bytes, or a path to read)."""
     if isinstance(data, (str, os.PathLike)):
         data = Path(data).read_bytes()

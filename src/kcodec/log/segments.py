@@ -48,9 +48,9 @@ from typing import BinaryIO, Callable, NamedTuple, Union
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, KcodecError, SchemaError
 
-from .decode import decode_entry
-from .model import Batch
-from .reader import read_batches
+from kcodec.records.decode import decode_entry
+from kcodec.records.model import Batch
+from kcodec.records.reader import read_batches
 
 __all__ = [
     "LOG_SUFFIX", "INDEX_SUFFIX", "TIME_INDEX_SUFFIX", "TXN_INDEX_SUFFIX", "SNAPSHOT_SUFFIX",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .generated import codec
+from kcodec.generated import codec
 
 
 @dataclass(frozen=True)

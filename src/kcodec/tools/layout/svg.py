@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-from .layout_diff import Layouts, Row, flatten, total_overhead
-from .runtime.layout import EntityLayout
+from kcodec.tools.layout.diff import Layouts, Row, flatten, total_overhead
+from kcodec.runtime.layout import EntityLayout
 
 __all__ = ["layout_svg"]
 

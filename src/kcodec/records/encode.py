@@ -7,7 +7,7 @@ as Kafka writes them to a segment or a Produce/Fetch ``records`` field:
   or one compressed wrapper holding them all);
 * :func:`encode_control_batch` -- a COMMIT/ABORT transaction marker or a KRaft
   control batch;
-* :func:`convert_batches` -- decoded :class:`~kcodec.runtime.model.Batch`
+* :func:`convert_batches` -- decoded :class:`~kcodec.records.model.Batch`
   objects re-encoded at another magic or codec, keeping every record's offset
   and timestamp, the way a broker up- or down-converts.
 
@@ -31,8 +31,8 @@ from typing import Any, Union
 
 from kcodec.errors import EncodeError, KcodecError
 
-from . import codecs
-from .model import CONTROL_TYPE_NAMES, Batch, Record, TimestampType
+from kcodec.runtime import compression as compress_lib
+from kcodec.records.model import CONTROL_TYPE_NAMES, Batch, Record, TimestampType
 
 __all__ = ["NewRecord", "RecordInput", "encode_batch", "encode_control_batch", "convert_batches",
            "NO_TIMESTAMP", "CONTROL_TYPES"]
@@ -126,16 +126,16 @@ def _magic(magic: Any) -> int:
 
 def _compression(compression: Any, magic: int, level: int | None) -> str:
     """The codec name, checked against the magic, with its level validated."""
-    if isinstance(compression, str) and compression.lower() in codecs.CODEC_IDS:
+    if isinstance(compression, str) and compression.lower() in compress_lib.CODEC_IDS:
         name = compression.lower()
-    elif isinstance(compression, int) and not isinstance(compression, bool) and compression in codecs.CODECS:
-        name = codecs.CODECS[compression]
+    elif isinstance(compression, int) and not isinstance(compression, bool) and compression in compress_lib.CODECS:
+        name = compress_lib.CODECS[compression]
     else:
-        raise EncodeError(f"unknown compression codec {compression!r} (known: {', '.join(codecs.CODEC_IDS)})")
+        raise EncodeError(f"unknown compression codec {compression!r} (known: {', '.join(compress_lib.CODEC_IDS)})")
     if name == "zstd" and magic < 2:
         raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
     try:
-        codecs.compress(name, b"", magic=magic, level=level)  # validates the level (KIP-390 ranges)
+        compress_lib.compress(name, b"", magic=magic, level=level)  # validates the level (KIP-390 ranges)
     except KcodecError as exc:
         raise EncodeError(f"compression level: {exc.message}") from None
     return name
@@ -271,7 +271,7 @@ class _Encoders:
         # Records are built as tuples directly (the hot path): the schema's order is checked once here.
         if record.FIELDS_RECORD_V2 != ("length", "attributes", "timestamp_delta", "offset_delta", "key", "value",
                                        "headers"):
-            raise ImportError("record v2 fields changed in the schema: update kcodec.runtime.builder")
+            raise ImportError("record v2 fields changed in the schema: update kcodec.records.encode")
 
 
 _encoders: _Encoders | None = None

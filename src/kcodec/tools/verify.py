@@ -3,7 +3,7 @@ batch's byte position, offset and the rule it breaks; ``--recover``: the
 longest valid prefix of a damaged segment, as Kafka's log recovery keeps it.
 
 Verification does not stop at the first damaged entry: it resynchronises at
-the next valid batch (:mod:`kcodec.runtime.resync`) and reports each damaged
+the next valid batch (:mod:`kcodec.records.resync`) and reports each damaged
 byte range, so one run shows everything that is wrong.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import KcodecError
-from .runtime.model import Batch
-from .runtime.reader import read_batches
+from kcodec.errors import KcodecError
+from kcodec.records.model import Batch
+from kcodec.records.reader import read_batches
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ def valid_prefix(source, *, max_decompressed_size: int | None = None) -> tuple[i
 def _next_valid(source, start: int) -> int | None:
     import mmap
 
-    from .runtime.resync import find_next_entry
+    from kcodec.records.resync import find_next_entry
 
     if isinstance(source, (bytes, bytearray, memoryview)):
         return find_next_entry(source, start)
@@ -229,6 +229,6 @@ def _chunks(f, n: int, size: int = 1 << 20):
 
 
 def _write_atomically(path: Path, chunks) -> None:
-    from .runtime.segments import write_atomically
+    from kcodec.log.segments import write_atomically
 
     write_atomically(path, chunks)

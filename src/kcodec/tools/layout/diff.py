@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .runtime.layout import EntityLayout
+from kcodec.runtime.layout import EntityLayout
 
 __all__ = ["Row", "Pair", "LayoutDiff", "flatten", "diff_layouts", "render_diff", "layouts_from_schemas",
            "packaged_layouts", "Layouts"]
@@ -36,7 +36,7 @@ class Layouts:
 
 
 def packaged_layouts() -> Layouts:
-    from .generated import ENTITY_VERSIONS, layout
+    from kcodec.generated import ENTITY_VERSIONS, layout
 
     return Layouts(layout, dict(ENTITY_VERSIONS), "generated")
 
@@ -44,8 +44,8 @@ def packaged_layouts() -> Layouts:
 def layouts_from_schemas(directory: str | Path) -> Layouts:
     """The layouts regenerating from ``directory`` would give: the schemas are loaded, rendered by
     the generator into a private temporary package and imported, nothing in the tree is touched."""
-    from .codegen.loader import load_schemas
-    from .codegen.render import render
+    from kcodec.codegen.loader import load_schemas
+    from kcodec.codegen.render import render
 
     schemas = load_schemas(directory)
     files = render(schemas)

@@ -1,0 +1,1 @@
+"""Annotated hex: the schemas walked over real bytes."""

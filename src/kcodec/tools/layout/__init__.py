@@ -1,0 +1,1 @@
+"""Layout tables as text, diffs between entity versions, and SVG diagrams."""
