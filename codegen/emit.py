@@ -366,6 +366,13 @@ def _constants(ev: EntityVersion) -> list[tuple[str, int]]:
     for f in ev.fields:
         if f.offset is not None:
             out.append((f"{ev.symbol}_OFFSET_{f.name.upper()}", f.offset))
+    for f in ev.fields:  # bit groups: mask in place and shift, so readers never retype 0x20
+        if isinstance(f.type, BitsType):
+            for b in sorted(f.type.bits, key=lambda b: b.low):
+                if not b.reserved:
+                    prefix = f"{ev.symbol}_{f.name.upper()}_{b.name.upper()}"
+                    out.append((f"{prefix}_MASK", ((1 << b.width) - 1) << b.low))
+                    out.append((f"{prefix}_SHIFT", b.low))
     lo, hi = ev.overhead
     if lo == hi:
         out.append((f"{ev.symbol}_OVERHEAD", lo))
