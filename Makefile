@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kcodec-installed
 
-.PHONY: setup test demo generate clean
+.PHONY: setup test lint demo generate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,9 +16,14 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-test: setup
+test: setup lint
 	$(BIN)/kcodec generate --check
 	$(BIN)/python -m pytest
+
+# ruff (lint and format) over everything, generated code included; mypy on the typed layers
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 demo: setup
 	@bash samples/demo.sh $(BIN)/kcodec
