@@ -10,7 +10,7 @@ import pytest
 
 from kcodec.cli import main
 from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
-from kcodec.tools.inspect.inspector import BAD, OK, Inspector, Span, render_text, strip_ansi
+from kcodec.tools.inspect import BAD, OK, Inspector, Span, render_text, strip_ansi
 
 VECTORS = Path(__file__).parent / "vectors" / "public"
 

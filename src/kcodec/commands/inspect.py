@@ -20,26 +20,16 @@ def _colour(choice: str) -> bool:
 
 
 def find_offset(inspector, buf, target: int) -> int:
-    """Byte position of the first entry whose last offset is at least ``target`` (how Kafka finds the
-    batch holding an offset), scanning entry headers only."""
-    pos = 0
-    last_seen = None
-    while len(buf) - pos >= 17:
-        offsets = inspector.offsets(buf, pos)
-        size = int.from_bytes(bytes(buf[pos + 8:pos + 12]), "big", signed=True)
-        if offsets is not None:
-            if offsets[1] >= target:
-                return pos
-            last_seen = offsets[1]
-        if size < 14:
-            break
-        pos += 12 + size
+    """Byte position of the entry holding offset ``target``; a usage error when none does."""
+    pos, last_seen = inspector.position_of_offset(buf, target)
+    if pos is not None:
+        return pos
     where = f"; the last entry read ends at offset {last_seen}" if last_seen is not None else ""
     raise UsageError(f"no entry holds offset {target}{where}")
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from kcodec.tools.inspect.inspector import BAD, Inspector, render_text
+    from kcodec.tools.inspect import BAD, Inspector, render_text
 
     path = Path(args.file)
     if not path.is_file():
