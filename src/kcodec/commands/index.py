@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, existing_file
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -13,9 +13,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     status = EXIT_OK
     for name in args.segments:
-        log = Path(name)
-        if not log.is_file():
-            raise UsageError(f"{log}: no such file")
+        log = existing_file(Path(name))
         try:
             base = parse_segment_name(log).base_offset
         except ValueError:
