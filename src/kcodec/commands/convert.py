@@ -1,4 +1,4 @@
-"""``kcodec convert``: re-encode a log in another magic or codec, keeping offsets."""
+"""``kcodec convert``: re-encode a log in another magic or compression codec, keeping offsets."""
 from __future__ import annotations
 
 import argparse
