@@ -10,7 +10,7 @@ import pytest
 
 from kcodec.cli import main
 from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
-from kcodec.tools.inspect.inspector import BAD, OK, Inspector, Span, render_text, strip_ansi
+from kcodec.tools.inspect import BAD, OK, Inspector, Span, render_text, strip_ansi
 
 VECTORS = Path(__file__).parent / "vectors" / "public"
 
@@ -471,3 +471,20 @@ def test_segments_written_by_kcodec(capsys, tmp_path: Path, magic: int, compress
         assert sum(1 for s in spans for x in s.walk() if x.kind == "decompressed") == len(spans)
     code, out, _ = run(capsys, "inspect", str(log), "--records")
     assert code == EXIT_OK and "0 damaged" in out
+
+
+def test_only_the_schema_module_reads_the_generator() -> None:
+    """Every access to the schema model goes through tools/inspect/schema.py, so pointing the inspector
+    at another source of resolved schemas changes one module."""
+    import ast
+
+    import kcodec.tools.inspect as package
+
+    readers = set()
+    for module in Path(package.__path__[0]).glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n == "kcodec.codegen" or n.startswith("kcodec.codegen.") for n in names):
+                readers.add(module.name)
+    assert readers == {"schema.py"}

@@ -5,9 +5,8 @@ import argparse
 import sys
 import time
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, compression_choices, require_at_least
 
-_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 _IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
 FULL_RECORDS, QUICK_RECORDS = 200_000, 10_000
 FULL_SEGMENT_MIB, QUICK_SEGMENT_MIB = 1024, 64
@@ -35,14 +34,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
                              "checkout (pip install -e .)") from None
         raise
 
-    codecs = _choices(args.codecs, _CODECS, "codec")
+    compressions = _choices(args.codecs, compression_choices(), "codec")
     impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
     operations = _choices(args.operations, tuple(OPERATIONS) + ("stream_segment",), "operation")
     records = args.records or (QUICK_RECORDS if args.quick else FULL_RECORDS)
     segment_mib = args.segment_mib if args.segment_mib is not None else (
         QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
-    if args.repeats < 1:
-        raise UsageError("--repeats must be at least 1")
+    require_at_least("--repeats", args.repeats)
     if records < 1 or args.batch_size < 1:
         raise UsageError("--records and --batch-size must be at least 1")
     if segment_mib < 0:
@@ -54,13 +52,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"kcodec bench: {message} [{time.perf_counter() - started:.0f} s]", file=sys.stderr, flush=True)
 
     machine = report.machine_info()
-    say(f"building the workload: {records:,} records, batches of {args.batch_size:,}, codecs {', '.join(codecs)}")
-    workload = build_workload(records, args.batch_size, codecs=codecs, seed=args.seed)
+    say(f"building the workload: {records:,} records, batches of {args.batch_size:,}, codecs {', '.join(compressions)}")
+    workload = build_workload(records, args.batch_size, codecs=compressions, seed=args.seed)
     info = {"records": workload.records, "batch_size": workload.batch_size, "seed": workload.seed,
             "batches": workload.batch_count, "raw_bytes_v2": workload.raw_bytes_v2,
             "raw_bytes_v1": workload.raw_bytes_v1, "v2_sizes": {c: len(b) for c, b in workload.v2.items()},
             "v1_sizes": {c: len(b) for c, b in workload.v1.items()}, "quick": bool(args.quick)}
-    cases = runner.plan(workload.codecs if args.codecs is None else codecs, impls, operations)
+    cases = runner.plan(workload.codecs if args.codecs is None else compressions, impls, operations)
     say(f"{len(cases)} rows x {args.repeats} repeats")
     results = runner.run(workload, cases, args.repeats, say)
 
@@ -99,7 +97,7 @@ def add_parser(sub) -> None:
     p.add_argument("--repeats", type=int, default=5, metavar="N", help="repeats per row; the median is kept "
                                                                        "(default 5)")
     p.add_argument("--codecs", nargs="+", metavar="CODEC",
-                   help=f"only these codecs ({', '.join(_CODECS)}; space or comma separated)")
+                   help=f"only these codecs ({', '.join(compression_choices())}; space or comma separated)")
     p.add_argument("--only", action="append", metavar="IMPL",
                    help=f"only these implementations ({', '.join(_IMPLEMENTATIONS)}; repeatable or comma "
                         "separated). Ratios need aiokafka among them")

@@ -1,13 +1,11 @@
-"""``kcodec convert``: re-encode a log in another magic or codec, keeping offsets."""
+"""``kcodec convert``: re-encode a log in another magic or compression codec, keeping offsets."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_OK, UsageError, compression_choices, existing_file
 from kcodec.errors import EncodeError
-
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -15,9 +13,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from kcodec.records.reader import read_batches
     from kcodec.log.segments import write_atomically
 
-    src, out = Path(args.input), Path(args.out)
-    if not src.is_file():
-        raise UsageError(f"{src}: no such file")
+    src, out = existing_file(Path(args.input)), Path(args.out)
     if out.resolve() == src.resolve():
         raise UsageError("OUT must differ from IN (the input is read while OUT is written)")
     reader = read_batches(src, verify_crc=not args.no_verify)
@@ -47,7 +43,7 @@ def add_parser(sub) -> None:
     p.add_argument("input", metavar="IN")
     p.add_argument("out", metavar="OUT")
     p.add_argument("--magic", type=int, choices=(0, 1, 2), required=True)
-    p.add_argument("--compression", choices=CODECS, default="none")
+    p.add_argument("--compression", choices=compression_choices(), default="none")
     p.add_argument("--level", type=int, help="compression level")
     p.add_argument("--allow-lossy", action="store_true", help="drop what the target format cannot hold")
     p.add_argument("--no-verify", action="store_true", help="do not check CRCs of the input")

@@ -10,7 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError
+from kcodec.commands.common import (EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError, add_max_decompressed_size,
+                                    existing_file)
 from kcodec.errors import KcodecError
 
 
@@ -120,17 +121,13 @@ def _hint_hidden_batches(path: Path, start: int) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from kcodec.tools.verify import verify_path
-
-    from kcodec.tools.verify import recover
+    from kcodec.tools.verify import recover, verify_path
 
     if args.recover and len(args.files) != 1:
         raise UsageError("--recover takes one input file")
     status = EXIT_OK
     for name in args.files:
-        path = Path(name)
-        if not path.is_file():
-            raise UsageError(f"{name}: no such file")
+        path = existing_file(name)
         report = verify_path(path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size)
         for problem in report.problems:
             print(f"{path}: {problem}")
@@ -155,8 +152,7 @@ def add_parser(sub) -> None:
     p.add_argument("--skip-record-metadata", action="store_true", help="record lines hold only key and payload")
     p.add_argument("--json", action="store_true",
                    help="NDJSON: one object per batch with its records (bytes as hex, nulls as null)")
-    p.add_argument("--max-decompressed-size", type=int, default=64 * 1024 * 1024, metavar="BYTES",
-                   help="refuse compressed batches that inflate past this (default 64 MiB)")
+    add_max_decompressed_size(p)
     p.add_argument("--skip-corrupt", action="store_true",
                    help="after a batch that does not decode, scan forward to the next position where a whole batch "
                         "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any)")
@@ -174,7 +170,6 @@ def add_parser(sub) -> None:
     p.add_argument("--recover", metavar="OUT",
                    help="write the longest valid prefix of the file to OUT (atomically; OUT may be the file itself), "
                         "as Kafka's log recovery truncates a segment, and say how many batches and bytes were dropped")
-    p.add_argument("--max-decompressed-size", type=int, default=None, metavar="BYTES",
-                   help="refuse compressed batches that inflate past this (default 64 MiB)")
+    add_max_decompressed_size(p, default=None)
     p.epilog = "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage"
     p.set_defaults(func=cmd_verify)

@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError, add_max_decompressed_size
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
@@ -79,8 +79,8 @@ def add_parser(sub) -> None:
     p.add_argument("--save-crashes", metavar="DIR", help="save each unexpected or hanging input as DIR/*.bin "
                                                          "with a .json note")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (seeds S, S+1, ...)")
-    p.add_argument("--max-decompressed-size", type=int, default=1 << 20, metavar="BYTES",
-                   help="decompression cap given to the decoders; bombs are sized from it (default 1 MiB)")
+    add_max_decompressed_size(p, default=1 << 20,
+                              help="decompression cap given to the decoders; bombs are sized from it (default 1 MiB)")
     p.add_argument("--reference-every", type=int, default=4, metavar="N",
                    help="also decode one input in N with the (slow) construct reference (default 4)")
     p.add_argument("--backend", choices=("auto", "python", "c"),

@@ -4,18 +4,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, existing_file
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from kcodec.generated.aborted_txn_entry import ABORTED_TXN_ENTRY_V0_SIZE
+    from kcodec.generated.offset_index_entry import OFFSET_INDEX_ENTRY_V0_SIZE
+    from kcodec.generated.time_index_entry import TIME_INDEX_ENTRY_V0_SIZE
     from kcodec.log.segments import (build_indexes, build_txn_index, check_indexes, parse_segment_name,
                                     segment_name, write_atomically)
 
     status = EXIT_OK
     for name in args.segments:
-        log = Path(name)
-        if not log.is_file():
-            raise UsageError(f"{log}: no such file")
+        log = existing_file(Path(name))
         try:
             base = parse_segment_name(log).base_offset
         except ValueError:
@@ -35,8 +36,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         txn_path = log.with_name(segment_name(base, ".txnindex"))
         if txn:
             write_atomically(txn_path, txn)
-        print(f"{log}: wrote {len(index) // 8} offset, {len(timeindex) // 12} time"
-              f"{f', {len(txn) // 34} aborted transaction' if txn else ''} index entries")
+        aborted = f", {len(txn) // ABORTED_TXN_ENTRY_V0_SIZE} aborted transaction" if txn else ""
+        print(f"{log}: wrote {len(index) // OFFSET_INDEX_ENTRY_V0_SIZE} offset, "
+              f"{len(timeindex) // TIME_INDEX_ENTRY_V0_SIZE} time{aborted} index entries")
     return status
 
 

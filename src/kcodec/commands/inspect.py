@@ -6,9 +6,9 @@ import json
 import mmap
 import os
 import sys
-from pathlib import Path
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from kcodec.commands.common import (EXIT_CHECK_FAILED, EXIT_OK, UsageError, add_max_decompressed_size,
+                                    existing_file, require_at_least)
 
 
 def _colour(choice: str) -> bool:
@@ -20,32 +20,20 @@ def _colour(choice: str) -> bool:
 
 
 def find_offset(inspector, buf, target: int) -> int:
-    """Byte position of the first entry whose last offset is at least ``target`` (how Kafka finds the
-    batch holding an offset), scanning entry headers only."""
-    pos = 0
-    last_seen = None
-    while len(buf) - pos >= 17:
-        offsets = inspector.offsets(buf, pos)
-        size = int.from_bytes(bytes(buf[pos + 8:pos + 12]), "big", signed=True)
-        if offsets is not None:
-            if offsets[1] >= target:
-                return pos
-            last_seen = offsets[1]
-        if size < 14:
-            break
-        pos += 12 + size
+    """Byte position of the entry holding offset ``target``; a usage error when none does."""
+    pos, last_seen = inspector.position_of_offset(buf, target)
+    if pos is not None:
+        return pos
     where = f"; the last entry read ends at offset {last_seen}" if last_seen is not None else ""
     raise UsageError(f"no entry holds offset {target}{where}")
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from kcodec.tools.inspect.inspector import BAD, Inspector, render_text
+    from kcodec.tools.inspect import BAD, Inspector, render_text
 
-    path = Path(args.file)
-    if not path.is_file():
-        raise UsageError(f"{args.file}: no such file")
-    if args.batches is not None and args.batches < 1:
-        raise UsageError("--batches must be at least 1")
+    path = existing_file(args.file)
+    if args.batches is not None:
+        require_at_least("--batches", args.batches)
     inspector = Inspector(expand=args.records, max_decompressed_size=args.max_decompressed_size)
     colour = _colour(args.color)
     with open(path, "rb") as f:
@@ -113,6 +101,5 @@ def add_parser(sub) -> None:
                    help="ANSI colour (auto: only on a terminal and when NO_COLOR is unset)")
     p.add_argument("--max-bytes", type=int, default=32, metavar="N",
                    help="raw bytes shown per field before eliding (default 32; 0 shows all)")
-    p.add_argument("--max-decompressed-size", type=int, default=64 * 1024 * 1024, metavar="BYTES",
-                   help="refuse compressed streams that inflate past this (default 64 MiB)")
+    add_max_decompressed_size(p, "streams")
     p.set_defaults(func=cmd_inspect)

@@ -1,6 +1,6 @@
 """``kcodec pipeline SRC DEST``: Spark decodes segments into a records table and
 a batches table, and prints what they hold and what the same records would
-take as v0, v1 and v2 with each codec."""
+take as v0, v1 and v2 with each compression codec."""
 from __future__ import annotations
 
 import argparse

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kcodec.commands.common import EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_OK, UsageError, require_at_least
 
 
 def _size_arg(text: str) -> int:
@@ -29,8 +29,7 @@ def _header_arg(text: str) -> tuple[int, int]:
 
 
 def cmd_size(args: argparse.Namespace) -> int:
-    if args.records < 1:
-        raise UsageError("--records must be at least 1")
+    require_at_least("--records", args.records)
     from kcodec.tools.sizing import SizeQuery, size_on_disk
 
     query = SizeQuery(args.key_size, args.value_size, args.records, tuple(args.header or ()))

@@ -6,9 +6,7 @@ import sys
 from itertools import islice
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_OK, UsageError
-
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+from kcodec.commands.common import EXIT_OK, UsageError, compression_choices, require_at_least
 
 
 def _batches(records, size: int):
@@ -25,8 +23,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     from kcodec.records.encode import encode_batch
     from kcodec.log.segments import SegmentWriter, build_indexes, segment_name, write_atomically
 
-    if args.batch_size < 1:
-        raise UsageError("--batch-size must be at least 1")
+    require_at_least("--batch-size", args.batch_size)
     source = sys.stdin if args.input in (None, "-") else open(args.input, encoding="utf-8")
     try:
         records = read_json_records(source, args.encoding, args.keep_offsets, args.input or "stdin")
@@ -92,7 +89,7 @@ def add_parser(sub) -> None:
     p.add_argument("out", metavar="OUT", help="OUT.log, or a partition directory")
     p.add_argument("--input", "-i", metavar="FILE", help="JSON lines to read (default: stdin)")
     p.add_argument("--magic", type=int, choices=(0, 1, 2), default=2)
-    p.add_argument("--compression", choices=CODECS, default="none")
+    p.add_argument("--compression", choices=compression_choices(), default="none")
     p.add_argument("--level", type=int, help="compression level (gzip 1-9, lz4 1-17, zstd -131072..22)")
     p.add_argument("--batch-size", type=int, default=1000, metavar="N", help="records per batch (default 1000)")
     p.add_argument("--base-offset", type=int, default=0, metavar="OFFSET")
