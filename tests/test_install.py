@@ -73,7 +73,7 @@ def test_wheel_contains_package_data(installed) -> None:
     for name in templates:
         assert f"kcodec/codegen/templates/{name}" in names
     for name in ("kcodec/__init__.py", "kcodec/cli.py", "kcodec/generated/__init__.py",
-                 "kcodec/generated/record_batch.py", "kcodec/codegen/loader.py", "kcodec/runtime/__init__.py"):
+                 "kcodec/generated/record_batch.py", "kcodec/codegen/schema/loader.py", "kcodec/runtime/__init__.py"):
         assert name in names
     tops = {n.split("/")[0] for n in names}
     # one import package: no top-level codegen/, generated/ or schemas/
