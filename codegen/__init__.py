@@ -1,11 +1,25 @@
-"""kcodec's code generator: schemas/*.yaml -> IR -> generated/*.py.
+"""kcodec's code generator: schemas/*.yaml -> IR -> generated/.
 
-Data flows one way: :mod:`.loader` reads and validates the YAML into the
-backend-neutral IR of :mod:`.ir`; :mod:`.layout` resolves one entity at one
-version (offsets, sizes, what is derived); :mod:`.emit` turns that into the
-text the templates print; :mod:`.render` writes the files.
+Data flows one way: :mod:`.schema` loads and validates the YAML into the
+backend-neutral IR and resolves each entity version (offsets, sizes, every fact
+more than one backend reads); the emitters of :mod:`.emit` (construct, fast
+Python, C) turn resolved entities into the text the templates print;
+:mod:`.render` renders the templates (the only Jinja2 user), tidies the output
+and writes the files.
+
+Importing this package loads neither Jinja2 nor PyYAML: :func:`generate`
+imports the renderer when it is called.
 """
-from .loader import load_schemas
-from .render import generate, GenerateResult
+from __future__ import annotations
 
-__all__ = ["load_schemas", "generate", "GenerateResult"]
+from .schema import load_schemas
+
+
+def generate(schemas_dir, out_dir, *, check: bool = False):
+    """Regenerate ``out_dir`` from ``schemas_dir`` (see :func:`kcodec.codegen.render.generate`)."""
+    from .render import generate as run  # Jinja2 (the `generate` extra) loads only to render
+
+    return run(schemas_dir, out_dir, check=check)
+
+
+__all__ = ["load_schemas", "generate"]

@@ -3,7 +3,8 @@
 """Every generated codec, by entity name and version.
 
 ``codec("record_batch", 2)`` gives the parser/builder/size calculator of an
-entity version; ``layout(...)`` its field layout.
+entity version; ``layout(...)`` its field layout; ``schema_set()`` the schemas
+these codecs were generated from, as the generator's IR (no YAML needed).
 """
 from kcodec.runtime.constructs import EntityCodec
 from kcodec.runtime.layout import EntityLayout
@@ -62,3 +63,10 @@ def codec(entity: str, version: int) -> EntityCodec:
 
 def layout(entity: str, version: int) -> EntityLayout:
     return codec(entity, version).layout
+
+
+def schema_set():
+    """The schemas these codecs were generated from, as a ``kcodec.codegen.schema.SchemaSet``."""
+    from .schema import schema_set as rebuild  # the IR classes load only for tools that read schemas
+
+    return rebuild()

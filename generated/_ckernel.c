@@ -404,47 +404,47 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     if (!out) return NULL;
     /* version */
     {
-        int64_t x1;
+        int64_t value;
         if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
-        x1 = (int16_t)load_be16(buf + p);
+        value = (int16_t)load_be16(buf + p);
         p += 2;
-        PyObject *o = PyLong_FromLongLong(x1);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 0, o);
     }
     /* producer_id */
     {
-        int64_t x2;
-        x2 = (int64_t)load_be64(buf + p);
+        int64_t value;
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        PyObject *o = PyLong_FromLongLong(x2);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 1, o);
     }
     /* first_offset */
     {
-        int64_t x3;
-        x3 = (int64_t)load_be64(buf + p);
+        int64_t value;
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        PyObject *o = PyLong_FromLongLong(x3);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 2, o);
     }
     /* last_offset */
     {
-        int64_t x4;
-        x4 = (int64_t)load_be64(buf + p);
+        int64_t value;
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        PyObject *o = PyLong_FromLongLong(x4);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 3, o);
     }
     /* last_stable_offset */
     {
-        int64_t x5;
-        x5 = (int64_t)load_be64(buf + p);
+        int64_t value;
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        PyObject *o = PyLong_FromLongLong(x5);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 4, o);
     }
@@ -456,8 +456,14 @@ fail:
 }
 
 static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
-    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs a tuple or list of 5 fields"); return -1; }
-    if (PySequence_Fast_GET_SIZE(v) != 5) { PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs 5 fields"); return -1; }
+    if (!PyTuple_Check(v) && !PyList_Check(v)) {
+        PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs a tuple or list of 5 fields");
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(v) != 5) {
+        PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs 5 fields");
+        return -1;
+    }
     {
         PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
         long long n = as_int(x, -32768LL, 32767LL, "version");
@@ -546,36 +552,41 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
                               cols_aborted_txn_entry_v0 *c) {
     (void)end;
     Py_ssize_t p = *pos;
+    /* version */
     {
-        int64_t x1;
+        int64_t value;
         if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
-        x1 = (int16_t)load_be16(buf + p);
+        value = (int16_t)load_be16(buf + p);
         p += 2;
-        if (buf_put_i64(&c->version, (int64_t)x1) < 0) goto fail;
+        if (buf_put_i64(&c->version, (int64_t)value) < 0) goto fail;
     }
+    /* producer_id */
     {
-        int64_t x2;
-        x2 = (int64_t)load_be64(buf + p);
+        int64_t value;
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        if (buf_put_i64(&c->producer_id, (int64_t)x2) < 0) goto fail;
+        if (buf_put_i64(&c->producer_id, (int64_t)value) < 0) goto fail;
     }
+    /* first_offset */
     {
-        int64_t x3;
-        x3 = (int64_t)load_be64(buf + p);
+        int64_t value;
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        if (buf_put_i64(&c->first_offset, (int64_t)x3) < 0) goto fail;
+        if (buf_put_i64(&c->first_offset, (int64_t)value) < 0) goto fail;
     }
+    /* last_offset */
     {
-        int64_t x4;
-        x4 = (int64_t)load_be64(buf + p);
+        int64_t value;
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        if (buf_put_i64(&c->last_offset, (int64_t)x4) < 0) goto fail;
+        if (buf_put_i64(&c->last_offset, (int64_t)value) < 0) goto fail;
     }
+    /* last_stable_offset */
     {
-        int64_t x5;
-        x5 = (int64_t)load_be64(buf + p);
+        int64_t value;
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        if (buf_put_i64(&c->last_stable_offset, (int64_t)x5) < 0) goto fail;
+        if (buf_put_i64(&c->last_stable_offset, (int64_t)value) < 0) goto fail;
     }
     c->n++;
     *pos = p;
@@ -727,20 +738,20 @@ static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py
     if (!out) return NULL;
     /* version */
     {
-        int64_t x1;
+        int64_t value;
         if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
-        x1 = (int16_t)load_be16(buf + p);
+        value = (int16_t)load_be16(buf + p);
         p += 2;
-        PyObject *o = PyLong_FromLongLong(x1);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 0, o);
     }
     /* coordinator_epoch */
     {
-        int64_t x2;
-        x2 = (int32_t)load_be32(buf + p);
+        int64_t value;
+        value = (int32_t)load_be32(buf + p);
         p += 4;
-        PyObject *o = PyLong_FromLongLong(x2);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 1, o);
     }
@@ -752,8 +763,14 @@ fail:
 }
 
 static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
-    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "end_txn_marker v0 needs a tuple or list of 2 fields"); return -1; }
-    if (PySequence_Fast_GET_SIZE(v) != 2) { PyErr_SetString(E_Encode, "end_txn_marker v0 needs 2 fields"); return -1; }
+    if (!PyTuple_Check(v) && !PyList_Check(v)) {
+        PyErr_SetString(E_Encode, "end_txn_marker v0 needs a tuple or list of 2 fields");
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(v) != 2) {
+        PyErr_SetString(E_Encode, "end_txn_marker v0 needs 2 fields");
+        return -1;
+    }
     {
         PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
         long long n = as_int(x, -32768LL, 32767LL, "version");
@@ -815,18 +832,20 @@ static int col_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
                               cols_end_txn_marker_v0 *c) {
     (void)end;
     Py_ssize_t p = *pos;
+    /* version */
     {
-        int64_t x1;
+        int64_t value;
         if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
-        x1 = (int16_t)load_be16(buf + p);
+        value = (int16_t)load_be16(buf + p);
         p += 2;
-        if (buf_put_i64(&c->version, (int64_t)x1) < 0) goto fail;
+        if (buf_put_i64(&c->version, (int64_t)value) < 0) goto fail;
     }
+    /* coordinator_epoch */
     {
-        int64_t x2;
-        x2 = (int32_t)load_be32(buf + p);
+        int64_t value;
+        value = (int32_t)load_be32(buf + p);
         p += 4;
-        if (buf_put_i64(&c->coordinator_epoch, (int64_t)x2) < 0) goto fail;
+        if (buf_put_i64(&c->coordinator_epoch, (int64_t)value) < 0) goto fail;
     }
     c->n++;
     *pos = p;
@@ -975,20 +994,20 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
     if (!out) return NULL;
     /* relative_offset */
     {
-        int64_t x1;
+        int64_t value;
         if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
-        x1 = (int32_t)load_be32(buf + p);
+        value = (int32_t)load_be32(buf + p);
         p += 4;
-        PyObject *o = PyLong_FromLongLong(x1);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 0, o);
     }
     /* position */
     {
-        int64_t x2;
-        x2 = (int32_t)load_be32(buf + p);
+        int64_t value;
+        value = (int32_t)load_be32(buf + p);
         p += 4;
-        PyObject *o = PyLong_FromLongLong(x2);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 1, o);
     }
@@ -1000,8 +1019,14 @@ fail:
 }
 
 static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
-    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "offset_index_entry v0 needs a tuple or list of 2 fields"); return -1; }
-    if (PySequence_Fast_GET_SIZE(v) != 2) { PyErr_SetString(E_Encode, "offset_index_entry v0 needs 2 fields"); return -1; }
+    if (!PyTuple_Check(v) && !PyList_Check(v)) {
+        PyErr_SetString(E_Encode, "offset_index_entry v0 needs a tuple or list of 2 fields");
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(v) != 2) {
+        PyErr_SetString(E_Encode, "offset_index_entry v0 needs 2 fields");
+        return -1;
+    }
     {
         PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
         long long n = as_int(x, -2147483648LL, 2147483647LL, "relative_offset");
@@ -1063,18 +1088,20 @@ static int col_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_s
                               cols_offset_index_entry_v0 *c) {
     (void)end;
     Py_ssize_t p = *pos;
+    /* relative_offset */
     {
-        int64_t x1;
+        int64_t value;
         if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
-        x1 = (int32_t)load_be32(buf + p);
+        value = (int32_t)load_be32(buf + p);
         p += 4;
-        if (buf_put_i64(&c->relative_offset, (int64_t)x1) < 0) goto fail;
+        if (buf_put_i64(&c->relative_offset, (int64_t)value) < 0) goto fail;
     }
+    /* position */
     {
-        int64_t x2;
-        x2 = (int32_t)load_be32(buf + p);
+        int64_t value;
+        value = (int32_t)load_be32(buf + p);
         p += 4;
-        if (buf_put_i64(&c->position, (int64_t)x2) < 0) goto fail;
+        if (buf_put_i64(&c->position, (int64_t)value) < 0) goto fail;
     }
     c->n++;
     *pos = p;
@@ -1223,35 +1250,44 @@ static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_
     if (!out) return NULL;
     /* key */
     {
-        int64_t n1;
-        uint32_t u2;
-        if (read_uvarint32(buf, &p, buflen, &u2, "key") < 0) goto fail;
-        n1 = zigzag32(u2);
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
         PyObject *o;
-        if (n1 < 0) {
-            raise_at(E_BadLength, p, "key", "length %lld is negative but key cannot be null", (long long)n1); goto fail;
+        if (length < 0) {
+            raise_at(E_BadLength, p, "key", "length %lld is negative but key cannot be null", (long long)length);
+            goto fail;
         } else {
-            if (n1 > end - p) { raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain", (long long)n1, (long long)(end - p)); goto fail; }
-            o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t)n1, NULL);
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t)length, NULL);
             if (!o) { utf8_error(p, "key"); goto fail; }
-            p += n1;
+            p += length;
         }
         PyTuple_SET_ITEM(out, 0, o);
     }
     /* value */
     {
-        int64_t n3;
-        uint32_t u4;
-        if (read_uvarint32(buf, &p, buflen, &u4, "value") < 0) goto fail;
-        n3 = zigzag32(u4);
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
         PyObject *o;
-        if (n3 < 0) {
+        if (length < 0) {
             o = Py_None; Py_INCREF(o);
         } else {
-            if (n3 > end - p) { raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain", (long long)n3, (long long)(end - p)); goto fail; }
-            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)n3);
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
             if (!o) goto fail;
-            p += n3;
+            p += length;
         }
         PyTuple_SET_ITEM(out, 1, o);
     }
@@ -1263,15 +1299,26 @@ fail:
 }
 
 static int enc_record_header_v2(PyObject *v, Buf *out) {
-    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "record_header v2 needs a tuple or list of 2 fields"); return -1; }
-    if (PySequence_Fast_GET_SIZE(v) != 2) { PyErr_SetString(E_Encode, "record_header v2 needs 2 fields"); return -1; }
+    if (!PyTuple_Check(v) && !PyList_Check(v)) {
+        PyErr_SetString(E_Encode, "record_header v2 needs a tuple or list of 2 fields");
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(v) != 2) {
+        PyErr_SetString(E_Encode, "record_header v2 needs 2 fields");
+        return -1;
+    }
     {
         PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
         if (x == Py_None) {
-            PyErr_SetString(E_Encode, "key cannot be null"); return -1;
+            PyErr_SetString(E_Encode, "key cannot be null");
+            return -1;
         } else {
             const char *data; Py_ssize_t n;
-            if (!(data = PyUnicode_AsUTF8AndSize(x, &n))) { PyErr_Clear(); PyErr_SetString(E_Encode, "key needs a str"); return -1; }
+            if (!(data = PyUnicode_AsUTF8AndSize(x, &n))) {
+                PyErr_Clear();
+                PyErr_SetString(E_Encode, "key needs a str");
+                return -1;
+            }
             if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
         }
     }
@@ -1281,7 +1328,11 @@ static int enc_record_header_v2(PyObject *v, Buf *out) {
             if (put_varint32(out, -1) < 0) return -1;
         } else {
             const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) { PyErr_Clear(); PyErr_SetString(E_Encode, "value needs bytes"); return -1; }
+            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {
+                PyErr_Clear();
+                PyErr_SetString(E_Encode, "value needs bytes");
+                return -1;
+            }
             if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
         }
     }
@@ -1334,31 +1385,42 @@ static int col_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_
                               cols_record_header_v2 *c) {
     (void)end;
     Py_ssize_t p = *pos;
+    /* key */
     {
-        int64_t n1;
-        uint32_t u2;
-        if (read_uvarint32(buf, &p, buflen, &u2, "key") < 0) goto fail;
-        n1 = zigzag32(u2);
-        if (n1 < 0) {
-            raise_at(E_BadLength, p, "key", "length %lld is negative but key cannot be null", (long long)n1); goto fail;
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
+        if (length < 0) {
+            raise_at(E_BadLength, p, "key", "length %lld is negative but key cannot be null", (long long)length);
+            goto fail;
         } else {
-            if (n1 > end - p) { raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain", (long long)n1, (long long)(end - p)); goto fail; }
-            if (!utf8_valid(buf + p, n1)) { utf8_error(p, "key"); goto fail; }
-            if (bincol_put(&c->key, buf + p, (Py_ssize_t)n1) < 0) goto fail;
-            p += n1;
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            if (!utf8_valid(buf + p, length)) { utf8_error(p, "key"); goto fail; }
+            if (bincol_put(&c->key, buf + p, (Py_ssize_t)length) < 0) goto fail;
+            p += length;
         }
     }
+    /* value */
     {
-        int64_t n3;
-        uint32_t u4;
-        if (read_uvarint32(buf, &p, buflen, &u4, "value") < 0) goto fail;
-        n3 = zigzag32(u4);
-        if (n3 < 0) {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
+        if (length < 0) {
             if (bincol_null(&c->value) < 0) goto fail;
         } else {
-            if (n3 > end - p) { raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain", (long long)n3, (long long)(end - p)); goto fail; }
-            if (bincol_put(&c->value, buf + p, (Py_ssize_t)n3) < 0) goto fail;
-            p += n3;
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            if (bincol_put(&c->value, buf + p, (Py_ssize_t)length) < 0) goto fail;
+            p += length;
         }
     }
     c->n++;
@@ -1507,99 +1569,126 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
     int64_t v_length; Py_ssize_t start_length;
     /* length */
     {
-        uint32_t u1;
-        if (read_uvarint32(buf, &p, buflen, &u1, "length") < 0) goto fail;
-        v_length = zigzag32(u1);
+        uint32_t v_length_raw;
+        if (read_uvarint32(buf, &p, buflen, &v_length_raw, "length") < 0) goto fail;
+        v_length = zigzag32(v_length_raw);
         PyObject *o = PyLong_FromLongLong(v_length);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 0, o);
     }
     start_length = p;
-    if (v_length < 6) { raise_at(E_BadLength, p, "length", "length is %lld, less than the 6 bytes the fields it covers need at least", (long long)v_length); goto fail; }
-    if (v_length > end - p) { raise_at(E_Truncated, p, "length", "length says %lld bytes but only %lld remain", (long long)v_length, (long long)(end - p)); goto fail; }
+    if (v_length < 6) {
+        raise_at(E_BadLength, p, "length", "length is %lld, less than the 6 bytes the fields it covers need at least",
+                 (long long)v_length);
+        goto fail;
+    }
+    if (v_length > end - p) {
+        raise_at(E_Truncated, p, "length", "length says %lld bytes but only %lld remain",
+                 (long long)v_length, (long long)(end - p));
+        goto fail;
+    }
     end = p + v_length;
     /* attributes */
     {
-        int64_t x2;
+        int64_t value;
         if (p + 1 > buflen) { truncated(p, "attributes"); goto fail; }
-        x2 = (int8_t)buf[p];
+        value = (int8_t)buf[p];
         p += 1;
-        PyObject *o = PyLong_FromLongLong(x2);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 1, o);
     }
     /* timestamp_delta */
     {
-        int64_t x3;
-        uint64_t u4;
-        if (read_uvarint64(buf, &p, buflen, &u4, "timestamp_delta") < 0) goto fail;
-        x3 = zigzag64(u4);
-        PyObject *o = PyLong_FromLongLong(x3);
+        int64_t value;
+        uint64_t value_raw;
+        if (read_uvarint64(buf, &p, buflen, &value_raw, "timestamp_delta") < 0) goto fail;
+        value = zigzag64(value_raw);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 2, o);
     }
     /* offset_delta */
     {
-        int64_t x5;
-        uint32_t u6;
-        if (read_uvarint32(buf, &p, buflen, &u6, "offset_delta") < 0) goto fail;
-        x5 = zigzag32(u6);
-        PyObject *o = PyLong_FromLongLong(x5);
+        int64_t value;
+        uint32_t value_raw;
+        if (read_uvarint32(buf, &p, buflen, &value_raw, "offset_delta") < 0) goto fail;
+        value = zigzag32(value_raw);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 3, o);
     }
     /* key */
     {
-        int64_t n7;
-        uint32_t u8;
-        if (read_uvarint32(buf, &p, buflen, &u8, "key") < 0) goto fail;
-        n7 = zigzag32(u8);
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
         PyObject *o;
-        if (n7 < 0) {
+        if (length < 0) {
             o = Py_None; Py_INCREF(o);
         } else {
-            if (n7 > end - p) { raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain", (long long)n7, (long long)(end - p)); goto fail; }
-            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)n7);
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
             if (!o) goto fail;
-            p += n7;
+            p += length;
         }
         PyTuple_SET_ITEM(out, 4, o);
     }
     /* value */
     {
-        int64_t n9;
-        uint32_t u10;
-        if (read_uvarint32(buf, &p, buflen, &u10, "value") < 0) goto fail;
-        n9 = zigzag32(u10);
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
         PyObject *o;
-        if (n9 < 0) {
+        if (length < 0) {
             o = Py_None; Py_INCREF(o);
         } else {
-            if (n9 > end - p) { raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain", (long long)n9, (long long)(end - p)); goto fail; }
-            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)n9);
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
             if (!o) goto fail;
-            p += n9;
+            p += length;
         }
         PyTuple_SET_ITEM(out, 5, o);
     }
     /* headers */
     {
-        int64_t count11;
-        uint32_t u12;
-        if (read_uvarint32(buf, &p, buflen, &u12, "headers") < 0) goto fail;
-        count11 = zigzag32(u12);
-        if (count11 < 0) { raise_at(E_RecordCount, p, "headers", "headers: negative count %lld", (long long)count11); goto fail; }
-        if (count11 > end - p) { raise_at(E_RecordCount, p, "headers", "headers: %lld elements cannot fit in the %lld bytes left", (long long)count11, (long long)(end - p)); goto fail; }
-        PyObject *o = PyList_New((Py_ssize_t)count11);
+        int64_t count;
+        uint32_t count_raw;
+        if (read_uvarint32(buf, &p, buflen, &count_raw, "headers") < 0) goto fail;
+        count = zigzag32(count_raw);
+        if (count < 0) {
+            raise_at(E_RecordCount, p, "headers", "headers: negative count %lld", (long long)count);
+            goto fail;
+        }
+        if (count > end - p) {
+            raise_at(E_RecordCount, p, "headers", "headers: %lld elements cannot fit in the %lld bytes left",
+                     (long long)count, (long long)(end - p));
+            goto fail;
+        }
+        PyObject *o = PyList_New((Py_ssize_t)count);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 6, o);
-        for (Py_ssize_t k = 0; k < (Py_ssize_t)count11; k++) {
+        for (Py_ssize_t k = 0; k < (Py_ssize_t)count; k++) {
             PyObject *item = dec_record_header_v2(buf, buflen, &p, end);
             if (!item) { scope_error("headers"); goto fail; }
             PyList_SET_ITEM(o, k, item);
         }
     }
-    if (p != end) { raise_at(E_BadLength, start_length, "length", "length says %lld bytes but the fields it covers take %lld", (long long)v_length, (long long)(p - start_length)); goto fail; }
+    if (p != end) {
+        raise_at(E_BadLength, start_length, "length", "length says %lld bytes but the fields it covers take %lld",
+                 (long long)v_length, (long long)(p - start_length));
+        goto fail;
+    }
     *pos = p;
     return out;
 fail:
@@ -1608,8 +1697,14 @@ fail:
 }
 
 static int enc_record_v2(PyObject *v, Buf *out) {
-    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "record v2 needs a tuple or list of 7 fields"); return -1; }
-    if (PySequence_Fast_GET_SIZE(v) != 7) { PyErr_SetString(E_Encode, "record v2 needs 7 fields"); return -1; }
+    if (!PyTuple_Check(v) && !PyList_Check(v)) {
+        PyErr_SetString(E_Encode, "record v2 needs a tuple or list of 7 fields");
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(v) != 7) {
+        PyErr_SetString(E_Encode, "record v2 needs 7 fields");
+        return -1;
+    }
     Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
     if (buf_reserve(out, 5) < 0) return -1;
     out->len += 5;
@@ -1637,7 +1732,11 @@ static int enc_record_v2(PyObject *v, Buf *out) {
             if (put_varint32(out, -1) < 0) return -1;
         } else {
             const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) { PyErr_Clear(); PyErr_SetString(E_Encode, "key needs bytes"); return -1; }
+            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {
+                PyErr_Clear();
+                PyErr_SetString(E_Encode, "key needs bytes");
+                return -1;
+            }
             if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
         }
     }
@@ -1647,13 +1746,20 @@ static int enc_record_v2(PyObject *v, Buf *out) {
             if (put_varint32(out, -1) < 0) return -1;
         } else {
             const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) { PyErr_Clear(); PyErr_SetString(E_Encode, "value needs bytes"); return -1; }
+            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {
+                PyErr_Clear();
+                PyErr_SetString(E_Encode, "value needs bytes");
+                return -1;
+            }
             if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
         }
     }
     {
         PyObject *x = PySequence_Fast_GET_ITEM(v, 6);
-        if (!PyList_Check(x) && !PyTuple_Check(x)) { PyErr_SetString(E_Encode, "headers needs a list"); return -1; }
+        if (!PyList_Check(x) && !PyTuple_Check(x)) {
+            PyErr_SetString(E_Encode, "headers needs a list");
+            return -1;
+        }
         if (put_varint32(out, PySequence_Fast_GET_SIZE(x)) < 0) return -1;
         for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(x); k++)
             if (enc_record_header_v2(PySequence_Fast_GET_ITEM(x, k), out) < 0) return -1;
@@ -1715,7 +1821,8 @@ static int export_cols_record_v2(PyObject *d, void *cols) {
     if (put_ints(d, "offset_delta", &c->offset_delta) < 0) return -1;
     if (put_bin(d, "key", &c->key, 0) < 0) return -1;
     if (put_bin(d, "value", &c->value, 0) < 0) return -1;
-    if (put_list(d, "headers", &c->headers_offsets, (void *)&c->headers, export_cols_record_header_v2) < 0) return -1;
+    if (put_list(d, "headers", &c->headers_offsets, (void *)&c->headers, export_cols_record_header_v2) < 0)
+        return -1;
     return 0;
 }
 
@@ -1724,76 +1831,113 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
     (void)end;
     Py_ssize_t p = *pos;
     int64_t v_length; Py_ssize_t start_length;
+    /* length */
     {
-        uint32_t u1;
-        if (read_uvarint32(buf, &p, buflen, &u1, "length") < 0) goto fail;
-        v_length = zigzag32(u1);
+        uint32_t v_length_raw;
+        if (read_uvarint32(buf, &p, buflen, &v_length_raw, "length") < 0) goto fail;
+        v_length = zigzag32(v_length_raw);
         if (buf_put_i64(&c->length, (int64_t)v_length) < 0) goto fail;
     }
     start_length = p;
-    if (v_length < 6) { raise_at(E_BadLength, p, "length", "length is %lld, less than the 6 bytes the fields it covers need at least", (long long)v_length); goto fail; }
-    if (v_length > end - p) { raise_at(E_Truncated, p, "length", "length says %lld bytes but only %lld remain", (long long)v_length, (long long)(end - p)); goto fail; }
+    if (v_length < 6) {
+        raise_at(E_BadLength, p, "length", "length is %lld, less than the 6 bytes the fields it covers need at least",
+                 (long long)v_length);
+        goto fail;
+    }
+    if (v_length > end - p) {
+        raise_at(E_Truncated, p, "length", "length says %lld bytes but only %lld remain",
+                 (long long)v_length, (long long)(end - p));
+        goto fail;
+    }
     end = p + v_length;
+    /* attributes */
     {
-        int64_t x2;
+        int64_t value;
         if (p + 1 > buflen) { truncated(p, "attributes"); goto fail; }
-        x2 = (int8_t)buf[p];
+        value = (int8_t)buf[p];
         p += 1;
-        if (buf_put_i64(&c->attributes, (int64_t)x2) < 0) goto fail;
+        if (buf_put_i64(&c->attributes, (int64_t)value) < 0) goto fail;
     }
+    /* timestamp_delta */
     {
-        int64_t x3;
-        uint64_t u4;
-        if (read_uvarint64(buf, &p, buflen, &u4, "timestamp_delta") < 0) goto fail;
-        x3 = zigzag64(u4);
-        if (buf_put_i64(&c->timestamp_delta, (int64_t)x3) < 0) goto fail;
+        int64_t value;
+        uint64_t value_raw;
+        if (read_uvarint64(buf, &p, buflen, &value_raw, "timestamp_delta") < 0) goto fail;
+        value = zigzag64(value_raw);
+        if (buf_put_i64(&c->timestamp_delta, (int64_t)value) < 0) goto fail;
     }
+    /* offset_delta */
     {
-        int64_t x5;
-        uint32_t u6;
-        if (read_uvarint32(buf, &p, buflen, &u6, "offset_delta") < 0) goto fail;
-        x5 = zigzag32(u6);
-        if (buf_put_i64(&c->offset_delta, (int64_t)x5) < 0) goto fail;
+        int64_t value;
+        uint32_t value_raw;
+        if (read_uvarint32(buf, &p, buflen, &value_raw, "offset_delta") < 0) goto fail;
+        value = zigzag32(value_raw);
+        if (buf_put_i64(&c->offset_delta, (int64_t)value) < 0) goto fail;
     }
+    /* key */
     {
-        int64_t n7;
-        uint32_t u8;
-        if (read_uvarint32(buf, &p, buflen, &u8, "key") < 0) goto fail;
-        n7 = zigzag32(u8);
-        if (n7 < 0) {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
+        if (length < 0) {
             if (bincol_null(&c->key) < 0) goto fail;
         } else {
-            if (n7 > end - p) { raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain", (long long)n7, (long long)(end - p)); goto fail; }
-            if (bincol_put(&c->key, buf + p, (Py_ssize_t)n7) < 0) goto fail;
-            p += n7;
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            if (bincol_put(&c->key, buf + p, (Py_ssize_t)length) < 0) goto fail;
+            p += length;
         }
     }
+    /* value */
     {
-        int64_t n9;
-        uint32_t u10;
-        if (read_uvarint32(buf, &p, buflen, &u10, "value") < 0) goto fail;
-        n9 = zigzag32(u10);
-        if (n9 < 0) {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
+        if (length < 0) {
             if (bincol_null(&c->value) < 0) goto fail;
         } else {
-            if (n9 > end - p) { raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain", (long long)n9, (long long)(end - p)); goto fail; }
-            if (bincol_put(&c->value, buf + p, (Py_ssize_t)n9) < 0) goto fail;
-            p += n9;
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            if (bincol_put(&c->value, buf + p, (Py_ssize_t)length) < 0) goto fail;
+            p += length;
         }
     }
+    /* headers */
     {
-        int64_t count11;
-        uint32_t u12;
-        if (read_uvarint32(buf, &p, buflen, &u12, "headers") < 0) goto fail;
-        count11 = zigzag32(u12);
-        if (count11 < 0) { raise_at(E_RecordCount, p, "headers", "headers: negative count %lld", (long long)count11); goto fail; }
-        if (count11 > end - p) { raise_at(E_RecordCount, p, "headers", "headers: %lld elements cannot fit in the %lld bytes left", (long long)count11, (long long)(end - p)); goto fail; }
-        for (int64_t k = 0; k < count11; k++) {
-            if (col_record_header_v2(buf, buflen, &p, end, &c->headers) < 0) { scope_error("headers"); goto fail; }
+        int64_t count;
+        uint32_t count_raw;
+        if (read_uvarint32(buf, &p, buflen, &count_raw, "headers") < 0) goto fail;
+        count = zigzag32(count_raw);
+        if (count < 0) {
+            raise_at(E_RecordCount, p, "headers", "headers: negative count %lld", (long long)count);
+            goto fail;
+        }
+        if (count > end - p) {
+            raise_at(E_RecordCount, p, "headers", "headers: %lld elements cannot fit in the %lld bytes left",
+                     (long long)count, (long long)(end - p));
+            goto fail;
+        }
+        for (int64_t k = 0; k < count; k++) {
+            if (col_record_header_v2(buf, buflen, &p, end, &c->headers) < 0) {
+                scope_error("headers");
+                goto fail;
+            }
         }
         if (buf_put_i32(&c->headers_offsets, (int32_t)c->headers.n) < 0) goto fail;
     }
-    if (p != end) { raise_at(E_BadLength, start_length, "length", "length says %lld bytes but the fields it covers take %lld", (long long)v_length, (long long)(p - start_length)); goto fail; }
+    if (p != end) {
+        raise_at(E_BadLength, start_length, "length", "length says %lld bytes but the fields it covers take %lld",
+                 (long long)v_length, (long long)(p - start_length));
+        goto fail;
+    }
     c->n++;
     *pos = p;
     return 0;
@@ -1943,20 +2087,20 @@ static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, 
     if (!out) return NULL;
     /* timestamp */
     {
-        int64_t x1;
+        int64_t value;
         if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
-        x1 = (int64_t)load_be64(buf + p);
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        PyObject *o = PyLong_FromLongLong(x1);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 0, o);
     }
     /* relative_offset */
     {
-        int64_t x2;
-        x2 = (int32_t)load_be32(buf + p);
+        int64_t value;
+        value = (int32_t)load_be32(buf + p);
         p += 4;
-        PyObject *o = PyLong_FromLongLong(x2);
+        PyObject *o = PyLong_FromLongLong(value);
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 1, o);
     }
@@ -1968,8 +2112,14 @@ fail:
 }
 
 static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
-    if (!PyTuple_Check(v) && !PyList_Check(v)) { PyErr_SetString(E_Encode, "time_index_entry v0 needs a tuple or list of 2 fields"); return -1; }
-    if (PySequence_Fast_GET_SIZE(v) != 2) { PyErr_SetString(E_Encode, "time_index_entry v0 needs 2 fields"); return -1; }
+    if (!PyTuple_Check(v) && !PyList_Check(v)) {
+        PyErr_SetString(E_Encode, "time_index_entry v0 needs a tuple or list of 2 fields");
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(v) != 2) {
+        PyErr_SetString(E_Encode, "time_index_entry v0 needs 2 fields");
+        return -1;
+    }
     {
         PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
         long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp");
@@ -2031,18 +2181,20 @@ static int col_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssi
                               cols_time_index_entry_v0 *c) {
     (void)end;
     Py_ssize_t p = *pos;
+    /* timestamp */
     {
-        int64_t x1;
+        int64_t value;
         if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
-        x1 = (int64_t)load_be64(buf + p);
+        value = (int64_t)load_be64(buf + p);
         p += 8;
-        if (buf_put_i64(&c->timestamp, (int64_t)x1) < 0) goto fail;
+        if (buf_put_i64(&c->timestamp, (int64_t)value) < 0) goto fail;
     }
+    /* relative_offset */
     {
-        int64_t x2;
-        x2 = (int32_t)load_be32(buf + p);
+        int64_t value;
+        value = (int32_t)load_be32(buf + p);
         p += 4;
-        if (buf_put_i64(&c->relative_offset, (int64_t)x2) < 0) goto fail;
+        if (buf_put_i64(&c->relative_offset, (int64_t)value) < 0) goto fail;
     }
     c->n++;
     *pos = p;

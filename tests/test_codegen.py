@@ -434,8 +434,8 @@ def test_generated_files_carry_schema_sha256() -> None:
     for path in yamls:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         text = (GENERATED / f"{path.stem}.py").read_text(encoding="utf-8")
-        first = text.splitlines()[0]
-        assert first == f"{MARKER}{path.name} (sha256 {digest}).", first
+        first, second = text.splitlines()[:2]
+        assert (first, second) == (f"{MARKER}{path.name}", f"# (sha256 {digest})."), (first, second)
         if path.stem != "enums":
             assert f'SCHEMA_SHA256 = "{digest}"' in text
     index = (GENERATED / "__init__.py").read_text(encoding="utf-8")
@@ -452,6 +452,8 @@ def test_every_generated_file_starts_with_marker() -> None:
 
 
 def test_generated_imports_only_construct_runtime_and_siblings() -> None:
+    """Generated code imports its runtime primitives; only schema.py also imports the IR classes
+    (kcodec.codegen.schema: no YAML, no Jinja2, no emitters) to rebuild the schemas from data."""
     siblings = {Path(n).stem for n in _generated(GENERATED)} - {"__init__"} | {"fast"}
     files = [GENERATED / n for n in _generated(GENERATED) if n.endswith(".py")]
     assert len(files) > 3
@@ -468,6 +470,8 @@ def test_generated_imports_only_construct_runtime_and_siblings() -> None:
                 where = f"{path.name}:{node.lineno}"
                 if node.level == 0:
                     mod = node.module or ""
+                    if path.name == "schema.py" and mod == "kcodec.codegen.schema":
+                        continue
                     assert mod in ("construct", "__future__", "struct", "kcodec.errors") or mod.startswith("construct.") \
                         or mod == "kcodec.runtime" or mod.startswith("kcodec.runtime."), f"{where} imports from {mod}"
                 else:
@@ -507,3 +511,32 @@ def test_import_kcodec_alone_is_light() -> None:
     proc = _run([sys.executable, "-c", code])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------- the schemas as data
+
+def test_generated_schema_set_equals_the_loaded_yaml() -> None:
+    rebuilt = kcodec.generated.schema_set()
+    assert rebuilt == load_schemas(SCHEMAS)
+    assert rebuilt.sha256 == kcodec.generated.SCHEMA_SHA256
+    assert rebuilt is not kcodec.generated.schema_set()  # a fresh copy: callers may not share state
+
+
+def test_schema_data_round_trips_through_literals(schema_dir: Path) -> None:
+    from kcodec.codegen.schema import from_data, to_data
+
+    schemas = load_schemas(schema_dir)
+    data = to_data(schemas)
+    assert ast.literal_eval(repr(data)) == data  # plain literals only
+    assert from_data(data) == schemas
+
+
+def test_generate_without_its_extra_names_the_pip_command() -> None:
+    code = ("import importlib.util, sys\n"
+            "real = importlib.util.find_spec\n"
+            "importlib.util.find_spec = lambda name, *a: None if name == 'jinja2' else real(name, *a)\n"
+            "from kcodec.cli import main\n"
+            "sys.exit(main(['generate', '--check']))\n")
+    proc = _run([sys.executable, "-c", code])
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.strip().splitlines() == ["kcodec generate needs Jinja2: pip install 'kcodec[generate]'"]

@@ -11,10 +11,10 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kcodec.codegen.strategies import entity_strategy
+from kcodec.fuzz.strategies import entity_strategy
 from kcodec.errors import KcodecError
 from kcodec.generated import codec
-from kcodec.runtime.kernel import compiled_kernel
+from kcodec.generated.fast.kernel import compiled_kernel
 from tests.test_roundtrip import SCHEMAS
 
 kernel = compiled_kernel()
@@ -106,7 +106,7 @@ def test_columns_reject_damage_like_tuples():
 
 
 def test_backend_switch():
-    code = "from kcodec.runtime.kernel import active_backend; print(active_backend())"
+    code = "from kcodec.generated.fast.kernel import active_backend; print(active_backend())"
     for setting, expected in (("python", "python"), ("c", "c"), ("auto", "c")):
         env = dict(os.environ, KCODEC_BACKEND=setting)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kcodec.codegen.strategies import entity_strategy
+from kcodec.fuzz.strategies import entity_strategy
 from kcodec.errors import BadLengthError, KcodecError
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
@@ -36,8 +36,8 @@ def fast_plain(entity, version, data, **options):
 
 def _named(entity, version, values):
     """Fast tuples as dicts, walking the IR for nested entities."""
-    from kcodec.codegen.ir import ArrayType, EntityRef
-    from kcodec.codegen.layout import resolve
+    from kcodec.codegen.schema import ArrayType, EntityRef
+    from kcodec.codegen.schema import resolve
 
     _, fields = DECODERS[(entity, version)]
     ev = resolve(SCHEMAS, SCHEMAS.entities[entity], version)

@@ -7,15 +7,15 @@ import importlib
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kcodec.codegen.layout import resolve
-from kcodec.codegen.strategies import entity_strategy
+from kcodec.codegen.schema import resolve
+from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from tests.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
 
 
 def as_tuple(entity, version, value):
     """A value dict as the fast encoder's tuple (nested entities too)."""
-    from kcodec.codegen.ir import ArrayType, EntityRef
+    from kcodec.codegen.schema import ArrayType, EntityRef
 
     ev = resolve(SCHEMAS, SCHEMAS.entities[entity], version)
     out = []

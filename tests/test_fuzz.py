@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kcodec.cli import main
-from kcodec.codegen.strategies import entity_strategy
+from kcodec.fuzz.strategies import entity_strategy
 from kcodec.errors import DecodeError
 from kcodec.fuzz import mutators as M
 from kcodec.fuzz.encoder import Bytes, Compressed, Derived, Int, encode_int, encode_tree, overlong_varint, serialize

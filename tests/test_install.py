@@ -73,7 +73,7 @@ def test_wheel_contains_package_data(installed) -> None:
     for name in templates:
         assert f"kcodec/codegen/templates/{name}" in names
     for name in ("kcodec/__init__.py", "kcodec/cli.py", "kcodec/generated/__init__.py",
-                 "kcodec/generated/record_batch.py", "kcodec/codegen/loader.py", "kcodec/runtime/__init__.py"):
+                 "kcodec/generated/record_batch.py", "kcodec/codegen/schema/loader.py", "kcodec/runtime/__init__.py"):
         assert name in names
     tops = {n.split("/")[0] for n in names}
     # one import package: no top-level codegen/, generated/ or schemas/
@@ -96,6 +96,11 @@ def test_installed_size(installed) -> None:
 
 
 def test_installed_generate_check_is_fresh(installed) -> None:
+    # the generator's dependencies are the `generate` extra: without it the command says how to get it
+    proc = _run([installed["kcodec"], "generate", "--check"], cwd=installed["cwd"])
+    assert proc.returncode == 3 and "pip install 'kcodec[generate]'" in proc.stderr, proc.stderr
+    _ok(_run([installed["python"], "-m", "pip", "install", f"{installed['wheel']}[generate]"], cwd=installed["cwd"],
+             timeout=900))
     proc = _ok(_run([installed["kcodec"], "generate", "--check"], cwd=installed["cwd"]))
     assert "is fresh" in proc.stdout
     site = str(installed["venv"])

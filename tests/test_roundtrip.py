@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kcodec.codegen.layout import resolve_all
-from kcodec.codegen.strategies import entity_strategy
+from kcodec.codegen.schema import resolve_all
+from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import CODECS, codec
 
 

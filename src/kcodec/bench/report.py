@@ -37,7 +37,8 @@ def load_average() -> list[float] | None:
 def kcodec_backend() -> str:
     """Which decoders kcodec uses here (KCODEC_BACKEND, compiled kernel or Python)."""
     try:
-        from kcodec.runtime.kernel import active_backend, backend_setting, compiled_kernel
+        from kcodec.generated.fast.kernel import active_backend, compiled_kernel
+        from kcodec.runtime.kernel import backend_setting
     except ImportError:
         return "python (no backend selection in this kcodec)"
     try:

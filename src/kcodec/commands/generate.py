@@ -3,13 +3,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, packaged
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, packaged
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from kcodec.codegen import generate  # the generator (jinja2, yaml) loads only for this command
+    missing = [name for module, name in (("jinja2", "Jinja2"), ("yaml", "PyYAML")) if find_spec(module) is None]
+    if missing:  # the generator's own dependencies are an extra: reading logs never needs them
+        print(f"kcodec generate needs {' and '.join(missing)}: pip install 'kcodec[generate]'", file=sys.stderr)
+        return EXIT_ERROR
+    from kcodec.codegen import generate
 
     schemas = Path(args.schemas) if args.schemas else packaged("schemas")
     out = Path(args.out) if args.out else packaged("generated")

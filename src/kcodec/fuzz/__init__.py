@@ -1,5 +1,6 @@
 """Fuzzing kcodec's decoders from the schemas (a development and test tool; needs hypothesis).
 
+* :mod:`.strategies`: Hypothesis strategies for valid values of every entity version, from the IR;
 * :mod:`.encoder`: values -> a tree of fields -> bytes equal to the generated builders', with every
   field's byte span, lengths / counts / CRCs / compressed streams computed when printed;
 * :mod:`.mutators`: damage that knows field boundaries (bit flips inside a field, length and count

@@ -1,7 +1,7 @@
 """A schema-driven encoder that knows where every field is.
 
 :func:`encode_tree` turns a value (what ``codec(entity, version).build`` takes,
-e.g. drawn from :func:`kcodec.codegen.strategies.entity_strategy`) into a tree
+e.g. drawn from :func:`kcodec.fuzz.strategies.entity_strategy`) into a tree
 of nodes, one per field, read from the IR; :func:`serialize` prints the tree
 as bytes, computing lengths, counts, CRCs and compressed streams, and records
 the byte span of every field. The bytes equal the generated builder's exactly
@@ -22,8 +22,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kcodec.codegen.ir import ArrayType, BitsType, BytesType, EntityRef, IntType, SchemaSet
-from kcodec.codegen.layout import EntityVersion, resolve
+from kcodec.codegen.schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, IntType, SchemaSet, resolve
 from kcodec.runtime import compression
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import encode_uvarint, encode_varint, encode_varlong

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kcodec.codegen.ir import BitsType, IntType
+from kcodec.codegen.schema import BitsType, IntType
 
 from kcodec.fuzz.encoder import Array, Bytes, Compressed, Derived, Encoding, Entity, Int, Node, Span, encode_int, \
     overlong_varint, serialize

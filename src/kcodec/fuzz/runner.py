@@ -133,12 +133,11 @@ def _alarm(signum, frame):
 
 class Fuzzer:
     def __init__(self, config: FuzzConfig, progress: Callable[[FuzzStats], None] | None = None):
-        from kcodec.codegen import load_schemas
-        import kcodec.schemas
+        from kcodec.generated import schema_set
 
         self.config = config
         self.rng = random.Random(config.seed)
-        self.schemas = load_schemas(Path(kcodec.schemas.__path__[0]))
+        self.schemas = schema_set()
         self.ctx = Context(limit=config.limit)
         self.stats = FuzzStats()
         self.progress = progress
@@ -158,7 +157,7 @@ class Fuzzer:
         if key not in self._drawers:
             from hypothesis import HealthCheck, given, settings
 
-            from kcodec.codegen.strategies import entity_strategy
+            from kcodec.fuzz.strategies import entity_strategy
 
             box: list = []
 
@@ -171,7 +170,7 @@ class Fuzzer:
         return self._drawers[key]
 
     def draw(self, entity: str, version: int) -> Sample | None:
-        from kcodec.codegen.strategies import Limits
+        from kcodec.fuzz.strategies import Limits
 
         draw, box = self._drawer(entity, version)
         box.clear()

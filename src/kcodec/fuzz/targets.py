@@ -68,15 +68,11 @@ def _call(result: Result, name: str, fn):
 
 def _needs_options(entity: str, version: int) -> bool:
     """Whether the fast decoder takes verify_crc / limit / contents (the generator decides, from the IR)."""
-    from pathlib import Path
+    from kcodec.codegen.schema import resolve
+    from kcodec.generated import schema_set
 
-    import kcodec.schemas
-    from kcodec.codegen import load_schemas
-    from kcodec.codegen.emit_fast import needs_options
-    from kcodec.codegen.layout import resolve
-
-    schemas = load_schemas(Path(kcodec.schemas.__path__[0]))
-    return needs_options(resolve(schemas, schemas.entities[entity], version))
+    schemas = schema_set()
+    return resolve(schemas, schemas.entities[entity], version).needs_options
 
 
 _OPTIONS: dict = {}

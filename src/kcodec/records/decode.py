@@ -44,7 +44,7 @@ class _Fast:
         _, efields = DECODERS[("legacy_log_entry", 0)]
         self.e_offset, self.e_message = efields.index("offset"), efields.index("message")
         self.m = {m: {n: i for i, n in enumerate(DECODERS[("legacy_message", m)][1])} for m in (0, 1)}
-        from kcodec.runtime.kernel import compiled_kernel
+        from kcodec.generated.fast.kernel import compiled_kernel
 
         self.kernel = compiled_kernel()
         self.project = getattr(self.kernel, "project_record_v2", None)  # builds Records in C

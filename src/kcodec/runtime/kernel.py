@@ -1,17 +1,19 @@
-"""Choosing the compiled kernel or the pure-Python decoders.
+"""Choosing a compiled kernel or the pure-Python decoders.
 
 ``KCODEC_BACKEND`` selects: ``auto`` (default: the compiled kernel when it was
 built and matches the generated code, else Python), ``c`` (the kernel, or an
 ImportError saying why not), ``python`` (never the kernel).
+
+The runtime does not know which kernel: the generated package asks for its own
+(``kcodec.generated.fast.kernel``), naming the module and the schema digest it
+was generated from.
 """
 from __future__ import annotations
 
 import importlib
 import os
+from functools import cache
 from types import ModuleType
-
-_UNSET = object()
-_cached: object = _UNSET
 
 
 def backend_setting() -> str:
@@ -21,31 +23,23 @@ def backend_setting() -> str:
     return value
 
 
-def compiled_kernel() -> ModuleType | None:
-    """The compiled kernel module, or None when Python decoders are to be used."""
-    global _cached
-    if _cached is not _UNSET:
-        return _cached  # type: ignore[return-value]
+@cache
+def select_kernel(module: str, schema_sha256: str) -> ModuleType | None:
+    """The compiled kernel ``module`` when KCODEC_BACKEND allows it and it was built from the schemas
+    with digest ``schema_sha256``; None when the Python decoders are to be used."""
     setting = backend_setting()
-    kernel = None
-    if setting != "python":
-        try:
-            kernel = importlib.import_module("kcodec.generated._ckernel")
-        except ImportError as exc:
-            if setting == "c":
-                raise ImportError(f"KCODEC_BACKEND=c but the compiled kernel is not available ({exc}); "
-                                  "reinstall kcodec where a C compiler exists") from None
-        else:
-            from kcodec.generated import SCHEMA_SHA256
-
-            if kernel.SCHEMA_SHA256 != SCHEMA_SHA256:
-                if setting == "c":
-                    raise ImportError("KCODEC_BACKEND=c but the compiled kernel was built from other schemas; "
-                                      "rebuild it (pip install again)")
-                kernel = None  # stale build: the Python decoders are always right
-    _cached = kernel
+    if setting == "python":
+        return None
+    try:
+        kernel = importlib.import_module(module)
+    except ImportError as exc:
+        if setting == "c":
+            raise ImportError(f"KCODEC_BACKEND=c but the compiled kernel is not available ({exc}); "
+                              "reinstall kcodec where a C compiler exists") from None
+        return None
+    if kernel.SCHEMA_SHA256 != schema_sha256:
+        if setting == "c":
+            raise ImportError("KCODEC_BACKEND=c but the compiled kernel was built from other schemas; "
+                              "rebuild it (pip install again)")
+        return None  # stale build: the Python decoders are always right
     return kernel
-
-
-def active_backend() -> str:
-    return "c" if compiled_kernel() is not None else "python"

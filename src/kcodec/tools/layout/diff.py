@@ -5,22 +5,19 @@ The layouts are the generated tables (:class:`~kcodec.runtime.layout.EntityLayou
 ``kcodec layout`` prints), so a diff shows exactly what regenerating did: compare two versions of
 an entity (``legacy_message`` v0 → v1), two entities (magic-1 log entries against v2 batches), or
 the packaged layout against the one a changed schema directory would generate
-(:func:`layouts_from_schemas`).
+(:func:`layouts_from_schemas`: the schemas loaded and resolved, the same rows the generator prints).
 
 Nested entities at a fixed offset are flattened into the parent (``message.crc`` sits at 12 of a
-legacy log entry), so entry-level offsets line up with Kafka's (§1: magic at 16 in every format).
+legacy log entry), so entry-level offsets line up with Kafka's (magic at 16 in every format: ``LegacyRecord``
+and ``DefaultRecordBatch`` agree there).
 """
 from __future__ import annotations
 
-import hashlib
-import importlib
-import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kcodec.runtime.layout import EntityLayout
+from kcodec.runtime.layout import EntityLayout, FieldLayout
 
 __all__ = ["Row", "Pair", "LayoutDiff", "flatten", "diff_layouts", "render_diff", "layouts_from_schemas",
            "packaged_layouts", "Layouts"]
@@ -42,27 +39,26 @@ def packaged_layouts() -> Layouts:
 
 
 def layouts_from_schemas(directory: str | Path) -> Layouts:
-    """The layouts regenerating from ``directory`` would give: the schemas are loaded, rendered by
-    the generator into a private temporary package and imported, nothing in the tree is touched."""
-    from kcodec.codegen.loader import load_schemas
-    from kcodec.codegen.render import render
+    """The layouts regenerating from ``directory`` would give: the schemas are loaded (YAML) and
+    resolved, and each table built from the rows the generator prints; nothing is rendered."""
+    from kcodec.codegen.schema import layout_rows, load_schemas, resolve_all
 
-    schemas = load_schemas(directory)
-    files = render(schemas)
-    name = "_kcodec_layouts_" + hashlib.sha256(schemas.sha256.encode()).hexdigest()[:16]
-    if name not in sys.modules:
-        root = Path(tempfile.mkdtemp(prefix="kcodec-layouts-"))
-        for rel, content in files.items():
-            target = root / name / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
-        sys.path.insert(0, str(root))
+    tables = {}
+    for ev in resolve_all(load_schemas(directory)):
+        lo, hi = ev.overhead
+        rows = tuple(FieldLayout(*row) for row in layout_rows(ev))
+        tables[(ev.name, ev.version)] = EntityLayout(ev.name, ev.version, ev.entity.doc, rows, lo, hi, ev.fixed_size)
+    versions: dict[str, tuple[int, ...]] = {}
+    for name, version in tables:
+        versions[name] = versions.get(name, ()) + (version,)
+
+    def layout(entity: str, version: int) -> EntityLayout:
         try:
-            importlib.import_module(name)
-        finally:
-            sys.path.remove(str(root))
-    module = sys.modules[name]
-    return Layouts(module.layout, dict(module.ENTITY_VERSIONS), str(directory))
+            return tables[(entity, version)]
+        except KeyError:
+            raise KeyError(f"{entity} v{version} is not in {directory}") from None
+
+    return Layouts(layout, versions, str(directory))
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,17 @@ fields, inlines the one-byte case of every varint, bounds every slice by the
 enclosing length, and checks derived fields (lengths, counts, CRCs) as it goes.
 ``buf`` is ``bytes``. Values come back as tuples in schema order (``FIELDS_<ENTITY>_V<N>`` names
 them); bit fields come back as dicts. Nothing here knows Kafka: it is the IR.
+
+``contents`` says what to do with a compressed region: True decodes what it holds, False keeps its
+bytes, and ``INSIDE_COMPRESSED`` (passed to decoders reading a decompressed stream) makes another
+compressed region an error.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .ir import ArrayType, BitsType, BytesType, EntityRef, IntType, Type
-from .layout import EntityVersion, min_covered, resolve
+from ..schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, FixedRun, IntType, ResolvedField, Type
+from .buffer import Code
 
 _FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint32": "I"}
 _READ = {"varint": "read_varint", "varlong": "read_varlong", "uvarint": "read_uvarint"}
@@ -47,43 +51,18 @@ class FastModule:
     functions: list[FastFunction] = field(default_factory=list)
     encoders: list[FastFunction] = field(default_factory=list)
 
-
-def needs_options(ev: EntityVersion, _seen: frozenset = frozenset()) -> bool:
-    """Whether decoding this entity version (or anything inside it) checks a
-    CRC or decompresses: those decoders take verify_crc / limit / contents."""
-    key = (ev.name, ev.version)
-    if key in _seen:
-        return False
-    for f in ev.fields:
-        if f.field.compressed or (f.field.derived and f.field.derived.kind == "crc"):
-            return True
-        for ref in _refs(f.type):
-            if needs_options(resolve(ev.schemas, ev.schemas.entities[ref], ev.version), _seen | {key}):
-                return True
-    return False
+    @property
+    def nested_compression(self) -> bool:
+        """Whether a decoder here reads a decompressed stream (and so names INSIDE_COMPRESSED)."""
+        return any("INSIDE_COMPRESSED" in line for fn in self.functions for line in fn.lines)
 
 
-def _refs(t: Type | None) -> list[str]:
-    if isinstance(t, ArrayType):
-        return _refs(t.element)
-    if isinstance(t, EntityRef):
-        return [t.name]
-    return []
+class _Writer(Code):
+    """One function's code, registering the structs and tables it uses with its module."""
 
-
-class _Writer:
     def __init__(self, mod: FastModule, ev: EntityVersion):
+        super().__init__(depth=2)  # inside def + try
         self.mod, self.ev = mod, ev
-        self.lines: list[str] = []
-        self.depth = 2  # inside def + try
-        self.counter = 0
-
-    def emit(self, text: str) -> None:
-        self.lines.append("    " * self.depth + text)
-
-    def tmp(self, stem: str) -> str:
-        self.counter += 1
-        return f"{stem}{self.counter}"
 
     def struct(self, fmt: str) -> str:
         for name, existing in self.mod.structs:
@@ -99,28 +78,22 @@ class _Writer:
         return name
 
 
+def _ident(path: str) -> str:
+    return path.replace(".", "_")
+
+
 def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
     w = _Writer(mod, ev)
-    opts = needs_options(ev)
-    starts: dict[str, list[str]] = {}
-    for f in ev.fields:
-        d = f.field.derived
-        if d and d.kind in ("length", "crc"):
-            starts.setdefault(d.covers, []).append(f.name)
+    opts = ev.needs_options
     fields = ev.fields
     i = 0
     while i < len(fields):
-        f = fields[i]
-        if _fixed_scalar(f):
-            run = [f]
-            # a derived length ends its run: it is checked before the bytes it covers are read
-            while (i + len(run) < len(fields) and _fixed_scalar(fields[i + len(run)])
-                   and not _is_length(run[-1])):
-                run.append(fields[i + len(run)])
-            _emit_fixed_run(w, run, starts)
-            i += len(run)
+        if i in ev.fixed_runs:
+            run = ev.fixed_runs[i]
+            _emit_fixed_run(w, run)
+            i += len(run.fields)
             continue
-        for owner in starts.get(f.name, []):
+        for owner in ev.covered_starts.get(fields[i].name, ()):
             _start_cover(w, owner, "pos")
         _emit_field(w, i)
         i += 1
@@ -128,18 +101,18 @@ def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
     for f in fields:
         d = f.field.derived
         if d and d.kind == "length":
-            w.emit(f"if pos != end_{f.name}:")
-            w.emit(f"    raise BadLengthError(f\"{f.name} says {{v_{f.name}}} bytes but the fields it covers take "
+            w(f"if pos != end_{f.name}:")
+            w(f"    raise BadLengthError(f\"{f.name} says {{v_{f.name}}} bytes but the fields it covers take "
                    f"{{pos - start_{f.name}}}\", position=start_{f.name}, field={f.name!r})")
         if d and d.kind == "crc":
             fn = "crc32c" if d.algorithm == "crc32c" else "crc32"
-            w.emit("if verify_crc:")
-            w.emit(f"    computed = {fn}(memoryview(buf)[start_{f.name}:pos])")
-            w.emit(f"    if computed != v_{f.name}:")
-            w.emit(f"        raise CrcMismatchError(f\"{f.name} is corrupt (stored {d.algorithm} = {{v_{f.name}:#010x}}, "
+            w("if verify_crc:")
+            w(f"    computed = {fn}(memoryview(buf)[start_{f.name}:pos])")
+            w(f"    if computed != v_{f.name}:")
+            w(f"        raise CrcMismatchError(f\"{f.name} is corrupt (stored {d.algorithm} = {{v_{f.name}:#010x}}, "
                    f"computed = {{computed:#010x}})\", position=at_{f.name}, field={f.name!r})")
     names = tuple(f.name for f in fields)
-    w.emit(f"return ({', '.join('v_' + n for n in names)}{',' if len(names) == 1 else ''}), pos")
+    w(f"return ({', '.join('v_' + n for n in names)}{',' if len(names) == 1 else ''}), pos")
     body = ["    try:"] + w.lines + [
         "    except (IndexError, struct_error):",
         f"        raise TruncatedError(\"{ev.name} v{ev.version} runs past the end of its bytes\", position=pos)"
@@ -151,59 +124,50 @@ def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
     sig = "buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True" if opts else "buf, pos=0, end=None"
     call = "buf, pos, end, verify_crc, limit, contents" if opts else "buf, pos, end"
     pre = ["    if end is None:", "        end = len(buf)"]
-    from .emit_c import supported
     return FastFunction(f"decode_{ev.suffix}", sig,
                         f"Decode {ev.name} v{ev.version} at buf[pos:end]; returns (values in FIELDS order, next pos).",
-                        pre + body, names, call, supported(ev))
-
-
-def _is_length(f) -> bool:
-    return f.field.derived is not None and f.field.derived.kind == "length"
-
-
-def _fixed_scalar(f) -> bool:
-    t = f.type
-    return (isinstance(t, (IntType, BitsType)) and (t.base if isinstance(t, BitsType) else t).fixed
-            and f.field.compressed is None)
+                        pre + body, names, call, ev.compiled)
 
 
 def _start_cover(w: _Writer, owner: str, pos_expr: str) -> None:
     d = w.ev.field(owner).field.derived
-    w.emit(f"start_{owner} = {pos_expr}")
+    w(f"start_{owner} = {pos_expr}")
     if d.kind == "length":
         # Everything the length covers is bounded by it: nothing inside can read past.
-        minimum = min_covered(w.ev, owner)
-        w.emit(f"if v_{owner} < {minimum}:")
-        w.emit(f"    raise BadLengthError(f\"{owner} is {{v_{owner}}}, less than the {minimum} bytes the fields it "
+        minimum = w.ev.min_covered(owner)
+        w(f"if v_{owner} < {minimum}:")
+        w(f"    raise BadLengthError(f\"{owner} is {{v_{owner}}}, less than the {minimum} bytes the fields it "
                f"covers need at least\", position=start_{owner}, field={owner!r})")
-        w.emit(f"end_{owner} = start_{owner} + v_{owner}")
-        w.emit(f"if end_{owner} > end:")
-        w.emit(f"    raise TruncatedError(f\"{owner} says {{v_{owner}}} bytes but only {{end - start_{owner}}} "
+        w(f"end_{owner} = start_{owner} + v_{owner}")
+        w(f"if end_{owner} > end:")
+        w(f"    raise TruncatedError(f\"{owner} says {{v_{owner}}} bytes but only {{end - start_{owner}}} "
                f"remain\", position=start_{owner}, field={owner!r})")
-        w.emit(f"end = end_{owner}")
+        w(f"end = end_{owner}")
 
 
-def _emit_fixed_run(w: _Writer, run, starts) -> None:
-    fmt = ">" + "".join(_FMT[(f.type.base if isinstance(f.type, BitsType) else f.type).name] for f in run)
-    names = [f"v_{f.name}" for f in run]
+def _emit_fixed_run(w: _Writer, run: FixedRun) -> None:
+    fmt = ">" + "".join(_FMT[(f.type.base if isinstance(f.type, BitsType) else f.type).name] for f in run.fields)
+    names = [f"v_{f.name}" for f in run.fields]
+    starts = w.ev.covered_starts
     offset = 0
-    for owner in starts.get(run[0].name, []):
+    for owner in starts.get(run.fields[0].name, ()):
         _start_cover(w, owner, "pos")  # check a length before reading what it covers
     if fmt in (">b", ">B"):  # one byte: indexing beats struct
-        w.emit(f"{names[0]} = buf[pos]")
+        w(f"{names[0]} = buf[pos]")
         if fmt == ">b":
-            w.emit(f"if {names[0]} > 127:")
-            w.emit(f"    {names[0]} -= 256")
+            w(f"if {names[0]} > 127:")
+            w(f"    {names[0]} -= 256")
     else:
-        w.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {w.struct(fmt)}.unpack_from(buf, pos)")
-    for f in run:
-        for owner in starts.get(f.name, []) if f is not run[0] else []:
+        target = f"({', '.join(names)})" if len(names) > 1 else f"{names[0]},"
+        w(f"{target} = {w.struct(fmt)}.unpack_from(buf, pos)")
+    for f in run.fields:
+        for owner in starts.get(f.name, ()) if f is not run.fields[0] else ():
             _start_cover(w, owner, f"pos + {offset}")
         if f.field.derived and f.field.derived.kind == "crc":
-            w.emit(f"at_{f.name} = pos + {offset}" if offset else f"at_{f.name} = pos")
+            w(f"at_{f.name} = pos + {offset}" if offset else f"at_{f.name} = pos")
         offset += f.size
-    w.emit(f"pos += {offset}")
-    for f in run:
+    w(f"pos += {offset}")
+    for f in run.fields:
         _post_fixed(w, f)
 
 
@@ -212,37 +176,35 @@ def _post_fixed(w: _Writer, f) -> None:
     v = f"v_{f.name}"
     if fld.const is not None:
         value = ev.version if fld.const == "version" else fld.const
-        w.emit(f"if {v} != {value}:")
-        w.emit(f"    raise {_ERR[fld.error]}(f\"{f.name} is {{{v}}}, expected {value}\", position=pos - "
+        w(f"if {v} != {value}:")
+        w(f"    raise {_ERR[fld.error]}(f\"{f.name} is {{{v}}}, expected {value}\", position=pos - "
                f"{_bytes_after(ev, f)}, field={f.name!r})")
     if fld.enum:
         _emit_enum(w, v, v, fld.enum, f.name, f"pos - {_bytes_after(ev, f)}")
     if isinstance(f.type, BitsType):
-        raw = w.tmp("raw")
+        raw = w.name(f"{f.name}_bits")
         width = f.type.base.width * 8
-        w.emit(f"{raw} = {v} & {(1 << width) - 1:#x}")
+        w(f"{raw} = {v} & {(1 << width) - 1:#x}")
         parts = []
         for b in sorted(f.type.bits, key=lambda b: b.low):
             expr = f"({raw} >> {b.low}) & {(1 << b.width) - 1:#x}" if b.low else f"{raw} & {(1 << b.width) - 1:#x}"
             if b.kind == "flag":
                 parts.append(f"{b.name!r}: bool({expr})")
             elif b.kind == "enum":
-                tv = w.tmp("e")
-                w.emit(f"{tv} = {expr}")
+                tv = w.name(f"{f.name}_{b.name}")
+                w(f"{tv} = {expr}")
                 _emit_enum(w, tv, tv, b.enum, f"{f.name}.{b.name}", f"pos - {_bytes_after(ev, f)}")
                 parts.append(f"{b.name!r}: {tv}")
             else:
                 parts.append(f"{b.name!r}: {expr}")
-        w.emit(f"{v} = {{{', '.join(parts)}}}")
+        w(f"{v} = {{{', '.join(parts)}}}")
 
 
-def _bytes_after(ev: EntityVersion, f) -> int:
+def _bytes_after(ev: EntityVersion, f: ResolvedField) -> int:
     """Bytes between the start of fixed field f and the end of its fixed run (pos after the run)."""
     i = ev.index(f.name)
-    j = i
-    while j + 1 < len(ev.fields) and _fixed_scalar(ev.fields[j + 1]) and not _is_length(ev.fields[j]):
-        j += 1
-    return sum(g.size for g in ev.fields[i:j + 1])
+    run = ev.run_of(i)
+    return sum(g.size for g in run.fields[i - run.start:])
 
 
 def _emit_enum(w: _Writer, target: str, raw: str, enum: str, path: str, position: str) -> None:
@@ -252,64 +214,64 @@ def _emit_enum(w: _Writer, target: str, raw: str, enum: str, path: str, position
                     repr({v: k for k, v in values.items()}))
     allowed = ", ".join(f"{v}={k}" for k, v in values.items())
     if e.open:
-        w.emit(f"{target} = {table}.get({raw}, {raw})")
+        w(f"{target} = {table}.get({raw}, {raw})")
         return
-    name = w.tmp("n")
-    w.emit(f"{name} = {table}.get({raw})")
-    w.emit(f"if {name} is None:")
-    w.emit(f"    raise {_ERR[e.error]}(f\"unknown or disallowed {enum} {{{raw}}} (allowed here: {allowed})\", "
+    name = w.name(f"{_ident(path)}_name")
+    w(f"{name} = {table}.get({raw})")
+    w(f"if {name} is None:")
+    w(f"    raise {_ERR[e.error]}(f\"unknown or disallowed {enum} {{{raw}}} (allowed here: {allowed})\", "
            f"position={position}, field={path!r})")
-    w.emit(f"{target} = {name}")
+    w(f"{target} = {name}")
 
 
 def _read_int(w: _Writer, target: str, t: IntType) -> None:
     """Read one integer of type t at pos into target, advancing pos."""
     if t.fixed:
         s = w.struct(">" + _FMT[t.name])
-        w.emit(f"{target} = {s}.unpack_from(buf, pos)[0]")
-        w.emit(f"pos += {t.width}")
+        w(f"{target} = {s}.unpack_from(buf, pos)[0]")
+        w(f"pos += {t.width}")
         return
-    b = w.tmp("b")
-    w.emit(f"{b} = buf[pos]")
-    w.emit(f"if {b} < 128:")
+    b = "first_byte"  # consumed right here: one name serves every read
+    w(f"{b} = buf[pos]")
+    w(f"if {b} < 128:")
     if t.zigzag:
-        w.emit(f"    {target} = ({b} >> 1) ^ -({b} & 1)")
+        w(f"    {target} = ({b} >> 1) ^ -({b} & 1)")
     else:
-        w.emit(f"    {target} = {b}")
-    w.emit("    pos += 1")
-    w.emit("else:")
-    w.emit(f"    {target}, pos = {_READ[t.name]}(buf, pos)")
+        w(f"    {target} = {b}")
+    w("    pos += 1")
+    w("else:")
+    w(f"    {target}, pos = {_READ[t.name]}(buf, pos)")
 
 
 def _emit_bytes(w: _Writer, target: str, t: BytesType, path: str) -> None:
-    n = w.tmp("n")
+    n = w.name(f"{_ident(path)}_length")
     _read_int(w, n, t.prefix)
-    w.emit(f"if {n} < 0:")
+    w(f"if {n} < 0:")
     if t.nullable:
-        w.emit(f"    {target} = None")
+        w(f"    {target} = None")
     else:
-        w.emit(f"    raise BadLengthError(f\"length {{{n}}} is negative but {path} cannot be null\", "
+        w(f"    raise BadLengthError(f\"length {{{n}}} is negative but {path} cannot be null\", "
                f"position=pos, field={path!r})")
-    w.emit("else:")
-    e = w.tmp("e")
-    w.emit(f"    {e} = pos + {n}")
-    w.emit(f"    if {e} > end:")
-    w.emit(f"        raise TruncatedError(f\"{path}: needs {{{n}}} bytes but only {{end - pos}} remain\", "
+    w("else:")
+    e = w.name(f"{_ident(path)}_end")
+    w(f"    {e} = pos + {n}")
+    w(f"    if {e} > end:")
+    w(f"        raise TruncatedError(f\"{path}: needs {{{n}}} bytes but only {{end - pos}} remain\", "
            f"position=pos, field={path!r})")
     if t.text:
-        w.emit(f"    {target} = buf[pos:{e}].decode('utf-8')")
+        w(f"    {target} = buf[pos:{e}].decode('utf-8')")
     else:
-        w.emit(f"    {target} = buf[pos:{e}]")
-    w.emit(f"    pos = {e}")
+        w(f"    {target} = buf[pos:{e}]")
+    w(f"    pos = {e}")
 
 
 def _element_call(w: _Writer, t: Type, buf: str, pos: str, end: str, contents: str = "contents") -> str:
-    """Expression decoding one element, evaluating to (value, pos). ``contents`` is -1 inside a
-    decompressed stream: a compressed region there is an error (one wrapper level, no recursion)."""
+    """Expression decoding one element, evaluating to (value, pos). ``contents`` is INSIDE_COMPRESSED
+    inside a decompressed stream: a compressed region there is an error (one wrapper level, no recursion)."""
     if isinstance(t, EntityRef):
-        child = resolve(w.ev.schemas, w.ev.schemas.entities[t.name], w.ev.version)
+        child = w.ev.child(t.name)
         fn = f"{_alias(t.name)}.decode_{child.suffix}"
-        extra = f", verify_crc, limit, {contents}" if needs_options(child) else ""
+        extra = f", verify_crc, limit, {contents}" if child.needs_options else ""
         return f"{fn}({buf}, {pos}, {end}{extra})"
     raise NotImplementedError(f"arrays of {t!r} in the fast backend")
 
@@ -320,42 +282,42 @@ def _alias(name: str) -> str:
 
 def _guarded(w: _Writer, path: str, lines) -> None:
     """Emit lines that decode nested entities: their errors get ``path`` in front of their field."""
-    w.emit("try:")
+    w("try:")
     w.depth += 1
     lines()
     w.depth -= 1
-    w.emit("except DecodeError as exc:")
-    w.emit(f"    exc.field = {path + '.'!r} + exc.field if exc.field else {path!r}")
-    w.emit("    raise")
+    w("except DecodeError as exc:")
+    w(f"    exc.field = {path + '.'!r} + exc.field if exc.field else {path!r}")
+    w("    raise")
 
 
 def _emit_array(w: _Writer, target: str, t: ArrayType, count: str | None, buf: str, path: str,
                 contents: str = "contents") -> None:
     """Decode an array from buf at pos..end (count elements, or until end)."""
     if count is not None:
-        w.emit(f"if {count} < 0:")
-        w.emit(f"    raise RecordCountError(f\"{path}: negative count {{{count}}}\", position=pos, field={path!r})")
-        w.emit(f"if {count} > end - pos:")
-        w.emit(f"    raise RecordCountError(f\"{path}: {{{count}}} elements cannot fit in the {{end - pos}} bytes left\","
+        w(f"if {count} < 0:")
+        w(f"    raise RecordCountError(f\"{path}: negative count {{{count}}}\", position=pos, field={path!r})")
+        w(f"if {count} > end - pos:")
+        w(f"    raise RecordCountError(f\"{path}: {{{count}}} elements cannot fit in the {{end - pos}} bytes left\","
                f" position=pos, field={path!r})")
         if isinstance(t.element, EntityRef):
             # one call decodes them all: the compiled kernel replaces it when present
             call = _element_call(w, t.element, buf, "pos", "end")
             fn, args = call.split("(", 1)
-            _guarded(w, path, lambda: w.emit(
+            _guarded(w, path, lambda: w(
                 f"{target}, pos = {fn}_array({args[:-1]}, {count})" if "verify_crc" not in args
                 else f"{target}, pos = {fn}_array({buf}, pos, end, {count}, verify_crc, limit, {contents})"))
             return
-    items = w.tmp("items")
-    w.emit(f"{items} = []")
-    item = w.tmp("item")
+    items = w.name(f"{_ident(path)}_items")
+    w(f"{items} = []")
+    item = w.name("item")
 
     def loop():
-        w.emit(f"for _ in range({count}):" if count is not None else "while pos < end:")
-        w.emit(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end', contents)}")
-        w.emit(f"    {items}.append({item})")
+        w(f"for _ in range({count}):" if count is not None else "while pos < end:")
+        w(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end', contents)}")
+        w(f"    {items}.append({item})")
     _guarded(w, path, loop)
-    w.emit(f"{target} = {items}")
+    w(f"{target} = {items}")
 
 
 def _emit_field(w: _Writer, i: int) -> None:
@@ -371,7 +333,7 @@ def _emit_field(w: _Writer, i: int) -> None:
     d = fld.derived
     if isinstance(t, IntType):
         if d and d.kind == "crc":
-            w.emit(f"at_{f.name} = pos")
+            w(f"at_{f.name} = pos")
         _read_int(w, v, t)
         if fld.enum:
             _emit_enum(w, v, v, fld.enum, f.name, "pos")
@@ -380,11 +342,11 @@ def _emit_field(w: _Writer, i: int) -> None:
         _emit_bytes(w, v, t, f.name)
         return
     if isinstance(t, EntityRef):
-        _guarded(w, f.name, lambda: w.emit(f"{v}, pos = {_element_call(w, t, 'buf', 'pos', 'end')}"))
+        _guarded(w, f.name, lambda: w(f"{v}, pos = {_element_call(w, t, 'buf', 'pos', 'end')}"))
         return
     if isinstance(t, ArrayType):
         if t.prefix is not None:
-            n = w.tmp("count")
+            n = w.name(f"{f.name}_count")
             _read_int(w, n, t.prefix)
             _emit_array(w, v, t, n, "buf", f.name)
         else:
@@ -403,32 +365,32 @@ def _emit_compressed_array(w: _Writer, f) -> None:
     t, fld = f.type, f.field
     codec = _codec_expr(fld)
     v = f"v_{f.name}"
-    w.emit(f"if not contents:")
-    w.emit(f"    {v} = bytes(buf[pos:end])")
-    w.emit("else:")
+    w(f"if not contents:")
+    w(f"    {v} = bytes(buf[pos:end])")
+    w("else:")
     w.depth += 1
-    w.emit(f"if {codec} == 'none':")
+    w(f"if {codec} == 'none':")
     w.depth += 1
     _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name)
-    w.emit("if pos != end:")
-    w.emit(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name}\", position=pos, "
+    w("if pos != end:")
+    w(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name}\", position=pos, "
            f"field={f.name!r})")
     w.depth -= 1
-    w.emit("else:")
+    w("else:")
     w.depth += 1
     _emit_decompress(w, f, codec, "memoryview(buf)[pos:end]", "pos")
-    w.emit("try:")
+    w("try:")
     w.depth += 1
-    _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name, "-1")
-    w.emit("if pos != end:")
-    w.emit(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name}\", position=pos, "
+    _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name, "INSIDE_COMPRESSED")
+    w("if pos != end:")
+    w(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name}\", position=pos, "
            f"field={f.name!r})")
     w.depth -= 1
     _emit_in_stream(w, f, codec)
-    w.emit("buf, pos, end = outer")
-    w.emit("pos = end")
+    w("buf, pos, end = outer")
+    w("pos = end")
     w.depth -= 2
-    w.emit("pos = end")
+    w("pos = end")
 
 
 def _emit_compressed_bytes(w: _Writer, f) -> None:
@@ -436,18 +398,18 @@ def _emit_compressed_bytes(w: _Writer, f) -> None:
     codec = _codec_expr(fld)
     v = f"v_{f.name}"
     _emit_bytes(w, v, t, f.name)
-    w.emit(f"if {codec} != 'none' and contents:")
+    w(f"if {codec} != 'none' and contents:")
     w.depth += 1
-    w.emit(f"if {v} is None:")
-    w.emit(f"    raise CorruptError(f\"compressed ({{{codec}}}) wrapper has a null value\", position=pos, "
+    w(f"if {v} is None:")
+    w(f"    raise CorruptError(f\"compressed ({{{codec}}}) wrapper has a null value\", position=pos, "
            f"field={f.name!r})")
     _emit_decompress(w, f, codec, v, f"pos - len({v})")
-    w.emit("try:")
+    w("try:")
     w.depth += 1
-    _emit_array(w, v, fld.compressed.contents, None, "buf", f.name, "-1")
+    _emit_array(w, v, fld.compressed.contents, None, "buf", f.name, "INSIDE_COMPRESSED")
     w.depth -= 1
     _emit_in_stream(w, f, codec)
-    w.emit("buf, pos, end = outer")
+    w("buf, pos, end = outer")
     w.depth -= 1
 
 
@@ -455,37 +417,35 @@ def _emit_decompress(w: _Writer, f, codec: str, data: str, start: str) -> None:
     """Decompress ``data`` (stored at ``start``) and switch to the decompressed stream. A compressed
     region inside a decompressed stream is refused: Kafka allows one wrapper level, and refusing it
     bounds recursion and memory."""
-    w.emit("if contents == -1:")
-    w.emit(f"    raise CorruptError(f\"a compressed ({{{codec}}}) {f.name} inside a compressed stream: only one "
+    w("if contents == INSIDE_COMPRESSED:")
+    w(f"    raise CorruptError(f\"a compressed ({{{codec}}}) {f.name} inside a compressed stream: only one "
            f"level of compression is allowed\", position={start}, field={f.name!r})")
-    w.emit(f"start_{f.name} = {start}")
-    w.emit("try:")
-    w.emit(f"    data = decompress({codec}, {data}, magic={w.ev.version}, max_size=limit)")
-    w.emit("except DecodeError as exc:")
-    w.emit(f"    exc.position = start_{f.name} + (exc.position or 0)")
-    w.emit(f"    exc.field = exc.field or {f.name!r}")
-    w.emit("    raise")
-    w.emit("outer = (buf, pos, end)")
-    w.emit("buf, pos, end = data, 0, len(data)")
+    w(f"start_{f.name} = {start}")
+    w("try:")
+    w(f"    data = decompress({codec}, {data}, magic={w.ev.version}, max_size=limit)")
+    w("except DecodeError as exc:")
+    w(f"    exc.position = start_{f.name} + (exc.position or 0)")
+    w(f"    exc.field = exc.field or {f.name!r}")
+    w("    raise")
+    w("outer = (buf, pos, end)")
+    w("buf, pos, end = data, 0, len(data)")
 
 
 def _emit_in_stream(w: _Writer, f, codec: str) -> None:
     """Errors inside a decompressed stream: positioned at the stored region, the message says where in the stream."""
-    w.emit("except DecodeError as exc:")
-    w.emit(f"    exc.message = f\"{{exc.message}} (at byte {{exc.position or 0}} of the decompressed {{{codec}}} "
+    w("except DecodeError as exc:")
+    w(f"    exc.message = f\"{{exc.message}} (at byte {{exc.position or 0}} of the decompressed {{{codec}}} "
            f"stream)\"")
-    w.emit(f"    exc.position = start_{f.name}")
-    w.emit("    raise")
-    w.emit("except (IndexError, struct_error):")
-    w.emit(f"    raise TruncatedError(f\"{f.name}: runs past the end of the decompressed {{{codec}}} stream (at byte "
+    w(f"    exc.position = start_{f.name}")
+    w("    raise")
+    w("except (IndexError, struct_error):")
+    w(f"    raise TruncatedError(f\"{f.name}: runs past the end of the decompressed {{{codec}}} stream (at byte "
            f"{{pos}})\", position=start_{f.name}, field={f.name!r}) from None")
 
 
 def fast_module(name: str, source_file: str, source_sha: str, versions: list[EntityVersion]) -> FastModule:
-    refs = sorted({r for ev in versions for f in ev.fields
-                   for r in _refs(f.type) + _refs(f.field.compressed.contents if f.field.compressed else None)})
-    mod = FastModule(name, source_file, source_sha, ["from kcodec.errors import DecodeError"]
-                     + [f"from . import {r} as {_alias(r)}" for r in refs if r != name])
+    refs = sorted({r for ev in versions for r in ev.refs})
+    mod = FastModule(name, source_file, source_sha, [f"from . import {r} as {_alias(r)}" for r in refs if r != name])
     for ev in versions:
         mod.functions.append(fast_function(mod, ev))
         mod.encoders.append(fast_encoder(mod, ev))
@@ -521,13 +481,13 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
             deferred.append(i)
             continue
         if d and d.kind == "count":
-            w.emit(f"{b} = {_packer(w, t)}(len(v[{ev.index(d.of)}]))")
+            w(f"{b} = {_packer(w, t)}(len(v[{ev.index(d.of)}]))")
         elif fld.const is not None:
             value = ev.version if fld.const == "version" else fld.const
-            w.emit(f"{b} = {_packer(w, t)}({value})")
+            w(f"{b} = {_packer(w, t)}({value})")
         elif fld.enum:
             table = w.table(f"_{fld.enum.upper()}_V{ev.version}_IDS", repr(ev.enum_values(fld.enum)))
-            w.emit(f"{b} = {_packer(w, t)}({table}[{x}] if {x}.__class__ is str else {x})")
+            w(f"{b} = {_packer(w, t)}({table}[{x}] if {x}.__class__ is str else {x})")
         elif isinstance(t, BitsType):
             parts = []
             for g in t.bits:
@@ -539,62 +499,63 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
                 else:
                     val = f"{x}.get({g.name!r}, 0)"
                 parts.append(f"({val} << {g.low})" if g.low else val)
-            raw = w.tmp("bits")
-            w.emit(f"{raw} = {' | '.join(parts)}")
+            raw = w.name(f"{f.name}_bits")
+            w(f"{raw} = {parts[0]}")
+            for part in parts[1:]:  # one group a line
+                w(f"{raw} |= {part}")
             if t.base.signed:
                 top = 1 << (t.base.width * 8 - 1)
-                w.emit(f"if {raw} >= {top:#x}:")
-                w.emit(f"    {raw} -= {top * 2:#x}")
-            w.emit(f"{b} = {_packer(w, t.base)}({raw})")
+                w(f"if {raw} >= {top:#x}:")
+                w(f"    {raw} -= {top * 2:#x}")
+            w(f"{b} = {_packer(w, t.base)}({raw})")
         elif fld.compressed:
             codec = _codec_value(ev, fld)
             if isinstance(t, ArrayType):
-                w.emit(f"{b} = {_array_bytes(w, t, x)}")
-                w.emit(f"if {codec} != 'none':")
-                w.emit(f"    {b} = compress_cached({codec}, {b}, {ev.version}, level)")
+                w(f"{b} = {_array_bytes(w, t, x)}")
+                w(f"if {codec} != 'none':")
+                w(f"    {b} = compress_cached({codec}, {b}, {ev.version}, level)")
             else:
-                w.emit(f"if {codec} == 'none':")
+                w(f"if {codec} == 'none':")
                 w.depth += 1
                 _bytes_value(w, b, t, x)
                 w.depth -= 1
-                w.emit("else:")
-                w.emit(f"    data = compress_cached({codec}, {_array_bytes(w, fld.compressed.contents, x)}, "
+                w("else:")
+                w(f"    data = compress_cached({codec}, {_array_bytes(w, fld.compressed.contents, x)}, "
                        f"{ev.version}, level)")
-                w.emit(f"    {b} = {_packer(w, t.prefix)}(len(data)) + data")
+                w(f"    {b} = {_packer(w, t.prefix)}(len(data)) + data")
         elif isinstance(t, IntType):
-            w.emit(f"{b} = {_packer(w, t)}({x})")
+            w(f"{b} = {_packer(w, t)}({x})")
         elif isinstance(t, BytesType):
             _bytes_value(w, b, t, x)
         elif isinstance(t, EntityRef):
-            child = resolve(ev.schemas, ev.schemas.entities[t.name], ev.version)
-            w.emit(f"{b} = {_alias(t.name)}.encode_{child.suffix}({x}{', level' if needs_options(child) else ''})")
+            child = ev.child(t.name)
+            w(f"{b} = {_alias(t.name)}.encode_{child.suffix}({x}{', level' if child.needs_options else ''})")
         else:
             body = _array_bytes(w, t, x)
             if t.prefix is not None:
-                w.emit(f"{b} = {_packer(w, t.prefix)}(len({x})) + {body}")
+                w(f"{b} = {_packer(w, t.prefix)}(len({x})) + {body}")
             else:
-                w.emit(f"{b} = {body}")
+                w(f"{b} = {body}")
     for i in reversed(deferred):
         f = fields[i]
         d = f.field.derived
         start = ev.index(d.covers)
         covered = names[start:]
         if d.kind == "length":
-            w.emit(f"{names[i]} = {_packer(w, f.type)}({' + '.join(f'len({n})' for n in covered)})")
+            w(f"{names[i]} = {_packer(w, f.type)}(sum(map(len, ({', '.join(covered)},))))")
         else:
             fn = "crc32c" if d.algorithm == "crc32c" else "crc32"
-            w.emit(f"{names[i]} = {_packer(w, f.type)}({fn}(b''.join(({', '.join(covered)},))))")
-    w.emit(f"return b''.join(({', '.join(names)},))")
-    opts = needs_options(ev) or any(f.field.compressed for f in fields)
+            w(f"{names[i]} = {_packer(w, f.type)}({fn}(b''.join(({', '.join(covered)},))))")
+    w(f"return b''.join(({', '.join(names)},))")
+    opts = ev.needs_options or any(f.field.compressed for f in fields)
     body = ["    try:"] + w.lines + [
         "    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:",
         f"        raise EncodeError(f\"cannot encode {ev.name} v{ev.version}: {{exc}}\") from None",
     ]
     sig = "v, level=None" if opts else "v"
-    from .emit_c import supported
     return FastFunction(f"encode_{ev.suffix}", sig,
                         f"Bytes of {ev.name} v{ev.version} from values in FIELDS order (derived fields are computed).",
-                        body, tuple(f.name for f in fields), "x, level" if opts else "x", supported(ev),
+                        body, tuple(f.name for f in fields), "x, level" if opts else "x", ev.compiled,
                         "values, level=None" if opts else "values")
 
 
@@ -605,24 +566,24 @@ def _codec_value(ev: EntityVersion, fld) -> str:
 
 def _bytes_value(w: _Writer, target: str, t: BytesType, x: str) -> None:
     data = f"{x}.encode('utf-8')" if t.text else x
-    w.emit(f"if {x} is None:")
+    w(f"if {x} is None:")
     if t.nullable:
-        w.emit(f"    {target} = {_packer(w, t.prefix)}(-1)")
+        w(f"    {target} = {_packer(w, t.prefix)}(-1)")
     else:
-        w.emit(f"    raise EncodeError(\"{target[2:]} cannot be null\")")
-    w.emit("else:")
+        w(f"    raise EncodeError(\"{target[2:]} cannot be null\")")
+    w("else:")
     if t.text:
-        w.emit(f"    data = {data}")
-        w.emit(f"    {target} = {_packer(w, t.prefix)}(len(data)) + data")
+        w(f"    data = {data}")
+        w(f"    {target} = {_packer(w, t.prefix)}(len(data)) + data")
     else:
-        w.emit(f"    {target} = {_packer(w, t.prefix)}(len({x})) + {x}")
+        w(f"    {target} = {_packer(w, t.prefix)}(len({x})) + {x}")
 
 
 def _array_bytes(w: _Writer, t: ArrayType, x: str) -> str:
     e = t.element
     if isinstance(e, EntityRef):
-        child = resolve(w.ev.schemas, w.ev.schemas.entities[e.name], w.ev.version)
-        level = ", level" if needs_options(child) else ""
+        child = w.ev.child(e.name)
+        level = ", level" if child.needs_options else ""
         return f"{_alias(e.name)}.encode_{child.suffix}_array({x}{level})"
     if isinstance(e, IntType):
         return f"b''.join(map({_packer(w, e)}, {x}))"

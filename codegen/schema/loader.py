@@ -2,14 +2,15 @@
 
 Every error is a :class:`kcodec.errors.SchemaError` naming the file, the
 entity and the field, so a broken schema points at the line to fix.
+
+The only module that reads YAML, and it imports PyYAML when it loads: tools
+that only need the IR rebuild it from ``kcodec.generated.schema_set()``.
 """
 from __future__ import annotations
 
 import hashlib
 import re
 from pathlib import Path
-
-import yaml
 
 from kcodec.errors import SchemaError
 
@@ -49,6 +50,8 @@ def load_schemas(directory: str | Path) -> SchemaSet:
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise SchemaError(f"no *.yaml schema files in {directory}")
+    import yaml  # the `generate` extra: only reading schema files needs it
+
     schemas = SchemaSet()
     raw_entities: list[tuple[_Ctx, dict]] = []
     for path in files:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from .ir import ArrayType, BitsType, BytesType, EntityRef, IntType, SchemaSet, Type
-from .layout import EntityVersion, resolve
+from kcodec.codegen.schema import (ArrayType, BitsType, BytesType, EntityRef, EntityVersion, IntType, SchemaSet, Type,
+                                   resolve)
 
 
 class Limits:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .ir import ArrayType, BitsType, BytesType, EntityRef, IntType, Type
-from .layout import EntityVersion, bit_type_text, min_covered, type_text
+from ..schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, IntType, Type, constants, layout_rows
 
 _FIXED_CONSTRUCT = {"int8": "Int8sb", "int16": "Int16sb", "int32": "Int32sb", "int64": "Int64sb",
                     "uint32": "Int32ub", "varint": "VarInt32()", "varlong": "VarInt64()",
@@ -58,7 +57,7 @@ class ModuleView:
 
 def module_view(name: str, source_file: str, source_sha: str, schema_sha: str, doc: str,
                 versions: list[EntityVersion]) -> ModuleView:
-    imports = sorted({_module_alias(r) for ev in versions for r in _refs(ev)} - {_module_alias(name)})
+    imports = sorted({_module_alias(r) for ev in versions for r in ev.refs} - {_module_alias(name)})
     mod = ModuleView(name, source_file, source_sha, schema_sha, doc,
                      [f"from . import {i[1:]} as {i}" for i in imports])
     mod.entities = [_entity_view(ev) for ev in versions]
@@ -69,38 +68,17 @@ def _module_alias(entity: str) -> str:
     return f"_{entity}"
 
 
-def _refs(ev: EntityVersion) -> set[str]:
-    out: set[str] = set()
-
-    def visit(t: Type | None) -> None:
-        if isinstance(t, ArrayType):
-            visit(t.element)
-        elif isinstance(t, EntityRef):
-            out.add(t.name)
-
-    for f in ev.fields:
-        visit(f.type)
-        if f.field.compressed:
-            visit(f.field.compressed.contents)
-    return out
-
-
 # ---------------------------------------------------------------------------- construct
 
 def _entity_view(ev: EntityVersion) -> EntityView:
     members: list[str] = []
     helpers: list[tuple[str, str]] = []
-    starts: dict[str, list[str]] = {}  # field -> derived fields whose covered range starts there
-    for f in ev.fields:
-        d = f.field.derived
-        if d and d.kind in ("length", "crc"):
-            starts.setdefault(d.covers, []).append(f.name)
     checks: list[str] = []
     for i, f in enumerate(ev.fields):
-        for owner in starts.get(f.name, []):
+        for owner in ev.covered_starts.get(f.name, ()):
             members.append(f'"_start_{owner}" / Tell,')
-            if ev.field(owner).field.derived.kind == "length":
-                members.append(f'LengthBound("{owner}", {min_covered(ev, owner)}),')
+            if ev.field(owner).derived_kind == "length":
+                members.append(f'LengthBound("{owner}", {ev.min_covered(owner)}),')
         d = f.field.derived
         if d and d.kind == "crc" or f.field.compressed and isinstance(f.type, ArrayType):
             members.append(f'"_at_{f.name}" / Tell,')
@@ -119,7 +97,7 @@ def _entity_view(ev: EntityVersion) -> EntityView:
         field_sizes=_size_function(ev, "field_sizes", "Bytes each field of {e} v{v} takes when built from ``value``."),
         covered=[_covered_function(ev, f.name) for f in ev.fields
                  if f.field.derived and f.field.derived.kind == "length"],
-        layout_rows=_layout_rows(ev), constants=_constants(ev),
+        layout_rows=[_row(*row) for row in layout_rows(ev)], constants=constants(ev),
         min_overhead=lo, max_overhead=hi, fixed_size=ev.fixed_size,
     )
 
@@ -138,21 +116,21 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
     fld, t = f.field, f.type
     d = fld.derived
     if d and d.kind == "length":
-        return f"Rebuild({_int(t)}, lambda this: _covered_{ev.suffix}_{f.name}(this, compression_level(this)))"
+        return f"Rebuild({_int(t)}, lambda ctx: _covered_{ev.suffix}_{f.name}(ctx, compression_level(ctx)))"
     if d and d.kind == "crc":
         return f"Rebuild({_int(t)}, 0)"
     if d and d.kind == "count":
-        return f"Rebuild({_int(t)}, lambda this: len(this.{d.of}))"
+        return f"Rebuild({_int(t)}, lambda ctx: len(ctx.{d.of}))"
     if fld.const is not None:
         value = ev.version if fld.const == "version" else fld.const
         return f'ConstInt({value}, {_int(t)}, error="{fld.error}")'
     if fld.enum:
         return _enum(ev, fld.enum, _int(t))
     if fld.compressed:
-        codec = "lambda this: this" + "".join(f"[{p!r}]" for p in fld.compressed.codec_path)
+        codec = "lambda ctx: ctx" + "".join(f"[{p!r}]" for p in fld.compressed.codec_path)
         if isinstance(t, ArrayType):
-            length = _enclosing_length(ev, i)
-            extent = f"lambda this: this.{length} - (this._at_{f.name} - this._start_{length})"
+            length = ev.enclosing_length(i)
+            extent = f"lambda ctx: ctx.{length} - (ctx._at_{f.name} - ctx._start_{length})"
             return (f"FixedSized({extent}, Compressed({_type(ev, t)}, {codec}, magic={ev.version}, "
                     f"at=\"_at_{f.name}\"))")
         contents = _type(ev, fld.compressed.contents)
@@ -188,26 +166,15 @@ def _type(ev: EntityVersion, t: Type) -> str:
     return f"UntilEnd({element})"
 
 
-def _enclosing_length(ev: EntityVersion, i: int) -> str:
-    """The innermost length field whose covered range contains field i."""
-    best = None
-    for f in ev.fields[:i]:
-        d = f.field.derived
-        if d and d.kind == "length" and ev.index(d.covers) <= i:
-            if best is None or ev.index(d.covers) > ev.index(ev.field(best).field.derived.covers):
-                best = f.name
-    assert best is not None, "validated by the loader"
-    return best
-
-
 # ---------------------------------------------------------------------------- sizes
 
 def _value(name: str) -> str:
     return f'value["{name}"]'
 
 
-def _size_expr(ev: EntityVersion, i: int) -> str | None:
-    """Python expression for the size of field i, or None when it is fixed."""
+def _size_expr(ev: EntityVersion, i: int) -> str | tuple[str, str, str] | None:
+    """Python expression for the size of field i, None when it is fixed, or for a compressed
+    field (the codec expression, the size when plain, the size when compressed)."""
     f = ev.fields[i]
     if f.size is not None:
         return None
@@ -229,7 +196,7 @@ def _size_expr(ev: EntityVersion, i: int) -> str | None:
         packed = f"len(compress_cached({codec}, {raw}, {ev.version}, level))"
         if isinstance(t, BytesType):
             packed = f"{t.prefix.width} + {packed}"
-        return f"({plain} if {codec} == \"none\" else {packed})"
+        return codec, plain, packed
     if isinstance(t, IntType):
         return f"{_SIZE_FN[t.name]}({v})"
     if isinstance(t, BytesType):
@@ -255,13 +222,9 @@ def _bytes_size(t: BytesType, v: str) -> str:
 def _array_size(ev: EntityVersion, t: ArrayType, v: str) -> str:
     e = t.element
     if isinstance(e, EntityRef):
-        from .emit_fast import needs_options
-        from .layout import resolve
-
         fn = f"{_module_alias(e.name)}.size_{e.name}_v{ev.version}"
-        child = resolve(ev.schemas, ev.schemas.entities[e.name], ev.version)
         # only a child that compresses needs the level: the rest take the faster map()
-        items = f"sum({fn}(x, level) for x in {v})" if needs_options(child) else f"sum(map({fn}, {v}))"
+        items = f"sum({fn}(x, level) for x in {v})" if ev.child(e.name).needs_options else f"sum(map({fn}, {v}))"
     elif isinstance(e, IntType) and e.fixed:
         items = f"{e.width} * len({v})"
     elif isinstance(e, IntType):
@@ -285,8 +248,12 @@ def _size_lines(ev: EntityVersion, start: int = 0) -> list[str]:
     lines = []
     for i in reversed(range(start, len(ev.fields))):
         expr = _size_expr(ev, i)
-        if expr is not None:
-            lines.append(f"s_{ev.fields[i].name} = {expr}")
+        name = f"s_{ev.fields[i].name}"
+        if isinstance(expr, tuple):
+            codec, plain, packed = expr
+            lines += [f'if {codec} == "none":', f"    {name} = {plain}", "else:", f"    {name} = {packed}"]
+        elif expr is not None:
+            lines.append(f"{name} = {expr}")
     return lines
 
 
@@ -318,66 +285,6 @@ def raw_helpers(ev: EntityVersion) -> list[tuple[str, str]]:
 
 # ---------------------------------------------------------------------------- layout
 
-def _note(ev: EntityVersion, i: int) -> str:
-    f = ev.fields[i]
-    fld = f.field
-    d = fld.derived
-    notes = []
-    if d and d.kind in ("length", "crc"):
-        start = ev.field(d.covers).offset
-        where = f" (bytes {start}..end)" if start is not None else ""
-        what = "length" if d.kind == "length" else d.algorithm
-        notes.append(f"{what} of {d.covers}..end{where}")
-    if d and d.kind == "count":
-        notes.append(f"count of {d.of}")
-    if fld.const is not None:
-        notes.append(f"always {ev.version if fld.const == 'version' else fld.const}")
-    if fld.enum:
-        notes.append(f"enum {fld.enum}")
-    if fld.compressed:
-        notes.append(f"compressed by {'.'.join(fld.compressed.codec_path)}")
-        if fld.compressed.contents is not None:
-            notes.append(f"holding {type_text(fld.compressed.contents)}")
-    if isinstance(f.type, ArrayType) and f.type.count_field:
-        notes.append(f"count in {f.type.count_field}")
-    return "; ".join(notes)
-
-
-def _layout_rows(ev: EntityVersion) -> list[str]:
-    rows = []
-    for i, f in enumerate(ev.fields):
-        fld = f.field
-        t = type_text(f.type) if not fld.compressed or isinstance(f.type, ArrayType) else type_text(f.type)
-        rows.append(_row(f.name, f.offset, f.size, t, str(fld.versions), fld.doc, _note(ev, i), None))
-        if isinstance(f.type, BitsType):
-            for b in sorted(f.type.bits, key=lambda b: b.low):
-                rows.append(_row(f"{f.name}.{b.name}", f.offset, None, bit_type_text(b), str(b.versions),
-                                 b.doc, "", b.span))
-    return rows
-
-
 def _row(name, offset, size, type_, versions, doc, note, bits) -> str:
     return (f"FieldLayout({name!r}, {offset!r}, {size!r}, {type_!r}, {versions!r}, {doc!r}, "
             f"{note!r}, {bits!r})")
-
-
-def _constants(ev: EntityVersion) -> list[tuple[str, int]]:
-    out = []
-    for f in ev.fields:
-        if f.offset is not None:
-            out.append((f"{ev.symbol}_OFFSET_{f.name.upper()}", f.offset))
-    for f in ev.fields:  # bit groups: mask in place and shift, so readers never retype 0x20
-        if isinstance(f.type, BitsType):
-            for b in sorted(f.type.bits, key=lambda b: b.low):
-                if not b.reserved:
-                    prefix = f"{ev.symbol}_{f.name.upper()}_{b.name.upper()}"
-                    out.append((f"{prefix}_MASK", ((1 << b.width) - 1) << b.low))
-                    out.append((f"{prefix}_SHIFT", b.low))
-    lo, hi = ev.overhead
-    if lo == hi:
-        out.append((f"{ev.symbol}_OVERHEAD", lo))
-    out.append((f"{ev.symbol}_MIN_OVERHEAD", lo))
-    out.append((f"{ev.symbol}_MAX_OVERHEAD", hi))
-    if ev.fixed_size is not None:
-        out.append((f"{ev.symbol}_SIZE", ev.fixed_size))
-    return out

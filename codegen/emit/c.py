@@ -1,0 +1,417 @@
+"""The compiled backend: a C extension printed from the same IR.
+
+It covers the entity versions :attr:`EntityVersion.compiled` accepts (integers,
+length-prefixed bytes and strings, nested entities and prefixed arrays of
+them, lengths that cover the rest of the entity): in Kafka's formats that is
+the v2 record and its headers, where the time goes. Batch headers, CRCs and
+codecs stay in Python (once per batch).
+
+Per supported entity version it prints:
+* ``decode_<e>_v<N>(buf, pos=0, end=None)`` and ``decode_<e>_v<N>_array(buf, pos, end, count)``:
+  drop-in replacements for the fast Python decoders (same tuples, same errors);
+* ``columns_<e>_v<N>(buf, pos, end, count)``: decode ``count`` entities straight
+  into Arrow-layout column buffers (no Python object per entity).
+
+Both decoders walk the fields with one switch (:func:`_decode_fields`); what
+differs is where a decoded value goes (:class:`_TupleSink`, :class:`_ColumnSink`).
+Scalar reads are bounded by the buffer and byte strings by ``end``, exactly
+as the Python backends do, so all three fail the same way on the same bytes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..schema import ArrayType, BytesType, EntityRef, EntityVersion, IntType, ResolvedField, SchemaSet, resolve_all
+from .buffer import Code
+
+_LOAD = {"int8": "(int8_t)buf[p]", "int16": "(int16_t)load_be16(buf + p)", "int32": "(int32_t)load_be32(buf + p)",
+         "int64": "(int64_t)load_be64(buf + p)", "uint32": "load_be32(buf + p)"}
+_PUT = {"int8": "put_be8", "int16": "put_be16", "int32": "put_be32", "int64": "put_be64", "uint32": "put_be32",
+        "varint": "put_varint32", "varlong": "put_varint64", "uvarint": "put_uvarint32"}
+
+
+@dataclass
+class CEntity:
+    suffix: str
+    name: str
+    version: int
+    nfields: int
+    decode_lines: list[str] = field(default_factory=list)
+    column_struct: list[str] = field(default_factory=list)
+    column_lines: list[str] = field(default_factory=list)
+    free_lines: list[str] = field(default_factory=list)
+    export_lines: list[str] = field(default_factory=list)
+    int_columns: list[str] = field(default_factory=list)  # top-level integer fields, for addends
+    encode_lines: list[str] = field(default_factory=list)
+
+
+def c_entities(schemas: SchemaSet) -> list[CEntity]:
+    """Supported entity versions, children before parents (C needs declarations first)."""
+    ordered: list[EntityVersion] = []
+
+    def visit(ev: EntityVersion) -> None:
+        if any(o.name == ev.name and o.version == ev.version for o in ordered):
+            return
+        for ref in ev.refs:
+            visit(ev.child(ref))
+        ordered.append(ev)
+
+    for ev in resolve_all(schemas):
+        if ev.compiled:
+            visit(ev)
+    return [c_entity(ev) for ev in ordered]
+
+
+def c_entity(ev: EntityVersion) -> CEntity:
+    ce = CEntity(ev.suffix, ev.name, ev.version, len(ev.fields))
+    ce.decode_lines = _decode_fields(ev, _TupleSink(ev))
+    ce.column_lines = _decode_fields(ev, _ColumnSink(ev))
+    ce.column_struct, ce.free_lines, ce.export_lines = _column_parts(ev)
+    ce.int_columns = [f.name for f in ev.fields if isinstance(f.type, IntType)]
+    ce.encode_lines = _encode_body(ev)
+    return ce
+
+
+# ---------------------------------------------------------------------------- errors
+
+def _raise(w: Code, cond: str, error: str, at: str, path: str, fmt: str, *args: str) -> None:
+    """``if (cond)``: raise ``error`` at byte ``at`` with a printf-style message, then fail."""
+    w(f"if ({cond}) {{")
+    with w.indented():
+        call = f"raise_at({error}, {at}, \"{path}\", \"{fmt}\""
+        one = f"{call}, {', '.join(args)});" if args else f"{call});"
+        if len(one) + 4 * w.depth <= 120:
+            w(one)
+        else:  # the values on a line of their own
+            w(f"{call},")
+            w(" " * len("raise_at(") + f"{', '.join(args)});")
+        w("goto fail;")
+    w("}")
+
+
+def _read_int(w: Code, t: IntType, target: str, path: str, checked: bool = False) -> None:
+    """Set C int64 ``target`` from the integer at p (bounded by buflen, as in Python)."""
+    if t.fixed:
+        if not checked:
+            w(f"if (p + {t.width} > buflen) {{ truncated(p, \"{path}\"); goto fail; }}")
+        w(f"{target} = {_LOAD[t.name]};")
+        w(f"p += {t.width};")
+        return
+    raw = f"{target}_raw"
+    if t.name == "varlong":
+        w(f"uint64_t {raw};")
+        w(f"if (read_uvarint64(buf, &p, buflen, &{raw}, \"{path}\") < 0) goto fail;")
+        w(f"{target} = zigzag64({raw});")
+    else:
+        w(f"uint32_t {raw};")
+        w(f"if (read_uvarint32(buf, &p, buflen, &{raw}, \"{path}\") < 0) goto fail;")
+        w(f"{target} = {'zigzag32(' + raw + ')' if t.zigzag else raw};")
+
+
+def _py_int(t: IntType, expr: str) -> str:
+    return f"PyLong_FromLongLong({expr})" if t.name != "uint32" else f"PyLong_FromUnsignedLong((unsigned long){expr})"
+
+
+# ---------------------------------------------------------------------------- decoding: one switch, two sinks
+
+class _TupleSink:
+    """Decoded values become one Python tuple in FIELDS order."""
+
+    def __init__(self, ev: EntityVersion):
+        self.ev = ev
+
+    def begin(self, w: Code) -> None:
+        w(f"PyObject *out = PyTuple_New({len(self.ev.fields)});")
+        w("if (!out) return NULL;")
+
+    def integer(self, w: Code, i: int, f: ResolvedField, value: str) -> None:
+        w(f"PyObject *o = {_py_int(f.type, value)};")
+        w("if (!o) goto fail;")
+        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+
+    def bytes_begin(self, w: Code) -> None:
+        w("PyObject *o;")
+
+    def null(self, w: Code, f: ResolvedField) -> None:
+        w("o = Py_None; Py_INCREF(o);")
+
+    def data(self, w: Code, f: ResolvedField, length: str) -> None:
+        if f.type.text:
+            w(f"o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t){length}, NULL);")
+            w(f"if (!o) {{ utf8_error(p, \"{f.name}\"); goto fail; }}")
+        else:
+            w(f"o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t){length});")
+            w("if (!o) goto fail;")
+
+    def bytes_end(self, w: Code, i: int) -> None:
+        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+
+    def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:
+        w(f"PyObject *o = dec_{child.suffix}(buf, buflen, &p, end);")
+        w(f"if (!o) {{ scope_error(\"{f.name}\"); goto fail; }}")
+        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+
+    def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
+        w(f"PyObject *o = PyList_New((Py_ssize_t){count});")
+        w("if (!o) goto fail;")
+        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(f"for (Py_ssize_t k = 0; k < (Py_ssize_t){count}; k++) {{")
+        w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end);")
+        w(f"    if (!item) {{ scope_error(\"{f.name}\"); goto fail; }}")
+        w("    PyList_SET_ITEM(o, k, item);")
+        w("}")
+
+    def end(self, w: Code) -> None:
+        w("*pos = p;")
+        w("return out;")
+        w.depth = 0
+        w("fail:")
+        w("    Py_DECREF(out);")
+        w("    return NULL;")
+
+
+class _ColumnSink:
+    """Decoded values are appended to Arrow-layout column builders (struct cols_<suffix> *c)."""
+
+    def __init__(self, ev: EntityVersion):
+        self.ev = ev
+
+    def begin(self, w: Code) -> None:
+        pass
+
+    def integer(self, w: Code, i: int, f: ResolvedField, value: str) -> None:
+        w(f"if (buf_put_i64(&c->{f.name}, (int64_t){value}) < 0) goto fail;")
+
+    def bytes_begin(self, w: Code) -> None:
+        pass
+
+    def null(self, w: Code, f: ResolvedField) -> None:
+        w(f"if (bincol_null(&c->{f.name}) < 0) goto fail;")
+
+    def data(self, w: Code, f: ResolvedField, length: str) -> None:
+        if f.type.text:
+            w(f"if (!utf8_valid(buf + p, {length})) {{ utf8_error(p, \"{f.name}\"); goto fail; }}")
+        w(f"if (bincol_put(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;")
+
+    def bytes_end(self, w: Code, i: int) -> None:
+        pass
+
+    def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:
+        w(f"if (col_{child.suffix}(buf, buflen, &p, end, &c->{f.name}) < 0) {{")
+        w(f"    scope_error(\"{f.name}\");")
+        w("    goto fail;")
+        w("}")
+
+    def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
+        w(f"for (int64_t k = 0; k < {count}; k++) {{")
+        with w.indented():
+            self.entity(w, i, f, child)
+        w("}")
+        w(f"if (buf_put_i32(&c->{f.name}_offsets, (int32_t)c->{f.name}.n) < 0) goto fail;")
+
+    def end(self, w: Code) -> None:
+        w("c->n++;")
+        w("*pos = p;")
+        w("return 0;")
+        w.depth = 0
+        w("fail:")
+        w("    return -1;")
+
+
+def _decode_fields(ev: EntityVersion, sink) -> list[str]:
+    """The body of one decoder: every field in order, each value handed to ``sink``."""
+    w = Code(depth=1)
+    w("Py_ssize_t p = *pos;")
+    sink.begin(w)
+    for f in ev.fields:
+        if f.field.derived:
+            w(f"int64_t v_{f.name}; Py_ssize_t start_{f.name};")
+    starts = ev.length_starts()
+    for i, f in enumerate(ev.fields):
+        for owner in starts.get(f.name, ()):
+            _length_checks(w, ev, owner)
+        t = f.type
+        w(f"/* {f.name} */")
+        w("{")
+        with w.indented():
+            if isinstance(t, IntType):
+                value = f"v_{f.name}" if f.field.derived else "value"
+                if not f.field.derived:
+                    w(f"int64_t {value};")
+                if i in ev.fixed_runs:
+                    # the Python backend reads a run of fixed fields with one struct unpack, so a
+                    # short buffer fails at the run's start; checking the run here fails at the same byte
+                    size = ev.fixed_runs[i].size
+                    w(f"if (p + {size} > buflen) {{ truncated(p, \"{f.name}\"); goto fail; }}")
+                _read_int(w, t, value, f.name, checked=t.fixed)
+                sink.integer(w, i, f, value)
+            elif isinstance(t, BytesType):
+                w("int64_t length;")
+                _read_int(w, t.prefix, "length", f.name)
+                sink.bytes_begin(w)
+                w("if (length < 0) {")
+                with w.indented():
+                    if t.nullable:
+                        sink.null(w, f)
+                    else:
+                        w(f"raise_at(E_BadLength, p, \"{f.name}\", \"length %lld is negative but {f.name} cannot "
+                          f"be null\", (long long)length);")
+                        w("goto fail;")
+                w("} else {")
+                with w.indented():
+                    _raise(w, "length > end - p", "E_Truncated", "p", f.name,
+                           f"{f.name}: needs %lld bytes but only %lld remain", "(long long)length",
+                           "(long long)(end - p)")
+                    sink.data(w, f, "length")
+                    w("p += length;")
+                w("}")
+                sink.bytes_end(w, i)
+            elif isinstance(t, EntityRef):
+                sink.entity(w, i, f, ev.child(t.name))
+            else:
+                w("int64_t count;")
+                _read_int(w, t.prefix, "count", f.name)
+                _raise(w, "count < 0", "E_RecordCount", "p", f.name, f"{f.name}: negative count %lld",
+                       "(long long)count")
+                _raise(w, "count > end - p", "E_RecordCount", "p", f.name,
+                       f"{f.name}: %lld elements cannot fit in the %lld bytes left", "(long long)count",
+                       "(long long)(end - p)")
+                sink.array(w, i, f, ev.child(t.element.name), "count")
+        w("}")
+    for f in ev.fields:
+        if f.derived_kind == "length":
+            _raise(w, "p != end", "E_BadLength", f"start_{f.name}", f.name,
+                   f"{f.name} says %lld bytes but the fields it covers take %lld", f"(long long)v_{f.name}",
+                   f"(long long)(p - start_{f.name})")
+    sink.end(w)
+    return w.lines
+
+
+def _length_checks(w: Code, ev: EntityVersion, owner: str) -> None:
+    minimum = ev.min_covered(owner)
+    w(f"start_{owner} = p;")
+    _raise(w, f"v_{owner} < {minimum}", "E_BadLength", "p", owner,
+           f"{owner} is %lld, less than the {minimum} bytes the fields it covers need at least",
+           f"(long long)v_{owner}")
+    _raise(w, f"v_{owner} > end - p", "E_Truncated", "p", owner, f"{owner} says %lld bytes but only %lld remain",
+           f"(long long)v_{owner}", "(long long)(end - p)")
+    w(f"end = p + v_{owner};")
+
+
+def _column_parts(ev: EntityVersion) -> tuple[list[str], list[str], list[str]]:
+    """The column builder struct's members, the lines freeing them and the lines exporting them."""
+    struct, free, export = [], [], []
+    for f in ev.fields:
+        t = f.type
+        if isinstance(t, IntType):
+            struct.append(f"Buf {f.name};")
+            free.append(f"buf_free(&c->{f.name});")
+            export.append(f"if (put_ints(d, \"{f.name}\", &c->{f.name}) < 0) return -1;")
+        elif isinstance(t, BytesType):
+            struct.append(f"BinCol {f.name};")
+            free.append(f"bincol_free(&c->{f.name});")
+            export.append(f"if (put_bin(d, \"{f.name}\", &c->{f.name}, {int(t.text)}) < 0) return -1;")
+        elif isinstance(t, EntityRef):
+            child = ev.child(t.name)
+            struct.append(f"cols_{child.suffix} {f.name};")
+            free.append(f"free_cols_{child.suffix}(&c->{f.name});")
+            export.append(f"if (put_struct(d, \"{f.name}\", (void *)&c->{f.name}, export_cols_{child.suffix}) < 0)")
+            export.append("    return -1;")
+        else:
+            child = ev.child(t.element.name)
+            struct.append(f"Buf {f.name}_offsets; cols_{child.suffix} {f.name};")
+            free.append(f"buf_free(&c->{f.name}_offsets); free_cols_{child.suffix}(&c->{f.name});")
+            export.append(f"if (put_list(d, \"{f.name}\", &c->{f.name}_offsets, (void *)&c->{f.name}, "
+                          f"export_cols_{child.suffix}) < 0)")
+            export.append("    return -1;")
+    return struct, free, export
+
+
+# ---------------------------------------------------------------------------- encoding
+
+def _put_int(w: Code, t: IntType, expr: str) -> None:
+    w(f"if ({_PUT[t.name]}(out, {expr}) < 0) return -1;")
+
+
+def _encode_error(w: Code, message: str) -> None:
+    w(f"PyErr_SetString(E_Encode, \"{message}\");")
+    w("return -1;")
+
+
+def _encode_body(ev: EntityVersion) -> list[str]:
+    """``enc_<suffix>(fields, out)``: append the bytes of one value (a tuple or
+    list in FIELDS order) to ``out``; derived lengths are computed."""
+    w = Code(depth=1)
+    n = len(ev.fields)
+    w("if (!PyTuple_Check(v) && !PyList_Check(v)) {")
+    with w.indented():
+        _encode_error(w, f"{ev.name} v{ev.version} needs a tuple or list of {n} fields")
+    w("}")
+    w(f"if (PySequence_Fast_GET_SIZE(v) != {n}) {{")
+    with w.indented():
+        _encode_error(w, f"{ev.name} v{ev.version} needs {n} fields")
+    w("}")
+    lengths: list[tuple[str, IntType]] = []
+    starts = ev.length_starts()
+    for i, f in enumerate(ev.fields):
+        for owner in starts.get(f.name, ()):
+            lt = ev.field(owner).type
+            w(f"Py_ssize_t body_{owner} = out->len;  /* {owner} goes here, once its bytes are known */")
+            w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
+            w(f"out->len += {lt.max_width};")
+            lengths.append((owner, lt))
+        t = f.type
+        if f.field.derived:
+            continue
+        w("{")
+        with w.indented():
+            w(f"PyObject *x = PySequence_Fast_GET_ITEM(v, {i});")
+            if isinstance(t, IntType):
+                lo = f"({t.min + 1}LL - 1)" if t.min == -(1 << 63) else f"{t.min}LL"  # INT64_MIN has no literal
+                w(f"long long n = as_int(x, {lo}, {t.max}LL, \"{f.name}\");")
+                w("if (n == -1 && PyErr_Occurred()) return -1;")
+                _put_int(w, t, "n")
+            elif isinstance(t, BytesType):
+                _encode_bytes(w, f, t)
+            elif isinstance(t, EntityRef):
+                w(f"if (enc_{ev.child(t.name).suffix}(x, out) < 0) return -1;")
+            else:
+                child = ev.child(t.element.name)
+                w("if (!PyList_Check(x) && !PyTuple_Check(x)) {")
+                with w.indented():
+                    _encode_error(w, f"{f.name} needs a list")
+                w("}")
+                _put_int(w, t.prefix, "PySequence_Fast_GET_SIZE(x)")
+                w("for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(x); k++)")
+                w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM(x, k), out) < 0) return -1;")
+        w("}")
+    for owner, lt in reversed(lengths):
+        w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
+    w("return 0;")
+    return w.lines
+
+
+def _encode_bytes(w: Code, f: ResolvedField, t: BytesType) -> None:
+    w("if (x == Py_None) {")
+    with w.indented():
+        if t.nullable:
+            w(f"if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
+        else:
+            _encode_error(w, f"{f.name} cannot be null")
+    w("} else {")
+    with w.indented():
+        w("const char *data; Py_ssize_t n;")
+        if t.text:
+            w("if (!(data = PyUnicode_AsUTF8AndSize(x, &n))) {")
+            w("    PyErr_Clear();")
+            with w.indented():
+                _encode_error(w, f"{f.name} needs a str")
+            w("}")
+        else:
+            w("if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {")
+            w("    PyErr_Clear();")
+            with w.indented():
+                _encode_error(w, f"{f.name} needs bytes")
+            w("}")
+        w(f"if ({_PUT[t.prefix.name]}(out, n) < 0 || buf_put(out, data, n) < 0) return -1;")
+    w("}")
