@@ -16,10 +16,6 @@ REPO = Path(__file__).resolve().parent.parent
 ROOTS = {"kcodec": REPO / "src" / "kcodec", "kcodec.codegen": REPO / "codegen", "kcodec.generated": REPO / "generated"}
 GENERATED = REPO / "generated"
 
-# The old import paths tools/inspect still uses until the inspect split reads kcodec.codegen.schema
-# (issue #10, merged separately). Delete them then and this entry with them.
-COMPAT = {"kcodec.codegen.ir", "kcodec.codegen.layout"}
-INSPECT = "kcodec.tools.inspect"
 
 
 def _modules() -> dict[str, Path]:
@@ -126,13 +122,6 @@ def test_runtime_never_imports_generated() -> None:
             assert not bad, f"{name} imports {bad}"
 
 
-def test_compat_paths_serve_only_inspect() -> None:
-    for name in MODULES:
-        used = COMPAT & _imports(name, module_level_only=False)
-        if used:
-            assert _under(name, INSPECT), f"{name} imports the old paths {sorted(used)}: use kcodec.codegen.schema"
-
-
 # The one known cycle, and it is the schema's: a legacy message's compressed value holds a message
 # set of legacy log entries, which hold legacy messages. Each generated module (construct and fast)
 # reaches the other only at call time (LazyBound, function bodies), so the module-level imports both
@@ -196,9 +185,7 @@ def small_log(tmp_path_factory: pytest.TempPathFactory) -> str:
     pytest.param(["dump", "LOG"], id="dump"),
     pytest.param(["layout", "--diff", "record_batch:2", "record_batch:2"], id="layout-diff"),
     pytest.param(["layout", "--diff", "legacy_log_entry:1", "record_batch:2"], id="layout-diff-entities"),
-    pytest.param(["inspect", "LOG"], id="inspect", marks=pytest.mark.xfail(
-        strict=True, reason="tools/inspect still loads the packaged schemas from YAML; the inspect split "
-                            "(issue #10) points it at kcodec.generated.schema_set(): drop this mark then")),
+    pytest.param(["inspect", "LOG"], id="inspect"),
 ])
 def test_read_only_commands_load_neither_jinja2_nor_yaml(args: list[str], small_log: str) -> None:
     assert _loaded_by([small_log if a == "LOG" else a for a in args]) == []

@@ -1,7 +1,8 @@
 """Every fact the inspector reads from the schema model, in one place.
 
-This is the only module of :mod:`kcodec.tools.inspect` that imports
-:mod:`kcodec.codegen`: the walk itself asks :class:`SchemaModel` which fields an
+This is the only module of :mod:`kcodec.tools.inspect` that reads the schema
+model (:mod:`kcodec.codegen.schema`: plain dataclasses, no YAML, no emitters),
+rebuilt from the data the generator wrote (``kcodec.generated.schema_set()``): the walk itself asks :class:`SchemaModel` which fields an
 entity version has, what kind of type each is, where constants and compression
 codecs sit, and what enum values mean. Pointing the inspector at another source
 of the resolved schemas (the generated schema data) means changing this module.
@@ -19,12 +20,10 @@ type's ``name``, ``fixed``, ``width``, ``signed``, ``max_width``; a bits type's
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from kcodec.codegen import load_schemas
-from kcodec.codegen.ir import ArrayType, BitsType, BytesType, EntityRef, Field, IntType
-from kcodec.codegen.layout import ResolvedField, bit_type_text, resolve, type_text
+from kcodec.codegen.schema.ir import ArrayType, BitsType, BytesType, EntityRef, Field, IntType
+from kcodec.codegen.schema.resolve import ResolvedField, bit_type_text, resolve, type_text
 
 __all__ = ["SchemaModel", "packaged_schemas", "type_text", "bit_type_text"]
 
@@ -36,10 +35,10 @@ CompressionProbe = tuple[int, int, int, int]
 
 @lru_cache(maxsize=1)
 def packaged_schemas():
-    """The IR of the schemas shipped inside kcodec (the ones generated/ was made from)."""
-    import kcodec.schemas
+    """The schemas kcodec's generated code was made from, without reading YAML."""
+    import kcodec.generated
 
-    return load_schemas(Path(kcodec.schemas.__path__[0]))
+    return kcodec.generated.schema_set()
 
 
 def type_kind(t) -> str:
