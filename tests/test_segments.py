@@ -1,4 +1,4 @@
-"""Partition directories (spec §9, §10, §8.D): names, index files, index
+"""Partition directories (kcodec.log): Kafka's file names, index files, index
 rebuilding and checking, seeking reads and the atomic segment writer."""
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ import pytest
 from kcodec.errors import (BadLengthError, CorruptError, CrcMismatchError, EncodeError, KcodecError,
                            TruncatedError)
 from kcodec.generated import codec
-from kcodec.log import segments as seg
+from kcodec.log import files
+from kcodec.log.files import parse_partition_dir, parse_segment_name, segment_name
+from kcodec.log.index import (AbortedTxn, OffsetPosition, TimestampOffset, build_indexes, build_txn_index,
+                              check_indexes, encode_offset_index, encode_time_index, encode_txn_index,
+                              read_offset_index, read_time_index, read_txn_index)
+from kcodec.log.partition import Partition, list_partitions
+from kcodec.log.writer import SegmentWriter, write_atomically
 from kcodec.records.reader import read_batches
-from kcodec.log.segments import (AbortedTxn, OffsetPosition, Partition, SegmentWriter, TimestampOffset,
-                                     build_indexes, build_txn_index, check_indexes, encode_offset_index,
-                                     encode_time_index, encode_txn_index, list_partitions, parse_partition_dir,
-                                     parse_segment_name, read_offset_index, read_time_index, read_txn_index,
-                                     segment_name, write_atomically)
 
 # ----------------------------------------------------------------------------- entry helpers
 
@@ -38,7 +39,7 @@ def v2_batch(base_offset: int, timestamps=(1000,), *, value: bytes = b"v" * 20, 
 
 
 def marker(offset: int, producer_id: int, kind: str = "abort", timestamp: int = 1000) -> bytes:
-    """A COMMIT/ABORT control batch (spec §4)."""
+    """A COMMIT/ABORT control batch (Kafka's EndTransactionMarker)."""
     return codec("record_batch", 2).build(dict(
         base_offset=offset, partition_leader_epoch=0,
         attributes=dict(compression="none", timestamp_type="create_time", transactional=True, control=True,
@@ -51,7 +52,7 @@ def marker(offset: int, producer_id: int, kind: str = "abort", timestamp: int = 
                       headers=[])]))
 
 
-# §11.2: v0, key="key", value="value"; the offset field is outside the CRC.
+# A v0 LegacyRecord entry, key="key", value="value"; the offset field is outside the CRC.
 V0_ENTRY = bytes.fromhex("0000000000000000000000162356c1370000000000036b65790000000576616c7565")
 
 
@@ -432,14 +433,14 @@ def partition(tmp_path):
 
 @pytest.fixture
 def starts(monkeypatch):
-    """Every (log file, start position) the segments module reads from."""
+    """Every (log file, start position) a segment is read from."""
     calls: list[tuple[str, int]] = []
 
     def spy(source, **options):
         calls.append((Path(source).name, options.get("start", 0)))
         return read_batches(source, **options)
 
-    monkeypatch.setattr(seg, "read_batches", spy)
+    monkeypatch.setattr(files, "read_batches", spy)
     return calls
 
 

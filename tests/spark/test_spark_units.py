@@ -9,7 +9,8 @@ import pytest
 
 from kcodec.records.encode import encode_batch
 from kcodec.records.reader import read_batches
-from kcodec.log.segments import SegmentWriter, read_offset_index
+from kcodec.log.index import read_offset_index
+from kcodec.log.writer import SegmentWriter
 
 
 def test_importing_kcodec_does_not_import_pyspark():

@@ -13,7 +13,7 @@ CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 def cmd_convert(args: argparse.Namespace) -> int:
     from kcodec.records.encode import convert_batches
     from kcodec.records.reader import read_batches
-    from kcodec.log.segments import write_atomically
+    from kcodec.log.writer import write_atomically
 
     src, out = Path(args.input), Path(args.out)
     if not src.is_file():

@@ -8,8 +8,9 @@ from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from kcodec.log.segments import (build_indexes, build_txn_index, check_indexes, parse_segment_name,
-                                    segment_name, write_atomically)
+    from kcodec.log.files import parse_segment_name, segment_name
+    from kcodec.log.index import build_indexes, build_txn_index, check_indexes
+    from kcodec.log.writer import write_atomically
 
     status = EXIT_OK
     for name in args.segments:

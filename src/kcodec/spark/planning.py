@@ -9,7 +9,7 @@ batch at or past it), and, under ``read_committed``, the aborted transactions
 of segments that came without their index files (a header walk that decodes
 only control batches). Nothing here imports pyspark.
 
-Index semantics are Kafka's (see :mod:`kcodec.log.segments`): an
+Index semantics are Kafka's (see :mod:`kcodec.log.index`): an
 offset-index entry ``(last offset, position)`` says the batch at ``position``
 ends at ``last offset``, and every batch before it ends earlier, so a read for
 offset O may start at the largest entry whose offset is <= O, and a segment can
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from kcodec.errors import KcodecError
 from kcodec.records.reader import read_batches
-from kcodec.log.segments import (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parse_partition_dir,
-                                     parse_segment_name, read_offset_index, read_time_index, read_txn_index)
+from kcodec.log.files import INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, parse_partition_dir, parse_segment_name
+from kcodec.log.index import read_offset_index, read_time_index, read_txn_index
 
 from kcodec.log.fs import ArrowFS, LocalFS, has_glob, resolve
 

@@ -11,7 +11,7 @@ readers look:
 2. On commit, the driver takes each topic-partition's staging files in task
    order, gives them their final offsets (continuing after the partition's
    last offset in ``append`` mode, from 0 in ``overwrite`` mode) and writes
-   real segments with kcodec's :class:`~kcodec.log.segments.SegmentWriter`
+   real segments with kcodec's :class:`~kcodec.log.writer.SegmentWriter`
    (``.log``, ``.index``, ``.timeindex``; rolled at ``segmentBytes``) into a
    scratch directory, then moves them into place: a new partition directory
    with one rename, new segments of an existing one index files first and
@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from kcodec.errors import EncodeError
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.records.reader import read_batches
-from kcodec.log.segments import (DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, SegmentWriter,
-                                     parse_partition_dir, parse_segment_name)
+from kcodec.log.files import parse_partition_dir, parse_segment_name
+from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
+from kcodec.log.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
 
 from kcodec.log.fs import resolve
 from kcodec.spark.planning import _bool, _choice, _int, next_offset
