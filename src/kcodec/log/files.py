@@ -24,7 +24,7 @@ from kcodec.errors import KcodecError
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 
-from kcodec.log.fs import ArrowFS, LocalFS
+from kcodec.log.fs import ArrowFS, Entry, LocalFS
 from kcodec.log.headers import entry_size
 
 __all__ = [
@@ -195,12 +195,14 @@ class SegmentListing:
     skipped: list[str]
 
 
-def list_segments(fs: FileSystem, directory: PathLike) -> SegmentListing:
-    """The ``.log`` segments of ``directory`` on ``fs``. Transient files
-    (``.deleted``, ``.cleaned``, ``.swap``, ``.tmp``) and subdirectories are
-    ignored; names such as ``123.log``, 21 digits or non-ASCII digits are
-    listed in ``skipped``."""
-    entries = [e for e in fs.list(str(directory)) if not e.is_dir]
+def list_segments(fs: FileSystem, directory: PathLike, entries: list[Entry] | None = None) -> SegmentListing:
+    """The ``.log`` segments of ``directory`` on ``fs`` (from ``entries``, its
+    listing, when the caller has it). Transient files (``.deleted``,
+    ``.cleaned``, ``.swap``, ``.tmp``) and subdirectories are ignored; names
+    such as ``123.log``, 21 digits or non-ASCII digits are listed in ``skipped``."""
+    if entries is None:
+        entries = fs.list(str(directory))
+    entries = [e for e in entries if not e.is_dir]
     names = {fs.name(e.path) for e in entries}
     segments, skipped = [], []
     for e in entries:
