@@ -63,6 +63,24 @@ def test_discover_paths(big_partition, tmp_path):
         discover(str(tmp_path / "nothing*"))
 
 
+def test_discovery_skips_and_reports_names_that_are_not_kafkas(big_partition, capsys):
+    """Spark lists segments with kcodec.log: a 123.log, 21 digits or Arabic-Indic digits are never planned,
+    whether found in the directory or matched by a glob, and each is reported on stderr."""
+    from kcodec.spark.planning import ReadOptions, discover, plan
+
+    real = sorted(str(p) for p in big_partition.glob("*.log"))
+    stray = ["123.log", "0" * 21 + ".log", "\u0660" * 20 + ".log"]
+    for name in stray:
+        (big_partition / name).write_bytes(encode_batch([{"value": b"x", "timestamp": 1}], base_offset=7))
+    for path in (str(big_partition), f"{big_partition}/*.log"):
+        (part,) = discover(path)
+        assert sorted(str(s.log) for s in part.segments) == real
+        assert sorted(part.skipped) == sorted(stray)
+        assert sorted({s.log for s in plan([part], ReadOptions(path))}) == real
+        err = capsys.readouterr().err
+        assert all(f"skipped {big_partition}/{name}: not a Kafka segment name" in err for name in stray)
+
+
 def test_splits_cut_at_checked_index_positions(big_partition):
     from kcodec.spark.planning import ReadOptions, discover, plan
 

@@ -9,7 +9,8 @@ from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 def cmd_index(args: argparse.Namespace) -> int:
     from kcodec.log.files import parse_segment_name, segment_name
-    from kcodec.log.index import build_indexes, build_txn_index, check_indexes
+    from kcodec.log.index import build_indexes, build_txn_index
+    from kcodec.log.index_check import check_indexes
     from kcodec.log.writer import write_atomically
 
     status = EXIT_OK

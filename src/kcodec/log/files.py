@@ -25,7 +25,7 @@ from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 
 from kcodec.log.fs import ArrowFS, Entry, LocalFS
-from kcodec.log.headers import entry_size
+from kcodec.log.headers import HEADER_SIZE, entry_size
 
 __all__ = [
     "LOG_SUFFIX", "INDEX_SUFFIX", "TIME_INDEX_SUFFIX", "TXN_INDEX_SUFFIX", "SNAPSHOT_SUFFIX", "TMP_SUFFIX",
@@ -111,8 +111,7 @@ class Segment:
 
     def _sibling(self, suffix: str) -> Path | str:
         if self.base_offset is None:
-            stem = str(self.log)[: -len(LOG_SUFFIX)] if str(self.log).endswith(LOG_SUFFIX) else str(self.log)
-            return Path(stem + suffix) if isinstance(self.log, Path) else stem + suffix
+            raise ValueError(f"{self.log} is not named as a segment: it has no index files")
         name = segment_name(self.base_offset, suffix)
         if isinstance(self.log, Path):
             return self.log.with_name(name)
@@ -165,16 +164,16 @@ class Segment:
         for pos, raw in read_batches(self.fs.read_range(self.log, start, end), **options).entries():
             yield pos + start, raw
 
-    def entry_at(self, position: int, header_size: int) -> bytes | None:
+    def entry_at(self, position: int) -> bytes | None:
         """The whole entry starting at ``position`` (framing checked, CRC not),
-        or None when none does. Remotely, the first ``header_size`` bytes are
-        fetched to learn the entry's size, then the entry itself."""
+        or None when none does. Remotely, a header's worth of bytes is fetched
+        to learn the entry's size, then the rest of the entry if it is longer."""
         try:
             if self.fs.local:
                 for _, raw in read_batches(self.log, start=position, verify_crc=False).entries():
                     return raw
                 return None
-            head = self.fs.read_range(self.log, position, position + header_size)
+            head = self.fs.read_range(self.log, position, position + HEADER_SIZE)
             size = entry_size(head)
             if size is None:
                 return None
