@@ -79,6 +79,9 @@ def test_discovery_skips_and_reports_names_that_are_not_kafkas(big_partition, ca
         assert sorted({s.log for s in plan([part], ReadOptions(path))}) == real
         err = capsys.readouterr().err
         assert all(f"skipped {big_partition}/{name}: not a Kafka segment name" in err for name in stray)
+    (big_partition.parent / "123.log").write_bytes(b"")  # beside partition directories: still a log directory
+    assert [p.path for p in discover(str(big_partition.parent))] == [str(big_partition)]
+    assert "not a Kafka segment name" in capsys.readouterr().err
 
 
 def test_splits_cut_at_checked_index_positions(big_partition):

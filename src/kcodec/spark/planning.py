@@ -153,9 +153,9 @@ def discover(path: str, *, topic: str | None = None, partition: int | None = Non
         if fs.is_dir(t):
             entries = fs.list(t)
             listing = list_segments(fs, t, entries)
-            if listing.segments or listing.skipped:
+            if listing.segments or listing.skipped:  # the skipped names are reported even with no segment
                 parts[t] = PartitionInfo(t, *_partition_name(fs, t), listing.segments, listing.skipped)
-            else:
+            if not listing.segments:
                 for e in entries:
                     if e.is_dir and _is_partition_dir_name(fs.name(e.path)):
                         sub = list_segments(fs, e.path)
