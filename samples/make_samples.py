@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kcodec.records.encode import encode_batch, encode_control_batch
 from kcodec.records.model import TimestampType
-from kcodec.log.segments import SegmentWriter
+from kcodec.log.writer import SegmentWriter
 
 SEED = 4242
 BASE_TS = 1_735_689_600_000  # 2025-01-01T00:00:00Z

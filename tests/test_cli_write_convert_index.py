@@ -7,7 +7,7 @@ import pytest
 
 from kcodec.cli import main
 from kcodec.records.reader import read_batches
-from kcodec.log.segments import read_offset_index, read_time_index
+from kcodec.log.index import read_offset_index, read_time_index
 
 LINES = [
     {"key": "a", "value": "one", "timestamp": 1000},

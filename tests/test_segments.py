@@ -1,7 +1,8 @@
-"""Partition directories (spec §9, §10, §8.D): names, index files, index
+"""Partition directories (kcodec.log): Kafka's file names, index files, index
 rebuilding and checking, seeking reads and the atomic segment writer."""
 from __future__ import annotations
 
+import ast
 import os
 import struct
 from pathlib import Path
@@ -11,13 +12,16 @@ import pytest
 from kcodec.errors import (BadLengthError, CorruptError, CrcMismatchError, EncodeError, KcodecError,
                            TruncatedError)
 from kcodec.generated import codec
-from kcodec.log import segments as seg
+from kcodec.log import files
+from kcodec.log.files import parse_partition_dir, parse_segment_name, segment_name
+from kcodec.log.index import (AbortedTxn, OffsetPosition, TimestampOffset, build_indexes, build_txn_index,
+                              encode_offset_index, encode_time_index, encode_txn_index, read_offset_index,
+                              read_time_index, read_txn_index)
+from kcodec.log.index_check import check_indexes
+from kcodec.log.fs import ArrowFS, LocalFS
+from kcodec.log.partition import Partition, aborted_transactions, list_partitions
+from kcodec.log.writer import SegmentWriter, write_atomically
 from kcodec.records.reader import read_batches
-from kcodec.log.segments import (AbortedTxn, OffsetPosition, Partition, SegmentWriter, TimestampOffset,
-                                     build_indexes, build_txn_index, check_indexes, encode_offset_index,
-                                     encode_time_index, encode_txn_index, list_partitions, parse_partition_dir,
-                                     parse_segment_name, read_offset_index, read_time_index, read_txn_index,
-                                     segment_name, write_atomically)
 
 # ----------------------------------------------------------------------------- entry helpers
 
@@ -38,7 +42,7 @@ def v2_batch(base_offset: int, timestamps=(1000,), *, value: bytes = b"v" * 20, 
 
 
 def marker(offset: int, producer_id: int, kind: str = "abort", timestamp: int = 1000) -> bytes:
-    """A COMMIT/ABORT control batch (spec §4)."""
+    """A COMMIT/ABORT control batch (Kafka's EndTransactionMarker)."""
     return codec("record_batch", 2).build(dict(
         base_offset=offset, partition_leader_epoch=0,
         attributes=dict(compression="none", timestamp_type="create_time", transactional=True, control=True,
@@ -51,7 +55,7 @@ def marker(offset: int, producer_id: int, kind: str = "abort", timestamp: int = 
                       headers=[])]))
 
 
-# §11.2: v0, key="key", value="value"; the offset field is outside the CRC.
+# A v0 LegacyRecord entry, key="key", value="value"; the offset field is outside the CRC.
 V0_ENTRY = bytes.fromhex("0000000000000000000000162356c1370000000000036b65790000000576616c7565")
 
 
@@ -80,11 +84,26 @@ def test_segment_names():
         segment_name(-1, ".log")
 
 
+ARABIC_INDIC_ZERO, FULLWIDTH_ZERO = "\u0660", "\uff10"
+NOT_KAFKA_NAMES = ("123.log",                                  # shorter
+                   "0" * 21 + ".log",                          # longer
+                   ARABIC_INDIC_ZERO * 19 + "\u0664.log",      # digits \d matches and int() reads
+                   FULLWIDTH_ZERO * 20 + ".log",
+                   "0" * 20 + ".log\n")                        # $ would match before the newline
+
+
+def test_only_twenty_ascii_digits_name_a_segment():
+    for bad in NOT_KAFKA_NAMES:
+        with pytest.raises(ValueError):
+            parse_segment_name(bad)
+    assert parse_segment_name("0" * 19 + "4.log") == (4, "log")
+
+
 def test_partition_dir_names():
     assert parse_partition_dir("/var/kafka-logs/orders-3") == ("orders", 3)
     assert parse_partition_dir("my-topic-with-dashes-12/") == ("my-topic-with-dashes", 12)
     assert parse_partition_dir("__consumer_offsets-49") == ("__consumer_offsets", 49)
-    for bad in ("orders", "orders-", "orders-3.5f1b0c2d-delete", "-"):
+    for bad in ("orders", "orders-", "orders-3.5f1b0c2d-delete", "-", "orders-\u0663", "orders-3\n"):
         with pytest.raises(ValueError):
             parse_partition_dir(bad)
 
@@ -432,14 +451,14 @@ def partition(tmp_path):
 
 @pytest.fixture
 def starts(monkeypatch):
-    """Every (log file, start position) the segments module reads from."""
+    """Every (log file, start position) a segment is read from."""
     calls: list[tuple[str, int]] = []
 
     def spy(source, **options):
         calls.append((Path(source).name, options.get("start", 0)))
         return read_batches(source, **options)
 
-    monkeypatch.setattr(seg, "read_batches", spy)
+    monkeypatch.setattr(files, "read_batches", spy)
     return calls
 
 
@@ -457,6 +476,76 @@ def test_partition_lists_segments_and_ignores_transient_files(partition, tmp_pat
     (tmp_path / "orders-2").mkdir()
     assert [(p.topic, p.partition) for p in list_partitions(tmp_path)] == [("events", 0), ("orders", 2),
                                                                            ("orders", 10)]
+
+
+def test_names_that_are_not_kafkas_are_reported_and_never_read(partition, starts):
+    """A 123.log, a 21-digit name and non-ASCII digits beside real segments: each holds a readable batch
+    (offset 4, inside the real segments' range), yet only the real segments are listed and read."""
+    d = partition.path
+    expected = [(b.base_offset, b.position) for b in partition.iter_batches()]
+    stray = v2_batch(4, (5000,))
+    for name in NOT_KAFKA_NAMES[:4]:
+        (d / name).write_bytes(stray)
+    (d / (ARABIC_INDIC_ZERO * 20 + ".index")).write_bytes(b"")
+    assert [s.base_offset for s in partition.segments] == [0, 32, 64]
+    assert sorted(partition.skipped) == sorted([*NOT_KAFKA_NAMES[:4], ARABIC_INDIC_ZERO * 20 + ".index"])
+    starts.clear()
+    assert [(b.base_offset, b.position) for b in partition.iter_batches()] == expected
+    assert {name for name, _ in starts} == {segment_name(b, ".log") for b in (0, 32, 64)}
+    assert check_indexes(d) == []
+    listing = files.list_segments(LocalFS(), d)
+    assert listing.segments == partition.segments and listing.skipped == partition.skipped
+
+
+def test_partition_reads_the_same_through_a_pyarrow_filesystem(partition):
+    """Partition works over kcodec.log.fs: the code path of s3://, hdfs:// ... gives the same batches,
+    seeks and aborted transactions as local paths."""
+    pytest.importorskip("pyarrow")
+    remote = Partition(f"file://{partition.path}", fs=ArrowFS("file:///"))
+    assert [str(s.log) for s in remote.segments] == [f"file://{s.log}" for s in partition.segments]
+    for kwargs in ({}, {"start_offset": 50}, {"start_timestamp": 1205}, {"start_offset": 10, "end_offset": 40}):
+        assert ([(b.base_offset, b.position) for b in remote.iter_batches(**kwargs)]
+                == [(b.base_offset, b.position) for b in partition.iter_batches(**kwargs)])
+    assert remote.position_for_offset(50)[1] == partition.position_for_offset(50)[1] > 0
+    assert remote.next_offset() == partition.next_offset() == 96
+
+
+def test_aborted_transactions_from_index_files_or_markers(tmp_path):
+    w = write_partition(tmp_path / "t-0", [v2_batch(0, producer_id=7, producer_epoch=0, transactional=True),
+                                           v2_batch(1, producer_id=8, producer_epoch=0, transactional=True),
+                                           marker(2, 7, "abort"), marker(3, 8, "commit"), v2_batch(4)])
+    segs = Partition(w.directory).segments
+    assert aborted_transactions(segs) == aborted_transactions(segs, derive=True) == [(7, 0, 2)]
+    segs[0].txn_index.unlink()
+    segs[0].index.unlink()  # a bare .log: answered from the markers
+    assert aborted_transactions(Partition(w.directory).segments) == [(7, 0, 2)]
+
+
+def test_log_holds_no_numeric_header_offsets():
+    """Header positions, masks and sizes are the generated layouts' constants; log/ (and Spark's planning,
+    which reads segments through it) never retype them."""
+    import kcodec.log
+    from kcodec.generated import legacy_log_entry, record_batch
+
+    facts = {v for m in (record_batch, legacy_log_entry) for k, v in vars(m).items()
+             if k.isupper() and type(v) is int and ("_OFFSET_" in k or k.endswith(("_MASK", "OVERHEAD")))}
+    facts.discard(0)
+    sources = sorted(Path(kcodec.log.__file__).parent.glob("*.py"))
+    sources.append(Path(kcodec.log.__file__).parents[1] / "spark" / "planning.py")
+    found = []
+    for path in sources:
+        tree = ast.parse(path.read_text())
+        keyword_values = {id(k.value) for k in ast.walk(tree) if isinstance(k, ast.keyword)}
+        found += [f"{path.name}:{n.lineno}: {n.value}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and type(n.value) is int and n.value in facts
+                  and id(n) not in keyword_values and not _is_divisor(tree, n)]
+    assert found == []
+
+
+def _is_divisor(tree, node) -> bool:
+    """``x // 8``: a fraction, not a position."""
+    return any(isinstance(b, ast.BinOp) and b.right is node and isinstance(b.op, ast.FloorDiv)
+               for b in ast.walk(tree))
 
 
 def test_seek_by_offset_reads_from_the_index_position(partition, starts):

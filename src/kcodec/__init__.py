@@ -32,9 +32,9 @@ _EXPORTS = {
     "encode_control_batch": "kcodec.records.encode",
     "convert_batches": "kcodec.records.encode",
     # segments and partitions
-    "Partition": "kcodec.log.segments",
-    "SegmentWriter": "kcodec.log.segments",
-    "build_indexes": "kcodec.log.segments",
+    "Partition": "kcodec.log.partition",
+    "SegmentWriter": "kcodec.log.writer",
+    "build_indexes": "kcodec.log.index",
     # the generated codecs, by entity and version
     "codec": "kcodec.generated",
     # errors

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kcodec.records.reader import read_batches
-from kcodec.log.segments import Partition, list_partitions
+from kcodec.log.partition import Partition, list_partitions
 
 #: Column order of the records view; Spark rows are read back with the timestamp as microseconds.
 COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers", "magic",

@@ -10,7 +10,7 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from kcodec.cli import main  # noqa: E402
-from kcodec.log.segments import list_partitions  # noqa: E402
+from kcodec.log.partition import list_partitions  # noqa: E402
 from kcodec.spark.sizes import COMBINATIONS, label, size_as  # noqa: E402
 
 from .expected import partition_batches  # noqa: E402

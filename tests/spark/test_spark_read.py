@@ -13,7 +13,8 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from kcodec.records.reader import read_batches  # noqa: E402
-from kcodec.log.segments import Partition, list_partitions, read_txn_index  # noqa: E402
+from kcodec.log.index import read_txn_index  # noqa: E402
+from kcodec.log.partition import Partition, list_partitions  # noqa: E402
 
 from .conftest import VECTORS  # noqa: E402
 from .expected import expected_rows, partition_batches, record_row, sort_key, spark_rows  # noqa: E402

@@ -1,5 +1,5 @@
 """The Spark package's pieces that run without Spark: import hygiene, path
-discovery, split planning, the size comparison."""
+discovery (on kcodec.log's listing), split planning, the size comparison."""
 from __future__ import annotations
 
 import subprocess
@@ -9,7 +9,8 @@ import pytest
 
 from kcodec.records.encode import encode_batch
 from kcodec.records.reader import read_batches
-from kcodec.log.segments import SegmentWriter, read_offset_index
+from kcodec.log.index import read_offset_index
+from kcodec.log.writer import SegmentWriter
 
 
 def test_importing_kcodec_does_not_import_pyspark():
@@ -17,17 +18,6 @@ def test_importing_kcodec_does_not_import_pyspark():
             "assert 'pyspark' not in sys.modules and 'pyarrow' not in sys.modules, "
             "[m for m in sys.modules if m.startswith(('pyspark', 'pyarrow'))]")
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_header_positions_follow_the_generated_layout():
-    from kcodec.generated import record_batch
-    from kcodec.spark import planning
-
-    assert planning._BASE_OFFSET == record_batch.RECORD_BATCH_V2_OFFSET_BASE_OFFSET
-    assert planning._MAGIC == record_batch.RECORD_BATCH_V2_OFFSET_MAGIC
-    assert planning._ATTRIBUTES == record_batch.RECORD_BATCH_V2_OFFSET_ATTRIBUTES
-    assert planning._LAST_OFFSET_DELTA == record_batch.RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA
-    assert planning._PRODUCER_ID == record_batch.RECORD_BATCH_V2_OFFSET_PRODUCER_ID
 
 
 @pytest.mark.parametrize("magic,codec", [(m, c) for m in (0, 1) for c in ("none", "gzip", "snappy", "lz4")]
@@ -61,7 +51,7 @@ def test_discover_paths(big_partition, tmp_path):
 
     (parts,) = discover(str(big_partition))
     assert (parts.topic, parts.partition, len(parts.segments)) == ("big", 3, 2)
-    assert all(s.has_index and s.has_time_index and not s.has_txn_index for s in parts.segments)
+    assert all(s.has(".index") and s.has(".timeindex") and not s.has(".txnindex") for s in parts.segments)
     assert [p.topic for p in discover(str(tmp_path))] == ["big"]
     assert len(discover(f"file://{big_partition}/*.log")[0].segments) == 2
     (one,) = discover(str(sorted(big_partition.glob("*.log"))[1]), topic="t")
@@ -71,6 +61,27 @@ def test_discover_paths(big_partition, tmp_path):
     assert [p.path for p in discover(str(tmp_path))] == [str(big_partition)]
     with pytest.raises(FileNotFoundError):
         discover(str(tmp_path / "nothing*"))
+
+
+def test_discovery_skips_and_reports_names_that_are_not_kafkas(big_partition, capsys):
+    """Spark lists segments with kcodec.log: a 123.log, 21 digits or Arabic-Indic digits are never planned,
+    whether found in the directory or matched by a glob, and each is reported on stderr."""
+    from kcodec.spark.planning import ReadOptions, discover, plan
+
+    real = sorted(str(p) for p in big_partition.glob("*.log"))
+    stray = ["123.log", "0" * 21 + ".log", "\u0660" * 20 + ".log"]
+    for name in stray:
+        (big_partition / name).write_bytes(encode_batch([{"value": b"x", "timestamp": 1}], base_offset=7))
+    for path in (str(big_partition), f"{big_partition}/*.log"):
+        (part,) = discover(path)
+        assert sorted(str(s.log) for s in part.segments) == real
+        assert sorted(part.skipped) == sorted(stray)
+        assert sorted({s.log for s in plan([part], ReadOptions(path))}) == real
+        err = capsys.readouterr().err
+        assert all(f"skipped {big_partition}/{name}: not a Kafka segment name" in err for name in stray)
+    (big_partition.parent / "123.log").write_bytes(b"")  # beside partition directories: still a log directory
+    assert [p.path for p in discover(str(big_partition.parent))] == [str(big_partition)]
+    assert "not a Kafka segment name" in capsys.readouterr().err
 
 
 def test_splits_cut_at_checked_index_positions(big_partition):

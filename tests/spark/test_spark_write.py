@@ -12,7 +12,9 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from kcodec.records.reader import read_batches  # noqa: E402
-from kcodec.log.segments import check_indexes, list_partitions, parse_segment_name  # noqa: E402
+from kcodec.log.files import parse_segment_name  # noqa: E402
+from kcodec.log.index_check import check_indexes  # noqa: E402
+from kcodec.log.partition import list_partitions  # noqa: E402
 
 from .expected import partition_batches  # noqa: E402
 

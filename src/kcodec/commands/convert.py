@@ -11,7 +11,7 @@ from kcodec.errors import EncodeError
 def cmd_convert(args: argparse.Namespace) -> int:
     from kcodec.records.encode import convert_batches
     from kcodec.records.reader import read_batches
-    from kcodec.log.segments import write_atomically
+    from kcodec.log.writer import write_atomically
 
     src, out = existing_file(Path(args.input)), Path(args.out)
     if out.resolve() == src.resolve():

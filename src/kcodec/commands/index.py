@@ -11,8 +11,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     from kcodec.generated.aborted_txn_entry import ABORTED_TXN_ENTRY_V0_SIZE
     from kcodec.generated.offset_index_entry import OFFSET_INDEX_ENTRY_V0_SIZE
     from kcodec.generated.time_index_entry import TIME_INDEX_ENTRY_V0_SIZE
-    from kcodec.log.segments import (build_indexes, build_txn_index, check_indexes, parse_segment_name,
-                                    segment_name, write_atomically)
+    from kcodec.log.files import parse_segment_name, segment_name
+    from kcodec.log.index import build_indexes, build_txn_index
+    from kcodec.log.index_check import check_indexes
+    from kcodec.log.writer import write_atomically
 
     status = EXIT_OK
     for name in args.segments:

@@ -21,7 +21,9 @@ def _batches(records, size: int):
 def cmd_write(args: argparse.Namespace) -> int:
     from kcodec.tools.records_io import read_json_records
     from kcodec.records.encode import encode_batch
-    from kcodec.log.segments import SegmentWriter, build_indexes, segment_name, write_atomically
+    from kcodec.log.files import segment_name
+    from kcodec.log.index import build_indexes
+    from kcodec.log.writer import SegmentWriter, write_atomically
 
     require_at_least("--batch-size", args.batch_size)
     source = sys.stdin if args.input in (None, "-") else open(args.input, encoding="utf-8")
@@ -70,7 +72,7 @@ def _after(chunk, next_offset: int, keep: bool) -> int:
 
 
 def _base_offset(path: Path, default: int) -> int:
-    from kcodec.log.segments import parse_segment_name
+    from kcodec.log.files import parse_segment_name
 
     try:
         return parse_segment_name(path).base_offset

@@ -1,3 +1,10 @@
-"""Kafka's log on disk: segment files and their names, the index files,
-partitions with seeks by offset and timestamp, and the segment writer, over a
-small filesystem interface (local paths or pyarrow's filesystems)."""
+"""Kafka's log on disk, over a small filesystem interface (local paths or
+pyarrow's filesystems, :mod:`kcodec.log.fs`):
+
+* :mod:`~kcodec.log.files`: Kafka's file names and the segments they name;
+* :mod:`~kcodec.log.headers`: what is read from an entry's header undecoded;
+* :mod:`~kcodec.log.index`: the index files: read, encode, rebuild, seek;
+* :mod:`~kcodec.log.index_check`: index files checked against their log;
+* :mod:`~kcodec.log.transactions`: open and aborted transactions;
+* :mod:`~kcodec.log.partition`: a partition's segments, seeks and reads;
+* :mod:`~kcodec.log.writer`: atomic files and the segment writer."""

@@ -32,7 +32,7 @@ PHRASE = b"The quick brown fox jumps over the lazy dog; Kafka appends it to the 
 def make_workload(directory: Path, records: int, codec: str, seed: int = 20_240_601) -> Path:
     """Write the workload as partition directory ``bench-0`` under ``directory`` (reused when present)."""
     from kcodec.records.encode import NewRecord, encode_batch
-    from kcodec.log.segments import SegmentWriter
+    from kcodec.log.writer import SegmentWriter
 
     part = directory / f"bench-{codec}-{records}" / "bench-0"
     if (part / "00000000000000000000.log").exists():

@@ -11,7 +11,7 @@ readers look:
 2. On commit, the driver takes each topic-partition's staging files in task
    order, gives them their final offsets (continuing after the partition's
    last offset in ``append`` mode, from 0 in ``overwrite`` mode) and writes
-   real segments with kcodec's :class:`~kcodec.log.segments.SegmentWriter`
+   real segments with kcodec's :class:`~kcodec.log.writer.SegmentWriter`
    (``.log``, ``.index``, ``.timeindex``; rolled at ``segmentBytes``) into a
    scratch directory, then moves them into place: a new partition directory
    with one rename, new segments of an existing one index files first and
@@ -37,11 +37,13 @@ from dataclasses import dataclass, field
 from kcodec.errors import EncodeError
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.records.reader import read_batches
-from kcodec.log.segments import (DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, SegmentWriter,
-                                     parse_partition_dir, parse_segment_name)
+from kcodec.log.files import parse_partition_dir, parse_segment_name
+from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
+from kcodec.log.partition import Partition
+from kcodec.log.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
 
 from kcodec.log.fs import resolve
-from kcodec.spark.planning import _bool, _choice, _int, next_offset
+from kcodec.spark.options import bool_option, choice_option, int_option
 
 __all__ = ["WriteOptions", "Chunk", "STAGING_DIR", "check_input_schema", "write_task", "commit_job", "abort_job"]
 
@@ -70,20 +72,20 @@ class WriteOptions:
         path = opts.get("path")
         if not path:
             raise ValueError("kafka-segments needs a path: df.write.format('kafka-segments').save(PATH)")
-        magic = _int(opts, "magic", 2, 0)
+        magic = int_option(opts, "magic", 2, 0)
         if magic not in (0, 1, 2):
             raise ValueError(f"option magic must be 0, 1 or 2, not {magic}")
-        compression = _choice(opts, "compression", "none", _CODECS)
+        compression = choice_option(opts, "compression", "none", _CODECS)
         if compression == "zstd" and magic < 2:
             raise ValueError(f"zstd needs magic 2 (Kafka refuses it for magic {magic})")
         return cls(path=str(path), magic=magic, compression=compression,
-                   compression_level=_int(opts, "compressionLevel", None),
-                   records_per_batch=_int(opts, "recordsPerBatch", 1000, 1),
-                   batch_bytes=_int(opts, "batchBytes", 1 << 20, 1),
-                   segment_bytes=_int(opts, "segmentBytes", DEFAULT_SEGMENT_BYTES, 1),
-                   index_interval_bytes=_int(opts, "indexIntervalBytes", DEFAULT_INDEX_INTERVAL_BYTES, 0),
-                   topic=opts.get("topic") or None, partition=_int(opts, "partition", None, 0),
-                   keep_offsets=_bool(opts, "keepOffsets", False))
+                   compression_level=int_option(opts, "compressionLevel", None),
+                   records_per_batch=int_option(opts, "recordsPerBatch", 1000, 1),
+                   batch_bytes=int_option(opts, "batchBytes", 1 << 20, 1),
+                   segment_bytes=int_option(opts, "segmentBytes", DEFAULT_SEGMENT_BYTES, 1),
+                   index_interval_bytes=int_option(opts, "indexIntervalBytes", DEFAULT_INDEX_INTERVAL_BYTES, 0),
+                   topic=opts.get("topic") or None, partition=int_option(opts, "partition", None, 0),
+                   keep_offsets=bool_option(opts, "keepOffsets", False))
 
 
 #: Input columns the writer reads, with the Spark types it accepts (others are ignored).
@@ -329,7 +331,7 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
         for (topic, partition), cs in sorted(by_tp.items()):
             cs.sort(key=lambda c: c.task)
             target = fs.join(root, f"{topic}-{partition}")
-            existing = 0 if overwrite else next_offset(fs, target)
+            existing = 0 if overwrite else Partition(target, fs).next_offset()
             if opts.keep_offsets:
                 base = cs[0].first_offset
                 if base < existing:

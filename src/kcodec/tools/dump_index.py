@@ -10,7 +10,8 @@ INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 
 def dump_index_lines(path: Path) -> tuple[list[str], list[str]]:
-    from kcodec.log.segments import check_indexes, read_offset_index, read_time_index, read_txn_index
+    from kcodec.log.index import read_offset_index, read_time_index, read_txn_index
+    from kcodec.log.index_check import check_indexes
 
     out = [f"Dumping {path}"]
     err: list[str] = []

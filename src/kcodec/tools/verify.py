@@ -229,6 +229,6 @@ def _chunks(f, n: int, size: int = 1 << 20):
 
 
 def _write_atomically(path: Path, chunks) -> None:
-    from kcodec.log.segments import write_atomically
+    from kcodec.log.writer import write_atomically
 
     write_atomically(path, chunks)

@@ -1,0 +1,221 @@
+"""Kafka's file names in a log directory, and the segments they name.
+
+A partition directory ``<topic>-<partition>`` holds segments named by their
+base offset written as exactly 20 ASCII digits (``00000000000000000042.log``),
+with, per segment, an offset index (``.index``), a time index
+(``.timeindex``) and, when the segment holds ABORT markers, a transaction
+index (``.txnindex``); Kafka's ``LogFileUtils`` names them so. Any other
+name is not a segment: a listing reports such names in
+:attr:`SegmentListing.skipped` and never reads them.
+
+Segments live on any filesystem of :mod:`kcodec.log.fs`: a local segment's
+paths are :class:`~pathlib.Path` objects, a remote one's are full URIs.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple, Union
+
+from kcodec.errors import KcodecError
+from kcodec.records.model import Batch
+from kcodec.records.reader import read_batches
+
+from kcodec.log.fs import ArrowFS, Entry, LocalFS
+from kcodec.log.headers import HEADER_SIZE, entry_size
+
+__all__ = [
+    "LOG_SUFFIX", "INDEX_SUFFIX", "TIME_INDEX_SUFFIX", "TXN_INDEX_SUFFIX", "SNAPSHOT_SUFFIX", "TMP_SUFFIX",
+    "PathLike", "FileSystem", "SegmentFileName", "segment_name", "parse_segment_name", "parse_partition_dir",
+    "Segment", "SegmentListing", "list_segments",
+]
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+SNAPSHOT_SUFFIX = ".snapshot"
+TMP_SUFFIX = ".tmp"  # SegmentWriter / write_atomically temporaries; Kafka ignores such files
+
+_INT64_MAX = (1 << 63) - 1
+
+PathLike = Union[str, os.PathLike]
+FileSystem = Union[LocalFS, ArrowFS]
+
+# Exactly 20 ASCII digits: [0-9], not \d, which also matches other scripts' digits (and int() reads them).
+_SEGMENT_NAME = re.compile(r"([0-9]{20})\.(.+)", re.ASCII)
+# What a reader could take for a segment name: some digits, a dot, a suffix. Reported when not a real one.
+_LOOKS_LIKE_SEGMENT = re.compile(r"\d+\..+")
+_PARTITION_DIR = re.compile(r"(.+)-([0-9]+)", re.ASCII)
+
+
+class SegmentFileName(NamedTuple):
+    """A parsed segment file name: ``00000000000000000042.log.deleted`` ->
+    ``(42, "log.deleted")``. ``kind`` is everything after the first dot."""
+
+    base_offset: int
+    kind: str
+
+
+def segment_name(base_offset: int, suffix: str) -> str:
+    """``segment_name(42, ".log")`` -> ``"00000000000000000042.log"`` (the dot is optional)."""
+    if not isinstance(base_offset, int) or not 0 <= base_offset <= _INT64_MAX:
+        raise ValueError(f"a segment base offset must be an int in [0, 2^63-1], got {base_offset!r}")
+    if not suffix:
+        raise ValueError("a segment file name needs a suffix such as '.log'")
+    return f"{base_offset:020d}{suffix if suffix.startswith('.') else '.' + suffix}"
+
+
+def parse_segment_name(path: PathLike) -> SegmentFileName:
+    """The base offset and kind of a segment file, from its name only.
+
+    Kinds are ``log``, ``index``, ``timeindex``, ``txnindex``, ``snapshot``, or
+    those with a transient suffix (``log.deleted``, ``index.swap``, ``log.cleaned``,
+    ``log.tmp``). Raises ValueError for any name that is not 20 ASCII digits,
+    a dot and a suffix, or whose offset does not fit an int64."""
+    name = os.path.basename(os.fspath(path))
+    m = _SEGMENT_NAME.fullmatch(name)
+    if not m or int(m.group(1)) > _INT64_MAX:
+        raise ValueError(f"{name!r} is not a segment file name (<20-digit base offset>.<suffix>)")
+    return SegmentFileName(int(m.group(1)), m.group(2))
+
+
+def parse_partition_dir(path: PathLike) -> tuple[str, int]:
+    """``"orders-3"`` -> ``("orders", 3)``; topic names may hold dashes, the
+    partition follows the last one. Raises ValueError for other names,
+    including directories being deleted (``<topic>-<n>.<id>-delete``)."""
+    name = os.path.basename(os.path.normpath(os.fspath(path)))
+    m = _PARTITION_DIR.fullmatch(name)
+    if not m:
+        raise ValueError(f"{name!r} is not a partition directory name (<topic>-<partition>)")
+    return m.group(1), int(m.group(2))
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One segment: its ``.log`` and the sibling index paths (which may not exist).
+
+    ``base_offset`` is None only for a file read by explicit name that is not
+    named as Kafka names segments (it has no index files). ``size`` and which
+    index files exist are taken from the directory listing when the segment
+    came from one, and asked of the filesystem otherwise."""
+
+    base_offset: int | None
+    log: Path | str  # a Path on the local filesystem, the full URI on others
+    fs: FileSystem = field(default_factory=LocalFS, compare=False, repr=False)
+    listed_size: int | None = field(default=None, compare=False, repr=False)
+    listed_indexes: frozenset[str] | None = field(default=None, compare=False, repr=False)  # suffixes seen
+
+    def _sibling(self, suffix: str) -> Path | str:
+        if self.base_offset is None:
+            raise ValueError(f"{self.log} is not named as a segment: it has no index files")
+        name = segment_name(self.base_offset, suffix)
+        if isinstance(self.log, Path):
+            return self.log.with_name(name)
+        return self.fs.join(self.fs.parent(self.log), name)
+
+    @property
+    def index(self) -> Path | str:
+        return self._sibling(INDEX_SUFFIX)
+
+    @property
+    def time_index(self) -> Path | str:
+        return self._sibling(TIME_INDEX_SUFFIX)
+
+    @property
+    def txn_index(self) -> Path | str:
+        return self._sibling(TXN_INDEX_SUFFIX)
+
+    @property
+    def size(self) -> int:
+        return self.listed_size if self.listed_size is not None else self.fs.size(str(self.log))
+
+    def has(self, suffix: str) -> bool:
+        """Whether the index file with ``suffix`` exists (as listed, when listed)."""
+        if self.base_offset is None:
+            return False
+        if self.listed_indexes is not None:
+            return suffix in self.listed_indexes
+        return self.fs.exists(str(self._sibling(suffix)))
+
+    def read_file(self, suffix: str) -> bytes:
+        """The bytes of the sibling file with ``suffix`` (OSError when missing)."""
+        return self.fs.read_bytes(str(self._sibling(suffix)))
+
+    def batches(self, start: int = 0, end: int | None = None, **options) -> Iterator[Batch]:
+        """Decoded batches of the log in ``[start, end)``, positions in the file;
+        ``options`` are :func:`~kcodec.records.reader.read_batches`'. A local file is
+        memory-mapped; a remote range is fetched with one read."""
+        if self.fs.local:
+            yield from read_batches(self.log, start=start, end=end, **options)
+            return
+        for batch in read_batches(self.fs.read_range(self.log, start, end), **options):
+            batch.position += start
+            yield batch
+
+    def entries(self, start: int = 0, end: int | None = None, **options) -> Iterator[tuple[int, bytes]]:
+        """(position in the file, bytes) of the whole log entries in ``[start, end)``, undecoded."""
+        if self.fs.local:
+            yield from read_batches(self.log, start=start, end=end, **options).entries()
+            return
+        for pos, raw in read_batches(self.fs.read_range(self.log, start, end), **options).entries():
+            yield pos + start, raw
+
+    def entry_at(self, position: int) -> bytes | None:
+        """The whole entry starting at ``position`` (framing checked, CRC not),
+        or None when none does. Remotely, a header's worth of bytes is fetched
+        to learn the entry's size, then the rest of the entry if it is longer."""
+        try:
+            if self.fs.local:
+                for _, raw in read_batches(self.log, start=position, verify_crc=False).entries():
+                    return raw
+                return None
+            head = self.fs.read_range(self.log, position, position + HEADER_SIZE)
+            size = entry_size(head)
+            if size is None:
+                return None
+            data = head if size <= len(head) else self.fs.read_range(self.log, position, position + size)
+            for _, raw in read_batches(data, end=size, verify_crc=False).entries():
+                return raw
+        except (KcodecError, OSError):
+            return None
+        return None
+
+
+@dataclass(frozen=True)
+class SegmentListing:
+    """The segments of a directory in base-offset order, and the names that look
+    like segment files but are not Kafka's (reported, never read)."""
+
+    segments: list[Segment]
+    skipped: list[str]
+
+
+def list_segments(fs: FileSystem, directory: PathLike, entries: list[Entry] | None = None) -> SegmentListing:
+    """The ``.log`` segments of ``directory`` on ``fs`` (from ``entries``, its
+    listing, when the caller has it). Transient files (``.deleted``,
+    ``.cleaned``, ``.swap``, ``.tmp``) and subdirectories are ignored; names
+    such as ``123.log``, 21 digits or non-ASCII digits are listed in ``skipped``."""
+    if entries is None:
+        entries = fs.list(str(directory))
+    entries = [e for e in entries if not e.is_dir]
+    names = {fs.name(e.path) for e in entries}
+    segments, skipped = [], []
+    for e in entries:
+        name = fs.name(e.path)
+        try:
+            base, kind = parse_segment_name(name)
+        except ValueError:
+            if _LOOKS_LIKE_SEGMENT.fullmatch(name):
+                skipped.append(name)
+            continue
+        if kind != "log":  # not log.deleted / log.cleaned / log.swap / log.tmp
+            continue
+        stem = name[: -len(LOG_SUFFIX)]
+        present = frozenset(s for s in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX) if stem + s in names)
+        log = Path(directory) / name if fs.local else e.path
+        segments.append(Segment(base, log, fs, e.size, present))
+    return SegmentListing(sorted(segments, key=lambda s: s.base_offset), sorted(skipped))

@@ -1,0 +1,255 @@
+"""Writing Kafka segments: a file replaced atomically, and a partition's
+segments written with their index files, each made visible in one rename.
+
+Typical use::
+
+    with SegmentWriter("/tmp/out/orders-0", segment_bytes=1 << 20) as w:
+        for entry in entries:
+            w.append(entry)
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import BinaryIO
+
+from kcodec.errors import EncodeError
+from kcodec.records.decode import decode_entry
+from kcodec.records.model import Batch
+from kcodec.records.reader import read_batches
+
+from kcodec.log.files import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TMP_SUFFIX, TXN_INDEX_SUFFIX, PathLike,
+                              Segment, segment_name)
+from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuilder, encode_txn_index
+from kcodec.log.transactions import AbortedTxn, TxnTracker
+
+__all__ = ["DEFAULT_SEGMENT_BYTES", "write_atomically", "SegmentWriter"]
+
+DEFAULT_SEGMENT_BYTES = 1 << 30  # segment.bytes, 1 GiB
+
+_INT32_MAX = (1 << 31) - 1
+_INT64_MAX = (1 << 63) - 1
+
+
+def _fsync_dir(directory: Path) -> None:
+    if not hasattr(os, "O_DIRECTORY"):
+        return  # Windows: directories cannot be opened for fsync
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def write_atomically(path: PathLike, chunks: Iterable[bytes] | bytes) -> None:
+    """Write ``chunks`` to ``path`` so that ``path`` only ever holds the old
+    content or all of the new: they go to ``path + ".tmp"``, which is fsynced,
+    renamed over ``path``, and the directory fsynced. On error the temporary is
+    removed and ``path`` is untouched."""
+    path = Path(path)
+    tmp = path.with_name(path.name + TMP_SUFFIX)
+    if isinstance(chunks, (bytes, bytearray, memoryview)):
+        chunks = [chunks]
+    try:
+        with open(tmp, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+class _OpenSegment:
+    """The segment being written: temporaries under ``<final name>.tmp``."""
+
+    def __init__(self, directory: Path, base_offset: int, interval: int):
+        self.base_offset = base_offset
+        self.final = {s: directory / segment_name(base_offset, s)
+                      for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)}
+        if self.final[LOG_SUFFIX].exists():
+            raise FileExistsError(f"segment {self.final[LOG_SUFFIX]} already exists")
+        self.tmp = {s: p.with_name(p.name + TMP_SUFFIX) for s, p in self.final.items()}
+        self.files: dict[str, BinaryIO] = {}
+        try:
+            for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                self.files[s] = open(self.tmp[s], "wb")
+        except BaseException:
+            self.discard()
+            raise
+        self.size = 0
+        self.builder = IndexBuilder(base_offset, interval, self.files[INDEX_SUFFIX].write,
+                                     self.files[TIME_INDEX_SUFFIX].write)
+
+    def write(self, raw: bytes, batch: Batch, aborted: AbortedTxn | None) -> None:
+        self.builder.add(batch.last_offset, batch.max_timestamp, len(raw))
+        self.files[LOG_SUFFIX].write(raw)
+        self.size += len(raw)
+        if aborted is not None:
+            if TXN_INDEX_SUFFIX not in self.files:
+                self.files[TXN_INDEX_SUFFIX] = open(self.tmp[TXN_INDEX_SUFFIX], "wb")
+            self.files[TXN_INDEX_SUFFIX].write(encode_txn_index([aborted]))
+
+    def seal(self) -> Segment:
+        """Finish the indexes, fsync, rename the indexes and then the log (the
+        commit point: a visible .log means a complete segment), fsync the directory."""
+        self.builder.finish()
+        for f in self.files.values():
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+        if TXN_INDEX_SUFFIX not in self.files:
+            _remove(self.final[TXN_INDEX_SUFFIX])  # an orphan from an interrupted earlier run
+        for s in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LOG_SUFFIX):
+            if s in self.files:
+                os.replace(self.tmp[s], self.final[s])
+        _fsync_dir(self.final[LOG_SUFFIX].parent)
+        return Segment(self.base_offset, self.final[LOG_SUFFIX])
+
+    def discard(self) -> None:
+        for f in self.files.values():
+            try:
+                f.close()
+            except OSError:
+                pass
+        for p in self.tmp.values():
+            _remove(p)
+
+
+class SegmentWriter:
+    """Write already-encoded log entries into a partition directory as Kafka
+    segments (``.log``, ``.index``, ``.timeindex``, and ``.txnindex`` when the
+    segment holds ABORT markers of transactions), with indexes identical to
+    :func:`build_indexes` / :func:`build_txn_index` of each finished segment.
+
+    * ``base_offset`` names the first segment; later segments are named by the
+      base offset of their first entry.
+    * A new segment starts when the next entry would take the current one past
+      ``segment_bytes`` (a segment always takes at least one entry), or when
+      the entry's last offset would not fit a relative offset.
+    * Entries are checked before anything is written (whole entries, valid
+      CRCs, offsets increasing from ``base_offset``); a rejected append
+      (:class:`EncodeError` or a decode error) writes nothing.
+    * Atomicity: a segment is written to ``<name>.tmp`` files, fsynced and
+      renamed into place (indexes first, the ``.log`` last) when it is rolled
+      or on :meth:`close`, then the directory is fsynced. As a context manager,
+      an exception discards the temporaries of the unfinished segment and
+      keeps the completed ones; so does :meth:`abort`.
+    * Transactions are tracked across the writer's segments from its first
+      entry (see :func:`build_txn_index` for the last stable offset)."""
+
+    def __init__(self, directory: PathLike, *, base_offset: int = 0, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+                 index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES):
+        if not 1 <= segment_bytes <= _INT32_MAX:
+            raise ValueError(f"segment_bytes must be in [1, {_INT32_MAX}]")
+        if index_interval_bytes < 0:
+            raise ValueError("index_interval_bytes must be >= 0")
+        if not 0 <= base_offset <= _INT64_MAX:
+            raise ValueError("base_offset must be in [0, 2^63-1]")
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if (self.directory / segment_name(base_offset, LOG_SUFFIX)).exists():
+            raise FileExistsError(f"segment {self.directory / segment_name(base_offset, LOG_SUFFIX)} already exists")
+        self.segment_bytes, self.index_interval_bytes = segment_bytes, index_interval_bytes
+        self.base_offset = base_offset
+        self.completed: list[Segment] = []  # segments renamed into place, in order
+        self._next_offset = base_offset  # the lowest offset the next entry may start at
+        self._current: _OpenSegment | None = None
+        self._txns = TxnTracker({}, base_offset)
+        self._closed = False
+
+    def __enter__(self) -> "SegmentWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("SegmentWriter is closed")
+
+    def _validate(self, data: bytes) -> list[tuple[bytes, Batch]]:
+        entries = []
+        next_offset = self._next_offset
+        reader = read_batches(data, strict=True, verify_crc=True)
+        first_ever = self._current is None and not self.completed
+        for position, raw in reader.entries():
+            batch = decode_entry(raw, position, verify_crc=True)
+            if batch.base_offset < next_offset:
+                raise EncodeError(f"offsets must increase: an entry starting at offset {batch.base_offset} "
+                                  f"cannot follow offset {next_offset - 1}", position=position,
+                                  base_offset=batch.base_offset)
+            if not 0 <= batch.last_offset - batch.base_offset <= _INT32_MAX:
+                raise EncodeError(f"entry offsets [{batch.base_offset}, {batch.last_offset}] cannot be indexed",
+                                  position=position, base_offset=batch.base_offset)
+            if first_ever and not entries and batch.last_offset - self.base_offset > _INT32_MAX:
+                raise EncodeError(f"the first entry's last offset {batch.last_offset} cannot be indexed in a "
+                                  f"segment with base offset {self.base_offset}", position=position,
+                                  base_offset=batch.base_offset)
+            entries.append((raw, batch))
+            next_offset = batch.last_offset + 1
+        return entries
+
+    def append(self, entries: bytes) -> None:
+        """Append one or more whole log entries (v2 batches or v0/v1 messages),
+        as bytes. Raises (before writing anything) TruncatedError for a partial
+        entry, the reader's errors for a corrupt one, EncodeError for offsets
+        that do not increase."""
+        self._check_open()
+        checked = self._validate(entries)
+        try:
+            for raw, batch in checked:
+                cur = self._current
+                if cur is not None and cur.size > 0 and (
+                        cur.size + len(raw) > self.segment_bytes
+                        or batch.last_offset - cur.base_offset > _INT32_MAX):
+                    self._roll()
+                if self._current is None:
+                    base = self.base_offset if not self.completed else batch.base_offset
+                    self._current = _OpenSegment(self.directory, base, self.index_interval_bytes)
+                self._current.write(raw, batch, self._txns.observe(batch))
+                self._next_offset = batch.last_offset + 1
+        except BaseException:
+            self.abort()  # the unfinished segment may hold half an entry: drop it
+            raise
+
+    def _roll(self) -> None:
+        cur, self._current = self._current, None
+        try:
+            self.completed.append(cur.seal())
+        except BaseException:
+            cur.discard()
+            raise
+
+    def close(self) -> None:
+        """Seal the current segment (if it holds anything). Idempotent."""
+        if self._closed:
+            return
+        try:
+            if self._current is not None:
+                self._roll()
+        except BaseException:
+            self.abort()
+            raise
+        self._closed = True
+
+    def abort(self) -> None:
+        """Discard the unfinished segment's temporaries; completed segments stay."""
+        if self._current is not None:
+            self._current.discard()
+            self._current = None
+        self._closed = True
