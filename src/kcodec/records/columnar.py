@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from kcodec.errors import BadLengthError, KcodecError
 
 from kcodec.runtime import compression
-from kcodec.records.decode import _decoders, _locate, decode_entry
+from kcodec.records.decode import _decoders, decode_entry
 from kcodec.runtime.crc import crc32c
 from kcodec.records.model import Batch, TimestampType
 
@@ -93,7 +93,7 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     try:
         v, _ = f.batch(entry, 0, len(entry), False, limit, False)
     except KcodecError as exc:
-        raise _locate(exc, position, base_offset) from None
+        raise exc.at(position, base_offset=base_offset) from None
     i = f.b
     if verify_crc and crc32c(memoryview(entry)[21:]) != v[i["crc"]]:
         return None  # the general path raises the CRC error with all its details
@@ -113,7 +113,7 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
             data, start = compression.decompress(a["compression"], v[i["records"]], magic=2, max_size=limit), 0
         cols, n, end = kernel_columns(data, start, len(data), count, addends)
     except KcodecError as exc:
-        raise _locate(exc, position, base_offset) from None
+        raise exc.at(position, base_offset=base_offset) from None
     if end != len(data):
         raise BadLengthError(f"{len(data) - end} bytes left over after records", position=position + 61,
                              base_offset=base_offset, field="records")
