@@ -15,6 +15,7 @@ from kcodec.errors import BadLengthError, KcodecError
 
 from kcodec.runtime import compression
 from kcodec.records.decode import _decoders, decode_entry
+from kcodec.records.framing import MAGIC_OFFSET, V2_CRC_START, V2_OVERHEAD, V2_RECORDS_OFFSET, is_control_batch
 from kcodec.runtime.crc import crc32c
 from kcodec.records.model import Batch, TimestampType
 
@@ -87,7 +88,8 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     """A v2 data batch decoded by the kernel into an Arrow RecordBatch, or None."""
     f = _decoders()
     kernel_columns = getattr(f.kernel, "columns_record_v2", None) if f.kernel is not None else None
-    if kernel_columns is None or len(entry) < 61 or entry[16] != 2 or entry[22] & 0x20:
+    if (kernel_columns is None or len(entry) < V2_OVERHEAD or entry[MAGIC_OFFSET] != 2
+            or is_control_batch(entry)):
         return None
     base_offset = _I64.unpack_from(entry, 0)[0]
     try:
@@ -95,7 +97,7 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     except KcodecError as exc:
         raise exc.at(position, base_offset=base_offset) from None
     i = f.b
-    if verify_crc and crc32c(memoryview(entry)[21:]) != v[i["crc"]]:
+    if verify_crc and crc32c(memoryview(entry)[V2_CRC_START:]) != v[i["crc"]]:
         return None  # the general path raises the CRC error with all its details
     a = v[i["attributes"]]
     count, base_seq = v[i["records_count"]], v[i["base_sequence"]]
@@ -108,14 +110,14 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
         addends["timestamp_delta"] = v[i["base_timestamp"]]
     try:
         if a["compression"] == "none":
-            data, start = entry, 61
+            data, start = entry, V2_RECORDS_OFFSET
         else:
             data, start = compression.decompress(a["compression"], v[i["records"]], magic=2, max_size=limit), 0
         cols, n, end = kernel_columns(data, start, len(data), count, addends)
     except KcodecError as exc:
         raise exc.at(position, base_offset=base_offset) from None
     if end != len(data):
-        raise BadLengthError(f"{len(data) - end} bytes left over after records", position=position + 61,
+        raise BadLengthError(f"{len(data) - end} bytes left over after records", position=position + V2_RECORDS_OFFSET,
                              base_offset=base_offset, field="records")
     pa = _pa()[0]
     offsets = _ints(pa, cols["offset_delta"], n)
@@ -128,7 +130,7 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     return pa.RecordBatch.from_arrays([
         offsets, timestamps, _const(pa, int(ts_type), n, pa.int32(), "<i"),
         _binary(pa, cols["key"], n), _binary(pa, cols["value"], n), _headers(pa, cols["headers"], n),
-        sequence, pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bytes((n + 7) // 8))]),
+        sequence, pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bytes(-(-n // 8)))]),
         _const(pa, position, n, pa.int64(), "<q"),
     ], schema=_SCHEMA or schema())
 
