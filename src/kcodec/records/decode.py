@@ -127,7 +127,7 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
                                base_offset=base_offset, field="crc")
     f = _decoders()
     if f.project is not None and not is_control_batch(entry):  # compiled kernel, not a control batch
-        batch = _decode_v2_compiled(f, entry, position, base_offset, batch_length, count, stored_crc, crc_valid,
+        batch = _decode_v2_compiled(f, entry, position, base_offset, batch_length, count, stored_crc, computed_crc,
                                     limit)
         if batch is not None:
             return batch
@@ -162,6 +162,7 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
     return Batch(
         position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=base_offset,
         last_offset=base_offset + v[i["last_offset_delta"]], crc=stored_crc, crc_valid=crc_valid,
+        computed_crc=computed_crc,
         compression=compression, timestamp_type=ts_type, max_timestamp=max_ts, records=records,
         partition_leader_epoch=v[i["partition_leader_epoch"]], is_transactional=a["transactional"],
         is_control=control, has_delete_horizon=a["delete_horizon"], producer_id=v[i["producer_id"]],
@@ -170,7 +171,7 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
 
 
 def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: int, batch_length: int, count: int,
-                        stored_crc: int, crc_valid: bool, limit: int) -> Batch | None:
+                        stored_crc: int, computed_crc: int, limit: int) -> Batch | None:
     """The compiled kernel builds the Records themselves (no Python per record).
     Returns None when a batch needs the general path (sequence numbers that wrap)."""
     try:
@@ -211,7 +212,8 @@ def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: in
     stored = batch_length + LOG_OVERHEAD - V2_OVERHEAD
     return Batch(
         position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=base_offset,
-        last_offset=base_offset + last_delta, crc=stored_crc, crc_valid=crc_valid, compression=compression,
+        last_offset=base_offset + last_delta, crc=stored_crc, crc_valid=computed_crc == stored_crc,
+        computed_crc=computed_crc, compression=compression,
         timestamp_type=ts_type, max_timestamp=max_ts, records=records,
         partition_leader_epoch=v[i["partition_leader_epoch"]], is_transactional=a["transactional"],
         is_control=False, has_delete_horizon=a["delete_horizon"], producer_id=v[i["producer_id"]],
@@ -263,6 +265,7 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
     ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.from_schema(m.timestamp_type)
     timestamp = m.timestamp
     common = dict(position=position, size=LOG_OVERHEAD + size, magic=magic, crc=m.crc, crc_valid=crc_valid,
+                  computed_crc=m.computed_crc,
                   compression=codec_name, timestamp_type=ts_type, max_timestamp=timestamp)
     if codec_name == "none":
         rec = Record(offset, timestamp, ts_type, m.key, m.value, (), crc=m.crc, crc_valid=crc_valid, magic=magic)
@@ -285,7 +288,8 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
 class _Message:
     """The fields of a decoded v0/v1 log entry the runtime reads."""
 
-    __slots__ = ("offset", "crc", "magic", "compression", "timestamp_type", "timestamp", "key", "value")
+    __slots__ = ("offset", "crc", "computed_crc", "magic", "compression", "timestamp_type", "timestamp", "key",
+                 "value")
 
 
 def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int) -> tuple[_Message, bool]:
@@ -304,7 +308,7 @@ def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, o
     m.timestamp_type = attributes.get("timestamp_type", "create_time")
     m.timestamp = mv[i["timestamp"]] if magic == 1 else -1
     m.key, m.value = mv[i["key"]], mv[i["value"]]
-    computed = zlib.crc32(memoryview(entry)[LEGACY_CRC_START:])
+    computed = m.computed_crc = zlib.crc32(memoryview(entry)[LEGACY_CRC_START:])
     crc_valid = computed == m.crc
     if verify_crc and not crc_valid:
         raise CrcMismatchError(record_corrupt_message(m.crc, computed), position=position + LEGACY_CRC_OFFSET,

@@ -149,6 +149,7 @@ class Batch:
     record_count: int = 0  # as stored (v2 recordsCount); number of messages for v0/v1
     stored_records_size: int = 0  # bytes of the records region as stored (compressed or not)
     records_size: int = 0  # bytes of the records once decompressed
+    computed_crc: int | None = None  # the CRC of the bytes as read (equal to crc when crc_valid)
 
     @property
     def next_offset(self) -> int:
