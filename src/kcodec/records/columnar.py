@@ -39,17 +39,18 @@ def schema():
     if _SCHEMA is not None:
         return _SCHEMA
     pa, _ = _pa()
-    header = pa.struct([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.binary())])
+    from kcodec.records import arrow as t
+
     _SCHEMA = pa.schema([
-        pa.field("offset", pa.int64(), nullable=False),
-        pa.field("timestamp", pa.int64(), nullable=False),  # epoch ms, -1 for none
-        pa.field("timestampType", pa.int32(), nullable=False),
-        pa.field("key", pa.binary()),
-        pa.field("value", pa.binary()),
-        pa.field("headers", pa.list_(header), nullable=False),
-        pa.field("sequence", pa.int32(), nullable=False),
+        pa.field("offset", t.OFFSET, nullable=False),
+        pa.field("timestamp", t.TIMESTAMP_MS, nullable=False),
+        pa.field("timestampType", t.TIMESTAMP_TYPE, nullable=False),
+        pa.field("key", t.KEY),
+        pa.field("value", t.VALUE),
+        pa.field("headers", pa.list_(t.header_struct(key_nullable=False)), nullable=False),
+        pa.field("sequence", t.SEQUENCE, nullable=False),
         pa.field("isControl", pa.bool_(), nullable=False),
-        pa.field("batchPosition", pa.int64(), nullable=False),
+        pa.field("batchPosition", t.POSITION, nullable=False),
     ])
     return _SCHEMA
 
@@ -138,17 +139,14 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
 def batch_to_arrow(batch: Batch):
     """One decoded batch as an Arrow RecordBatch (the general path)."""
     pa, _ = _pa()
-    recs = batch.records
+    from kcodec.records.arrow import POSITION, RecordArrays
+
+    cols = RecordArrays()
+    cols.add(batch.records)
     return pa.RecordBatch.from_arrays([
-        pa.array([r.offset for r in recs], pa.int64()),
-        pa.array([r.timestamp for r in recs], pa.int64()),
-        pa.array([int(r.timestamp_type) for r in recs], pa.int32()),
-        pa.array([r.key for r in recs], pa.binary()),
-        pa.array([r.value for r in recs], pa.binary()),
-        pa.array([[{"key": k, "value": v} for k, v in r.headers] for r in recs], schema().field("headers").type),
-        pa.array([r.sequence for r in recs], pa.int32()),
-        pa.array([r.is_control for r in recs], pa.bool_()),
-        pa.array([batch.position] * len(recs), pa.int64()),
+        cols.offsets(), cols.timestamps_ms(), cols.timestamp_types(), cols.keys(), cols.values(),
+        cols.headers(schema().field("headers").type, null_when_empty=False), cols.sequences(), cols.controls(),
+        pa.array([batch.position] * cols.rows, POSITION),
     ], schema=schema())
 
 
