@@ -115,6 +115,24 @@ def test_a_batch_that_swallows_the_next_ones_is_split_at_them():
     assert "valid batch starts inside it" in reader.skipped[0].reason
 
 
+def test_without_resync_a_damaged_entry_is_skipped_alone_and_broken_framing_ends_the_input():
+    # Spark's onCorrupt=skip: the entry's own bytes are bad -> that entry only
+    reader = read_batches(damaged(3, 40), skip_corrupt=True, resync=False)
+    assert [b.position for b in reader] == [p for k, p in enumerate(STARTS) if k != 3]
+    assert [(s.start, s.end, s.kind, s.rest) for s in reader.skipped] == [(STARTS[3], STARTS[4], "crc", False)]
+    assert "Record is corrupt (stored crc = " in reader.skipped[0].reason
+    # an impossible size -> nothing after it is read, even though valid batches follow
+    data = bytearray(LOG)
+    struct.pack_into(">i", data, STARTS[2] + 8, 5)
+    reader = read_batches(bytes(data), skip_corrupt=True, resync=False)
+    assert [b.position for b in reader] == STARTS[:2] and reader.partial_tail is None
+    assert [(s.start, s.end, s.kind, s.rest) for s in reader.skipped] == [(STARTS[2], len(LOG), "length", True)]
+    # an entry cut short is a partial tail, not a skipped range
+    reader = read_batches(LOG[:-7], skip_corrupt=True, resync=False)
+    assert [b.position for b in reader] == STARTS[:-1] and not reader.skipped
+    assert (reader.partial_tail.position, reader.partial_tail.size) == (STARTS[-1], len(ENTRIES[-1]) - 7)
+
+
 def test_partial_tail_and_preallocated_zeros():
     data = LOG + V2_BATCH[:30]
     reader = read_batches(data, skip_corrupt=True)

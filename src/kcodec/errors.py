@@ -7,6 +7,8 @@ from the schema) so a person can find the bad bytes.
 """
 from __future__ import annotations
 
+import copy
+
 __all__ = [
     "KcodecError",
     "SchemaError",
@@ -22,7 +24,13 @@ __all__ = [
     "DecompressionError",
     "DecompressionLimitError",
     "CorruptError",
+    "record_corrupt_message",
 ]
+
+
+def record_corrupt_message(stored: int, computed: int) -> str:
+    """Kafka's wording for a CRC that does not hold (DefaultRecordBatch / LegacyRecord ensureValid)."""
+    return f"Record is corrupt (stored crc = {stored}, computed crc = {computed})"
 
 
 class KcodecError(Exception):
@@ -37,6 +45,37 @@ class KcodecError(Exception):
         self.position = position
         self.base_offset = base_offset
         self.field = field
+
+    def replace(self, **changes) -> "KcodecError":
+        """A copy of this error (same class, same extra attributes) with some of ``message``, ``position``,
+        ``base_offset``, ``field`` changed. The original is left as it was."""
+        unknown = changes.keys() - {"message", "position", "base_offset", "field"}
+        if unknown:
+            raise TypeError(f"KcodecError.replace: unknown field(s) {', '.join(sorted(unknown))}")
+        out = copy.copy(self)
+        for name, value in changes.items():
+            setattr(out, name, value)
+        if "message" in changes:
+            out.args = (changes["message"],) + self.args[1:]
+        return out
+
+    def at(self, offset: int, *, base_offset: int | None = None) -> "KcodecError":
+        """A copy relocated by ``offset`` bytes: an error raised while decoding a slice that starts at
+        ``offset`` of a larger input, placed in that input. A missing position counts as 0 (the start of
+        the slice). ``base_offset`` fills in the batch offset when the error does not know it yet."""
+        return self.replace(position=offset + (self.position or 0),
+                            base_offset=base_offset if self.base_offset is None else self.base_offset)
+
+    def inside(self, field: str) -> "KcodecError":
+        """A copy whose field path is scoped under ``field`` (an element decoder names only its own
+        fields): ``key`` inside ``headers`` is ``headers.key``, ``[2].size`` inside ``records`` is
+        ``records[2].size``; no field becomes ``field``; a path already under ``field`` stays."""
+        own = self.field
+        if not own:
+            return self.replace(field=field)
+        if own == field or own.startswith((field + ".", field + "[")):
+            return self.replace()
+        return self.replace(field=f"{field}{own}" if own.startswith("[") else f"{field}.{own}")
 
     def where(self) -> str:
         parts = []

@@ -109,12 +109,11 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 def _hint_hidden_batches(path: Path, start: int) -> None:
     """Kafka stops at an entry that claims more bytes than are left; say so when valid batches follow it."""
-    import mmap
-
     from kcodec.records.resync import find_next_entry
+    from kcodec.records.source import open_buffer
 
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        found = find_next_entry(mm, start + 1)
+    with open_buffer(path) as buf:
+        found = None if buf is None else find_next_entry(buf.view, start + 1)
     if found is not None:
         print(f"kcodec dump: {path}: the entry at byte {start} claims more bytes than are left, but a valid batch "
               f"starts at byte {found}: --skip-corrupt reads on", file=sys.stderr)

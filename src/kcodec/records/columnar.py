@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator
 from kcodec.errors import BadLengthError, KcodecError
 
 from kcodec.runtime import compression
-from kcodec.records.decode import _decoders, _locate, decode_entry
+from kcodec.records.decode import _decoders, decode_entry
+from kcodec.records.framing import MAGIC_OFFSET, V2_CRC_START, V2_OVERHEAD, V2_RECORDS_OFFSET, is_control_batch
 from kcodec.runtime.crc import crc32c
 from kcodec.records.model import Batch, TimestampType
 
@@ -38,17 +39,18 @@ def schema():
     if _SCHEMA is not None:
         return _SCHEMA
     pa, _ = _pa()
-    header = pa.struct([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.binary())])
+    from kcodec.records import arrow as t
+
     _SCHEMA = pa.schema([
-        pa.field("offset", pa.int64(), nullable=False),
-        pa.field("timestamp", pa.int64(), nullable=False),  # epoch ms, -1 for none
-        pa.field("timestampType", pa.int32(), nullable=False),
-        pa.field("key", pa.binary()),
-        pa.field("value", pa.binary()),
-        pa.field("headers", pa.list_(header), nullable=False),
-        pa.field("sequence", pa.int32(), nullable=False),
+        pa.field("offset", t.OFFSET, nullable=False),
+        pa.field("timestamp", t.TIMESTAMP_MS, nullable=False),
+        pa.field("timestampType", t.TIMESTAMP_TYPE, nullable=False),
+        pa.field("key", t.KEY),
+        pa.field("value", t.VALUE),
+        pa.field("headers", pa.list_(t.header_struct(key_nullable=False)), nullable=False),
+        pa.field("sequence", t.SEQUENCE, nullable=False),
         pa.field("isControl", pa.bool_(), nullable=False),
-        pa.field("batchPosition", pa.int64(), nullable=False),
+        pa.field("batchPosition", t.POSITION, nullable=False),
     ])
     return _SCHEMA
 
@@ -87,15 +89,16 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     """A v2 data batch decoded by the kernel into an Arrow RecordBatch, or None."""
     f = _decoders()
     kernel_columns = getattr(f.kernel, "columns_record_v2", None) if f.kernel is not None else None
-    if kernel_columns is None or len(entry) < 61 or entry[16] != 2 or entry[22] & 0x20:
+    if (kernel_columns is None or len(entry) < V2_OVERHEAD or entry[MAGIC_OFFSET] != 2
+            or is_control_batch(entry)):
         return None
     base_offset = _I64.unpack_from(entry, 0)[0]
     try:
         v, _ = f.batch(entry, 0, len(entry), False, limit, False)
     except KcodecError as exc:
-        raise _locate(exc, position, base_offset) from None
+        raise exc.at(position, base_offset=base_offset) from None
     i = f.b
-    if verify_crc and crc32c(memoryview(entry)[21:]) != v[i["crc"]]:
+    if verify_crc and crc32c(memoryview(entry)[V2_CRC_START:]) != v[i["crc"]]:
         return None  # the general path raises the CRC error with all its details
     a = v[i["attributes"]]
     count, base_seq = v[i["records_count"]], v[i["base_sequence"]]
@@ -108,14 +111,14 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
         addends["timestamp_delta"] = v[i["base_timestamp"]]
     try:
         if a["compression"] == "none":
-            data, start = entry, 61
+            data, start = entry, V2_RECORDS_OFFSET
         else:
             data, start = compression.decompress(a["compression"], v[i["records"]], magic=2, max_size=limit), 0
         cols, n, end = kernel_columns(data, start, len(data), count, addends)
     except KcodecError as exc:
-        raise _locate(exc, position, base_offset) from None
+        raise exc.at(position, base_offset=base_offset) from None
     if end != len(data):
-        raise BadLengthError(f"{len(data) - end} bytes left over after records", position=position + 61,
+        raise BadLengthError(f"{len(data) - end} bytes left over after records", position=position + V2_RECORDS_OFFSET,
                              base_offset=base_offset, field="records")
     pa = _pa()[0]
     offsets = _ints(pa, cols["offset_delta"], n)
@@ -128,7 +131,7 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     return pa.RecordBatch.from_arrays([
         offsets, timestamps, _const(pa, int(ts_type), n, pa.int32(), "<i"),
         _binary(pa, cols["key"], n), _binary(pa, cols["value"], n), _headers(pa, cols["headers"], n),
-        sequence, pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bytes((n + 7) // 8))]),
+        sequence, pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bytes(-(-n // 8)))]),
         _const(pa, position, n, pa.int64(), "<q"),
     ], schema=_SCHEMA or schema())
 
@@ -136,17 +139,14 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
 def batch_to_arrow(batch: Batch):
     """One decoded batch as an Arrow RecordBatch (the general path)."""
     pa, _ = _pa()
-    recs = batch.records
+    from kcodec.records.arrow import POSITION, RecordArrays
+
+    cols = RecordArrays()
+    cols.add(batch.records)
     return pa.RecordBatch.from_arrays([
-        pa.array([r.offset for r in recs], pa.int64()),
-        pa.array([r.timestamp for r in recs], pa.int64()),
-        pa.array([int(r.timestamp_type) for r in recs], pa.int32()),
-        pa.array([r.key for r in recs], pa.binary()),
-        pa.array([r.value for r in recs], pa.binary()),
-        pa.array([[{"key": k, "value": v} for k, v in r.headers] for r in recs], schema().field("headers").type),
-        pa.array([r.sequence for r in recs], pa.int32()),
-        pa.array([r.is_control for r in recs], pa.bool_()),
-        pa.array([batch.position] * len(recs), pa.int64()),
+        cols.offsets(), cols.timestamps_ms(), cols.timestamp_types(), cols.keys(), cols.values(),
+        cols.headers(schema().field("headers").type, null_when_empty=False), cols.sequences(), cols.controls(),
+        pa.array([batch.position] * cols.rows, POSITION),
     ], schema=schema())
 
 

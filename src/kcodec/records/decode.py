@@ -7,18 +7,24 @@ import struct
 import zlib
 
 from kcodec.errors import (BadLengthError, CorruptError, CrcMismatchError, KcodecError, RecordCountError,
-                           TruncatedError, UnknownMagicError)
+                           TruncatedError, UnknownMagicError, record_corrupt_message)
+from kcodec.generated.enums import CONTROL_RECORD_TYPE
 
 from kcodec.runtime import compression as compress_lib
 from kcodec.runtime.crc import crc32c
-from kcodec.records.model import Batch, ControlRecord, Record, TimestampType, increment_sequence
+from kcodec.records.framing import (HEADER_SIZE_UP_TO_MAGIC, LEGACY_ATTRIBUTES_OFFSET, LEGACY_CRC_OFFSET,
+                                    LEGACY_CRC_START, LOG_OVERHEAD, MAGIC_OFFSET, MIN_LEGACY_RECORD_SIZE,
+                                    SIZE_OFFSET, V2_CRC_OFFSET, V2_CRC_START,
+                                    V2_MIN_BATCH_LENGTH, V2_OVERHEAD, V2_RECORDS_COUNT_OFFSET, V2_RECORDS_OFFSET,
+                                    is_control_batch, magic_error)
+from kcodec.records.model import (TRANSACTION_MARKERS, Batch, ControlRecord, Record, TimestampType,
+                                  increment_sequence)
 
-LOG_OVERHEAD = 12  # offset + size
-HEADER_SIZE_UP_TO_MAGIC = 17
-MIN_LEGACY_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
-V2_MIN_BATCH_LENGTH = 49  # RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
-_CRC_START_V2 = 21
+__all__ = ["decode_entry", "LOG_OVERHEAD", "HEADER_SIZE_UP_TO_MAGIC", "MIN_LEGACY_RECORD_SIZE",
+           "V2_MIN_BATCH_LENGTH"]
+
 _I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
 _I64_I32 = struct.Struct(">qi")
 
 
@@ -60,43 +66,21 @@ def _decoders() -> _Fast:
     return _fast
 
 
-def _locate(exc: KcodecError, position: int, base_offset: int | None) -> KcodecError:
-    """Make an error raised inside an entry point into the whole input."""
-    exc.position = position + (exc.position or 0)
-    if exc.base_offset is None:
-        exc.base_offset = base_offset
-    return exc
-
-
 def _decompress(codec_name: str, data: bytes, magic: int, limit: int, start: int, base_offset: int,
                 field: str) -> bytes:
     """Decompress a region stored at absolute position ``start``; errors say where in the input."""
     try:
         return compress_lib.decompress(codec_name, data, magic=magic, max_size=limit)
     except KcodecError as exc:
-        exc.position = start + (exc.position or 0)
-        exc.base_offset = base_offset if exc.base_offset is None else exc.base_offset
-        exc.field = exc.field or field
-        raise exc from None
+        raise exc.at(start, base_offset=base_offset).inside(field) from None
 
 
 def _in_stream(exc: KcodecError, start: int, base_offset: int | None, codec_name: str, field: str) -> KcodecError:
     """An error inside a decompressed stream: placed at the stored region (absolute ``start``), the message
     says where in the stream, the field path starts at the compressed field."""
-    exc.message = f"{exc.message} (at byte {exc.position or 0} of the decompressed {codec_name} stream)"
-    exc.position = start
-    if exc.base_offset is None:
-        exc.base_offset = base_offset
-    return _under(exc, field)
-
-
-def _under(exc: KcodecError, field: str) -> KcodecError:
-    """The error's field path, from inside ``field`` (an element decoder names its own fields)."""
-    if not exc.field:
-        exc.field = field
-    elif not exc.field.startswith((field + ".", field + "[")) and exc.field != field:
-        exc.field = f"{field}{exc.field}" if exc.field.startswith("[") else f"{field}.{exc.field}"
-    return exc
+    return exc.replace(
+        message=f"{exc.message} (at byte {exc.position or 0} of the decompressed {codec_name} stream)",
+        position=start, base_offset=base_offset if exc.base_offset is None else exc.base_offset).inside(field)
 
 
 def decode_entry(entry: bytes, position: int = 0, *, verify_crc: bool = True,
@@ -109,16 +93,14 @@ def decode_entry(entry: bytes, position: int = 0, *, verify_crc: bool = True,
     if type(entry) is not bytes:
         entry = bytes(entry)  # the decoders slice it: bytes slices are bytes
     if len(entry) < HEADER_SIZE_UP_TO_MAGIC:
-        raise TruncatedError(f"log entry of {len(entry)} bytes is shorter than the 17-byte header",
-                             position=position)
-    magic = entry[16]
+        raise TruncatedError(f"log entry of {len(entry)} bytes is shorter than the {HEADER_SIZE_UP_TO_MAGIC}-byte "
+                             "header", position=position)
+    magic = entry[MAGIC_OFFSET]
     if magic == 2:
         return _decode_v2(entry, position, verify_crc, max_decompressed_size)
     if magic in (0, 1):
         return _decode_legacy(entry, position, verify_crc, max_decompressed_size)
-    base = _I64_I32.unpack_from(entry, 0)[0]
-    raise UnknownMagicError(f"Invalid magic found in record: {magic if magic < 128 else magic - 256}",
-                            position=position + 16, base_offset=base, field="magic")
+    raise magic_error(magic, position, _I64_I32.unpack_from(entry, 0)[0])
 
 
 # ---------------------------------------------------------------------------- v2
@@ -127,31 +109,32 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
     base_offset, batch_length = _I64_I32.unpack_from(entry, 0)
     if batch_length < V2_MIN_BATCH_LENGTH:
         raise BadLengthError(f"Record batch is corrupt (the size {batch_length + LOG_OVERHEAD} is smaller than "
-                             f"the minimum allowed overhead 61)", position=position + 8,
+                             f"the minimum allowed overhead {V2_OVERHEAD})", position=position + SIZE_OFFSET,
                              base_offset=base_offset, field="batch_length")
     if len(entry) < LOG_OVERHEAD + batch_length:
         raise TruncatedError(f"batch needs {LOG_OVERHEAD + batch_length} bytes, only {len(entry)} remain",
                              position=position, base_offset=base_offset, field="batch_length")
-    count = _I32.unpack_from(entry, 57)[0]
+    count = _I32.unpack_from(entry, V2_RECORDS_COUNT_OFFSET)[0]
     if count < 0:
-        raise RecordCountError(f"Found invalid record count {count} in magic v2 batch", position=position + 57,
-                               base_offset=base_offset, field="records_count")
-    stored_crc = struct.unpack_from(">I", entry, 17)[0]
-    crc_valid = crc32c(memoryview(entry)[_CRC_START_V2:]) == stored_crc
+        raise RecordCountError(f"Found invalid record count {count} in magic v2 batch",
+                               position=position + V2_RECORDS_COUNT_OFFSET, base_offset=base_offset,
+                               field="records_count")
+    stored_crc = _U32.unpack_from(entry, V2_CRC_OFFSET)[0]
+    computed_crc = crc32c(memoryview(entry)[V2_CRC_START:])
+    crc_valid = computed_crc == stored_crc
     if verify_crc and not crc_valid:
-        raise CrcMismatchError(
-            f"Record is corrupt (stored crc = {stored_crc}, computed crc = {crc32c(memoryview(entry)[21:])})",
-            position=position + 17, base_offset=base_offset, field="crc")
+        raise CrcMismatchError(record_corrupt_message(stored_crc, computed_crc), position=position + V2_CRC_OFFSET,
+                               base_offset=base_offset, field="crc")
     f = _decoders()
-    if f.project is not None and not entry[22] & 0x20:  # compiled kernel, not a control batch
-        batch = _decode_v2_compiled(f, entry, position, base_offset, batch_length, count, stored_crc, crc_valid,
+    if f.project is not None and not is_control_batch(entry):  # compiled kernel, not a control batch
+        batch = _decode_v2_compiled(f, entry, position, base_offset, batch_length, count, stored_crc, computed_crc,
                                     limit)
         if batch is not None:
             return batch
     try:
         v, _ = f.batch(entry, 0, len(entry), False, limit)
     except KcodecError as exc:
-        raise _locate(exc, position, base_offset) from None
+        raise exc.at(position, base_offset=base_offset) from None
     i = f.b
     a = v[i["attributes"]]
     base_offset, base_ts, max_ts, base_seq = (v[i["base_offset"]], v[i["base_timestamp"]], v[i["max_timestamp"]],
@@ -170,15 +153,16 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
             try:
                 marker = _control(r[r_key], r[r_value])
             except KcodecError as exc:
-                raise _locate(exc, position, base_offset) from None
+                raise exc.at(position, base_offset=base_offset) from None
         append(Record(base_offset + delta, max_ts if log_append else base_ts + r[r_ts], ts_type, r[r_key],
                       r[r_value], tuple(r[r_headers]), seq, marker))
-    stored = LOG_OVERHEAD + batch_length - 61
+    stored = LOG_OVERHEAD + batch_length - V2_OVERHEAD
     compression = a["compression"]
     size = stored if compression == "none" else sum(r[r_len] + _varint_size(r[r_len]) for r in v[i["records"]])
     return Batch(
         position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=base_offset,
         last_offset=base_offset + v[i["last_offset_delta"]], crc=stored_crc, crc_valid=crc_valid,
+        computed_crc=computed_crc,
         compression=compression, timestamp_type=ts_type, max_timestamp=max_ts, records=records,
         partition_leader_epoch=v[i["partition_leader_epoch"]], is_transactional=a["transactional"],
         is_control=control, has_delete_horizon=a["delete_horizon"], producer_id=v[i["producer_id"]],
@@ -187,13 +171,13 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
 
 
 def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: int, batch_length: int, count: int,
-                        stored_crc: int, crc_valid: bool, limit: int) -> Batch | None:
+                        stored_crc: int, computed_crc: int, limit: int) -> Batch | None:
     """The compiled kernel builds the Records themselves (no Python per record).
     Returns None when a batch needs the general path (sequence numbers that wrap)."""
     try:
         v, _ = f.batch(entry, 0, len(entry), False, limit, False)  # records left as stored
     except KcodecError as exc:
-        raise _locate(exc, position, base_offset) from None
+        raise exc.at(position, base_offset=base_offset) from None
     i = f.b
     a = v[i["attributes"]]
     base_ts, max_ts, base_seq = v[i["base_timestamp"]], v[i["max_timestamp"]], v[i["base_sequence"]]
@@ -209,24 +193,27 @@ def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: in
             ("c", None), ("c", None), ("c", None), ("c", 2))
     compression = a["compression"]
     if compression == "none":
-        data, start = entry, 61
+        data, start = entry, V2_RECORDS_OFFSET
     else:
-        data, start = _decompress(compression, v[i["records"]], 2, limit, position + 61, base_offset, "records"), 0
+        data, start = _decompress(compression, v[i["records"]], 2, limit, position + V2_RECORDS_OFFSET, base_offset,
+                                  "records"), 0
     try:
         records, end = f.project(data, start, len(data), count, Record, plan)
     except KcodecError as exc:
         if compression == "none":
-            raise _locate(_under(exc, "records"), position, base_offset) from None
-        raise _in_stream(exc, position + 61, base_offset, compression, "records") from None
+            raise exc.inside("records").at(position, base_offset=base_offset) from None
+        raise _in_stream(exc, position + V2_RECORDS_OFFSET, base_offset, compression, "records") from None
     if end != len(data):
         where = "" if compression == "none" else f" (at byte {end} of the decompressed {compression} stream)"
         raise BadLengthError(f"{len(data) - end} bytes left over after records{where}",
-                             position=position + (end if compression == "none" else 61), base_offset=base_offset,
+                             position=position + (end if compression == "none" else V2_RECORDS_OFFSET),
+                             base_offset=base_offset,
                              field="records")
-    stored = batch_length + LOG_OVERHEAD - 61
+    stored = batch_length + LOG_OVERHEAD - V2_OVERHEAD
     return Batch(
         position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=base_offset,
-        last_offset=base_offset + last_delta, crc=stored_crc, crc_valid=crc_valid, compression=compression,
+        last_offset=base_offset + last_delta, crc=stored_crc, crc_valid=computed_crc == stored_crc,
+        computed_crc=computed_crc, compression=compression,
         timestamp_type=ts_type, max_timestamp=max_ts, records=records,
         partition_leader_epoch=v[i["partition_leader_epoch"]], is_transactional=a["transactional"],
         is_control=False, has_delete_horizon=a["delete_horizon"], producer_id=v[i["producer_id"]],
@@ -251,8 +238,8 @@ def _control(key: bytes | None, value: bytes | None) -> ControlRecord:
     if k.version < 0:
         raise CorruptError(f"Invalid version found for control record: {k.version}. May indicate data corruption",
                            field="records.key.version")
-    type_id = k.type if isinstance(k.type, int) else _CONTROL_IDS[k.type]
-    if type_id not in (0, 1):
+    type_id = k.type if isinstance(k.type, int) else CONTROL_RECORD_TYPE[k.type]
+    if type_id not in TRANSACTION_MARKERS:
         return ControlRecord(type_id, k.version)
     if value is None or len(value) < 6:
         n = 0 if value is None else len(value)
@@ -265,23 +252,20 @@ def _control(key: bytes | None, value: bytes | None) -> ControlRecord:
     return ControlRecord(type_id, k.version, m.coordinator_epoch, m.version)
 
 
-_CONTROL_IDS = {"abort": 0, "commit": 1, "leader_change": 2, "snapshot_header": 3, "snapshot_footer": 4,
-                "kraft_version": 5, "kraft_voters": 6}
-
-
 # ---------------------------------------------------------------------------- v0 / v1
 
 def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) -> Batch:
     offset, size = _I64_I32.unpack_from(entry, 0)
-    magic = entry[16]
+    magic = entry[MAGIC_OFFSET]
     if size < MIN_LEGACY_RECORD_SIZE:
-        raise BadLengthError(f"Record size {size} is less than the minimum record overhead (14)",
-                             position=position + 8, base_offset=offset, field="size")
+        raise BadLengthError(f"Record size {size} is less than the minimum record overhead ({MIN_LEGACY_RECORD_SIZE})",
+                             position=position + SIZE_OFFSET, base_offset=offset, field="size")
     m, crc_valid = _legacy_message(entry, position, verify_crc, limit, offset)
     codec_name = m.compression
     ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.from_schema(m.timestamp_type)
     timestamp = m.timestamp
     common = dict(position=position, size=LOG_OVERHEAD + size, magic=magic, crc=m.crc, crc_valid=crc_valid,
+                  computed_crc=m.computed_crc,
                   compression=codec_name, timestamp_type=ts_type, max_timestamp=timestamp)
     if codec_name == "none":
         rec = Record(offset, timestamp, ts_type, m.key, m.value, (), crc=m.crc, crc_valid=crc_valid, magic=magic)
@@ -304,17 +288,18 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
 class _Message:
     """The fields of a decoded v0/v1 log entry the runtime reads."""
 
-    __slots__ = ("offset", "crc", "magic", "compression", "timestamp_type", "timestamp", "key", "value")
+    __slots__ = ("offset", "crc", "computed_crc", "magic", "compression", "timestamp_type", "timestamp", "key",
+                 "value")
 
 
 def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int) -> tuple[_Message, bool]:
     """Decode a v0/v1 log entry, leaving a wrapper's value compressed."""
-    magic = entry[16]
+    magic = entry[MAGIC_OFFSET]
     f = _decoders()
     try:
         e, _ = f.legacy[magic](entry, 0, len(entry), False, limit, False)
     except KcodecError as exc:
-        raise _locate(exc, position, offset) from None
+        raise exc.at(position, base_offset=offset) from None
     mv, i = e[f.e_message], f.m[magic]
     m = _Message()
     m.offset, m.crc, m.magic = e[f.e_offset], mv[i["crc"]], magic
@@ -323,11 +308,11 @@ def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, o
     m.timestamp_type = attributes.get("timestamp_type", "create_time")
     m.timestamp = mv[i["timestamp"]] if magic == 1 else -1
     m.key, m.value = mv[i["key"]], mv[i["value"]]
-    computed = zlib.crc32(memoryview(entry)[16:])
+    computed = m.computed_crc = zlib.crc32(memoryview(entry)[LEGACY_CRC_START:])
     crc_valid = computed == m.crc
     if verify_crc and not crc_valid:
-        raise CrcMismatchError(f"Record is corrupt (stored crc = {m.crc}, computed crc = {computed})",
-                               position=position + 12, base_offset=offset, field="message.crc")
+        raise CrcMismatchError(record_corrupt_message(m.crc, computed), position=position + LEGACY_CRC_OFFSET,
+                               base_offset=offset, field="message.crc")
     return m, crc_valid
 
 
@@ -338,10 +323,11 @@ def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper
     entries = []
     pos = 0
     while len(data) - pos >= LOG_OVERHEAD:
-        size = _I32.unpack_from(data, pos + 8)[0]
+        size = _I32.unpack_from(data, pos + SIZE_OFFSET)[0]
         if size < MIN_LEGACY_RECORD_SIZE:
-            raise BadLengthError(f"Record size {size} is less than the minimum record overhead (14)",
-                                 position=pos + 8, base_offset=wrapper_offset, field=f"[{len(entries)}].size")
+            raise BadLengthError(f"Record size {size} is less than the minimum record overhead "
+                                 f"({MIN_LEGACY_RECORD_SIZE})", position=pos + SIZE_OFFSET,
+                                 base_offset=wrapper_offset, field=f"[{len(entries)}].size")
         if len(data) - pos < LOG_OVERHEAD + size:
             break  # a truncated trailing inner entry ends iteration, as in Kafka
         entries.append((pos, data[pos:pos + LOG_OVERHEAD + size]))
@@ -351,18 +337,17 @@ def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper
                            base_offset=wrapper_offset)
     parsed = []
     for inner_pos, raw in entries:
-        inner_magic = raw[16]
+        inner_magic = raw[MAGIC_OFFSET]
         if inner_magic not in (0, 1):
-            raise UnknownMagicError(f"Invalid magic {inner_magic} in an inner message", position=inner_pos + 16,
+            raise UnknownMagicError(f"Invalid magic {inner_magic} in an inner message",
+                                    position=inner_pos + MAGIC_OFFSET,
                                     base_offset=wrapper_offset, field=f"[{len(parsed)}].message.magic")
         try:
             e, valid = _legacy_message(raw, inner_pos, verify_crc, limit, wrapper_offset)
         except KcodecError as exc:
-            exc.base_offset = wrapper_offset
-            exc.field = f"[{len(parsed)}].{exc.field or ''}".rstrip(".")
-            raise
+            raise exc.replace(base_offset=wrapper_offset).inside(f"[{len(parsed)}]") from None
         if e.compression != "none":
-            raise CorruptError("Inner messages must not be compressed", position=inner_pos + 17,
+            raise CorruptError("Inner messages must not be compressed", position=inner_pos + LEGACY_ATTRIBUTES_OFFSET,
                                base_offset=wrapper_offset, field=f"[{len(parsed)}].message.attributes")
         parsed.append((e, valid))
     # Inner offsets: absolute in v0; relative in v1, anchored at the wrapper (= last inner) offset.

@@ -1,4 +1,4 @@
-"""The writer side: records in, Kafka log bytes out (spec §2-§6).
+"""The writer side: records in, Kafka log bytes out, as Kafka's MemoryRecordsBuilder writes them.
 
 Three entry points, all returning the bytes of one or more log entries exactly
 as Kafka writes them to a segment or a Produce/Fetch ``records`` field:
@@ -12,8 +12,9 @@ as Kafka writes them to a segment or a Produce/Fetch ``records`` field:
   and timestamp, the way a broker up- or down-converts.
 
 Every byte is produced by the generated codecs (``kcodec.generated``), which
-fill in lengths, counts and CRCs; this module only decides the field values,
-applying the rules of Kafka's ``MemoryRecordsBuilder``. Anything Kafka's
+fill in lengths, counts and CRCs; the field values come from
+:mod:`kcodec.records.values`; this module validates the inputs with the rules
+of Kafka's ``MemoryRecordsBuilder``. Anything Kafka's
 builder refuses raises :class:`~kcodec.errors.EncodeError`.
 
 Records are given as :class:`NewRecord`, as kcodec :class:`Record` objects
@@ -30,14 +31,16 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from kcodec.errors import EncodeError, KcodecError
+from kcodec.generated.enums import CONTROL_RECORD_TYPE
 
 from kcodec.runtime import compression as compress_lib
-from kcodec.records.model import CONTROL_TYPE_NAMES, Batch, Record, TimestampType
+from kcodec.records import values
+from kcodec.records.model import TRANSACTION_MARKERS, Batch, Record, TimestampType
+from kcodec.records.values import NO_TIMESTAMP
 
 __all__ = ["NewRecord", "RecordInput", "encode_batch", "encode_control_batch", "convert_batches",
            "NO_TIMESTAMP", "CONTROL_TYPES"]
 
-NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 _NO_PRODUCER_ID = -1
 _NO_PRODUCER_EPOCH = -1
 _NO_SEQUENCE = -1
@@ -45,12 +48,9 @@ _NO_PARTITION_LEADER_EPOCH = -1
 _INT16 = (-(1 << 15), (1 << 15) - 1)
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
-_V2_RECORDS_OFFSET = 61  # RECORD_BATCH_OVERHEAD
-_LOG_OVERHEAD = 12
 
 #: Control record type ids by (lower-case) name, as the control_record_key schema spells them.
-CONTROL_TYPES: dict[str, int] = {name.lower(): type_id for type_id, name in CONTROL_TYPE_NAMES.items()}
-_TXN_MARKERS = ("abort", "commit")
+CONTROL_TYPES: dict[str, int] = dict(CONTROL_RECORD_TYPE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,102 +320,16 @@ def _legacy_tuple(magic: int, entry: dict) -> tuple:
                     e.entry_fields[magic])
 
 
-def _v2_attributes(compression: str, ts_type: TimestampType, transactional: bool, control: bool,
-                   delete_horizon: bool) -> dict:
-    return {"compression": compression,
-            "timestamp_type": "log_append_time" if ts_type is TimestampType.LOG_APPEND_TIME else "create_time",
-            "transactional": transactional, "control": control, "delete_horizon": delete_horizon}
-
-
-def _build_v2(recs: list[_Rec], *, base_offset: int, last_offset: int | None, compression: str,
-              level: int | None, ts_type: TimestampType, log_append_time: int | None, producer_id: int,
-              producer_epoch: int, base_sequence: int, transactional: bool, control: bool,
-              partition_leader_epoch: int, delete_horizon_ms: int | None,
-              empty_max_timestamp: int | None = None) -> bytes:
-    if last_offset is None:
-        last_offset = recs[-1].offset if recs else base_offset
-    if recs and last_offset < recs[-1].offset:
-        raise EncodeError(f"last offset {last_offset} is below the last record's offset {recs[-1].offset}")
-    last_offset_delta = last_offset - base_offset
-    if not _INT32[0] <= last_offset_delta <= _INT32[1]:
-        raise EncodeError(f"lastOffsetDelta {last_offset_delta} does not fit in an int32")
-    if not recs:
-        # DefaultRecordBatch.writeEmptyHeader: no compression, baseTimestamp -1, maxTimestamp as given.
-        if delete_horizon_ms is not None:
-            raise EncodeError("an empty batch cannot carry a delete horizon "
-                              "(Kafka's writeEmptyHeader writes baseTimestamp -1 and no horizon bit)")
-        if empty_max_timestamp is None:
-            empty_max_timestamp = log_append_time if ts_type is TimestampType.LOG_APPEND_TIME else NO_TIMESTAMP
-        value = {
-            "base_offset": base_offset, "partition_leader_epoch": partition_leader_epoch,
-            "attributes": _v2_attributes("none", ts_type, transactional, control, False),
-            "last_offset_delta": last_offset_delta, "base_timestamp": NO_TIMESTAMP,
-            "max_timestamp": empty_max_timestamp, "producer_id": producer_id, "producer_epoch": producer_epoch,
-            "base_sequence": base_sequence, "records": [],
-        }
-        return _encode_v2(value, None)
-
-    if delete_horizon_ms is not None:
-        base_timestamp = delete_horizon_ms  # the MemoryRecordsBuilder constructor: deltas against the horizon
-    else:
-        base_timestamp = recs[0].timestamp
-    if ts_type is TimestampType.LOG_APPEND_TIME:
-        max_timestamp = log_append_time
-    else:
-        max_timestamp = max([NO_TIMESTAMP] + [r.timestamp for r in recs])
-    record_values = []
-    for i, r in enumerate(recs):
-        delta = r.timestamp - base_timestamp
-        if not _INT64[0] <= delta <= _INT64[1]:
-            raise EncodeError(f"record {i}: timestamp delta {delta} does not fit in a varlong")
-        # FIELDS_RECORD_V2 order (checked in _Encoders); the length is computed by the encoder
-        record_values.append((None, 0, delta, r.offset - base_offset, r.key, r.value, r.headers))
-    value = {
-        "base_offset": base_offset, "partition_leader_epoch": partition_leader_epoch,
-        "attributes": _v2_attributes(compression, ts_type, transactional, control, delete_horizon_ms is not None),
-        "last_offset_delta": last_offset_delta, "base_timestamp": base_timestamp, "max_timestamp": max_timestamp,
-        "producer_id": producer_id, "producer_epoch": producer_epoch, "base_sequence": base_sequence,
-        "records": record_values,
-    }
-    return _encode_v2(value, level)
-
-
-def _legacy_message(magic: int, compression: str, ts_type: TimestampType, timestamp: int,
-                    key: bytes | None, value: Any) -> dict:
-    attributes: dict[str, Any] = {"compression": compression}
-    message: dict[str, Any] = {"attributes": attributes, "key": key, "value": value}
-    if magic == 1:
-        attributes["timestamp_type"] = ("log_append_time" if ts_type is TimestampType.LOG_APPEND_TIME
-                                        else "create_time")
-        message["timestamp"] = timestamp
-    return message
+def _build_v2(recs: list[_Rec], *, level: int | None, **batch) -> bytes:
+    value = values.v2_batch(recs, fast=True, **batch)
+    return _encode_v2(value, level if recs else None)
 
 
 def _build_legacy(recs: list[_Rec], *, magic: int, base_offset: int, compression: str, level: int | None,
                   ts_type: TimestampType, log_append_time: int | None) -> bytes:
-    if not recs:
-        return b""
-    log_append = ts_type is TimestampType.LOG_APPEND_TIME
-
-    def timestamp_of(r: _Rec) -> int:
-        # appendLegacyRecord: under LogAppendTime every message carries the append time.
-        return log_append_time if log_append else r.timestamp
-
-    if compression == "none":
-        return b"".join(
-            _encode_legacy(magic, {"offset": r.offset,
-                                   "message": _legacy_message(magic, "none", ts_type, timestamp_of(r), r.key,
-                                                              r.value)}, None)
-            for r in recs)
-    # One wrapper: inner offsets absolute (v0) or relative to the base offset (v1, toInnerOffset);
-    # the wrapper's offset is the last inner message's absolute offset.
-    inner = [{"offset": r.offset - base_offset if magic == 1 else r.offset,
-              "message": _legacy_message(magic, "none", ts_type, timestamp_of(r), r.key, r.value)}
-             for r in recs]
-    wrapper_ts = log_append_time if log_append else max([NO_TIMESTAMP] + [r.timestamp for r in recs])
-    wrapper = {"offset": recs[-1].offset,
-               "message": _legacy_message(magic, compression, ts_type, wrapper_ts, None, inner)}
-    return _encode_legacy(magic, wrapper, level)
+    entries = values.legacy_entries(recs, magic=magic, base_offset=base_offset, compression=compression,
+                                    ts_type=ts_type, log_append_time=log_append_time)
+    return b"".join(_encode_legacy(magic, e, None if compression == "none" else level) for e in entries)
 
 
 # ---------------------------------------------------------------------------- public API
@@ -532,7 +446,7 @@ def encode_control_batch(kind: str, *, producer_id: int | None = None, producer_
     timestamp = _timestamp("timestamp", timestamp)
     partition_leader_epoch = _int("partition_leader_epoch", partition_leader_epoch, _INT32)
     key = _codec("control_record_key", 0).build({"version": 0, "type": kind})
-    if kind in _TXN_MARKERS:
+    if CONTROL_TYPES[kind] in TRANSACTION_MARKERS:
         if producer_id is None or producer_epoch is None:
             raise EncodeError(f"a {kind.upper()} marker needs the producer_id and producer_epoch of the transaction")
         if value is not None:

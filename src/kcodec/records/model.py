@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass
 from operator import itemgetter
 
+from kcodec.generated.enums import CONTROL_RECORD_TYPE, TIMESTAMP_TYPE, TIMESTAMP_TYPE_BY_VALUE
+
 try:  # the C descriptor namedtuple fields use: about twice as fast as property(itemgetter(i))
     from collections import _tuplegetter as _field
 except ImportError:  # pragma: no cover - other Pythons
@@ -16,22 +18,33 @@ except ImportError:  # pragma: no cover - other Pythons
 class TimestampType(enum.IntEnum):
     """Kafka's timestamp types, with Kafka's ids (Spark's ``timestampType`` column)."""
 
-    NO_TIMESTAMP_TYPE = -1
-    CREATE_TIME = 0
-    LOG_APPEND_TIME = 1
+    NO_TIMESTAMP_TYPE = -1  # v0 messages: not in the schemas, Kafka's TimestampType.NO_TIMESTAMP_TYPE
+    CREATE_TIME = TIMESTAMP_TYPE["create_time"]
+    LOG_APPEND_TIME = TIMESTAMP_TYPE["log_append_time"]
 
     @property
     def kafka_name(self) -> str:
-        return {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}[self.value]
+        return _KAFKA_NAMES[self]
+
+    @property
+    def schema_name(self) -> str:
+        """The name the schemas give this type in an attributes field (create_time, log_append_time);
+        NO_TIMESTAMP_TYPE has none and is written as create_time, as Kafka writes v0 data."""
+        return TIMESTAMP_TYPE_BY_VALUE.get(self.value, "create_time")
 
     @classmethod
     def from_schema(cls, name: str) -> "TimestampType":
         return cls.LOG_APPEND_TIME if name == "log_append_time" else cls.CREATE_TIME
 
 
-# Control record types by id (shared/spec §4); unknown ids read as UNKNOWN, which readers ignore.
-CONTROL_TYPE_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER",
-                      4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+_KAFKA_NAMES = {TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType", TimestampType.CREATE_TIME: "CreateTime",
+                TimestampType.LOG_APPEND_TIME: "LogAppendTime"}
+
+# Control record types by id, as Kafka's ControlRecordType names them; unknown ids read as UNKNOWN, which
+# readers ignore.
+CONTROL_TYPE_NAMES = {type_id: name.upper() for name, type_id in CONTROL_RECORD_TYPE.items()}
+#: The control types of transaction markers (EndTransactionMarker: ABORT, COMMIT).
+TRANSACTION_MARKERS = (CONTROL_RECORD_TYPE["abort"], CONTROL_RECORD_TYPE["commit"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +62,7 @@ class ControlRecord:
 
     @property
     def is_transaction_marker(self) -> bool:
-        return self.type in (0, 1)
+        return self.type in TRANSACTION_MARKERS
 
 
 _RECORD_FIELDS = ("offset", "timestamp", "timestamp_type", "key", "value", "headers", "sequence", "control",
@@ -136,6 +149,7 @@ class Batch:
     record_count: int = 0  # as stored (v2 recordsCount); number of messages for v0/v1
     stored_records_size: int = 0  # bytes of the records region as stored (compressed or not)
     records_size: int = 0  # bytes of the records once decompressed
+    computed_crc: int | None = None  # the CRC of the bytes as read (equal to crc when crc_valid)
 
     @property
     def next_offset(self) -> int:

@@ -25,13 +25,18 @@ from dataclasses import dataclass
 from kcodec.errors import KcodecError
 
 from kcodec.runtime.crc import crc32c
-from kcodec.records.decode import LOG_OVERHEAD, MIN_LEGACY_RECORD_SIZE, V2_MIN_BATCH_LENGTH, decode_entry
+from kcodec.records.decode import decode_entry
+from kcodec.records.framing import (HEADER_SIZE_UP_TO_MAGIC, LEGACY_ATTRIBUTES_OFFSET, LEGACY_COMPRESSION_MASK,
+                                    LEGACY_CRC_OFFSET, LEGACY_CRC_START, LEGACY_MAX_CODEC_ID, LOG_OVERHEAD,
+                                    MAGIC_OFFSET, MIN_LEGACY_RECORD_SIZE, MIN_LEGACY_V1_RECORD_SIZE, SIZE_OFFSET,
+                                    V2_ATTRIBUTES_LOW_BYTE, V2_COMPRESSION_MASK, V2_CRC_OFFSET, V2_CRC_START,
+                                    V2_MAX_CODEC_ID, V2_MIN_BATCH_LENGTH, V2_RECORDS_COUNT_OFFSET)
 
 __all__ = ["SkippedRange", "find_next_entry", "entry_is_valid"]
 
 _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
-_MIN_SIZE = {0: MIN_LEGACY_RECORD_SIZE, 1: MIN_LEGACY_RECORD_SIZE + 8, 2: V2_MIN_BATCH_LENGTH}
+_MIN_SIZE = {0: MIN_LEGACY_RECORD_SIZE, 1: MIN_LEGACY_V1_RECORD_SIZE, 2: V2_MIN_BATCH_LENGTH}
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,7 @@ class SkippedRange:
     end: int
     kind: str  # the error kind that started the skip (crc, length, truncated, ...)
     reason: str  # the error's one-line message, with where it was found
+    rest: bool = False  # the framing broke: everything from start on was passed over, unread
 
     @property
     def size(self) -> int:
@@ -51,8 +57,8 @@ class SkippedRange:
         return f"skipped bytes {self.start}..{self.end} ({self.size} bytes): {self.reason}"
 
     @classmethod
-    def from_error(cls, start: int, end: int, exc: KcodecError) -> "SkippedRange":
-        return cls(start, end, exc.kind, str(exc))
+    def from_error(cls, start: int, end: int, exc: KcodecError, *, rest: bool = False) -> "SkippedRange":
+        return cls(start, end, exc.kind, str(exc), rest)
 
 
 def _byte_range(lo: int, hi: int) -> bytes:
@@ -77,9 +83,14 @@ def _int_range(lo: int, hi: int, width: int) -> bytes:
     return b"(?:" + b"|".join(parts) + b")"
 
 
-def _codec_bits(allowed: int) -> bytes:
-    """A byte whose low three bits (the codec id) are at most ``allowed``."""
-    return b"[" + b"".join(re.escape(bytes([v])) for v in range(256) if v & 7 <= allowed) + b"]"
+def _codec_bits(mask: int, allowed: int) -> bytes:
+    """A byte whose codec id (the bits of ``mask``) is at most ``allowed``."""
+    return b"[" + b"".join(re.escape(bytes([v])) for v in range(256) if v & mask <= allowed) + b"]"
+
+
+def _any(n: int) -> bytes:
+    """Any ``n`` bytes."""
+    return rb"[\x00-\xff]{%d}" % n if n else b""
 
 
 _PATTERNS: dict[int, re.Pattern] = {}
@@ -94,29 +105,35 @@ def _candidates(largest: int) -> re.Pattern:
     pattern = _PATTERNS.get(bits)
     if pattern is None:
         size = _int_range(MIN_LEGACY_RECORD_SIZE, (1 << bits) - 1, 4)
+        # size, the bytes up to the magic, then magic 0/1 and the v0/v1 attributes right after it, or magic 2
+        # and the low byte of the v2 attributes
         pattern = _PATTERNS[bits] = re.compile(
-            rb"(?=[\x00-\xff]{8}" + size + rb"[\x00-\xff]{4}(?:[\x00\x01]" + _codec_bits(3)
-            + rb"|\x02[\x00-\xff]{5}" + _codec_bits(4) + rb"))")
+            rb"(?=" + _any(SIZE_OFFSET) + size + _any(MAGIC_OFFSET - LOG_OVERHEAD)
+            + rb"(?:[\x00\x01]" + _any(LEGACY_ATTRIBUTES_OFFSET - MAGIC_OFFSET - 1)
+            + _codec_bits(LEGACY_COMPRESSION_MASK, LEGACY_MAX_CODEC_ID)
+            + rb"|\x02" + _any(V2_ATTRIBUTES_LOW_BYTE - MAGIC_OFFSET - 1)
+            + _codec_bits(V2_COMPRESSION_MASK, V2_MAX_CODEC_ID) + rb"))")
     return pattern
 
 
 def _crc_holds(buf, pos: int, size: int, magic: int) -> bool:
     end = pos + LOG_OVERHEAD + size
     if magic == 2:
-        return crc32c(buf[pos + 21:end]) == _U32.unpack_from(buf, pos + 17)[0]
-    return zlib.crc32(buf[pos + 16:end]) == _U32.unpack_from(buf, pos + 12)[0]
+        return crc32c(buf[pos + V2_CRC_START:end]) == _U32.unpack_from(buf, pos + V2_CRC_OFFSET)[0]
+    return zlib.crc32(buf[pos + LEGACY_CRC_START:end]) == _U32.unpack_from(buf, pos + LEGACY_CRC_OFFSET)[0]
 
 
 def _plausible(buf, pos: int, end: int, max_batch_size: int) -> int:
     """The entry size at ``pos`` when its header is plausible and it fits, else 0 (no CRC computed yet)."""
-    size = _I32.unpack_from(buf, pos + 8)[0]
-    magic = buf[pos + 16]
+    size = _I32.unpack_from(buf, pos + SIZE_OFFSET)[0]
+    magic = buf[pos + MAGIC_OFFSET]
     if size < _MIN_SIZE[magic] or size > max_batch_size or pos + LOG_OVERHEAD + size > end:
         return 0
     if magic == 2:
-        if buf[pos + 22] & 0x07 > 4 or _I32.unpack_from(buf, pos + 57)[0] < 0:  # codec id, records count
+        if (buf[pos + V2_ATTRIBUTES_LOW_BYTE] & V2_COMPRESSION_MASK > V2_MAX_CODEC_ID
+                or _I32.unpack_from(buf, pos + V2_RECORDS_COUNT_OFFSET)[0] < 0):
             return 0
-    elif buf[pos + 17] & 0x07 > 3:  # v0/v1 codec id
+    elif buf[pos + LEGACY_ATTRIBUTES_OFFSET] & LEGACY_COMPRESSION_MASK > LEGACY_MAX_CODEC_ID:
         return 0
     return size
 
@@ -124,10 +141,10 @@ def _plausible(buf, pos: int, end: int, max_batch_size: int) -> int:
 def entry_is_valid(buf, pos: int, end: int, *, max_batch_size: int = 2**31 - 1,
                    max_decompressed_size: int | None = None) -> int:
     """The size of the whole entry at ``pos`` when it parses and its CRC holds, else 0."""
-    if end - pos < 17 or buf[pos + 16] > 2:
+    if end - pos < HEADER_SIZE_UP_TO_MAGIC or buf[pos + MAGIC_OFFSET] > 2:
         return 0
     size = _plausible(buf, pos, end, max_batch_size)
-    if not size or not _crc_holds(buf, pos, size, buf[pos + 16]):
+    if not size or not _crc_holds(buf, pos, size, buf[pos + MAGIC_OFFSET]):
         return 0
     total = LOG_OVERHEAD + size
     options = {} if max_decompressed_size is None else {"max_decompressed_size": max_decompressed_size}
@@ -145,12 +162,12 @@ def find_next_entry(buf, start: int, end: int | None = None, *, before: int | No
 
     ``buf`` is bytes, bytearray, mmap or a memoryview of bytes."""
     end = len(buf) if end is None else min(end, len(buf))
-    if end - start < 17:
+    if end - start < HEADER_SIZE_UP_TO_MAGIC:
         return None
     nonzero = _NONZERO.search(buf, start, end)  # a preallocated segment's zeros: skipped at memchr speed
     if nonzero is None:
         return None
-    start = max(start, nonzero.start() - 11)  # an entry's size (bytes 8-11) is not zero
+    start = max(start, nonzero.start() - (LOG_OVERHEAD - 1))  # an entry's size (its last header bytes) is not 0
     for m in _candidates(min(max_batch_size, end - start - LOG_OVERHEAD)).finditer(buf, start, end):
         pos = m.start()
         if before is not None and pos >= before:

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from kcodec.records import arrow as t
+from kcodec.records.arrow import RecordArrays
+
 __all__ = ["RECORD_COLUMNS", "BATCH_COLUMNS", "SIZES_COLUMN", "columns_for", "ddl", "arrow_schema",
            "RecordColumns", "BatchColumns", "check_requested"]
 
@@ -32,20 +35,19 @@ class Column:
     doc: str
 
 
-_HEADER_STRUCT = pa.struct([pa.field("key", pa.string(), nullable=True), pa.field("value", pa.binary(), nullable=True)])
-_HEADERS = pa.list_(pa.field("element", _HEADER_STRUCT, nullable=True))
+_HEADERS = pa.list_(pa.field("element", t.header_struct(key_nullable=True), nullable=True))
 _TS = pa.timestamp("us", tz="UTC")
 _SIZES = pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value", pa.int64(), nullable=True))
 
 RECORD_COLUMNS: tuple[Column, ...] = (
     # Spark's Kafka source
-    Column("key", "binary", pa.binary(), "record key (null for none)"),
-    Column("value", "binary", pa.binary(), "record value (null for a tombstone)"),
+    Column("key", "binary", t.KEY, "record key (null for none)"),
+    Column("value", "binary", t.VALUE, "record value (null for a tombstone)"),
     Column("topic", "string", pa.string(), "from the partition directory name, or the topic option"),
     Column("partition", "int", pa.int32(), "from the partition directory name, or the partition option"),
-    Column("offset", "bigint", pa.int64(), "absolute offset"),
+    Column("offset", "bigint", t.OFFSET, "absolute offset"),
     Column("timestamp", "timestamp", _TS, "record timestamp (the batch's under LogAppendTime)"),
-    Column("timestampType", "int", pa.int32(), "Kafka's id: -1 none (v0), 0 CreateTime, 1 LogAppendTime"),
+    Column("timestampType", "int", t.TIMESTAMP_TYPE, "Kafka's id: -1 none (v0), 0 CreateTime, 1 LogAppendTime"),
     Column("headers", "array<struct<key:string,value:binary>>", _HEADERS, "null when the record has none"),
     # batch metadata
     Column("magic", "int", pa.int32(), "message format of the batch: 0, 1 or 2"),
@@ -57,7 +59,7 @@ RECORD_COLUMNS: tuple[Column, ...] = (
     Column("isControl", "boolean", pa.bool_(), "the batch holds a control record (COMMIT/ABORT marker ...)"),
     Column("partitionLeaderEpoch", "int", pa.int32(), "-1 when none"),
     Column("compression", "string", pa.string(), "none, gzip, snappy, lz4 or zstd"),
-    Column("batchPosition", "bigint", pa.int64(), "byte position of the batch in its segment"),
+    Column("batchPosition", "bigint", t.POSITION, "byte position of the batch in its segment"),
     Column("segment", "string", pa.string(), "the segment file"),
     Column("crcValid", "boolean", pa.bool_(), "whether the batch CRC holds (false rows only with verifyCrc=false)"),
 )
@@ -145,44 +147,18 @@ class RecordColumns:
         self._reset()
 
     def _reset(self) -> None:
-        self.rows = 0
-        self.keys: list = []
-        self.values: list = []
-        self.offsets: list = []
-        self.timestamps: list = []
-        self.ts_types: list = []
-        self.h_offsets: list = [0]
-        self.h_null: list = []
-        self.h_keys: list = []
-        self.h_values: list = []
+        self.records = RecordArrays(headers="headers" in self.names)
         self.runs: list[tuple[tuple, int]] = []  # (batch-level values, rows)
+
+    @property
+    def rows(self) -> int:
+        return self.records.rows
 
     def add(self, batch, records, topic, partition, segment) -> None:
         n = len(records)
         if not n:
             return
-        self.rows += n
-        want_headers = "headers" in self.names
-        keys, values, offsets, tss, types = self.keys, self.values, self.offsets, self.timestamps, self.ts_types
-        h_offsets, h_null, h_keys, h_values = self.h_offsets, self.h_null, self.h_keys, self.h_values
-        count = h_offsets[-1]
-        for r in records:  # one pass with appends beats a comprehension per column here
-            keys.append(r.key)
-            values.append(r.value)
-            offsets.append(r.offset)
-            tss.append(r.timestamp * 1000)
-            types.append(r.timestamp_type)
-            if want_headers:
-                hs = r.headers
-                if hs:
-                    for k, v in hs:
-                        h_keys.append(k)
-                        h_values.append(v)
-                    count += len(hs)
-                    h_null.append(False)
-                else:
-                    h_null.append(True)
-                h_offsets.append(count)
+        self.records.add(records)
         self.runs.append(((topic, partition, batch.magic, batch.base_offset, batch.producer_id, batch.producer_epoch,
                            batch.base_sequence, batch.is_transactional, batch.is_control,
                            batch.partition_leader_epoch, batch.compression, batch.position, segment,
@@ -196,24 +172,21 @@ class RecordColumns:
         if not self.rows:
             return None
         arrays = []
+        r = self.records
         for c, _ in self.columns:
             name = c.name
             if name == "key":
-                arr = pa.array(self.keys, pa.binary())
+                arr = r.keys()
             elif name == "value":
-                arr = pa.array(self.values, pa.binary())
+                arr = r.values()
             elif name == "offset":
-                arr = pa.array(self.offsets, pa.int64())
+                arr = r.offsets()
             elif name == "timestamp":
-                arr = pa.array(self.timestamps, pa.int64()).cast(_TS)
+                arr = r.timestamps_us(_TS)
             elif name == "timestampType":
-                arr = pa.array([int(t) for t in self.ts_types], pa.int32())
+                arr = r.timestamp_types()
             elif name == "headers":
-                struct = pa.StructArray.from_arrays(
-                    [pa.array(self.h_keys, pa.string()), pa.array(self.h_values, pa.binary())],
-                    fields=list(_HEADER_STRUCT))
-                arr = pa.ListArray.from_arrays(pa.array(self.h_offsets, pa.int32()), struct, type=_HEADERS,
-                                               mask=pa.array(self.h_null, pa.bool_()))
+                arr = r.headers(_HEADERS, null_when_empty=True)
             else:
                 i = self._RUN_FIELDS.index(name)
                 arr = pa.array(_repeat([(v[i], n) for v, n in self.runs]), c.arrow)

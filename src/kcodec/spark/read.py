@@ -5,10 +5,12 @@ yield Arrow record batches.
 decode, naming the segment and byte position. ``onCorrupt=skip`` drops what
 does not decode and reports each skipped region: one line on the task's
 stderr, and, with ``corruptReportPath``, one JSON line in a file of that
-directory. A batch whose own bytes are bad (CRC, compression, records) is
-skipped alone; when the framing itself is broken (a length or magic that
-cannot be, a file cut short) the rest of the split is skipped, as no later
-batch boundary can be trusted; the next split starts at an indexed position.
+directory. The policy is the reader's (:mod:`kcodec.records.skipping`,
+without resynchronising): a batch whose own bytes are bad (CRC, compression,
+records) is skipped alone; when the framing itself is broken (a length or
+magic that cannot be) the rest of the split is skipped, as no later batch
+boundary can be trusted; the next split starts at an indexed position. A file
+cut short is reported as a truncated region.
 """
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ import sys
 import uuid
 from collections.abc import Iterator
 
-from kcodec.errors import DecodeError, KcodecError
+from kcodec.errors import DecodeError, KcodecError, TruncatedError
 from kcodec.records.reader import read_batches
+from kcodec.records.resync import SkippedRange
 
 from kcodec.log.fs import filesystem_of
 from kcodec.spark.planning import ReadOptions, Split
@@ -39,14 +42,17 @@ class Reporter:
         self.split, self.opts = split, opts
         self.skipped: list[dict] = []
 
-    def skip(self, position: int, size: int | None, exc: BaseException) -> None:
+    def skip(self, position: int, size: int | None, kind: str, error: str) -> None:
+        """Bytes passed over at ``position`` (``size`` None: the rest of the split), and why."""
         item = {"segment": self.split.log, "topic": self.split.topic, "partition": self.split.partition,
-                "position": position, "bytes": size, "kind": getattr(exc, "kind", type(exc).__name__),
-                "error": str(exc)}
+                "position": position, "bytes": size, "kind": kind, "error": error}
         self.skipped.append(item)
         what = "the rest of the split" if size is None else f"{size} bytes"
-        print(f"kcodec: onCorrupt=skip: skipped {what} at byte {position} of {self.split.log}: {exc}",
+        print(f"kcodec: onCorrupt=skip: skipped {what} at byte {position} of {self.split.log}: {error}",
               file=sys.stderr, flush=True)
+
+    def skipped_range(self, r: SkippedRange, shift: int = 0) -> None:
+        self.skip(r.start + shift, None if r.rest else r.size, r.kind, r.reason)
 
     def close(self) -> None:
         if not self.skipped or not self.opts.corrupt_report_path:
@@ -94,35 +100,20 @@ def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = N
                     batch.position += shift
                 yield batch
         except KcodecError as exc:
-            if exc.position is not None:
-                exc.position += shift
-            raise _wrap(exc, split) from exc
+            raise _wrap(exc.at(shift), split) from exc
         return
     reporter = reporter or Reporter(split, opts)
-    reader = read_batches(source, start=start, end=end, strict=False, **ropts)
-    entries = reader.entries()
-    while True:
-        try:
-            pos, raw = next(entries)
-        except StopIteration:
-            break
-        except KcodecError as exc:  # framing: nothing after this point can be trusted
-            reporter.skip(reader.bytes_read + shift, None, exc)
-            return
-        try:
-            batch = next(iter(read_batches(raw, **ropts)))
-        except KcodecError as exc:
-            reporter.skip(pos + shift, len(raw), exc)
-            continue
-        batch.position = pos + shift
+    reader = read_batches(source, start=start, end=end, strict=False, skip_corrupt=True, resync=False,
+                          on_skip=lambda r: reporter.skipped_range(r, shift), **ropts)
+    for batch in reader:
+        if shift:
+            batch.position += shift
         yield batch
     tail = reader.partial_tail
     if tail is not None:
-        from kcodec.errors import TruncatedError
-
-        reporter.skip(tail.position + shift, tail.size,
-                      TruncatedError(f"input ends inside a log entry: {tail.size} bytes at the end do not hold a "
-                                     "whole batch", position=tail.position + shift))
+        exc = TruncatedError(f"input ends inside a log entry: {tail.size} bytes at the end do not hold a whole "
+                             "batch", position=tail.position + shift)
+        reporter.skip(tail.position + shift, tail.size, exc.kind, str(exc))
 
 
 def _aborted_filter(split: Split):

@@ -10,6 +10,7 @@ v0/v1 form and get no sizes.
 """
 from __future__ import annotations
 
+from kcodec.records import values
 from kcodec.records.model import TimestampType
 
 __all__ = ["COMBINATIONS", "size_as", "label"]
@@ -32,44 +33,21 @@ def _codec(entity: str, version: int):
 
 
 def _v2_size(batch, records, compression: str) -> int:
-    base_ts = records[0].timestamp if records else -1
     log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
-    value = {
-        "base_offset": batch.base_offset, "partition_leader_epoch": batch.partition_leader_epoch,
-        "attributes": {"compression": compression,
-                       "timestamp_type": "log_append_time" if log_append else "create_time",
-                       "transactional": batch.is_transactional, "control": False, "delete_horizon": False,
-                       "unused": 0},
-        "last_offset_delta": batch.last_offset - batch.base_offset, "base_timestamp": base_ts,
-        "max_timestamp": batch.max_timestamp, "producer_id": batch.producer_id,
-        "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
-        "records": [{"attributes": 0, "timestamp_delta": r.timestamp - base_ts, "offset_delta": r.offset - batch.base_offset,
-                     "key": r.key, "value": r.value,
-                     "headers": [{"key": k, "value": v} for k, v in r.headers]} for r in records],
-    }
+    value = values.v2_batch(records, base_offset=batch.base_offset, compression=compression,
+                            ts_type=batch.timestamp_type if log_append else TimestampType.CREATE_TIME,
+                            log_append_time=batch.max_timestamp if log_append else None,
+                            producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+                            base_sequence=batch.base_sequence, transactional=batch.is_transactional,
+                            partition_leader_epoch=batch.partition_leader_epoch)
     return _codec("record_batch", 2).size(value)
-
-
-def _message(magic: int, compression: str, timestamp: int, key, value) -> dict:
-    attributes = {"compression": compression, "unused": 0}
-    message = {"attributes": attributes, "key": key, "value": value}
-    if magic == 1:
-        attributes["timestamp_type"] = "create_time"
-        message["timestamp"] = timestamp
-    return message
 
 
 def _legacy_size(records, magic: int, compression: str) -> int:
     entry = _codec("legacy_log_entry", magic)
-    if compression == "none":
-        return sum(entry.size({"offset": r.offset, "message": _message(magic, "none", r.timestamp, r.key, r.value)})
-                   for r in records)
-    base = records[0].offset
-    inner = [{"offset": r.offset - base if magic == 1 else r.offset,
-              "message": _message(magic, "none", r.timestamp, r.key, r.value)} for r in records]
-    wrapper_ts = max(r.timestamp for r in records)
-    return entry.size({"offset": records[-1].offset,
-                       "message": _message(magic, compression, wrapper_ts, None, inner)})
+    ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.CREATE_TIME
+    return sum(map(entry.size, values.legacy_entries(records, magic=magic, base_offset=records[0].offset,
+                                                     compression=compression, ts_type=ts_type)))
 
 
 def size_as(batch) -> dict[str, int] | None:

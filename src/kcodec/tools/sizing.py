@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kcodec.generated import codec
+from kcodec.records import values
+from kcodec.records.model import Record, TimestampType
 
 
 @dataclass(frozen=True)
@@ -36,35 +38,30 @@ def _add(into: dict[str, int], prefix: str, sizes: dict[str, int]) -> None:
         into[f"{prefix}{k}"] = into.get(f"{prefix}{k}", 0) + v
 
 
+def _records(q: SizeQuery, magic: int) -> list[Record]:
+    """The records the query describes: offsets 0.., timestamp 0 (none in v0), headers only in v2."""
+    key, value = _blob(q.key_size), _blob(q.value_size)
+    headers = tuple(("k" * k, _blob(v)) for k, v in q.headers) if magic == 2 else ()
+    ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.CREATE_TIME
+    return [Record(i, 0 if magic else -1, ts_type, key, value, headers) for i in range(q.records)]
+
+
 def size_on_disk(magic: int, q: SizeQuery) -> SizeResult:
     """v2: one batch holding every record; v0/v1: one log entry per record."""
-    key, value = _blob(q.key_size), _blob(q.value_size)
+    records = _records(q, magic)
     fields: dict[str, int] = {}
     if magic == 2:
-        headers = [{"key": "k" * k, "value": _blob(v)} for k, v in q.headers]
-        records = [{"attributes": 0, "timestamp_delta": 0, "offset_delta": i, "key": key, "value": value,
-                    "headers": headers} for i in range(q.records)]
-        batch = {"base_offset": 0, "partition_leader_epoch": -1,
-                 "attributes": {"compression": "none", "timestamp_type": "create_time", "transactional": False,
-                                "control": False, "delete_horizon": False, "unused": 0},
-                 "last_offset_delta": q.records - 1, "base_timestamp": 0, "max_timestamp": 0,
-                 "producer_id": -1, "producer_epoch": -1, "base_sequence": -1, "records": records}
+        batch = values.v2_batch(records, base_offset=0)
         batch_codec, record_codec = codec("record_batch", 2), codec("record", 2)
         sizes = batch_codec.field_sizes(batch)
         _add(fields, "", {k: v for k, v in sizes.items() if k != "records"})
-        for r in records:
+        for r in batch["records"]:
             _add(fields, "records[].", record_codec.field_sizes(r))
         return SizeResult(2, batch_codec.size(batch), fields)
-    attributes = {"compression": "none", "unused": 0}
-    message = {"attributes": attributes, "key": key, "value": value}
-    if magic == 1:
-        attributes["timestamp_type"] = "create_time"
-        message["timestamp"] = 0
-    entry = {"offset": 0, "message": message}
     entry_codec, message_codec = codec("legacy_log_entry", magic), codec("legacy_message", magic)
     total = 0
-    for _ in range(q.records):
+    for entry in values.legacy_entries(records, magic=magic, base_offset=0):
         total += entry_codec.size(entry)
         _add(fields, "", {k: v for k, v in entry_codec.field_sizes(entry).items() if k != "message"})
-        _add(fields, "message.", message_codec.field_sizes(message))
+        _add(fields, "message.", message_codec.field_sizes(entry["message"]))
     return SizeResult(magic, total, fields)

@@ -12,9 +12,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kcodec.errors import KcodecError
+from kcodec.errors import KcodecError, record_corrupt_message
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
+from kcodec.records.resync import find_next_entry
+from kcodec.records.source import is_stream, open_buffer
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ def batch_problems(batch: Batch) -> list[Problem]:
         out.append(Problem(batch.position, batch.base_offset, rule))
 
     if not batch.crc_valid:
-        bad(f"Record is corrupt (stored crc = {batch.crc}, CRC of the bytes differs)")
+        bad(record_corrupt_message(batch.crc, batch.computed_crc))
     for i, r in enumerate(batch.records):
         if r.crc_valid is False and batch.compression != "none":
             bad(f"inner message {i} (offset {r.offset}) is corrupt (stored crc = {r.crc})")
@@ -185,19 +187,10 @@ def valid_prefix(source, *, max_decompressed_size: int | None = None) -> tuple[i
 
 
 def _next_valid(source, start: int) -> int | None:
-    import mmap
-
-    from kcodec.records.resync import find_next_entry
-
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return find_next_entry(source, start)
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as f:
-            if os.fstat(f.fileno()).st_size <= start:
-                return None
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                return find_next_entry(mm, start)
-    return None
+    if is_stream(source):
+        return None  # already read: a stream cannot be looked at again
+    with open_buffer(source) as buf:
+        return None if buf is None else find_next_entry(buf.view, start)
 
 
 def recover(source: str | os.PathLike, output: str | os.PathLike, *,

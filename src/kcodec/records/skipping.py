@@ -1,0 +1,125 @@
+"""The skip-on-damage policy: read on past entries that do not decode, and say what was passed over.
+
+One implementation for every reader that goes on after damage (``read_batches(skip_corrupt=True)``,
+``kcodec dump --skip-corrupt``, ``kcodec verify``, Spark's ``onCorrupt=skip``), in two strengths:
+
+* ``resync=True``: after a damaged entry, scan forward for the next position where a whole entry parses
+  and its CRC holds (:mod:`kcodec.records.resync`) and go on from there; the bytes in between are one
+  skipped range. An entry whose CRC fails but holds a valid entry inside it had its framing damaged, and
+  is skipped up to that entry. Nothing readable is lost.
+* ``resync=False``: an entry whose framing holds (size and magic plausible, all its bytes present) but
+  that does not decode is skipped alone; broken framing skips the rest of the input
+  (:attr:`SkippedRange.rest`), as no later boundary can be trusted.
+
+Either way, bytes at the end that do not hold a whole entry are a partial tail, not a skipped range.
+"""
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from kcodec.errors import BadLengthError, CrcMismatchError, DecodeError, record_corrupt_message
+
+from kcodec.records.decode import decode_entry
+from kcodec.records.framing import (HEADER_SIZE_UP_TO_MAGIC, LEGACY_CRC_OFFSET, SIZE_OFFSET, V2_CRC_OFFSET,
+                                    check_header)
+from kcodec.records.model import Batch
+from kcodec.records.resync import SkippedRange, find_next_entry
+
+__all__ = ["DamageSkipper"]
+
+_I64 = struct.Struct(">q")
+
+
+@dataclass
+class DamageSkipper:
+    """Walks one buffer, yielding the batches that decode and reporting the ranges skipped.
+
+    Positions reported are ``shift`` + positions in the buffer. ``on_skip`` gets each
+    :class:`SkippedRange`, ``on_tail`` (position, bytes) a partial tail, ``on_progress`` the position after
+    the last whole entry."""
+
+    verify_crc: bool
+    max_batch_size: int
+    max_decompressed_size: int
+    on_skip: Callable[[SkippedRange], None]
+    on_tail: Callable[[int, int], None]
+    on_progress: Callable[[int], None]
+    resync: bool = True
+
+    def batches(self, buf: memoryview, pos: int, end: int, shift: int = 0) -> Iterator[Batch]:
+        while True:
+            self.on_progress(pos + shift)
+            available = end - pos
+            if available < HEADER_SIZE_UP_TO_MAGIC:
+                self.on_tail(pos + shift, available)
+                return
+            try:
+                total = check_header(bytes(buf[pos:pos + HEADER_SIZE_UP_TO_MAGIC]), pos + shift,
+                                     self.max_batch_size)
+            except DecodeError as exc:
+                if not self.resync:
+                    return self._skip_rest(pos, end, shift, exc)
+                pos = self._skip_to_next(buf, pos, end, shift, exc)
+                if pos is None:
+                    return
+                continue
+            if total > available:
+                found = self._next(buf, pos + 1, end) if self.resync else None
+                if found is None:  # nothing readable after it: a partial tail, as without skipping
+                    self.on_tail(pos + shift, available)
+                    return
+                exc = BadLengthError(
+                    f"size says the entry takes {total} bytes, past the end of the input ({available} bytes "
+                    f"left); a valid batch starts at byte {found + shift}", position=pos + shift + SIZE_OFFSET,
+                    base_offset=_I64.unpack_from(buf, pos)[0], field="size")
+                self._report(pos, found, end, shift, exc)
+                pos = found
+                continue
+            try:
+                batch = decode_entry(bytes(buf[pos:pos + total]), pos + shift, verify_crc=self.verify_crc,
+                                     max_decompressed_size=self.max_decompressed_size)
+            except DecodeError as exc:
+                if not self.resync:
+                    self._report(pos, pos + total, end, shift, exc)
+                    pos += total
+                    continue
+                pos = self._skip_to_next(buf, pos, end, shift, exc)
+                if pos is None:
+                    return
+                continue
+            if not batch.crc_valid and self.resync:
+                # a damaged size can swallow the entries after it: a valid entry starting inside a batch
+                # whose CRC fails says the batch's framing, not the entry, is wrong
+                found = self._next(buf, pos + 1, end, before=pos + total)
+                if found is not None:
+                    exc = CrcMismatchError(
+                        f"{record_corrupt_message(batch.crc, batch.computed_crc)} and a valid batch starts "
+                        f"inside it, at byte {found + shift}",
+                        position=pos + shift + (V2_CRC_OFFSET if batch.magic == 2 else LEGACY_CRC_OFFSET),
+                        base_offset=batch.base_offset, field="crc")
+                    self._report(pos, found, end, shift, exc)
+                    pos = found
+                    continue
+            yield batch
+            pos += total
+
+    def _next(self, buf, start: int, end: int, before: int | None = None) -> int | None:
+        return find_next_entry(buf, start, end, before=before, max_batch_size=self.max_batch_size,
+                               max_decompressed_size=self.max_decompressed_size)
+
+    def _skip_to_next(self, buf, pos: int, end: int, shift: int, exc: DecodeError) -> int | None:
+        """Skip from ``pos`` to the next valid entry (returned), or to the end (None)."""
+        found = self._next(buf, pos + 1, end)
+        self._report(pos, found, end, shift, exc)
+        return found
+
+    def _skip_rest(self, pos: int, end: int, shift: int, exc: DecodeError) -> None:
+        self.on_skip(SkippedRange.from_error(pos + shift, end + shift, exc, rest=True))
+        self.on_progress(end + shift)
+
+    def _report(self, pos: int, found: int | None, end: int, shift: int, exc: DecodeError) -> None:
+        self.on_skip(SkippedRange.from_error(pos + shift, (end if found is None else found) + shift, exc))
+        if found is None:
+            self.on_progress(end + shift)
