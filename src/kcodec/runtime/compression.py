@@ -1,4 +1,5 @@
-"""Kafka's compression framings (spec §6), byte-compatible with the Java client.
+"""Kafka's compression framings, byte-compatible with the Java client (``CompressionType`` and
+the ``org.apache.kafka.common.compress`` classes; levels as KIP-390 defines them).
 
 A compressed v2 batch (bytes [61, end)) or legacy wrapper value is one stream in
 the codec named by attribute bits 0-2:
@@ -424,7 +425,7 @@ def _zstd_compress(data: memoryview, magic: int, level: int | None) -> bytes:
         raise CompressionError(
             f"zstd level must be {_ZSTD_MIN_LEVEL}..{_ZSTD_MAX_LEVEL}, got {level!r}")
     # Streaming, then flush + end, as zstd-jni's stream does when Kafka closes
-    # it: no content size, data blocks, then an empty last block (§11.6).
+    # it: no content size, data blocks, then an empty last block.
     cobj = zstandard.ZstdCompressor(level=level).compressobj()
     return (cobj.compress(data)
             + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)

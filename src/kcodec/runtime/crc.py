@@ -1,4 +1,4 @@
-"""The two checksums of Kafka's record formats (spec §2, §5).
+"""The two checksums of Kafka's record formats (`DefaultRecordBatch` CRC-32C, `LegacyRecord` CRC-32).
 
 * :func:`crc32`  -- CRC-32 (IEEE 802.3, = ``zlib.crc32``): legacy v0/v1 messages,
   over bytes [magic, end of value).

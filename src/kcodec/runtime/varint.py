@@ -1,4 +1,4 @@
-"""Kafka's variable-length integers (spec §7, ``ByteUtils``).
+"""Kafka's variable-length integers (``ByteUtils`` in the Java client).
 
 Encoding is protobuf base-128: seven bits per byte, least significant group
 first, 0x80 set on every byte except the last. Signed values are zigzag

@@ -1,4 +1,4 @@
-"""``kcodec dump`` of index files, as DumpLogSegments prints them (spec §10):
+"""``kcodec dump`` of index files, as DumpLogSegments prints them (``DumpLogSegments``):
 ``.index`` → ``offset: O position: P``; ``.timeindex`` → ``timestamp: T offset: O``;
 ``.txnindex`` → ``version: 0 producerId: P firstOffset: F lastOffset: L lastStableOffset: S``.
 Mismatches against the log go to the second list (stderr), in Kafka's words."""
