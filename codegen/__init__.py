@@ -10,6 +10,7 @@ and writes the files.
 Importing this package loads neither Jinja2 nor PyYAML: :func:`generate`
 imports the renderer when it is called.
 """
+
 from __future__ import annotations
 
 from .schema import load_schemas

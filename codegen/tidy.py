@@ -1,13 +1,16 @@
-"""Tidy generated Python after rendering: drop the imports a module does not use.
+"""Tidy generated Python after rendering: drop the imports a module does not use, then format it
+with ruff (pinned in the ``generate`` extra) exactly as ``make lint`` checks the repository.
 
 Templates import what any module of their kind may need; which names one module uses depends on
 its schema. Deciding it here, from the rendered module's syntax tree, keeps the templates simple
 and the output free of unused imports, deterministically.
 """
+
 from __future__ import annotations
 
 import ast
 import io
+import subprocess
 import textwrap
 import tokenize
 
@@ -25,7 +28,7 @@ def tidy_python(source: str) -> str:
         if len(kept) == len(node.names):
             continue
         text = _import_text(node, kept) if kept else ""
-        lines[node.lineno - 1:node.end_lineno] = [text] if text else []
+        lines[node.lineno - 1 : node.end_lineno] = [text] if text else []
     return "".join(lines)
 
 
@@ -59,6 +62,7 @@ def _import_text(node: ast.Import | ast.ImportFrom, names: list[ast.alias]) -> s
 
 # ---------------------------------------------------------------------------- long lines
 
+
 def wrap_long_lines(source: str) -> str:
     """Break every line longer than 120 columns, deterministically: a comment into several, a
     bracketed line at its last bracket pair (one item a line when it holds commas, as black's
@@ -72,11 +76,17 @@ def wrap_long_lines(source: str) -> str:
 def _wrap(line: str) -> list[str]:
     if len(line) <= _WIDTH:
         return [line]
-    indent = line[:len(line) - len(line.lstrip())]
+    indent = line[: len(line) - len(line.lstrip())]
     text = line.strip()
     if text.startswith("#"):
-        return textwrap.wrap(text[1:].strip(), _WIDTH - len(indent) - 2, initial_indent=indent + "# ",
-                             subsequent_indent=indent + "# ", break_long_words=False, break_on_hyphens=False)
+        return textwrap.wrap(
+            text[1:].strip(),
+            _WIDTH - len(indent) - 2,
+            initial_indent=indent + "# ",
+            subsequent_indent=indent + "# ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
     tokens = _tokens(text)
     if tokens is None:
         return [line]
@@ -132,9 +142,9 @@ def _split_at(text: str, tokens: list[tokenize.TokenInfo], close: int) -> tuple[
     if close == open_ + 1:
         return None
     bounds = [open_] + sorted(commas) + [close]
-    items = [text[tokens[a].end[1]:tokens[b].start[1]].strip() for a, b in zip(bounds, bounds[1:])]
+    items = [text[tokens[a].end[1] : tokens[b].start[1]].strip() for a, b in zip(bounds, bounds[1:])]
     items = [i for i in items if i]
-    head, tail = text[:tokens[open_].end[1]], text[tokens[close].start[1]:]
+    head, tail = text[: tokens[open_].end[1]], text[tokens[close].start[1] :]
     subscript = tokens[open_].string == "[" and open_ > 0 and tokens[open_ - 1].type == tokenize.NAME
     if not commas and subscript:
         return None  # buf[a:b] must stay an index, not become a tuple
@@ -150,11 +160,11 @@ def _string_split(indent: str, text: str, tokens: list[tokenize.TokenInfo]) -> l
         return None
     tok = max(strings, key=lambda t: len(t.string))
     literal = tok.string
-    prefix = literal[:len(literal) - len(literal.lstrip("rRbBfFuU"))]
+    prefix = literal[: len(literal) - len(literal.lstrip("rRbBfFuU"))]
     quote = literal[len(prefix)]
-    if literal[len(prefix):].startswith(quote * 3) or "r" in prefix.lower():
+    if literal[len(prefix) :].startswith(quote * 3) or "r" in prefix.lower():
         return None
-    body = literal[len(prefix) + 1:-1]
+    body = literal[len(prefix) + 1 : -1]
     inner = indent + "    "
     room = _WIDTH - len(inner) - len(prefix) - 3
     chunks: list[str] = []
@@ -172,7 +182,7 @@ def _string_split(indent: str, text: str, tokens: list[tokenize.TokenInfo]) -> l
     chunks.append(current)
     if len(chunks) < 2:
         return None
-    head, tail = text[:tok.start[1]], text[tok.end[1]:]
+    head, tail = text[: tok.start[1]], text[tok.end[1] :]
 
     def piece(chunk: str) -> str:
         p = prefix if "{" in chunk else prefix.replace("f", "").replace("F", "")
@@ -181,3 +191,34 @@ def _string_split(indent: str, text: str, tokens: list[tokenize.TokenInfo]) -> l
     if head.endswith("(") and tail.startswith(")"):  # already parenthesized: the only argument
         return [indent + head] + [inner + piece(c) for c in chunks] + [indent + tail]
     return [indent + head + "("] + [inner + piece(c) for c in chunks] + [indent + ")" + tail]
+
+
+# The repository's [tool.ruff] settings, given explicitly: output may be written outside the repository.
+_RUFF_SETTINGS = (
+    "--isolated",
+    "--line-length",
+    str(_WIDTH),
+    "--target-version",
+    "py310",
+    "--config",
+    "lint.isort.known-first-party = ['kcodec']",
+)
+_RUFF_PASSES = (("check", "--select", "I", "--fix", "--exit-zero", "--quiet"), ("format",))  # sort imports, then format
+
+
+def format_python(source: str, name: str) -> str:
+    """``source`` with imports sorted and formatted by ruff (deterministic for the pinned version)."""
+    from ruff.__main__ import find_ruff_bin  # the generate extra; `kcodec generate` checks it is there
+
+    for ruff_pass in _RUFF_PASSES:
+        proc = subprocess.run(
+            [find_ruff_bin(), *ruff_pass, *_RUFF_SETTINGS, "--stdin-filename", name, "-"],
+            input=source,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"ruff could not tidy generated {name}: {proc.stderr.strip()}")
+        source = proc.stdout
+    return source

@@ -6,48 +6,51 @@
 entity version; ``layout(...)`` its field layout; ``schema_set()`` the schemas
 these codecs were generated from, as the generator's IR (no YAML needed).
 """
+
 from kcodec.runtime.constructs import EntityCodec
 from kcodec.runtime.layout import EntityLayout
 
-from . import aborted_txn_entry
-from . import control_record_key
-from . import end_txn_marker
-from . import legacy_log_entry
-from . import legacy_message
-from . import offset_index_entry
-from . import record
-from . import record_batch
-from . import record_header
-from . import time_index_entry
+from . import (
+    aborted_txn_entry,
+    control_record_key,
+    end_txn_marker,
+    legacy_log_entry,
+    legacy_message,
+    offset_index_entry,
+    record,
+    record_batch,
+    record_header,
+    time_index_entry,
+)
 
 SCHEMA_SHA256 = "05ebe699968744519074eefc44a907cd6261f0299c9302c1ae01efa245f3bcc2"
 
 CODECS: dict[tuple[str, int], EntityCodec] = {
-    ('aborted_txn_entry', 0): aborted_txn_entry.ABORTED_TXN_ENTRY_V0_CODEC,
-    ('control_record_key', 0): control_record_key.CONTROL_RECORD_KEY_V0_CODEC,
-    ('end_txn_marker', 0): end_txn_marker.END_TXN_MARKER_V0_CODEC,
-    ('legacy_log_entry', 0): legacy_log_entry.LEGACY_LOG_ENTRY_V0_CODEC,
-    ('legacy_log_entry', 1): legacy_log_entry.LEGACY_LOG_ENTRY_V1_CODEC,
-    ('legacy_message', 0): legacy_message.LEGACY_MESSAGE_V0_CODEC,
-    ('legacy_message', 1): legacy_message.LEGACY_MESSAGE_V1_CODEC,
-    ('offset_index_entry', 0): offset_index_entry.OFFSET_INDEX_ENTRY_V0_CODEC,
-    ('record', 2): record.RECORD_V2_CODEC,
-    ('record_batch', 2): record_batch.RECORD_BATCH_V2_CODEC,
-    ('record_header', 2): record_header.RECORD_HEADER_V2_CODEC,
-    ('time_index_entry', 0): time_index_entry.TIME_INDEX_ENTRY_V0_CODEC,
+    ("aborted_txn_entry", 0): aborted_txn_entry.ABORTED_TXN_ENTRY_V0_CODEC,
+    ("control_record_key", 0): control_record_key.CONTROL_RECORD_KEY_V0_CODEC,
+    ("end_txn_marker", 0): end_txn_marker.END_TXN_MARKER_V0_CODEC,
+    ("legacy_log_entry", 0): legacy_log_entry.LEGACY_LOG_ENTRY_V0_CODEC,
+    ("legacy_log_entry", 1): legacy_log_entry.LEGACY_LOG_ENTRY_V1_CODEC,
+    ("legacy_message", 0): legacy_message.LEGACY_MESSAGE_V0_CODEC,
+    ("legacy_message", 1): legacy_message.LEGACY_MESSAGE_V1_CODEC,
+    ("offset_index_entry", 0): offset_index_entry.OFFSET_INDEX_ENTRY_V0_CODEC,
+    ("record", 2): record.RECORD_V2_CODEC,
+    ("record_batch", 2): record_batch.RECORD_BATCH_V2_CODEC,
+    ("record_header", 2): record_header.RECORD_HEADER_V2_CODEC,
+    ("time_index_entry", 0): time_index_entry.TIME_INDEX_ENTRY_V0_CODEC,
 }
 
 ENTITY_VERSIONS: dict[str, tuple[int, ...]] = {
-    'aborted_txn_entry': (0,),
-    'control_record_key': (0,),
-    'end_txn_marker': (0,),
-    'legacy_log_entry': (0, 1),
-    'legacy_message': (0, 1),
-    'offset_index_entry': (0,),
-    'record': (2,),
-    'record_batch': (2,),
-    'record_header': (2,),
-    'time_index_entry': (0,),
+    "aborted_txn_entry": (0,),
+    "control_record_key": (0,),
+    "end_txn_marker": (0,),
+    "legacy_log_entry": (0, 1),
+    "legacy_message": (0, 1),
+    "offset_index_entry": (0,),
+    "record": (2,),
+    "record_batch": (2,),
+    "record_header": (2,),
+    "time_index_entry": (0,),
 }
 
 

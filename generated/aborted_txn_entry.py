@@ -2,6 +2,7 @@
 # (sha256 2062812cb38276aef8bda75002b2bd4b3f197b7a5a17c63629ac7d22aeb02048).
 # Do not edit: change the schema and run `kcodec generate`.
 """One entry of a segment's .txnindex file, an aborted transaction whose ABORT marker is in the segment."""
+
 from construct import Int16sb, Int64sb, Struct
 
 from kcodec.runtime import require_runtime_api
@@ -44,26 +45,35 @@ def field_sizes_aborted_txn_entry_v0(value, level=None):
 
 
 ABORTED_TXN_ENTRY_V0_LAYOUT = EntityLayout(
-    'aborted_txn_entry', 0,
+    "aborted_txn_entry",
+    0,
     "One entry of a segment's .txnindex file, an aborted transaction whose ABORT marker is in the segment.",
     (
-        FieldLayout('version', 0, 2, 'int16', '0', 'Entry version, 0. Kafka reads only the first byte.', '', None),
-        FieldLayout('producer_id', 2, 8, 'int64', '0', 'Producer of the aborted transaction.', '', None),
-        FieldLayout('first_offset', 10, 8, 'int64', '0', 'First offset of the transaction.', '', None),
-        FieldLayout('last_offset', 18, 8, 'int64', '0', 'Offset of the ABORT marker.', '', None),
+        FieldLayout("version", 0, 2, "int16", "0", "Entry version, 0. Kafka reads only the first byte.", "", None),
+        FieldLayout("producer_id", 2, 8, "int64", "0", "Producer of the aborted transaction.", "", None),
+        FieldLayout("first_offset", 10, 8, "int64", "0", "First offset of the transaction.", "", None),
+        FieldLayout("last_offset", 18, 8, "int64", "0", "Offset of the ABORT marker.", "", None),
         FieldLayout(
-            'last_stable_offset',
+            "last_stable_offset",
             26,
             8,
-            'int64',
-            '0',
-            'Last stable offset when the transaction was aborted.',
-            '',
+            "int64",
+            "0",
+            "Last stable offset when the transaction was aborted.",
+            "",
             None,
         ),
     ),
-    min_overhead=34, max_overhead=34, fixed_size=34,
+    min_overhead=34,
+    max_overhead=34,
+    fixed_size=34,
 )
 
-ABORTED_TXN_ENTRY_V0_CODEC = EntityCodec('aborted_txn_entry', 0, ABORTED_TXN_ENTRY_V0, size_aborted_txn_entry_v0,
-                                   field_sizes_aborted_txn_entry_v0, ABORTED_TXN_ENTRY_V0_LAYOUT)
+ABORTED_TXN_ENTRY_V0_CODEC = EntityCodec(
+    "aborted_txn_entry",
+    0,
+    ABORTED_TXN_ENTRY_V0,
+    size_aborted_txn_entry_v0,
+    field_sizes_aborted_txn_entry_v0,
+    ABORTED_TXN_ENTRY_V0_LAYOUT,
+)

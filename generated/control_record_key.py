@@ -2,6 +2,7 @@
 # (sha256 19843ed7538b1bdf177114d1666f6bc13930e2704f7b6b1a07cababed919f6a1).
 # Do not edit: change the schema and run `kcodec generate`.
 """Key of every control record (v2 batches with the control bit)."""
+
 from construct import Int16sb, Struct
 
 from kcodec.runtime import require_runtime_api
@@ -23,16 +24,17 @@ CONTROL_RECORD_KEY_V0_SIZE = 4
 
 CONTROL_RECORD_KEY_V0 = Struct(
     "version" / Int16sb,
-    "type" / EnumOf(
+    "type"
+    / EnumOf(
         Int16sb,
         {
-            'abort': 0,
-            'commit': 1,
-            'leader_change': 2,
-            'snapshot_header': 3,
-            'snapshot_footer': 4,
-            'kraft_version': 5,
-            'kraft_voters': 6,
+            "abort": 0,
+            "commit": 1,
+            "leader_change": 2,
+            "snapshot_header": 3,
+            "snapshot_footer": 4,
+            "kraft_version": 5,
+            "kraft_voters": 6,
         },
         "control_record_type",
         open=True,
@@ -52,23 +54,32 @@ def field_sizes_control_record_key_v0(value, level=None):
 
 
 CONTROL_RECORD_KEY_V0_LAYOUT = EntityLayout(
-    'control_record_key', 0,
-    'Key of every control record (v2 batches with the control bit). Versions above 0 are read as 0.',
+    "control_record_key",
+    0,
+    "Key of every control record (v2 batches with the control bit). Versions above 0 are read as 0.",
     (
         FieldLayout(
-            'version',
+            "version",
             0,
             2,
-            'int16',
-            '0',
-            'Control record key version, currently 0; negative means corruption.',
-            '',
+            "int16",
+            "0",
+            "Control record key version, currently 0; negative means corruption.",
+            "",
             None,
         ),
-        FieldLayout('type', 2, 2, 'int16', '0', 'What the control record is.', 'enum control_record_type', None),
+        FieldLayout("type", 2, 2, "int16", "0", "What the control record is.", "enum control_record_type", None),
     ),
-    min_overhead=4, max_overhead=4, fixed_size=4,
+    min_overhead=4,
+    max_overhead=4,
+    fixed_size=4,
 )
 
-CONTROL_RECORD_KEY_V0_CODEC = EntityCodec('control_record_key', 0, CONTROL_RECORD_KEY_V0, size_control_record_key_v0,
-                                   field_sizes_control_record_key_v0, CONTROL_RECORD_KEY_V0_LAYOUT)
+CONTROL_RECORD_KEY_V0_CODEC = EntityCodec(
+    "control_record_key",
+    0,
+    CONTROL_RECORD_KEY_V0,
+    size_control_record_key_v0,
+    field_sizes_control_record_key_v0,
+    CONTROL_RECORD_KEY_V0_LAYOUT,
+)

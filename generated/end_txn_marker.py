@@ -2,6 +2,7 @@
 # (sha256 9399c3918c563894e2b09130c4df99751104f33d4d59a085adbbae1abd0c18fe).
 # Do not edit: change the schema and run `kcodec generate`.
 """Value of a COMMIT or ABORT control record (Kafka's EndTransactionMarker)."""
+
 from construct import Int16sb, Int32sb, Struct
 
 from kcodec.runtime import require_runtime_api
@@ -38,32 +39,41 @@ def field_sizes_end_txn_marker_v0(value, level=None):
 
 
 END_TXN_MARKER_V0_LAYOUT = EntityLayout(
-    'end_txn_marker', 0,
+    "end_txn_marker",
+    0,
     "Value of a COMMIT or ABORT control record (Kafka's EndTransactionMarker).",
     (
         FieldLayout(
-            'version',
+            "version",
             0,
             2,
-            'int16',
-            '0',
-            'Marker version, currently 0; higher versions are read as 0.',
-            '',
+            "int16",
+            "0",
+            "Marker version, currently 0; higher versions are read as 0.",
+            "",
             None,
         ),
         FieldLayout(
-            'coordinator_epoch',
+            "coordinator_epoch",
             2,
             4,
-            'int32',
-            '0',
-            'Epoch of the transaction coordinator that wrote the marker.',
-            '',
+            "int32",
+            "0",
+            "Epoch of the transaction coordinator that wrote the marker.",
+            "",
             None,
         ),
     ),
-    min_overhead=6, max_overhead=6, fixed_size=6,
+    min_overhead=6,
+    max_overhead=6,
+    fixed_size=6,
 )
 
-END_TXN_MARKER_V0_CODEC = EntityCodec('end_txn_marker', 0, END_TXN_MARKER_V0, size_end_txn_marker_v0,
-                                   field_sizes_end_txn_marker_v0, END_TXN_MARKER_V0_LAYOUT)
+END_TXN_MARKER_V0_CODEC = EntityCodec(
+    "end_txn_marker",
+    0,
+    END_TXN_MARKER_V0,
+    size_end_txn_marker_v0,
+    field_sizes_end_txn_marker_v0,
+    END_TXN_MARKER_V0_LAYOUT,
+)

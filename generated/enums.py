@@ -5,30 +5,30 @@
 
 # Codec of a compressed region (attributes bits 0-2). Ids 5-7 are unknown.
 COMPRESSION_TYPE: dict[str, int] = {
-    'none': 0,  # Not compressed.
-    'gzip': 1,  # RFC 1952 gzip member.
-    'snappy': 2,  # Snappy in xerial framing (raw blocks also read).
-    'lz4': 3,  # Kafka's LZ4 frame with independent 64 KiB blocks.
-    'zstd': 4,  # Zstandard frame(s); message format v2 only. (versions 2+)
+    "none": 0,  # Not compressed.
+    "gzip": 1,  # RFC 1952 gzip member.
+    "snappy": 2,  # Snappy in xerial framing (raw blocks also read).
+    "lz4": 3,  # Kafka's LZ4 frame with independent 64 KiB blocks.
+    "zstd": 4,  # Zstandard frame(s); message format v2 only. (versions 2+)
 }
 COMPRESSION_TYPE_BY_VALUE: dict[int, str] = {v: k for k, v in COMPRESSION_TYPE.items()}
 
 # Type of a control record. Kafka maps unknown types to UNKNOWN(-1), which readers ignore, so this enum is open:
 # unknown values decode as integers.
 CONTROL_RECORD_TYPE: dict[str, int] = {
-    'abort': 0,  # Transaction aborted (end transaction marker).
-    'commit': 1,  # Transaction committed (end transaction marker).
-    'leader_change': 2,  # KRaft LeaderChangeMessage.
-    'snapshot_header': 3,  # KRaft SnapshotHeaderRecord.
-    'snapshot_footer': 4,  # KRaft SnapshotFooterRecord.
-    'kraft_version': 5,  # KRaft KRaftVersionRecord.
-    'kraft_voters': 6,  # KRaft VotersRecord.
+    "abort": 0,  # Transaction aborted (end transaction marker).
+    "commit": 1,  # Transaction committed (end transaction marker).
+    "leader_change": 2,  # KRaft LeaderChangeMessage.
+    "snapshot_header": 3,  # KRaft SnapshotHeaderRecord.
+    "snapshot_footer": 4,  # KRaft SnapshotFooterRecord.
+    "kraft_version": 5,  # KRaft KRaftVersionRecord.
+    "kraft_voters": 6,  # KRaft VotersRecord.
 }
 CONTROL_RECORD_TYPE_BY_VALUE: dict[int, str] = {v: k for k, v in CONTROL_RECORD_TYPE.items()}
 
 # Meaning of a timestamp (attributes bit 3).
 TIMESTAMP_TYPE: dict[str, int] = {
-    'create_time': 0,  # Set by the producer.
-    'log_append_time': 1,  # Set by the broker when appending.
+    "create_time": 0,  # Set by the producer.
+    "log_append_time": 1,  # Set by the broker when appending.
 }
 TIMESTAMP_TYPE_BY_VALUE: dict[int, str] = {v: k for k, v in TIMESTAMP_TYPE.items()}

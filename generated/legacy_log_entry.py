@@ -2,11 +2,13 @@
 # (sha256 86e57384a0e688bc29b063459be593deace450fb52277c1663eeeddd981174a9).
 # Do not edit: change the schema and run `kcodec generate`.
 """One entry of a v0/v1 message set: the 12-byte log entry header (offset and size) followed by one message."""
+
 from construct import Int32sb, Int64sb, LazyBound, Rebuild, Struct, Tell
 
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec, LengthBound, LengthCheck, compression_level
 from kcodec.runtime.layout import EntityLayout, FieldLayout
+
 from . import legacy_message as _legacy_message
 
 require_runtime_api(1)
@@ -51,51 +53,60 @@ def _covered_legacy_log_entry_v0_size(value, level=None):
 
 
 LEGACY_LOG_ENTRY_V0_LAYOUT = EntityLayout(
-    'legacy_log_entry', 0,
+    "legacy_log_entry",
+    0,
     (
         "One entry of a v0/v1 message set: the 12-byte log entry header (offset and size) followed by one message. A "
         "segment file or a compressed wrapper's decompressed value is a sequence of these."
     ),
     (
         FieldLayout(
-            'offset',
+            "offset",
             0,
             8,
-            'int64',
-            '0-1',
+            "int64",
+            "0-1",
             (
-                'Absolute offset of the message. For a compressed wrapper, the offset of its last inner message; '
-                'inside a v1 wrapper, the inner offset relative to the first inner message.'
+                "Absolute offset of the message. For a compressed wrapper, the offset of its last inner message; "
+                "inside a v1 wrapper, the inner offset relative to the first inner message."
             ),
-            '',
+            "",
             None,
         ),
         FieldLayout(
-            'size',
+            "size",
             8,
             4,
-            'int32',
-            '0-1',
-            'Bytes of the message that follows (at least 14 in v0, 22 in v1).',
-            'length of message..end (bytes 12..end)',
+            "int32",
+            "0-1",
+            "Bytes of the message that follows (at least 14 in v0, 22 in v1).",
+            "length of message..end (bytes 12..end)",
             None,
         ),
         FieldLayout(
-            'message',
+            "message",
             12,
             None,
-            'legacy_message',
-            '0-1',
-            'The message itself, in the same format version.',
-            '',
+            "legacy_message",
+            "0-1",
+            "The message itself, in the same format version.",
+            "",
             None,
         ),
     ),
-    min_overhead=12, max_overhead=12, fixed_size=None,
+    min_overhead=12,
+    max_overhead=12,
+    fixed_size=None,
 )
 
-LEGACY_LOG_ENTRY_V0_CODEC = EntityCodec('legacy_log_entry', 0, LEGACY_LOG_ENTRY_V0, size_legacy_log_entry_v0,
-                                   field_sizes_legacy_log_entry_v0, LEGACY_LOG_ENTRY_V0_LAYOUT)
+LEGACY_LOG_ENTRY_V0_CODEC = EntityCodec(
+    "legacy_log_entry",
+    0,
+    LEGACY_LOG_ENTRY_V0,
+    size_legacy_log_entry_v0,
+    field_sizes_legacy_log_entry_v0,
+    LEGACY_LOG_ENTRY_V0_LAYOUT,
+)
 
 
 # ---- legacy_log_entry v1
@@ -135,48 +146,57 @@ def _covered_legacy_log_entry_v1_size(value, level=None):
 
 
 LEGACY_LOG_ENTRY_V1_LAYOUT = EntityLayout(
-    'legacy_log_entry', 1,
+    "legacy_log_entry",
+    1,
     (
         "One entry of a v0/v1 message set: the 12-byte log entry header (offset and size) followed by one message. A "
         "segment file or a compressed wrapper's decompressed value is a sequence of these."
     ),
     (
         FieldLayout(
-            'offset',
+            "offset",
             0,
             8,
-            'int64',
-            '0-1',
+            "int64",
+            "0-1",
             (
-                'Absolute offset of the message. For a compressed wrapper, the offset of its last inner message; '
-                'inside a v1 wrapper, the inner offset relative to the first inner message.'
+                "Absolute offset of the message. For a compressed wrapper, the offset of its last inner message; "
+                "inside a v1 wrapper, the inner offset relative to the first inner message."
             ),
-            '',
+            "",
             None,
         ),
         FieldLayout(
-            'size',
+            "size",
             8,
             4,
-            'int32',
-            '0-1',
-            'Bytes of the message that follows (at least 14 in v0, 22 in v1).',
-            'length of message..end (bytes 12..end)',
+            "int32",
+            "0-1",
+            "Bytes of the message that follows (at least 14 in v0, 22 in v1).",
+            "length of message..end (bytes 12..end)",
             None,
         ),
         FieldLayout(
-            'message',
+            "message",
             12,
             None,
-            'legacy_message',
-            '0-1',
-            'The message itself, in the same format version.',
-            '',
+            "legacy_message",
+            "0-1",
+            "The message itself, in the same format version.",
+            "",
             None,
         ),
     ),
-    min_overhead=12, max_overhead=12, fixed_size=None,
+    min_overhead=12,
+    max_overhead=12,
+    fixed_size=None,
 )
 
-LEGACY_LOG_ENTRY_V1_CODEC = EntityCodec('legacy_log_entry', 1, LEGACY_LOG_ENTRY_V1, size_legacy_log_entry_v1,
-                                   field_sizes_legacy_log_entry_v1, LEGACY_LOG_ENTRY_V1_LAYOUT)
+LEGACY_LOG_ENTRY_V1_CODEC = EntityCodec(
+    "legacy_log_entry",
+    1,
+    LEGACY_LOG_ENTRY_V1,
+    size_legacy_log_entry_v1,
+    field_sizes_legacy_log_entry_v1,
+    LEGACY_LOG_ENTRY_V1_LAYOUT,
+)

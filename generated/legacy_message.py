@@ -2,12 +2,23 @@
 # (sha256 ea2d9927f1f4b5f84b8d9e6485b98aec4aef1e60a9876f3b10f14b39b9b79e4e).
 # Do not edit: change the schema and run `kcodec generate`.
 """A v0 or v1 message (Kafka's LegacyRecord)."""
+
 from construct import Int8sb, Int32sb, Int32ub, Int64sb, LazyBound, Rebuild, Struct, Tell
 
 from kcodec.runtime import require_runtime_api
-from kcodec.runtime.constructs import (BitField, BitGroup, CompressedBytes, ConstInt, CrcField, EntityCodec, KBytes,
-                                       UntilEnd, compress_cached)
+from kcodec.runtime.constructs import (
+    BitField,
+    BitGroup,
+    CompressedBytes,
+    ConstInt,
+    CrcField,
+    EntityCodec,
+    KBytes,
+    UntilEnd,
+    compress_cached,
+)
 from kcodec.runtime.layout import EntityLayout, FieldLayout
+
 from . import legacy_log_entry as _legacy_log_entry
 
 require_runtime_api(1)
@@ -32,28 +43,30 @@ LEGACY_MESSAGE_V0 = Struct(
     "crc" / Rebuild(Int32ub, 0),
     "_start_crc" / Tell,
     "magic" / ConstInt(0, Int8sb, error="magic"),
-    "attributes" / BitField(
+    "attributes"
+    / BitField(
         Int8sb,
         [
             BitGroup(
-                'compression',
+                "compression",
                 0,
                 3,
-                'enum',
-                {'none': 0, 'gzip': 1, 'snappy': 2, 'lz4': 3},
-                'compression_type',
+                "enum",
+                {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3},
+                "compression_type",
                 open=False,
-                error='compression',
+                error="compression",
             ),
-            BitGroup('unused', 3, 5, 'int'),
+            BitGroup("unused", 3, 5, "int"),
         ],
         8,
     ),
     "key" / KBytes(Int32sb, nullable=True, text=False),
-    "value" / CompressedBytes(
+    "value"
+    / CompressedBytes(
         Int32sb,
         nullable=True,
-        codec=lambda ctx: ctx['attributes']['compression'],
+        codec=lambda ctx: ctx["attributes"]["compression"],
         magic=0,
         contents=_LEGACY_MESSAGE_V0_VALUE_CONTENTS,
     ),
@@ -64,7 +77,7 @@ LEGACY_MESSAGE_V0 = Struct(
 def size_legacy_message_v0(value, level=None):
     """Bytes legacy_message v0 takes when built from ``value``."""
     if value["attributes"]["compression"] == "none":
-        s_value = (4 if value["value"] is None else 4 + len(value["value"]))
+        s_value = 4 if value["value"] is None else 4 + len(value["value"])
     else:
         s_value = 4 + len(
             compress_cached(
@@ -74,14 +87,14 @@ def size_legacy_message_v0(value, level=None):
                 level,
             )
         )
-    s_key = (4 if value["key"] is None else 4 + len(value["key"]))
+    s_key = 4 if value["key"] is None else 4 + len(value["key"])
     return 6 + s_key + s_value
 
 
 def field_sizes_legacy_message_v0(value, level=None):
     """Bytes each field of legacy_message v0 takes when built from ``value``."""
     if value["attributes"]["compression"] == "none":
-        s_value = (4 if value["value"] is None else 4 + len(value["value"]))
+        s_value = 4 if value["value"] is None else 4 + len(value["value"])
     else:
         s_value = 4 + len(
             compress_cached(
@@ -91,69 +104,78 @@ def field_sizes_legacy_message_v0(value, level=None):
                 level,
             )
         )
-    s_key = (4 if value["key"] is None else 4 + len(value["key"]))
+    s_key = 4 if value["key"] is None else 4 + len(value["key"])
     return {"crc": 4, "magic": 1, "attributes": 1, "key": s_key, "value": s_value}
 
 
 LEGACY_MESSAGE_V0_LAYOUT = EntityLayout(
-    'legacy_message', 0,
+    "legacy_message",
+    0,
     (
         "A v0 or v1 message (Kafka's LegacyRecord). v1 adds the timestamp. A message whose codec is not none is a "
         "compressed wrapper: its value holds a whole message set, compressed."
     ),
     (
         FieldLayout(
-            'crc',
+            "crc",
             0,
             4,
-            'uint32',
-            '0-1',
-            'CRC-32 (IEEE) of the message from magic to the end of the value.',
-            'crc32 of magic..end (bytes 4..end)',
+            "uint32",
+            "0-1",
+            "CRC-32 (IEEE) of the message from magic to the end of the value.",
+            "crc32 of magic..end (bytes 4..end)",
             None,
         ),
-        FieldLayout('magic', 4, 1, 'int8', '0-1', 'Message format version, 0 or 1.', 'always 0', None),
-        FieldLayout('attributes', 5, 1, 'int8 bits', '0-1', 'Codec and (v1) timestamp type.', '', None),
+        FieldLayout("magic", 4, 1, "int8", "0-1", "Message format version, 0 or 1.", "always 0", None),
+        FieldLayout("attributes", 5, 1, "int8 bits", "0-1", "Codec and (v1) timestamp type.", "", None),
         FieldLayout(
-            'attributes.compression',
+            "attributes.compression",
             5,
             None,
-            'enum compression_type',
-            '0-1',
-            'Codec of the value.',
-            '',
-            '0-2',
+            "enum compression_type",
+            "0-1",
+            "Codec of the value.",
+            "",
+            "0-2",
         ),
-        FieldLayout('attributes.unused', 5, None, 'reserved', '0', 'Ignored by v0 readers; write 0.', '', '3-7'),
+        FieldLayout("attributes.unused", 5, None, "reserved", "0", "Ignored by v0 readers; write 0.", "", "3-7"),
         FieldLayout(
-            'key',
+            "key",
             6,
             None,
-            'bytes (int32 length, nullable)',
-            '0-1',
+            "bytes (int32 length, nullable)",
+            "0-1",
             "Message key; length -1 means null. A compressed wrapper's key is null.",
-            '',
+            "",
             None,
         ),
         FieldLayout(
-            'value',
+            "value",
             None,
             None,
-            'bytes (int32 length, nullable)',
-            '0-1',
+            "bytes (int32 length, nullable)",
+            "0-1",
             (
-                'Message payload; length -1 means null (a tombstone). When the codec is not none it is one compressed '
-                'stream holding a message set.'
+                "Message payload; length -1 means null (a tombstone). When the codec is not none it is one compressed "
+                "stream holding a message set."
             ),
-            'compressed by attributes.compression; holding []legacy_log_entry (to the end)',
+            "compressed by attributes.compression; holding []legacy_log_entry (to the end)",
             None,
         ),
     ),
-    min_overhead=14, max_overhead=14, fixed_size=None,
+    min_overhead=14,
+    max_overhead=14,
+    fixed_size=None,
 )
 
-LEGACY_MESSAGE_V0_CODEC = EntityCodec('legacy_message', 0, LEGACY_MESSAGE_V0, size_legacy_message_v0,
-                                   field_sizes_legacy_message_v0, LEGACY_MESSAGE_V0_LAYOUT)
+LEGACY_MESSAGE_V0_CODEC = EntityCodec(
+    "legacy_message",
+    0,
+    LEGACY_MESSAGE_V0,
+    size_legacy_message_v0,
+    field_sizes_legacy_message_v0,
+    LEGACY_MESSAGE_V0_LAYOUT,
+)
 
 
 # ---- legacy_message v1
@@ -176,39 +198,41 @@ LEGACY_MESSAGE_V1 = Struct(
     "crc" / Rebuild(Int32ub, 0),
     "_start_crc" / Tell,
     "magic" / ConstInt(1, Int8sb, error="magic"),
-    "attributes" / BitField(
+    "attributes"
+    / BitField(
         Int8sb,
         [
             BitGroup(
-                'compression',
+                "compression",
                 0,
                 3,
-                'enum',
-                {'none': 0, 'gzip': 1, 'snappy': 2, 'lz4': 3},
-                'compression_type',
+                "enum",
+                {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3},
+                "compression_type",
                 open=False,
-                error='compression',
+                error="compression",
             ),
             BitGroup(
-                'timestamp_type',
+                "timestamp_type",
                 3,
                 1,
-                'enum',
-                {'create_time': 0, 'log_append_time': 1},
-                'timestamp_type',
+                "enum",
+                {"create_time": 0, "log_append_time": 1},
+                "timestamp_type",
                 open=False,
-                error='corrupt',
+                error="corrupt",
             ),
-            BitGroup('unused', 4, 4, 'int'),
+            BitGroup("unused", 4, 4, "int"),
         ],
         8,
     ),
     "timestamp" / Int64sb,
     "key" / KBytes(Int32sb, nullable=True, text=False),
-    "value" / CompressedBytes(
+    "value"
+    / CompressedBytes(
         Int32sb,
         nullable=True,
-        codec=lambda ctx: ctx['attributes']['compression'],
+        codec=lambda ctx: ctx["attributes"]["compression"],
         magic=1,
         contents=_LEGACY_MESSAGE_V1_VALUE_CONTENTS,
     ),
@@ -219,7 +243,7 @@ LEGACY_MESSAGE_V1 = Struct(
 def size_legacy_message_v1(value, level=None):
     """Bytes legacy_message v1 takes when built from ``value``."""
     if value["attributes"]["compression"] == "none":
-        s_value = (4 if value["value"] is None else 4 + len(value["value"]))
+        s_value = 4 if value["value"] is None else 4 + len(value["value"])
     else:
         s_value = 4 + len(
             compress_cached(
@@ -229,14 +253,14 @@ def size_legacy_message_v1(value, level=None):
                 level,
             )
         )
-    s_key = (4 if value["key"] is None else 4 + len(value["key"]))
+    s_key = 4 if value["key"] is None else 4 + len(value["key"])
     return 14 + s_key + s_value
 
 
 def field_sizes_legacy_message_v1(value, level=None):
     """Bytes each field of legacy_message v1 takes when built from ``value``."""
     if value["attributes"]["compression"] == "none":
-        s_value = (4 if value["value"] is None else 4 + len(value["value"]))
+        s_value = 4 if value["value"] is None else 4 + len(value["value"])
     else:
         s_value = 4 + len(
             compress_cached(
@@ -246,86 +270,95 @@ def field_sizes_legacy_message_v1(value, level=None):
                 level,
             )
         )
-    s_key = (4 if value["key"] is None else 4 + len(value["key"]))
+    s_key = 4 if value["key"] is None else 4 + len(value["key"])
     return {"crc": 4, "magic": 1, "attributes": 1, "timestamp": 8, "key": s_key, "value": s_value}
 
 
 LEGACY_MESSAGE_V1_LAYOUT = EntityLayout(
-    'legacy_message', 1,
+    "legacy_message",
+    1,
     (
         "A v0 or v1 message (Kafka's LegacyRecord). v1 adds the timestamp. A message whose codec is not none is a "
         "compressed wrapper: its value holds a whole message set, compressed."
     ),
     (
         FieldLayout(
-            'crc',
+            "crc",
             0,
             4,
-            'uint32',
-            '0-1',
-            'CRC-32 (IEEE) of the message from magic to the end of the value.',
-            'crc32 of magic..end (bytes 4..end)',
+            "uint32",
+            "0-1",
+            "CRC-32 (IEEE) of the message from magic to the end of the value.",
+            "crc32 of magic..end (bytes 4..end)",
             None,
         ),
-        FieldLayout('magic', 4, 1, 'int8', '0-1', 'Message format version, 0 or 1.', 'always 1', None),
-        FieldLayout('attributes', 5, 1, 'int8 bits', '0-1', 'Codec and (v1) timestamp type.', '', None),
+        FieldLayout("magic", 4, 1, "int8", "0-1", "Message format version, 0 or 1.", "always 1", None),
+        FieldLayout("attributes", 5, 1, "int8 bits", "0-1", "Codec and (v1) timestamp type.", "", None),
         FieldLayout(
-            'attributes.compression',
+            "attributes.compression",
             5,
             None,
-            'enum compression_type',
-            '0-1',
-            'Codec of the value.',
-            '',
-            '0-2',
+            "enum compression_type",
+            "0-1",
+            "Codec of the value.",
+            "",
+            "0-2",
         ),
         FieldLayout(
-            'attributes.timestamp_type',
+            "attributes.timestamp_type",
             5,
             None,
-            'enum timestamp_type',
-            '1+',
-            'CreateTime or LogAppendTime.',
-            '',
-            '3',
+            "enum timestamp_type",
+            "1+",
+            "CreateTime or LogAppendTime.",
+            "",
+            "3",
         ),
-        FieldLayout('attributes.unused', 5, None, 'reserved', '1+', 'Must be 0.', '', '4-7'),
+        FieldLayout("attributes.unused", 5, None, "reserved", "1+", "Must be 0.", "", "4-7"),
         FieldLayout(
-            'timestamp',
+            "timestamp",
             6,
             8,
-            'int64',
-            '1+',
-            'Epoch milliseconds, -1 for none. A CreateTime wrapper carries its largest inner timestamp.',
-            '',
+            "int64",
+            "1+",
+            "Epoch milliseconds, -1 for none. A CreateTime wrapper carries its largest inner timestamp.",
+            "",
             None,
         ),
         FieldLayout(
-            'key',
+            "key",
             14,
             None,
-            'bytes (int32 length, nullable)',
-            '0-1',
+            "bytes (int32 length, nullable)",
+            "0-1",
             "Message key; length -1 means null. A compressed wrapper's key is null.",
-            '',
+            "",
             None,
         ),
         FieldLayout(
-            'value',
+            "value",
             None,
             None,
-            'bytes (int32 length, nullable)',
-            '0-1',
+            "bytes (int32 length, nullable)",
+            "0-1",
             (
-                'Message payload; length -1 means null (a tombstone). When the codec is not none it is one compressed '
-                'stream holding a message set.'
+                "Message payload; length -1 means null (a tombstone). When the codec is not none it is one compressed "
+                "stream holding a message set."
             ),
-            'compressed by attributes.compression; holding []legacy_log_entry (to the end)',
+            "compressed by attributes.compression; holding []legacy_log_entry (to the end)",
             None,
         ),
     ),
-    min_overhead=22, max_overhead=22, fixed_size=None,
+    min_overhead=22,
+    max_overhead=22,
+    fixed_size=None,
 )
 
-LEGACY_MESSAGE_V1_CODEC = EntityCodec('legacy_message', 1, LEGACY_MESSAGE_V1, size_legacy_message_v1,
-                                   field_sizes_legacy_message_v1, LEGACY_MESSAGE_V1_LAYOUT)
+LEGACY_MESSAGE_V1_CODEC = EntityCodec(
+    "legacy_message",
+    1,
+    LEGACY_MESSAGE_V1,
+    size_legacy_message_v1,
+    field_sizes_legacy_message_v1,
+    LEGACY_MESSAGE_V1_LAYOUT,
+)

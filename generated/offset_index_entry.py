@@ -2,6 +2,7 @@
 # (sha256 78082aff1f85dda0bfc81b37030ec87d98235a04c7a3a563ec36487adc73dec8).
 # Do not edit: change the schema and run `kcodec generate`.
 """One entry of a segment's .index file (sparse offset index)."""
+
 from construct import Int32sb, Struct
 
 from kcodec.runtime import require_runtime_api
@@ -38,14 +39,23 @@ def field_sizes_offset_index_entry_v0(value, level=None):
 
 
 OFFSET_INDEX_ENTRY_V0_LAYOUT = EntityLayout(
-    'offset_index_entry', 0,
+    "offset_index_entry",
+    0,
     "One entry of a segment's .index file (sparse offset index).",
     (
-        FieldLayout('relative_offset', 0, 4, 'int32', '0', "Offset minus the segment's base offset.", '', None),
-        FieldLayout('position', 4, 4, 'int32', '0', 'Byte position of the batch in the .log file.', '', None),
+        FieldLayout("relative_offset", 0, 4, "int32", "0", "Offset minus the segment's base offset.", "", None),
+        FieldLayout("position", 4, 4, "int32", "0", "Byte position of the batch in the .log file.", "", None),
     ),
-    min_overhead=8, max_overhead=8, fixed_size=8,
+    min_overhead=8,
+    max_overhead=8,
+    fixed_size=8,
 )
 
-OFFSET_INDEX_ENTRY_V0_CODEC = EntityCodec('offset_index_entry', 0, OFFSET_INDEX_ENTRY_V0, size_offset_index_entry_v0,
-                                   field_sizes_offset_index_entry_v0, OFFSET_INDEX_ENTRY_V0_LAYOUT)
+OFFSET_INDEX_ENTRY_V0_CODEC = EntityCodec(
+    "offset_index_entry",
+    0,
+    OFFSET_INDEX_ENTRY_V0,
+    size_offset_index_entry_v0,
+    field_sizes_offset_index_entry_v0,
+    OFFSET_INDEX_ENTRY_V0_LAYOUT,
+)

@@ -2,13 +2,22 @@
 # (sha256 a8c6a316b56dee9032898ee2861612e17c4978a75b3d8657d907a6e459c4ca04).
 # Do not edit: change the schema and run `kcodec generate`.
 """A v2 record (Kafka's DefaultRecord) inside a record batch."""
+
 from construct import Int8sb, LazyBound, PrefixedArray, Rebuild, Struct, Tell
 
 from kcodec.runtime import require_runtime_api
-from kcodec.runtime.constructs import (EntityCodec, KBytes, LengthBound, LengthCheck, VarInt32, VarInt64,
-                                       compression_level)
+from kcodec.runtime.constructs import (
+    EntityCodec,
+    KBytes,
+    LengthBound,
+    LengthCheck,
+    VarInt32,
+    VarInt64,
+    compression_level,
+)
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_varint, size_varlong, varint_prefixed
+
 from . import record_header as _record_header
 
 require_runtime_api(1)
@@ -38,8 +47,8 @@ RECORD_V2 = Struct(
 def size_record_v2(value, level=None):
     """Bytes record v2 takes when built from ``value``."""
     s_headers = size_varint(len(value["headers"])) + sum(map(_record_header.size_record_header_v2, value["headers"]))
-    s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
-    s_key = (1 if value["key"] is None else varint_prefixed(len(value["key"])))
+    s_value = 1 if value["value"] is None else varint_prefixed(len(value["value"]))
+    s_key = 1 if value["key"] is None else varint_prefixed(len(value["key"]))
     s_offset_delta = size_varint(value["offset_delta"])
     s_timestamp_delta = size_varlong(value["timestamp_delta"])
     s_length = size_varint(1 + s_timestamp_delta + s_offset_delta + s_key + s_value + s_headers)
@@ -49,8 +58,8 @@ def size_record_v2(value, level=None):
 def field_sizes_record_v2(value, level=None):
     """Bytes each field of record v2 takes when built from ``value``."""
     s_headers = size_varint(len(value["headers"])) + sum(map(_record_header.size_record_header_v2, value["headers"]))
-    s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
-    s_key = (1 if value["key"] is None else varint_prefixed(len(value["key"])))
+    s_value = 1 if value["value"] is None else varint_prefixed(len(value["value"]))
+    s_key = 1 if value["key"] is None else varint_prefixed(len(value["key"]))
     s_offset_delta = size_varint(value["offset_delta"])
     s_timestamp_delta = size_varlong(value["timestamp_delta"])
     s_length = size_varint(1 + s_timestamp_delta + s_offset_delta + s_key + s_value + s_headers)
@@ -68,72 +77,74 @@ def field_sizes_record_v2(value, level=None):
 def _covered_record_v2_length(value, level=None):
     """Bytes that length counts."""
     s_headers = size_varint(len(value["headers"])) + sum(map(_record_header.size_record_header_v2, value["headers"]))
-    s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
-    s_key = (1 if value["key"] is None else varint_prefixed(len(value["key"])))
+    s_value = 1 if value["value"] is None else varint_prefixed(len(value["value"]))
+    s_key = 1 if value["key"] is None else varint_prefixed(len(value["key"]))
     s_offset_delta = size_varint(value["offset_delta"])
     s_timestamp_delta = size_varlong(value["timestamp_delta"])
     return 1 + s_timestamp_delta + s_offset_delta + s_key + s_value + s_headers
 
 
 RECORD_V2_LAYOUT = EntityLayout(
-    'record', 2,
+    "record",
+    2,
     "A v2 record (Kafka's DefaultRecord) inside a record batch. Every length and delta is a zigzag varint.",
     (
         FieldLayout(
-            'length',
+            "length",
             0,
             None,
-            'varint',
-            '2',
-            'Bytes after this field to the end of the headers.',
-            'length of attributes..end',
+            "varint",
+            "2",
+            "Bytes after this field to the end of the headers.",
+            "length of attributes..end",
             None,
         ),
-        FieldLayout('attributes', None, 1, 'int8', '2', 'Unused; write 0.', '', None),
+        FieldLayout("attributes", None, 1, "int8", "2", "Unused; write 0.", "", None),
         FieldLayout(
-            'timestamp_delta',
+            "timestamp_delta",
             None,
             None,
-            'varlong',
-            '2',
+            "varlong",
+            "2",
             "Record timestamp minus the batch's base_timestamp.",
-            '',
+            "",
             None,
         ),
         FieldLayout(
-            'offset_delta',
+            "offset_delta",
             None,
             None,
-            'varint',
-            '2',
+            "varint",
+            "2",
             "Record offset minus the batch's base_offset.",
-            '',
+            "",
             None,
         ),
         FieldLayout(
-            'key',
+            "key",
             None,
             None,
-            'bytes (varint length, nullable)',
-            '2',
-            'Record key; length -1 means null.',
-            '',
+            "bytes (varint length, nullable)",
+            "2",
+            "Record key; length -1 means null.",
+            "",
             None,
         ),
         FieldLayout(
-            'value',
+            "value",
             None,
             None,
-            'bytes (varint length, nullable)',
-            '2',
-            'Record value; length -1 means null (a tombstone).',
-            '',
+            "bytes (varint length, nullable)",
+            "2",
+            "Record value; length -1 means null (a tombstone).",
+            "",
             None,
         ),
-        FieldLayout('headers', None, None, '[]record_header (varint count)', '2', 'Record headers in order.', '', None),
+        FieldLayout("headers", None, None, "[]record_header (varint count)", "2", "Record headers in order.", "", None),
     ),
-    min_overhead=7, max_overhead=36, fixed_size=None,
+    min_overhead=7,
+    max_overhead=36,
+    fixed_size=None,
 )
 
-RECORD_V2_CODEC = EntityCodec('record', 2, RECORD_V2, size_record_v2,
-                                   field_sizes_record_v2, RECORD_V2_LAYOUT)
+RECORD_V2_CODEC = EntityCodec("record", 2, RECORD_V2, size_record_v2, field_sizes_record_v2, RECORD_V2_LAYOUT)

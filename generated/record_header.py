@@ -2,6 +2,7 @@
 # (sha256 de71fd1efcad3545810d4eb1171510be5ddb7351f2a4bfc0ac8a67ee776bfd5c).
 # Do not edit: change the schema and run `kcodec generate`.
 """One header of a v2 record."""
+
 from construct import Struct
 
 from kcodec.runtime import require_runtime_api
@@ -27,36 +28,40 @@ RECORD_HEADER_V2 = Struct(
 
 def size_record_header_v2(value, level=None):
     """Bytes record_header v2 takes when built from ``value``."""
-    s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
-    s_key = varint_prefixed(len(value["key"].encode('utf-8')))
+    s_value = 1 if value["value"] is None else varint_prefixed(len(value["value"]))
+    s_key = varint_prefixed(len(value["key"].encode("utf-8")))
     return s_key + s_value
 
 
 def field_sizes_record_header_v2(value, level=None):
     """Bytes each field of record_header v2 takes when built from ``value``."""
-    s_value = (1 if value["value"] is None else varint_prefixed(len(value["value"])))
-    s_key = varint_prefixed(len(value["key"].encode('utf-8')))
+    s_value = 1 if value["value"] is None else varint_prefixed(len(value["value"]))
+    s_key = varint_prefixed(len(value["key"].encode("utf-8")))
     return {"key": s_key, "value": s_value}
 
 
 RECORD_HEADER_V2_LAYOUT = EntityLayout(
-    'record_header', 2,
-    'One header of a v2 record.',
+    "record_header",
+    2,
+    "One header of a v2 record.",
     (
-        FieldLayout('key', 0, None, 'string (varint length)', '2', 'Header key, UTF-8; never null.', '', None),
+        FieldLayout("key", 0, None, "string (varint length)", "2", "Header key, UTF-8; never null.", "", None),
         FieldLayout(
-            'value',
+            "value",
             None,
             None,
-            'bytes (varint length, nullable)',
-            '2',
-            'Header value; length -1 means null.',
-            '',
+            "bytes (varint length, nullable)",
+            "2",
+            "Header value; length -1 means null.",
+            "",
             None,
         ),
     ),
-    min_overhead=2, max_overhead=10, fixed_size=None,
+    min_overhead=2,
+    max_overhead=10,
+    fixed_size=None,
 )
 
-RECORD_HEADER_V2_CODEC = EntityCodec('record_header', 2, RECORD_HEADER_V2, size_record_header_v2,
-                                   field_sizes_record_header_v2, RECORD_HEADER_V2_LAYOUT)
+RECORD_HEADER_V2_CODEC = EntityCodec(
+    "record_header", 2, RECORD_HEADER_V2, size_record_header_v2, field_sizes_record_header_v2, RECORD_HEADER_V2_LAYOUT
+)

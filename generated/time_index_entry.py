@@ -2,6 +2,7 @@
 # (sha256 8e7ee192b089ddd110e3f9827e5beb52a1a6f042c2a3b0bb51acf08e4f8d45e4).
 # Do not edit: change the schema and run `kcodec generate`.
 """One entry of a segment's .timeindex file."""
+
 from construct import Int32sb, Int64sb, Struct
 
 from kcodec.runtime import require_runtime_api
@@ -38,23 +39,32 @@ def field_sizes_time_index_entry_v0(value, level=None):
 
 
 TIME_INDEX_ENTRY_V0_LAYOUT = EntityLayout(
-    'time_index_entry', 0,
+    "time_index_entry",
+    0,
     "One entry of a segment's .timeindex file.",
     (
-        FieldLayout('timestamp', 0, 8, 'int64', '0', 'Largest timestamp seen up to relative_offset.', '', None),
+        FieldLayout("timestamp", 0, 8, "int64", "0", "Largest timestamp seen up to relative_offset.", "", None),
         FieldLayout(
-            'relative_offset',
+            "relative_offset",
             8,
             4,
-            'int32',
-            '0',
+            "int32",
+            "0",
             "Offset (of the batch's last record) minus the segment's base offset.",
-            '',
+            "",
             None,
         ),
     ),
-    min_overhead=12, max_overhead=12, fixed_size=12,
+    min_overhead=12,
+    max_overhead=12,
+    fixed_size=12,
 )
 
-TIME_INDEX_ENTRY_V0_CODEC = EntityCodec('time_index_entry', 0, TIME_INDEX_ENTRY_V0, size_time_index_entry_v0,
-                                   field_sizes_time_index_entry_v0, TIME_INDEX_ENTRY_V0_LAYOUT)
+TIME_INDEX_ENTRY_V0_CODEC = EntityCodec(
+    "time_index_entry",
+    0,
+    TIME_INDEX_ENTRY_V0,
+    size_time_index_entry_v0,
+    field_sizes_time_index_entry_v0,
+    TIME_INDEX_ENTRY_V0_LAYOUT,
+)

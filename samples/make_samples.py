@@ -15,6 +15,7 @@ partition has several segments with their .index / .timeindex files):
 
 The records are order and click events (JSON text), keyed by customer.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,9 @@ import shutil
 import sys
 from pathlib import Path
 
+from kcodec.log.writer import SegmentWriter
 from kcodec.records.encode import encode_batch, encode_control_batch
 from kcodec.records.model import TimestampType
-from kcodec.log.writer import SegmentWriter
 
 SEED = 4242
 BASE_TS = 1_735_689_600_000  # 2025-01-01T00:00:00Z
@@ -45,21 +46,40 @@ class Events:
         r, self.n = self.rnd, self.n + 1
         self.ts += r.randint(5, 900)
         customer = f"customer-{r.randint(1, 40):03d}"
-        value = {"order": 100_000 + self.n, "customer": customer, "sku": r.choice(SKUS),
-                 "qty": r.randint(1, 5), "price": round(r.uniform(2, 300), 2), "currency": "EUR"}
-        return {"key": customer.encode(), "value": json.dumps(value, separators=(",", ":")).encode(),
-                "headers": [("source", b"web" if r.random() < 0.7 else b"app"),
-                            ("trace", r.getrandbits(64).to_bytes(8, "big"))],
-                "timestamp": self.ts}
+        value = {
+            "order": 100_000 + self.n,
+            "customer": customer,
+            "sku": r.choice(SKUS),
+            "qty": r.randint(1, 5),
+            "price": round(r.uniform(2, 300), 2),
+            "currency": "EUR",
+        }
+        return {
+            "key": customer.encode(),
+            "value": json.dumps(value, separators=(",", ":")).encode(),
+            "headers": [
+                ("source", b"web" if r.random() < 0.7 else b"app"),
+                ("trace", r.getrandbits(64).to_bytes(8, "big")),
+            ],
+            "timestamp": self.ts,
+        }
 
     def click(self, headers: bool = False) -> dict:
         r, self.n = self.rnd, self.n + 1
         self.ts += r.randint(1, 400)
         customer = f"customer-{r.randint(1, 40):03d}"
-        value = {"page": r.choice(PAGES), "customer": customer, "ms": r.randint(20, 4000),
-                 "session": f"{r.getrandbits(48):012x}"}
-        return {"key": customer.encode(), "value": json.dumps(value, separators=(",", ":")).encode(),
-                "headers": [], "timestamp": self.ts}
+        value = {
+            "page": r.choice(PAGES),
+            "customer": customer,
+            "ms": r.randint(20, 4000),
+            "session": f"{r.getrandbits(48):012x}",
+        }
+        return {
+            "key": customer.encode(),
+            "value": json.dumps(value, separators=(",", ":")).encode(),
+            "headers": [],
+            "timestamp": self.ts,
+        }
 
 
 def write_orders_0(out: Path) -> None:
@@ -74,13 +94,25 @@ def write_orders_0(out: Path) -> None:
             if b in (4, 9):  # a transaction: committed the first time, aborted the second
                 for _ in range(2):
                     recs = [ev.order() for _ in range(10)]
-                    w.append(encode_batch(recs, base_offset=offset, compression="zstd", producer_id=pid,
-                                          producer_epoch=epoch, base_sequence=seq, transactional=True))
+                    w.append(
+                        encode_batch(
+                            recs,
+                            base_offset=offset,
+                            compression="zstd",
+                            producer_id=pid,
+                            producer_epoch=epoch,
+                            base_sequence=seq,
+                            transactional=True,
+                        )
+                    )
                     offset += len(recs)
                     seq += len(recs)
                 kind = "commit" if b == 4 else "abort"
-                w.append(encode_control_batch(kind, producer_id=pid, producer_epoch=epoch, coordinator_epoch=3,
-                                              offset=offset, timestamp=ev.ts))
+                w.append(
+                    encode_control_batch(
+                        kind, producer_id=pid, producer_epoch=epoch, coordinator_epoch=3, offset=offset, timestamp=ev.ts
+                    )
+                )
                 offset += 1
 
 
@@ -91,8 +123,13 @@ def write_orders_1(out: Path) -> None:
         for b in range(10):
             recs = [ev.order() for _ in range(50)]
             if b == 6:
-                data = encode_batch(recs, base_offset=offset, compression="lz4",
-                                    timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=ev.ts + 5)
+                data = encode_batch(
+                    recs,
+                    base_offset=offset,
+                    compression="lz4",
+                    timestamp_type=TimestampType.LOG_APPEND_TIME,
+                    log_append_time=ev.ts + 5,
+                )
             else:
                 data = encode_batch(recs, base_offset=offset, compression="lz4")
             w.append(data)
@@ -116,8 +153,11 @@ def write_legacy_0(out: Path) -> None:
         offset = 0
         for b in range(8):
             recs = [dict(ev.click(), timestamp=-1) for _ in range(25)]
-            w.append(encode_batch(recs, magic=0, base_offset=offset, compression="snappy" if b % 2 else "none",
-                                  allow_lossy=True))
+            w.append(
+                encode_batch(
+                    recs, magic=0, base_offset=offset, compression="snappy" if b % 2 else "none", allow_lossy=True
+                )
+            )
             offset += len(recs)
 
 

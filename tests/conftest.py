@@ -1,4 +1,5 @@
 """Shared fixtures and helpers for kcodec's tests."""
+
 from __future__ import annotations
 
 from pathlib import Path

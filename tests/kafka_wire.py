@@ -6,6 +6,7 @@ Fetch v0-v4. The ``records`` field of Produce / Fetch is carried as raw bytes,
 never decoded here: decoding them is what the tests exercise. Every socket
 operation has a timeout and every loop is bounded in count and time.
 """
+
 from __future__ import annotations
 
 import socket
@@ -17,10 +18,19 @@ API_PRODUCE, API_FETCH, API_METADATA, API_VERSIONS = 0, 1, 3, 18
 MAX_FRAME = 64 * 1024 * 1024  # refuse absurd response sizes instead of allocating them
 
 ERROR_NAMES = {
-    -1: "UNKNOWN_SERVER_ERROR", 0: "NONE", 1: "OFFSET_OUT_OF_RANGE", 2: "CORRUPT_MESSAGE",
-    3: "UNKNOWN_TOPIC_OR_PARTITION", 5: "LEADER_NOT_AVAILABLE", 6: "NOT_LEADER_OR_FOLLOWER",
-    7: "REQUEST_TIMED_OUT", 10: "MESSAGE_TOO_LARGE", 35: "UNSUPPORTED_VERSION",
-    42: "INVALID_REQUEST", 43: "UNSUPPORTED_FOR_MESSAGE_FORMAT", 76: "UNSUPPORTED_COMPRESSION_TYPE",
+    -1: "UNKNOWN_SERVER_ERROR",
+    0: "NONE",
+    1: "OFFSET_OUT_OF_RANGE",
+    2: "CORRUPT_MESSAGE",
+    3: "UNKNOWN_TOPIC_OR_PARTITION",
+    5: "LEADER_NOT_AVAILABLE",
+    6: "NOT_LEADER_OR_FOLLOWER",
+    7: "REQUEST_TIMED_OUT",
+    10: "MESSAGE_TOO_LARGE",
+    35: "UNSUPPORTED_VERSION",
+    42: "INVALID_REQUEST",
+    43: "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    76: "UNSUPPORTED_COMPRESSION_TYPE",
     87: "INVALID_RECORD",
 }
 
@@ -34,6 +44,7 @@ class WireError(AssertionError):
 
 
 # --- primitive encoders -------------------------------------------------------
+
 
 def _string(s: str | None) -> bytes:
     if s is None:
@@ -60,9 +71,8 @@ class _Reader:
 
     def _take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
-            raise WireError(f"{self.what}: response truncated at byte {self.pos} "
-                            f"(wanted {n} more of {len(self.data)})")
-        chunk = self.data[self.pos:self.pos + n]
+            raise WireError(f"{self.what}: response truncated at byte {self.pos} (wanted {n} more of {len(self.data)})")
+        chunk = self.data[self.pos : self.pos + n]
         self.pos += n
         return chunk
 
@@ -101,6 +111,7 @@ class _Reader:
 
 # --- results ------------------------------------------------------------------
 
+
 @dataclass
 class ProduceResult:
     error_code: int
@@ -126,6 +137,7 @@ class TopicMetadata:
 
 # --- the client -----------------------------------------------------------------
 
+
 class KafkaWire:
     """One blocking connection to one broker. Use as a context manager."""
 
@@ -143,7 +155,7 @@ class KafkaWire:
         except OSError:
             pass
 
-    def __enter__(self) -> "KafkaWire":
+    def __enter__(self) -> KafkaWire:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -159,12 +171,13 @@ class KafkaWire:
                 raise WireError(f"{what}: timed out after {self.timeout}s with {len(buf)}/{n} bytes")
             try:
                 chunk = self.sock.recv(min(n - len(buf), 1 << 20))
-            except socket.timeout:
-                raise WireError(f"{what}: socket timed out after {self.timeout}s "
-                                f"with {len(buf)}/{n} bytes") from None
+            except TimeoutError:
+                raise WireError(f"{what}: socket timed out after {self.timeout}s with {len(buf)}/{n} bytes") from None
             if not chunk:
-                raise WireError(f"{what}: broker {self.address} closed the connection "
-                                f"after {len(buf)}/{n} bytes (request version not supported?)")
+                raise WireError(
+                    f"{what}: broker {self.address} closed the connection "
+                    f"after {len(buf)}/{n} bytes (request version not supported?)"
+                )
             buf += chunk
         return bytes(buf)
 
@@ -233,8 +246,17 @@ class KafkaWire:
             time.sleep(delay)
         raise WireError(f"topic {topic!r} not ready after {attempts} Metadata requests: {last}")
 
-    def produce(self, topic: str, partition: int, records: bytes, *, version: int = 3, acks: int = -1,
-                timeout_ms: int = 5000, transactional_id: str | None = None) -> ProduceResult:
+    def produce(
+        self,
+        topic: str,
+        partition: int,
+        records: bytes,
+        *,
+        version: int = 3,
+        acks: int = -1,
+        timeout_ms: int = 5000,
+        transactional_id: str | None = None,
+    ) -> ProduceResult:
         if not 0 <= version <= 3:
             raise ValueError("Produce v0-v3 only")
         body = b""
@@ -259,8 +281,17 @@ class KafkaWire:
                     return result
         raise WireError(f"Produce v{version}: no result for {topic}-{partition} in {topics}")
 
-    def fetch(self, topic: str, partition: int, offset: int, *, version: int = 4, max_wait_ms: int = 100,
-              max_bytes: int = 16 * 1024 * 1024, isolation_level: int = 0) -> FetchPartition:
+    def fetch(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        *,
+        version: int = 4,
+        max_wait_ms: int = 100,
+        max_bytes: int = 16 * 1024 * 1024,
+        isolation_level: int = 0,
+    ) -> FetchPartition:
         if not 0 <= version <= 4:
             raise ValueError("Fetch v0-v4 only")
         body = struct.pack(">iii", -1, max_wait_ms, 1)  # replica_id, max_wait_ms, min_bytes

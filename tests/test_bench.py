@@ -1,4 +1,5 @@
 """``kcodec bench`` runs end to end and reports every row; speed itself is never asserted here."""
+
 from __future__ import annotations
 
 import contextlib
@@ -41,8 +42,9 @@ def _table(text: str) -> dict[tuple[str, str, str], list[str]]:
 def smoke(tmp_path_factory):
     """One tiny end-to-end run: 2,000 records, 2 repeats, a 1 MiB segment."""
     path = tmp_path_factory.mktemp("bench") / "bench.json"
-    code, out, err = _run("bench", "--quick", "--records", "2000", "--repeats", "2", "--segment-mib", "1",
-                          "--json", str(path))
+    code, out, err = _run(
+        "bench", "--quick", "--records", "2000", "--repeats", "2", "--segment-mib", "1", "--json", str(path)
+    )
     return code, out, err, json.loads(path.read_text())
 
 
@@ -86,8 +88,9 @@ def test_quick_run_prints_the_machine_and_every_row(smoke) -> None:
 
 def test_no_row_fails_while_running(smoke) -> None:
     _, _, _, doc = smoke
-    errors = [(r["implementation"], r["operation"], r["codec"], r["reason"]) for r in doc["rows"]
-              if r["status"] == "error"]
+    errors = [
+        (r["implementation"], r["operation"], r["codec"], r["reason"]) for r in doc["rows"] if r["status"] == "error"
+    ]
     assert not errors
 
 
@@ -118,8 +121,11 @@ def test_kafka_python_without_snappy_is_reported_not_fatal(smoke) -> None:
     if kafka.codec.has_snappy():
         pytest.skip("python-snappy is installed here")
     _, _, _, doc = smoke
-    row = next(r for r in doc["rows"] if r["implementation"] == "kafka-python" and r["operation"] == "decode"
-               and r["codec"] == "snappy")
+    row = next(
+        r
+        for r in doc["rows"]
+        if r["implementation"] == "kafka-python" and r["operation"] == "decode" and r["codec"] == "snappy"
+    )
     assert row["status"] == "n/a" and "snappy" in row["reason"]
 
 
@@ -131,8 +137,24 @@ def test_bad_arguments_are_usage_errors() -> None:
 
 
 def test_filters_and_missing_reference() -> None:
-    code, out, _ = _run("bench", "--records", "300", "--batch-size", "100", "--repeats", "1", "--segment-mib", "0",
-                        "--only", "kcodec", "--codecs", "none", "zstd", "--operations", "decode,crc")
+    code, out, _ = _run(
+        "bench",
+        "--records",
+        "300",
+        "--batch-size",
+        "100",
+        "--repeats",
+        "1",
+        "--segment-mib",
+        "0",
+        "--only",
+        "kcodec",
+        "--codecs",
+        "none",
+        "zstd",
+        "--operations",
+        "decode,crc",
+    )
     assert code == EXIT_OK
     table = _table(out)
     assert set(table) == {("kcodec", op, c) for op in ("decode", "crc") for c in ("none", "zstd")}
@@ -140,6 +162,7 @@ def test_filters_and_missing_reference() -> None:
 
 
 # ---------------------------------------------------------------------------- the parts
+
 
 def test_workload_is_deterministic_and_decodes_to_its_records() -> None:
     import kcodec
@@ -184,8 +207,9 @@ def test_segment_for_peak_memory_keeps_offsets_increasing(tmp_path) -> None:
 
     w = build_workload(30, 10, codecs=("none",), v1=False)
     path = tmp_path / "seg.log"
-    records, size = memory.write_segment(str(path), w.v2["none"], w.v2_ends["none"], w.records,
-                                         2 * len(w.v2["none"]) + 1)
+    records, size = memory.write_segment(
+        str(path), w.v2["none"], w.v2_ends["none"], w.records, 2 * len(w.v2["none"]) + 1
+    )
     assert (records, size) == (90, 3 * len(w.v2["none"])) and path.stat().st_size == size
     assert [r.offset for r in kcodec.read_records(str(path))] == list(range(90))
     assert len(list(memory._fetches(str(path)))) >= 1
@@ -195,9 +219,14 @@ def test_ratios_and_targets_come_from_the_same_run() -> None:
     def res(impl, op, codec, seconds):
         return runner.Result(impl, op, codec, 1000, 10**6, [seconds])
 
-    results = [res("aiokafka", "decode_crc", "none", 1.0), res("kcodec", "decode_crc", "none", 0.5),
-               res("aiokafka", "decode", "none", 1.0), res("kcodec", "decode", "none", 2.0),
-               res("kcodec", "crc", "none", 1.0), res("primitive", "crc32c", "none", 0.25)]
+    results = [
+        res("aiokafka", "decode_crc", "none", 1.0),
+        res("kcodec", "decode_crc", "none", 0.5),
+        res("aiokafka", "decode", "none", 1.0),
+        res("kcodec", "decode", "none", 2.0),
+        res("kcodec", "crc", "none", 1.0),
+        res("primitive", "crc32c", "none", 0.25),
+    ]
     ix = {r.key: r for r in results}
     assert report.ratio(results[1], ix) == pytest.approx(2.0)
     assert report.ratio(results[3], ix) == pytest.approx(0.5)

@@ -3,6 +3,7 @@ convert_batches write reads back through kcodec's reader with the same offsets,
 timestamps, keys, values, headers and sequences for every allowed magic x codec;
 the spec's worked examples (§11) come out byte-exact; and everything Kafka's
 MemoryRecordsBuilder refuses raises EncodeError."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,10 +14,10 @@ from hypothesis import strategies as st
 
 from kcodec.errors import EncodeError
 from kcodec.generated import codec
-from kcodec.runtime import compression as compress_lib
 from kcodec.records.encode import NewRecord, convert_batches, encode_batch, encode_control_batch
 from kcodec.records.model import Record, TimestampType
 from kcodec.records.reader import read_batches
+from kcodec.runtime import compression as compress_lib
 
 CODECS_V2 = ["none", "gzip", "snappy", "lz4", "zstd"]
 CODECS_LEGACY = ["none", "gzip", "snappy", "lz4"]
@@ -28,25 +29,28 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 # §11 of the spec.
 V2_BATCH_11_1 = bytes.fromhex(
     "00000000000000000000004000000000021c07770100000000000000000000000000000000000000000000"
-    "ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500")
+    "ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500"
+)
 V0_ENTRY_11_2 = bytes.fromhex("0000000000000000000000162356c1370000000000036b65790000000576616c7565")
-V1_ENTRY_11_3 = bytes.fromhex(
-    "00000000000000000000001e0cbc16df01000000000000000000000000036b65790000000576616c7565")
+V1_ENTRY_11_3 = bytes.fromhex("00000000000000000000001e0cbc16df01000000000000000000000000036b65790000000576616c7565")
 COMMIT_11_4 = bytes.fromhex(
     "00000000000000000000004200000000026eb21b5400300000000000000000000000000000000000000000000000"
-    "00000003e80000ffffffff000000012000000008000000010c00000000000500")
+    "00000003e80000ffffffff000000012000000008000000010c00000000000500"
+)
 LZ4_11_5 = bytes.fromhex(
     "00000000000000000000004f0000000002811987fe00030000000000000000000000000000000000000000ffffff"
-    "ffffffffffffffffffffff0000000104224d186040820f0000801c000000066b65790a76616c75650000000000")
+    "ffffffffffffffffffffff0000000104224d186040820f0000801c000000066b65790a76616c75650000000000"
+)
 RECORD_11_7 = bytes.fromhex("1e000000026b01040268010468320278")
 PAYLOAD_11_6 = bytes.fromhex("1c000000066b65790a76616c756500")
 # xerial header, chunk length 17, raw snappy block (length 15, one literal); zstd frame with one raw block.
-SNAPPY_11_6 = bytes.fromhex("82534e4150505900" "00000001" "00000001" "00000011" "0f38") + PAYLOAD_11_6
-ZSTD_11_6 = bytes.fromhex("28b52ffd" "00" "58" "780000") + PAYLOAD_11_6 + bytes.fromhex("010000")
+SNAPPY_11_6 = bytes.fromhex("82534e41505059000000000100000001000000110f38") + PAYLOAD_11_6
+ZSTD_11_6 = bytes.fromhex("28b52ffd0058780000") + PAYLOAD_11_6 + bytes.fromhex("010000")
 KEY_VALUE = [{"key": b"key", "value": b"value", "timestamp": 0}]
 
 
 # ---------------------------------------------------------------------------- helpers
+
 
 def read_all(data: bytes):
     """Batches of ``data``; every byte must belong to a whole, CRC-valid entry."""
@@ -77,9 +81,12 @@ def record_lists(draw, *, headers=True, timestamps=True, min_size=0, max_size=6)
         offsets.append(off)
     recs = []
     for off in offsets:
-        rec = {"key": draw(st.none() | st.binary(max_size=16)), "value": draw(st.none() | st.binary(max_size=40)),
-               "headers": draw(headers_st) if headers else [],
-               "timestamp": draw(timestamp_st) if timestamps else -1}
+        rec = {
+            "key": draw(st.none() | st.binary(max_size=16)),
+            "value": draw(st.none() | st.binary(max_size=40)),
+            "headers": draw(headers_st) if headers else [],
+            "timestamp": draw(timestamp_st) if timestamps else -1,
+        }
         if explicit:
             rec["offset"] = off
         recs.append(rec)
@@ -92,11 +99,16 @@ def record_lists(draw, *, headers=True, timestamps=True, min_size=0, max_size=6)
 def producer_states(draw):
     if draw(st.booleans()):
         return {}
-    return {"producer_id": draw(st.integers(0, 2**40)), "producer_epoch": draw(st.integers(0, 2**15 - 1)),
-            "base_sequence": draw(st.integers(0, 2**31 - 1)), "transactional": draw(st.booleans())}
+    return {
+        "producer_id": draw(st.integers(0, 2**40)),
+        "producer_epoch": draw(st.integers(0, 2**15 - 1)),
+        "base_sequence": draw(st.integers(0, 2**31 - 1)),
+        "transactional": draw(st.booleans()),
+    }
 
 
 # ---------------------------------------------------------------------------- round trips
+
 
 @pytest.mark.parametrize("magic,compression", COMBOS, ids=COMBO_IDS)
 def test_roundtrip_every_magic_and_codec(magic, compression):
@@ -108,8 +120,9 @@ def test_roundtrip_every_magic_and_codec(magic, compression):
             producer = {}
         data = encode_batch(recs, magic=magic, compression=compression, base_offset=base_arg, **producer)
         batches = read_all(data)
-        expected = [(o, r["timestamp"], r["key"], r["value"], [tuple(h) for h in r["headers"]])
-                    for o, r in zip(offsets, recs)]
+        expected = [
+            (o, r["timestamp"], r["key"], r["value"], [tuple(h) for h in r["headers"]]) for o, r in zip(offsets, recs)
+        ]
         assert flat(batches) == expected
         if magic == 2:
             (b,) = batches
@@ -125,15 +138,18 @@ def test_roundtrip_every_magic_and_codec(magic, compression):
             assert b.is_transactional == producer.get("transactional", False)
             seq = producer.get("base_sequence", -1)
             assert b.base_sequence == seq
-            assert [r.sequence for r in b.records] == [
-                -1 if seq < 0 else (seq + o - base) % 2**31 for o in offsets]
+            assert [r.sequence for r in b.records] == [-1 if seq < 0 else (seq + o - base) % 2**31 for o in offsets]
         elif compression == "none":
             assert len(batches) == len(recs)
             assert all(b.base_offset == b.last_offset == o for b, o in zip(batches, offsets))
         elif recs:
             (b,) = batches
-            assert (b.magic, b.compression, b.base_offset, b.last_offset) == (magic, compression, offsets[0],
-                                                                                offsets[-1])
+            assert (b.magic, b.compression, b.base_offset, b.last_offset) == (
+                magic,
+                compression,
+                offsets[0],
+                offsets[-1],
+            )
             if magic == 1:
                 assert b.max_timestamp == max(r["timestamp"] for r in recs)
         else:
@@ -146,15 +162,22 @@ def test_roundtrip_every_magic_and_codec(magic, compression):
     check()
 
 
-@pytest.mark.parametrize("magic,compression", [c for c in COMBOS if c[0] > 0],
-                         ids=[i for c, i in zip(COMBOS, COMBO_IDS) if c[0] > 0])
+@pytest.mark.parametrize(
+    "magic,compression", [c for c in COMBOS if c[0] > 0], ids=[i for c, i in zip(COMBOS, COMBO_IDS) if c[0] > 0]
+)
 def test_log_append_time(magic, compression):
     @SETTINGS
     @given(record_lists(headers=magic == 2, min_size=1), st.integers(0, 2**42))
     def check(drawn, append_time):
         base_arg, recs, offsets = drawn
-        data = encode_batch(recs, magic=magic, compression=compression, base_offset=base_arg,
-                            timestamp_type=LAT, log_append_time=append_time)
+        data = encode_batch(
+            recs,
+            magic=magic,
+            compression=compression,
+            base_offset=base_arg,
+            timestamp_type=LAT,
+            log_append_time=append_time,
+        )
         batches = read_all(data)
         assert [(o, t) for o, t, *_ in flat(batches)] == [(o, append_time) for o in offsets]
         assert all(b.timestamp_type is LAT and b.max_timestamp == append_time for b in batches)
@@ -173,7 +196,7 @@ def test_log_append_time(magic, compression):
                 assert inner.message.attributes.timestamp_type == "log_append_time"
         else:
             for b in batches:
-                entry = codec("legacy_log_entry", magic).parse(data[b.position:b.position + b.size])
+                entry = codec("legacy_log_entry", magic).parse(data[b.position : b.position + b.size])
                 assert entry.message.attributes.timestamp_type == "log_append_time"
 
     check()
@@ -196,8 +219,15 @@ def test_delete_horizon(compression):
 
 @pytest.mark.parametrize("compression", CODECS_V2)
 def test_empty_v2_batch_follows_write_empty_header(compression):
-    data = encode_batch([], compression=compression, base_offset=42, producer_id=7, producer_epoch=3,
-                        base_sequence=11, transactional=True)
+    data = encode_batch(
+        [],
+        compression=compression,
+        base_offset=42,
+        producer_id=7,
+        producer_epoch=3,
+        base_sequence=11,
+        transactional=True,
+    )
     assert len(data) == 61
     (b,) = read_all(data)
     assert (b.record_count, b.records, b.base_offset, b.last_offset) == (0, [], 42, 42)
@@ -215,8 +245,7 @@ def test_legacy_empty_record_list_writes_nothing(magic, compression):
 
 
 def test_offsets_explicit_gaps_implicit_and_inferred_base():
-    recs = [NewRecord(value=b"a", offset=10), NewRecord(value=b"b"), NewRecord(value=b"c", offset=20),
-            {"value": b"d"}]
+    recs = [NewRecord(value=b"a", offset=10), NewRecord(value=b"b"), NewRecord(value=b"c", offset=20), {"value": b"d"}]
     for magic, compression in COMBOS:
         batches = read_all(encode_batch(recs, magic=magic, compression=compression))
         assert [o for o, *_ in flat(batches)] == [10, 11, 20, 21], (magic, compression)
@@ -227,16 +256,20 @@ def test_offsets_explicit_gaps_implicit_and_inferred_base():
 
 
 def test_v1_compressed_wrapper_layout():
-    recs = [{"value": b"x", "timestamp": 5, "offset": 100}, {"value": b"y", "timestamp": 9, "offset": 102},
-            {"value": b"z", "timestamp": 7, "offset": 103}]
+    recs = [
+        {"value": b"x", "timestamp": 5, "offset": 100},
+        {"value": b"y", "timestamp": 9, "offset": 102},
+        {"value": b"z", "timestamp": 7, "offset": 103},
+    ]
     data = encode_batch(recs, magic=1, compression="gzip")
     entry = codec("legacy_log_entry", 1).parse(data)
     assert entry.offset == 103  # the wrapper's offset is the last inner message's absolute offset
     assert entry.message.timestamp == 9 and entry.message.key is None
     assert [i.offset for i in entry.message.value] == [0, 2, 3]  # relative to the base offset 100
     assert all(i.message.attributes.timestamp_type == "create_time" for i in entry.message.value)
-    v0 = codec("legacy_log_entry", 0).parse(encode_batch([dict(r, timestamp=-1) for r in recs], magic=0,
-                                                         compression="gzip"))
+    v0 = codec("legacy_log_entry", 0).parse(
+        encode_batch([dict(r, timestamp=-1) for r in recs], magic=0, compression="gzip")
+    )
     assert v0.offset == 103 and [i.offset for i in v0.message.value] == [100, 102, 103]  # absolute in v0
 
 
@@ -247,8 +280,9 @@ def test_legacy_lz4_header_checksum(magic, hc):
     assert value[:7] == bytes.fromhex("04224d186040") + bytes([hc])
 
 
-@pytest.mark.parametrize("compression,levels", [("gzip", [1, 5, 9, -1]), ("lz4", [1, 3, 9, 17]),
-                                                ("zstd", [-5, 1, 19, 22])])
+@pytest.mark.parametrize(
+    "compression,levels", [("gzip", [1, 5, 9, -1]), ("lz4", [1, 3, 9, 17]), ("zstd", [-5, 1, 19, 22])]
+)
 def test_compression_levels_are_applied(compression, levels):
     recs = [{"key": b"k%d" % i, "value": b"abcdefgh" * (i + 20), "timestamp": 1000 + i} for i in range(30)]
     raw_v2 = encode_batch(recs)[61:]
@@ -284,10 +318,18 @@ def test_allow_lossy_drops_headers_and_v0_timestamps():
 
 # ---------------------------------------------------------------------------- control batches
 
+
 @pytest.mark.parametrize("kind", ["commit", "abort", "COMMIT"])
 def test_transaction_markers(kind):
-    data = encode_control_batch(kind, producer_id=4242, producer_epoch=7, coordinator_epoch=99, offset=1234,
-                                timestamp=1_700_000_000_000, partition_leader_epoch=12)
+    data = encode_control_batch(
+        kind,
+        producer_id=4242,
+        producer_epoch=7,
+        coordinator_epoch=99,
+        offset=1234,
+        timestamp=1_700_000_000_000,
+        partition_leader_epoch=12,
+    )
     (b,) = read_all(data)
     assert b.is_control and b.is_transactional and not b.has_delete_horizon
     assert (b.producer_id, b.producer_epoch, b.base_sequence) == (4242, 7, -1)
@@ -298,8 +340,10 @@ def test_transaction_markers(kind):
     assert r.control.version == 0 and r.control.marker_version == 0
 
 
-@pytest.mark.parametrize("kind,type_id", [("leader_change", 2), ("snapshot_header", 3), ("snapshot_footer", 4),
-                                          ("kraft_version", 5), ("kraft_voters", 6)])
+@pytest.mark.parametrize(
+    "kind,type_id",
+    [("leader_change", 2), ("snapshot_header", 3), ("snapshot_footer", 4), ("kraft_version", 5), ("kraft_voters", 6)],
+)
 def test_kraft_control_batches(kind, type_id):
     value = b"\x00\x00\x00\x00\x00\x01\x00"
     (b,) = read_all(encode_control_batch(kind, value=value, offset=9, timestamp=5, partition_leader_epoch=3))
@@ -311,6 +355,7 @@ def test_kraft_control_batches(kind, type_id):
 
 
 # ---------------------------------------------------------------------------- the spec's worked examples
+
 
 def test_worked_example_11_1_v2_batch():
     assert encode_batch(KEY_VALUE, partition_leader_epoch=0) == V2_BATCH_11_1
@@ -327,8 +372,12 @@ def test_worked_example_11_3_v1():
 
 
 def test_worked_example_11_4_commit_marker():
-    assert encode_control_batch("commit", producer_id=1000, producer_epoch=0, coordinator_epoch=5, timestamp=0,
-                                partition_leader_epoch=0) == COMMIT_11_4
+    assert (
+        encode_control_batch(
+            "commit", producer_id=1000, producer_epoch=0, coordinator_epoch=5, timestamp=0, partition_leader_epoch=0
+        )
+        == COMMIT_11_4
+    )
 
 
 def test_worked_example_11_5_lz4():
@@ -351,113 +400,119 @@ ONE = [{"key": b"k", "value": b"v"}]
 HDR = [{"value": b"v", "headers": [("h", b"x")]}]
 
 
-@pytest.mark.parametrize("kwargs,records", [
-    # codecs and levels
-    ({"magic": 0, "compression": "zstd"}, ONE),
-    ({"magic": 1, "compression": "zstd"}, ONE),
-    ({"magic": 1, "compression": "zstd", "allow_lossy": True}, ONE),
-    ({"compression": "brotli"}, ONE),
-    ({"compression": 5}, ONE),
-    ({"compression": 7}, ONE),
-    ({"compression": None}, ONE),
-    ({"compression": "gzip", "compression_level": 0}, ONE),
-    ({"compression": "gzip", "compression_level": 10}, ONE),
-    ({"compression": "lz4", "compression_level": 0}, ONE),
-    ({"compression": "lz4", "compression_level": 18}, ONE),
-    ({"compression": "zstd", "compression_level": 23}, ONE),
-    ({"compression": "zstd", "compression_level": -131073}, ONE),
-    ({"compression": "snappy", "compression_level": 1}, ONE),
-    ({"compression": "none", "compression_level": 1}, ONE),
-    ({"compression": "gzip", "compression_level": 9.0}, ONE),
-    ({"compression": "gzip", "compression_level": 0}, []),
-    # magic
-    ({"magic": 3}, ONE),
-    ({"magic": -1}, ONE),
-    ({"magic": True}, ONE),
-    # headers and timestamps below v2
-    ({"magic": 0}, HDR),
-    ({"magic": 1}, HDR),
-    ({"magic": 1, "compression": "gzip"}, HDR),
-    ({"magic": 0}, [{"value": b"v", "timestamp": 5}]),
-    ({"magic": 0, "timestamp_type": LAT, "log_append_time": 5}, ONE),
-    ({"magic": 1, "timestamp_type": TimestampType.NO_TIMESTAMP_TYPE}, ONE),
-    ({"magic": 2, "timestamp_type": TimestampType.NO_TIMESTAMP_TYPE}, ONE),
-    ({"timestamp_type": 7}, ONE),
-    # producer state, transactions, delete horizon, leader epoch below v2
-    ({"magic": 1, "transactional": True, "producer_id": 1, "producer_epoch": 0, "base_sequence": 0}, ONE),
-    ({"magic": 0, "producer_id": 1, "producer_epoch": 0, "base_sequence": 0}, ONE),
-    ({"magic": 1, "producer_id": 1, "producer_epoch": 0, "base_sequence": 0, "allow_lossy": True}, ONE),
-    ({"magic": 1, "base_sequence": 0}, ONE),
-    ({"magic": 1, "producer_epoch": 0}, ONE),
-    ({"magic": 1, "delete_horizon_ms": 10}, ONE),
-    ({"magic": 0, "delete_horizon_ms": 10}, ONE),
-    ({"magic": 1, "partition_leader_epoch": 0}, ONE),
-    # v2 producer rules
-    ({"transactional": True}, ONE),
-    ({"transactional": True, "producer_epoch": 0, "base_sequence": 0}, ONE),
-    ({"producer_id": 5}, ONE),
-    ({"producer_id": 5, "producer_epoch": 0}, ONE),
-    ({"producer_id": 5, "base_sequence": 0}, ONE),
-    ({"producer_id": 5, "producer_epoch": 0, "base_sequence": -2}, ONE),
-    ({"producer_id": 5, "producer_epoch": 2**15, "base_sequence": 0}, ONE),
-    ({"base_sequence": 2**31}, ONE),
-    ({"partition_leader_epoch": 2**31}, ONE),
-    ({"transactional": 1, "producer_id": 5, "producer_epoch": 0, "base_sequence": 0}, ONE),
-    # timestamps
-    ({}, [{"value": b"v", "timestamp": -2}]),
-    ({}, [{"value": b"v", "timestamp": 2**63}]),
-    ({}, [{"value": b"v", "timestamp": "now"}]),
-    ({"timestamp_type": LAT}, ONE),
-    ({"timestamp_type": LAT, "log_append_time": -1}, ONE),
-    ({"log_append_time": 5}, ONE),
-    ({"delete_horizon_ms": -1}, ONE),
-    ({"delete_horizon_ms": 5}, []),
-    ({}, [{"value": b"v", "timestamp": -1}, {"value": b"v", "timestamp": 2**63 - 1}]),
-    # offsets
-    ({}, [{"offset": 5}, {"offset": 5}]),
-    ({}, [{"offset": 5}, {"offset": 4}]),
-    ({"base_offset": 10}, [{"offset": 5}]),
-    ({}, [{"offset": 0}, {"offset": 2**31}]),
-    ({"base_offset": -1}, ONE),
-    ({}, [{"offset": -3}]),
-    ({"base_offset": 2**63}, ONE),
-    # record contents
-    ({}, [{"value": b"v", "headers": [(None, b"x")]}]),
-    ({}, [{"value": b"v", "headers": [(b"h", b"x")]}]),
-    ({}, [{"value": b"v", "headers": [("h", "text")]}]),
-    ({}, [{"value": b"v", "headers": [("h",)]}]),
-    ({}, [{"value": b"v", "headers": "h"}]),
-    ({}, [{"value": "text"}]),
-    ({}, [{"key": 5}]),
-    ({}, [{"value": b"v", "partition": 3}]),
-    ({}, [b"raw bytes"]),
-    ({}, [Record(0, 0, CT, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00", control=object())]),
-    ({}, {"value": b"v"}),
-    ({}, b"not records"),
-])
+@pytest.mark.parametrize(
+    "kwargs,records",
+    [
+        # codecs and levels
+        ({"magic": 0, "compression": "zstd"}, ONE),
+        ({"magic": 1, "compression": "zstd"}, ONE),
+        ({"magic": 1, "compression": "zstd", "allow_lossy": True}, ONE),
+        ({"compression": "brotli"}, ONE),
+        ({"compression": 5}, ONE),
+        ({"compression": 7}, ONE),
+        ({"compression": None}, ONE),
+        ({"compression": "gzip", "compression_level": 0}, ONE),
+        ({"compression": "gzip", "compression_level": 10}, ONE),
+        ({"compression": "lz4", "compression_level": 0}, ONE),
+        ({"compression": "lz4", "compression_level": 18}, ONE),
+        ({"compression": "zstd", "compression_level": 23}, ONE),
+        ({"compression": "zstd", "compression_level": -131073}, ONE),
+        ({"compression": "snappy", "compression_level": 1}, ONE),
+        ({"compression": "none", "compression_level": 1}, ONE),
+        ({"compression": "gzip", "compression_level": 9.0}, ONE),
+        ({"compression": "gzip", "compression_level": 0}, []),
+        # magic
+        ({"magic": 3}, ONE),
+        ({"magic": -1}, ONE),
+        ({"magic": True}, ONE),
+        # headers and timestamps below v2
+        ({"magic": 0}, HDR),
+        ({"magic": 1}, HDR),
+        ({"magic": 1, "compression": "gzip"}, HDR),
+        ({"magic": 0}, [{"value": b"v", "timestamp": 5}]),
+        ({"magic": 0, "timestamp_type": LAT, "log_append_time": 5}, ONE),
+        ({"magic": 1, "timestamp_type": TimestampType.NO_TIMESTAMP_TYPE}, ONE),
+        ({"magic": 2, "timestamp_type": TimestampType.NO_TIMESTAMP_TYPE}, ONE),
+        ({"timestamp_type": 7}, ONE),
+        # producer state, transactions, delete horizon, leader epoch below v2
+        ({"magic": 1, "transactional": True, "producer_id": 1, "producer_epoch": 0, "base_sequence": 0}, ONE),
+        ({"magic": 0, "producer_id": 1, "producer_epoch": 0, "base_sequence": 0}, ONE),
+        ({"magic": 1, "producer_id": 1, "producer_epoch": 0, "base_sequence": 0, "allow_lossy": True}, ONE),
+        ({"magic": 1, "base_sequence": 0}, ONE),
+        ({"magic": 1, "producer_epoch": 0}, ONE),
+        ({"magic": 1, "delete_horizon_ms": 10}, ONE),
+        ({"magic": 0, "delete_horizon_ms": 10}, ONE),
+        ({"magic": 1, "partition_leader_epoch": 0}, ONE),
+        # v2 producer rules
+        ({"transactional": True}, ONE),
+        ({"transactional": True, "producer_epoch": 0, "base_sequence": 0}, ONE),
+        ({"producer_id": 5}, ONE),
+        ({"producer_id": 5, "producer_epoch": 0}, ONE),
+        ({"producer_id": 5, "base_sequence": 0}, ONE),
+        ({"producer_id": 5, "producer_epoch": 0, "base_sequence": -2}, ONE),
+        ({"producer_id": 5, "producer_epoch": 2**15, "base_sequence": 0}, ONE),
+        ({"base_sequence": 2**31}, ONE),
+        ({"partition_leader_epoch": 2**31}, ONE),
+        ({"transactional": 1, "producer_id": 5, "producer_epoch": 0, "base_sequence": 0}, ONE),
+        # timestamps
+        ({}, [{"value": b"v", "timestamp": -2}]),
+        ({}, [{"value": b"v", "timestamp": 2**63}]),
+        ({}, [{"value": b"v", "timestamp": "now"}]),
+        ({"timestamp_type": LAT}, ONE),
+        ({"timestamp_type": LAT, "log_append_time": -1}, ONE),
+        ({"log_append_time": 5}, ONE),
+        ({"delete_horizon_ms": -1}, ONE),
+        ({"delete_horizon_ms": 5}, []),
+        ({}, [{"value": b"v", "timestamp": -1}, {"value": b"v", "timestamp": 2**63 - 1}]),
+        # offsets
+        ({}, [{"offset": 5}, {"offset": 5}]),
+        ({}, [{"offset": 5}, {"offset": 4}]),
+        ({"base_offset": 10}, [{"offset": 5}]),
+        ({}, [{"offset": 0}, {"offset": 2**31}]),
+        ({"base_offset": -1}, ONE),
+        ({}, [{"offset": -3}]),
+        ({"base_offset": 2**63}, ONE),
+        # record contents
+        ({}, [{"value": b"v", "headers": [(None, b"x")]}]),
+        ({}, [{"value": b"v", "headers": [(b"h", b"x")]}]),
+        ({}, [{"value": b"v", "headers": [("h", "text")]}]),
+        ({}, [{"value": b"v", "headers": [("h",)]}]),
+        ({}, [{"value": b"v", "headers": "h"}]),
+        ({}, [{"value": "text"}]),
+        ({}, [{"key": 5}]),
+        ({}, [{"value": b"v", "partition": 3}]),
+        ({}, [b"raw bytes"]),
+        ({}, [Record(0, 0, CT, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00", control=object())]),
+        ({}, {"value": b"v"}),
+        ({}, b"not records"),
+    ],
+)
 def test_encode_batch_refusals(kwargs, records):
     with pytest.raises(EncodeError):
         encode_batch(records, **kwargs)
 
 
-@pytest.mark.parametrize("kind,kwargs", [
-    ("prepare", {"producer_id": 1, "producer_epoch": 0}),
-    (1, {"producer_id": 1, "producer_epoch": 0}),
-    ("commit", {}),
-    ("commit", {"producer_id": 1}),
-    ("commit", {"producer_id": -1, "producer_epoch": -1}),
-    ("commit", {"producer_id": 1, "producer_epoch": -1}),
-    ("abort", {"producer_id": 1, "producer_epoch": 0, "value": b"\x00" * 6}),
-    ("abort", {"producer_id": 1, "producer_epoch": 0, "coordinator_epoch": 2**31}),
-    ("abort", {"producer_id": 1, "producer_epoch": 2**15}),
-    ("abort", {"producer_id": 1, "producer_epoch": 0, "timestamp": -7}),
-    ("abort", {"producer_id": 1, "producer_epoch": 0, "offset": -1}),
-    ("abort", {"producer_id": 1, "producer_epoch": 0, "transactional": "yes"}),
-    ("leader_change", {"producer_id": 1, "producer_epoch": 0}),
-    ("leader_change", {"transactional": True}),
-    ("snapshot_header", {"coordinator_epoch": 3}),
-    ("snapshot_footer", {"value": "text"}),
-])
+@pytest.mark.parametrize(
+    "kind,kwargs",
+    [
+        ("prepare", {"producer_id": 1, "producer_epoch": 0}),
+        (1, {"producer_id": 1, "producer_epoch": 0}),
+        ("commit", {}),
+        ("commit", {"producer_id": 1}),
+        ("commit", {"producer_id": -1, "producer_epoch": -1}),
+        ("commit", {"producer_id": 1, "producer_epoch": -1}),
+        ("abort", {"producer_id": 1, "producer_epoch": 0, "value": b"\x00" * 6}),
+        ("abort", {"producer_id": 1, "producer_epoch": 0, "coordinator_epoch": 2**31}),
+        ("abort", {"producer_id": 1, "producer_epoch": 2**15}),
+        ("abort", {"producer_id": 1, "producer_epoch": 0, "timestamp": -7}),
+        ("abort", {"producer_id": 1, "producer_epoch": 0, "offset": -1}),
+        ("abort", {"producer_id": 1, "producer_epoch": 0, "transactional": "yes"}),
+        ("leader_change", {"producer_id": 1, "producer_epoch": 0}),
+        ("leader_change", {"transactional": True}),
+        ("snapshot_header", {"coordinator_epoch": 3}),
+        ("snapshot_footer", {"value": "text"}),
+    ],
+)
 def test_encode_control_batch_refusals(kind, kwargs):
     with pytest.raises(EncodeError):
         encode_control_batch(kind, **kwargs)
@@ -465,10 +520,13 @@ def test_encode_control_batch_refusals(kind, kwargs):
 
 # ---------------------------------------------------------------------------- conversion
 
+
 def _v2_source():
-    recs = [{"key": b"a", "value": b"1", "timestamp": 10, "offset": 100},
-            {"key": None, "value": b"2", "timestamp": 30, "offset": 103},
-            {"key": b"c", "value": None, "timestamp": 20, "offset": 104}]
+    recs = [
+        {"key": b"a", "value": b"1", "timestamp": 10, "offset": 100},
+        {"key": None, "value": b"2", "timestamp": 30, "offset": 103},
+        {"key": b"c", "value": None, "timestamp": 20, "offset": 104},
+    ]
     return recs, read_all(encode_batch(recs, compression="gzip"))
 
 
@@ -494,25 +552,47 @@ def test_convert_property_v2_to_every_target():
         source = read_all(encode_batch(recs, compression=source_codec, base_offset=base_arg))
         magic, compression = target
         out = read_all(convert_batches(source, magic=magic, compression=compression, allow_lossy=magic == 0))
-        assert flat(out) == [(o, r["timestamp"] if magic else -1, r["key"], r["value"], [])
-                             for o, r in zip(offsets, recs)]
+        assert flat(out) == [
+            (o, r["timestamp"] if magic else -1, r["key"], r["value"], []) for o, r in zip(offsets, recs)
+        ]
 
     check()
 
 
 def test_convert_v2_to_v2_keeps_batch_metadata():
-    recs = [{"value": b"x", "timestamp": 50, "headers": [("h", None)]}, {"value": b"y", "timestamp": 40},
-            {"value": b"z", "timestamp": 60}]
-    data = encode_batch(recs, base_offset=1000, producer_id=77, producer_epoch=5, base_sequence=2**31 - 2,
-                        transactional=True, partition_leader_epoch=9, delete_horizon_ms=45, compression="lz4")
+    recs = [
+        {"value": b"x", "timestamp": 50, "headers": [("h", None)]},
+        {"value": b"y", "timestamp": 40},
+        {"value": b"z", "timestamp": 60},
+    ]
+    data = encode_batch(
+        recs,
+        base_offset=1000,
+        producer_id=77,
+        producer_epoch=5,
+        base_sequence=2**31 - 2,
+        transactional=True,
+        partition_leader_epoch=9,
+        delete_horizon_ms=45,
+        compression="lz4",
+    )
     (src,) = read_all(data)
     # Compaction removed the last record but kept the batch's last offset.
     src = dataclasses.replace(src, records=src.records[:2])
     (out,) = read_all(convert_batches([src], magic=2, compression="zstd", compression_level=7))
     assert out.compression == "zstd" and out.record_count == 2
-    for field in ("base_offset", "last_offset", "producer_id", "producer_epoch", "base_sequence",
-                  "is_transactional", "partition_leader_epoch", "has_delete_horizon", "base_timestamp",
-                  "timestamp_type"):
+    for field in (
+        "base_offset",
+        "last_offset",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "is_transactional",
+        "partition_leader_epoch",
+        "has_delete_horizon",
+        "base_timestamp",
+        "timestamp_type",
+    ):
         assert getattr(out, field) == getattr(src, field), field
     assert out.last_offset == 1002
     assert flat([out]) == flat([src])
@@ -520,8 +600,14 @@ def test_convert_v2_to_v2_keeps_batch_metadata():
 
 
 def test_convert_log_append_time():
-    data = encode_batch([{"value": b"a", "timestamp": 1}, {"value": b"b", "timestamp": 2}], magic=1,
-                        compression="snappy", timestamp_type=LAT, log_append_time=999, base_offset=50)
+    data = encode_batch(
+        [{"value": b"a", "timestamp": 1}, {"value": b"b", "timestamp": 2}],
+        magic=1,
+        compression="snappy",
+        timestamp_type=LAT,
+        log_append_time=999,
+        base_offset=50,
+    )
     for magic, compression in [(2, "none"), (2, "zstd"), (1, "gzip"), (1, "none")]:
         out = read_all(convert_batches(read_all(data), magic=magic, compression=compression))
         assert all(b.timestamp_type is LAT and b.max_timestamp == 999 for b in out)
@@ -538,14 +624,15 @@ def test_convert_v0_up_gives_create_time_without_timestamps():
 
 
 def test_convert_control_batches_stay_v2_and_uncompressed():
-    log = (encode_batch([{"value": b"t"}], producer_id=8, producer_epoch=1, base_sequence=0, transactional=True)
-           + encode_control_batch("abort", producer_id=8, producer_epoch=1, coordinator_epoch=4, offset=1))
+    log = encode_batch(
+        [{"value": b"t"}], producer_id=8, producer_epoch=1, base_sequence=0, transactional=True
+    ) + encode_control_batch("abort", producer_id=8, producer_epoch=1, coordinator_epoch=4, offset=1)
     batches = read_all(log)
     out = read_all(convert_batches(batches, magic=2, compression="gzip"))
     assert [b.compression for b in out] == ["gzip", "none"]
     assert out[1].is_control and out[1].records[0].control.name == "ABORT"
     assert out[1].records[0].control.coordinator_epoch == 4
-    assert convert_batches([batches[1]], magic=2, compression="none") == log[len(log) - batches[1].size:]
+    assert convert_batches([batches[1]], magic=2, compression="none") == log[len(log) - batches[1].size :]
     with pytest.raises(EncodeError):
         convert_batches([batches[1]], magic=1, compression="none")
     assert convert_batches([batches[1]], magic=1, compression="none", allow_lossy=True) == b""
@@ -556,15 +643,18 @@ def test_convert_control_batches_stay_v2_and_uncompressed():
     assert flat([b]) == [(0, -1, None, b"t", [])]
 
 
-@pytest.mark.parametrize("magic,compression,source", [
-    (1, "none", [{"value": b"v", "headers": [("h", b"x")]}]),           # headers
-    (0, "gzip", [{"value": b"v", "timestamp": 5}]),                      # timestamps into v0
-    (1, "zstd", [{"value": b"v"}]),                                      # zstd below v2
-    (1, "none", "horizon"),                                              # delete horizon
-    (0, "none", "producer"),                                             # idempotent producer state
-    (3, "none", [{"value": b"v"}]),
-    (2, "brotli", [{"value": b"v"}]),
-])
+@pytest.mark.parametrize(
+    "magic,compression,source",
+    [
+        (1, "none", [{"value": b"v", "headers": [("h", b"x")]}]),  # headers
+        (0, "gzip", [{"value": b"v", "timestamp": 5}]),  # timestamps into v0
+        (1, "zstd", [{"value": b"v"}]),  # zstd below v2
+        (1, "none", "horizon"),  # delete horizon
+        (0, "none", "producer"),  # idempotent producer state
+        (3, "none", [{"value": b"v"}]),
+        (2, "brotli", [{"value": b"v"}]),
+    ],
+)
 def test_convert_refusals(magic, compression, source):
     if source == "horizon":
         data = encode_batch([{"value": b"v"}], delete_horizon_ms=5)
@@ -579,12 +669,19 @@ def test_convert_refusals(magic, compression, source):
 
 
 def test_convert_allow_lossy_drops_what_legacy_cannot_hold():
-    data = encode_batch([{"value": b"v", "headers": [("h", b"x")], "timestamp": 5}], producer_id=1,
-                        producer_epoch=0, base_sequence=0, delete_horizon_ms=3)
+    data = encode_batch(
+        [{"value": b"v", "headers": [("h", b"x")], "timestamp": 5}],
+        producer_id=1,
+        producer_epoch=0,
+        base_sequence=0,
+        delete_horizon_ms=3,
+    )
     assert flat(read_all(convert_batches(read_all(data), magic=1, compression="lz4", allow_lossy=True))) == [
-        (0, 5, None, b"v", [])]
+        (0, 5, None, b"v", [])
+    ]
     assert flat(read_all(convert_batches(read_all(data), magic=0, compression="none", allow_lossy=True))) == [
-        (0, -1, None, b"v", [])]
+        (0, -1, None, b"v", [])
+    ]
 
 
 def test_convert_empty_v2_batch():

@@ -1,4 +1,5 @@
 """The ``kcodec`` command line: layout, size, errors and help."""
+
 from __future__ import annotations
 
 import json
@@ -56,6 +57,7 @@ def sections(text: str) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------- layout
+
 
 def test_exit_codes_match_the_documented_ones() -> None:
     import kcodec.cli
@@ -164,6 +166,7 @@ def test_layout_every_entity(capsys) -> None:
 
 # ---------------------------------------------------------------------------- size
 
+
 def sizes_table(out: str) -> dict[int, int]:
     result = {}
     for line in out.splitlines():
@@ -188,8 +191,9 @@ ARTICLE_SIZES = [
 ]
 
 
-@pytest.mark.parametrize("key, value, records, expected", ARTICLE_SIZES,
-                         ids=["k3v5", "null-key-v5", "10x-null-key-v6", "null-key-v16384"])
+@pytest.mark.parametrize(
+    "key, value, records, expected", ARTICLE_SIZES, ids=["k3v5", "null-key-v5", "10x-null-key-v6", "null-key-v16384"]
+)
 def test_size_article_numbers(capsys, key: int, value: int, records: int, expected: dict[int, int]) -> None:
     argv = ["size", "--key-size", str(key), "--value-size", str(value), "--records", str(records)]
     code, out, err = run(capsys, *argv)
@@ -232,13 +236,15 @@ def test_size_breakdown_adds_up(capsys, magic: int, extra: list[str]) -> None:
 
 
 def test_size_breakdown_fields(capsys) -> None:
-    _, out, _ = run(capsys, "size", "--magic", "2", "--key-size", "3", "--value-size", "5", "--breakdown",
-                    "--format", "json")
+    _, out, _ = run(
+        capsys, "size", "--magic", "2", "--key-size", "3", "--value-size", "5", "--breakdown", "--format", "json"
+    )
     fields = json.loads(out)["fields"]
     assert fields["crc"] == 4 and fields["records_count"] == 4
     assert fields["records[].key"] == 1 + 3 and fields["records[].value"] == 1 + 5
-    _, out, _ = run(capsys, "size", "--magic", "0", "--key-size", "3", "--value-size", "5", "--breakdown",
-                    "--format", "json")
+    _, out, _ = run(
+        capsys, "size", "--magic", "0", "--key-size", "3", "--value-size", "5", "--breakdown", "--format", "json"
+    )
     fields = json.loads(out)["fields"]
     assert fields["offset"] == 8 and fields["size"] == 4 and fields["message.key"] == 4 + 3
 
@@ -275,6 +281,7 @@ def test_size_header_without_magic_compares_only_v2(capsys) -> None:
 
 # ---------------------------------------------------------------------------- errors
 
+
 def assert_one_line(err: str) -> str:
     assert "Traceback" not in err
     lines = err.strip().splitlines()
@@ -286,8 +293,11 @@ def assert_one_line(err: str) -> str:
 def assert_argparse_error(err: str, fragment: str) -> None:
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]
-    assert last.startswith("kcodec size: error:") or last.startswith("kcodec layout: error:") \
-        or last.startswith("kcodec: error:"), err
+    assert (
+        last.startswith("kcodec size: error:")
+        or last.startswith("kcodec layout: error:")
+        or last.startswith("kcodec: error:")
+    ), err
     assert fragment in last, err
 
 
@@ -305,8 +315,7 @@ def test_bad_version(capsys) -> None:
 
 
 def test_header_with_magic_0(capsys) -> None:
-    code, out, err = run(capsys, "size", "--magic", "0", "--key-size", "3", "--value-size", "5",
-                         "--header", "1:8")
+    code, out, err = run(capsys, "size", "--magic", "0", "--key-size", "3", "--value-size", "5", "--header", "1:8")
     assert code == 2 and out == ""
     assert "headers need magic 2" in assert_one_line(err)
 
@@ -353,8 +362,9 @@ def test_schema_error_exit_3(capsys, tmp_path: Path) -> None:
     assert "does not exist" in assert_one_line(err)
     broken = tmp_path / "schemas"
     broken.mkdir()
-    (broken / "thing.yaml").write_text("entity: thing\ndoc: A thing.\nvalid_versions: \"0\"\n"
-                                       "fields:\n  - {name: a, type: float32, doc: A float.}\n")
+    (broken / "thing.yaml").write_text(
+        'entity: thing\ndoc: A thing.\nvalid_versions: "0"\nfields:\n  - {name: a, type: float32, doc: A float.}\n'
+    )
     code, out, err = run(capsys, "generate", "--schemas", str(broken), "--out", str(tmp_path / "o"))
     assert code == 3
     assert assert_one_line(err) == "kcodec generate: thing.yaml: thing: a: unknown type 'float32'"
@@ -390,9 +400,9 @@ def test_version(capsys) -> None:
 
 # ---------------------------------------------------------------------------- console script smoke tests
 
+
 def _run(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*KCODEC, *argv], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ))
+    return subprocess.run([*KCODEC, *argv], capture_output=True, text=True, timeout=120, env=dict(os.environ))
 
 
 def test_console_script_size() -> None:

@@ -1,4 +1,5 @@
 """`kcodec write`, `convert` and `index` from the command line."""
+
 from __future__ import annotations
 
 import json
@@ -6,8 +7,8 @@ import json
 import pytest
 
 from kcodec.cli import main
-from kcodec.records.reader import read_batches
 from kcodec.log.index import read_offset_index, read_time_index
+from kcodec.records.reader import read_batches
 
 LINES = [
     {"key": "a", "value": "one", "timestamp": 1000},
@@ -60,8 +61,11 @@ def test_write_partition_directory_with_indexes(tmp_path, jsonl, capsys):
     out = tmp_path / "topic-0"
     code, text, _ = run(capsys, "write", out, "-i", jsonl, "--batch-size", 1)
     assert code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["00000000000000000000.index", "00000000000000000000.log",
-                                                     "00000000000000000000.timeindex"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "00000000000000000000.index",
+        "00000000000000000000.log",
+        "00000000000000000000.timeindex",
+    ]
     assert records(out / "00000000000000000000.log") == EXPECTED
 
 
@@ -71,8 +75,18 @@ def test_dump_json_round_trips_through_write(tmp_path, jsonl, capsys):
     _, dumped, _ = run(capsys, "dump", "--json", src)
     (tmp_path / "dump.jsonl").write_text(dumped)
     again = tmp_path / "again.log"
-    code, _, _ = run(capsys, "write", again, "-i", tmp_path / "dump.jsonl", "--encoding", "hex", "--keep-offsets",
-                     "--compression", "lz4")
+    code, _, _ = run(
+        capsys,
+        "write",
+        again,
+        "-i",
+        tmp_path / "dump.jsonl",
+        "--encoding",
+        "hex",
+        "--keep-offsets",
+        "--compression",
+        "lz4",
+    )
     assert code == 0 and again.read_bytes() == src.read_bytes()
 
 
@@ -90,8 +104,17 @@ def test_convert_keeps_offsets(tmp_path, jsonl, capsys, magic, compression):
     jsonl.write_text("".join(json.dumps({k: v for k, v in x.items() if k != "headers"}) + "\n" for x in LINES))
     run(capsys, "write", src, "-i", jsonl, "--base-offset", 0)
     out = tmp_path / "out.log"
-    code, text, _ = run(capsys, "convert", src, out, "--magic", magic, "--compression", compression,
-                        *(["--allow-lossy"] if magic == 0 else []))
+    code, text, _ = run(
+        capsys,
+        "convert",
+        src,
+        out,
+        "--magic",
+        magic,
+        "--compression",
+        compression,
+        *(["--allow-lossy"] if magic == 0 else []),
+    )
     assert code == 0, text
     got = [(r.offset, r.key, r.value) for b in read_batches(out) for r in b.records]
     assert got == [(0, b"a", b"one"), (1, None, b"two"), (2, None, None)]
@@ -107,8 +130,9 @@ def test_convert_refuses_lossy(tmp_path, jsonl, capsys):
 
 def test_index_build_and_check(tmp_path, capsys):
     lines = tmp_path / "many.jsonl"
-    lines.write_text("".join(json.dumps({"key": str(i), "value": "v" * 300, "timestamp": 1000 + i}) + "\n"
-                             for i in range(100)))
+    lines.write_text(
+        "".join(json.dumps({"key": str(i), "value": "v" * 300, "timestamp": 1000 + i}) + "\n" for i in range(100))
+    )
     log = tmp_path / "00000000000000000000.log"
     run(capsys, "write", log, "-i", lines, "--batch-size", 5)
     code, text, _ = run(capsys, "index", log, "--interval", 1000)
@@ -128,12 +152,14 @@ def test_index_build_and_check(tmp_path, capsys):
 
 def test_dump_index_files_like_kafka(tmp_path, capsys):
     lines = tmp_path / "many.jsonl"
-    lines.write_text("".join(json.dumps({"key": str(i), "value": "v" * 300, "timestamp": 1000 + i}) + "\n"
-                             for i in range(40)))
+    lines.write_text(
+        "".join(json.dumps({"key": str(i), "value": "v" * 300, "timestamp": 1000 + i}) + "\n" for i in range(40))
+    )
     log = tmp_path / "00000000000000000000.log"
     run(capsys, "write", log, "-i", lines, "--batch-size", 5, "--index")
-    code, out, err = run(capsys, "dump", tmp_path / "00000000000000000000.index",
-                         tmp_path / "00000000000000000000.timeindex")
+    code, out, err = run(
+        capsys, "dump", tmp_path / "00000000000000000000.index", tmp_path / "00000000000000000000.timeindex"
+    )
     assert code == 0 and err == ""
     got = out.splitlines()
     assert got[0] == f"Dumping {tmp_path / '00000000000000000000.index'}"

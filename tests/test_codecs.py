@@ -1,4 +1,5 @@
 """Kafka compression framings (spec §6, §11.5-11.6)."""
+
 from __future__ import annotations
 
 import gzip as gzip_module
@@ -10,7 +11,8 @@ import cramjam
 import lz4.frame
 import pytest
 import zstandard
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from kcodec.errors import (
     CompressionError,
@@ -34,11 +36,9 @@ PAYLOAD = bytes.fromhex("1c000000066b65790a76616c756500")  # the §11.1 record, 
 
 # §11.5 and §11.6 byte strings.
 LZ4_FRAME = bytes.fromhex("04224d186040820f0000801c000000066b65790a76616c75650000000000")
-SNAPPY_XERIAL = bytes.fromhex(
-    "82534e4150505900" "00000001" "00000001" "00000011" "0f38" "1c000000066b65790a76616c756500")
-ZSTD_FRAME = bytes.fromhex("28b52ffd" "00" "58" "780000" "1c000000066b65790a76616c756500" "010000")
-GZIP_MEMBER = bytes.fromhex(
-    "1f8b08000000000000ff" "9361606060cb4eade42a4bcc294d650000" "55dc0454" "0f000000")
+SNAPPY_XERIAL = bytes.fromhex("82534e41505059000000000100000001000000110f381c000000066b65790a76616c756500")
+ZSTD_FRAME = bytes.fromhex("28b52ffd00587800001c000000066b65790a76616c756500010000")
+GZIP_MEMBER = bytes.fromhex("1f8b08000000000000ff9361606060cb4eade42a4bcc294d65000055dc04540f000000")
 
 COMPRESSED = ["gzip", "snappy", "lz4", "zstd"]
 MAGICS = {"gzip": (0, 1, 2), "snappy": (0, 1, 2), "lz4": (0, 1, 2), "zstd": (2,)}
@@ -60,13 +60,16 @@ def _sample(kind: str, size: int, seed: int) -> bytes:
 @st.composite
 def payloads(draw, max_size: int = 200 * KIB) -> bytes:
     """Random, repetitive or zero data up to ``max_size`` (covers multi-chunk sizes)."""
-    return _sample(draw(st.sampled_from(["random", "repetitive", "zeros"])),
-                   # Half small, half past the 32 KiB / 64 KiB chunk sizes.
-                   draw(st.one_of(st.integers(0, 4 * KIB), st.integers(32 * KIB, max_size))),
-                   draw(st.integers(0, 2**32 - 1)))
+    return _sample(
+        draw(st.sampled_from(["random", "repetitive", "zeros"])),
+        # Half small, half past the 32 KiB / 64 KiB chunk sizes.
+        draw(st.one_of(st.integers(0, 4 * KIB), st.integers(32 * KIB, max_size))),
+        draw(st.integers(0, 2**32 - 1)),
+    )
 
 
 # --- codec table --------------------------------------------------------------
+
 
 def test_codec_tables():
     assert CODECS == {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
@@ -118,8 +121,10 @@ def test_none_passes_through():
 
 # --- spec byte strings ----------------------------------------------------------
 
-@pytest.mark.parametrize("codec,stream", [
-    ("lz4", LZ4_FRAME), ("snappy", SNAPPY_XERIAL), ("zstd", ZSTD_FRAME), ("gzip", GZIP_MEMBER)])
+
+@pytest.mark.parametrize(
+    "codec,stream", [("lz4", LZ4_FRAME), ("snappy", SNAPPY_XERIAL), ("zstd", ZSTD_FRAME), ("gzip", GZIP_MEMBER)]
+)
 def test_spec_streams_decompress(codec, stream):
     for wrap in (bytes, bytearray, memoryview):
         assert decompress(codec, wrap(stream)) == PAYLOAD
@@ -129,10 +134,16 @@ def test_spec_stream_lengths():
     assert (len(LZ4_FRAME), len(SNAPPY_XERIAL), len(ZSTD_FRAME), len(GZIP_MEMBER)) == (30, 37, 27, 35)
 
 
-@pytest.mark.parametrize("codec,stream", [
-    ("lz4", LZ4_FRAME), ("snappy", SNAPPY_XERIAL),
-    # Not required by Kafka, but we also reproduce the Java libraries' bytes here.
-    ("zstd", ZSTD_FRAME), ("gzip", GZIP_MEMBER)])
+@pytest.mark.parametrize(
+    "codec,stream",
+    [
+        ("lz4", LZ4_FRAME),
+        ("snappy", SNAPPY_XERIAL),
+        # Not required by Kafka, but we also reproduce the Java libraries' bytes here.
+        ("zstd", ZSTD_FRAME),
+        ("gzip", GZIP_MEMBER),
+    ],
+)
 def test_compress_gives_spec_bytes(codec, stream):
     assert compress(codec, PAYLOAD) == stream
     assert compress(codec, bytearray(PAYLOAD)) == stream
@@ -143,7 +154,8 @@ def test_lz4_frame_inside_v2_batch_of_spec():
     batch = bytes.fromhex(
         "00000000000000000000004f0000000002811987fe000300000000000000000000000000000000000000"
         "00ffffffffffffffffffffffffffff0000000104224d186040820f0000801c000000066b65790a76616c"
-        "75650000000000")
+        "75650000000000"
+    )
     assert batch[61:] == LZ4_FRAME
     assert decompress(codec_for_id(batch[22] & 0x07), batch[61:]) == PAYLOAD
 
@@ -155,6 +167,7 @@ def test_gzip_header_is_jdk17():
 
 
 # --- lz4 header checksum -----------------------------------------------------------
+
 
 def test_xxh32_vectors():
     assert _xxh32(b"") == 0x02CC5D05
@@ -194,6 +207,7 @@ def test_lz4_wrong_hc_rejected_for_magic_ge_1():
 
 # --- round trips ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("codec,magic", CODEC_MAGIC)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=payloads())
@@ -209,8 +223,18 @@ def test_roundtrip_small(codec, magic, data):
     assert decompress(codec, compress(codec, data, magic=magic), magic=magic) == data
 
 
-BOUNDARY_SIZES = [0, 1, 32 * KIB - 1, 32 * KIB, 32 * KIB + 1, 64 * KIB - 1, 64 * KIB,
-                  64 * KIB + 1, 128 * KIB, 300 * KIB + 7]
+BOUNDARY_SIZES = [
+    0,
+    1,
+    32 * KIB - 1,
+    32 * KIB,
+    32 * KIB + 1,
+    64 * KIB - 1,
+    64 * KIB,
+    64 * KIB + 1,
+    128 * KIB,
+    300 * KIB + 7,
+]
 
 
 @pytest.mark.parametrize("codec", COMPRESSED)
@@ -221,17 +245,31 @@ def test_roundtrip_chunk_boundaries(codec, size, kind):
     assert decompress(codec, compress(codec, data)) == data
 
 
-@pytest.mark.parametrize("codec,levels", [
-    ("gzip", [-1, 1, 5, 9]), ("lz4", [1, 2, 3, 9, 12, 17]), ("zstd", [-131072, -5, 1, 3, 19, 22])])
+@pytest.mark.parametrize(
+    "codec,levels", [("gzip", [-1, 1, 5, 9]), ("lz4", [1, 2, 3, 9, 12, 17]), ("zstd", [-131072, -5, 1, 3, 19, 22])]
+)
 def test_levels_roundtrip(codec, levels):
     data = _sample("repetitive", 150 * KIB, 7)
     for level in levels:
         assert decompress(codec, compress(codec, data, level=level)) == data
 
 
-@pytest.mark.parametrize("codec,level", [
-    ("gzip", 0), ("gzip", 10), ("gzip", -2), ("lz4", 0), ("lz4", 18), ("zstd", 23),
-    ("zstd", -131073), ("snappy", 1), ("none", 1), ("gzip", 1.5), ("lz4", True)])
+@pytest.mark.parametrize(
+    "codec,level",
+    [
+        ("gzip", 0),
+        ("gzip", 10),
+        ("gzip", -2),
+        ("lz4", 0),
+        ("lz4", 18),
+        ("zstd", 23),
+        ("zstd", -131073),
+        ("snappy", 1),
+        ("none", 1),
+        ("gzip", 1.5),
+        ("lz4", True),
+    ],
+)
 def test_bad_levels(codec, level):
     with pytest.raises(CompressionError):
         compress(codec, PAYLOAD, level=level)
@@ -244,7 +282,7 @@ def test_snappy_chunks_hold_at_most_32_kib():
     pos, sizes = 16, []
     while pos < len(out):
         (length,) = struct.unpack_from(">i", out, pos)
-        sizes.append(len(cramjam.snappy.decompress_raw(out[pos + 4:pos + 4 + length])))
+        sizes.append(len(cramjam.snappy.decompress_raw(out[pos + 4 : pos + 4 + length])))
         pos += 4 + length
     assert sizes == [32 * KIB, 32 * KIB, 32 * KIB, 4 * KIB]
 
@@ -265,34 +303,42 @@ def test_lz4_blocks_are_64_kib_and_raw_when_incompressible():
 
 
 @pytest.mark.parametrize("level", [None, 9, 3, 4, 12, 16])
-@pytest.mark.parametrize("kind,size", [("zeros", 200 * KIB), ("random", 70 * KIB),
-                                       ("repetitive", 300 * KIB + 1), ("zeros", 0)])
+@pytest.mark.parametrize(
+    "kind,size", [("zeros", 200 * KIB), ("random", 70 * KIB), ("repetitive", 300 * KIB + 1), ("zeros", 0)]
+)
 def test_lz4_bytes_equal_lz4_frame(level, kind, size):
     """Our frame equals lz4.frame's Kafka-style frame (fast at default, HC at 3..17)."""
     data = _sample(kind, size, size)
     expected = lz4.frame.compress(
-        data, block_linked=False, block_size=lz4.frame.BLOCKSIZE_MAX64KB,
-        content_checksum=False, store_size=False,
-        compression_level=0 if level in (None, 9) else level)
+        data,
+        block_linked=False,
+        block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+        content_checksum=False,
+        store_size=False,
+        compression_level=0 if level in (None, 9) else level,
+    )
     assert expected[:7] == LZ4_FRAME[:7]
     assert compress("lz4", data, level=level) == expected
 
 
 # --- reading other producers' variants -----------------------------------------------
 
+
 def test_lz4_accepts_optional_frame_features():
     data = _sample("repetitive", 300 * KIB, 5)
-    for kwargs in [dict(block_checksum=True), dict(content_checksum=True), dict(store_size=True),
-                   dict(block_size=lz4.frame.BLOCKSIZE_MAX4MB),
-                   dict(block_size=lz4.frame.BLOCKSIZE_MAX256KB, block_checksum=True,
-                        content_checksum=True, store_size=True)]:
+    for kwargs in [
+        dict(block_checksum=True),
+        dict(content_checksum=True),
+        dict(store_size=True),
+        dict(block_size=lz4.frame.BLOCKSIZE_MAX4MB),
+        dict(block_size=lz4.frame.BLOCKSIZE_MAX256KB, block_checksum=True, content_checksum=True, store_size=True),
+    ]:
         frame = lz4.frame.compress(data, block_linked=False, **kwargs)
         assert decompress("lz4", frame) == data
 
 
 def test_lz4_block_checksum_mismatch():
-    frame = bytearray(lz4.frame.compress(PAYLOAD * 10, block_linked=False, block_checksum=True,
-                                         store_size=False))
+    frame = bytearray(lz4.frame.compress(PAYLOAD * 10, block_linked=False, block_checksum=True, store_size=False))
     frame[-5] ^= 0x01  # last byte of the block checksum, before the EndMark
     with pytest.raises(DecompressionError, match="checksum"):
         decompress("lz4", frame)
@@ -300,8 +346,7 @@ def test_lz4_block_checksum_mismatch():
 
 def test_lz4_dependent_blocks_rejected():
     data = _sample("repetitive", 300 * KIB, 6)
-    linked = lz4.frame.compress(data, block_linked=True, block_size=lz4.frame.BLOCKSIZE_MAX64KB,
-                                store_size=False)
+    linked = lz4.frame.compress(data, block_linked=True, block_size=lz4.frame.BLOCKSIZE_MAX64KB, store_size=False)
     assert linked[4] == 0x40
     with pytest.raises(DecompressionError, match="[Dd]ependent"):
         decompress("lz4", linked)
@@ -314,9 +359,10 @@ def test_lz4_dependent_blocks_rejected():
         decompress("lz4", lying)
 
 
-@pytest.mark.parametrize("patch,match", [
-    ((4, 0x61), "reserved"), ((4, 0xA0), "version"), ((5, 0x30), "BD"), ((5, 0x41), "BD"),
-    ((0, 0x05), "magic")])
+@pytest.mark.parametrize(
+    "patch,match",
+    [((4, 0x61), "reserved"), ((4, 0xA0), "version"), ((5, 0x30), "BD"), ((5, 0x41), "BD"), ((0, 0x05), "magic")],
+)
 def test_lz4_header_checks(patch, match):
     bad = bytearray(LZ4_FRAME)
     bad[patch[0]] = patch[1]
@@ -348,15 +394,18 @@ def test_snappy_concatenated_streams_and_header_only():
     assert decompress("snappy", SNAPPY_XERIAL[:16] + SNAPPY_XERIAL) == PAYLOAD
 
 
-@pytest.mark.parametrize("stream,match", [
-    (SNAPPY_XERIAL[:16] + struct.pack(">i", -5) + b"\x00" * 8, "chunk length"),
-    (SNAPPY_XERIAL[:16] + struct.pack(">i", 100) + SNAPPY_XERIAL[20:], "past the end"),
-    (SNAPPY_XERIAL[:-1], "past the end"),
-    (SNAPPY_XERIAL + b"\x00\x00", "chunk length"),
-    (SNAPPY_XERIAL + SNAPPY_XERIAL[:10], "header"),
-    (SNAPPY_XERIAL[:8] + struct.pack(">ii", 0, 1) + SNAPPY_XERIAL[16:], "version"),
-    (b"", "empty"),
-])
+@pytest.mark.parametrize(
+    "stream,match",
+    [
+        (SNAPPY_XERIAL[:16] + struct.pack(">i", -5) + b"\x00" * 8, "chunk length"),
+        (SNAPPY_XERIAL[:16] + struct.pack(">i", 100) + SNAPPY_XERIAL[20:], "past the end"),
+        (SNAPPY_XERIAL[:-1], "past the end"),
+        (SNAPPY_XERIAL + b"\x00\x00", "chunk length"),
+        (SNAPPY_XERIAL + SNAPPY_XERIAL[:10], "header"),
+        (SNAPPY_XERIAL[:8] + struct.pack(">ii", 0, 1) + SNAPPY_XERIAL[16:], "version"),
+        (b"", "empty"),
+    ],
+)
 def test_snappy_framing_errors(stream, match):
     with pytest.raises(DecompressionError, match=match):
         decompress("snappy", stream)
@@ -378,9 +427,18 @@ def test_zstd_concatenated_and_skippable_frames():
     assert decompress("zstd", ZSTD_FRAME + skippable + other) == PAYLOAD + b"second"
 
 
-@pytest.mark.parametrize("stream", [
-    ZSTD_FRAME[:-1], ZSTD_FRAME[:-3], ZSTD_FRAME[:6], ZSTD_FRAME + b"\x00",
-    ZSTD_FRAME + b"junkjunk", ZSTD_FRAME + ZSTD_FRAME[:9], b""])
+@pytest.mark.parametrize(
+    "stream",
+    [
+        ZSTD_FRAME[:-1],
+        ZSTD_FRAME[:-3],
+        ZSTD_FRAME[:6],
+        ZSTD_FRAME + b"\x00",
+        ZSTD_FRAME + b"junkjunk",
+        ZSTD_FRAME + ZSTD_FRAME[:9],
+        b"",
+    ],
+)
 def test_zstd_truncated_or_trailing_junk(stream):
     with pytest.raises(DecompressionError):
         decompress("zstd", stream)
@@ -429,9 +487,11 @@ def test_limit_applies_to_raw_snappy_and_foreign_streams():
     with pytest.raises(DecompressionLimitError):  # spread over concatenated gzip members
         decompress("gzip", compress("gzip", bytes(600)) * 2, max_size=1000)
     with pytest.raises(DecompressionLimitError):  # 4 MiB blocks
-        decompress("lz4", lz4.frame.compress(MEGABYTE_OF_ZEROS, block_linked=False,
-                                             block_size=lz4.frame.BLOCKSIZE_MAX4MB),
-                   max_size=1000)
+        decompress(
+            "lz4",
+            lz4.frame.compress(MEGABYTE_OF_ZEROS, block_linked=False, block_size=lz4.frame.BLOCKSIZE_MAX4MB),
+            max_size=1000,
+        )
 
 
 def test_bad_max_size():
@@ -510,9 +570,14 @@ def kc(monkeypatch):
     snappy, so the stand-in keeps kafka-python's framing code under test.
     """
     if not kafka_codec.has_snappy():
-        monkeypatch.setattr(kafka_codec, "snappy", types.SimpleNamespace(
-            compress=lambda b: bytes(cramjam.snappy.compress_raw(b)),
-            decompress=lambda b: bytes(cramjam.snappy.decompress_raw(b))))
+        monkeypatch.setattr(
+            kafka_codec,
+            "snappy",
+            types.SimpleNamespace(
+                compress=lambda b: bytes(cramjam.snappy.compress_raw(b)),
+                decompress=lambda b: bytes(cramjam.snappy.decompress_raw(b)),
+            ),
+        )
     return kafka_codec
 
 

@@ -2,6 +2,7 @@
 decoders: same values, and on damaged bytes the same error kind AND position;
 its column decoders give the same data as its tuple decoders; and
 KCODEC_BACKEND selects the backend."""
+
 from __future__ import annotations
 
 import os
@@ -9,10 +10,11 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from kcodec.fuzz.strategies import entity_strategy
 from kcodec.errors import KcodecError
+from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from kcodec.generated.fast.kernel import compiled_kernel
 from tests.test_roundtrip import SCHEMAS
@@ -57,7 +59,7 @@ def test_c_equals_python(entity, version):
             if kind == "cut":
                 bad = raw[:i]
             elif kind == "flip" and raw:
-                bad = raw[:i] + bytes([raw[i] ^ data.draw(st.integers(1, 255))]) + raw[i + 1:]
+                bad = raw[:i] + bytes([raw[i] ^ data.draw(st.integers(1, 255))]) + raw[i + 1 :]
             else:
                 bad = raw + data.draw(st.binary(max_size=8))
             end = data.draw(st.integers(0, len(bad)))
@@ -67,9 +69,17 @@ def test_c_equals_python(entity, version):
 
 
 def test_array_and_projection_equal_tuples():
-    values = [{"attributes": 0, "timestamp_delta": i * 7 - 3, "offset_delta": i, "key": None if i % 3 else b"k%d" % i,
-               "value": b"v" * i, "headers": [{"key": "h", "value": None}, {"key": "ü", "value": b"x"}][: i % 3]}
-              for i in range(50)]
+    values = [
+        {
+            "attributes": 0,
+            "timestamp_delta": i * 7 - 3,
+            "offset_delta": i,
+            "key": None if i % 3 else b"k%d" % i,
+            "value": b"v" * i,
+            "headers": [{"key": "h", "value": None}, {"key": "ü", "value": b"x"}][: i % 3],
+        }
+        for i in range(50)
+    ]
     raw = b"".join(codec("record", 2).build(v) for v in values)
     items, end = kernel.decode_record_v2_array(raw, 0, len(raw), len(values))
     py_items, py_end = python_decoder("record", 2)[1](raw, 0, len(raw), len(values))
@@ -81,9 +91,17 @@ def test_array_and_projection_equal_tuples():
 
 def test_columns_equal_tuples():
     pa = pytest.importorskip("pyarrow")
-    values = [{"attributes": 0, "timestamp_delta": -i, "offset_delta": i, "key": None if i % 2 else b"k",
-               "value": b"\x00" * i, "headers": [{"key": f"h{j}", "value": None if j else b"x"} for j in range(i % 4)]}
-              for i in range(40)]
+    values = [
+        {
+            "attributes": 0,
+            "timestamp_delta": -i,
+            "offset_delta": i,
+            "key": None if i % 2 else b"k",
+            "value": b"\x00" * i,
+            "headers": [{"key": f"h{j}", "value": None if j else b"x"} for j in range(i % 4)],
+        }
+        for i in range(40)
+    ]
     raw = b"".join(codec("record", 2).build(v) for v in values)
     cols, n, end = kernel.columns_record_v2(raw, 0, len(raw), len(values), {"offset_delta": 10})
     assert (n, end) == (len(values), len(raw))
@@ -97,8 +115,9 @@ def test_columns_equal_tuples():
 
 
 def test_columns_reject_damage_like_tuples():
-    raw = codec("record", 2).build({"attributes": 0, "timestamp_delta": 0, "offset_delta": 0, "key": b"abc",
-                                    "value": b"xyz", "headers": []})
+    raw = codec("record", 2).build(
+        {"attributes": 0, "timestamp_delta": 0, "offset_delta": 0, "key": b"abc", "value": b"xyz", "headers": []}
+    )
     for cut in range(len(raw)):
         a = outcome(lambda: kernel.columns_record_v2(raw[:cut], 0, cut, 1) and None)
         b = outcome(lambda: kernel.decode_record_v2_array(raw[:cut], 0, cut, 1) and None)
@@ -118,22 +137,27 @@ def test_backend_switch():
 
 def test_reader_is_identical_with_either_backend(tmp_path):
     """The whole reader (Records, via C projections or Python) over every shared vector."""
-    script = ("import glob, json, sys\n"
-              "from kcodec.records.reader import read_batches\n"
-              "out = {}\n"
-              "for p in sorted(glob.glob(sys.argv[1] + '/*.bin')):\n"
-              "    try:\n"
-              "        out[p] = [[list(r[:7]) + [repr(r.control)] for r in b.records] + [b.record_count]\n"
-              "                  for b in read_batches(p)]\n"
-              "    except Exception as e:\n"
-              "        out[p] = [type(e).__name__, getattr(e, 'position', None)]\n"
-              "print(json.dumps(out, default=lambda b: b.hex() if isinstance(b, bytes) else str(b)))\n")
+    script = (
+        "import glob, json, sys\n"
+        "from kcodec.records.reader import read_batches\n"
+        "out = {}\n"
+        "for p in sorted(glob.glob(sys.argv[1] + '/*.bin')):\n"
+        "    try:\n"
+        "        out[p] = [[list(r[:7]) + [repr(r.control)] for r in b.records] + [b.record_count]\n"
+        "                  for b in read_batches(p)]\n"
+        "    except Exception as e:\n"
+        "        out[p] = [type(e).__name__, getattr(e, 'position', None)]\n"
+        "print(json.dumps(out, default=lambda b: b.hex() if isinstance(b, bytes) else str(b)))\n"
+    )
     vectors = os.path.join(os.path.dirname(__file__), "vectors", "public")
     results = []
     for setting in ("python", "c"):
         env = dict(os.environ, KCODEC_BACKEND=setting)
-        results.append(subprocess.run([sys.executable, "-c", script, vectors], env=env, capture_output=True,
-                                      text=True, check=True).stdout)
+        results.append(
+            subprocess.run(
+                [sys.executable, "-c", script, vectors], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
     assert results[0] == results[1]
 
 
@@ -156,14 +180,17 @@ def test_c_encoder_equals_python(entity, version):
     check()
 
 
-@pytest.mark.parametrize("bad", [
-    (0, 0, 0, 0, b"k", b"v", [("h", None)]),        # attributes fine; headers as tuples work
-    (0, 300, 0, 0, b"k", b"v", []),                 # attributes out of int8 range
-    (0, 0, 0, 1 << 40, b"k", b"v", []),             # offset delta out of int32
-    (0, 0, 0, 0, "text", b"v", []),                 # key must be bytes
-    (0, 0, 0, 0, b"k", b"v", [(None, b"x")]),       # header key cannot be null
-    (0, 0, 0, 0, b"k", b"v"),                       # too few fields
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        (0, 0, 0, 0, b"k", b"v", [("h", None)]),  # attributes fine; headers as tuples work
+        (0, 300, 0, 0, b"k", b"v", []),  # attributes out of int8 range
+        (0, 0, 0, 1 << 40, b"k", b"v", []),  # offset delta out of int32
+        (0, 0, 0, 0, "text", b"v", []),  # key must be bytes
+        (0, 0, 0, 0, b"k", b"v", [(None, b"x")]),  # header key cannot be null
+        (0, 0, 0, 0, b"k", b"v"),  # too few fields
+    ],
+)
 def test_c_and_python_encoders_refuse_alike(bad):
     import importlib
 

@@ -1,28 +1,35 @@
 """CRC-32 / CRC-32C (spec §2, §5, §11)."""
+
 from __future__ import annotations
 
 import zlib
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kcodec.runtime.crc import CRC_FUNCTIONS, crc32, crc32c
 
 # Spec §11 worked examples (single-line hex).
 BATCH_V2 = bytes.fromhex(  # §11.1, 76 bytes
     "00000000000000000000004000000000021c07770100000000000000000000000000000000000000"
-    "000000ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500")
+    "000000ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500"
+)
 MESSAGE_V0 = bytes.fromhex(  # §11.2, 34 bytes
-    "0000000000000000000000162356c1370000000000036b65790000000576616c7565")
+    "0000000000000000000000162356c1370000000000036b65790000000576616c7565"
+)
 MESSAGE_V1 = bytes.fromhex(  # §11.3, 42 bytes
-    "00000000000000000000001e0cbc16df01000000000000000000000000036b65790000000576616c7565")
+    "00000000000000000000001e0cbc16df01000000000000000000000000036b65790000000576616c7565"
+)
 CONTROL_V2 = bytes.fromhex(  # §11.4, 78 bytes
     "00000000000000000000004200000000026eb21b54003000000000000000000000000000000000000000"
-    "0000000000000003e80000ffffffff000000012000000008000000010c00000000000500")
+    "0000000000000003e80000ffffffff000000012000000008000000010c00000000000500"
+)
 LZ4_V2 = bytes.fromhex(  # §11.5, 91 bytes
     "00000000000000000000004f0000000002811987fe000300000000000000000000000000000000000000"
     "00ffffffffffffffffffffffffffff0000000104224d186040820f0000801c000000066b65790a76616c"
-    "75650000000000")
+    "75650000000000"
+)
 
 
 def _reference_crc32c(data: bytes) -> int:
@@ -46,12 +53,10 @@ def test_check_values():
 
 
 def test_spec_sizes():
-    assert (len(BATCH_V2), len(MESSAGE_V0), len(MESSAGE_V1), len(CONTROL_V2), len(LZ4_V2)) == (
-        76, 34, 42, 78, 91)
+    assert (len(BATCH_V2), len(MESSAGE_V0), len(MESSAGE_V1), len(CONTROL_V2), len(LZ4_V2)) == (76, 34, 42, 78, 91)
 
 
-@pytest.mark.parametrize("batch,expected", [
-    (BATCH_V2, 0x1C077701), (CONTROL_V2, 0x6EB21B54), (LZ4_V2, 0x811987FE)])
+@pytest.mark.parametrize("batch,expected", [(BATCH_V2, 0x1C077701), (CONTROL_V2, 0x6EB21B54), (LZ4_V2, 0x811987FE)])
 def test_v2_batch_crc32c(batch, expected):
     # CRC-32C over [21, end), stored big-endian at offset 17.
     assert crc32c(batch[21:]) == expected

@@ -1,5 +1,6 @@
 """`kcodec dump` prints what kafka-dump-log.sh prints for the spec's worked examples
 (shared/spec §10 and §11), and `kcodec verify` finds what is wrong and where."""
+
 from __future__ import annotations
 
 import json
@@ -44,22 +45,27 @@ def test_v0_dump_lines(tmp_path, capsys):
     path = segment(tmp_path, V0_ENTRY)
     _, out, _ = run(capsys, "dump", str(path), "--print-data-log")
     lines = out.splitlines()
-    assert lines[2] == ("offset: 0 position: 0 NoTimestampType: -1 size: 34 magic: 0 compresscodec: none "
-                        "crc: 592888119 isvalid: true")
-    assert lines[3] == ("| offset: 0 NoTimestampType: -1 keySize: 3 valueSize: 5 isValid: true crc: 592888119} "
-                        "key: key payload: value")
+    assert lines[2] == (
+        "offset: 0 position: 0 NoTimestampType: -1 size: 34 magic: 0 compresscodec: none crc: 592888119 isvalid: true"
+    )
+    assert lines[3] == (
+        "| offset: 0 NoTimestampType: -1 keySize: 3 valueSize: 5 isValid: true crc: 592888119} key: key payload: value"
+    )
 
 
 def test_v1_dump_batch_line(tmp_path, capsys):
     _, out, _ = run(capsys, "dump", str(segment(tmp_path, V1_ENTRY)))
-    assert out.splitlines()[2] == ("offset: 0 position: 0 CreateTime: 0 size: 42 magic: 1 compresscodec: none "
-                                   "crc: 213653215 isvalid: true")
+    assert out.splitlines()[2] == (
+        "offset: 0 position: 0 CreateTime: 0 size: 42 magic: 1 compresscodec: none crc: 213653215 isvalid: true"
+    )
 
 
 def test_commit_marker_record_line(tmp_path, capsys):
     _, out, _ = run(capsys, "dump", str(segment(tmp_path, COMMIT_BATCH)), "--deep-iteration")
-    assert out.splitlines()[-1] == ("| offset: 0 CreateTime: 0 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] "
-                                    "endTxnMarker: COMMIT coordinatorEpoch: 5")
+    assert out.splitlines()[-1] == (
+        "| offset: 0 CreateTime: 0 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] "
+        "endTxnMarker: COMMIT coordinatorEpoch: 5"
+    )
     assert "isTransactional: true isControl: true" in out.splitlines()[2]
 
 
@@ -79,13 +85,20 @@ def test_partial_tail_reported_like_kafka(tmp_path, capsys):
 def test_non_consecutive_offsets_go_to_stderr(tmp_path, capsys):
     second = (5).to_bytes(8, "big") + V2_BATCH[8:]
     _, _, err = run(capsys, "dump", str(segment(tmp_path, V2_BATCH + second)), "--deep-iteration")
-    assert err.splitlines() == [f"Non-consecutive offsets in {tmp_path / '00000000000000000000.log'}",
-                                "  0 is followed by 5"]
+    assert err.splitlines() == [
+        f"Non-consecutive offsets in {tmp_path / '00000000000000000000.log'}",
+        "  0 is followed by 5",
+    ]
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in VECTORS.glob("*.json")
-                                        if json.loads(p.read_text())["expected"] == "ok"
-                                        and not json.loads(p.read_text()).get("optional")))
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        p.stem
+        for p in VECTORS.glob("*.json")
+        if json.loads(p.read_text())["expected"] == "ok" and not json.loads(p.read_text()).get("optional")
+    ),
+)
 def test_json_dump_matches_vector(name, capsys):
     want = json.loads((VECTORS / f"{name}.json").read_text())
     code, out, _ = run(capsys, "dump", "--json", str(VECTORS / f"{name}.bin"))
@@ -93,14 +106,19 @@ def test_json_dump_matches_vector(name, capsys):
     got = [json.loads(line) for line in out.splitlines() if not json.loads(line).get("partialBatch")]
     assert len(got) == len(want["batches"])
     for g, w in zip(got, want["batches"]):
-        assert (g["position"], g["magic"], g["crc"], g["crcValid"]) == (w["position"], w["magic"], w["crc"],
-                                                                        w["crcValid"])
+        assert (g["position"], g["magic"], g["crc"], g["crcValid"]) == (
+            w["position"],
+            w["magic"],
+            w["crc"],
+            w["crcValid"],
+        )
         assert g["compression"] == w["attributes"]["compression"]
     records = [r for g in got for r in g["records"]]
     assert [r["offset"] for r in records] == [r["offset"] for r in want["records"]]
     assert [(r["key"], r["value"]) for r in records] == [(r["key"], r["value"]) for r in want["records"]]
-    assert [r["timestamp"] if r["timestampType"] != "NoTimestampType" else None for r in records] == \
-        [r["timestamp"] for r in want["records"]]
+    assert [r["timestamp"] if r["timestampType"] != "NoTimestampType" else None for r in records] == [
+        r["timestamp"] for r in want["records"]
+    ]
     assert [r["headers"] for r in records] == [r.get("headers", []) for r in want["records"]]
 
 
@@ -124,8 +142,7 @@ def test_verify_strict_partial_tail_and_lenient(tmp_path, capsys):
     assert code == 0
 
 
-@pytest.mark.parametrize("name", ["pub_sarama_fetch_partial", "pub_sarama_fetch_overflow",
-                                  "pub_sarama_magic2_message"])
+@pytest.mark.parametrize("name", ["pub_sarama_fetch_partial", "pub_sarama_fetch_overflow", "pub_sarama_magic2_message"])
 def test_verify_error_vectors(name, capsys):
     want = json.loads((VECTORS / f"{name}.json").read_text())
     code, out, _ = run(capsys, "verify", str(VECTORS / f"{name}.bin"))

@@ -5,6 +5,7 @@ decompression, no recursion past one wrapper level, linear time on adversarial i
 
 Kafka's own corrupt-input cases (shared/spec §1 framing and §8 validation rules) are tests here, one
 per rule, each input placed after a valid batch so that positions are seen to be absolute."""
+
 from __future__ import annotations
 
 import re
@@ -19,10 +20,10 @@ from kcodec import errors as E
 from kcodec.cli import main
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
-from kcodec.runtime import compression
-from kcodec.runtime.crc import crc32c
 from kcodec.records.decode import decode_entry
 from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE, default_max_decompressed_size, read_batches
+from kcodec.runtime import compression
+from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import decode_varint, decode_varlong, encode_varint, encode_varlong
 from tests.test_worked_examples import V2_BATCH
 
@@ -31,12 +32,20 @@ PRE = len(V2_BATCH)  # every damaged entry below follows one valid 76-byte batch
 
 # ---------------------------------------------------------------------------- builders
 
+
 def vint(n: int) -> bytes:
     return encode_varint(n)
 
 
-def record(key: bytes | None = b"k", value: bytes | None = b"v", headers: bytes = b"\x00", *, delta: int = 0,
-           length: int | None = None, raw_length: bytes | None = None) -> bytes:
+def record(
+    key: bytes | None = b"k",
+    value: bytes | None = b"v",
+    headers: bytes = b"\x00",
+    *,
+    delta: int = 0,
+    length: int | None = None,
+    raw_length: bytes | None = None,
+) -> bytes:
     """A v2 record; ``headers`` is the raw header count and headers."""
     body = b"\x00" + encode_varlong(0) + vint(delta)
     body += vint(-1) if key is None else vint(len(key)) + key
@@ -46,10 +55,20 @@ def record(key: bytes | None = b"k", value: bytes | None = b"v", headers: bytes 
     return prefix + body
 
 
-def batch(records: bytes, count: int, *, attributes: int = 0, base_offset: int = 0, crc: int | None = None,
-          length: int | None = None, last_delta: int | None = None) -> bytes:
-    tail = struct.pack(">hiqqqhii", attributes, count - 1 if last_delta is None else last_delta, 0, 0, -1, -1, -1,
-                       count) + records
+def batch(
+    records: bytes,
+    count: int,
+    *,
+    attributes: int = 0,
+    base_offset: int = 0,
+    crc: int | None = None,
+    length: int | None = None,
+    last_delta: int | None = None,
+) -> bytes:
+    tail = (
+        struct.pack(">hiqqqhii", attributes, count - 1 if last_delta is None else last_delta, 0, 0, -1, -1, -1, count)
+        + records
+    )
     after = struct.pack(">ibI", 0, 2, crc32c(tail) if crc is None else crc) + tail
     return struct.pack(">qi", base_offset, len(after) if length is None else length) + after
 
@@ -58,8 +77,15 @@ def compressed_batch(codec_name: str, plain: bytes, count: int, **kw) -> bytes:
     return batch(compression.compress(codec_name, plain), count, attributes=compression.CODEC_IDS[codec_name], **kw)
 
 
-def legacy(magic: int, attributes: int = 0, key: bytes | None = None, value: bytes | None = b"v", *,
-           offset: int = 0, crc: int | None = None) -> bytes:
+def legacy(
+    magic: int,
+    attributes: int = 0,
+    key: bytes | None = None,
+    value: bytes | None = b"v",
+    *,
+    offset: int = 0,
+    crc: int | None = None,
+) -> bytes:
     body = bytes([magic, attributes]) + (struct.pack(">q", 0) if magic == 1 else b"")
     body += struct.pack(">i", -1) if key is None else struct.pack(">i", len(key)) + key
     body += struct.pack(">i", -1) if value is None else struct.pack(">i", len(value)) + value
@@ -84,10 +110,16 @@ def first_error(data: bytes, **options) -> E.DecodeError:
 # ---------------------------------------------------------------------------- the tree
 
 KINDS = {
-    E.CrcMismatchError: "crc", E.TruncatedError: "truncated", E.BadLengthError: "length",
-    E.VarintTooLongError: "varint", E.RecordCountError: "record_count", E.UnknownMagicError: "magic",
-    E.CompressionError: "compression", E.DecompressionError: "decompression",
-    E.DecompressionLimitError: "decompression_limit", E.CorruptError: "corrupt",
+    E.CrcMismatchError: "crc",
+    E.TruncatedError: "truncated",
+    E.BadLengthError: "length",
+    E.VarintTooLongError: "varint",
+    E.RecordCountError: "record_count",
+    E.UnknownMagicError: "magic",
+    E.CompressionError: "compression",
+    E.DecompressionError: "decompression",
+    E.DecompressionLimitError: "decompression_limit",
+    E.CorruptError: "corrupt",
 }
 
 
@@ -104,6 +136,7 @@ def test_one_class_per_kind_under_one_base():
 
 
 # ---------------------------------------------------------------------------- Kafka §1: framing
+
 
 def test_size_below_minimum_record_overhead():
     exc = first_error(struct.pack(">qi", 7, 13) + bytes(20))
@@ -138,6 +171,7 @@ def test_partial_trailing_batch_is_a_tail_when_lenient_and_an_error_when_strict(
 
 # ---------------------------------------------------------------------------- Kafka §8 A: batch integrity
 
+
 def test_v2_size_smaller_than_the_minimum_overhead():
     exc = first_error(batch(b"", 0, length=48) + bytes(10))
     assert isinstance(exc, E.BadLengthError)
@@ -159,6 +193,7 @@ def test_legacy_crc_mismatch():
 
 
 # ---------------------------------------------------------------------------- Kafka §8 B: v2 record iteration
+
 
 def test_negative_record_count():
     exc = first_error(batch(b"", -1, last_delta=0))
@@ -287,8 +322,19 @@ def test_control_record_key_too_short():
 
 # ---------------------------------------------------------------------------- nothing else escapes
 
-FOREIGN = (IndexError, struct.error, KeyError, ValueError, UnicodeDecodeError, OverflowError, MemoryError,
-           RecursionError, TypeError, AttributeError, zlib.error)
+FOREIGN = (
+    IndexError,
+    struct.error,
+    KeyError,
+    ValueError,
+    UnicodeDecodeError,
+    OverflowError,
+    MemoryError,
+    RecursionError,
+    TypeError,
+    AttributeError,
+    zlib.error,
+)
 
 
 def _every_decoder(data: bytes):
@@ -301,11 +347,24 @@ def _every_decoder(data: bytes):
         yield lambda entity=entity, version=version: codec(entity, version).parse_prefix(data)
 
 
-@pytest.mark.parametrize("data", [
-    b"", b"\x00", bytes(17), b"\xff" * 80, V2_BATCH[:61], V2_BATCH[:-1], V2_BATCH + b"\x00",
-    batch(b"\xff" * 10, 1), batch(b"", 0, attributes=4), legacy(0, attributes=3, value=b"\x04\x22\x4d\x18"),
-    legacy(1, value=None, key=b"\xff" * 3), batch(record(headers=vint(1) + vint(2) + b"\xc3\x28" + vint(-1)), 1),
-], ids=lambda d: d[:12].hex() or "empty")
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\x00",
+        bytes(17),
+        b"\xff" * 80,
+        V2_BATCH[:61],
+        V2_BATCH[:-1],
+        V2_BATCH + b"\x00",
+        batch(b"\xff" * 10, 1),
+        batch(b"", 0, attributes=4),
+        legacy(0, attributes=3, value=b"\x04\x22\x4d\x18"),
+        legacy(1, value=None, key=b"\xff" * 3),
+        batch(record(headers=vint(1) + vint(2) + b"\xc3\x28" + vint(-1)), 1),
+    ],
+    ids=lambda d: d[:12].hex() or "empty",
+)
 def test_nothing_but_decode_errors(data):
     for decode in _every_decoder(data):
         try:
@@ -322,6 +381,7 @@ def test_invalid_utf8_header_key_is_corrupt_not_unicode_error():
 
 
 # ---------------------------------------------------------------------------- bounded resources
+
 
 def test_a_declared_2_gib_value_in_a_tiny_input_costs_nothing():
     data = legacy(1, value=b"x")
@@ -383,8 +443,11 @@ def _nested(levels: int) -> bytes:
 
 def test_no_recursion_beyond_one_wrapper_level():
     data = _nested(1500)  # each backend used to recurse once per level
-    for decode in (lambda: DECODERS[("legacy_log_entry", 1)][0](data),
-                   lambda: codec("legacy_log_entry", 1).parse(data), lambda: decode_entry(data)):
+    for decode in (
+        lambda: DECODERS[("legacy_log_entry", 1)][0](data),
+        lambda: codec("legacy_log_entry", 1).parse(data),
+        lambda: decode_entry(data),
+    ):
         with pytest.raises(E.CorruptError) as info:
             decode()
         assert "compress" in str(info.value)
@@ -443,6 +506,7 @@ def test_adversarial_counts_fail_fast():
 
 # ---------------------------------------------------------------------------- the CLI
 
+
 def test_cli_prints_one_line_without_traceback_and_exits_3(tmp_path, capsys):
     path = tmp_path / "bad.log"
     path.write_bytes(V2_BATCH + batch(record(headers=vint(-1)), 1))
@@ -450,8 +514,10 @@ def test_cli_prints_one_line_without_traceback_and_exits_3(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 3
     assert "Traceback" not in err
-    assert err.splitlines() == [f"kcodec dump: {path}: headers: negative count -1 (at byte {PRE + 61 + 9}, batch "
-                                "offset 0, field records.headers) (--skip-corrupt reads on past damaged batches)"]
+    assert err.splitlines() == [
+        f"kcodec dump: {path}: headers: negative count -1 (at byte {PRE + 61 + 9}, batch "
+        "offset 0, field records.headers) (--skip-corrupt reads on past damaged batches)"
+    ]
     assert any(line.startswith("baseOffset: 0") for line in out.splitlines())  # the good batch was printed
 
 

@@ -1,17 +1,18 @@
 """Differential tests: the fast pure-Python decoders agree exactly with the
 construct reference codecs, on values drawn from the schemas and on every
 shared vector, including damaged bytes (same error kind)."""
+
 from __future__ import annotations
 
-import json
 import struct
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from kcodec.fuzz.strategies import entity_strategy
 from kcodec.errors import BadLengthError, KcodecError
+from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
 from tests.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
@@ -36,8 +37,7 @@ def fast_plain(entity, version, data, **options):
 
 def _named(entity, version, values):
     """Fast tuples as dicts, walking the IR for nested entities."""
-    from kcodec.codegen.schema import ArrayType, EntityRef
-    from kcodec.codegen.schema import resolve
+    from kcodec.codegen.schema import ArrayType, EntityRef, resolve
 
     _, fields = DECODERS[(entity, version)]
     ev = resolve(SCHEMAS, SCHEMAS.entities[entity], version)
@@ -84,7 +84,7 @@ def test_fast_equals_construct_on_schema_values(entity, version):
         if raw:
             i = data.draw(st.integers(0, len(raw) - 1))
             cut = raw[:i]
-            flipped = raw[:i] + bytes([raw[i] ^ data.draw(st.integers(1, 255))]) + raw[i + 1:]
+            flipped = raw[:i] + bytes([raw[i] ^ data.draw(st.integers(1, 255))]) + raw[i + 1 :]
             for bad in (cut, flipped):
                 ref = outcome(lambda: as_plain(c.parse(bad)))
                 got = outcome(lambda: whole(entity, version, bad))
@@ -99,7 +99,7 @@ def entries(data):
         size = struct.unpack_from(">i", data, pos + 8)[0]
         if size < 0 or pos + 12 + size > len(data):
             return
-        yield data[pos:pos + 12 + size]
+        yield data[pos : pos + 12 + size]
         pos += 12 + size
 
 

@@ -1,5 +1,6 @@
 """The fast encoders (generated from the IR) give the construct reference's
 bytes exactly, for every entity and version, over values drawn from the schemas."""
+
 from __future__ import annotations
 
 import importlib

@@ -1,6 +1,7 @@
 """Fuzzing from the schemas: the span-aware encoder prints exactly what the generated builders print,
 the mutators damage what they say they damage, and a bounded fuzz run with a fixed seed (what CI runs)
 finds no unexpected exception and no hang in any decoder of any entity version."""
+
 from __future__ import annotations
 
 import json
@@ -8,14 +9,15 @@ import random
 import struct
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kcodec.cli import main
-from kcodec.fuzz.strategies import entity_strategy
 from kcodec.errors import DecodeError
 from kcodec.fuzz import mutators as M
 from kcodec.fuzz.encoder import Bytes, Compressed, Derived, Int, encode_int, encode_tree, overlong_varint, serialize
 from kcodec.fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
+from kcodec.fuzz.strategies import entity_strategy
 from kcodec.fuzz.targets import check_entity, check_segment, replay
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
@@ -25,6 +27,7 @@ IDS = [f"{e}-v{v}" for e, v in ENTITY_VERSIONS]
 
 
 # ---------------------------------------------------------------------------- the encoder
+
 
 @pytest.mark.parametrize("entity,version", ENTITY_VERSIONS, ids=IDS)
 def test_encoder_prints_what_the_builder_prints(entity, version):
@@ -39,11 +42,11 @@ def test_encoder_prints_what_the_builder_prints(entity, version):
             data = enc.data if sp.stream is None else enc.plain[sp.stream.uid]
             assert 0 <= sp.start <= sp.end <= len(data)
             if isinstance(sp.node, Int):
-                assert data[sp.start:sp.end] == encode_int(sp.node.itype, sp.node.value)
+                assert data[sp.start : sp.end] == encode_int(sp.node.itype, sp.node.value)
             elif isinstance(sp.node, Derived):
-                assert data[sp.start:sp.end] == encode_int(sp.node.itype, enc.derived[sp.node.uid])
+                assert data[sp.start : sp.end] == encode_int(sp.node.itype, enc.derived[sp.node.uid])
             elif isinstance(sp.node, Bytes) and sp.part == "data":
-                assert data[sp.start:sp.end] == sp.node.data
+                assert data[sp.start : sp.end] == sp.node.data
 
     check()
 
@@ -62,14 +65,33 @@ def _sample(entity: str, version: int, value: dict) -> M.Sample:
 
 
 def _batch_value(codec_name: str = "gzip", records: int = 3) -> dict:
-    rec = {"attributes": 0, "timestamp_delta": 5, "offset_delta": 0, "key": b"key", "value": b"value",
-           "headers": [{"key": "h", "value": b"1"}]}
-    return {"base_offset": 10, "partition_leader_epoch": 0,
-            "attributes": {"compression": codec_name, "timestamp_type": "create_time", "transactional": False,
-                           "control": False, "delete_horizon": False, "unused": 0},
-            "last_offset_delta": records - 1, "base_timestamp": 0, "max_timestamp": 0, "producer_id": -1,
-            "producer_epoch": -1, "base_sequence": -1,
-            "records": [dict(rec, offset_delta=i) for i in range(records)]}
+    rec = {
+        "attributes": 0,
+        "timestamp_delta": 5,
+        "offset_delta": 0,
+        "key": b"key",
+        "value": b"value",
+        "headers": [{"key": "h", "value": b"1"}],
+    }
+    return {
+        "base_offset": 10,
+        "partition_leader_epoch": 0,
+        "attributes": {
+            "compression": codec_name,
+            "timestamp_type": "create_time",
+            "transactional": False,
+            "control": False,
+            "delete_horizon": False,
+            "unused": 0,
+        },
+        "last_offset_delta": records - 1,
+        "base_timestamp": 0,
+        "max_timestamp": 0,
+        "producer_id": -1,
+        "producer_epoch": -1,
+        "base_sequence": -1,
+        "records": [dict(rec, offset_delta=i) for i in range(records)],
+    }
 
 
 def test_length_lie_with_the_crc_recomputed_reaches_the_structure_check():
@@ -151,6 +173,7 @@ def test_valid_overlong_varints_decode_to_the_same_batch(data):
 
 # ---------------------------------------------------------------------------- targets
 
+
 def test_check_entity_reports_foreign_exceptions(monkeypatch):
     import kcodec.fuzz.targets as T
 
@@ -167,8 +190,9 @@ def test_segment_promises_hold_for_a_damaged_log():
     from tests.test_resync_recover import STARTS, damaged
 
     data = damaged(1, 8, 0x7F)
-    intact = tuple((p, STARTS[i + 1] - p if i + 1 < len(STARTS) else len(data) - p)
-                   for i, p in enumerate(STARTS) if i != 1)
+    intact = tuple(
+        (p, STARTS[i + 1] - p if i + 1 < len(STARTS) else len(data) - p) for i, p in enumerate(STARTS) if i != 1
+    )
     r = check_segment(data, intact, STARTS[1], limit=1 << 20)
     assert not r.unexpected and r.outcome == "truncated"
 
@@ -182,6 +206,7 @@ def test_replay_runs_a_saved_note():
 
 # ---------------------------------------------------------------------------- the runner and the command
 
+
 def test_bounded_fuzz_with_a_fixed_seed():
     """What CI runs every time: every entity version and mixed-magic logs, damaged every way."""
     stats = fuzz(FuzzConfig(iterations=6000, seed=20261122, limit=256 << 10))
@@ -190,8 +215,18 @@ def test_bounded_fuzz_with_a_fixed_seed():
     assert stats.outcomes["unexpected"] == 0 and stats.outcomes["hang"] == 0, summary
     assert set(stats.by_target) == set(all_targets()), summary
     assert stats.outcomes["decoded"] > 300
-    kinds = {"crc", "truncated", "length", "varint", "record_count", "magic", "compression", "decompression",
-             "decompression_limit", "corrupt"}
+    kinds = {
+        "crc",
+        "truncated",
+        "length",
+        "varint",
+        "record_count",
+        "magic",
+        "compression",
+        "decompression",
+        "decompression_limit",
+        "corrupt",
+    }
     assert kinds <= set(stats.outcomes), summary
     assert set(stats.by_mutator) >= set(M.TREE_MUTATORS) | set(M.BYTE_MUTATORS), summary
 
@@ -209,8 +244,22 @@ def test_parallel_jobs_merge():
 
 
 def test_cli_fuzz(capsys, tmp_path):
-    code = main(["fuzz", "--entity", "record_header", "--entity", "segment", "--iterations", "200", "--seed", "1",
-                 "--json", str(tmp_path / "s.json"), "--quiet"])
+    code = main(
+        [
+            "fuzz",
+            "--entity",
+            "record_header",
+            "--entity",
+            "segment",
+            "--iterations",
+            "200",
+            "--seed",
+            "1",
+            "--json",
+            str(tmp_path / "s.json"),
+            "--quiet",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert out.startswith("200 iterations in ") and "/s)" in out and "peak memory" in out
@@ -232,8 +281,7 @@ def test_cli_fuzz_saves_reproducers_and_fails(capsys, tmp_path, monkeypatch):
 
     monkeypatch.setitem(T.DECODERS, ("record_header", 2), (flaky, real[1]))
     crashes = tmp_path / "crashes"
-    code = main(["fuzz", "--entity", "record_header", "--iterations", "150", "--save-crashes", str(crashes),
-                 "--quiet"])
+    code = main(["fuzz", "--entity", "record_header", "--iterations", "150", "--save-crashes", str(crashes), "--quiet"])
     out = capsys.readouterr().out
     assert code == 1
     assert "UNEXPECTED unexpected in record_header v2 / fast: error: planted" in out

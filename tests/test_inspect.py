@@ -1,5 +1,6 @@
 """``kcodec inspect``: the annotated view names every field at the right byte range (spec §11),
 marks damage where it is and goes on, and works on the shared vectors and on segments kcodec writes."""
+
 from __future__ import annotations
 
 import json
@@ -17,15 +18,18 @@ VECTORS = Path(__file__).parent / "vectors" / "public"
 # Spec §11, byte for byte.
 EX_11_1 = bytes.fromhex(
     "00000000000000000000004000000000021c07770100000000000000000000000000000000000000000000ffffffffffffffffffff"
-    "ffffffff000000011c000000066b65790a76616c756500")
+    "ffffffff000000011c000000066b65790a76616c756500"
+)
 EX_11_2 = bytes.fromhex("0000000000000000000000162356c1370000000000036b65790000000576616c7565")
 EX_11_3 = bytes.fromhex("00000000000000000000001e0cbc16df01000000000000000000000000036b65790000000576616c7565")
 EX_11_4 = bytes.fromhex(
     "00000000000000000000004200000000026eb21b540030000000000000000000000000000000000000000000000000000003e80000"
-    "ffffffff000000012000000008000000010c00000000000500")
+    "ffffffff000000012000000008000000010c00000000000500"
+)
 EX_11_5 = bytes.fromhex(
     "00000000000000000000004f0000000002811987fe00030000000000000000000000000000000000000000ffffffffffffffffffff"
-    "ffffffff0000000104224d186040820f0000801c000000066b65790a76616c75650000000000")
+    "ffffffff0000000104224d186040820f0000801c000000066b65790a76616c75650000000000"
+)
 EX_11_7 = bytes.fromhex("1e00000002 6b 01 04 02 68 01 04 6832 02 78".replace(" ", ""))
 
 
@@ -61,9 +65,18 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 # ---------------------------------------------------------------------------- the worked examples
 
 V2_HEADER = {  # spec §2: path -> (offset, size)
-    "base_offset": (0, 8), "batch_length": (8, 4), "partition_leader_epoch": (12, 4), "magic": (16, 1),
-    "crc": (17, 4), "attributes": (21, 2), "last_offset_delta": (23, 4), "base_timestamp": (27, 8),
-    "max_timestamp": (35, 8), "producer_id": (43, 8), "producer_epoch": (51, 2), "base_sequence": (53, 4),
+    "base_offset": (0, 8),
+    "batch_length": (8, 4),
+    "partition_leader_epoch": (12, 4),
+    "magic": (16, 1),
+    "crc": (17, 4),
+    "attributes": (21, 2),
+    "last_offset_delta": (23, 4),
+    "base_timestamp": (27, 8),
+    "max_timestamp": (35, 8),
+    "producer_id": (43, 8),
+    "producer_epoch": (51, 2),
+    "base_sequence": (53, 4),
     "records_count": (57, 4),
 }
 
@@ -74,11 +87,20 @@ def test_11_1_every_field_at_its_byte_range() -> None:
     for path, (offset, size) in V2_HEADER.items():
         assert at(span, path) == (offset, offset + size), path
     expected = {  # §11.1 "Field by field", the record at @61
-        "records": (61, 76), "records[0]": (61, 76), "records[0].length": (61, 62),
-        "records[0].attributes": (62, 63), "records[0].timestamp_delta": (63, 64),
-        "records[0].offset_delta": (64, 65), "records[0].key": (65, 69), "records[0].key.length": (65, 66),
-        "records[0].key.data": (66, 69), "records[0].value": (69, 75), "records[0].value.length": (69, 70),
-        "records[0].value.data": (70, 75), "records[0].headers": (75, 76), "records[0].headers.count": (75, 76),
+        "records": (61, 76),
+        "records[0]": (61, 76),
+        "records[0].length": (61, 62),
+        "records[0].attributes": (62, 63),
+        "records[0].timestamp_delta": (63, 64),
+        "records[0].offset_delta": (64, 65),
+        "records[0].key": (65, 69),
+        "records[0].key.length": (65, 66),
+        "records[0].key.data": (66, 69),
+        "records[0].value": (69, 75),
+        "records[0].value.length": (69, 70),
+        "records[0].value.data": (70, 75),
+        "records[0].headers": (75, 76),
+        "records[0].headers.count": (75, 76),
     }
     for path, rng in expected.items():
         assert at(span, path) == rng, path
@@ -128,11 +150,20 @@ def test_11_2_and_11_3_legacy_messages(data: bytes, version: int, crc: int) -> N
     span = one(data)
     assert span.type == f"legacy_log_entry v{version}" and span.status == OK
     shift = 8 * version  # the v1 timestamp
-    expected = {"offset": (0, 8), "size": (8, 12), "message": (12, len(data)), "message.crc": (12, 16),
-                "message.magic": (16, 17), "message.attributes": (17, 18),
-                "message.key": (18 + shift, 25 + shift), "message.key.length": (18 + shift, 22 + shift),
-                "message.key.data": (22 + shift, 25 + shift), "message.value": (25 + shift, 34 + shift),
-                "message.value.length": (25 + shift, 29 + shift), "message.value.data": (29 + shift, 34 + shift)}
+    expected = {
+        "offset": (0, 8),
+        "size": (8, 12),
+        "message": (12, len(data)),
+        "message.crc": (12, 16),
+        "message.magic": (16, 17),
+        "message.attributes": (17, 18),
+        "message.key": (18 + shift, 25 + shift),
+        "message.key.length": (18 + shift, 22 + shift),
+        "message.key.data": (22 + shift, 25 + shift),
+        "message.value": (25 + shift, 34 + shift),
+        "message.value.length": (25 + shift, 29 + shift),
+        "message.value.data": (29 + shift, 34 + shift),
+    }
     if version:
         expected["message.timestamp"] = (18, 26)
     else:
@@ -141,8 +172,9 @@ def test_11_2_and_11_3_legacy_messages(data: bytes, version: int, crc: int) -> N
         assert at(span, path) == rng, path
     assert span.find("size").value == len(data) - 12
     assert span.find("message.crc").value == crc
-    assert any(n.startswith(f"crc32 of bytes 16..{len(data) - 1}") and n.endswith("OK")
-               for n in span.find("message.crc").notes)
+    assert any(
+        n.startswith(f"crc32 of bytes 16..{len(data) - 1}") and n.endswith("OK") for n in span.find("message.crc").notes
+    )
     assert_tiles(span, 0, len(data))
 
 
@@ -182,10 +214,18 @@ def test_11_5_compressed_stream_and_decompressed_records() -> None:
 
 def test_11_7_record_with_headers() -> None:
     span = Inspector(expand=True).inspect_entity("record", 2, EX_11_7)
-    expected = {"length": (0, 1), "key.data": (5, 6), "value": (6, 7), "headers.count": (7, 8),
-                "headers[0].key.length": (8, 9), "headers[0].key.data": (9, 10), "headers[0].value": (10, 11),
-                "headers[1].key.data": (12, 14), "headers[1].value.length": (14, 15),
-                "headers[1].value.data": (15, 16)}
+    expected = {
+        "length": (0, 1),
+        "key.data": (5, 6),
+        "value": (6, 7),
+        "headers.count": (7, 8),
+        "headers[0].key.length": (8, 9),
+        "headers[0].key.data": (9, 10),
+        "headers[0].value": (10, 11),
+        "headers[1].key.data": (12, 14),
+        "headers[1].value.length": (14, 15),
+        "headers[1].value.data": (15, 16),
+    }
     for path, rng in expected.items():
         assert at(span, path) == rng, path
     assert span.find("value").value is None and span.find("value").display == "null"
@@ -195,6 +235,7 @@ def test_11_7_record_with_headers() -> None:
 
 
 # ---------------------------------------------------------------------------- damage
+
 
 def test_bad_crc_is_marked_and_inspection_goes_on() -> None:
     data = bytearray(EX_11_1)
@@ -274,6 +315,7 @@ def test_bad_compressed_stream() -> None:
 
 # ---------------------------------------------------------------------------- the command
 
+
 @pytest.fixture
 def ex_file(tmp_path: Path) -> Path:
     p = tmp_path / "00000000000000000000.log"
@@ -286,9 +328,11 @@ def test_cli_text(capsys, ex_file: Path) -> None:
     assert code == EXIT_OK and err == ""
     assert "\x1b[" not in out  # not a terminal: plain text
     titles = [ln for ln in out.splitlines() if ln.startswith("entry ")]
-    assert titles == ["entry at byte 0: record_batch v2, 76 bytes, offset 0",
-                      "entry at byte 76: legacy_log_entry v1, 42 bytes, offset 0",
-                      "entry at byte 118: record_batch v2, 91 bytes, offset 0"]
+    assert titles == [
+        "entry at byte 0: record_batch v2, 76 bytes, offset 0",
+        "entry at byte 76: legacy_log_entry v1, 42 bytes, offset 0",
+        "entry at byte 118: record_batch v2, 91 bytes, offset 0",
+    ]
     assert out.rstrip().splitlines()[-1] == f"-- {ex_file}: 3 entries, bytes 0..208 of 209: 0 damaged"
     assert "records[0].key.data" not in out  # records are summarised ...
     code, out, _ = run(capsys, "inspect", str(ex_file), "--records")
@@ -298,7 +342,8 @@ def test_cli_text(capsys, ex_file: Path) -> None:
 def test_cli_at_offset_batches(capsys, ex_file: Path) -> None:
     code, out, _ = run(capsys, "inspect", str(ex_file), "--at", "76")
     assert code == 0 and [ln for ln in out.splitlines() if ln.startswith("entry ")] == [
-        "entry at byte 76: legacy_log_entry v1, 42 bytes, offset 0"]
+        "entry at byte 76: legacy_log_entry v1, 42 bytes, offset 0"
+    ]
     code, out, _ = run(capsys, "inspect", str(ex_file), "--at", "76", "--batches", "2")
     assert len([ln for ln in out.splitlines() if ln.startswith("entry ")]) == 2
     code, out, _ = run(capsys, "inspect", str(ex_file), "--batches", "1")
@@ -313,10 +358,12 @@ def test_cli_offset_finds_the_entry(capsys, tmp_path: Path) -> None:
     from kcodec import encode_batch
 
     p = tmp_path / "seg.log"
-    p.write_bytes(encode_batch([{"value": b"a"}, {"value": b"b"}], base_offset=0)
-                  + encode_batch([{"value": b"c"}], magic=1, base_offset=2)
-                  + encode_batch([{"value": b"d"}, {"value": b"e"}], magic=1, compression="gzip", base_offset=3)
-                  + encode_batch([{"value": b"f"}] * 3, base_offset=5, compression="zstd"))
+    p.write_bytes(
+        encode_batch([{"value": b"a"}, {"value": b"b"}], base_offset=0)
+        + encode_batch([{"value": b"c"}], magic=1, base_offset=2)
+        + encode_batch([{"value": b"d"}, {"value": b"e"}], magic=1, compression="gzip", base_offset=3)
+        + encode_batch([{"value": b"f"}] * 3, base_offset=5, compression="zstd")
+    )
     expect = {0: 0, 1: 0, 2: 1, 3: 2, 4: 2, 5: 3, 7: 3}
     positions = [s.start for s in Inspector().entries(p.read_bytes())]
     for offset, index in expect.items():
@@ -394,8 +441,13 @@ def test_cli_empty_file(capsys, tmp_path: Path) -> None:
 
 _VECTORS = sorted(VECTORS.glob("*.bin"))
 # Bytes Kafka itself refuses (zstd below magic 2) or that are cut short: inspection must still run.
-_DAMAGED = {"pub_sarama_fetch_overflow", "pub_sarama_fetch_partial", "pub_sarama_magic2_message",
-            "pub_sarama_v1_zstd_bulk", "pub_sarama_v1_zstd_empty_inner"}
+_DAMAGED = {
+    "pub_sarama_fetch_overflow",
+    "pub_sarama_fetch_partial",
+    "pub_sarama_magic2_message",
+    "pub_sarama_v1_zstd_bulk",
+    "pub_sarama_v1_zstd_empty_inner",
+}
 
 
 @pytest.mark.parametrize("path", _VECTORS, ids=lambda p: p.stem)
@@ -407,7 +459,8 @@ def test_shared_vectors(path: Path) -> None:
     whole = [s for s in spans if s.kind == "entry"]
     if meta["expected"] == "ok" and path.stem not in _DAMAGED:
         assert all(s.status != BAD for s in spans), [
-            (x.path, x.notes) for s in spans for x in s.walk() if x.status == BAD]
+            (x.path, x.notes) for s in spans for x in s.walk() if x.status == BAD
+        ]
         assert spans[-1].end == len(data)
         assert_tiles_all(spans, len(data))
         if meta.get("batchCount") is not None:
@@ -415,8 +468,12 @@ def test_shared_vectors(path: Path) -> None:
         # every record of the decode is in the view, with its key and value
         for name in ("key", "value"):
             want = Counter(bytes.fromhex(r[name]) for r in meta.get("records", []) if r.get(name) is not None)
-            seen = Counter(x.value for e in spans for x in e.walk()
-                           if x.kind == "field" and x.path.rsplit(".", 1)[-1] == name and isinstance(x.value, bytes))
+            seen = Counter(
+                x.value
+                for e in spans
+                for x in e.walk()
+                if x.kind == "field" and x.path.rsplit(".", 1)[-1] == name and isinstance(x.value, bytes)
+            )
             assert not want - seen, (name, want - seen)
     else:
         assert any(s.status == BAD for s in spans)
@@ -434,8 +491,11 @@ def assert_tiles_all(spans: list[Span], size: int) -> None:
     assert pos == size
 
 
-@pytest.mark.parametrize("path", [p for p in _VECTORS if p.stem not in _DAMAGED][:6] +
-                         [VECTORS / "pub_sarama_v2_gzip.bin"], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _VECTORS if p.stem not in _DAMAGED][:6] + [VECTORS / "pub_sarama_v2_gzip.bin"],
+    ids=lambda p: p.stem,
+)
 def test_cli_on_vectors(capsys, path: Path) -> None:
     for extra in ([], ["--records"], ["--json"]):
         code, out, err = run(capsys, "inspect", str(path), *extra)
@@ -444,15 +504,35 @@ def test_cli_on_vectors(capsys, path: Path) -> None:
 
 # ---------------------------------------------------------------------------- segments kcodec writes
 
-@pytest.mark.parametrize("magic,compression", [(2, "none"), (2, "gzip"), (2, "snappy"), (2, "lz4"), (2, "zstd"),
-                                               (1, "none"), (1, "gzip"), (1, "lz4"), (0, "none"),
-                                               (0, "snappy"), (0, "lz4")])
+
+@pytest.mark.parametrize(
+    "magic,compression",
+    [
+        (2, "none"),
+        (2, "gzip"),
+        (2, "snappy"),
+        (2, "lz4"),
+        (2, "zstd"),
+        (1, "none"),
+        (1, "gzip"),
+        (1, "lz4"),
+        (0, "none"),
+        (0, "snappy"),
+        (0, "lz4"),
+    ],
+)
 def test_segments_written_by_kcodec(capsys, tmp_path: Path, magic: int, compression: str) -> None:
     from kcodec import SegmentWriter, encode_batch
 
-    records = [{"key": f"k{i}".encode(), "value": f"value {i}".encode() * (i + 1),
-                "timestamp": 1_700_000_000_000 + i if magic else -1,
-                "headers": [("h", b"x")] if magic == 2 else []} for i in range(5)]
+    records = [
+        {
+            "key": f"k{i}".encode(),
+            "value": f"value {i}".encode() * (i + 1),
+            "timestamp": 1_700_000_000_000 + i if magic else -1,
+            "headers": [("h", b"x")] if magic == 2 else [],
+        }
+        for i in range(5)
+    ]
     directory = tmp_path / "topic-0"
     with SegmentWriter(directory) as w:
         w.append(encode_batch(records[:3], magic=magic, compression=compression, base_offset=0))
@@ -460,12 +540,14 @@ def test_segments_written_by_kcodec(capsys, tmp_path: Path, magic: int, compress
     log = directory / "00000000000000000000.log"
     data = log.read_bytes()
     spans = list(Inspector(expand=True).entries(data))
-    assert all(s.status != BAD for s in spans), [(x.path, x.notes) for s in spans for x in s.walk()
-                                                 if x.status == BAD]
+    assert all(s.status != BAD for s in spans), [(x.path, x.notes) for s in spans for x in s.walk() if x.status == BAD]
     assert_tiles_all(spans, len(data))
-    values = [x.value for s in spans for x in s.walk() if x.path.endswith("value") and x.kind == "field"
-              and "headers[" not in x.path
-              and isinstance(x.value, bytes)]
+    values = [
+        x.value
+        for s in spans
+        for x in s.walk()
+        if x.path.endswith("value") and x.kind == "field" and "headers[" not in x.path and isinstance(x.value, bytes)
+    ]
     assert values == [r["value"] for r in records]
     if compression != "none":
         assert sum(1 for s in spans for x in s.walk() if x.kind == "decompressed") == len(spans)
@@ -483,8 +565,13 @@ def test_only_the_schema_module_reads_the_generator() -> None:
     readers = set()
     for module in Path(package.__path__[0]).glob("*.py"):
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             if any(n == "kcodec.codegen" or n.startswith("kcodec.codegen.") for n in names):
                 readers.add(module.name)
     assert readers == {"schema.py"}

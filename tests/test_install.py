@@ -1,5 +1,6 @@
 """Build a wheel, install it into a fresh virtualenv and use it from outside
 the repository: the package must work without the source tree."""
+
 from __future__ import annotations
 
 import json
@@ -16,23 +17,28 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 # Not copied into the build tree: environments, VCS data and build leftovers.
-_IGNORE = shutil.ignore_patterns(".venv", "venv", ".git", "build", "dist", "*.egg-info", "__pycache__",
-                                 ".pytest_cache", ".hypothesis", "*.pyc")
+_IGNORE = shutil.ignore_patterns(
+    ".venv", "venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "*.pyc"
+)
 
 
 def _clean_env() -> dict[str, str]:
     """The environment minus anything that would point Python back at the repository
     or at the test runner's own virtualenv."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONSAFEPATH")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONSAFEPATH")
+    }
     venv_bin = str(Path(sys.executable).parent)
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
     return env
 
 
 def _run(args: list, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(a) for a in args], cwd=cwd, env=_clean_env(), capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=_clean_env(), capture_output=True, text=True, timeout=timeout
+    )
     return proc
 
 
@@ -72,8 +78,14 @@ def test_wheel_contains_package_data(installed) -> None:
         assert f"kcodec/schemas/{name}" in names
     for name in templates:
         assert f"kcodec/codegen/templates/{name}" in names
-    for name in ("kcodec/__init__.py", "kcodec/cli.py", "kcodec/generated/__init__.py",
-                 "kcodec/generated/record_batch.py", "kcodec/codegen/schema/loader.py", "kcodec/runtime/__init__.py"):
+    for name in (
+        "kcodec/__init__.py",
+        "kcodec/cli.py",
+        "kcodec/generated/__init__.py",
+        "kcodec/generated/record_batch.py",
+        "kcodec/codegen/schema/loader.py",
+        "kcodec/runtime/__init__.py",
+    ):
         assert name in names
     tops = {n.split("/")[0] for n in names}
     # one import package: no top-level codegen/, generated/ or schemas/
@@ -87,11 +99,18 @@ def test_installed_layout(installed) -> None:
 
 
 def test_installed_size(installed) -> None:
-    proc = _ok(_run([installed["kcodec"], "size", "--magic", "2", "--key-size", "3", "--value-size", "5",
-                     "--format", "json"], cwd=installed["cwd"]))
+    proc = _ok(
+        _run(
+            [installed["kcodec"], "size", "--magic", "2", "--key-size", "3", "--value-size", "5", "--format", "json"],
+            cwd=installed["cwd"],
+        )
+    )
     assert json.loads(proc.stdout) == {"magic": 2, "bytes": 76}
-    proc = _ok(_run([installed["kcodec"], "size", "--magic", "2", "--key-size", "3", "--value-size", "5"],
-                    cwd=installed["cwd"]))
+    proc = _ok(
+        _run(
+            [installed["kcodec"], "size", "--magic", "2", "--key-size", "3", "--value-size", "5"], cwd=installed["cwd"]
+        )
+    )
     assert proc.stdout.rstrip().endswith("76")
 
 
@@ -99,8 +118,13 @@ def test_installed_generate_check_is_fresh(installed) -> None:
     # the generator's dependencies are the `generate` extra: without it the command says how to get it
     proc = _run([installed["kcodec"], "generate", "--check"], cwd=installed["cwd"])
     assert proc.returncode == 3 and "pip install 'kcodec[generate]'" in proc.stderr, proc.stderr
-    _ok(_run([installed["python"], "-m", "pip", "install", f"{installed['wheel']}[generate]"], cwd=installed["cwd"],
-             timeout=900))
+    _ok(
+        _run(
+            [installed["python"], "-m", "pip", "install", f"{installed['wheel']}[generate]"],
+            cwd=installed["cwd"],
+            timeout=900,
+        )
+    )
     proc = _ok(_run([installed["kcodec"], "generate", "--check"], cwd=installed["cwd"]))
     assert "is fresh" in proc.stdout
     site = str(installed["venv"])

@@ -13,6 +13,7 @@
 
 Everything runs on 127.0.0.1; every loop is bounded in count and in time.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,9 +29,9 @@ ck = pytest.importorskip("confluent_kafka")
 crc32c_lib = pytest.importorskip("crc32c")
 
 from kcodec.records.encode import encode_batch, encode_control_batch  # noqa: E402
-from kcodec.runtime.crc import crc32c as kcodec_crc32c  # noqa: E402
 from kcodec.records.model import Batch, TimestampType  # noqa: E402
 from kcodec.records.reader import read_batches  # noqa: E402
+from kcodec.runtime.crc import crc32c as kcodec_crc32c  # noqa: E402
 
 from .kafka_wire import KafkaWire, error_name  # noqa: E402
 
@@ -50,6 +51,7 @@ XERIAL_MAGIC = b"\x82SNAPPY\x00"
 
 
 # --- the records ----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Rec:
@@ -88,6 +90,7 @@ def unique_topic(prefix: str) -> str:
 
 # --- the mock cluster -----------------------------------------------------------------
 
+
 @dataclass
 class Mock:
     producer: object
@@ -105,8 +108,12 @@ class Mock:
 @contextmanager
 def mock_cluster(**conf):
     """A confluent_kafka.Producer owning a one-broker mock cluster, which lives as long as it."""
-    config = {"test.mock.num.brokers": 1, "linger.ms": 50, "message.timeout.ms": 10000,
-              "log_level": 3}  # keep librdkafka's deprecation warnings for the fallback settings quiet
+    config = {
+        "test.mock.num.brokers": 1,
+        "linger.ms": 50,
+        "message.timeout.ms": 10000,
+        "log_level": 3,
+    }  # keep librdkafka's deprecation warnings for the fallback settings quiet
     config.update(conf)
     producer = ck.Producer(config)
     try:
@@ -142,6 +149,7 @@ def produce_with_librdkafka(mock: Mock, topic: str, records) -> list:
 
 # --- raw log access -------------------------------------------------------------------
 
+
 @dataclass
 class LogEntry:
     raw: bytes  # the whole entry as stored (12-byte header included)
@@ -169,7 +177,7 @@ def fetch_log(mock: Mock, topic: str, *, version: int = 4, verify_crc: bool = Tr
             batches = list(read_batches(records, verify_crc=verify_crc, strict=True))
             assert batches, f"Fetch @{offset} returned {len(records)} bytes but no whole entry"
             for b in batches:
-                out.append(LogEntry(records[b.position:b.position + b.size], b))
+                out.append(LogEntry(records[b.position : b.position + b.size], b))
             next_offset = batches[-1].next_offset
             assert next_offset > offset, f"log does not advance past offset {offset}: {batches[-1]}"
             offset = next_offset
@@ -185,8 +193,10 @@ def assert_librdkafka_codec(b: Batch, compression: str) -> None:
     smaller; a batch holding one of the big compressible values must carry the codec."""
     holds_big = any(r.value in (BIG, BIG2) for r in b.records)
     allowed = {compression} if holds_big or compression == "none" else {compression, "none"}
-    assert b.compression in allowed, (f"batch @{b.base_offset} ({len(b.records)} records) has codec "
-                                      f"{b.compression}, expected {' or '.join(sorted(allowed))}")
+    assert b.compression in allowed, (
+        f"batch @{b.base_offset} ({len(b.records)} records) has codec "
+        f"{b.compression}, expected {' or '.join(sorted(allowed))}"
+    )
 
 
 def assert_records_equal(got, expected, *, magic: int, first_offset: int = 0, offsets=None, context: str = ""):
@@ -202,8 +212,9 @@ def assert_records_equal(got, expected, *, magic: int, first_offset: int = 0, of
         assert g.value == e.value, f"{where}: value {g.value!r:.80} != {e.value!r:.80}"
         assert list(g.headers) == list(e.headers), f"{where}: headers {g.headers!r} != {list(e.headers)!r}"
         if magic == 0:
-            assert g.timestamp == -1 and g.timestamp_type == TimestampType.NO_TIMESTAMP_TYPE, \
+            assert g.timestamp == -1 and g.timestamp_type == TimestampType.NO_TIMESTAMP_TYPE, (
                 f"{where}: v0 has no timestamp, got {g.timestamp} {g.timestamp_type!r}"
+            )
         else:
             assert g.timestamp == e.timestamp, f"{where}: timestamp {g.timestamp} != {e.timestamp}"
             assert g.timestamp_type == TimestampType.CREATE_TIME, f"{where}: {g.timestamp_type!r}"
@@ -230,11 +241,13 @@ def stored_records_region(entry: LogEntry) -> bytes:
 
 # --- kcodec as the writer -------------------------------------------------------------
 
+
 def kcodec_encode(records, *, magic: int, compression: str, base_offset: int = 0, **options) -> bytes:
     """Log entries for ``records`` from kcodec's writer (one v2 batch; v0/v1: one entry per
     record, or one compressed wrapper)."""
-    return encode_batch([r.as_dict() for r in records], magic=magic, compression=compression,
-                        base_offset=base_offset, **options)
+    return encode_batch(
+        [r.as_dict() for r in records], magic=magic, compression=compression, base_offset=base_offset, **options
+    )
 
 
 def produce_raw(mock: Mock, topic: str, data: bytes, *, version: int = 3, what: str = "this message set") -> int:
@@ -244,13 +257,16 @@ def produce_raw(mock: Mock, topic: str, data: bytes, *, version: int = 3, what: 
         wire.ensure_topic(topic)
         result = wire.produce(topic, PARTITION, data, version=version)
     if result.error_code == ERR_UNSUPPORTED_VERSION:
-        pytest.skip(f"librdkafka's mock broker refuses {what} (Produce v{version}: "
-                    f"{error_name(result.error_code)}); it stores only v2 batches and uncompressed v0/v1 messages")
+        pytest.skip(
+            f"librdkafka's mock broker refuses {what} (Produce v{version}: "
+            f"{error_name(result.error_code)}); it stores only v2 batches and uncompressed v0/v1 messages"
+        )
     assert result.error_code == 0, f"Produce v{version} to {topic}: {error_name(result.error_code)}"
     return result.base_offset
 
 
 # --- librdkafka as the reader ----------------------------------------------------------
+
 
 @dataclass
 class Consumed:
@@ -264,9 +280,16 @@ class Consumed:
 def consume_with_librdkafka(mock: Mock, topic: str, *, end_offset: int, **conf) -> list[Consumed]:
     """Everything librdkafka's consumer delivers from ``topic``-0 until partition EOF at
     ``end_offset``; bounded in polls and time."""
-    config = {"bootstrap.servers": mock.bootstrap, "group.id": unique_topic("kcodec-interop"),
-              "auto.offset.reset": "earliest", "enable.auto.commit": False, "check.crcs": True,
-              "enable.partition.eof": True, "fetch.wait.max.ms": 50, "log_level": 3}
+    config = {
+        "bootstrap.servers": mock.bootstrap,
+        "group.id": unique_topic("kcodec-interop"),
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "check.crcs": True,
+        "enable.partition.eof": True,
+        "fetch.wait.max.ms": 50,
+        "log_level": 3,
+    }
     config.update(conf)
     consumer = ck.Consumer(config)
     got: list[Consumed] = []
@@ -275,8 +298,10 @@ def consume_with_librdkafka(mock: Mock, topic: str, *, end_offset: int, **conf) 
         deadline = time.monotonic() + CONSUME_DEADLINE
         for _ in range(CONSUME_MAX_POLLS):
             remaining = deadline - time.monotonic()
-            assert remaining > 0, (f"librdkafka delivered {len(got)} messages from {topic} but no EOF at "
-                                   f"offset {end_offset} within {CONSUME_DEADLINE}s")
+            assert remaining > 0, (
+                f"librdkafka delivered {len(got)} messages from {topic} but no EOF at "
+                f"offset {end_offset} within {CONSUME_DEADLINE}s"
+            )
             msg = consumer.poll(min(0.5, remaining))
             if msg is None:
                 continue
@@ -287,18 +312,18 @@ def consume_with_librdkafka(mock: Mock, topic: str, *, end_offset: int, **conf) 
                         return got
                     continue
                 raise AssertionError(f"librdkafka consumer error on {topic}: {err}")
-            got.append(Consumed(msg.offset(), msg.key(), msg.value(), list(msg.headers() or []),
-                                msg.timestamp()))
-        raise AssertionError(f"no EOF at offset {end_offset} after {CONSUME_MAX_POLLS} polls "
-                             f"({len(got)} messages)")
+            got.append(Consumed(msg.offset(), msg.key(), msg.value(), list(msg.headers() or []), msg.timestamp()))
+        raise AssertionError(f"no EOF at offset {end_offset} after {CONSUME_MAX_POLLS} polls ({len(got)} messages)")
     finally:
         consumer.close()
 
 
 def assert_consumed_equal(got: list[Consumed], expected, *, magic: int, offsets, context: str):
     offsets = list(offsets)
-    assert len(got) == len(expected), (f"{context}: librdkafka delivered {len(got)} messages "
-                                       f"(offsets {[m.offset for m in got]}), kcodec wrote {len(expected)}")
+    assert len(got) == len(expected), (
+        f"{context}: librdkafka delivered {len(got)} messages "
+        f"(offsets {[m.offset for m in got]}), kcodec wrote {len(expected)}"
+    )
     for i, (g, e, off) in enumerate(zip(got, expected, offsets)):
         where = f"{context} message {i}"
         assert g.offset == off, f"{where}: offset {g.offset} != {off}"
@@ -308,13 +333,15 @@ def assert_consumed_equal(got: list[Consumed], expected, *, magic: int, offsets,
         if magic == 0:
             assert g.timestamp[0] == ck.TIMESTAMP_NOT_AVAILABLE, f"{where}: v0 timestamp {g.timestamp}"
         else:
-            assert g.timestamp == (ck.TIMESTAMP_CREATE_TIME, e.timestamp), \
+            assert g.timestamp == (ck.TIMESTAMP_CREATE_TIME, e.timestamp), (
                 f"{where}: timestamp {g.timestamp} != (CreateTime, {e.timestamp})"
+            )
 
 
 # =============================================================================
 # 1. librdkafka writes, kcodec reads
 # =============================================================================
+
 
 @pytest.mark.parametrize("compression", CODECS)
 def test_kcodec_reads_librdkafka_v2(compression):
@@ -332,8 +359,9 @@ def test_kcodec_reads_librdkafka_v2(compression):
         assert_librdkafka_codec(b, compression)
         assert not b.is_transactional and not b.is_control and b.producer_id == -1
         assert b.timestamp_type == TimestampType.CREATE_TIME
-        assert b.max_timestamp == max(r.timestamp for r in b.records), \
+        assert b.max_timestamp == max(r.timestamp for r in b.records), (
             f"batch max_timestamp {b.max_timestamp} != largest record timestamp"
+        )
         assert b.record_count == len(b.records) == b.last_offset - b.base_offset + 1
         if b.compression == "snappy":
             # librdkafka writes one raw snappy block, not snappy-java's xerial framing: no
@@ -385,17 +413,21 @@ def test_kcodec_reads_librdkafka_legacy(magic, fallback, compression):
         reports = produce_with_librdkafka(mock, topic, V2_RECORDS)
         errors = {err.code() for err, _ in reports if err is not None}
         if errors == {ERR_UNSUPPORTED_VERSION}:
-            pytest.skip(f"librdkafka wrote compressed magic-{magic} message sets ({compression}); the mock "
-                        "broker refuses them with UNSUPPORTED_VERSION (it stores v2 batches and uncompressed "
-                        "v0/v1 messages only)")
+            pytest.skip(
+                f"librdkafka wrote compressed magic-{magic} message sets ({compression}); the mock "
+                "broker refuses them with UNSUPPORTED_VERSION (it stores v2 batches and uncompressed "
+                "v0/v1 messages only)"
+            )
         assert not errors, f"delivery errors: {reports}"
         entries = fetch_log(mock, topic, version=2)
 
     written = {e.batch.magic for e in entries}
     if magic == 1 and written == {2}:
-        pytest.skip("librdkafka cannot be made to write magic 1 against the mock broker: "
-                    "broker.version.fallback >= 0.10 always re-enables ApiVersionRequest, the mock advertises "
-                    "Produce v0-v10, so librdkafka writes magic 2")
+        pytest.skip(
+            "librdkafka cannot be made to write magic 1 against the mock broker: "
+            "broker.version.fallback >= 0.10 always re-enables ApiVersionRequest, the mock advertises "
+            "Produce v0-v10, so librdkafka writes magic 2"
+        )
     assert written == {magic}, f"librdkafka wrote magic {written}, expected {magic}"
     for e in entries:
         b = e.batch
@@ -404,13 +436,13 @@ def test_kcodec_reads_librdkafka_legacy(magic, fallback, compression):
         if b.compression != compression:
             # librdkafka sends a message set uncompressed when compressing does not make it smaller.
             assert b.compression == "none", f"entry @{b.base_offset}: codec {b.compression}"
-    assert_records_equal(data_records(entries), expected, magic=magic,
-                         context=f"librdkafka v{magic} {compression}")
+    assert_records_equal(data_records(entries), expected, magic=magic, context=f"librdkafka v{magic} {compression}")
 
 
 # =============================================================================
 # 2. kcodec writes, librdkafka reads
 # =============================================================================
+
 
 @pytest.mark.parametrize("compression", CODECS)
 def test_librdkafka_reads_kcodec_v2(compression):
@@ -431,11 +463,11 @@ def test_librdkafka_reads_kcodec_v2(compression):
 
     # The broker rewrites base offset and partition leader epoch (neither is under the CRC);
     # from the magic byte on, the stored batches are kcodec's bytes.
-    assert [e.raw[16:] for e in stored] == [data1[16:], data2[16:]], \
+    assert [e.raw[16:] for e in stored] == [data1[16:], data2[16:]], (
         "the mock broker stored other bytes than kcodec sent"
+    )
     assert all(e.batch.crc_valid for e in stored)
-    assert_consumed_equal(got, V2_RECORDS, magic=2, offsets=range(len(V2_RECORDS)),
-                          context=f"kcodec v2 {compression}")
+    assert_consumed_equal(got, V2_RECORDS, magic=2, offsets=range(len(V2_RECORDS)), context=f"kcodec v2 {compression}")
 
 
 @pytest.mark.parametrize("compression", LEGACY_CODECS)
@@ -447,18 +479,26 @@ def test_librdkafka_reads_kcodec_legacy(magic, compression):
         data = kcodec_encode(expected, magic=magic, compression=compression)
         decoded = list(read_batches(data, strict=True))
         assert all(b.magic == magic and b.crc_valid and b.compression == compression for b in decoded)
-        assert_records_equal([r for b in decoded for r in b.records], expected, magic=magic,
-                             context="kcodec reading its own legacy output")
-        assert produce_raw(mock, topic, data, version=2,
-                           what=f"kcodec's compressed magic-{magic} wrapper ({compression})") == 0
+        assert_records_equal(
+            [r for b in decoded for r in b.records],
+            expected,
+            magic=magic,
+            context="kcodec reading its own legacy output",
+        )
+        assert (
+            produce_raw(mock, topic, data, version=2, what=f"kcodec's compressed magic-{magic} wrapper ({compression})")
+            == 0
+        )
         got = consume_with_librdkafka(mock, topic, end_offset=len(expected))
-    assert_consumed_equal(got, expected, magic=magic, offsets=range(len(expected)),
-                          context=f"kcodec v{magic} {compression}")
+    assert_consumed_equal(
+        got, expected, magic=magic, offsets=range(len(expected)), context=f"kcodec v{magic} {compression}"
+    )
 
 
 # =============================================================================
 # 3. Transactions
 # =============================================================================
+
 
 def _crc_checked(entry: LogEntry) -> Batch:
     """The control batch decoded with CRC verification. The mock coordinator writes its
@@ -478,8 +518,7 @@ def _crc_checked(entry: LogEntry) -> Batch:
 def test_kcodec_reads_librdkafka_transactions(compression):
     topic = unique_topic(f"rdk-txn-{compression}")
     committed, aborted = V2_RECORDS[:3], V2_RECORDS[3:]
-    conf = {"compression.type": compression, "transactional.id": unique_topic("txn"),
-            "transaction.timeout.ms": 10000}
+    conf = {"compression.type": compression, "transactional.id": unique_topic("txn"), "transaction.timeout.ms": 10000}
     with mock_cluster(**conf) as mock:
         p = mock.producer
         try:
@@ -508,25 +547,38 @@ def test_kcodec_reads_librdkafka_transactions(compression):
     markers = []
     for e in control:
         b = _crc_checked(e)
-        assert b.is_transactional and b.producer_id == pid and b.producer_epoch == epoch, \
+        assert b.is_transactional and b.producer_id == pid and b.producer_epoch == epoch, (
             f"control batch @{b.base_offset}: transactional={b.is_transactional} pid={b.producer_id}/{b.producer_epoch}"
+        )
         (r,) = b.records
         assert r.is_control and r.control.is_transaction_marker
         markers.append((b.base_offset, r.control.name))
         # kcodec's writer makes the same marker, but for the CRC and baseSequence: Kafka (and
         # kcodec) write -1 for a marker's baseSequence, the mock coordinator writes 0.
-        ours = encode_control_batch(r.control.name, producer_id=pid, producer_epoch=epoch,
-                                    coordinator_epoch=r.control.coordinator_epoch, offset=b.base_offset,
-                                    timestamp=b.base_timestamp, partition_leader_epoch=b.partition_leader_epoch)
+        ours = encode_control_batch(
+            r.control.name,
+            producer_id=pid,
+            producer_epoch=epoch,
+            coordinator_epoch=r.control.coordinator_epoch,
+            offset=b.base_offset,
+            timestamp=b.base_timestamp,
+            partition_leader_epoch=b.partition_leader_epoch,
+        )
         outside = slice(0, 17), slice(21, 53), slice(57, None)  # all but crc and base_sequence
-        assert [ours[s] for s in outside] == [e.raw[s] for s in outside], \
+        assert [ours[s] for s in outside] == [e.raw[s] for s in outside], (
             f"kcodec's {r.control.name} marker differs from the mock's:\n{ours.hex()}\n{e.raw.hex()}"
+        )
     # Log: committed data, COMMIT, aborted data, ABORT.
     n1, n2 = len(committed), len(aborted)
     assert markers == [(n1, "COMMIT"), (n1 + 1 + n2, "ABORT")], markers
     offsets = list(range(n1)) + list(range(n1 + 1, n1 + 1 + n2))
-    assert_records_equal(data_records(entries), committed + aborted, magic=2, offsets=offsets,
-                         context=f"librdkafka transactions {compression}")
+    assert_records_equal(
+        data_records(entries),
+        committed + aborted,
+        magic=2,
+        offsets=offsets,
+        context=f"librdkafka transactions {compression}",
+    )
 
 
 @pytest.mark.parametrize("compression", ["none", "zstd"])
@@ -538,14 +590,31 @@ def test_librdkafka_skips_kcodec_transaction_markers(compression):
     pid, epoch = 4242, 3
     n1, n2 = len(committed), len(aborted)
     log = [
-        kcodec_encode(committed, magic=2, compression=compression, producer_id=pid, producer_epoch=epoch,
-                      base_sequence=0, transactional=True),
-        encode_control_batch("commit", producer_id=pid, producer_epoch=epoch, coordinator_epoch=7,
-                             offset=n1, timestamp=T0 + 100),
-        kcodec_encode(aborted, magic=2, compression=compression, base_offset=n1 + 1, producer_id=pid,
-                      producer_epoch=epoch, base_sequence=n1, transactional=True),
-        encode_control_batch("abort", producer_id=pid, producer_epoch=epoch, coordinator_epoch=7,
-                             offset=n1 + 1 + n2, timestamp=T0 + 200),
+        kcodec_encode(
+            committed,
+            magic=2,
+            compression=compression,
+            producer_id=pid,
+            producer_epoch=epoch,
+            base_sequence=0,
+            transactional=True,
+        ),
+        encode_control_batch(
+            "commit", producer_id=pid, producer_epoch=epoch, coordinator_epoch=7, offset=n1, timestamp=T0 + 100
+        ),
+        kcodec_encode(
+            aborted,
+            magic=2,
+            compression=compression,
+            base_offset=n1 + 1,
+            producer_id=pid,
+            producer_epoch=epoch,
+            base_sequence=n1,
+            transactional=True,
+        ),
+        encode_control_batch(
+            "abort", producer_id=pid, producer_epoch=epoch, coordinator_epoch=7, offset=n1 + 1 + n2, timestamp=T0 + 200
+        ),
     ]
     with mock_cluster() as mock:
         for data in log:
@@ -556,8 +625,9 @@ def test_librdkafka_skips_kcodec_transaction_markers(compression):
     kinds = [(e.batch.is_control, e.batch.records[0].control.name if e.batch.is_control else None) for e in stored]
     assert kinds == [(False, None), (True, "COMMIT"), (False, None), (True, "ABORT")], kinds
     offsets = list(range(n1)) + list(range(n1 + 1, n1 + 1 + n2))
-    assert_consumed_equal(got, committed + aborted, magic=2, offsets=offsets,
-                          context=f"kcodec transactional {compression}")
+    assert_consumed_equal(
+        got, committed + aborted, magic=2, offsets=offsets, context=f"kcodec transactional {compression}"
+    )
 
 
 def test_librdkafka_and_kcodec_agree_on_mock_marker_crc():
@@ -578,9 +648,17 @@ def test_librdkafka_and_kcodec_agree_on_mock_marker_crc():
         if marker.batch.crc_valid:
             pytest.skip("this mock cluster writes valid marker CRCs; nothing to compare")
 
-        consumer = ck.Consumer({"bootstrap.servers": mock.bootstrap, "group.id": unique_topic("g"),
-                                "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                                "check.crcs": True, "fetch.wait.max.ms": 50, "log_level": 0})
+        consumer = ck.Consumer(
+            {
+                "bootstrap.servers": mock.bootstrap,
+                "group.id": unique_topic("g"),
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                "check.crcs": True,
+                "fetch.wait.max.ms": 50,
+                "log_level": 0,
+            }
+        )
         error = None
         try:
             consumer.assign([ck.TopicPartition(topic, PARTITION, ck.OFFSET_BEGINNING)])
@@ -601,5 +679,6 @@ def test_librdkafka_and_kcodec_agree_on_mock_marker_crc():
     ours = kcodec_crc32c(marker.raw[21:])
     match = re.search(r"original 0x([0-9a-f]+) != calculated 0x([0-9a-f]+)", err.str())
     assert match, f"unrecognised librdkafka CRC error text: {err.str()}"
-    assert (int(match.group(1), 16), int(match.group(2), 16)) == (marker.batch.crc, ours), \
+    assert (int(match.group(1), 16), int(match.group(2), 16)) == (marker.batch.crc, ours), (
         f"librdkafka: {err.str()}; kcodec: stored {marker.batch.crc:#x}, computed {ours:#x}"
+    )

@@ -19,14 +19,11 @@ Gaps, each asserted rather than silently skipped where possible:
 * aiokafka neither writes nor reads LZ4 at magic 0 (its UnsupportedCodecError,
   KAFKA-3160); the test asserts that refusal.
 """
+
 from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import aiokafka.codec
 import aiokafka.errors
@@ -34,6 +31,9 @@ import aiokafka.record.default_records as aio_default
 import aiokafka.record.legacy_records as aio_legacy
 import aiokafka.record.memory_records as aio_memory
 import kafka.codec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from kafka.record import MemoryRecords as KpMemoryRecords
 from kafka.record import MemoryRecordsBuilder as KpMemoryRecordsBuilder
 from kafka.record.default_records import DefaultRecordBatchBuilder as KpDefaultBuilder
@@ -52,6 +52,7 @@ LAT = TimestampType.LOG_APPEND_TIME
 
 # ---------------------------------------------------------------------------- the clients under test
 
+
 class Client:
     """One client's record writer and reader behind a common interface."""
 
@@ -68,12 +69,20 @@ class Client:
         cid = CODEC_IDS[compression]
         if magic == 2:
             p = producer or {}
-            b = self.default_builder(magic=2, compression_type=cid, is_transactional=int(p.get("transactional", 0)),
-                                     producer_id=p.get("producer_id", -1), producer_epoch=p.get("producer_epoch", -1),
-                                     base_sequence=p.get("base_sequence", -1), batch_size=1 << 24)
+            b = self.default_builder(
+                magic=2,
+                compression_type=cid,
+                is_transactional=int(p.get("transactional", 0)),
+                producer_id=p.get("producer_id", -1),
+                producer_epoch=p.get("producer_epoch", -1),
+                base_sequence=p.get("base_sequence", -1),
+                batch_size=1 << 24,
+            )
             for i, r in enumerate(records):
-                assert b.append(i, timestamp=r["timestamp"], key=r["key"], value=r["value"],
-                                headers=list(r["headers"])) is not None
+                assert (
+                    b.append(i, timestamp=r["timestamp"], key=r["key"], value=r["value"], headers=list(r["headers"]))
+                    is not None
+                )
         else:
             b = self.legacy_builder(magic, cid, 1 << 24)
             for i, r in enumerate(records):
@@ -101,20 +110,38 @@ class Client:
 
 def _aio_ext_is_c() -> bool:
     spec = importlib.util.find_spec(aio_memory.MemoryRecords.__module__)
-    return spec is not None and spec.origin is not None and spec.origin.endswith(
-        tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    return (
+        spec is not None
+        and spec.origin is not None
+        and spec.origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    )
 
 
-_KP_UNSUPPORTED = {} if kafka.codec.has_snappy() else {
-    (m, "snappy"): "skip:python-snappy is not installed, kafka-python has no snappy codec" for m in (0, 1, 2)}
+_KP_UNSUPPORTED = (
+    {}
+    if kafka.codec.has_snappy()
+    else {(m, "snappy"): "skip:python-snappy is not installed, kafka-python has no snappy codec" for m in (0, 1, 2)}
+)
 _AIO_UNSUPPORTED = {(0, "lz4"): "refuses: aiokafka has no magic-0 LZ4 (KAFKA-3160)"}
 
 CLIENTS = [
     Client("kafka-python", KpDefaultBuilder, KpLegacyBuilder, KpMemoryRecords, 0, _KP_UNSUPPORTED),
-    Client("aiokafka-C", aio_default.DefaultRecordBatchBuilder, aio_legacy.LegacyRecordBatchBuilder,
-           aio_memory.MemoryRecords, -1, _AIO_UNSUPPORTED),
-    Client("aiokafka-py", aio_default._DefaultRecordBatchBuilderPy, aio_legacy._LegacyRecordBatchBuilderPy,
-           aio_memory._MemoryRecordsPy, -1, _AIO_UNSUPPORTED),
+    Client(
+        "aiokafka-C",
+        aio_default.DefaultRecordBatchBuilder,
+        aio_legacy.LegacyRecordBatchBuilder,
+        aio_memory.MemoryRecords,
+        -1,
+        _AIO_UNSUPPORTED,
+    ),
+    Client(
+        "aiokafka-py",
+        aio_default._DefaultRecordBatchBuilderPy,
+        aio_legacy._LegacyRecordBatchBuilderPy,
+        aio_memory._MemoryRecordsPy,
+        -1,
+        _AIO_UNSUPPORTED,
+    ),
 ]
 CLIENT_IDS = [c.name for c in CLIENTS]
 
@@ -123,8 +150,12 @@ def test_aiokafka_c_extension_is_in_use():
     from aiokafka.util import NO_EXTENSIONS
 
     assert not NO_EXTENSIONS
-    for cls in (aio_memory.MemoryRecords, aio_default.DefaultRecordBatchBuilder,
-                aio_legacy.LegacyRecordBatchBuilder, aio_default.DefaultRecordBatch):
+    for cls in (
+        aio_memory.MemoryRecords,
+        aio_default.DefaultRecordBatchBuilder,
+        aio_legacy.LegacyRecordBatchBuilder,
+        aio_default.DefaultRecordBatch,
+    ):
         assert cls.__module__.startswith("aiokafka.record._crecords."), cls
     assert _aio_ext_is_c()
     # ... and the pure-Python variants tested alongside really are Python.
@@ -143,13 +174,15 @@ def record_lists(draw, *, magic, min_size=1, max_size=6):
     first_ts = draw(st.integers(0, 2**42))
     recs = []
     for _ in range(n):
-        recs.append({
-            "key": draw(st.none() | st.binary(max_size=12)),
-            "value": draw(st.none() | st.binary(max_size=40)),
-            "headers": draw(headers_st) if magic == 2 else [],
-            # Around one time, as producers write; -1 only at v0 (no timestamps there).
-            "timestamp": -1 if magic == 0 else first_ts + draw(st.integers(-5000, 5000)),
-        })
+        recs.append(
+            {
+                "key": draw(st.none() | st.binary(max_size=12)),
+                "value": draw(st.none() | st.binary(max_size=40)),
+                "headers": draw(headers_st) if magic == 2 else [],
+                # Around one time, as producers write; -1 only at v0 (no timestamps there).
+                "timestamp": -1 if magic == 0 else first_ts + draw(st.integers(-5000, 5000)),
+            }
+        )
     if magic > 0:
         for r in recs:
             r["timestamp"] = max(r["timestamp"], 0)
@@ -159,16 +192,24 @@ def record_lists(draw, *, magic, min_size=1, max_size=6):
 def compressible(n=20, magic=2):
     """Records the clients really compress (kafka-python's v2 builder falls back to
     none when compression does not shrink the data)."""
-    return [{"key": b"key-%d" % i, "value": b"value %d " % i * 40,
-             "headers": [("trace", b"t" * 10), ("null", None)] if magic == 2 else [],
-             "timestamp": -1 if magic == 0 else 1_700_000_000_000 + i} for i in range(n)]
+    return [
+        {
+            "key": b"key-%d" % i,
+            "value": b"value %d " % i * 40,
+            "headers": [("trace", b"t" * 10), ("null", None)] if magic == 2 else [],
+            "timestamp": -1 if magic == 0 else 1_700_000_000_000 + i,
+        }
+        for i in range(n)
+    ]
 
 
 def _views(records, magic, offsets=None):
     """(offset, timestamp, key, value, headers), as every reader should report them."""
     offsets = offsets if offsets is not None else range(len(records))
-    return [(o, r["timestamp"] if magic else -1, r["key"], r["value"], [tuple(h) for h in r["headers"]])
-            for o, r in zip(offsets, records)]
+    return [
+        (o, r["timestamp"] if magic else -1, r["key"], r["value"], [tuple(h) for h in r["headers"]])
+        for o, r in zip(offsets, records)
+    ]
 
 
 def client_view(pairs):
@@ -188,6 +229,7 @@ def kcodec_view(data):
 
 # ---------------------------------------------------------------------------- (a) byte for byte, uncompressed
 
+
 @pytest.mark.parametrize("client", CLIENTS, ids=CLIENT_IDS)
 @pytest.mark.parametrize("magic", [0, 1, 2])
 def test_uncompressed_bytes_equal_client(client, magic):
@@ -196,10 +238,12 @@ def test_uncompressed_bytes_equal_client(client, magic):
     def check(records, with_producer, data):
         producer = {}
         if magic == 2 and with_producer:
-            producer = {"producer_id": data.draw(st.integers(0, 2**40)),
-                        "producer_epoch": data.draw(st.integers(0, 2**15 - 1)),
-                        "base_sequence": data.draw(st.integers(0, 2**31 - 1)),
-                        "transactional": data.draw(st.booleans())}
+            producer = {
+                "producer_id": data.draw(st.integers(0, 2**40)),
+                "producer_epoch": data.draw(st.integers(0, 2**15 - 1)),
+                "base_sequence": data.draw(st.integers(0, 2**31 - 1)),
+                "transactional": data.draw(st.booleans()),
+            }
         theirs = client.write(magic, "none", records, producer=producer)
         extra = {"partition_leader_epoch": client.ple} if magic == 2 else {}
         ours = encode_batch(records, magic=magic, **extra, **producer)
@@ -218,16 +262,25 @@ def test_uncompressed_bytes_equal_kafka_python_memory_records_builder(magic):
     extra = {"partition_leader_epoch": 0} if magic == 2 else {}
     assert encode_batch(records, magic=magic, **extra) == bytes(b.buffer())
     if magic == 2:
-        t = KpMemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20, transactional=True,
-                                   producer_id=123, producer_epoch=4, base_sequence=56)
+        t = KpMemoryRecordsBuilder(
+            magic=2,
+            compression_type=0,
+            batch_size=1 << 20,
+            transactional=True,
+            producer_id=123,
+            producer_epoch=4,
+            base_sequence=56,
+        )
         for r in records:
             t.append(timestamp=r["timestamp"], key=r["key"], value=r["value"], headers=r["headers"])
         t.close()
-        assert encode_batch(records, partition_leader_epoch=0, transactional=True, producer_id=123,
-                            producer_epoch=4, base_sequence=56) == bytes(t.buffer())
+        assert encode_batch(
+            records, partition_leader_epoch=0, transactional=True, producer_id=123, producer_epoch=4, base_sequence=56
+        ) == bytes(t.buffer())
 
 
 # ---------------------------------------------------------------------------- (b) clients read kcodec
+
 
 @pytest.mark.parametrize("client", CLIENTS, ids=CLIENT_IDS)
 @pytest.mark.parametrize("magic,compression", COMBOS, ids=COMBO_IDS)
@@ -254,23 +307,33 @@ def test_client_reads_kcodec(client, magic, compression):
 
 
 @pytest.mark.parametrize("client", CLIENTS, ids=CLIENT_IDS)
-@pytest.mark.parametrize("magic,compression", [c for c in COMBOS if c[0] > 0],
-                         ids=[i for c, i in zip(COMBOS, COMBO_IDS) if c[0] > 0])
+@pytest.mark.parametrize(
+    "magic,compression", [c for c in COMBOS if c[0] > 0], ids=[i for c, i in zip(COMBOS, COMBO_IDS) if c[0] > 0]
+)
 def test_client_reads_kcodec_log_append_time(client, magic, compression):
     client.skip_if_unsupported(magic, compression)
     records = compressible(4, magic)
-    data = encode_batch(records, magic=magic, compression=compression, timestamp_type=LAT,
-                        log_append_time=1_234_567, base_offset=10)
+    data = encode_batch(
+        records, magic=magic, compression=compression, timestamp_type=LAT, log_append_time=1_234_567, base_offset=10
+    )
     pairs = client.read(data)
     assert [(r.offset, r.timestamp, r.timestamp_type) for _, rs in pairs for r in rs] == [
-        (10 + i, 1_234_567, 1) for i in range(4)]
+        (10 + i, 1_234_567, 1) for i in range(4)
+    ]
 
 
 @pytest.mark.parametrize("client", CLIENTS, ids=CLIENT_IDS)
 def test_client_reads_kcodec_producer_state_and_empty_batch(client):
     records = compressible(3)
-    data = encode_batch(records, compression="gzip", base_offset=500, producer_id=9, producer_epoch=2,
-                        base_sequence=40, transactional=True)
+    data = encode_batch(
+        records,
+        compression="gzip",
+        base_offset=500,
+        producer_id=9,
+        producer_epoch=2,
+        base_sequence=40,
+        transactional=True,
+    )
     ((batch, recs),) = client.read(data)
     assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (9, 2, 40)
     assert batch.is_transactional and not batch.is_control_batch
@@ -282,8 +345,7 @@ def test_client_reads_kcodec_producer_state_and_empty_batch(client):
 @pytest.mark.parametrize("client", CLIENTS, ids=CLIENT_IDS)
 @pytest.mark.parametrize("kind", ["commit", "abort"])
 def test_client_reads_kcodec_control_batch(client, kind):
-    data = encode_control_batch(kind, producer_id=1000, producer_epoch=3, coordinator_epoch=5, offset=77,
-                                timestamp=0)
+    data = encode_control_batch(kind, producer_id=1000, producer_epoch=3, coordinator_epoch=5, offset=77, timestamp=0)
     ((batch, recs),) = client.read(data)
     assert batch.is_control_batch and batch.is_transactional
     (r,) = recs
@@ -298,6 +360,7 @@ def test_client_reads_kcodec_control_batch(client, kind):
 
 
 # ---------------------------------------------------------------------------- (c) kcodec reads clients
+
 
 @pytest.mark.parametrize("client", CLIENTS, ids=CLIENT_IDS)
 @pytest.mark.parametrize("magic,compression", COMBOS, ids=COMBO_IDS)
@@ -331,8 +394,12 @@ def test_kcodec_reads_client(client, magic, compression):
 def test_kcodec_reads_client_producer_state(client, compression):
     client.skip_if_unsupported(2, compression)
     records = compressible(10)
-    data = client.write(2, compression, records, producer={"producer_id": 31, "producer_epoch": 4,
-                                                           "base_sequence": 2**31 - 3, "transactional": True})
+    data = client.write(
+        2,
+        compression,
+        records,
+        producer={"producer_id": 31, "producer_epoch": 4, "base_sequence": 2**31 - 3, "transactional": True},
+    )
     (b,), view = kcodec_view(data)
     assert view == _views(records, 2)
     assert (b.producer_id, b.producer_epoch, b.base_sequence, b.is_transactional) == (31, 4, 2**31 - 3, True)
@@ -341,13 +408,15 @@ def test_kcodec_reads_client_producer_state(client, compression):
     assert [r.sequence for r in b.records][:4] == [2**31 - 3, 2**31 - 2, 2**31 - 1, 0]
 
 
-@pytest.mark.parametrize("magic,compression", [c for c in COMBOS if c[1] != "none"],
-                         ids=[i for c, i in zip(COMBOS, COMBO_IDS) if c[1] != "none"])
+@pytest.mark.parametrize(
+    "magic,compression",
+    [c for c in COMBOS if c[1] != "none"],
+    ids=[i for c, i in zip(COMBOS, COMBO_IDS) if c[1] != "none"],
+)
 def test_kafka_python_memory_records_builder_output_reads_in_kcodec(magic, compression):
     CLIENTS[0].skip_if_unsupported(magic, compression)
     records = compressible(15, magic)
-    b = KpMemoryRecordsBuilder(magic=magic, compression_type=CODEC_IDS[compression], batch_size=1 << 20,
-                               offset=0)
+    b = KpMemoryRecordsBuilder(magic=magic, compression_type=CODEC_IDS[compression], batch_size=1 << 20, offset=0)
     for r in records:
         b.append(timestamp=r["timestamp"], key=r["key"], value=r["value"], headers=r["headers"])
     b.close()

@@ -1,5 +1,6 @@
 """The import rules of issue #10, pinned: who may import whom, what the read-only commands load,
 no import cycle, and generated code a linter finds nothing in."""
+
 from __future__ import annotations
 
 import ast
@@ -15,7 +16,6 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 ROOTS = {"kcodec": REPO / "src" / "kcodec", "kcodec.codegen": REPO / "codegen", "kcodec.generated": REPO / "generated"}
 GENERATED = REPO / "generated"
-
 
 
 def _modules() -> dict[str, Path]:
@@ -88,6 +88,7 @@ def _under(name: str, package: str) -> bool:
 
 # ---------------------------------------------------------------------------- who imports whom
 
+
 def test_only_codegen_imports_jinja2_and_the_emitters() -> None:
     forbidden = ("jinja2", "kcodec.codegen.emit", "kcodec.codegen.render", "kcodec.codegen.tidy")
     for name in MODULES:
@@ -126,8 +127,10 @@ def test_runtime_never_imports_generated() -> None:
 # set of legacy log entries, which hold legacy messages. Each generated module (construct and fast)
 # reaches the other only at call time (LazyBound, function bodies), so the module-level imports both
 # ways are safe; breaking them means one module per recursive group of entities in the generator.
-SCHEMA_RECURSION = {("kcodec.generated.legacy_message", "kcodec.generated.legacy_log_entry"),
-                    ("kcodec.generated.fast.legacy_message", "kcodec.generated.fast.legacy_log_entry")}
+SCHEMA_RECURSION = {
+    ("kcodec.generated.legacy_message", "kcodec.generated.legacy_log_entry"),
+    ("kcodec.generated.fast.legacy_message", "kcodec.generated.fast.legacy_log_entry"),
+}
 
 
 def test_no_import_cycle() -> None:
@@ -143,7 +146,7 @@ def test_no_import_cycle() -> None:
         path.append(n)
         for m in sorted(graph[n]):
             if state.get(m) == 1:
-                cycle = path[path.index(m):] + [m]
+                cycle = path[path.index(m) :] + [m]
                 raise AssertionError("import cycle: " + " -> ".join(cycle))
             if m not in state:
                 visit(m)
@@ -157,13 +160,16 @@ def test_no_import_cycle() -> None:
 
 # ---------------------------------------------------------------------------- what the read-only commands load
 
+
 def _loaded_by(args: list[str]) -> list[str]:
-    code = ("import io, json, sys, contextlib\n"
-            "from kcodec.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            f"    code = main({args!r})\n"
-            "assert code == 0, code\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('jinja2', 'yaml'))))\n")
+    code = (
+        "import io, json, sys, contextlib\n"
+        "from kcodec.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main({args!r})\n"
+        "assert code == 0, code\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('jinja2', 'yaml'))))\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("KCODEC_")}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -181,27 +187,33 @@ def small_log(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("args", [
-    pytest.param(["dump", "LOG"], id="dump"),
-    pytest.param(["layout", "--diff", "record_batch:2", "record_batch:2"], id="layout-diff"),
-    pytest.param(["layout", "--diff", "legacy_log_entry:1", "record_batch:2"], id="layout-diff-entities"),
-    pytest.param(["inspect", "LOG"], id="inspect"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["dump", "LOG"], id="dump"),
+        pytest.param(["layout", "--diff", "record_batch:2", "record_batch:2"], id="layout-diff"),
+        pytest.param(["layout", "--diff", "legacy_log_entry:1", "record_batch:2"], id="layout-diff-entities"),
+        pytest.param(["inspect", "LOG"], id="inspect"),
+    ],
+)
 def test_read_only_commands_load_neither_jinja2_nor_yaml(args: list[str], small_log: str) -> None:
     assert _loaded_by([small_log if a == "LOG" else a for a in args]) == []
 
 
 def test_import_kcodec_and_generated_schema_set_load_neither() -> None:
-    code = ("import sys, kcodec, kcodec.generated\n"
-            "kcodec.generated.schema_set()\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jinja2', 'yaml')\n"
-            "      or m.startswith(('kcodec.codegen.emit', 'kcodec.codegen.render'))))\n")
+    code = (
+        "import sys, kcodec, kcodec.generated\n"
+        "kcodec.generated.schema_set()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jinja2', 'yaml')\n"
+        "      or m.startswith(('kcodec.codegen.emit', 'kcodec.codegen.render'))))\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
 
 
 # ---------------------------------------------------------------------------- generated code is tidy
+
 
 def _generated_python() -> list[Path]:
     files = sorted(GENERATED.rglob("*.py"))

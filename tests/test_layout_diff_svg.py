@@ -1,5 +1,6 @@
 """``kcodec layout --diff`` (versions, entities, a changed schema directory) and ``--svg`` byte diagrams,
 checked as XML and by rendering them to PNG."""
+
 from __future__ import annotations
 
 import json
@@ -35,6 +36,7 @@ def table_row(text: str, field: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- --diff
+
 
 def test_diff_v0_v1_names_timestamp_added_at_offset_6(capsys) -> None:
     code, out, err = run(capsys, "layout", "--diff", "legacy_message", "0", "1")
@@ -92,8 +94,9 @@ def test_diff_of_a_changed_schema_directory(capsys, tmp_path: Path) -> None:
     batch = schemas / "record_batch.yaml"
     text = batch.read_text()
     assert "  - name: producer_epoch\n    type: int16" in text
-    batch.write_text(text.replace("  - name: producer_epoch\n    type: int16",
-                                  "  - name: producer_epoch\n    type: int32"))
+    batch.write_text(
+        text.replace("  - name: producer_epoch\n    type: int16", "  - name: producer_epoch\n    type: int32")
+    )
     code, out, err = run(capsys, "layout", "--diff", "record_batch", "2", "2", "--new-schemas", str(schemas))
     assert code == EXIT_OK, err
     assert "overhead: 61 → 63 bytes (+2)" in out
@@ -105,16 +108,19 @@ def test_diff_of_a_changed_schema_directory(capsys, tmp_path: Path) -> None:
     assert layout("record_batch", 2).field("producer_epoch").size == 2
 
 
-@pytest.mark.parametrize("argv,fragment", [
-    (["--diff", "legacy_message", "0"], "say which entity"),
-    (["--diff", "legacy_message", "0", "7"], "legacy_message has no version 7"),
-    (["--diff", "nope:0", "record:2"], "unknown entity 'nope'"),
-    (["--diff", "record:x", "record:2"], "'x' is not a version number"),
-    (["--diff", "a", "b", "c", "d"], "wants two sides"),
-    (["legacy_message", "--diff", "0", "1", "--version", "1"], "does not combine"),
-    (["record", "--new-schemas", "/tmp"], "only goes with --diff"),
-    ([], "an ENTITY is required"),
-])
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (["--diff", "legacy_message", "0"], "say which entity"),
+        (["--diff", "legacy_message", "0", "7"], "legacy_message has no version 7"),
+        (["--diff", "nope:0", "record:2"], "unknown entity 'nope'"),
+        (["--diff", "record:x", "record:2"], "'x' is not a version number"),
+        (["--diff", "a", "b", "c", "d"], "wants two sides"),
+        (["legacy_message", "--diff", "0", "1", "--version", "1"], "does not combine"),
+        (["record", "--new-schemas", "/tmp"], "only goes with --diff"),
+        ([], "an ENTITY is required"),
+    ],
+)
 def test_diff_usage_errors(capsys, argv: list[str], fragment: str) -> None:
     code, out, err = run(capsys, "layout", *argv)
     assert code == EXIT_USAGE and out == ""
@@ -122,6 +128,7 @@ def test_diff_usage_errors(capsys, argv: list[str], fragment: str) -> None:
 
 
 # ---------------------------------------------------------------------------- --svg
+
 
 def svg_texts(path: Path) -> tuple[ElementTree.Element, list[str]]:
     root = ElementTree.parse(path).getroot()
@@ -171,13 +178,14 @@ def test_svg_needs_one_version(capsys, tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------- rendered to PNG
 
+
 def _png_pixels(png: bytes) -> tuple[int, int, list[tuple[int, ...]]]:
     """A minimal PNG decoder (8-bit RGB/RGBA, not interlaced): width, height, pixels."""
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, header = 8, b"", None
     while pos < len(png):
-        n, kind = struct.unpack(">I4s", png[pos:pos + 8])
-        body = png[pos + 8:pos + 8 + n]
+        n, kind = struct.unpack(">I4s", png[pos : pos + 8])
+        body = png[pos + 8 : pos + 8 + n]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -192,7 +200,7 @@ def _png_pixels(png: bytes) -> tuple[int, int, list[tuple[int, ...]]]:
     pixels = []
     for y in range(height):
         f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b = prev[i]
@@ -207,7 +215,7 @@ def _png_pixels(png: bytes) -> tuple[int, int, list[tuple[int, ...]]]:
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-        pixels += [tuple(line[i:i + bpp]) for i in range(0, stride, bpp)]
+        pixels += [tuple(line[i : i + bpp]) for i in range(0, stride, bpp)]
         prev = line
     return width, height, pixels
 
@@ -222,7 +230,7 @@ def test_svg_renders_to_png(capsys, tmp_path: Path) -> None:
     assert (width, height) == (int(root.get("width")), int(root.get("height")))
     colours = {p[:3] for p in pixels}
     for fill in ("#f8d7da", "#fff3cd", "#d4edda", "#e2d9f3", "#dbe9f6"):  # crc, length, count, magic, fields
-        rgb = tuple(int(fill[i:i + 2], 16) for i in (1, 3, 5))
+        rgb = tuple(int(fill[i : i + 2], 16) for i in (1, 3, 5))
         assert rgb in colours, fill
     dark = sum(1 for p in pixels if sum(p[:3]) < 384)  # text and box edges
     assert dark > 0.005 * len(pixels)

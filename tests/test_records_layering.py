@@ -1,6 +1,7 @@
 """Rules of the records layer the code review cannot keep by itself: records/ types no header offset or
 bit mask (they come from the generated constants), errors are relocated by copy (``KcodecError.at`` /
 ``.inside``), never by assigning to a raised error, and a CRC failure is worded one way."""
+
 from __future__ import annotations
 
 import io
@@ -35,8 +36,11 @@ def _layout_facts() -> set[int]:
             elif isinstance(value, int) and name.endswith("_OVERHEAD"):
                 facts.add(value)
     o = record_batch
-    facts |= {o.RECORD_BATCH_V2_OFFSET_MAGIC + 1, o.RECORD_BATCH_V2_OVERHEAD - entry,
-              o.RECORD_BATCH_V2_OFFSET_ATTRIBUTES + 1}
+    facts |= {
+        o.RECORD_BATCH_V2_OFFSET_MAGIC + 1,
+        o.RECORD_BATCH_V2_OVERHEAD - entry,
+        o.RECORD_BATCH_V2_OFFSET_ATTRIBUTES + 1,
+    }
     return facts - _ALLOWED
 
 
@@ -78,15 +82,21 @@ _MUTATION = re.compile(r"\bexc\w*\.(position|field|message|base_offset)\s*\+?=(?
 
 @pytest.mark.parametrize("folder", ["records", "tools", "spark"])
 def test_errors_are_relocated_by_copy(folder: str) -> None:
-    hits = [f"{path.relative_to(SRC)}:{n}: {line.strip()}"
-            for path in sorted((SRC / folder).rglob("*.py"))
-            for n, line in enumerate(path.read_text().splitlines(), 1) if _MUTATION.search(line)]
+    hits = [
+        f"{path.relative_to(SRC)}:{n}: {line.strip()}"
+        for path in sorted((SRC / folder).rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if _MUTATION.search(line)
+    ]
     assert not hits, "use KcodecError.at / .inside / .replace:\n" + "\n".join(hits)
 
 
 def test_one_crc_wording() -> None:
-    typed = [f"{path.relative_to(SRC)}" for path in sorted(SRC.rglob("*.py"))
-             if path.name != "errors.py" and "Record is corrupt (stored crc" in path.read_text()]
+    typed = [
+        f"{path.relative_to(SRC)}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.name != "errors.py" and "Record is corrupt (stored crc" in path.read_text()
+    ]
     assert not typed, f"use kcodec.errors.record_corrupt_message: {typed}"
     assert E.record_corrupt_message(5, 7) == "Record is corrupt (stored crc = 5, computed crc = 7)"
 

@@ -2,6 +2,7 @@
 CRC holds and reports every skipped byte range with the reason (nothing readable is lost);
 ``kcodec verify --recover OUT`` keeps the longest valid prefix, atomically, as Kafka's log recovery does;
 ``kcodec dump --skip-corrupt`` prints the skipped ranges between the batches around them."""
+
 from __future__ import annotations
 
 import io
@@ -31,10 +32,15 @@ def damaged(i: int, offset: int, value: int | None = None, *, xor: int = 0xFF) -
 
 
 def tiles(data: bytes, reader, batches) -> bool:
-    pieces = sorted([(b.position, b.position + b.size) for b in batches]
-                    + [(s.start, s.end) for s in reader.skipped]
-                    + ([(reader.partial_tail.position, reader.partial_tail.position + reader.partial_tail.size)]
-                       if reader.partial_tail else []))
+    pieces = sorted(
+        [(b.position, b.position + b.size) for b in batches]
+        + [(s.start, s.end) for s in reader.skipped]
+        + (
+            [(reader.partial_tail.position, reader.partial_tail.position + reader.partial_tail.size)]
+            if reader.partial_tail
+            else []
+        )
+    )
     pos = 0
     for a, z in pieces:
         if a != pos:
@@ -44,6 +50,7 @@ def tiles(data: bytes, reader, batches) -> bool:
 
 
 # ---------------------------------------------------------------------------- finding the next batch
+
 
 def test_every_entry_is_found_where_it_starts():
     for start in STARTS:
@@ -64,15 +71,20 @@ def test_zeros_cost_no_candidates():
 
 # ---------------------------------------------------------------------------- skip_corrupt
 
-@pytest.mark.parametrize("case", [
-    ("size lie, huge", 1, 8, 0x7F),
-    ("size lie, too small", 2, 11, 0x05),
-    ("magic", 0, 16, 0x09),
-    ("crc", 3, 40, None),
-    ("records count", 4, 60, 0x09),
-    ("record length varint", 4, 61, 0xFF),
-    ("codec bits", 4, 22, 0x07),
-], ids=lambda c: c[0])
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("size lie, huge", 1, 8, 0x7F),
+        ("size lie, too small", 2, 11, 0x05),
+        ("magic", 0, 16, 0x09),
+        ("crc", 3, 40, None),
+        ("records count", 4, 60, 0x09),
+        ("record length varint", 4, 61, 0xFF),
+        ("codec bits", 4, 22, 0x07),
+    ],
+    ids=lambda c: c[0],
+)
 def test_skip_corrupt_reads_every_intact_batch(case):
     _, i, offset, value = case
     data = damaged(i, offset, value)
@@ -165,15 +177,16 @@ def test_streams_files_and_start(tmp_path):
     path.write_bytes(data)
     assert [b.position for b in read_batches(path, skip_corrupt=True)] == want
     assert [b.position for b in read_batches(path, skip_corrupt=True, start=STARTS[2])] == want[1:]
-    stream = io.BytesIO(data[STARTS[2]:])
+    stream = io.BytesIO(data[STARTS[2] :])
     assert [b.position for b in read_batches(stream, skip_corrupt=True, start=STARTS[2])] == want[1:]
 
 
 # ---------------------------------------------------------------------------- verify and recover
 
+
 def test_verify_reports_every_damaged_range():
     data = damaged(1, 8, 0x7F)
-    data = data[:STARTS[4] + 20] + b"\xff" + data[STARTS[4] + 21:]
+    data = data[: STARTS[4] + 20] + b"\xff" + data[STARTS[4] + 21 :]
     report = verify_source(data, "x")
     rules = [p.rule for p in report.problems]
     assert len(report.problems) >= 2
@@ -192,7 +205,7 @@ def test_recover_keeps_the_valid_prefix_atomically(tmp_path):
     src.write_bytes(damaged(3, 40) + V2_BATCH[:10])
     out = tmp_path / "recovered.log"
     report = recover(src, out)
-    assert out.read_bytes() == LOG[:STARTS[3]]
+    assert out.read_bytes() == LOG[: STARTS[3]]
     assert (report.kept_batches, report.kept_bytes) == (3, STARTS[3])
     assert report.dropped_bytes == len(LOG) + 10 - STARTS[3]
     assert (report.damaged_ranges, report.readable_dropped, report.partial_tail) == (1, 2, 10)
@@ -223,9 +236,11 @@ def test_cli_verify_recover(tmp_path, capsys):
     assert code == 1
     last = stdout.strip().splitlines()[-1]
     assert last.startswith(f"{src}: kept 1 batch ({STARTS[1]} bytes) in {out}; dropped 5 batches and ")
-    assert last.endswith(f"first problem: the entry at byte {STARTS[1]} claims more bytes than the "
-                         f"{len(LOG) - STARTS[1]} left, but a valid batch starts at byte {STARTS[2]}")
-    assert out.read_bytes() == LOG[:STARTS[1]]
+    assert last.endswith(
+        f"first problem: the entry at byte {STARTS[1]} claims more bytes than the "
+        f"{len(LOG) - STARTS[1]} left, but a valid batch starts at byte {STARTS[2]}"
+    )
+    assert out.read_bytes() == LOG[: STARTS[1]]
     assert main(["verify", str(out)]) == 0
     capsys.readouterr()
     assert main(["verify", str(src), str(out), "--recover", str(out)]) == 2
@@ -243,10 +258,12 @@ def test_cli_dump_skip_corrupt(tmp_path, capsys):
     lines = out.splitlines()
     assert code == 1
     skip = [line for line in lines if line.startswith("Skipped")]
-    assert skip == [f"Skipped {STARTS[2] - STARTS[1]} corrupt bytes at position {STARTS[1]}..{STARTS[2]}: "
-                    f"size says the entry takes {0x7F000000 + 22 + 12} bytes, past the end of the input "
-                    f"({len(LOG) - STARTS[1]} bytes left); a valid batch starts at byte {STARTS[2]} "
-                    f"(at byte {STARTS[1] + 8}, batch offset 0, field size)"]
+    assert skip == [
+        f"Skipped {STARTS[2] - STARTS[1]} corrupt bytes at position {STARTS[1]}..{STARTS[2]}: "
+        f"size says the entry takes {0x7F000000 + 22 + 12} bytes, past the end of the input "
+        f"({len(LOG) - STARTS[1]} bytes left); a valid batch starts at byte {STARTS[2]} "
+        f"(at byte {STARTS[1] + 8}, batch offset 0, field size)"
+    ]
     assert lines.index(skip[0]) == 2  # between the first batch and the next
     assert sum(1 for line in lines if "position:" in line) == len(ENTRIES) - 1
     assert "skipped 1 damaged range(s)" in err

@@ -2,6 +2,7 @@
 version, over values drawn from the schema,
 size(value) == len(build(value)) == bytes consumed by parse, and
 parse(build(value)) gives value back."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,9 @@ from kcodec.generated import CODECS, codec
 
 
 def _entity_versions():
-    import kcodec.schemas
     from pathlib import Path
+
+    import kcodec.schemas
     from kcodec.codegen import load_schemas
 
     schemas = load_schemas(Path(kcodec.schemas.__path__[0]))
@@ -23,8 +25,9 @@ def _entity_versions():
 
 SCHEMAS, ENTITY_VERSIONS = _entity_versions()
 # Names that parsing adds but building does not take: derived and const fields.
-ADDED_BY_PARSE = {f.name for e in SCHEMAS.entities.values() for f in e.fields
-                  if f.derived is not None or f.const is not None}
+ADDED_BY_PARSE = {
+    f.name for e in SCHEMAS.entities.values() for f in e.fields if f.derived is not None or f.const is not None
+}
 
 
 def assert_matches(parsed, value, path="value"):

@@ -1,24 +1,33 @@
 """Partition directories (kcodec.log): Kafka's file names, index files, index
 rebuilding and checking, seeking reads and the atomic segment writer."""
+
 from __future__ import annotations
 
 import ast
-import os
 import struct
 from pathlib import Path
 
 import pytest
 
-from kcodec.errors import (BadLengthError, CorruptError, CrcMismatchError, EncodeError, KcodecError,
-                           TruncatedError)
+from kcodec.errors import BadLengthError, CorruptError, CrcMismatchError, EncodeError, KcodecError, TruncatedError
 from kcodec.generated import codec
 from kcodec.log import files
 from kcodec.log.files import parse_partition_dir, parse_segment_name, segment_name
-from kcodec.log.index import (AbortedTxn, OffsetPosition, TimestampOffset, build_indexes, build_txn_index,
-                              encode_offset_index, encode_time_index, encode_txn_index, read_offset_index,
-                              read_time_index, read_txn_index)
-from kcodec.log.index_check import check_indexes
 from kcodec.log.fs import ArrowFS, LocalFS
+from kcodec.log.index import (
+    AbortedTxn,
+    OffsetPosition,
+    TimestampOffset,
+    build_indexes,
+    build_txn_index,
+    encode_offset_index,
+    encode_time_index,
+    encode_txn_index,
+    read_offset_index,
+    read_time_index,
+    read_txn_index,
+)
+from kcodec.log.index_check import check_indexes
 from kcodec.log.partition import Partition, aborted_transactions, list_partitions
 from kcodec.log.writer import SegmentWriter, write_atomically
 from kcodec.records.reader import read_batches
@@ -26,33 +35,69 @@ from kcodec.records.reader import read_batches
 # ----------------------------------------------------------------------------- entry helpers
 
 
-def v2_batch(base_offset: int, timestamps=(1000,), *, value: bytes = b"v" * 20, producer_id: int = -1,
-             producer_epoch: int = -1, transactional: bool = False) -> bytes:
+def v2_batch(
+    base_offset: int,
+    timestamps=(1000,),
+    *,
+    value: bytes = b"v" * 20,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    transactional: bool = False,
+) -> bytes:
     """A v2 batch with one record per timestamp (offsets base, base+1, ...)."""
     base_ts = timestamps[0]
-    return codec("record_batch", 2).build(dict(
-        base_offset=base_offset, partition_leader_epoch=0,
-        attributes=dict(compression="none", timestamp_type="create_time", transactional=transactional,
-                        control=False, delete_horizon=False),
-        last_offset_delta=len(timestamps) - 1, base_timestamp=base_ts, max_timestamp=max(timestamps),
-        producer_id=producer_id, producer_epoch=producer_epoch,
-        base_sequence=0 if producer_id >= 0 else -1,
-        records=[dict(attributes=0, timestamp_delta=ts - base_ts, offset_delta=i, key=None, value=value,
-                      headers=[]) for i, ts in enumerate(timestamps)]))
+    return codec("record_batch", 2).build(
+        dict(
+            base_offset=base_offset,
+            partition_leader_epoch=0,
+            attributes=dict(
+                compression="none",
+                timestamp_type="create_time",
+                transactional=transactional,
+                control=False,
+                delete_horizon=False,
+            ),
+            last_offset_delta=len(timestamps) - 1,
+            base_timestamp=base_ts,
+            max_timestamp=max(timestamps),
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=0 if producer_id >= 0 else -1,
+            records=[
+                dict(attributes=0, timestamp_delta=ts - base_ts, offset_delta=i, key=None, value=value, headers=[])
+                for i, ts in enumerate(timestamps)
+            ],
+        )
+    )
 
 
 def marker(offset: int, producer_id: int, kind: str = "abort", timestamp: int = 1000) -> bytes:
     """A COMMIT/ABORT control batch (Kafka's EndTransactionMarker)."""
-    return codec("record_batch", 2).build(dict(
-        base_offset=offset, partition_leader_epoch=0,
-        attributes=dict(compression="none", timestamp_type="create_time", transactional=True, control=True,
-                        delete_horizon=False),
-        last_offset_delta=0, base_timestamp=timestamp, max_timestamp=timestamp, producer_id=producer_id,
-        producer_epoch=0, base_sequence=-1,
-        records=[dict(attributes=0, timestamp_delta=0, offset_delta=0,
-                      key=codec("control_record_key", 0).build(dict(version=0, type=kind)),
-                      value=codec("end_txn_marker", 0).build(dict(version=0, coordinator_epoch=0)),
-                      headers=[])]))
+    return codec("record_batch", 2).build(
+        dict(
+            base_offset=offset,
+            partition_leader_epoch=0,
+            attributes=dict(
+                compression="none", timestamp_type="create_time", transactional=True, control=True, delete_horizon=False
+            ),
+            last_offset_delta=0,
+            base_timestamp=timestamp,
+            max_timestamp=timestamp,
+            producer_id=producer_id,
+            producer_epoch=0,
+            base_sequence=-1,
+            records=[
+                dict(
+                    attributes=0,
+                    timestamp_delta=0,
+                    offset_delta=0,
+                    key=codec("control_record_key", 0).build(dict(version=0, type=kind)),
+                    value=codec("end_txn_marker", 0).build(dict(version=0, coordinator_epoch=0)),
+                    headers=[],
+                )
+            ],
+        )
+    )
 
 
 # A v0 LegacyRecord entry, key="key", value="value"; the offset field is outside the CRC.
@@ -85,11 +130,13 @@ def test_segment_names():
 
 
 ARABIC_INDIC_ZERO, FULLWIDTH_ZERO = "\u0660", "\uff10"
-NOT_KAFKA_NAMES = ("123.log",                                  # shorter
-                   "0" * 21 + ".log",                          # longer
-                   ARABIC_INDIC_ZERO * 19 + "\u0664.log",      # digits \d matches and int() reads
-                   FULLWIDTH_ZERO * 20 + ".log",
-                   "0" * 20 + ".log\n")                        # $ would match before the newline
+NOT_KAFKA_NAMES = (
+    "123.log",  # shorter
+    "0" * 21 + ".log",  # longer
+    ARABIC_INDIC_ZERO * 19 + "\u0664.log",  # digits \d matches and int() reads
+    FULLWIDTH_ZERO * 20 + ".log",
+    "0" * 20 + ".log\n",
+)  # $ would match before the newline
 
 
 def test_only_twenty_ascii_digits_name_a_segment():
@@ -116,8 +163,9 @@ def test_offset_index_round_trip_through_generated_codec(tmp_path):
     data = encode_offset_index(entries, 100)
     c = codec("offset_index_entry", 0)
     assert data == b"".join(c.build({"relative_offset": o - 100, "position": p}) for o, p in entries)
-    assert [(100 + e.relative_offset, e.position) for e in
-            (c.parse(data[i:i + 8]) for i in range(0, len(data), 8))] == entries
+    assert [
+        (100 + e.relative_offset, e.position) for e in (c.parse(data[i : i + 8]) for i in range(0, len(data), 8))
+    ] == entries
     assert read_offset_index(data, 100) == entries
     path = tmp_path / segment_name(100, ".index")
     path.write_bytes(data)
@@ -214,8 +262,15 @@ def test_build_indexes_matches_hand_computed_entries():
     offsets, times = build_indexes(log, base, index_interval_bytes=100)
     # Batches sit at 0, 115, 230, ... A batch is indexed when more than 100 bytes lie between the last
     # entry's position (0 at first) and its own: not batch 0 (0 bytes), then every other one (115 > 100).
-    assert read_offset_index(offsets, base) == [(13, 115), (15, 230), (17, 345), (19, 460), (21, 575),
-                                                (23, 690), (25, 805)]
+    assert read_offset_index(offsets, base) == [
+        (13, 115),
+        (15, 230),
+        (17, 345),
+        (19, 460),
+        (21, 575),
+        (23, 690),
+        (25, 805),
+    ]
     # At each of those points (max timestamp so far, last offset of the batch holding it), kept only
     # when larger than the last entry: 300 (batch 1), 300 again (dropped), 400 (batch 3), 400, 400,
     # 500 (batch 6), 600 (batch 7); the final offer at the end, (600, 25), is not larger.
@@ -261,16 +316,18 @@ def test_build_indexes_raises_where_recovery_would_truncate():
 
 
 def test_build_txn_index_uses_kafkas_last_stable_offset():
-    log = b"".join([
-        v2_batch(0, (1, 2), producer_id=7, producer_epoch=0, transactional=True),   # txn 7 starts at 0
-        v2_batch(2, (3,), producer_id=8, producer_epoch=0, transactional=True),     # txn 8 starts at 2
-        v2_batch(3, (4,)),                                                          # non-transactional
-        marker(4, 7, "abort"),               # abort 7: LSO = first offset of open txn 8 = 2
-        marker(5, 8, "commit"),
-        v2_batch(6, (5,), producer_id=9, producer_epoch=0, transactional=True),
-        marker(7, 9, "abort"),               # nothing else open: LSO = marker + 1
-        marker(8, 10, "abort"),              # producer 10 has no open transaction
-    ])
+    log = b"".join(
+        [
+            v2_batch(0, (1, 2), producer_id=7, producer_epoch=0, transactional=True),  # txn 7 starts at 0
+            v2_batch(2, (3,), producer_id=8, producer_epoch=0, transactional=True),  # txn 8 starts at 2
+            v2_batch(3, (4,)),  # non-transactional
+            marker(4, 7, "abort"),  # abort 7: LSO = first offset of open txn 8 = 2
+            marker(5, 8, "commit"),
+            v2_batch(6, (5,), producer_id=9, producer_epoch=0, transactional=True),
+            marker(7, 9, "abort"),  # nothing else open: LSO = marker + 1
+            marker(8, 10, "abort"),  # producer 10 has no open transaction
+        ]
+    )
     open_txns: dict[int, int] = {}
     entries = read_txn_index(build_txn_index(log, 0, open_txns=open_txns), 0)
     assert entries == [AbortedTxn(0, 7, 0, 4, 2), AbortedTxn(0, 9, 6, 7, 8)]  # empty txn of 10: no entry
@@ -301,13 +358,16 @@ def test_writer_rolls_at_the_size_limit_and_names_segments_by_base_offset(tmp_pa
     assert [s.size for s in w.completed] == [345] * 6 + [230]
     names = listing(d)
     assert not [n for n in names if n.endswith(".tmp")]
-    assert names == sorted(segment_name(b, s) for b in (0, 6, 12, 18, 24, 30, 36)
-                           for s in (".log", ".index", ".timeindex"))
+    assert names == sorted(
+        segment_name(b, s) for b in (0, 6, 12, 18, 24, 30, 36) for s in (".log", ".index", ".timeindex")
+    )
     for s in w.completed:
         offsets, times = build_indexes(s.log, index_interval_bytes=100)
         assert s.index.read_bytes() == offsets and s.time_index.read_bytes() == times
-        assert read_offset_index(s.index) == [(s.base_offset + 3, 115), (s.base_offset + 5, 230)][:len(
-            list(read_batches(s.log))) - 1]
+        assert (
+            read_offset_index(s.index)
+            == [(s.base_offset + 3, 115), (s.base_offset + 5, 230)][: len(list(read_batches(s.log))) - 1]
+        )
     assert [b.base_offset for b in Partition(d).iter_batches()] == list(range(0, 40, 2))
     assert check_indexes(d) == []
 
@@ -346,8 +406,7 @@ def test_writer_exception_in_with_block_keeps_only_complete_segments(tmp_path):
                 w.append(b)
             assert any(n.endswith(".log.tmp") for n in listing(tmp_path))
             raise RuntimeError("interrupted")
-    assert listing(tmp_path) == sorted(segment_name(b, s) for b in (0, 4, 8) for s in (".log", ".index",
-                                                                                        ".timeindex"))
+    assert listing(tmp_path) == sorted(segment_name(b, s) for b in (0, 4, 8) for s in (".log", ".index", ".timeindex"))
     assert [b.base_offset for b in Partition(tmp_path).iter_batches()] == [0, 2, 4, 6, 8, 10]
     assert check_indexes(tmp_path) == []
 
@@ -361,8 +420,7 @@ def test_writer_bad_entry_in_with_block_leaves_no_temporaries(tmp_path):
             for b in batches:
                 w.append(b)
             w.append(bytes(damaged))
-    assert listing(tmp_path) == sorted(segment_name(b, s) for b in (0, 4) for s in (".log", ".index",
-                                                                                     ".timeindex"))
+    assert listing(tmp_path) == sorted(segment_name(b, s) for b in (0, 4) for s in (".log", ".index", ".timeindex"))
     with pytest.raises(EncodeError):
         with SegmentWriter(tmp_path / "p-1", segment_bytes=250) as w:
             for b in batches:
@@ -414,8 +472,9 @@ def test_writer_writes_a_txn_index_for_aborted_transactions(tmp_path):
     assert read_txn_index(build_txn_index(second.log)) == [AbortedTxn(0, 9, 6, 8, 9)]
     assert check_indexes(tmp_path) == []
     # A segment with only committed transactions gets no .txnindex.
-    w = write_partition(tmp_path / "c-0", [v2_batch(0, producer_id=1, producer_epoch=0, transactional=True),
-                                           marker(1, 1, "commit")])
+    w = write_partition(
+        tmp_path / "c-0", [v2_batch(0, producer_id=1, producer_epoch=0, transactional=True), marker(1, 1, "commit")]
+    )
     assert not w.completed[0].txn_index.exists()
 
 
@@ -444,8 +503,9 @@ def partition(tmp_path):
     """Three segments of 16 batches each (offsets 0..95, two records per batch, 115 bytes), indexed every
     100 bytes, i.e. at every batch but the first; batch i (offsets 2i, 2i+1) has max timestamp 1000 + 10i."""
     d = tmp_path / "events-0"
-    write_partition(d, two_record_batches(0, [1000 + 10 * i for i in range(48)]),
-                    segment_bytes=16 * 115, index_interval_bytes=100)
+    write_partition(
+        d, two_record_batches(0, [1000 + 10 * i for i in range(48)]), segment_bytes=16 * 115, index_interval_bytes=100
+    )
     return Partition(d)
 
 
@@ -466,16 +526,21 @@ def test_partition_lists_segments_and_ignores_transient_files(partition, tmp_pat
     d = partition.path
     assert (partition.topic, partition.partition) == ("events", 0)
     assert [s.base_offset for s in partition.segments] == [0, 32, 64]
-    for name in (segment_name(96, ".log.deleted"), segment_name(96, ".log.cleaned"), segment_name(96, ".log.swap"),
-                 segment_name(96, ".log.tmp"), "leader-epoch-checkpoint", "partition.metadata"):
+    for name in (
+        segment_name(96, ".log.deleted"),
+        segment_name(96, ".log.cleaned"),
+        segment_name(96, ".log.swap"),
+        segment_name(96, ".log.tmp"),
+        "leader-epoch-checkpoint",
+        "partition.metadata",
+    ):
         (d / name).write_bytes(b"junk")
     (d / (segment_name(200, ".log") + "-delete")).mkdir()
     assert [s.base_offset for s in partition.segments] == [0, 32, 64]
     (tmp_path / "events-0.abcdef-delete").mkdir()
     (tmp_path / "orders-10").mkdir()
     (tmp_path / "orders-2").mkdir()
-    assert [(p.topic, p.partition) for p in list_partitions(tmp_path)] == [("events", 0), ("orders", 2),
-                                                                           ("orders", 10)]
+    assert [(p.topic, p.partition) for p in list_partitions(tmp_path)] == [("events", 0), ("orders", 2), ("orders", 10)]
 
 
 def test_names_that_are_not_kafkas_are_reported_and_never_read(partition, starts):
@@ -504,16 +569,24 @@ def test_partition_reads_the_same_through_a_pyarrow_filesystem(partition):
     remote = Partition(f"file://{partition.path}", fs=ArrowFS("file:///"))
     assert [str(s.log) for s in remote.segments] == [f"file://{s.log}" for s in partition.segments]
     for kwargs in ({}, {"start_offset": 50}, {"start_timestamp": 1205}, {"start_offset": 10, "end_offset": 40}):
-        assert ([(b.base_offset, b.position) for b in remote.iter_batches(**kwargs)]
-                == [(b.base_offset, b.position) for b in partition.iter_batches(**kwargs)])
+        assert [(b.base_offset, b.position) for b in remote.iter_batches(**kwargs)] == [
+            (b.base_offset, b.position) for b in partition.iter_batches(**kwargs)
+        ]
     assert remote.position_for_offset(50)[1] == partition.position_for_offset(50)[1] > 0
     assert remote.next_offset() == partition.next_offset() == 96
 
 
 def test_aborted_transactions_from_index_files_or_markers(tmp_path):
-    w = write_partition(tmp_path / "t-0", [v2_batch(0, producer_id=7, producer_epoch=0, transactional=True),
-                                           v2_batch(1, producer_id=8, producer_epoch=0, transactional=True),
-                                           marker(2, 7, "abort"), marker(3, 8, "commit"), v2_batch(4)])
+    w = write_partition(
+        tmp_path / "t-0",
+        [
+            v2_batch(0, producer_id=7, producer_epoch=0, transactional=True),
+            v2_batch(1, producer_id=8, producer_epoch=0, transactional=True),
+            marker(2, 7, "abort"),
+            marker(3, 8, "commit"),
+            v2_batch(4),
+        ],
+    )
     segs = Partition(w.directory).segments
     assert aborted_transactions(segs) == aborted_transactions(segs, derive=True) == [(7, 0, 2)]
     segs[0].txn_index.unlink()
@@ -527,8 +600,12 @@ def test_log_holds_no_numeric_header_offsets():
     import kcodec.log
     from kcodec.generated import legacy_log_entry, record_batch
 
-    facts = {v for m in (record_batch, legacy_log_entry) for k, v in vars(m).items()
-             if k.isupper() and type(v) is int and ("_OFFSET_" in k or k.endswith(("_MASK", "OVERHEAD")))}
+    facts = {
+        v
+        for m in (record_batch, legacy_log_entry)
+        for k, v in vars(m).items()
+        if k.isupper() and type(v) is int and ("_OFFSET_" in k or k.endswith(("_MASK", "OVERHEAD")))
+    }
     facts.discard(0)
     sources = sorted(Path(kcodec.log.__file__).parent.glob("*.py"))
     sources.append(Path(kcodec.log.__file__).parents[1] / "spark" / "planning.py")
@@ -536,16 +613,21 @@ def test_log_holds_no_numeric_header_offsets():
     for path in sources:
         tree = ast.parse(path.read_text())
         keyword_values = {id(k.value) for k in ast.walk(tree) if isinstance(k, ast.keyword)}
-        found += [f"{path.name}:{n.lineno}: {n.value}" for n in ast.walk(tree)
-                  if isinstance(n, ast.Constant) and type(n.value) is int and n.value in facts
-                  and id(n) not in keyword_values and not _is_divisor(tree, n)]
+        found += [
+            f"{path.name}:{n.lineno}: {n.value}"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant)
+            and type(n.value) is int
+            and n.value in facts
+            and id(n) not in keyword_values
+            and not _is_divisor(tree, n)
+        ]
     assert found == []
 
 
 def _is_divisor(tree, node) -> bool:
     """``x // 8``: a fraction, not a position."""
-    return any(isinstance(b, ast.BinOp) and b.right is node and isinstance(b.op, ast.FloorDiv)
-               for b in ast.walk(tree))
+    return any(isinstance(b, ast.BinOp) and b.right is node and isinstance(b.op, ast.FloorDiv) for b in ast.walk(tree))
 
 
 def test_seek_by_offset_reads_from_the_index_position(partition, starts):
@@ -625,21 +707,27 @@ def test_check_indexes_reports_mismatches(partition):
     kinds = [(p.kind, p.index_value, p.log_value) for p in check_indexes(s0.log)]
     assert ("offset_mismatch", 6, 5) in kinds and ("bad_position", 9, None) in kinds
     assert [p.message for p in check_indexes(s0.log) if p.kind == "offset_mismatch"] == [
-        "Index offset: 6, log offset: 5"]
+        "Index offset: 6, log offset: 5"
+    ]
 
     t = codec("time_index_entry", 0)
-    s32.time_index.write_bytes(b"".join(t.build({"timestamp": ts, "relative_offset": rel}) for ts, rel in
-                                        [(1170, 3), (1160, 5), (1190, 7), (1200, 8)]))
+    s32.time_index.write_bytes(
+        b"".join(
+            t.build({"timestamp": ts, "relative_offset": rel})
+            for ts, rel in [(1170, 3), (1160, 5), (1190, 7), (1200, 8)]
+        )
+    )
     found = {(p.kind, p.index_value, p.log_value) for p in check_indexes(s32.time_index)}
-    assert ("timestamp_mismatch", 1160, 1180) in found          # offset 37's batch has max timestamp 1180
+    assert ("timestamp_mismatch", 1160, 1180) in found  # offset 37's batch has max timestamp 1180
     assert ("timestamp_order", 1160, 1170) in found
-    assert ("offset_not_found", 40, 41) in found                 # offset 40 is not a batch last offset
+    assert ("offset_not_found", 40, 41) in found  # offset 40 is not a batch last offset
     assert len(found) == 3  # 1200 >= 1170: the sanity check passes
 
 
 def test_check_indexes_sanity_and_txn_problems(tmp_path):
-    w = write_partition(tmp_path, [v2_batch(0, producer_id=7, producer_epoch=0, transactional=True),
-                                   marker(1, 7, "abort"), v2_batch(2)])
+    w = write_partition(
+        tmp_path, [v2_batch(0, producer_id=7, producer_epoch=0, transactional=True), marker(1, 7, "abort"), v2_batch(2)]
+    )
     s = w.completed[0]
     assert check_indexes(tmp_path) == []
     s.txn_index.write_bytes(encode_txn_index([AbortedTxn(0, 7, 0, 1, 2), AbortedTxn(0, 8, 0, 2, 3)]))

@@ -1,8 +1,10 @@
 """Kafka varints (spec §7): examples, errors with positions, leniency, sizes."""
+
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kcodec.errors import EncodeError, TruncatedError, VarintTooLongError
 from kcodec.runtime.varint import (
@@ -57,10 +59,17 @@ def test_varlong_examples(value, hexstr):
     assert size_varlong(value) == len(raw)
 
 
-@pytest.mark.parametrize("value,hexstr", [
-    (0, "00"), (1, "01"), (127, "7f"), (128, "8001"), (300, "ac02"),
-    (2**32 - 1, "ffffffff0f"),
-])
+@pytest.mark.parametrize(
+    "value,hexstr",
+    [
+        (0, "00"),
+        (1, "01"),
+        (127, "7f"),
+        (128, "8001"),
+        (300, "ac02"),
+        (2**32 - 1, "ffffffff0f"),
+    ],
+)
 def test_uvarint_examples(value, hexstr):
     raw = bytes.fromhex(hexstr)
     assert encode_uvarint(value) == raw
@@ -80,13 +89,17 @@ def test_decode_at_position_and_buffer_types(buf_type):
 
 # --- errors ---------------------------------------------------------------
 
-@pytest.mark.parametrize("decode,raw,limit", [
-    (decode_varint, "ffffffff80", 5),
-    (decode_varint, "8080808080", 5),
-    (decode_uvarint, "ffffffffff01", 5),
-    (decode_varlong, "ff" * 10, 10),
-    (decode_varlong, "80" * 10 + "00", 10),
-])
+
+@pytest.mark.parametrize(
+    "decode,raw,limit",
+    [
+        (decode_varint, "ffffffff80", 5),
+        (decode_varint, "8080808080", 5),
+        (decode_uvarint, "ffffffffff01", 5),
+        (decode_varlong, "ff" * 10, 10),
+        (decode_varlong, "80" * 10 + "00", 10),
+    ],
+)
 def test_too_long_reports_start_position(decode, raw, limit):
     prefix = b"\x01\x02\x03"
     with pytest.raises(VarintTooLongError) as info:
@@ -100,23 +113,26 @@ def test_too_long_message_matches_java():
     with pytest.raises(VarintTooLongError) as info:
         decode_varint(bytes.fromhex("ffffffff80"))
     # Java: value after four 0x7f groups is 0x0fffffff, printed by Integer.toHexString.
-    assert info.value.message == ("Varint is too long, the most significant bit in the 5th "
-                                  "byte is set, converted value: fffffff")
+    assert info.value.message == (
+        "Varint is too long, the most significant bit in the 5th byte is set, converted value: fffffff"
+    )
     with pytest.raises(VarintTooLongError) as info:
         decode_varlong(bytes.fromhex("ff" * 10))
-    assert info.value.message.startswith(
-        "Varlong is too long, most significant bit in the 10th byte is set")
+    assert info.value.message.startswith("Varlong is too long, most significant bit in the 10th byte is set")
 
 
-@pytest.mark.parametrize("decode,raw", [
-    (decode_varint, ""),
-    (decode_varint, "80"),
-    (decode_varint, "ffffffff"),
-    (decode_uvarint, ""),
-    (decode_uvarint, "8080"),
-    (decode_varlong, ""),
-    (decode_varlong, "ff" * 9),
-])
+@pytest.mark.parametrize(
+    "decode,raw",
+    [
+        (decode_varint, ""),
+        (decode_varint, "80"),
+        (decode_varint, "ffffffff"),
+        (decode_uvarint, ""),
+        (decode_uvarint, "8080"),
+        (decode_varlong, ""),
+        (decode_varlong, "ff" * 9),
+    ],
+)
 def test_truncated_reports_start_position(decode, raw):
     prefix = b"\x00" * 7
     with pytest.raises(TruncatedError) as info:
@@ -132,6 +148,7 @@ def test_truncated_is_not_too_long():
 
 
 # --- Java leniency ----------------------------------------------------------
+
 
 def test_varint_drops_high_bits_of_fifth_byte():
     # Only the low 4 bits of the 5th byte fit into 32 bits; Java drops the rest.
@@ -154,19 +171,32 @@ def test_overlong_encodings_accepted():
 
 # --- encode range checks ----------------------------------------------------
 
-@pytest.mark.parametrize("fn,value", [
-    (encode_varint, 2**31), (encode_varint, -(2**31) - 1),
-    (encode_varlong, 2**63), (encode_varlong, -(2**63) - 1),
-    (encode_uvarint, -1), (encode_uvarint, 2**32),
-    (size_varint, 2**31), (size_varlong, 2**63), (size_uvarint, -1),
-    (encode_varint, 1.5), (encode_varint, "1"), (encode_varint, True), (encode_varlong, None),
-])
+
+@pytest.mark.parametrize(
+    "fn,value",
+    [
+        (encode_varint, 2**31),
+        (encode_varint, -(2**31) - 1),
+        (encode_varlong, 2**63),
+        (encode_varlong, -(2**63) - 1),
+        (encode_uvarint, -1),
+        (encode_uvarint, 2**32),
+        (size_varint, 2**31),
+        (size_varlong, 2**63),
+        (size_uvarint, -1),
+        (encode_varint, 1.5),
+        (encode_varint, "1"),
+        (encode_varint, True),
+        (encode_varlong, None),
+    ],
+)
 def test_encode_rejects_out_of_range_and_non_int(fn, value):
     with pytest.raises(EncodeError):
         fn(value)
 
 
 # --- properties over the full ranges -----------------------------------------
+
 
 @given(INT32)
 def test_varint_roundtrip_and_size(v):

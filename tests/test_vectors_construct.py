@@ -1,5 +1,6 @@
 """The construct backend decodes the real bytes of other Kafka implementations
 (tests/vectors/public, see its README for provenance) to what their JSON says."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,11 @@ from kcodec.errors import KcodecError
 from kcodec.generated import codec
 
 VECTORS = Path(__file__).parent / "vectors" / "public"
-OK = sorted(p.stem for p in VECTORS.glob("*.json")
-            if json.loads(p.read_text())["expected"] == "ok" and not json.loads(p.read_text()).get("optional"))
+OK = sorted(
+    p.stem
+    for p in VECTORS.glob("*.json")
+    if json.loads(p.read_text())["expected"] == "ok" and not json.loads(p.read_text()).get("optional")
+)
 OPTIONAL = sorted(p.stem for p in VECTORS.glob("*.json") if json.loads(p.read_text()).get("optional"))
 
 
@@ -30,7 +34,7 @@ def entries(data: bytes):
             return
         magic = data[pos + 16]
         entity = "record_batch" if magic == 2 else "legacy_log_entry"
-        value = codec(entity, magic).parse(data[pos:pos + 12 + size])
+        value = codec(entity, magic).parse(data[pos : pos + 12 + size])
         yield pos, magic, value
         pos += 12 + size
 
@@ -65,7 +69,7 @@ def test_vector_decodes(name):
         # the reference backend rebuilds what it parsed byte for byte when the codec is none
         if (value.attributes.compression if magic == 2 else value.message.attributes.compression) == "none":
             entity = "record_batch" if magic == 2 else "legacy_log_entry"
-            assert codec(entity, magic).build(value) == data[pos:pos + len(codec(entity, magic).build(value))]
+            assert codec(entity, magic).build(value) == data[pos : pos + len(codec(entity, magic).build(value))]
 
 
 @pytest.mark.parametrize("name", OPTIONAL)

@@ -2,32 +2,36 @@
 verified there against kafka-python, java.util.zip.CRC32C and real broker batches) parse to the
 documented fields and rebuild to the same bytes; and the sizes from the articles on Kafka's formats
 this project started from come out of the generated size functions."""
+
 from __future__ import annotations
 
 import pytest
 
-from kcodec.generated import codec
-from kcodec.generated.legacy_message import LEGACY_MESSAGE_V0_OVERHEAD, LEGACY_MESSAGE_V1_OVERHEAD
-from kcodec.generated.legacy_log_entry import LEGACY_LOG_ENTRY_V0_OVERHEAD
-from kcodec.generated.record_batch import RECORD_BATCH_V2_OFFSET_CRC, RECORD_BATCH_V2_OVERHEAD
 from kcodec.errors import CrcMismatchError, UnknownMagicError
+from kcodec.generated import codec
+from kcodec.generated.legacy_log_entry import LEGACY_LOG_ENTRY_V0_OVERHEAD
+from kcodec.generated.legacy_message import LEGACY_MESSAGE_V0_OVERHEAD, LEGACY_MESSAGE_V1_OVERHEAD
+from kcodec.generated.record_batch import RECORD_BATCH_V2_OFFSET_CRC, RECORD_BATCH_V2_OVERHEAD
 from kcodec.tools.sizing import SizeQuery, size_on_disk
 
 # §11.1: v2, one record key="key" value="value", everything else zero or -1.
 V2_BATCH = bytes.fromhex(
     "00000000000000000000004000000000021c07770100000000000000000000000000000000000000000000"
-    "ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500")
+    "ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500"
+)
 # §11.2 and §11.3: the same record as a v0 and a v1 log entry.
 V0_ENTRY = bytes.fromhex("0000000000000000000000162356c1370000000000036b65790000000576616c7565")
 V1_ENTRY = bytes.fromhex("00000000000000000000001e0cbc16df01000000000000000000000000036b65790000000576616c7565")
 # §11.4: COMMIT control batch, producer id 1000, epoch 0, coordinator epoch 5.
 COMMIT_BATCH = bytes.fromhex(
     "00000000000000000000004200000000026eb21b5400300000000000000000000000000000000000000000000000"
-    "00000003e80000ffffffff000000012000000008000000010c00000000000500")
+    "00000003e80000ffffffff000000012000000008000000010c00000000000500"
+)
 # §11.5: the §11.1 record in Kafka's LZ4 frame.
 LZ4_BATCH = bytes.fromhex(
     "00000000000000000000004f0000000002811987fe00030000000000000000000000000000000000000000ffffff"
-    "ffffffffffffffffffffff0000000104224d186040820f0000801c000000066b65790a76616c75650000000000")
+    "ffffffffffffffffffffff0000000104224d186040820f0000801c000000066b65790a76616c75650000000000"
+)
 # §11.7: record with null value and headers [("h", null), ("h2", b"x")].
 RECORD_WITH_HEADERS = bytes.fromhex("1e00000002 6b 01 04 02 68 01 04 68 32 02 78".replace(" ", ""))
 
@@ -106,14 +110,22 @@ def test_layout_constants():
     assert LEGACY_LOG_ENTRY_V0_OVERHEAD == 12
 
 
-@pytest.mark.parametrize("magic,key,value,records,expected", [
-    (0, 3, 5, 1, 34), (0, -1, 5, 1, 31),
-    (1, 3, 5, 1, 42), (1, -1, 5, 1, 39),
-    (2, 3, 5, 1, 76), (2, -1, 5, 1, 73),
-    (2, -1, 6, 10, 191), (0, -1, 6, 10, 320), (1, -1, 6, 10, 400),
-    (1, -1, 16384, 1, 16418),
-    # The source article prints 17086 for v2, an arithmetic slip: 61 + 11 + 16384 = 16456.
-    (2, -1, 16384, 1, 16456),
-])
+@pytest.mark.parametrize(
+    "magic,key,value,records,expected",
+    [
+        (0, 3, 5, 1, 34),
+        (0, -1, 5, 1, 31),
+        (1, 3, 5, 1, 42),
+        (1, -1, 5, 1, 39),
+        (2, 3, 5, 1, 76),
+        (2, -1, 5, 1, 73),
+        (2, -1, 6, 10, 191),
+        (0, -1, 6, 10, 320),
+        (1, -1, 6, 10, 400),
+        (1, -1, 16384, 1, 16418),
+        # The source article prints 17086 for v2, an arithmetic slip: 61 + 11 + 16384 = 16456.
+        (2, -1, 16384, 1, 16456),
+    ],
+)
 def test_article_sizes(magic, key, value, records, expected):
     assert size_on_disk(magic, SizeQuery(key, value, records)).total == expected

@@ -1,4 +1,5 @@
 """The one code buffer every emitter writes into: indented lines and readable temporaries."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

@@ -17,17 +17,31 @@ differs is where a decoded value goes (:class:`_TupleSink`, :class:`_ColumnSink`
 Scalar reads are bounded by the buffer and byte strings by ``end``, exactly
 as the Python backends do, so all three fail the same way on the same bytes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..schema import ArrayType, BytesType, EntityRef, EntityVersion, IntType, ResolvedField, SchemaSet, resolve_all
+from ..schema import BytesType, EntityRef, EntityVersion, IntType, ResolvedField, SchemaSet, resolve_all
 from .buffer import Code
 
-_LOAD = {"int8": "(int8_t)buf[p]", "int16": "(int16_t)load_be16(buf + p)", "int32": "(int32_t)load_be32(buf + p)",
-         "int64": "(int64_t)load_be64(buf + p)", "uint32": "load_be32(buf + p)"}
-_PUT = {"int8": "put_be8", "int16": "put_be16", "int32": "put_be32", "int64": "put_be64", "uint32": "put_be32",
-        "varint": "put_varint32", "varlong": "put_varint64", "uvarint": "put_uvarint32"}
+_LOAD = {
+    "int8": "(int8_t)buf[p]",
+    "int16": "(int16_t)load_be16(buf + p)",
+    "int32": "(int32_t)load_be32(buf + p)",
+    "int64": "(int64_t)load_be64(buf + p)",
+    "uint32": "load_be32(buf + p)",
+}
+_PUT = {
+    "int8": "put_be8",
+    "int16": "put_be16",
+    "int32": "put_be32",
+    "int64": "put_be64",
+    "uint32": "put_be32",
+    "varint": "put_varint32",
+    "varlong": "put_varint64",
+    "uvarint": "put_uvarint32",
+}
 
 
 @dataclass
@@ -74,11 +88,12 @@ def c_entity(ev: EntityVersion) -> CEntity:
 
 # ---------------------------------------------------------------------------- errors
 
+
 def _raise(w: Code, cond: str, error: str, at: str, path: str, fmt: str, *args: str) -> None:
     """``if (cond)``: raise ``error`` at byte ``at`` with a printf-style message, then fail."""
     w(f"if ({cond}) {{")
     with w.indented():
-        call = f"raise_at({error}, {at}, \"{path}\", \"{fmt}\""
+        call = f'raise_at({error}, {at}, "{path}", "{fmt}"'
         one = f"{call}, {', '.join(args)});" if args else f"{call});"
         if len(one) + 4 * w.depth <= 120:
             w(one)
@@ -93,18 +108,18 @@ def _read_int(w: Code, t: IntType, target: str, path: str, checked: bool = False
     """Set C int64 ``target`` from the integer at p (bounded by buflen, as in Python)."""
     if t.fixed:
         if not checked:
-            w(f"if (p + {t.width} > buflen) {{ truncated(p, \"{path}\"); goto fail; }}")
+            w(f'if (p + {t.width} > buflen) {{ truncated(p, "{path}"); goto fail; }}')
         w(f"{target} = {_LOAD[t.name]};")
         w(f"p += {t.width};")
         return
     raw = f"{target}_raw"
     if t.name == "varlong":
         w(f"uint64_t {raw};")
-        w(f"if (read_uvarint64(buf, &p, buflen, &{raw}, \"{path}\") < 0) goto fail;")
+        w(f'if (read_uvarint64(buf, &p, buflen, &{raw}, "{path}") < 0) goto fail;')
         w(f"{target} = zigzag64({raw});")
     else:
         w(f"uint32_t {raw};")
-        w(f"if (read_uvarint32(buf, &p, buflen, &{raw}, \"{path}\") < 0) goto fail;")
+        w(f'if (read_uvarint32(buf, &p, buflen, &{raw}, "{path}") < 0) goto fail;')
         w(f"{target} = {'zigzag32(' + raw + ')' if t.zigzag else raw};")
 
 
@@ -113,6 +128,7 @@ def _py_int(t: IntType, expr: str) -> str:
 
 
 # ---------------------------------------------------------------------------- decoding: one switch, two sinks
+
 
 class _TupleSink:
     """Decoded values become one Python tuple in FIELDS order."""
@@ -138,7 +154,7 @@ class _TupleSink:
     def data(self, w: Code, f: ResolvedField, length: str) -> None:
         if f.type.text:
             w(f"o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t){length}, NULL);")
-            w(f"if (!o) {{ utf8_error(p, \"{f.name}\"); goto fail; }}")
+            w(f'if (!o) {{ utf8_error(p, "{f.name}"); goto fail; }}')
         else:
             w(f"o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t){length});")
             w("if (!o) goto fail;")
@@ -148,7 +164,7 @@ class _TupleSink:
 
     def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:
         w(f"PyObject *o = dec_{child.suffix}(buf, buflen, &p, end);")
-        w(f"if (!o) {{ scope_error(\"{f.name}\"); goto fail; }}")
+        w(f'if (!o) {{ scope_error("{f.name}"); goto fail; }}')
         w(f"PyTuple_SET_ITEM(out, {i}, o);")
 
     def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
@@ -157,7 +173,7 @@ class _TupleSink:
         w(f"PyTuple_SET_ITEM(out, {i}, o);")
         w(f"for (Py_ssize_t k = 0; k < (Py_ssize_t){count}; k++) {{")
         w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end);")
-        w(f"    if (!item) {{ scope_error(\"{f.name}\"); goto fail; }}")
+        w(f'    if (!item) {{ scope_error("{f.name}"); goto fail; }}')
         w("    PyList_SET_ITEM(o, k, item);")
         w("}")
 
@@ -190,7 +206,7 @@ class _ColumnSink:
 
     def data(self, w: Code, f: ResolvedField, length: str) -> None:
         if f.type.text:
-            w(f"if (!utf8_valid(buf + p, {length})) {{ utf8_error(p, \"{f.name}\"); goto fail; }}")
+            w(f'if (!utf8_valid(buf + p, {length})) {{ utf8_error(p, "{f.name}"); goto fail; }}')
         w(f"if (bincol_put(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;")
 
     def bytes_end(self, w: Code, i: int) -> None:
@@ -198,7 +214,7 @@ class _ColumnSink:
 
     def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:
         w(f"if (col_{child.suffix}(buf, buflen, &p, end, &c->{f.name}) < 0) {{")
-        w(f"    scope_error(\"{f.name}\");")
+        w(f'    scope_error("{f.name}");')
         w("    goto fail;")
         w("}")
 
@@ -242,7 +258,7 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
                     # the Python backend reads a run of fixed fields with one struct unpack, so a
                     # short buffer fails at the run's start; checking the run here fails at the same byte
                     size = ev.fixed_runs[i].size
-                    w(f"if (p + {size} > buflen) {{ truncated(p, \"{f.name}\"); goto fail; }}")
+                    w(f'if (p + {size} > buflen) {{ truncated(p, "{f.name}"); goto fail; }}')
                 _read_int(w, t, value, f.name, checked=t.fixed)
                 sink.integer(w, i, f, value)
             elif isinstance(t, BytesType):
@@ -254,14 +270,23 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
                     if t.nullable:
                         sink.null(w, f)
                     else:
-                        w(f"raise_at(E_BadLength, p, \"{f.name}\", \"length %lld is negative but {f.name} cannot "
-                          f"be null\", (long long)length);")
+                        w(
+                            f'raise_at(E_BadLength, p, "{f.name}", "length %lld is negative but {f.name} cannot '
+                            f'be null", (long long)length);'
+                        )
                         w("goto fail;")
                 w("} else {")
                 with w.indented():
-                    _raise(w, "length > end - p", "E_Truncated", "p", f.name,
-                           f"{f.name}: needs %lld bytes but only %lld remain", "(long long)length",
-                           "(long long)(end - p)")
+                    _raise(
+                        w,
+                        "length > end - p",
+                        "E_Truncated",
+                        "p",
+                        f.name,
+                        f"{f.name}: needs %lld bytes but only %lld remain",
+                        "(long long)length",
+                        "(long long)(end - p)",
+                    )
                     sink.data(w, f, "length")
                     w("p += length;")
                 w("}")
@@ -271,18 +296,33 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
             else:
                 w("int64_t count;")
                 _read_int(w, t.prefix, "count", f.name)
-                _raise(w, "count < 0", "E_RecordCount", "p", f.name, f"{f.name}: negative count %lld",
-                       "(long long)count")
-                _raise(w, "count > end - p", "E_RecordCount", "p", f.name,
-                       f"{f.name}: %lld elements cannot fit in the %lld bytes left", "(long long)count",
-                       "(long long)(end - p)")
+                _raise(
+                    w, "count < 0", "E_RecordCount", "p", f.name, f"{f.name}: negative count %lld", "(long long)count"
+                )
+                _raise(
+                    w,
+                    "count > end - p",
+                    "E_RecordCount",
+                    "p",
+                    f.name,
+                    f"{f.name}: %lld elements cannot fit in the %lld bytes left",
+                    "(long long)count",
+                    "(long long)(end - p)",
+                )
                 sink.array(w, i, f, ev.child(t.element.name), "count")
         w("}")
     for f in ev.fields:
         if f.derived_kind == "length":
-            _raise(w, "p != end", "E_BadLength", f"start_{f.name}", f.name,
-                   f"{f.name} says %lld bytes but the fields it covers take %lld", f"(long long)v_{f.name}",
-                   f"(long long)(p - start_{f.name})")
+            _raise(
+                w,
+                "p != end",
+                "E_BadLength",
+                f"start_{f.name}",
+                f.name,
+                f"{f.name} says %lld bytes but the fields it covers take %lld",
+                f"(long long)v_{f.name}",
+                f"(long long)(p - start_{f.name})",
+            )
     sink.end(w)
     return w.lines
 
@@ -290,11 +330,25 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
 def _length_checks(w: Code, ev: EntityVersion, owner: str) -> None:
     minimum = ev.min_covered(owner)
     w(f"start_{owner} = p;")
-    _raise(w, f"v_{owner} < {minimum}", "E_BadLength", "p", owner,
-           f"{owner} is %lld, less than the {minimum} bytes the fields it covers need at least",
-           f"(long long)v_{owner}")
-    _raise(w, f"v_{owner} > end - p", "E_Truncated", "p", owner, f"{owner} says %lld bytes but only %lld remain",
-           f"(long long)v_{owner}", "(long long)(end - p)")
+    _raise(
+        w,
+        f"v_{owner} < {minimum}",
+        "E_BadLength",
+        "p",
+        owner,
+        f"{owner} is %lld, less than the {minimum} bytes the fields it covers need at least",
+        f"(long long)v_{owner}",
+    )
+    _raise(
+        w,
+        f"v_{owner} > end - p",
+        "E_Truncated",
+        "p",
+        owner,
+        f"{owner} says %lld bytes but only %lld remain",
+        f"(long long)v_{owner}",
+        "(long long)(end - p)",
+    )
     w(f"end = p + v_{owner};")
 
 
@@ -306,35 +360,38 @@ def _column_parts(ev: EntityVersion) -> tuple[list[str], list[str], list[str]]:
         if isinstance(t, IntType):
             struct.append(f"Buf {f.name};")
             free.append(f"buf_free(&c->{f.name});")
-            export.append(f"if (put_ints(d, \"{f.name}\", &c->{f.name}) < 0) return -1;")
+            export.append(f'if (put_ints(d, "{f.name}", &c->{f.name}) < 0) return -1;')
         elif isinstance(t, BytesType):
             struct.append(f"BinCol {f.name};")
             free.append(f"bincol_free(&c->{f.name});")
-            export.append(f"if (put_bin(d, \"{f.name}\", &c->{f.name}, {int(t.text)}) < 0) return -1;")
+            export.append(f'if (put_bin(d, "{f.name}", &c->{f.name}, {int(t.text)}) < 0) return -1;')
         elif isinstance(t, EntityRef):
             child = ev.child(t.name)
             struct.append(f"cols_{child.suffix} {f.name};")
             free.append(f"free_cols_{child.suffix}(&c->{f.name});")
-            export.append(f"if (put_struct(d, \"{f.name}\", (void *)&c->{f.name}, export_cols_{child.suffix}) < 0)")
+            export.append(f'if (put_struct(d, "{f.name}", (void *)&c->{f.name}, export_cols_{child.suffix}) < 0)')
             export.append("    return -1;")
         else:
             child = ev.child(t.element.name)
             struct.append(f"Buf {f.name}_offsets; cols_{child.suffix} {f.name};")
             free.append(f"buf_free(&c->{f.name}_offsets); free_cols_{child.suffix}(&c->{f.name});")
-            export.append(f"if (put_list(d, \"{f.name}\", &c->{f.name}_offsets, (void *)&c->{f.name}, "
-                          f"export_cols_{child.suffix}) < 0)")
+            export.append(
+                f'if (put_list(d, "{f.name}", &c->{f.name}_offsets, (void *)&c->{f.name}, '
+                f"export_cols_{child.suffix}) < 0)"
+            )
             export.append("    return -1;")
     return struct, free, export
 
 
 # ---------------------------------------------------------------------------- encoding
 
+
 def _put_int(w: Code, t: IntType, expr: str) -> None:
     w(f"if ({_PUT[t.name]}(out, {expr}) < 0) return -1;")
 
 
 def _encode_error(w: Code, message: str) -> None:
-    w(f"PyErr_SetString(E_Encode, \"{message}\");")
+    w(f'PyErr_SetString(E_Encode, "{message}");')
     w("return -1;")
 
 
@@ -368,7 +425,7 @@ def _encode_body(ev: EntityVersion) -> list[str]:
             w(f"PyObject *x = PySequence_Fast_GET_ITEM(v, {i});")
             if isinstance(t, IntType):
                 lo = f"({t.min + 1}LL - 1)" if t.min == -(1 << 63) else f"{t.min}LL"  # INT64_MIN has no literal
-                w(f"long long n = as_int(x, {lo}, {t.max}LL, \"{f.name}\");")
+                w(f'long long n = as_int(x, {lo}, {t.max}LL, "{f.name}");')
                 w("if (n == -1 && PyErr_Occurred()) return -1;")
                 _put_int(w, t, "n")
             elif isinstance(t, BytesType):

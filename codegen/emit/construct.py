@@ -4,15 +4,23 @@ The templates only lay this out (betterproto's rule: the IR decides, templates
 print). This module is the construct backend: it spells the IR as construct
 expressions and as straight-line, varint-aware size functions.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, IntType, Type, constants, layout_rows
 
-_FIXED_CONSTRUCT = {"int8": "Int8sb", "int16": "Int16sb", "int32": "Int32sb", "int64": "Int64sb",
-                    "uint32": "Int32ub", "varint": "VarInt32()", "varlong": "VarInt64()",
-                    "uvarint": "UVarInt32()"}
+_FIXED_CONSTRUCT = {
+    "int8": "Int8sb",
+    "int16": "Int16sb",
+    "int32": "Int32sb",
+    "int64": "Int64sb",
+    "uint32": "Int32ub",
+    "varint": "VarInt32()",
+    "varlong": "VarInt64()",
+    "uvarint": "UVarInt32()",
+}
 _SIZE_FN = {"varint": "size_varint", "varlong": "size_varlong", "uvarint": "size_uvarint"}
 _PREFIXED_SIZE_FN = {"varint": "varint_prefixed", "uvarint": "uvarint_prefixed"}
 
@@ -55,11 +63,11 @@ class ModuleView:
     entities: list[EntityView] = field(default_factory=list)
 
 
-def module_view(name: str, source_file: str, source_sha: str, schema_sha: str, doc: str,
-                versions: list[EntityVersion]) -> ModuleView:
+def module_view(
+    name: str, source_file: str, source_sha: str, schema_sha: str, doc: str, versions: list[EntityVersion]
+) -> ModuleView:
     imports = sorted({_module_alias(r) for ev in versions for r in ev.refs} - {_module_alias(name)})
-    mod = ModuleView(name, source_file, source_sha, schema_sha, doc,
-                     [f"from . import {i[1:]} as {i}" for i in imports])
+    mod = ModuleView(name, source_file, source_sha, schema_sha, doc, [f"from . import {i[1:]} as {i}" for i in imports])
     mod.entities = [_entity_view(ev) for ev in versions]
     return mod
 
@@ -69,6 +77,7 @@ def _module_alias(entity: str) -> str:
 
 
 # ---------------------------------------------------------------------------- construct
+
 
 def _entity_view(ev: EntityVersion) -> EntityView:
     members: list[str] = []
@@ -91,14 +100,23 @@ def _entity_view(ev: EntityVersion) -> EntityView:
     helpers.extend(raw_helpers(ev))
     lo, hi = ev.overhead
     return EntityView(
-        symbol=ev.symbol, suffix=ev.suffix, entity=ev.name, version=ev.version, doc=ev.entity.doc,
-        members=members, helpers=helpers,
+        symbol=ev.symbol,
+        suffix=ev.suffix,
+        entity=ev.name,
+        version=ev.version,
+        doc=ev.entity.doc,
+        members=members,
+        helpers=helpers,
         size=_size_function(ev, "size", "Bytes {e} v{v} takes when built from ``value``."),
         field_sizes=_size_function(ev, "field_sizes", "Bytes each field of {e} v{v} takes when built from ``value``."),
-        covered=[_covered_function(ev, f.name) for f in ev.fields
-                 if f.field.derived and f.field.derived.kind == "length"],
-        layout_rows=[_row(*row) for row in layout_rows(ev)], constants=constants(ev),
-        min_overhead=lo, max_overhead=hi, fixed_size=ev.fixed_size,
+        covered=[
+            _covered_function(ev, f.name) for f in ev.fields if f.field.derived and f.field.derived.kind == "length"
+        ],
+        layout_rows=[_row(*row) for row in layout_rows(ev)],
+        constants=constants(ev),
+        min_overhead=lo,
+        max_overhead=hi,
+        fixed_size=ev.fixed_size,
     )
 
 
@@ -131,12 +149,13 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
         if isinstance(t, ArrayType):
             length = ev.enclosing_length(i)
             extent = f"lambda ctx: ctx.{length} - (ctx._at_{f.name} - ctx._start_{length})"
-            return (f"FixedSized({extent}, Compressed({_type(ev, t)}, {codec}, magic={ev.version}, "
-                    f"at=\"_at_{f.name}\"))")
+            return f'FixedSized({extent}, Compressed({_type(ev, t)}, {codec}, magic={ev.version}, at="_at_{f.name}"))'
         contents = _type(ev, fld.compressed.contents)
         helpers.append((f"_{ev.symbol}_{f.name.upper()}_CONTENTS", contents))
-        return (f"CompressedBytes({_int(t.prefix)}, nullable={t.nullable}, codec={codec}, "
-                f"magic={ev.version}, contents=_{ev.symbol}_{f.name.upper()}_CONTENTS)")
+        return (
+            f"CompressedBytes({_int(t.prefix)}, nullable={t.nullable}, codec={codec}, "
+            f"magic={ev.version}, contents=_{ev.symbol}_{f.name.upper()}_CONTENTS)"
+        )
     if isinstance(t, ArrayType) and t.count_field is None and t.prefix is None:
         raise AssertionError("greedy arrays only appear as compressed contents")
     return _type(ev, t)
@@ -167,6 +186,7 @@ def _type(ev: EntityVersion, t: Type) -> str:
 
 
 # ---------------------------------------------------------------------------- sizes
+
 
 def _value(name: str) -> str:
     return f'value["{name}"]'
@@ -269,9 +289,12 @@ def _size_function(ev: EntityVersion, kind: str, doc: str) -> SizeFunction:
 
 def _covered_function(ev: EntityVersion, length_field: str) -> SizeFunction:
     start = ev.index(ev.field(length_field).field.derived.covers)
-    return SizeFunction(f"_covered_{ev.suffix}_{length_field}",
-                        f"Bytes that {length_field} counts.", _size_lines(ev, start),
-                        _covered_sum(ev, start))
+    return SizeFunction(
+        f"_covered_{ev.suffix}_{length_field}",
+        f"Bytes that {length_field} counts.",
+        _size_lines(ev, start),
+        _covered_sum(ev, start),
+    )
 
 
 def raw_helpers(ev: EntityVersion) -> list[tuple[str, str]]:
@@ -285,6 +308,6 @@ def raw_helpers(ev: EntityVersion) -> list[tuple[str, str]]:
 
 # ---------------------------------------------------------------------------- layout
 
+
 def _row(name, offset, size, type_, versions, doc, note, bits) -> str:
-    return (f"FieldLayout({name!r}, {offset!r}, {size!r}, {type_!r}, {versions!r}, {doc!r}, "
-            f"{note!r}, {bits!r})")
+    return f"FieldLayout({name!r}, {offset!r}, {size!r}, {type_!r}, {versions!r}, {doc!r}, {note!r}, {bits!r})"

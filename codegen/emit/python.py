@@ -12,6 +12,7 @@ them); bit fields come back as dicts. Nothing here knows Kafka: it is the IR.
 bytes, and ``INSIDE_COMPRESSED`` (passed to decoders reading a decompressed stream) makes another
 compressed region an error.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -102,31 +103,47 @@ def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
         d = f.field.derived
         if d and d.kind == "length":
             w(f"if pos != end_{f.name}:")
-            w(f"    raise BadLengthError(f\"{f.name} says {{v_{f.name}}} bytes but the fields it covers take "
-                   f"{{pos - start_{f.name}}}\", position=start_{f.name}, field={f.name!r})")
+            w(
+                f'    raise BadLengthError(f"{f.name} says {{v_{f.name}}} bytes but the fields it covers take '
+                f'{{pos - start_{f.name}}}", position=start_{f.name}, field={f.name!r})'
+            )
         if d and d.kind == "crc":
             fn = "crc32c" if d.algorithm == "crc32c" else "crc32"
             w("if verify_crc:")
             w(f"    computed = {fn}(memoryview(buf)[start_{f.name}:pos])")
             w(f"    if computed != v_{f.name}:")
-            w(f"        raise CrcMismatchError(f\"{f.name} is corrupt (stored {d.algorithm} = {{v_{f.name}:#010x}}, "
-                   f"computed = {{computed:#010x}})\", position=at_{f.name}, field={f.name!r})")
+            w(
+                f'        raise CrcMismatchError(f"{f.name} is corrupt (stored {d.algorithm} = {{v_{f.name}:#010x}}, '
+                f'computed = {{computed:#010x}})", position=at_{f.name}, field={f.name!r})'
+            )
     names = tuple(f.name for f in fields)
     w(f"return ({', '.join('v_' + n for n in names)}{',' if len(names) == 1 else ''}), pos")
-    body = ["    try:"] + w.lines + [
-        "    except (IndexError, struct_error):",
-        f"        raise TruncatedError(\"{ev.name} v{ev.version} runs past the end of its bytes\", position=pos)"
-        " from None",
-        "    except UnicodeDecodeError as exc:",
-        f"        raise CorruptError(f\"{ev.name} v{ev.version}: not valid UTF-8 ({{exc.reason}})\", position=pos)"
-        " from None",
-    ]
-    sig = "buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True" if opts else "buf, pos=0, end=None"
+    body = (
+        ["    try:"]
+        + w.lines
+        + [
+            "    except (IndexError, struct_error):",
+            f'        raise TruncatedError("{ev.name} v{ev.version} runs past the end of its bytes", position=pos)'
+            " from None",
+            "    except UnicodeDecodeError as exc:",
+            f'        raise CorruptError(f"{ev.name} v{ev.version}: not valid UTF-8 ({{exc.reason}})", position=pos)'
+            " from None",
+        ]
+    )
+    sig = (
+        "buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True" if opts else "buf, pos=0, end=None"
+    )
     call = "buf, pos, end, verify_crc, limit, contents" if opts else "buf, pos, end"
     pre = ["    if end is None:", "        end = len(buf)"]
-    return FastFunction(f"decode_{ev.suffix}", sig,
-                        f"Decode {ev.name} v{ev.version} at buf[pos:end]; returns (values in FIELDS order, next pos).",
-                        pre + body, names, call, ev.compiled)
+    return FastFunction(
+        f"decode_{ev.suffix}",
+        sig,
+        f"Decode {ev.name} v{ev.version} at buf[pos:end]; returns (values in FIELDS order, next pos).",
+        pre + body,
+        names,
+        call,
+        ev.compiled,
+    )
 
 
 def _start_cover(w: _Writer, owner: str, pos_expr: str) -> None:
@@ -136,12 +153,16 @@ def _start_cover(w: _Writer, owner: str, pos_expr: str) -> None:
         # Everything the length covers is bounded by it: nothing inside can read past.
         minimum = w.ev.min_covered(owner)
         w(f"if v_{owner} < {minimum}:")
-        w(f"    raise BadLengthError(f\"{owner} is {{v_{owner}}}, less than the {minimum} bytes the fields it "
-               f"covers need at least\", position=start_{owner}, field={owner!r})")
+        w(
+            f'    raise BadLengthError(f"{owner} is {{v_{owner}}}, less than the {minimum} bytes the fields it '
+            f'covers need at least", position=start_{owner}, field={owner!r})'
+        )
         w(f"end_{owner} = start_{owner} + v_{owner}")
         w(f"if end_{owner} > end:")
-        w(f"    raise TruncatedError(f\"{owner} says {{v_{owner}}} bytes but only {{end - start_{owner}}} "
-               f"remain\", position=start_{owner}, field={owner!r})")
+        w(
+            f'    raise TruncatedError(f"{owner} says {{v_{owner}}} bytes but only {{end - start_{owner}}} '
+            f'remain", position=start_{owner}, field={owner!r})'
+        )
         w(f"end = end_{owner}")
 
 
@@ -177,8 +198,10 @@ def _post_fixed(w: _Writer, f) -> None:
     if fld.const is not None:
         value = ev.version if fld.const == "version" else fld.const
         w(f"if {v} != {value}:")
-        w(f"    raise {_ERR[fld.error]}(f\"{f.name} is {{{v}}}, expected {value}\", position=pos - "
-               f"{_bytes_after(ev, f)}, field={f.name!r})")
+        w(
+            f'    raise {_ERR[fld.error]}(f"{f.name} is {{{v}}}, expected {value}", position=pos - '
+            f"{_bytes_after(ev, f)}, field={f.name!r})"
+        )
     if fld.enum:
         _emit_enum(w, v, v, fld.enum, f.name, f"pos - {_bytes_after(ev, f)}")
     if isinstance(f.type, BitsType):
@@ -204,14 +227,13 @@ def _bytes_after(ev: EntityVersion, f: ResolvedField) -> int:
     """Bytes between the start of fixed field f and the end of its fixed run (pos after the run)."""
     i = ev.index(f.name)
     run = ev.run_of(i)
-    return sum(g.size for g in run.fields[i - run.start:])
+    return sum(g.size for g in run.fields[i - run.start :])
 
 
 def _emit_enum(w: _Writer, target: str, raw: str, enum: str, path: str, position: str) -> None:
     e = w.ev.enum(enum)
     values = w.ev.enum_values(enum)
-    table = w.table(f"_{enum.upper()}_V{w.ev.version}",
-                    repr({v: k for k, v in values.items()}))
+    table = w.table(f"_{enum.upper()}_V{w.ev.version}", repr({v: k for k, v in values.items()}))
     allowed = ", ".join(f"{v}={k}" for k, v in values.items())
     if e.open:
         w(f"{target} = {table}.get({raw}, {raw})")
@@ -219,8 +241,10 @@ def _emit_enum(w: _Writer, target: str, raw: str, enum: str, path: str, position
     name = w.name(f"{_ident(path)}_name")
     w(f"{name} = {table}.get({raw})")
     w(f"if {name} is None:")
-    w(f"    raise {_ERR[e.error]}(f\"unknown or disallowed {enum} {{{raw}}} (allowed here: {allowed})\", "
-           f"position={position}, field={path!r})")
+    w(
+        f'    raise {_ERR[e.error]}(f"unknown or disallowed {enum} {{{raw}}} (allowed here: {allowed})", '
+        f"position={position}, field={path!r})"
+    )
     w(f"{target} = {name}")
 
 
@@ -250,14 +274,18 @@ def _emit_bytes(w: _Writer, target: str, t: BytesType, path: str) -> None:
     if t.nullable:
         w(f"    {target} = None")
     else:
-        w(f"    raise BadLengthError(f\"length {{{n}}} is negative but {path} cannot be null\", "
-               f"position=pos, field={path!r})")
+        w(
+            f'    raise BadLengthError(f"length {{{n}}} is negative but {path} cannot be null", '
+            f"position=pos, field={path!r})"
+        )
     w("else:")
     e = w.name(f"{_ident(path)}_end")
     w(f"    {e} = pos + {n}")
     w(f"    if {e} > end:")
-    w(f"        raise TruncatedError(f\"{path}: needs {{{n}}} bytes but only {{end - pos}} remain\", "
-           f"position=pos, field={path!r})")
+    w(
+        f'        raise TruncatedError(f"{path}: needs {{{n}}} bytes but only {{end - pos}} remain", '
+        f"position=pos, field={path!r})"
+    )
     if t.text:
         w(f"    {target} = buf[pos:{e}].decode('utf-8')")
     else:
@@ -291,22 +319,31 @@ def _guarded(w: _Writer, path: str, lines) -> None:
     w("    raise")
 
 
-def _emit_array(w: _Writer, target: str, t: ArrayType, count: str | None, buf: str, path: str,
-                contents: str = "contents") -> None:
+def _emit_array(
+    w: _Writer, target: str, t: ArrayType, count: str | None, buf: str, path: str, contents: str = "contents"
+) -> None:
     """Decode an array from buf at pos..end (count elements, or until end)."""
     if count is not None:
         w(f"if {count} < 0:")
-        w(f"    raise RecordCountError(f\"{path}: negative count {{{count}}}\", position=pos, field={path!r})")
+        w(f'    raise RecordCountError(f"{path}: negative count {{{count}}}", position=pos, field={path!r})')
         w(f"if {count} > end - pos:")
-        w(f"    raise RecordCountError(f\"{path}: {{{count}}} elements cannot fit in the {{end - pos}} bytes left\","
-               f" position=pos, field={path!r})")
+        w(
+            f'    raise RecordCountError(f"{path}: {{{count}}} elements cannot fit in the {{end - pos}} bytes left",'
+            f" position=pos, field={path!r})"
+        )
         if isinstance(t.element, EntityRef):
             # one call decodes them all: the compiled kernel replaces it when present
             call = _element_call(w, t.element, buf, "pos", "end")
             fn, args = call.split("(", 1)
-            _guarded(w, path, lambda: w(
-                f"{target}, pos = {fn}_array({args[:-1]}, {count})" if "verify_crc" not in args
-                else f"{target}, pos = {fn}_array({buf}, pos, end, {count}, verify_crc, limit, {contents})"))
+            _guarded(
+                w,
+                path,
+                lambda: w(
+                    f"{target}, pos = {fn}_array({args[:-1]}, {count})"
+                    if "verify_crc" not in args
+                    else f"{target}, pos = {fn}_array({buf}, pos, end, {count}, verify_crc, limit, {contents})"
+                ),
+            )
             return
     items = w.name(f"{_ident(path)}_items")
     w(f"{items} = []")
@@ -316,6 +353,7 @@ def _emit_array(w: _Writer, target: str, t: ArrayType, count: str | None, buf: s
         w(f"for _ in range({count}):" if count is not None else "while pos < end:")
         w(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end', contents)}")
         w(f"    {items}.append({item})")
+
     _guarded(w, path, loop)
     w(f"{target} = {items}")
 
@@ -365,7 +403,7 @@ def _emit_compressed_array(w: _Writer, f) -> None:
     t, fld = f.type, f.field
     codec = _codec_expr(fld)
     v = f"v_{f.name}"
-    w(f"if not contents:")
+    w("if not contents:")
     w(f"    {v} = bytes(buf[pos:end])")
     w("else:")
     w.depth += 1
@@ -373,8 +411,7 @@ def _emit_compressed_array(w: _Writer, f) -> None:
     w.depth += 1
     _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name)
     w("if pos != end:")
-    w(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name}\", position=pos, "
-           f"field={f.name!r})")
+    w(f'    raise BadLengthError(f"{{end - pos}} bytes left over after {f.name}", position=pos, field={f.name!r})')
     w.depth -= 1
     w("else:")
     w.depth += 1
@@ -383,8 +420,7 @@ def _emit_compressed_array(w: _Writer, f) -> None:
     w.depth += 1
     _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name, "INSIDE_COMPRESSED")
     w("if pos != end:")
-    w(f"    raise BadLengthError(f\"{{end - pos}} bytes left over after {f.name}\", position=pos, "
-           f"field={f.name!r})")
+    w(f'    raise BadLengthError(f"{{end - pos}} bytes left over after {f.name}", position=pos, field={f.name!r})')
     w.depth -= 1
     _emit_in_stream(w, f, codec)
     w("buf, pos, end = outer")
@@ -401,8 +437,7 @@ def _emit_compressed_bytes(w: _Writer, f) -> None:
     w(f"if {codec} != 'none' and contents:")
     w.depth += 1
     w(f"if {v} is None:")
-    w(f"    raise CorruptError(f\"compressed ({{{codec}}}) wrapper has a null value\", position=pos, "
-           f"field={f.name!r})")
+    w(f'    raise CorruptError(f"compressed ({{{codec}}}) wrapper has a null value", position=pos, field={f.name!r})')
     _emit_decompress(w, f, codec, v, f"pos - len({v})")
     w("try:")
     w.depth += 1
@@ -418,8 +453,10 @@ def _emit_decompress(w: _Writer, f, codec: str, data: str, start: str) -> None:
     region inside a decompressed stream is refused: Kafka allows one wrapper level, and refusing it
     bounds recursion and memory."""
     w("if contents == INSIDE_COMPRESSED:")
-    w(f"    raise CorruptError(f\"a compressed ({{{codec}}}) {f.name} inside a compressed stream: only one "
-           f"level of compression is allowed\", position={start}, field={f.name!r})")
+    w(
+        f'    raise CorruptError(f"a compressed ({{{codec}}}) {f.name} inside a compressed stream: only one '
+        f'level of compression is allowed", position={start}, field={f.name!r})'
+    )
     w(f"start_{f.name} = {start}")
     w("try:")
     w(f"    data = decompress({codec}, {data}, magic={w.ev.version}, max_size=limit)")
@@ -434,13 +471,14 @@ def _emit_decompress(w: _Writer, f, codec: str, data: str, start: str) -> None:
 def _emit_in_stream(w: _Writer, f, codec: str) -> None:
     """Errors inside a decompressed stream: positioned at the stored region, the message says where in the stream."""
     w("except DecodeError as exc:")
-    w(f"    exc.message = f\"{{exc.message}} (at byte {{exc.position or 0}} of the decompressed {{{codec}}} "
-           f"stream)\"")
+    w(f'    exc.message = f"{{exc.message}} (at byte {{exc.position or 0}} of the decompressed {{{codec}}} stream)"')
     w(f"    exc.position = start_{f.name}")
     w("    raise")
     w("except (IndexError, struct_error):")
-    w(f"    raise TruncatedError(f\"{f.name}: runs past the end of the decompressed {{{codec}}} stream (at byte "
-           f"{{pos}})\", position=start_{f.name}, field={f.name!r}) from None")
+    w(
+        f'    raise TruncatedError(f"{f.name}: runs past the end of the decompressed {{{codec}}} stream (at byte '
+        f'{{pos}})", position=start_{f.name}, field={f.name!r}) from None'
+    )
 
 
 def fast_module(name: str, source_file: str, source_sha: str, versions: list[EntityVersion]) -> FastModule:
@@ -520,8 +558,10 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
                 _bytes_value(w, b, t, x)
                 w.depth -= 1
                 w("else:")
-                w(f"    data = compress_cached({codec}, {_array_bytes(w, fld.compressed.contents, x)}, "
-                       f"{ev.version}, level)")
+                w(
+                    f"    data = compress_cached({codec}, {_array_bytes(w, fld.compressed.contents, x)}, "
+                    f"{ev.version}, level)"
+                )
                 w(f"    {b} = {_packer(w, t.prefix)}(len(data)) + data")
         elif isinstance(t, IntType):
             w(f"{b} = {_packer(w, t)}({x})")
@@ -548,15 +588,25 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
             w(f"{names[i]} = {_packer(w, f.type)}({fn}(b''.join(({', '.join(covered)},))))")
     w(f"return b''.join(({', '.join(names)},))")
     opts = ev.needs_options or any(f.field.compressed for f in fields)
-    body = ["    try:"] + w.lines + [
-        "    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:",
-        f"        raise EncodeError(f\"cannot encode {ev.name} v{ev.version}: {{exc}}\") from None",
-    ]
+    body = (
+        ["    try:"]
+        + w.lines
+        + [
+            "    except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:",
+            f'        raise EncodeError(f"cannot encode {ev.name} v{ev.version}: {{exc}}") from None',
+        ]
+    )
     sig = "v, level=None" if opts else "v"
-    return FastFunction(f"encode_{ev.suffix}", sig,
-                        f"Bytes of {ev.name} v{ev.version} from values in FIELDS order (derived fields are computed).",
-                        body, tuple(f.name for f in fields), "x, level" if opts else "x", ev.compiled,
-                        "values, level=None" if opts else "values")
+    return FastFunction(
+        f"encode_{ev.suffix}",
+        sig,
+        f"Bytes of {ev.name} v{ev.version} from values in FIELDS order (derived fields are computed).",
+        body,
+        tuple(f.name for f in fields),
+        "x, level" if opts else "x",
+        ev.compiled,
+        "values, level=None" if opts else "values",
+    )
 
 
 def _codec_value(ev: EntityVersion, fld) -> str:
@@ -570,7 +620,7 @@ def _bytes_value(w: _Writer, target: str, t: BytesType, x: str) -> None:
     if t.nullable:
         w(f"    {target} = {_packer(w, t.prefix)}(-1)")
     else:
-        w(f"    raise EncodeError(\"{target[2:]} cannot be null\")")
+        w(f'    raise EncodeError("{target[2:]} cannot be null")')
     w("else:")
     if t.text:
         w(f"    data = {data}")

@@ -4,18 +4,72 @@ resolver every backend reads.
 Importing this package loads neither PyYAML nor Jinja2: :func:`load_schemas` imports PyYAML
 when it reads files, and tools rebuild the IR from ``kcodec.generated.schema_set()``.
 """
+
 from .data import from_data, to_data
-from .ir import (INT_TYPES, ArrayType, Bit, BitsType, BytesType, Compression, Derived, Entity, EntityRef, Enum,
-                 EnumValue, Field, IntType, SchemaSet, Type)
+from .ir import (
+    INT_TYPES,
+    ArrayType,
+    Bit,
+    BitsType,
+    BytesType,
+    Compression,
+    Derived,
+    Entity,
+    EntityRef,
+    Enum,
+    EnumValue,
+    Field,
+    IntType,
+    SchemaSet,
+    Type,
+)
 from .loader import load_schemas
-from .resolve import (EntityVersion, FixedRun, ResolvedField, bit_type_text, constants, layout_rows, min_size,
-                      resolve, resolve_all, resolve_entity, type_refs, type_text)
+from .resolve import (
+    EntityVersion,
+    FixedRun,
+    ResolvedField,
+    bit_type_text,
+    constants,
+    layout_rows,
+    min_size,
+    resolve,
+    resolve_all,
+    resolve_entity,
+    type_refs,
+    type_text,
+)
 from .versions import VersionRange
 
 __all__ = [
-    "INT_TYPES", "ArrayType", "Bit", "BitsType", "BytesType", "Compression", "Derived", "Entity", "EntityRef",
-    "Enum", "EnumValue", "Field", "IntType", "SchemaSet", "Type", "VersionRange",
-    "load_schemas", "from_data", "to_data",
-    "EntityVersion", "FixedRun", "ResolvedField", "bit_type_text", "constants", "layout_rows", "min_size",
-    "resolve", "resolve_all", "resolve_entity", "type_refs", "type_text",
+    "INT_TYPES",
+    "ArrayType",
+    "Bit",
+    "BitsType",
+    "BytesType",
+    "Compression",
+    "Derived",
+    "Entity",
+    "EntityRef",
+    "Enum",
+    "EnumValue",
+    "Field",
+    "IntType",
+    "SchemaSet",
+    "Type",
+    "VersionRange",
+    "load_schemas",
+    "from_data",
+    "to_data",
+    "EntityVersion",
+    "FixedRun",
+    "ResolvedField",
+    "bit_type_text",
+    "constants",
+    "layout_rows",
+    "min_size",
+    "resolve",
+    "resolve_all",
+    "resolve_entity",
+    "type_refs",
+    "type_text",
 ]

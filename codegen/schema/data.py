@@ -3,10 +3,25 @@
 The generator prints :func:`to_data` into ``generated/schema.py``; :func:`from_data` rebuilds the
 same :class:`SchemaSet` from it, so tools read the schemas without YAML or the generator.
 """
+
 from __future__ import annotations
 
-from .ir import (INT_TYPES, ArrayType, Bit, BitsType, BytesType, Compression, Derived, Entity, EntityRef, Enum,
-                 EnumValue, Field, SchemaSet, Type)
+from .ir import (
+    INT_TYPES,
+    ArrayType,
+    Bit,
+    BitsType,
+    BytesType,
+    Compression,
+    Derived,
+    Entity,
+    EntityRef,
+    Enum,
+    EnumValue,
+    Field,
+    SchemaSet,
+    Type,
+)
 from .versions import VersionRange
 
 
@@ -23,25 +38,37 @@ def from_data(data: dict) -> SchemaSet:
     schemas = SchemaSet()
     schemas.sources.update(data["sources"])
     for e in data["enums"]:
-        values = tuple(EnumValue(v["name"], v["value"], v["doc"], VersionRange.parse(v["versions"]))
-                       for v in e["values"])
+        values = tuple(
+            EnumValue(v["name"], v["value"], v["doc"], VersionRange.parse(v["versions"])) for v in e["values"]
+        )
         schemas.enums[e["name"]] = Enum(e["name"], e["doc"], values, e["open"], e["error"], e["file"])
     for e in data["entities"]:
         fields = tuple(_field_from(f) for f in e["fields"])
-        schemas.entities[e["name"]] = Entity(e["name"], e["doc"], VersionRange.parse(e["valid_versions"]), fields,
-                                             e["file"])
+        schemas.entities[e["name"]] = Entity(
+            e["name"], e["doc"], VersionRange.parse(e["valid_versions"]), fields, e["file"]
+        )
     return schemas
 
 
 def _enum(e: Enum) -> dict:
-    return {"name": e.name, "doc": e.doc, "open": e.open, "error": e.error, "file": e.file,
-            "values": [{"name": v.name, "value": v.value, "doc": v.doc, "versions": str(v.versions)}
-                       for v in e.values]}
+    return {
+        "name": e.name,
+        "doc": e.doc,
+        "open": e.open,
+        "error": e.error,
+        "file": e.file,
+        "values": [{"name": v.name, "value": v.value, "doc": v.doc, "versions": str(v.versions)} for v in e.values],
+    }
 
 
 def _entity(e: Entity) -> dict:
-    return {"name": e.name, "doc": e.doc, "valid_versions": str(e.valid_versions), "file": e.file,
-            "fields": [_field(f) for f in e.fields]}
+    return {
+        "name": e.name,
+        "doc": e.doc,
+        "valid_versions": str(e.valid_versions),
+        "file": e.file,
+        "fields": [_field(f) for f in e.fields],
+    }
 
 
 def _field(f: Field) -> dict:
@@ -54,8 +81,11 @@ def _field(f: Field) -> dict:
         out["error"] = f.error
     if f.derived is not None:
         d = f.derived
-        out["derived"] = {k: v for k, v in (("kind", d.kind), ("covers", d.covers), ("of", d.of),
-                                            ("algorithm", d.algorithm)) if v is not None}
+        out["derived"] = {
+            k: v
+            for k, v in (("kind", d.kind), ("covers", d.covers), ("of", d.of), ("algorithm", d.algorithm))
+            if v is not None
+        }
     if f.compressed is not None:
         c = f.compressed
         out["compressed"] = {"codec": ".".join(c.codec_path)}
@@ -71,16 +101,37 @@ def _field_from(f: dict) -> Field:
         c = f["compressed"]
         contents = _type_from(c["contents"]) if "contents" in c else None
         compressed = Compression(tuple(c["codec"].split(".")), contents)
-    return Field(f["name"], f["doc"], _type_from(f["type"]), VersionRange.parse(f["versions"]), f.get("enum"),
-                 f.get("const"), f.get("error", "corrupt"), derived, compressed)
+    return Field(
+        f["name"],
+        f["doc"],
+        _type_from(f["type"]),
+        VersionRange.parse(f["versions"]),
+        f.get("enum"),
+        f.get("const"),
+        f.get("error", "corrupt"),
+        derived,
+        compressed,
+    )
 
 
 def _type(t: Type) -> str | dict:
     """An integer type by name; every other type a one-key dict naming its kind."""
     if isinstance(t, BitsType):
-        return {"bits": t.base.name, "groups": [
-            {"name": b.name, "low": b.low, "width": b.width, "doc": b.doc, "versions": str(b.versions),
-             "enum": b.enum, "reserved": b.reserved} for b in t.bits]}
+        return {
+            "bits": t.base.name,
+            "groups": [
+                {
+                    "name": b.name,
+                    "low": b.low,
+                    "width": b.width,
+                    "doc": b.doc,
+                    "versions": str(b.versions),
+                    "enum": b.enum,
+                    "reserved": b.reserved,
+                }
+                for b in t.bits
+            ],
+        }
     if isinstance(t, BytesType):
         return {"bytes": t.prefix.name, "nullable": t.nullable, "text": t.text}
     if isinstance(t, EntityRef):
@@ -94,9 +145,21 @@ def _type_from(t: str | dict) -> Type:
     if isinstance(t, str):
         return INT_TYPES[t]
     if "bits" in t:
-        return BitsType(INT_TYPES[t["bits"]], tuple(
-            Bit(b["name"], b["low"], b["width"], b["doc"], VersionRange.parse(b["versions"]), b["enum"],
-                b["reserved"]) for b in t["groups"]))
+        return BitsType(
+            INT_TYPES[t["bits"]],
+            tuple(
+                Bit(
+                    b["name"],
+                    b["low"],
+                    b["width"],
+                    b["doc"],
+                    VersionRange.parse(b["versions"]),
+                    b["enum"],
+                    b["reserved"],
+                )
+                for b in t["groups"]
+            ),
+        )
     if "bytes" in t:
         return BytesType(INT_TYPES[t["bytes"]], t["nullable"], t["text"])
     if "entity" in t:

@@ -4,10 +4,11 @@ Nothing here knows about construct (or any other backend): it says what the
 bytes are, not how some library spells them. Backends read the IR through
 :mod:`.resolve`, which resolves an entity at one version.
 """
+
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
-from typing import Union
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from .versions import VersionRange
 
@@ -79,7 +80,7 @@ class ArrayType:
     """A sequence of elements. Exactly one of: an inline count prefix, a count
     held by an earlier (derived) field, or greedy (until the region ends)."""
 
-    element: "Type"
+    element: Type
     prefix: IntType | None = None
     count_field: str | None = None
 
@@ -121,7 +122,7 @@ class BitsType:
     bits: tuple[Bit, ...]
 
 
-Type = Union[IntType, BytesType, EntityRef, ArrayType, BitsType]
+Type = IntType | BytesType | EntityRef | ArrayType | BitsType
 
 
 @dataclass(frozen=True)

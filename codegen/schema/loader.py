@@ -6,6 +6,7 @@ entity and the field, so a broken schema points at the line to fix.
 The only module that reads YAML, and it imports PyYAML when it loads: tools
 that only need the IR rebuild it from ``kcodec.generated.schema_set()``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -14,14 +15,42 @@ from pathlib import Path
 
 from kcodec.errors import SchemaError
 
-from .ir import (INT_TYPES, ArrayType, Bit, BitsType, BytesType, Compression, Derived, Entity,
-                 EntityRef, Enum, EnumValue, Field, IntType, SchemaSet, Type)
+from .ir import (
+    INT_TYPES,
+    ArrayType,
+    Bit,
+    BitsType,
+    BytesType,
+    Compression,
+    Derived,
+    Entity,
+    EntityRef,
+    Enum,
+    EnumValue,
+    Field,
+    IntType,
+    SchemaSet,
+    Type,
+)
 from .versions import VersionRange
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _ENTITY_KEYS = {"entity", "doc", "valid_versions", "fields"}
-_FIELD_KEYS = {"name", "type", "doc", "versions", "prefix", "nullable", "count", "enum", "const",
-               "error", "derived", "compressed", "bits"}
+_FIELD_KEYS = {
+    "name",
+    "type",
+    "doc",
+    "versions",
+    "prefix",
+    "nullable",
+    "count",
+    "enum",
+    "const",
+    "error",
+    "derived",
+    "compressed",
+    "bits",
+}
 _BIT_KEYS = {"name", "bits", "doc", "enum", "reserved", "versions"}
 _ENUM_KEYS = {"doc", "values", "open", "error"}
 _ERROR_KINDS = {"corrupt", "compression", "magic"}
@@ -35,7 +64,7 @@ class _Ctx:
     def __init__(self, file: str, entity: str | None = None, field: str | None = None):
         self.file, self.entity, self.field = file, entity, field
 
-    def at(self, field: str) -> "_Ctx":
+    def at(self, field: str) -> _Ctx:
         return _Ctx(self.file, self.entity, field)
 
     def error(self, message: str) -> SchemaError:
@@ -77,12 +106,13 @@ def load_schemas(directory: str | Path) -> SchemaSet:
         if entity.name in schemas.entities:
             raise ctx.error(f"entity {entity.name!r} is also defined in {schemas.entities[entity.name].file}")
         schemas.entities[entity.name] = entity
-    for ctx, doc in raw_entities:
+    for _ctx, doc in raw_entities:
         _check_references(schemas.entities[doc["entity"]], schemas)
     return schemas
 
 
 # ---------------------------------------------------------------------------- enums
+
 
 def _load_enums(ctx: _Ctx, enums: object, schemas: SchemaSet) -> None:
     if not isinstance(enums, dict):
@@ -123,6 +153,7 @@ def _load_enums(ctx: _Ctx, enums: object, schemas: SchemaSet) -> None:
 
 # ---------------------------------------------------------------------------- entities
 
+
 def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet) -> Entity:
     name = doc.get("entity")
     ctx = _Ctx(ctx.file, str(name))
@@ -133,7 +164,7 @@ def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet) -> Entity:
         raise ctx.error(f"entity {name!r} must live in {name}.yaml")
     valid = _versions(ctx, doc.get("valid_versions"), what="valid_versions")
     if valid.high is None or valid.empty:
-        raise ctx.error("valid_versions must be a closed range such as \"0-1\"")
+        raise ctx.error('valid_versions must be a closed range such as "0-1"')
     fields_spec = doc.get("fields")
     if not isinstance(fields_spec, list) or not fields_spec:
         raise ctx.error("'fields' must be a non-empty list")
@@ -194,7 +225,10 @@ def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, schemas: SchemaSet) 
         if "contents" in c:
             contents = _parse_type(ctx, c["contents"], {}, schemas, top=False)
             if not isinstance(contents, ArrayType) or not contents.greedy:
-                raise ctx.error("compressed 'contents' must be an array type such as \"[]entity\" (it runs to the end of the stream)")
+                raise ctx.error(
+                    "compressed 'contents' must be an array type such as \"[]entity\" "
+                    "(it runs to the end of the stream)"
+                )
         if not isinstance(c["codec"], str) or not all(_NAME.match(p) for p in c["codec"].split(".")):
             raise ctx.error("compressed 'codec' is a field path such as attributes.compression")
         compressed = Compression(tuple(c["codec"].split(".")), contents)
@@ -246,8 +280,9 @@ def _prefix_type(ctx: _Ctx, name: object) -> IntType:
     return INT_TYPES[name]
 
 
-def _load_bits(ctx: _Ctx, spec: object, base: IntType, versions: VersionRange,
-               valid: VersionRange, schemas: SchemaSet) -> tuple[Bit, ...]:
+def _load_bits(
+    ctx: _Ctx, spec: object, base: IntType, versions: VersionRange, valid: VersionRange, schemas: SchemaSet
+) -> tuple[Bit, ...]:
     if not isinstance(spec, list) or not spec:
         raise ctx.error("'bits' must be a non-empty list")
     nbits = base.width * 8
@@ -294,7 +329,9 @@ def _load_bits(ctx: _Ctx, spec: object, base: IntType, versions: VersionRange,
                 owner[i] = b.name
         missing = [i for i in range(nbits) if i not in owner]
         if missing:
-            raise ctx.error(f"bits {missing} are not described at version {v}; name them (reserved: true for unused bits)")
+            raise ctx.error(
+                f"bits {missing} are not described at version {v}; name them (reserved: true for unused bits)"
+            )
     return tuple(out)
 
 
@@ -343,26 +380,30 @@ def _check_fields(ctx: _Ctx, entity: Entity, schemas: SchemaSet) -> None:
             if d and d.kind == "count":
                 target = present[index[d.of]] if d.of in index else None
                 if target is None or not isinstance(target.type, ArrayType) or target.type.count_field != f.name:
-                    raise fctx.error(f"counts {d.of}, which must be an array with 'count: {f.name}' at version {version}")
+                    raise fctx.error(
+                        f"counts {d.of}, which must be an array with 'count: {f.name}' at version {version}"
+                    )
                 if index[d.of] <= i:
                     raise fctx.error("a count field comes before the array it counts")
             if isinstance(f.type, ArrayType) and f.type.count_field:
                 cf = f.type.count_field
                 if cf not in index or not present[index[cf]].derived or present[index[cf]].derived.of != f.name:
-                    raise fctx.error(f"'count: {cf}' needs an earlier field {cf} with derived {{kind: count, of: {f.name}}}")
+                    raise fctx.error(
+                        f"'count: {cf}' needs an earlier field {cf} with derived {{kind: count, of: {f.name}}}"
+                    )
             if f.compressed:
                 _check_codec_path(fctx, f.compressed.codec_path, present[:i], version, schemas)
                 if isinstance(f.type, ArrayType):
                     # No prefix of its own: the region runs to the end of an enclosing length.
                     if i != len(present) - 1:
                         raise fctx.error("a compressed array without its own length must be the last field")
-                    if not any(g.derived and g.derived.kind == "length" and index[g.derived.covers] <= i
-                               for g in present[:i]):
+                    if not any(
+                        g.derived and g.derived.kind == "length" and index[g.derived.covers] <= i for g in present[:i]
+                    ):
                         raise fctx.error("a compressed array needs an earlier length field that covers it")
 
 
-def _check_codec_path(ctx: _Ctx, path: tuple[str, ...], before: list[Field], version: int,
-                      schemas: SchemaSet) -> None:
+def _check_codec_path(ctx: _Ctx, path: tuple[str, ...], before: list[Field], version: int, schemas: SchemaSet) -> None:
     by_name = {f.name: f for f in before}
     head = by_name.get(path[0])
     if head is None:
@@ -394,7 +435,9 @@ def _check_references(entity: Entity, schemas: SchemaSet) -> None:
             for v in f.versions.versions(entity.valid_versions):
                 if v not in child.valid_versions:
                     raise ctx.at(f.name).error(
-                        f"{t.name} has no version {v} (valid_versions {child.valid_versions}); nested entities share their parent's version")
+                        f"{t.name} has no version {v} (valid_versions {child.valid_versions}); "
+                        "nested entities share their parent's version"
+                    )
 
     for f in entity.fields:
         visit(f.type, f)
@@ -403,6 +446,7 @@ def _check_references(entity: Entity, schemas: SchemaSet) -> None:
 
 
 # ---------------------------------------------------------------------------- helpers
+
 
 def _enum_ref(ctx: _Ctx, name: object, schemas: SchemaSet) -> Enum:
     if not _one_of(name, schemas.enums):

@@ -2,9 +2,11 @@
 and sizes, overheads, and every other fact more than one backend reads
 (covered ranges, fixed runs, which decoders take options, what the compiled
 kernel covers, the layout table). Decided once here so every backend agrees."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from functools import cached_property
 
 from .ir import ArrayType, Bit, BitsType, BytesType, Entity, EntityRef, Enum, Field, IntType, SchemaSet, Type
@@ -72,7 +74,7 @@ class EntityVersion:
     def index(self, name: str) -> int:
         return next(i for i, f in enumerate(self.fields) if f.name == name)
 
-    def child(self, entity: str) -> "EntityVersion":
+    def child(self, entity: str) -> EntityVersion:
         """A nested entity, resolved at this version (nested entities share their parent's version)."""
         if entity not in self._children:
             self._children[entity] = resolve(self.schemas, self.schemas.entities[entity], self.version)
@@ -104,8 +106,7 @@ class EntityVersion:
 
     def length_starts(self) -> dict[str, tuple[str, ...]]:
         """Like :attr:`covered_starts`, lengths only."""
-        out = {k: tuple(o for o in v if self.field(o).derived_kind == "length")
-               for k, v in self.covered_starts.items()}
+        out = {k: tuple(o for o in v if self.field(o).derived_kind == "length") for k, v in self.covered_starts.items()}
         return {k: v for k, v in out.items() if v}
 
     @cached_property
@@ -118,10 +119,13 @@ class EntityVersion:
                 i += 1
                 continue
             j = i
-            while (j + 1 < len(self.fields) and self.fields[j + 1].is_fixed_scalar
-                   and self.fields[j].derived_kind != "length"):
+            while (
+                j + 1 < len(self.fields)
+                and self.fields[j + 1].is_fixed_scalar
+                and self.fields[j].derived_kind != "length"
+            ):
                 j += 1
-            out[i] = FixedRun(i, self.fields[i:j + 1])
+            out[i] = FixedRun(i, self.fields[i : j + 1])
             i = j + 1
         return out
 
@@ -164,7 +168,9 @@ class EntityVersion:
         best = None
         for f in self.fields[:index]:
             if f.derived_kind == "length" and self.index(f.field.derived.covers) <= index:
-                if best is None or self.index(f.field.derived.covers) > self.index(self.field(best).field.derived.covers):
+                if best is None or self.index(f.field.derived.covers) > self.index(
+                    self.field(best).field.derived.covers
+                ):
                     best = f.name
         assert best is not None, "validated by the loader"
         return best
@@ -287,6 +293,7 @@ def _overhead(f: ResolvedField) -> tuple[int, int]:
 
 # ---------------------------------------------------------------------------- layout tables
 
+
 def type_text(t: Type) -> str:
     """The schema spelling of a type, for layout tables."""
     if isinstance(t, IntType):
@@ -323,8 +330,9 @@ def layout_rows(ev: EntityVersion) -> list[LayoutRow]:
         rows.append((f.name, f.offset, f.size, type_text(f.type), str(fld.versions), fld.doc, _note(ev, i), None))
         if isinstance(f.type, BitsType):
             for b in sorted(f.type.bits, key=lambda b: b.low):
-                rows.append((f"{f.name}.{b.name}", f.offset, None, bit_type_text(b), str(b.versions), b.doc, "",
-                             b.span))
+                rows.append(
+                    (f"{f.name}.{b.name}", f.offset, None, bit_type_text(b), str(b.versions), b.doc, "", b.span)
+                )
     return rows
 
 

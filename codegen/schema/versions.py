@@ -1,4 +1,5 @@
 """Kafka's version range notation: "N", "A-B", "A+" and "none"."""
+
 from __future__ import annotations
 
 import re
@@ -14,17 +15,17 @@ class VersionRange:
     empty: bool = False
 
     @classmethod
-    def parse(cls, text: object) -> "VersionRange":
+    def parse(cls, text: object) -> VersionRange:
         if isinstance(text, int) and not isinstance(text, bool):
             text = str(text)
         if not isinstance(text, str):
-            raise ValueError(f"version range must be a string like \"0\", \"0-1\" or \"1+\", not {text!r}")
+            raise ValueError(f'version range must be a string like "0", "0-1" or "1+", not {text!r}')
         text = text.strip()
         if text == "none":
             return cls(0, 0, empty=True)
         m = _RANGE.match(text)
         if not m:
-            raise ValueError(f"bad version range {text!r}: use \"N\", \"A-B\", \"A+\" or \"none\"")
+            raise ValueError(f'bad version range {text!r}: use "N", "A-B", "A+" or "none"')
         low = int(m.group(1))
         if m.group(2):
             return cls(low, None)
@@ -38,13 +39,13 @@ class VersionRange:
             return False
         return version >= self.low and (self.high is None or version <= self.high)
 
-    def versions(self, within: "VersionRange") -> list[int]:
+    def versions(self, within: VersionRange) -> list[int]:
         """The concrete versions of this range inside a closed range."""
         if within.high is None:
             raise ValueError("cannot enumerate an open range")
         return [v for v in range(within.low, within.high + 1) if v in self]
 
-    def fits(self, outer: "VersionRange") -> bool:
+    def fits(self, outer: VersionRange) -> bool:
         """Whether this range lies inside ``outer``; an open end ("1+") is
         allowed inside a closed range, as in Kafka's schemas."""
         if self.empty:

@@ -5,37 +5,40 @@
 ``DECODERS[("record", 2)]`` is ``(decode, FIELDS)``: ``decode(buf, pos, end, ...)``
 returns ``(values, next_pos)`` with values in ``FIELDS`` order.
 """
-from . import aborted_txn_entry
-from . import control_record_key
-from . import end_txn_marker
-from . import legacy_log_entry
-from . import legacy_message
-from . import offset_index_entry
-from . import record
-from . import record_batch
-from . import record_header
-from . import time_index_entry
+
+from . import (
+    aborted_txn_entry,
+    control_record_key,
+    end_txn_marker,
+    legacy_log_entry,
+    legacy_message,
+    offset_index_entry,
+    record,
+    record_batch,
+    record_header,
+    time_index_entry,
+)
 
 DECODERS = {
-    ('aborted_txn_entry', 0): (
+    ("aborted_txn_entry", 0): (
         aborted_txn_entry.decode_aborted_txn_entry_v0,
         aborted_txn_entry.FIELDS_ABORTED_TXN_ENTRY_V0,
     ),
-    ('control_record_key', 0): (
+    ("control_record_key", 0): (
         control_record_key.decode_control_record_key_v0,
         control_record_key.FIELDS_CONTROL_RECORD_KEY_V0,
     ),
-    ('end_txn_marker', 0): (end_txn_marker.decode_end_txn_marker_v0, end_txn_marker.FIELDS_END_TXN_MARKER_V0),
-    ('legacy_log_entry', 0): (legacy_log_entry.decode_legacy_log_entry_v0, legacy_log_entry.FIELDS_LEGACY_LOG_ENTRY_V0),
-    ('legacy_log_entry', 1): (legacy_log_entry.decode_legacy_log_entry_v1, legacy_log_entry.FIELDS_LEGACY_LOG_ENTRY_V1),
-    ('legacy_message', 0): (legacy_message.decode_legacy_message_v0, legacy_message.FIELDS_LEGACY_MESSAGE_V0),
-    ('legacy_message', 1): (legacy_message.decode_legacy_message_v1, legacy_message.FIELDS_LEGACY_MESSAGE_V1),
-    ('offset_index_entry', 0): (
+    ("end_txn_marker", 0): (end_txn_marker.decode_end_txn_marker_v0, end_txn_marker.FIELDS_END_TXN_MARKER_V0),
+    ("legacy_log_entry", 0): (legacy_log_entry.decode_legacy_log_entry_v0, legacy_log_entry.FIELDS_LEGACY_LOG_ENTRY_V0),
+    ("legacy_log_entry", 1): (legacy_log_entry.decode_legacy_log_entry_v1, legacy_log_entry.FIELDS_LEGACY_LOG_ENTRY_V1),
+    ("legacy_message", 0): (legacy_message.decode_legacy_message_v0, legacy_message.FIELDS_LEGACY_MESSAGE_V0),
+    ("legacy_message", 1): (legacy_message.decode_legacy_message_v1, legacy_message.FIELDS_LEGACY_MESSAGE_V1),
+    ("offset_index_entry", 0): (
         offset_index_entry.decode_offset_index_entry_v0,
         offset_index_entry.FIELDS_OFFSET_INDEX_ENTRY_V0,
     ),
-    ('record', 2): (record.decode_record_v2, record.FIELDS_RECORD_V2),
-    ('record_batch', 2): (record_batch.decode_record_batch_v2, record_batch.FIELDS_RECORD_BATCH_V2),
-    ('record_header', 2): (record_header.decode_record_header_v2, record_header.FIELDS_RECORD_HEADER_V2),
-    ('time_index_entry', 0): (time_index_entry.decode_time_index_entry_v0, time_index_entry.FIELDS_TIME_INDEX_ENTRY_V0),
+    ("record", 2): (record.decode_record_v2, record.FIELDS_RECORD_V2),
+    ("record_batch", 2): (record_batch.decode_record_batch_v2, record_batch.FIELDS_RECORD_BATCH_V2),
+    ("record_header", 2): (record_header.decode_record_header_v2, record_header.FIELDS_RECORD_HEADER_V2),
+    ("time_index_entry", 0): (time_index_entry.decode_time_index_entry_v0, time_index_entry.FIELDS_TIME_INDEX_ENTRY_V0),
 }

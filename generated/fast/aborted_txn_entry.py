@@ -5,19 +5,22 @@
 
 The construct codecs in kcodec.generated.aborted_txn_entry are the reference these are tested against.
 """
-from struct import Struct, error as struct_error
+
+from struct import Struct
+from struct import error as struct_error
 
 from kcodec.errors import CorruptError, EncodeError, TruncatedError
 from kcodec.runtime import require_runtime_api
+
 from .kernel import compiled_kernel
 
 require_runtime_api(1)
 
-_S0 = Struct('>hqqqq')
-_S1 = Struct('>h')
-_S2 = Struct('>q')
+_S0 = Struct(">hqqqq")
+_S1 = Struct(">h")
+_S2 = Struct(">q")
 
-FIELDS_ABORTED_TXN_ENTRY_V0 = ('version', 'producer_id', 'first_offset', 'last_offset', 'last_stable_offset')
+FIELDS_ABORTED_TXN_ENTRY_V0 = ("version", "producer_id", "first_offset", "last_offset", "last_stable_offset")
 
 
 def decode_aborted_txn_entry_v0(buf, pos=0, end=None):
@@ -53,7 +56,15 @@ def encode_aborted_txn_entry_v0(v):
         b_first_offset = _S2.pack(v[2])
         b_last_offset = _S2.pack(v[3])
         b_last_stable_offset = _S2.pack(v[4])
-        return b''.join((b_version, b_producer_id, b_first_offset, b_last_offset, b_last_stable_offset,))
+        return b"".join(
+            (
+                b_version,
+                b_producer_id,
+                b_first_offset,
+                b_last_offset,
+                b_last_stable_offset,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode aborted_txn_entry v0: {exc}") from None
 
@@ -65,8 +76,8 @@ def encode_aborted_txn_entry_v0_array(values):
 
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
 _python = {
-    'decode_aborted_txn_entry_v0': (decode_aborted_txn_entry_v0, decode_aborted_txn_entry_v0_array),
-    'encode_aborted_txn_entry_v0': (encode_aborted_txn_entry_v0, encode_aborted_txn_entry_v0_array),
+    "decode_aborted_txn_entry_v0": (decode_aborted_txn_entry_v0, decode_aborted_txn_entry_v0_array),
+    "encode_aborted_txn_entry_v0": (encode_aborted_txn_entry_v0, encode_aborted_txn_entry_v0_array),
 }
 _kernel = compiled_kernel()
 if _kernel is not None:

@@ -5,35 +5,37 @@
 
 The construct codecs in kcodec.generated.control_record_key are the reference these are tested against.
 """
-from struct import Struct, error as struct_error
+
+from struct import Struct
+from struct import error as struct_error
 
 from kcodec.errors import CorruptError, EncodeError, TruncatedError
 from kcodec.runtime import require_runtime_api
 
 require_runtime_api(1)
 
-_S0 = Struct('>hh')
-_S1 = Struct('>h')
+_S0 = Struct(">hh")
+_S1 = Struct(">h")
 _CONTROL_RECORD_TYPE_V0 = {
-    0: 'abort',
-    1: 'commit',
-    2: 'leader_change',
-    3: 'snapshot_header',
-    4: 'snapshot_footer',
-    5: 'kraft_version',
-    6: 'kraft_voters',
+    0: "abort",
+    1: "commit",
+    2: "leader_change",
+    3: "snapshot_header",
+    4: "snapshot_footer",
+    5: "kraft_version",
+    6: "kraft_voters",
 }
 _CONTROL_RECORD_TYPE_V0_IDS = {
-    'abort': 0,
-    'commit': 1,
-    'leader_change': 2,
-    'snapshot_header': 3,
-    'snapshot_footer': 4,
-    'kraft_version': 5,
-    'kraft_voters': 6,
+    "abort": 0,
+    "commit": 1,
+    "leader_change": 2,
+    "snapshot_header": 3,
+    "snapshot_footer": 4,
+    "kraft_version": 5,
+    "kraft_voters": 6,
 }
 
-FIELDS_CONTROL_RECORD_KEY_V0 = ('version', 'type')
+FIELDS_CONTROL_RECORD_KEY_V0 = ("version", "type")
 
 
 def decode_control_record_key_v0(buf, pos=0, end=None):
@@ -67,7 +69,12 @@ def encode_control_record_key_v0(v):
     try:
         b_version = _S1.pack(v[0])
         b_type = _S1.pack(_CONTROL_RECORD_TYPE_V0_IDS[v[1]] if v[1].__class__ is str else v[1])
-        return b''.join((b_version, b_type,))
+        return b"".join(
+            (
+                b_version,
+                b_type,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode control_record_key v0: {exc}") from None
 

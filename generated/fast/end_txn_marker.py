@@ -5,19 +5,22 @@
 
 The construct codecs in kcodec.generated.end_txn_marker are the reference these are tested against.
 """
-from struct import Struct, error as struct_error
+
+from struct import Struct
+from struct import error as struct_error
 
 from kcodec.errors import CorruptError, EncodeError, TruncatedError
 from kcodec.runtime import require_runtime_api
+
 from .kernel import compiled_kernel
 
 require_runtime_api(1)
 
-_S0 = Struct('>hi')
-_S1 = Struct('>h')
-_S2 = Struct('>i')
+_S0 = Struct(">hi")
+_S1 = Struct(">h")
+_S2 = Struct(">i")
 
-FIELDS_END_TXN_MARKER_V0 = ('version', 'coordinator_epoch')
+FIELDS_END_TXN_MARKER_V0 = ("version", "coordinator_epoch")
 
 
 def decode_end_txn_marker_v0(buf, pos=0, end=None):
@@ -50,7 +53,12 @@ def encode_end_txn_marker_v0(v):
     try:
         b_version = _S1.pack(v[0])
         b_coordinator_epoch = _S2.pack(v[1])
-        return b''.join((b_version, b_coordinator_epoch,))
+        return b"".join(
+            (
+                b_version,
+                b_coordinator_epoch,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode end_txn_marker v0: {exc}") from None
 
@@ -62,8 +70,8 @@ def encode_end_txn_marker_v0_array(values):
 
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
 _python = {
-    'decode_end_txn_marker_v0': (decode_end_txn_marker_v0, decode_end_txn_marker_v0_array),
-    'encode_end_txn_marker_v0': (encode_end_txn_marker_v0, encode_end_txn_marker_v0_array),
+    "decode_end_txn_marker_v0": (decode_end_txn_marker_v0, decode_end_txn_marker_v0_array),
+    "encode_end_txn_marker_v0": (encode_end_txn_marker_v0, encode_end_txn_marker_v0_array),
 }
 _kernel = compiled_kernel()
 if _kernel is not None:

@@ -2,6 +2,7 @@
 # Do not edit: change the schemas and run `kcodec generate`.
 """The compiled kernel generated beside these decoders, when it is built, fresh and selected
 (``KCODEC_BACKEND``: see :mod:`kcodec.runtime.kernel`)."""
+
 from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "05ebe699968744519074eefc44a907cd6261f0299c9302c1ae01efa245f3bcc2"

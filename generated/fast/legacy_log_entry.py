@@ -5,20 +5,23 @@
 
 The construct codecs in kcodec.generated.legacy_log_entry are the reference these are tested against.
 """
-from struct import Struct, error as struct_error
+
+from struct import Struct
+from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
+
 from . import legacy_message as _legacy_message
 
 require_runtime_api(1)
 
-_S0 = Struct('>qi')
-_S1 = Struct('>q')
-_S2 = Struct('>i')
+_S0 = Struct(">qi")
+_S1 = Struct(">q")
+_S2 = Struct(">i")
 
-FIELDS_LEGACY_LOG_ENTRY_V0 = ('offset', 'size', 'message')
+FIELDS_LEGACY_LOG_ENTRY_V0 = ("offset", "size", "message")
 
 
 def decode_legacy_log_entry_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):
@@ -33,26 +36,26 @@ def decode_legacy_log_entry_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFA
             raise BadLengthError(
                 f"size is {v_size}, less than the 14 bytes the fields it covers need at least",
                 position=start_size,
-                field='size',
+                field="size",
             )
         end_size = start_size + v_size
         if end_size > end:
             raise TruncatedError(
                 f"size says {v_size} bytes but only {end - start_size} remain",
                 position=start_size,
-                field='size',
+                field="size",
             )
         end = end_size
         try:
             v_message, pos = _legacy_message.decode_legacy_message_v0(buf, pos, end, verify_crc, limit, contents)
         except DecodeError as exc:
-            exc.field = 'message.' + exc.field if exc.field else 'message'
+            exc.field = "message." + exc.field if exc.field else "message"
             raise
         if pos != end_size:
             raise BadLengthError(
                 f"size says {v_size} bytes but the fields it covers take {pos - start_size}",
                 position=start_size,
-                field='size',
+                field="size",
             )
         return (v_offset, v_size, v_message), pos
     except (IndexError, struct_error):
@@ -71,7 +74,8 @@ def decode_legacy_log_entry_v0_array(buf, pos, end, count, verify_crc, limit, co
         append(item)
     return items, pos
 
-FIELDS_LEGACY_LOG_ENTRY_V1 = ('offset', 'size', 'message')
+
+FIELDS_LEGACY_LOG_ENTRY_V1 = ("offset", "size", "message")
 
 
 def decode_legacy_log_entry_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):
@@ -86,26 +90,26 @@ def decode_legacy_log_entry_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFA
             raise BadLengthError(
                 f"size is {v_size}, less than the 22 bytes the fields it covers need at least",
                 position=start_size,
-                field='size',
+                field="size",
             )
         end_size = start_size + v_size
         if end_size > end:
             raise TruncatedError(
                 f"size says {v_size} bytes but only {end - start_size} remain",
                 position=start_size,
-                field='size',
+                field="size",
             )
         end = end_size
         try:
             v_message, pos = _legacy_message.decode_legacy_message_v1(buf, pos, end, verify_crc, limit, contents)
         except DecodeError as exc:
-            exc.field = 'message.' + exc.field if exc.field else 'message'
+            exc.field = "message." + exc.field if exc.field else "message"
             raise
         if pos != end_size:
             raise BadLengthError(
                 f"size says {v_size} bytes but the fields it covers take {pos - start_size}",
                 position=start_size,
-                field='size',
+                field="size",
             )
         return (v_offset, v_size, v_message), pos
     except (IndexError, struct_error):
@@ -131,7 +135,13 @@ def encode_legacy_log_entry_v0(v, level=None):
         b_offset = _S1.pack(v[0])
         b_message = _legacy_message.encode_legacy_message_v0(v[2], level)
         b_size = _S2.pack(sum(map(len, (b_message,))))
-        return b''.join((b_offset, b_size, b_message,))
+        return b"".join(
+            (
+                b_offset,
+                b_size,
+                b_message,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode legacy_log_entry v0: {exc}") from None
 
@@ -147,7 +157,13 @@ def encode_legacy_log_entry_v1(v, level=None):
         b_offset = _S1.pack(v[0])
         b_message = _legacy_message.encode_legacy_message_v1(v[2], level)
         b_size = _S2.pack(sum(map(len, (b_message,))))
-        return b''.join((b_offset, b_size, b_message,))
+        return b"".join(
+            (
+                b_offset,
+                b_size,
+                b_message,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode legacy_log_entry v1: {exc}") from None
 

@@ -5,14 +5,25 @@
 
 The construct codecs in kcodec.generated.legacy_message are the reference these are tested against.
 """
-from struct import Struct, error as struct_error
 
-from kcodec.errors import (CompressionError, CorruptError, CrcMismatchError, DecodeError, EncodeError, TruncatedError,
-                           UnknownMagicError)
+from struct import Struct
+from struct import error as struct_error
+
+from kcodec.errors import (
+    CompressionError,
+    CorruptError,
+    CrcMismatchError,
+    DecodeError,
+    EncodeError,
+    TruncatedError,
+    UnknownMagicError,
+)
 from kcodec.runtime import require_runtime_api
-from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
+from kcodec.runtime.compression import decompress
 from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32
+
 from . import legacy_log_entry as _legacy_log_entry
 
 require_runtime_api(1)
@@ -20,20 +31,20 @@ require_runtime_api(1)
 # Passed as ``contents`` to decoders reading a decompressed stream: another compressed region there is an error.
 INSIDE_COMPRESSED = "inside a compressed stream"
 
-_S0 = Struct('>Ibb')
-_S1 = Struct('>i')
-_S2 = Struct('>b')
-_S3 = Struct('>I')
-_S4 = Struct('>Ibbq')
-_S5 = Struct('>q')
-_COMPRESSION_TYPE_V0 = {0: 'none', 1: 'gzip', 2: 'snappy', 3: 'lz4'}
-_COMPRESSION_TYPE_V0_IDS = {'none': 0, 'gzip': 1, 'snappy': 2, 'lz4': 3}
-_COMPRESSION_TYPE_V1 = {0: 'none', 1: 'gzip', 2: 'snappy', 3: 'lz4'}
-_TIMESTAMP_TYPE_V1 = {0: 'create_time', 1: 'log_append_time'}
-_COMPRESSION_TYPE_V1_IDS = {'none': 0, 'gzip': 1, 'snappy': 2, 'lz4': 3}
-_TIMESTAMP_TYPE_V1_IDS = {'create_time': 0, 'log_append_time': 1}
+_S0 = Struct(">Ibb")
+_S1 = Struct(">i")
+_S2 = Struct(">b")
+_S3 = Struct(">I")
+_S4 = Struct(">Ibbq")
+_S5 = Struct(">q")
+_COMPRESSION_TYPE_V0 = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4"}
+_COMPRESSION_TYPE_V0_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3}
+_COMPRESSION_TYPE_V1 = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4"}
+_TIMESTAMP_TYPE_V1 = {0: "create_time", 1: "log_append_time"}
+_COMPRESSION_TYPE_V1_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3}
+_TIMESTAMP_TYPE_V1_IDS = {"create_time": 0, "log_append_time": 1}
 
-FIELDS_LEGACY_MESSAGE_V0 = ('crc', 'magic', 'attributes', 'key', 'value')
+FIELDS_LEGACY_MESSAGE_V0 = ("crc", "magic", "attributes", "key", "value")
 
 
 def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):
@@ -46,8 +57,8 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
         start_crc = pos + 4
         pos += 6
         if v_magic != 0:
-            raise UnknownMagicError(f"magic is {v_magic}, expected 0", position=pos - 2, field='magic')
-        attributes_bits = v_attributes & 0xff
+            raise UnknownMagicError(f"magic is {v_magic}, expected 0", position=pos - 2, field="magic")
+        attributes_bits = v_attributes & 0xFF
         attributes_compression = attributes_bits & 0x7
         attributes_compression_name = _COMPRESSION_TYPE_V0.get(attributes_compression)
         if attributes_compression_name is None:
@@ -57,10 +68,10 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                     "2=snappy, 3=lz4)"
                 ),
                 position=pos - 1,
-                field='attributes.compression',
+                field="attributes.compression",
             )
         attributes_compression = attributes_compression_name
-        v_attributes = {'compression': attributes_compression, 'unused': (attributes_bits >> 3) & 0x1f}
+        v_attributes = {"compression": attributes_compression, "unused": (attributes_bits >> 3) & 0x1F}
         key_length = _S1.unpack_from(buf, pos)[0]
         pos += 4
         if key_length < 0:
@@ -71,7 +82,7 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                 raise TruncatedError(
                     f"key: needs {key_length} bytes but only {end - pos} remain",
                     position=pos,
-                    field='key',
+                    field="key",
                 )
             v_key = buf[pos:key_end]
             pos = key_end
@@ -85,16 +96,16 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                 raise TruncatedError(
                     f"value: needs {value_length} bytes but only {end - pos} remain",
                     position=pos,
-                    field='value',
+                    field="value",
                 )
             v_value = buf[pos:value_end]
             pos = value_end
-        if v_attributes['compression'] != 'none' and contents:
+        if v_attributes["compression"] != "none" and contents:
             if v_value is None:
                 raise CorruptError(
                     f"compressed ({v_attributes['compression']}) wrapper has a null value",
                     position=pos,
-                    field='value',
+                    field="value",
                 )
             if contents == INSIDE_COMPRESSED:
                 raise CorruptError(
@@ -103,14 +114,14 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                         "level of compression is allowed"
                     ),
                     position=pos - len(v_value),
-                    field='value',
+                    field="value",
                 )
             start_value = pos - len(v_value)
             try:
-                data = decompress(v_attributes['compression'], v_value, magic=0, max_size=limit)
+                data = decompress(v_attributes["compression"], v_value, magic=0, max_size=limit)
             except DecodeError as exc:
                 exc.position = start_value + (exc.position or 0)
-                exc.field = exc.field or 'value'
+                exc.field = exc.field or "value"
                 raise
             outer = (buf, pos, end)
             buf, pos, end = data, 0, len(data)
@@ -128,7 +139,7 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                         )
                         value_items.append(item)
                 except DecodeError as exc:
-                    exc.field = 'value.' + exc.field if exc.field else 'value'
+                    exc.field = "value." + exc.field if exc.field else "value"
                     raise
                 v_value = value_items
             except DecodeError as exc:
@@ -145,7 +156,7 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                         f"{pos})"
                     ),
                     position=start_value,
-                    field='value',
+                    field="value",
                 ) from None
             buf, pos, end = outer
         if verify_crc:
@@ -154,7 +165,7 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                 raise CrcMismatchError(
                     f"crc is corrupt (stored crc32 = {v_crc:#010x}, computed = {computed:#010x})",
                     position=at_crc,
-                    field='crc',
+                    field="crc",
                 )
         return (v_crc, v_magic, v_attributes, v_key, v_value), pos
     except (IndexError, struct_error):
@@ -173,7 +184,8 @@ def decode_legacy_message_v0_array(buf, pos, end, count, verify_crc, limit, cont
         append(item)
     return items, pos
 
-FIELDS_LEGACY_MESSAGE_V1 = ('crc', 'magic', 'attributes', 'timestamp', 'key', 'value')
+
+FIELDS_LEGACY_MESSAGE_V1 = ("crc", "magic", "attributes", "timestamp", "key", "value")
 
 
 def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):
@@ -186,8 +198,8 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
         start_crc = pos + 4
         pos += 14
         if v_magic != 1:
-            raise UnknownMagicError(f"magic is {v_magic}, expected 1", position=pos - 10, field='magic')
-        attributes_bits = v_attributes & 0xff
+            raise UnknownMagicError(f"magic is {v_magic}, expected 1", position=pos - 10, field="magic")
+        attributes_bits = v_attributes & 0xFF
         attributes_compression = attributes_bits & 0x7
         attributes_compression_name = _COMPRESSION_TYPE_V1.get(attributes_compression)
         if attributes_compression_name is None:
@@ -197,7 +209,7 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                     "2=snappy, 3=lz4)"
                 ),
                 position=pos - 9,
-                field='attributes.compression',
+                field="attributes.compression",
             )
         attributes_compression = attributes_compression_name
         attributes_timestamp_type = (attributes_bits >> 3) & 0x1
@@ -209,13 +221,13 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                     "1=log_append_time)"
                 ),
                 position=pos - 9,
-                field='attributes.timestamp_type',
+                field="attributes.timestamp_type",
             )
         attributes_timestamp_type = attributes_timestamp_type_name
         v_attributes = {
-            'compression': attributes_compression,
-            'timestamp_type': attributes_timestamp_type,
-            'unused': (attributes_bits >> 4) & 0xf,
+            "compression": attributes_compression,
+            "timestamp_type": attributes_timestamp_type,
+            "unused": (attributes_bits >> 4) & 0xF,
         }
         key_length = _S1.unpack_from(buf, pos)[0]
         pos += 4
@@ -227,7 +239,7 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                 raise TruncatedError(
                     f"key: needs {key_length} bytes but only {end - pos} remain",
                     position=pos,
-                    field='key',
+                    field="key",
                 )
             v_key = buf[pos:key_end]
             pos = key_end
@@ -241,16 +253,16 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                 raise TruncatedError(
                     f"value: needs {value_length} bytes but only {end - pos} remain",
                     position=pos,
-                    field='value',
+                    field="value",
                 )
             v_value = buf[pos:value_end]
             pos = value_end
-        if v_attributes['compression'] != 'none' and contents:
+        if v_attributes["compression"] != "none" and contents:
             if v_value is None:
                 raise CorruptError(
                     f"compressed ({v_attributes['compression']}) wrapper has a null value",
                     position=pos,
-                    field='value',
+                    field="value",
                 )
             if contents == INSIDE_COMPRESSED:
                 raise CorruptError(
@@ -259,14 +271,14 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                         "level of compression is allowed"
                     ),
                     position=pos - len(v_value),
-                    field='value',
+                    field="value",
                 )
             start_value = pos - len(v_value)
             try:
-                data = decompress(v_attributes['compression'], v_value, magic=1, max_size=limit)
+                data = decompress(v_attributes["compression"], v_value, magic=1, max_size=limit)
             except DecodeError as exc:
                 exc.position = start_value + (exc.position or 0)
-                exc.field = exc.field or 'value'
+                exc.field = exc.field or "value"
                 raise
             outer = (buf, pos, end)
             buf, pos, end = data, 0, len(data)
@@ -284,7 +296,7 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                         )
                         value_items.append(item)
                 except DecodeError as exc:
-                    exc.field = 'value.' + exc.field if exc.field else 'value'
+                    exc.field = "value." + exc.field if exc.field else "value"
                     raise
                 v_value = value_items
             except DecodeError as exc:
@@ -301,7 +313,7 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                         f"{pos})"
                     ),
                     position=start_value,
-                    field='value',
+                    field="value",
                 ) from None
             buf, pos, end = outer
         if verify_crc:
@@ -310,7 +322,7 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                 raise CrcMismatchError(
                     f"crc is corrupt (stored crc32 = {v_crc:#010x}, computed = {computed:#010x})",
                     position=at_crc,
-                    field='crc',
+                    field="crc",
                 )
         return (v_crc, v_magic, v_attributes, v_timestamp, v_key, v_value), pos
     except (IndexError, struct_error):
@@ -334,8 +346,8 @@ def encode_legacy_message_v0(v, level=None):
     """Bytes of legacy_message v0 from values in FIELDS order (derived fields are computed)."""
     try:
         b_magic = _S2.pack(0)
-        attributes_bits = _COMPRESSION_TYPE_V0_IDS[v[2]['compression']]
-        attributes_bits |= (v[2].get('unused', 0) << 3)
+        attributes_bits = _COMPRESSION_TYPE_V0_IDS[v[2]["compression"]]
+        attributes_bits |= v[2].get("unused", 0) << 3
         if attributes_bits >= 0x80:
             attributes_bits -= 0x100
         b_attributes = _S2.pack(attributes_bits)
@@ -343,21 +355,40 @@ def encode_legacy_message_v0(v, level=None):
             b_key = _S1.pack(-1)
         else:
             b_key = _S1.pack(len(v[3])) + v[3]
-        if v[2]['compression'] == 'none':
+        if v[2]["compression"] == "none":
             if v[4] is None:
                 b_value = _S1.pack(-1)
             else:
                 b_value = _S1.pack(len(v[4])) + v[4]
         else:
             data = compress_cached(
-                v[2]['compression'],
+                v[2]["compression"],
                 _legacy_log_entry.encode_legacy_log_entry_v0_array(v[4], level),
                 0,
                 level,
             )
             b_value = _S1.pack(len(data)) + data
-        b_crc = _S3.pack(crc32(b''.join((b_magic, b_attributes, b_key, b_value,))))
-        return b''.join((b_crc, b_magic, b_attributes, b_key, b_value,))
+        b_crc = _S3.pack(
+            crc32(
+                b"".join(
+                    (
+                        b_magic,
+                        b_attributes,
+                        b_key,
+                        b_value,
+                    )
+                )
+            )
+        )
+        return b"".join(
+            (
+                b_crc,
+                b_magic,
+                b_attributes,
+                b_key,
+                b_value,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode legacy_message v0: {exc}") from None
 
@@ -371,9 +402,9 @@ def encode_legacy_message_v1(v, level=None):
     """Bytes of legacy_message v1 from values in FIELDS order (derived fields are computed)."""
     try:
         b_magic = _S2.pack(1)
-        attributes_bits = _COMPRESSION_TYPE_V1_IDS[v[2]['compression']]
-        attributes_bits |= (_TIMESTAMP_TYPE_V1_IDS[v[2]['timestamp_type']] << 3)
-        attributes_bits |= (v[2].get('unused', 0) << 4)
+        attributes_bits = _COMPRESSION_TYPE_V1_IDS[v[2]["compression"]]
+        attributes_bits |= _TIMESTAMP_TYPE_V1_IDS[v[2]["timestamp_type"]] << 3
+        attributes_bits |= v[2].get("unused", 0) << 4
         if attributes_bits >= 0x80:
             attributes_bits -= 0x100
         b_attributes = _S2.pack(attributes_bits)
@@ -382,21 +413,42 @@ def encode_legacy_message_v1(v, level=None):
             b_key = _S1.pack(-1)
         else:
             b_key = _S1.pack(len(v[4])) + v[4]
-        if v[2]['compression'] == 'none':
+        if v[2]["compression"] == "none":
             if v[5] is None:
                 b_value = _S1.pack(-1)
             else:
                 b_value = _S1.pack(len(v[5])) + v[5]
         else:
             data = compress_cached(
-                v[2]['compression'],
+                v[2]["compression"],
                 _legacy_log_entry.encode_legacy_log_entry_v1_array(v[5], level),
                 1,
                 level,
             )
             b_value = _S1.pack(len(data)) + data
-        b_crc = _S3.pack(crc32(b''.join((b_magic, b_attributes, b_timestamp, b_key, b_value,))))
-        return b''.join((b_crc, b_magic, b_attributes, b_timestamp, b_key, b_value,))
+        b_crc = _S3.pack(
+            crc32(
+                b"".join(
+                    (
+                        b_magic,
+                        b_attributes,
+                        b_timestamp,
+                        b_key,
+                        b_value,
+                    )
+                )
+            )
+        )
+        return b"".join(
+            (
+                b_crc,
+                b_magic,
+                b_attributes,
+                b_timestamp,
+                b_key,
+                b_value,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode legacy_message v1: {exc}") from None
 

@@ -5,18 +5,21 @@
 
 The construct codecs in kcodec.generated.offset_index_entry are the reference these are tested against.
 """
-from struct import Struct, error as struct_error
+
+from struct import Struct
+from struct import error as struct_error
 
 from kcodec.errors import CorruptError, EncodeError, TruncatedError
 from kcodec.runtime import require_runtime_api
+
 from .kernel import compiled_kernel
 
 require_runtime_api(1)
 
-_S0 = Struct('>ii')
-_S1 = Struct('>i')
+_S0 = Struct(">ii")
+_S1 = Struct(">i")
 
-FIELDS_OFFSET_INDEX_ENTRY_V0 = ('relative_offset', 'position')
+FIELDS_OFFSET_INDEX_ENTRY_V0 = ("relative_offset", "position")
 
 
 def decode_offset_index_entry_v0(buf, pos=0, end=None):
@@ -49,7 +52,12 @@ def encode_offset_index_entry_v0(v):
     try:
         b_relative_offset = _S1.pack(v[0])
         b_position = _S1.pack(v[1])
-        return b''.join((b_relative_offset, b_position,))
+        return b"".join(
+            (
+                b_relative_offset,
+                b_position,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode offset_index_entry v0: {exc}") from None
 
@@ -61,8 +69,8 @@ def encode_offset_index_entry_v0_array(values):
 
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
 _python = {
-    'decode_offset_index_entry_v0': (decode_offset_index_entry_v0, decode_offset_index_entry_v0_array),
-    'encode_offset_index_entry_v0': (encode_offset_index_entry_v0, encode_offset_index_entry_v0_array),
+    "decode_offset_index_entry_v0": (decode_offset_index_entry_v0, decode_offset_index_entry_v0_array),
+    "encode_offset_index_entry_v0": (encode_offset_index_entry_v0, encode_offset_index_entry_v0_array),
 }
 _kernel = compiled_kernel()
 if _kernel is not None:

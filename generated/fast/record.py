@@ -5,20 +5,24 @@
 
 The construct codecs in kcodec.generated.record are the reference these are tested against.
 """
-from struct import Struct, error as struct_error
+
+from struct import Struct
+from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
-from kcodec.runtime.varint import (decode_varint as read_varint, decode_varlong as read_varlong, encode_varint,
-                                   encode_varlong)
+from kcodec.runtime.varint import decode_varint as read_varint
+from kcodec.runtime.varint import decode_varlong as read_varlong
+from kcodec.runtime.varint import encode_varint, encode_varlong
+
 from . import record_header as _record_header
 from .kernel import compiled_kernel
 
 require_runtime_api(1)
 
-_S0 = Struct('>b')
+_S0 = Struct(">b")
 
-FIELDS_RECORD_V2 = ('length', 'attributes', 'timestamp_delta', 'offset_delta', 'key', 'value', 'headers')
+FIELDS_RECORD_V2 = ("length", "attributes", "timestamp_delta", "offset_delta", "key", "value", "headers")
 
 
 def decode_record_v2(buf, pos=0, end=None):
@@ -37,14 +41,14 @@ def decode_record_v2(buf, pos=0, end=None):
             raise BadLengthError(
                 f"length is {v_length}, less than the 6 bytes the fields it covers need at least",
                 position=start_length,
-                field='length',
+                field="length",
             )
         end_length = start_length + v_length
         if end_length > end:
             raise TruncatedError(
                 f"length says {v_length} bytes but only {end - start_length} remain",
                 position=start_length,
-                field='length',
+                field="length",
             )
         end = end_length
         v_attributes = buf[pos]
@@ -77,7 +81,7 @@ def decode_record_v2(buf, pos=0, end=None):
                 raise TruncatedError(
                     f"key: needs {key_length} bytes but only {end - pos} remain",
                     position=pos,
-                    field='key',
+                    field="key",
                 )
             v_key = buf[pos:key_end]
             pos = key_end
@@ -95,7 +99,7 @@ def decode_record_v2(buf, pos=0, end=None):
                 raise TruncatedError(
                     f"value: needs {value_length} bytes but only {end - pos} remain",
                     position=pos,
-                    field='value',
+                    field="value",
                 )
             v_value = buf[pos:value_end]
             pos = value_end
@@ -106,23 +110,23 @@ def decode_record_v2(buf, pos=0, end=None):
         else:
             headers_count, pos = read_varint(buf, pos)
         if headers_count < 0:
-            raise RecordCountError(f"headers: negative count {headers_count}", position=pos, field='headers')
+            raise RecordCountError(f"headers: negative count {headers_count}", position=pos, field="headers")
         if headers_count > end - pos:
             raise RecordCountError(
                 f"headers: {headers_count} elements cannot fit in the {end - pos} bytes left",
                 position=pos,
-                field='headers',
+                field="headers",
             )
         try:
             v_headers, pos = _record_header.decode_record_header_v2_array(buf, pos, end, headers_count)
         except DecodeError as exc:
-            exc.field = 'headers.' + exc.field if exc.field else 'headers'
+            exc.field = "headers." + exc.field if exc.field else "headers"
             raise
         if pos != end_length:
             raise BadLengthError(
                 f"length says {v_length} bytes but the fields it covers take {pos - start_length}",
                 position=start_length,
-                field='length',
+                field="length",
             )
         return (v_length, v_attributes, v_timestamp_delta, v_offset_delta, v_key, v_value, v_headers), pos
     except (IndexError, struct_error):
@@ -158,9 +162,31 @@ def encode_record_v2(v):
             b_value = encode_varint(len(v[5])) + v[5]
         b_headers = encode_varint(len(v[6])) + _record_header.encode_record_header_v2_array(v[6])
         b_length = encode_varint(
-            sum(map(len, (b_attributes, b_timestamp_delta, b_offset_delta, b_key, b_value, b_headers,)))
+            sum(
+                map(
+                    len,
+                    (
+                        b_attributes,
+                        b_timestamp_delta,
+                        b_offset_delta,
+                        b_key,
+                        b_value,
+                        b_headers,
+                    ),
+                )
+            )
         )
-        return b''.join((b_length, b_attributes, b_timestamp_delta, b_offset_delta, b_key, b_value, b_headers,))
+        return b"".join(
+            (
+                b_length,
+                b_attributes,
+                b_timestamp_delta,
+                b_offset_delta,
+                b_key,
+                b_value,
+                b_headers,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode record v2: {exc}") from None
 
@@ -172,8 +198,8 @@ def encode_record_v2_array(values):
 
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
 _python = {
-    'decode_record_v2': (decode_record_v2, decode_record_v2_array),
-    'encode_record_v2': (encode_record_v2, encode_record_v2_array),
+    "decode_record_v2": (decode_record_v2, decode_record_v2_array),
+    "encode_record_v2": (encode_record_v2, encode_record_v2_array),
 }
 _kernel = compiled_kernel()
 if _kernel is not None:

@@ -5,14 +5,27 @@
 
 The construct codecs in kcodec.generated.record_batch are the reference these are tested against.
 """
-from struct import Struct, error as struct_error
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError, DecodeError, EncodeError,
-                           RecordCountError, TruncatedError, UnknownMagicError)
+from struct import Struct
+from struct import error as struct_error
+
+from kcodec.errors import (
+    BadLengthError,
+    CompressionError,
+    CorruptError,
+    CrcMismatchError,
+    DecodeError,
+    EncodeError,
+    RecordCountError,
+    TruncatedError,
+    UnknownMagicError,
+)
 from kcodec.runtime import require_runtime_api
-from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT, decompress
+from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
+from kcodec.runtime.compression import decompress
 from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32c
+
 from . import record as _record
 
 require_runtime_api(1)
@@ -20,33 +33,33 @@ require_runtime_api(1)
 # Passed as ``contents`` to decoders reading a decompressed stream: another compressed region there is an error.
 INSIDE_COMPRESSED = "inside a compressed stream"
 
-_S0 = Struct('>qi')
-_S1 = Struct('>ibIhiqqqhii')
-_S2 = Struct('>q')
-_S3 = Struct('>i')
-_S4 = Struct('>b')
-_S5 = Struct('>h')
-_S6 = Struct('>I')
-_COMPRESSION_TYPE_V2 = {0: 'none', 1: 'gzip', 2: 'snappy', 3: 'lz4', 4: 'zstd'}
-_TIMESTAMP_TYPE_V2 = {0: 'create_time', 1: 'log_append_time'}
-_COMPRESSION_TYPE_V2_IDS = {'none': 0, 'gzip': 1, 'snappy': 2, 'lz4': 3, 'zstd': 4}
-_TIMESTAMP_TYPE_V2_IDS = {'create_time': 0, 'log_append_time': 1}
+_S0 = Struct(">qi")
+_S1 = Struct(">ibIhiqqqhii")
+_S2 = Struct(">q")
+_S3 = Struct(">i")
+_S4 = Struct(">b")
+_S5 = Struct(">h")
+_S6 = Struct(">I")
+_COMPRESSION_TYPE_V2 = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+_TIMESTAMP_TYPE_V2 = {0: "create_time", 1: "log_append_time"}
+_COMPRESSION_TYPE_V2_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+_TIMESTAMP_TYPE_V2_IDS = {"create_time": 0, "log_append_time": 1}
 
 FIELDS_RECORD_BATCH_V2 = (
-    'base_offset',
-    'batch_length',
-    'partition_leader_epoch',
-    'magic',
-    'crc',
-    'attributes',
-    'last_offset_delta',
-    'base_timestamp',
-    'max_timestamp',
-    'producer_id',
-    'producer_epoch',
-    'base_sequence',
-    'records_count',
-    'records',
+    "base_offset",
+    "batch_length",
+    "partition_leader_epoch",
+    "magic",
+    "crc",
+    "attributes",
+    "last_offset_delta",
+    "base_timestamp",
+    "max_timestamp",
+    "producer_id",
+    "producer_epoch",
+    "base_sequence",
+    "records_count",
+    "records",
 )
 
 
@@ -62,14 +75,14 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
             raise BadLengthError(
                 f"batch_length is {v_batch_length}, less than the 49 bytes the fields it covers need at least",
                 position=start_batch_length,
-                field='batch_length',
+                field="batch_length",
             )
         end_batch_length = start_batch_length + v_batch_length
         if end_batch_length > end:
             raise TruncatedError(
                 f"batch_length says {v_batch_length} bytes but only {end - start_batch_length} remain",
                 position=start_batch_length,
-                field='batch_length',
+                field="batch_length",
             )
         end = end_batch_length
         (
@@ -89,8 +102,8 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
         start_crc = pos + 9
         pos += 49
         if v_magic != 2:
-            raise UnknownMagicError(f"magic is {v_magic}, expected 2", position=pos - 45, field='magic')
-        attributes_bits = v_attributes & 0xffff
+            raise UnknownMagicError(f"magic is {v_magic}, expected 2", position=pos - 45, field="magic")
+        attributes_bits = v_attributes & 0xFFFF
         attributes_compression = attributes_bits & 0x7
         attributes_compression_name = _COMPRESSION_TYPE_V2.get(attributes_compression)
         if attributes_compression_name is None:
@@ -100,7 +113,7 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                     "2=snappy, 3=lz4, 4=zstd)"
                 ),
                 position=pos - 40,
-                field='attributes.compression',
+                field="attributes.compression",
             )
         attributes_compression = attributes_compression_name
         attributes_timestamp_type = (attributes_bits >> 3) & 0x1
@@ -112,36 +125,36 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                     "1=log_append_time)"
                 ),
                 position=pos - 40,
-                field='attributes.timestamp_type',
+                field="attributes.timestamp_type",
             )
         attributes_timestamp_type = attributes_timestamp_type_name
         v_attributes = {
-            'compression': attributes_compression,
-            'timestamp_type': attributes_timestamp_type,
-            'transactional': bool((attributes_bits >> 4) & 0x1),
-            'control': bool((attributes_bits >> 5) & 0x1),
-            'delete_horizon': bool((attributes_bits >> 6) & 0x1),
-            'unused': (attributes_bits >> 7) & 0x1ff,
+            "compression": attributes_compression,
+            "timestamp_type": attributes_timestamp_type,
+            "transactional": bool((attributes_bits >> 4) & 0x1),
+            "control": bool((attributes_bits >> 5) & 0x1),
+            "delete_horizon": bool((attributes_bits >> 6) & 0x1),
+            "unused": (attributes_bits >> 7) & 0x1FF,
         }
         if not contents:
             v_records = bytes(buf[pos:end])
         else:
-            if v_attributes['compression'] == 'none':
+            if v_attributes["compression"] == "none":
                 if v_records_count < 0:
-                    raise RecordCountError(f"records: negative count {v_records_count}", position=pos, field='records')
+                    raise RecordCountError(f"records: negative count {v_records_count}", position=pos, field="records")
                 if v_records_count > end - pos:
                     raise RecordCountError(
                         f"records: {v_records_count} elements cannot fit in the {end - pos} bytes left",
                         position=pos,
-                        field='records',
+                        field="records",
                     )
                 try:
                     v_records, pos = _record.decode_record_v2_array(buf, pos, end, v_records_count)
                 except DecodeError as exc:
-                    exc.field = 'records.' + exc.field if exc.field else 'records'
+                    exc.field = "records." + exc.field if exc.field else "records"
                     raise
                 if pos != end:
-                    raise BadLengthError(f"{end - pos} bytes left over after records", position=pos, field='records')
+                    raise BadLengthError(f"{end - pos} bytes left over after records", position=pos, field="records")
             else:
                 if contents == INSIDE_COMPRESSED:
                     raise CorruptError(
@@ -150,14 +163,14 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                             "one level of compression is allowed"
                         ),
                         position=pos,
-                        field='records',
+                        field="records",
                     )
                 start_records = pos
                 try:
-                    data = decompress(v_attributes['compression'], memoryview(buf)[pos:end], magic=2, max_size=limit)
+                    data = decompress(v_attributes["compression"], memoryview(buf)[pos:end], magic=2, max_size=limit)
                 except DecodeError as exc:
                     exc.position = start_records + (exc.position or 0)
-                    exc.field = exc.field or 'records'
+                    exc.field = exc.field or "records"
                     raise
                 outer = (buf, pos, end)
                 buf, pos, end = data, 0, len(data)
@@ -166,24 +179,24 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                         raise RecordCountError(
                             f"records: negative count {v_records_count}",
                             position=pos,
-                            field='records',
+                            field="records",
                         )
                     if v_records_count > end - pos:
                         raise RecordCountError(
                             f"records: {v_records_count} elements cannot fit in the {end - pos} bytes left",
                             position=pos,
-                            field='records',
+                            field="records",
                         )
                     try:
                         v_records, pos = _record.decode_record_v2_array(buf, pos, end, v_records_count)
                     except DecodeError as exc:
-                        exc.field = 'records.' + exc.field if exc.field else 'records'
+                        exc.field = "records." + exc.field if exc.field else "records"
                         raise
                     if pos != end:
                         raise BadLengthError(
                             f"{end - pos} bytes left over after records",
                             position=pos,
-                            field='records',
+                            field="records",
                         )
                 except DecodeError as exc:
                     exc.message = (
@@ -199,7 +212,7 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                             f"byte {pos})"
                         ),
                         position=start_records,
-                        field='records',
+                        field="records",
                     ) from None
                 buf, pos, end = outer
                 pos = end
@@ -208,7 +221,7 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
             raise BadLengthError(
                 f"batch_length says {v_batch_length} bytes but the fields it covers take {pos - start_batch_length}",
                 position=start_batch_length,
-                field='batch_length',
+                field="batch_length",
             )
         if verify_crc:
             computed = crc32c(memoryview(buf)[start_crc:pos])
@@ -216,7 +229,7 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                 raise CrcMismatchError(
                     f"crc is corrupt (stored crc32c = {v_crc:#010x}, computed = {computed:#010x})",
                     position=at_crc,
-                    field='crc',
+                    field="crc",
                 )
         return (
             v_base_offset,
@@ -257,12 +270,12 @@ def encode_record_batch_v2(v, level=None):
         b_base_offset = _S2.pack(v[0])
         b_partition_leader_epoch = _S3.pack(v[2])
         b_magic = _S4.pack(2)
-        attributes_bits = _COMPRESSION_TYPE_V2_IDS[v[5]['compression']]
-        attributes_bits |= (_TIMESTAMP_TYPE_V2_IDS[v[5]['timestamp_type']] << 3)
-        attributes_bits |= ((1 if v[5]['transactional'] else 0) << 4)
-        attributes_bits |= ((1 if v[5]['control'] else 0) << 5)
-        attributes_bits |= ((1 if v[5]['delete_horizon'] else 0) << 6)
-        attributes_bits |= (v[5].get('unused', 0) << 7)
+        attributes_bits = _COMPRESSION_TYPE_V2_IDS[v[5]["compression"]]
+        attributes_bits |= _TIMESTAMP_TYPE_V2_IDS[v[5]["timestamp_type"]] << 3
+        attributes_bits |= (1 if v[5]["transactional"] else 0) << 4
+        attributes_bits |= (1 if v[5]["control"] else 0) << 5
+        attributes_bits |= (1 if v[5]["delete_horizon"] else 0) << 6
+        attributes_bits |= v[5].get("unused", 0) << 7
         if attributes_bits >= 0x8000:
             attributes_bits -= 0x10000
         b_attributes = _S5.pack(attributes_bits)
@@ -274,11 +287,11 @@ def encode_record_batch_v2(v, level=None):
         b_base_sequence = _S3.pack(v[11])
         b_records_count = _S3.pack(len(v[13]))
         b_records = _record.encode_record_v2_array(v[13])
-        if v[5]['compression'] != 'none':
-            b_records = compress_cached(v[5]['compression'], b_records, 2, level)
+        if v[5]["compression"] != "none":
+            b_records = compress_cached(v[5]["compression"], b_records, 2, level)
         b_crc = _S6.pack(
             crc32c(
-                b''.join(
+                b"".join(
                     (
                         b_attributes,
                         b_last_offset_delta,
@@ -314,7 +327,7 @@ def encode_record_batch_v2(v, level=None):
                 )
             )
         )
-        return b''.join(
+        return b"".join(
             (
                 b_base_offset,
                 b_batch_length,

@@ -5,17 +5,20 @@
 
 The construct codecs in kcodec.generated.record_header are the reference these are tested against.
 """
+
 from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, TruncatedError
 from kcodec.runtime import require_runtime_api
-from kcodec.runtime.varint import decode_varint as read_varint, encode_varint
+from kcodec.runtime.varint import decode_varint as read_varint
+from kcodec.runtime.varint import encode_varint
+
 from .kernel import compiled_kernel
 
 require_runtime_api(1)
 
 
-FIELDS_RECORD_HEADER_V2 = ('key', 'value')
+FIELDS_RECORD_HEADER_V2 = ("key", "value")
 
 
 def decode_record_header_v2(buf, pos=0, end=None):
@@ -30,16 +33,16 @@ def decode_record_header_v2(buf, pos=0, end=None):
         else:
             key_length, pos = read_varint(buf, pos)
         if key_length < 0:
-            raise BadLengthError(f"length {key_length} is negative but key cannot be null", position=pos, field='key')
+            raise BadLengthError(f"length {key_length} is negative but key cannot be null", position=pos, field="key")
         else:
             key_end = pos + key_length
             if key_end > end:
                 raise TruncatedError(
                     f"key: needs {key_length} bytes but only {end - pos} remain",
                     position=pos,
-                    field='key',
+                    field="key",
                 )
-            v_key = buf[pos:key_end].decode('utf-8')
+            v_key = buf[pos:key_end].decode("utf-8")
             pos = key_end
         first_byte = buf[pos]
         if first_byte < 128:
@@ -55,7 +58,7 @@ def decode_record_header_v2(buf, pos=0, end=None):
                 raise TruncatedError(
                     f"value: needs {value_length} bytes but only {end - pos} remain",
                     position=pos,
-                    field='value',
+                    field="value",
                 )
             v_value = buf[pos:value_end]
             pos = value_end
@@ -83,13 +86,18 @@ def encode_record_header_v2(v):
         if v[0] is None:
             raise EncodeError("key cannot be null")
         else:
-            data = v[0].encode('utf-8')
+            data = v[0].encode("utf-8")
             b_key = encode_varint(len(data)) + data
         if v[1] is None:
             b_value = encode_varint(-1)
         else:
             b_value = encode_varint(len(v[1])) + v[1]
-        return b''.join((b_key, b_value,))
+        return b"".join(
+            (
+                b_key,
+                b_value,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode record_header v2: {exc}") from None
 
@@ -101,8 +109,8 @@ def encode_record_header_v2_array(values):
 
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
 _python = {
-    'decode_record_header_v2': (decode_record_header_v2, decode_record_header_v2_array),
-    'encode_record_header_v2': (encode_record_header_v2, encode_record_header_v2_array),
+    "decode_record_header_v2": (decode_record_header_v2, decode_record_header_v2_array),
+    "encode_record_header_v2": (encode_record_header_v2, encode_record_header_v2_array),
 }
 _kernel = compiled_kernel()
 if _kernel is not None:

@@ -5,19 +5,22 @@
 
 The construct codecs in kcodec.generated.time_index_entry are the reference these are tested against.
 """
-from struct import Struct, error as struct_error
+
+from struct import Struct
+from struct import error as struct_error
 
 from kcodec.errors import CorruptError, EncodeError, TruncatedError
 from kcodec.runtime import require_runtime_api
+
 from .kernel import compiled_kernel
 
 require_runtime_api(1)
 
-_S0 = Struct('>qi')
-_S1 = Struct('>q')
-_S2 = Struct('>i')
+_S0 = Struct(">qi")
+_S1 = Struct(">q")
+_S2 = Struct(">i")
 
-FIELDS_TIME_INDEX_ENTRY_V0 = ('timestamp', 'relative_offset')
+FIELDS_TIME_INDEX_ENTRY_V0 = ("timestamp", "relative_offset")
 
 
 def decode_time_index_entry_v0(buf, pos=0, end=None):
@@ -50,7 +53,12 @@ def encode_time_index_entry_v0(v):
     try:
         b_timestamp = _S1.pack(v[0])
         b_relative_offset = _S2.pack(v[1])
-        return b''.join((b_timestamp, b_relative_offset,))
+        return b"".join(
+            (
+                b_timestamp,
+                b_relative_offset,
+            )
+        )
     except (struct_error, OverflowError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise EncodeError(f"cannot encode time_index_entry v0: {exc}") from None
 
@@ -62,8 +70,8 @@ def encode_time_index_entry_v0_array(values):
 
 # The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
 _python = {
-    'decode_time_index_entry_v0': (decode_time_index_entry_v0, decode_time_index_entry_v0_array),
-    'encode_time_index_entry_v0': (encode_time_index_entry_v0, encode_time_index_entry_v0_array),
+    "decode_time_index_entry_v0": (decode_time_index_entry_v0, decode_time_index_entry_v0_array),
+    "encode_time_index_entry_v0": (encode_time_index_entry_v0, encode_time_index_entry_v0_array),
 }
 _kernel = compiled_kernel()
 if _kernel is not None:

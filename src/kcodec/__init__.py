@@ -11,6 +11,7 @@ The public API, loaded on first use so that ``import kcodec`` stays light::
 
 Errors are :class:`kcodec.errors.KcodecError` subclasses.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -8,6 +8,7 @@ stderr, never as a traceback.
 Each subcommand lives in :mod:`kcodec.commands` as a module with
 ``add_parser(subparsers)``; heavy imports happen inside the command.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,7 @@ from kcodec.commands.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError
 from kcodec.errors import KcodecError
 
 # Subcommand modules under kcodec.commands, in the order --help lists them.
-COMMANDS = ("generate", "layout", "size", "dump", "write", "convert", "index", "inspect", "fuzz", "pipeline",
-            "bench")
+COMMANDS = ("generate", "layout", "size", "dump", "write", "convert", "index", "inspect", "fuzz", "pipeline", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,6 +5,7 @@ Every failure kcodec reports is a :class:`KcodecError`. Decoding failures are
 happened (byte position in the input, the batch's base offset, the field path
 from the schema) so a person can find the bad bytes.
 """
+
 from __future__ import annotations
 
 import copy
@@ -38,15 +39,16 @@ class KcodecError(Exception):
 
     kind = "error"
 
-    def __init__(self, message: str, *, position: int | None = None,
-                 base_offset: int | None = None, field: str | None = None):
+    def __init__(
+        self, message: str, *, position: int | None = None, base_offset: int | None = None, field: str | None = None
+    ):
         super().__init__(message)
         self.message = message
         self.position = position
         self.base_offset = base_offset
         self.field = field
 
-    def replace(self, **changes) -> "KcodecError":
+    def replace(self, **changes) -> KcodecError:
         """A copy of this error (same class, same extra attributes) with some of ``message``, ``position``,
         ``base_offset``, ``field`` changed. The original is left as it was."""
         unknown = changes.keys() - {"message", "position", "base_offset", "field"}
@@ -59,14 +61,16 @@ class KcodecError(Exception):
             out.args = (changes["message"],) + self.args[1:]
         return out
 
-    def at(self, offset: int, *, base_offset: int | None = None) -> "KcodecError":
+    def at(self, offset: int, *, base_offset: int | None = None) -> KcodecError:
         """A copy relocated by ``offset`` bytes: an error raised while decoding a slice that starts at
         ``offset`` of a larger input, placed in that input. A missing position counts as 0 (the start of
         the slice). ``base_offset`` fills in the batch offset when the error does not know it yet."""
-        return self.replace(position=offset + (self.position or 0),
-                            base_offset=base_offset if self.base_offset is None else self.base_offset)
+        return self.replace(
+            position=offset + (self.position or 0),
+            base_offset=base_offset if self.base_offset is None else self.base_offset,
+        )
 
-    def inside(self, field: str) -> "KcodecError":
+    def inside(self, field: str) -> KcodecError:
         """A copy whose field path is scoped under ``field`` (an element decoder names only its own
         fields): ``key`` inside ``headers`` is ``headers.key``, ``[2].size`` inside ``records`` is
         ``records[2].size``; no field becomes ``field``; a path already under ``field`` stays."""
@@ -97,8 +101,7 @@ class SchemaError(KcodecError):
 
     kind = "schema"
 
-    def __init__(self, message: str, *, file: str | None = None,
-                 entity: str | None = None, field: str | None = None):
+    def __init__(self, message: str, *, file: str | None = None, entity: str | None = None, field: str | None = None):
         super().__init__(message, field=field)
         self.file = file
         self.entity = entity

@@ -1,23 +1,61 @@
 """What the data source should return, computed with kcodec's plain Python reader."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from kcodec.records.reader import read_batches
 from kcodec.log.partition import Partition, list_partitions
+from kcodec.records.reader import read_batches
 
 #: Column order of the records view; Spark rows are read back with the timestamp as microseconds.
-COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers", "magic",
-           "baseOffset", "producerId", "producerEpoch", "baseSequence", "isTransactional", "isControl",
-           "partitionLeaderEpoch", "compression", "batchPosition", "segment", "crcValid")
+COLUMNS = (
+    "key",
+    "value",
+    "topic",
+    "partition",
+    "offset",
+    "timestamp",
+    "timestampType",
+    "headers",
+    "magic",
+    "baseOffset",
+    "producerId",
+    "producerEpoch",
+    "baseSequence",
+    "isTransactional",
+    "isControl",
+    "partitionLeaderEpoch",
+    "compression",
+    "batchPosition",
+    "segment",
+    "crcValid",
+)
 
 
 def record_row(batch, r, topic, partition, segment) -> tuple:
     headers = tuple((k, v) for k, v in r.headers) or None
-    return (r.key, r.value, topic, partition, r.offset, r.timestamp * 1000, int(r.timestamp_type), headers,
-            batch.magic, batch.base_offset, batch.producer_id, batch.producer_epoch, batch.base_sequence,
-            batch.is_transactional, batch.is_control, batch.partition_leader_epoch, batch.compression,
-            batch.position, segment, batch.crc_valid)
+    return (
+        r.key,
+        r.value,
+        topic,
+        partition,
+        r.offset,
+        r.timestamp * 1000,
+        int(r.timestamp_type),
+        headers,
+        batch.magic,
+        batch.base_offset,
+        batch.producer_id,
+        batch.producer_epoch,
+        batch.base_sequence,
+        batch.is_transactional,
+        batch.is_control,
+        batch.partition_leader_epoch,
+        batch.compression,
+        batch.position,
+        segment,
+        batch.crc_valid,
+    )
 
 
 def partition_batches(path: Path):
@@ -50,8 +88,9 @@ def spark_rows(df) -> list[tuple]:
     for row in df.select(*cols).collect():
         values = list(row)
         h = values[7]
-        values[7] = None if h is None else tuple((x["key"], None if x["value"] is None else bytes(x["value"]))
-                                                 for x in h)
+        values[7] = (
+            None if h is None else tuple((x["key"], None if x["value"] is None else bytes(x["value"])) for x in h)
+        )
         values[0] = None if values[0] is None else bytes(values[0])
         values[1] = None if values[1] is None else bytes(values[1])
         out.append(tuple(values))

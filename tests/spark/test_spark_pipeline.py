@@ -1,4 +1,5 @@
 """``kcodec pipeline``: the records and batches tables and the summary, on the bundled samples."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,11 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from kcodec.cli import main  # noqa: E402
-from kcodec.log.partition import list_partitions  # noqa: E402
-from kcodec.spark.sizes import COMBINATIONS, label, size_as  # noqa: E402
+from kcodec.cli import main
+from kcodec.log.partition import list_partitions
+from kcodec.spark.sizes import COMBINATIONS, label, size_as
 
-from .expected import partition_batches  # noqa: E402
+from .expected import partition_batches
 
 
 def _python_summary(root):
@@ -27,11 +28,15 @@ def _python_summary(root):
             for k, v in size_as(b).items():
                 sizes[k] = sizes.get(k, 0) + v
         out[f"{part.topic}-{part.partition}"] = {
-            "batches": len(batches), "records": sum(len(b.records) for b in data),
+            "batches": len(batches),
+            "records": sum(len(b.records) for b in data),
             "control_records": sum(len(b.records) for b in batches if b.is_control),
-            "bytes": sum(b.size for b in batches), "data_bytes": sum(b.size for b in data),
+            "bytes": sum(b.size for b in batches),
+            "data_bytes": sum(b.size for b in data),
             "compressed_bytes": sum(b.stored_records_size for b in batches),
-            "uncompressed_bytes": sum(b.records_size for b in batches), "sizes": sizes}
+            "uncompressed_bytes": sum(b.records_size for b in batches),
+            "sizes": sizes,
+        }
     return out
 
 
@@ -53,8 +58,9 @@ def test_pipeline_on_the_samples(spark, samples, tmp_path, capsys):
     batches = spark.read.parquet(str(dest / "batches"))
     assert records.count() == sum(w["records"] for w in want.values())
     assert batches.count() == sum(w["batches"] for w in want.values())
-    assert {"position", "size", "compression", "records", "compressedBytes", "uncompressedBytes",
-            "crcValid"} <= set(batches.columns)
+    assert {"position", "size", "compression", "records", "compressedBytes", "uncompressedBytes", "crcValid"} <= set(
+        batches.columns
+    )
 
 
 def test_pipeline_table_output_and_corrupt_skip(spark, samples, tmp_path, capsys):
@@ -66,8 +72,12 @@ def test_pipeline_table_output_and_corrupt_skip(spark, samples, tmp_path, capsys
     log.write_bytes(bytes(data))
     assert main(["pipeline", str(src), str(tmp_path / "out"), "--no-sizes"]) == 3
     assert "Spark job failed" in capsys.readouterr().err
-    assert main(["pipeline", str(src), str(tmp_path / "out"), "--on-corrupt", "skip",
-                 "--isolation-level", "read_committed"]) == 0
+    assert (
+        main(
+            ["pipeline", str(src), str(tmp_path / "out"), "--on-corrupt", "skip", "--isolation-level", "read_committed"]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "topic-partition" in text and "orders-0" in text and "total" in text
     assert "v2      zstd" in text and "vs on disk" in text

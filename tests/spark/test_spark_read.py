@@ -1,6 +1,7 @@
 """Reading segments with the kafka-segments data source: the same rows as
 kcodec's plain Python reader, for the shared vectors and the sample data,
 split or not, with every read option."""
+
 from __future__ import annotations
 
 import json
@@ -12,17 +13,24 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from kcodec.records.reader import read_batches  # noqa: E402
-from kcodec.log.index import read_txn_index  # noqa: E402
-from kcodec.log.partition import Partition, list_partitions  # noqa: E402
+from kcodec.log.index import read_txn_index
+from kcodec.log.partition import Partition, list_partitions
+from kcodec.records.reader import read_batches
 
-from .conftest import VECTORS  # noqa: E402
-from .expected import expected_rows, partition_batches, record_row, sort_key, spark_rows  # noqa: E402
+from .conftest import VECTORS
+from .expected import expected_rows, partition_batches, record_row, sort_key, spark_rows
 
 FORMAT = "kafka-segments"
-KAFKA_SOURCE = [("key", "binary"), ("value", "binary"), ("topic", "string"), ("partition", "int"),
-                ("offset", "bigint"), ("timestamp", "timestamp"), ("timestampType", "int"),
-                ("headers", "array<struct<key:string,value:binary>>")]
+KAFKA_SOURCE = [
+    ("key", "binary"),
+    ("value", "binary"),
+    ("topic", "string"),
+    ("partition", "int"),
+    ("offset", "bigint"),
+    ("timestamp", "timestamp"),
+    ("timestampType", "int"),
+    ("headers", "array<struct<key:string,value:binary>>"),
+]
 
 
 def read(spark, path, **options):
@@ -34,13 +42,25 @@ def read(spark, path, **options):
 
 # ----------------------------------------------------------------------------- schema
 
+
 def test_schema_starts_with_spark_kafka_source_columns(spark, samples):
     df = read(spark, samples)
     got = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
-    assert got[:len(KAFKA_SOURCE)] == KAFKA_SOURCE
-    assert [n for n, _ in got[len(KAFKA_SOURCE):]] == [
-        "magic", "baseOffset", "producerId", "producerEpoch", "baseSequence", "isTransactional", "isControl",
-        "partitionLeaderEpoch", "compression", "batchPosition", "segment", "crcValid"]
+    assert got[: len(KAFKA_SOURCE)] == KAFKA_SOURCE
+    assert [n for n, _ in got[len(KAFKA_SOURCE) :]] == [
+        "magic",
+        "baseOffset",
+        "producerId",
+        "producerEpoch",
+        "baseSequence",
+        "isTransactional",
+        "isControl",
+        "partitionLeaderEpoch",
+        "compression",
+        "batchPosition",
+        "segment",
+        "crcValid",
+    ]
     assert all(f.nullable for f in df.schema.fields)
 
 
@@ -52,8 +72,10 @@ def test_arrow_schema_is_the_one_pyspark_expects(spark, samples, view, sizes):
 
     schema = read(spark, samples, view=view, sizes=str(sizes).lower()).schema
     ours = arrow_schema([(c, True) for c in columns_for(view, sizes)])
-    assert ours.equals(types.to_arrow_schema(schema, timezone="UTC")), (ours, types.to_arrow_schema(schema,
-                                                                                                   timezone="UTC"))
+    assert ours.equals(types.to_arrow_schema(schema, timezone="UTC")), (
+        ours,
+        types.to_arrow_schema(schema, timezone="UTC"),
+    )
 
 
 def test_user_schema_picks_columns(spark, samples):
@@ -66,6 +88,7 @@ def test_user_schema_picks_columns(spark, samples):
 
 
 # ----------------------------------------------------------------------------- same rows as the Python reader
+
 
 def test_sample_data_reads_as_the_python_reader(spark, samples):
     df = read(spark, samples)
@@ -125,16 +148,18 @@ def test_every_valid_vector_reads_as_the_python_reader(spark, tmp_path):
     got = sorted(spark_rows(df), key=sort_key)
     want = sorted(expected_rows(root, include_control=True), key=sort_key)
     assert got == want
-    assert {r[2] for r in got} == {n for n in names if any(True for b, _ in partition_batches(root / f"{n}-0")
-                                                           for _ in b.records)}
+    assert {r[2] for r in got} == {
+        n for n in names if any(True for b, _ in partition_batches(root / f"{n}-0") for _ in b.records)
+    }
     # the records agree with the vectors' own JSON too
     for name in names:
         meta = json.loads((VECTORS / f"{name}.json").read_text())
         if "records" not in meta:
             continue
         mine = [r for r in got if r[2] == name and not r[14]]
-        assert [(r[4], None if r[1] is None else r[1].hex()) for r in mine] == \
-               [(m["offset"], m["value"]) for m in meta["records"]], name
+        assert [(r[4], None if r[1] is None else r[1].hex()) for r in mine] == [
+            (m["offset"], m["value"]) for m in meta["records"]
+        ], name
 
 
 def test_paths_files_globs_and_uris(spark, samples):
@@ -154,6 +179,7 @@ def test_paths_files_globs_and_uris(spark, samples):
 
 
 # ----------------------------------------------------------------------------- options
+
 
 def test_read_committed_drops_aborted_transactions(spark, samples, tmp_path):
     part = samples / "orders-0"
@@ -242,6 +268,7 @@ def test_bad_options_are_refused(spark, samples):
 
 # ----------------------------------------------------------------------------- corrupt segments
 
+
 def _corrupt_copy(samples: Path, tmp_path: Path) -> tuple[Path, int, int]:
     """orders-1 with one bit of the third batch's stored CRC flipped (first segment): (dir, position, size)."""
     part = shutil.copytree(samples / "orders-1", tmp_path / "orders-1")
@@ -282,11 +309,11 @@ def test_broken_framing_and_truncation(spark, samples, tmp_path):
     first, last = sorted(part.glob("*.log"))[0], sorted(part.glob("*.log"))[-1]
     batches = list(read_batches(first))
     data = bytearray(first.read_bytes())
-    data[batches[3].position + 8:batches[3].position + 12] = (5).to_bytes(4, "big")  # an impossible length
+    data[batches[3].position + 8 : batches[3].position + 12] = (5).to_bytes(4, "big")  # an impossible length
     first.write_bytes(bytes(data))
     tail = last.read_bytes()
     last.write_bytes(tail[:-7])  # the last batch cut short
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - Spark wraps the worker's error in its own classes
         read(spark, part).collect()
     report = tmp_path / "report"
     rows = read(spark, part, onCorrupt="skip", corruptReportPath=report).select("batchPosition", "segment").collect()
@@ -301,6 +328,7 @@ def test_broken_framing_and_truncation(spark, samples, tmp_path):
 
 # ----------------------------------------------------------------------------- the batches view
 
+
 def test_batches_view(spark, samples):
     from kcodec.spark.sizes import size_as
 
@@ -309,10 +337,33 @@ def test_batches_view(spark, samples):
     want = list(partition_batches(samples / "orders-0"))
     assert len(rows) == len(want)
     for row, (b, seg) in zip(rows, want):
-        assert (row.segment, row.position, row.size, row.magic, row.baseOffset, row.lastOffset, row.records,
-                row.compression, row.compressedBytes, row.uncompressedBytes, row.crcValid, row.isControl) == \
-               (seg, b.position, b.size, b.magic, b.base_offset, b.last_offset, len(b.records), b.compression,
-                b.stored_records_size, b.records_size, b.crc_valid, b.is_control)
+        assert (
+            row.segment,
+            row.position,
+            row.size,
+            row.magic,
+            row.baseOffset,
+            row.lastOffset,
+            row.records,
+            row.compression,
+            row.compressedBytes,
+            row.uncompressedBytes,
+            row.crcValid,
+            row.isControl,
+        ) == (
+            seg,
+            b.position,
+            b.size,
+            b.magic,
+            b.base_offset,
+            b.last_offset,
+            len(b.records),
+            b.compression,
+            b.stored_records_size,
+            b.records_size,
+            b.crc_valid,
+            b.is_control,
+        )
         assert row.sizeAs == size_as(b)
         if not b.is_control:
             assert row.sizeAs[f"v2/{b.compression}"] == b.size  # sizes agree with the bytes on disk

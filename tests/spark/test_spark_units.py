@@ -1,5 +1,6 @@
 """The Spark package's pieces that run without Spark: import hygiene, path
 discovery (on kcodec.log's listing), split planning, the size comparison."""
+
 from __future__ import annotations
 
 import subprocess
@@ -7,27 +8,39 @@ import sys
 
 import pytest
 
-from kcodec.records.encode import encode_batch
-from kcodec.records.reader import read_batches
 from kcodec.log.index import read_offset_index
 from kcodec.log.writer import SegmentWriter
+from kcodec.records.encode import encode_batch
+from kcodec.records.reader import read_batches
 
 
 def test_importing_kcodec_does_not_import_pyspark():
-    code = ("import sys, kcodec, kcodec.spark; kcodec.read_batches; "
-            "assert 'pyspark' not in sys.modules and 'pyarrow' not in sys.modules, "
-            "[m for m in sys.modules if m.startswith(('pyspark', 'pyarrow'))]")
+    code = (
+        "import sys, kcodec, kcodec.spark; kcodec.read_batches; "
+        "assert 'pyspark' not in sys.modules and 'pyarrow' not in sys.modules, "
+        "[m for m in sys.modules if m.startswith(('pyspark', 'pyarrow'))]"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.parametrize("magic,codec", [(m, c) for m in (0, 1) for c in ("none", "gzip", "snappy", "lz4")]
-                         + [(2, c) for c in ("none", "gzip", "snappy", "lz4", "zstd")])
+@pytest.mark.parametrize(
+    "magic,codec",
+    [(m, c) for m in (0, 1) for c in ("none", "gzip", "snappy", "lz4")]
+    + [(2, c) for c in ("none", "gzip", "snappy", "lz4", "zstd")],
+)
 def test_sizes_equal_the_encoded_bytes(magic, codec):
     """size_as gives, for the format and codec a batch is in, exactly its bytes."""
     from kcodec.spark.sizes import size_as
 
-    recs = [{"key": b"k%d" % i, "value": b"value %d " % i * 7, "timestamp": 1_700_000_000_000 + i,
-             "headers": [("h", b"x")] if magic == 2 else []} for i in range(25)]
+    recs = [
+        {
+            "key": b"k%d" % i,
+            "value": b"value %d " % i * 7,
+            "timestamp": 1_700_000_000_000 + i,
+            "headers": [("h", b"x")] if magic == 2 else [],
+        }
+        for i in range(25)
+    ]
     data = encode_batch(recs, magic=magic, compression=codec, base_offset=100, allow_lossy=True)
     if magic == 2 or codec != "none":
         (batch,) = list(read_batches(data))
@@ -171,8 +184,9 @@ def test_remote_filesystem_code_path_writes(through_pyarrow, tmp_path):
 
     uri = f"file://{tmp_path}/out"
     opts = WriteOptions(uri, compression="lz4", records_per_batch=10, segment_bytes=600)
-    rb = pa.RecordBatch.from_pydict({"value": [b"v%d" % i for i in range(50)], "topic": ["t"] * 50,
-                                     "partition": [i % 2 for i in range(50)]})
+    rb = pa.RecordBatch.from_pydict(
+        {"value": [b"v%d" % i for i in range(50)], "topic": ["t"] * 50, "partition": [i % 2 for i in range(50)]}
+    )
     job = new_job_id()
     chunks = write_task(iter([rb]), opts, job, 0, 0) + write_task(iter([rb]), opts, job, 1, 0)
     commit_job(chunks, opts, job, overwrite=False)

@@ -1,6 +1,7 @@
 """Writing with the kafka-segments data source: proper partition directories
 in every magic and codec, read back identically; append, overwrite, kept
 offsets; a failed job leaves nothing half-written."""
+
 from __future__ import annotations
 
 import os
@@ -11,19 +12,23 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from kcodec.records.reader import read_batches  # noqa: E402
-from kcodec.log.files import parse_segment_name  # noqa: E402
-from kcodec.log.index_check import check_indexes  # noqa: E402
-from kcodec.log.partition import list_partitions  # noqa: E402
+from kcodec.log.files import parse_segment_name
+from kcodec.log.index_check import check_indexes
+from kcodec.log.partition import list_partitions
+from kcodec.records.reader import read_batches
 
-from .expected import partition_batches  # noqa: E402
+from .expected import partition_batches
 
 FORMAT = "kafka-segments"
-COMBINATIONS = [(0, c) for c in ("none", "gzip", "snappy", "lz4")] + \
-               [(1, c) for c in ("none", "gzip", "snappy", "lz4")] + \
-               [(2, c) for c in ("none", "gzip", "snappy", "lz4", "zstd")]
-SCHEMA = ("key binary, value binary, topic string, partition int, timestamp timestamp, "
-          "headers array<struct<key: string, value: binary>>")
+COMBINATIONS = (
+    [(0, c) for c in ("none", "gzip", "snappy", "lz4")]
+    + [(1, c) for c in ("none", "gzip", "snappy", "lz4")]
+    + [(2, c) for c in ("none", "gzip", "snappy", "lz4", "zstd")]
+)
+SCHEMA = (
+    "key binary, value binary, topic string, partition int, timestamp timestamp, "
+    "headers array<struct<key: string, value: binary>>"
+)
 BASE_TS = 1_735_689_600_000
 
 
@@ -62,8 +67,11 @@ def _expected(magic: int):
 def _on_disk(root: Path):
     out = {}
     for part in list_partitions(root):
-        out[(part.topic, part.partition)] = [(r.offset, r.key, r.value, r.timestamp, tuple(r.headers))
-                                             for b, _ in partition_batches(part.path) for r in b.records]
+        out[(part.topic, part.partition)] = [
+            (r.offset, r.key, r.value, r.timestamp, tuple(r.headers))
+            for b, _ in partition_batches(part.path)
+            for r in b.records
+        ]
     return out
 
 
@@ -84,15 +92,24 @@ def _assert_proper_partition_dirs(root: Path, magic: int, codec: str) -> None:
 @pytest.mark.parametrize("magic,codec", COMBINATIONS, ids=[f"v{m}-{c}" for m, c in COMBINATIONS])
 def test_write_read_round_trip(spark, source, tmp_path, magic, codec):
     out = tmp_path / "out"
-    (source.write.format(FORMAT).mode("append").option("magic", magic).option("compression", codec)
-     .option("recordsPerBatch", 9).option("segmentBytes", 1500).option("indexIntervalBytes", 300)
-     .save(str(out)))
+    (
+        source.write.format(FORMAT)
+        .mode("append")
+        .option("magic", magic)
+        .option("compression", codec)
+        .option("recordsPerBatch", 9)
+        .option("segmentBytes", 1500)
+        .option("indexIntervalBytes", 300)
+        .save(str(out))
+    )
     _assert_proper_partition_dirs(out, magic, codec)
     assert _on_disk(out) == _expected(magic)
     # and Spark reads back what it wrote
     back = spark.read.format(FORMAT).load(str(out))
-    got = sorted((r.topic, r.partition, r.offset, r.key, r.value) for r in
-                 back.select("topic", "partition", "offset", "key", "value").collect())
+    got = sorted(
+        (r.topic, r.partition, r.offset, r.key, r.value)
+        for r in back.select("topic", "partition", "offset", "key", "value").collect()
+    )
     want = sorted((t, p, o, k, v) for (t, p), recs in _expected(magic).items() for o, k, v, _, _ in recs)
     assert got == want
 
@@ -106,8 +123,10 @@ def test_append_continues_offsets_and_overwrite_replaces(spark, source, tmp_path
     for tp, recs in first.items():
         assert [r[0] for r in disk[tp]] == list(range(2 * len(recs)))
         assert [r[1:3] for r in disk[tp]] == [r[1:3] for r in recs] * 2
-    counts = {(r.magic, r.compression): r["count"] for r in
-              spark.read.format(FORMAT).load(str(out)).groupBy("magic", "compression").count().collect()}
+    counts = {
+        (r.magic, r.compression): r["count"]
+        for r in spark.read.format(FORMAT).load(str(out)).groupBy("magic", "compression").count().collect()
+    }
     assert counts == {(2, "zstd"): 240, (1, "gzip"): 240}
     source.where("topic = 'a'").write.format(FORMAT).mode("overwrite").option("topic", "c").save(str(out))
     assert sorted(os.listdir(out)) == ["c-0", "c-1"]
@@ -118,15 +137,20 @@ def test_keep_offsets(spark, tmp_path):
     rows = [(b"v%d" % o, o) for o in (5, 6, 9, 20, 21, 40)]
     df = spark.createDataFrame(rows, "value binary, offset bigint").coalesce(1)
     out = tmp_path / "kept"
-    (df.write.format(FORMAT).mode("append").option("topic", "t").option("keepOffsets", "true")
-     .option("recordsPerBatch", 4).save(str(out)))
+    (
+        df.write.format(FORMAT)
+        .mode("append")
+        .option("topic", "t")
+        .option("keepOffsets", "true")
+        .option("recordsPerBatch", 4)
+        .save(str(out))
+    )
     disk = _on_disk(out)
     assert [(r[0], r[2]) for r in disk[("t", 0)]] == [(o, v) for v, o in rows]
     assert sorted(p.name for p in (out / "t-0").glob("*.log")) == ["00000000000000000005.log"]
     # kept offsets below what the partition already holds are refused, and nothing changes
     with pytest.raises(Exception, match="already holds offsets"):
-        (df.write.format(FORMAT).mode("append").option("topic", "t").option("keepOffsets", "true")
-         .save(str(out)))
+        (df.write.format(FORMAT).mode("append").option("topic", "t").option("keepOffsets", "true").save(str(out)))
     assert _on_disk(out) == disk and sorted(os.listdir(out)) == ["t-0"]
 
 
@@ -137,8 +161,9 @@ def test_failed_job_leaves_nothing(spark, source, tmp_path):
     source.write.format(FORMAT).mode("append").save(str(out))
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     # a timestamp Kafka refuses (negative, not -1) in one row makes its task fail
-    bad = source.withColumn("timestamp", F.when(F.col("value").isNull(), F.lit(-5).cast("timestamp"))
-                            .otherwise(F.col("timestamp")))
+    bad = source.withColumn(
+        "timestamp", F.when(F.col("value").isNull(), F.lit(-5).cast("timestamp")).otherwise(F.col("timestamp"))
+    )
     with pytest.raises(Exception, match="negative timestamp"):
         bad.write.format(FORMAT).mode("append").save(str(out))
     with pytest.raises(Exception, match="negative timestamp"):
@@ -158,16 +183,19 @@ def test_write_needs_a_mode_and_the_right_columns(spark, source, tmp_path):
     with pytest.raises(Exception, match="'value' column"):
         source.select("key", "topic").write.format(FORMAT).mode("append").save(str(tmp_path / "x"))
     with pytest.raises(Exception, match="zstd needs magic 2"):
-        source.write.format(FORMAT).mode("append").option("magic", 1).option("compression", "zstd") \
-            .save(str(tmp_path / "x"))
+        source.write.format(FORMAT).mode("append").option("magic", 1).option("compression", "zstd").save(
+            str(tmp_path / "x")
+        )
 
 
 def test_read_write_read_keeps_records(spark, samples, tmp_path):
     """A table read from segments, written back keeping offsets, reads the same (data records)."""
     df = spark.read.format(FORMAT).load(str(samples / "orders-0"))
     out = tmp_path / "copy"
-    df.write.format(FORMAT).mode("overwrite").option("keepOffsets", "true").option("compression", "snappy") \
-        .save(str(out))
+    df.write.format(FORMAT).mode("overwrite").option("keepOffsets", "true").option("compression", "snappy").save(
+        str(out)
+    )
     cols = ["topic", "partition", "offset", "key", "value", "timestamp", "headers"]
-    assert sorted(spark.read.format(FORMAT).load(str(out)).select(*cols).collect()) == \
-           sorted(df.select(*cols).collect())
+    assert sorted(spark.read.format(FORMAT).load(str(out)).select(*cols).collect()) == sorted(
+        df.select(*cols).collect()
+    )

@@ -10,6 +10,7 @@ not installed, codec not supported by that client, module not written yet).
 Every decode touches the same five things of every record: offset, timestamp,
 key, value and headers.
 """
+
 from __future__ import annotations
 
 import struct
@@ -35,8 +36,15 @@ OPERATIONS = {
 
 #: The aiokafka row a ratio is taken against, per operation.
 REFERENCE_OPERATION = {
-    "decode": "decode", "decode_crc": "decode_crc", "decode_arrow": "decode", "encode": "encode", "crc": "crc",
-    "v1_decode": "v1_decode", "v1_decode_crc": "v1_decode_crc", "crc32c": "crc", "decompress": "decode",
+    "decode": "decode",
+    "decode_crc": "decode_crc",
+    "decode_arrow": "decode",
+    "encode": "encode",
+    "crc": "crc",
+    "v1_decode": "v1_decode",
+    "v1_decode_crc": "v1_decode_crc",
+    "crc32c": "crc",
+    "decompress": "decode",
     "memcpy": "decode",
 }
 
@@ -57,6 +65,7 @@ class Unavailable(Exception):
 
 # ---------------------------------------------------------------------------- kcodec
 
+
 def _kcodec_decode(verify_crc: bool) -> Factory:
     def factory(w: Workload, magic: int, codec: str) -> Run:
         from kcodec.records.reader import read_batches
@@ -67,10 +76,16 @@ def _kcodec_decode(verify_crc: bool) -> Factory:
             n = 0
             for batch in read_batches(blob, verify_crc=verify_crc):
                 for r in batch.records:
-                    r.offset; r.timestamp; r.key; r.value; r.headers  # noqa: B018
+                    r.offset
+                    r.timestamp
+                    r.key
+                    r.value
+                    r.headers
                     n += 1
             return n
+
         return run
+
     return factory
 
 
@@ -89,6 +104,7 @@ def _kcodec_arrow(w: Workload, magic: int, codec: str) -> Run:
         table = read_arrow(blob, verify_crc=False)
         rows = getattr(table, "num_rows", None)
         return len(table) if rows is None else rows
+
     return run
 
 
@@ -104,6 +120,7 @@ def _kcodec_encode(w: Workload, magic: int, codec: str) -> Run:
             encode_batch(batch, magic=2, compression=codec, compression_level=level, base_offset=start)
             n += len(batch)
         return n
+
     return run
 
 
@@ -111,8 +128,8 @@ def _kcodec_crc(w: Workload, magic: int, codec: str) -> Run:
     # The reader's framing (entries(): validated headers, one bytes object per
     # batch) and kcodec's crc32c over bytes [21, end) against the stored CRC:
     # what decode_entry checks, without decoding the records.
-    from kcodec.runtime.crc import crc32c
     from kcodec.records.reader import read_batches
+    from kcodec.runtime.crc import crc32c
 
     blob = w.blob(magic, codec)
     unpack_crc, unpack_count = _U32.unpack_from, _I32.unpack_from
@@ -124,10 +141,12 @@ def _kcodec_crc(w: Workload, magic: int, codec: str) -> Run:
                 raise AssertionError("CRC mismatch")
             n += unpack_count(entry, 57)[0]
         return n
+
     return run
 
 
 # ---------------------------------------------------------------------------- aiokafka / kafka-python
+
 
 def aiokafka_extension() -> tuple[bool, str]:
     """(True, where) when aiokafka's record classes come from its compiled extension."""
@@ -166,8 +185,13 @@ def _client_codec_check(impl: str, codec: str) -> None:
     if impl == "kafka-python":
         import kafka.codec as kc
 
-        available = {"none": True, "gzip": kc.has_gzip(), "snappy": kc.has_snappy(), "lz4": kc.has_lz4(),
-                     "zstd": kc.has_zstd()}
+        available = {
+            "none": True,
+            "gzip": kc.has_gzip(),
+            "snappy": kc.has_snappy(),
+            "lz4": kc.has_lz4(),
+            "zstd": kc.has_zstd(),
+        }
         if not available[codec]:
             library = {"snappy": "python-snappy", "lz4": "lz4", "zstd": "zstandard"}.get(codec, codec)
             raise Unavailable(f"kafka-python has no {codec} codec here ({library} is not installed)")
@@ -189,9 +213,15 @@ def _client_decode(impl: str, verify_crc: bool) -> Factory:
                 if verify_crc and not batch.validate_crc():
                     raise AssertionError("CRC mismatch")
                 for r in batch:
-                    r.offset; r.timestamp; r.key; r.value; r.headers  # noqa: B018
+                    r.offset
+                    r.timestamp
+                    r.key
+                    r.value
+                    r.headers
                     n += 1
+
         return run
+
     return factory
 
 
@@ -210,7 +240,9 @@ def _client_crc(impl: str) -> Factory:
                 if not batch.validate_crc():
                     raise AssertionError("CRC mismatch")
                 n += batch.last_offset_delta + 1  # the header's count (no gaps in this workload)
+
         return run
+
     return factory
 
 
@@ -231,11 +263,14 @@ def _client_encode(impl: str) -> Factory:
                 builder.build()
                 n += len(batch)
             return n
+
         return run
+
     return factory
 
 
 # ---------------------------------------------------------------------------- primitives
+
 
 def _primitive_crc32c(w: Workload, magic: int, codec: str) -> Run:
     import crc32c
@@ -246,6 +281,7 @@ def _primitive_crc32c(w: Workload, magic: int, codec: str) -> Run:
     def run() -> int:
         crc32c.crc32c(blob)
         return n
+
     return run
 
 
@@ -253,7 +289,7 @@ def _records_streams(w: Workload, codec: str) -> list[bytes]:
     """The compressed records stream of every v2 batch (bytes [61, end))."""
     blob, streams, start = w.v2[codec], [], 0
     for end in w.v2_ends[codec]:
-        streams.append(blob[start + 61:end])
+        streams.append(blob[start + 61 : end])
         start = end
     return streams
 
@@ -277,9 +313,10 @@ def decompressor(codec: str) -> tuple[Callable[[bytes], object], str]:
             view, pos, end, out = memoryview(s), _XERIAL_HEADER_SIZE, len(s), None
             while pos < end:
                 size = unpack(view, pos)[0]
-                out = raw(view[pos + 4:pos + 4 + size])
+                out = raw(view[pos + 4 : pos + 4 + size])
                 pos += 4 + size
             return out
+
         return snappy, "cramjam.snappy.decompress_raw per xerial chunk"
     if codec == "lz4":
         import lz4.frame
@@ -302,6 +339,7 @@ def _primitive_decompress(w: Workload, magic: int, codec: str) -> Run:
         for s in streams:
             decompress(s)
         return n
+
     return run
 
 
@@ -313,6 +351,7 @@ def _primitive_memcpy(w: Workload, magic: int, codec: str) -> Run:
     def run() -> int:
         target[:] = blob
         return n
+
     return run
 
 
@@ -358,8 +397,7 @@ def encode_levels() -> dict[str, str]:
     """What each implementation's encode rows compress at, per codec (for the footnotes)."""
     return {
         "kcodec": "gzip 9, lz4 9 (Kafka's LZ4 framing: level 9 = LZ4's fast compressor, as Kafka), zstd 3 "
-                  "(compression_level passed explicitly)",
+        "(compression_level passed explicitly)",
         "aiokafka": "gzip 9, lz4 9 (lz4.frame level 9 = LZ4 HC 9), zstd 3 (cramjam); hard-coded by aiokafka",
-        "kafka-python": "gzip 9, lz4 lz4.frame default (fast), zstd zstandard default (3); hard-coded by "
-                        "kafka-python",
+        "kafka-python": "gzip 9, lz4 lz4.frame default (fast), zstd zstandard default (3); hard-coded by kafka-python",
     }

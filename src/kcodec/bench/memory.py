@@ -14,6 +14,7 @@ Each child imports its library, notes its RSS, decodes every record of the file
 
 Run as ``python -m kcodec.bench.memory IMPLEMENTATION PATH``; prints one JSON object.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,6 +40,7 @@ _I32 = struct.Struct(">i")
 
 
 # ---------------------------------------------------------------------------- the child
+
 
 def _status_kib(*names: str) -> dict[str, int]:
     out = {}
@@ -104,9 +106,14 @@ def _stream(impl: str, path: str, sampler: _Sampler) -> int:
             else:
                 with open(path, "rb") as f:
                     yield from read_batches(f, verify_crc=True)
+
         for batch in batches():
             for r in batch.records:
-                r.offset; r.timestamp; r.key; r.value; r.headers  # noqa: B018
+                r.offset
+                r.timestamp
+                r.key
+                r.value
+                r.headers
                 n += 1
             sampler.tick()
         return n
@@ -125,7 +132,11 @@ def _stream(impl: str, path: str, sampler: _Sampler) -> int:
             if not batch.validate_crc():
                 raise ValueError("CRC mismatch")
             for r in batch:
-                r.offset; r.timestamp; r.key; r.value; r.headers  # noqa: B018
+                r.offset
+                r.timestamp
+                r.key
+                r.value
+                r.headers
                 n += 1
             sampler.tick()
     return n
@@ -154,12 +165,24 @@ def child_main(argv: list[str]) -> int:
     seconds = time.perf_counter() - t0
     sampler.sample()
     hwm = _status_kib("VmHWM").get("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"implementation": impl, "records": n, "seconds": seconds, "bytes": os.path.getsize(path),
-                      "baseline_rss_kib": baseline, "peak_rss_kib": hwm, "peak_anon_kib": sampler.peak_anon}))
+    print(
+        json.dumps(
+            {
+                "implementation": impl,
+                "records": n,
+                "seconds": seconds,
+                "bytes": os.path.getsize(path),
+                "baseline_rss_kib": baseline,
+                "peak_rss_kib": hwm,
+                "peak_anon_kib": sampler.peak_anon,
+            }
+        )
+    )
     return 0
 
 
 # ---------------------------------------------------------------------------- the parent
+
 
 def write_segment(path: str, log: bytes, batch_ends: list[int], records_per_log: int, size: int) -> tuple[int, int]:
     """Write ``log`` repeatedly until ``size`` bytes; returns (records, bytes) written."""
@@ -182,13 +205,13 @@ def measure(workload, size: int, implementations, progress=None) -> list[dict]:
     out = []
     with tempfile.TemporaryDirectory(prefix="kcodec-bench-") as tmp:
         path = os.path.join(tmp, "00000000000000000000.log")
-        records, written = write_segment(path, workload.v2["none"], workload.v2_ends["none"], workload.records,
-                                         size)
+        records, written = write_segment(path, workload.v2["none"], workload.v2_ends["none"], workload.records, size)
         say(f"peak memory: streaming a {written / 2**20:,.0f} MiB segment ({records:,} records)")
         for impl in implementations:
             entry = {"implementation": impl, "records": records, "bytes": written, "how": STREAMS[impl]}
-            proc = subprocess.run([sys.executable, "-m", "kcodec.bench.memory", impl, path],
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [sys.executable, "-m", "kcodec.bench.memory", impl, path], capture_output=True, text=True
+            )
             if proc.returncode != 0:
                 lines = (proc.stderr or proc.stdout).strip().splitlines()
                 missing = next((ln for ln in lines if "ModuleNotFoundError" in ln or "ImportError" in ln), None)

@@ -1,4 +1,5 @@
 """The machine, the markdown table, the target checks and the JSON rows."""
+
 from __future__ import annotations
 
 import json
@@ -6,15 +7,21 @@ import os
 import platform
 from importlib import metadata
 
-from kcodec.bench.implementations import OPERATIONS, REFERENCE_OPERATION, aiokafka_extension, decompressor, encode_levels
+from kcodec.bench.implementations import (
+    OPERATIONS,
+    REFERENCE_OPERATION,
+    aiokafka_extension,
+    decompressor,
+    encode_levels,
+)
 from kcodec.bench.runner import Result
 
-LIBRARIES = ("kcodec", "aiokafka", "kafka-python", "pyarrow", "crc32c", "lz4", "zstandard", "cramjam",
-             "python-snappy")
+LIBRARIES = ("kcodec", "aiokafka", "kafka-python", "pyarrow", "crc32c", "lz4", "zstandard", "cramjam", "python-snappy")
 STREAM_OPERATION = "stream_segment"
 
 
 # ---------------------------------------------------------------------------- machine
+
 
 def cpu_model() -> str:
     try:
@@ -77,18 +84,29 @@ def machine_info() -> dict:
 
 # ---------------------------------------------------------------------------- rows
 
+
 def stream_results(entries: list[dict]) -> list[Result]:
     """The peak-memory runs as rows (one run each, not a median)."""
     out = []
     for e in entries:
-        r = Result(e["implementation"], STREAM_OPERATION, "none", e.get("records", 0), e.get("bytes", 0),
-                   status=e["status"], reason=e.get("reason", ""))
+        r = Result(
+            e["implementation"],
+            STREAM_OPERATION,
+            "none",
+            e.get("records", 0),
+            e.get("bytes", 0),
+            status=e["status"],
+            reason=e.get("reason", ""),
+        )
         if e["status"] == "ok":
             r.times = [e["seconds"]]
-            r.extra = {"peak_rss_mib": round(e["peak_rss_kib"] / 1024, 1),
-                       "peak_anon_mib": round(e["peak_anon_kib"] / 1024, 1),
-                       "baseline_rss_mib": round(e["baseline_rss_kib"] / 1024, 1),
-                       "segment_mib": round(e["bytes"] / 2**20, 1), "how": e["how"]}
+            r.extra = {
+                "peak_rss_mib": round(e["peak_rss_kib"] / 1024, 1),
+                "peak_anon_mib": round(e["peak_anon_kib"] / 1024, 1),
+                "baseline_rss_mib": round(e["baseline_rss_kib"] / 1024, 1),
+                "segment_mib": round(e["bytes"] / 2**20, 1),
+                "how": e["how"],
+            }
         else:
             r.extra = {"segment_mib": round(e.get("bytes", 0) / 2**20, 1), "how": e.get("how", "")}
         out.append(r)
@@ -112,20 +130,28 @@ def ratio(result: Result, index) -> float | None:
 
 def row_dict(result: Result, index) -> dict:
     r = ratio(result, index)
-    d = {"implementation": result.implementation, "operation": result.operation, "codec": result.codec,
-         "records_per_s": round(result.records_per_s, 1) if result.ok else None,
-         "mb_per_s": round(result.mb_per_s, 2) if result.ok else None,
-         "ratio_vs_aiokafka": round(r, 3) if r is not None else None,
-         "status": result.status, "reason": result.reason or None,
-         "format": "v1" if result.operation.startswith("v1_") else "v2",
-         "median_s": result.median_s, "repeats": len(result.times), "times_s": list(result.times),
-         "records": result.records,
-         "raw_bytes": result.raw_bytes}
+    d = {
+        "implementation": result.implementation,
+        "operation": result.operation,
+        "codec": result.codec,
+        "records_per_s": round(result.records_per_s, 1) if result.ok else None,
+        "mb_per_s": round(result.mb_per_s, 2) if result.ok else None,
+        "ratio_vs_aiokafka": round(r, 3) if r is not None else None,
+        "status": result.status,
+        "reason": result.reason or None,
+        "format": "v1" if result.operation.startswith("v1_") else "v2",
+        "median_s": result.median_s,
+        "repeats": len(result.times),
+        "times_s": list(result.times),
+        "records": result.records,
+        "raw_bytes": result.raw_bytes,
+    }
     d.update(result.extra)
     return d
 
 
 # ---------------------------------------------------------------------------- targets
+
 
 def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
     """The issue's targets, each checked on this run's numbers."""
@@ -133,38 +159,76 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
     out = []
 
     def check(name: str, codec: str, value: float | None, required: str, passed: bool | None, why: str = ""):
-        out.append({"target": name, "codec": codec, "measured": value, "required": required,
-                    "verdict": "n/a" if passed is None else ("PASS" if passed else "FAIL"), "note": why})
+        out.append(
+            {
+                "target": name,
+                "codec": codec,
+                "measured": value,
+                "required": required,
+                "verdict": "n/a" if passed is None else ("PASS" if passed else "FAIL"),
+                "note": why,
+            }
+        )
 
     codecs = [r.codec for r in results if r.operation == "decode" and r.implementation == "aiokafka"]
     for codec in codecs:
         r = ix.get(("kcodec", "decode_crc", codec))
         v = ratio(r, ix) if r else None
-        check("decode with CRC verification vs aiokafka with CRC verification", codec, v, ">= 1.5x",
-              None if v is None else v >= 1.5, "" if v is not None else _why(r))
+        check(
+            "decode with CRC verification vs aiokafka with CRC verification",
+            codec,
+            v,
+            ">= 1.5x",
+            None if v is None else v >= 1.5,
+            "" if v is not None else _why(r),
+        )
     for codec in codecs:
         r = ix.get(("kcodec", "decode_arrow", codec))
         v = ratio(r, ix) if r else None
-        check("decode into Arrow columns vs aiokafka decode", codec, v, ">= 4x",
-              None if v is None else v >= 4, "" if v is not None else _why(r))
+        check(
+            "decode into Arrow columns vs aiokafka decode",
+            codec,
+            v,
+            ">= 4x",
+            None if v is None else v >= 4,
+            "" if v is not None else _why(r),
+        )
     for codec in codecs:
         r = ix.get(("kcodec", "encode", codec))
         v = ratio(r, ix) if r else None
-        check("encode vs aiokafka (same level)", codec, v, ">= 1.5x",
-              None if v is None else v >= 1.5, "" if v is not None else _why(r))
+        check(
+            "encode vs aiokafka (same level)",
+            codec,
+            v,
+            ">= 1.5x",
+            None if v is None else v >= 1.5,
+            "" if v is not None else _why(r),
+        )
     for codec in [r.codec for r in results if r.operation == "crc" and r.implementation == "kcodec"]:
         r, p = ix.get(("kcodec", "crc", codec)), ix.get(("primitive", "crc32c", codec))
         v = r.records_per_s / p.records_per_s if r and p and r.ok and p.ok else None
-        check("CRC verification of the whole log vs raw crc32c over it", codec, v, ">= 0.5x",
-              None if v is None else v >= 0.5, "" if v is not None else _why(r if not (r and r.ok) else p))
+        check(
+            "CRC verification of the whole log vs raw crc32c over it",
+            codec,
+            v,
+            ">= 0.5x",
+            None if v is None else v >= 0.5,
+            "" if v is not None else _why(r if not (r and r.ok) else p),
+        )
     for op, what in (("decode", "records"), ("decode_arrow", "Arrow columns")):
         for codec in [r.codec for r in results if r.operation == "decompress" and r.implementation == "primitive"]:
             r, p = ix.get(("kcodec", op, codec)), ix.get(("primitive", "decompress", codec))
             if r is None:
                 continue
             v = r.median_s / p.median_s if p and r.ok and p.ok else None
-            check(f"compressed decode ({what}) time vs decompression alone", codec, v, "<= 1.3x",
-                  None if v is None else v <= 1.3, "" if v is not None else _why(r if not r.ok else p))
+            check(
+                f"compressed decode ({what}) time vs decompression alone",
+                codec,
+                v,
+                "<= 1.3x",
+                None if v is None else v <= 1.3,
+                "" if v is not None else _why(r if not r.ok else p),
+            )
     r = ix.get(("kcodec", STREAM_OPERATION, "none"))
     if r is not None:
         v = r.extra.get("peak_rss_mib") if r.ok else None
@@ -174,8 +238,7 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
             note = _why(r)
         elif stream_mib is not None and stream_mib < 1024:
             note, verdict = f"the target is for a 1 GiB segment; this one is {size}", None
-        check(f"streaming a {size} segment with read_batches(path): peak RSS", "none", v, "< 200 MiB",
-              verdict, note)
+        check(f"streaming a {size} segment with read_batches(path): peak RSS", "none", v, "< 200 MiB", verdict, note)
     return out
 
 
@@ -186,6 +249,7 @@ def _why(r: Result | None) -> str:
 
 
 # ---------------------------------------------------------------------------- markdown
+
 
 def _load(values) -> str:
     return "n/a" if not values else ", ".join(f"{v:.2f}" for v in values)
@@ -199,80 +263,119 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
     ix = _index(results)
     lines = ["# kcodec bench", ""]
     libs = ", ".join(f"{k} {v}" for k, v in machine["libraries"].items() if v)
-    ext = ("C extension in use (" + machine["aiokafka_classes"] + ")" if machine["aiokafka_c_extension"]
-           else "C extension NOT in use (" + machine["aiokafka_classes"] + "): its numbers are the pure-Python ones")
-    lines += [f"- machine: {machine['cpu']}, {machine['cores']} cores ({machine['usable_cores']} usable), "
-              f"{machine['platform']}",
-              f"- Python: {machine['python']}",
-              f"- load average (1, 5, 15 min) at the start: {_load(machine.get('load_average'))}, at the end: "
-              f"{_load(machine.get('load_average_end'))} (other work on the machine adds noise to every row)",
-              f"- libraries: {libs}",
-              f"- kcodec backend: {machine.get('kcodec_backend', 'unknown')}",
-              f"- aiokafka: {ext}",
-              f"- workload: {workload['records']:,} records in v2 batches of {workload['batch_size']:,} "
-              f"(seed {workload['seed']}); key 16 random bytes, value 200 bytes (100 random, 100 repetitive "
-              f"text), one header `h` of 8 bytes; uncompressed log {workload['raw_bytes_v2'] / 1e6:,.1f} MB (v2), "
-              f"{workload['raw_bytes_v1'] / 1e6:,.1f} MB (v1)"
-              + "".join(f"; {c} {n / 1e6:,.1f} MB" for c, n in workload["v2_sizes"].items() if c != "none"),
-              f"- timing: median of {repeats} repeat(s), every row run once per repeat in a rotated order"
-              + (" (fewer than 5 repeats: a smoke run, not a measurement)" if repeats < 5 else ""),
-              ""]
-    lines += ["| implementation | operation | codec | records/s | MB/s | × aiokafka | notes |",
-              "| --- | --- | --- | ---: | ---: | ---: | --- |"]
+    ext = (
+        "C extension in use (" + machine["aiokafka_classes"] + ")"
+        if machine["aiokafka_c_extension"]
+        else "C extension NOT in use (" + machine["aiokafka_classes"] + "): its numbers are the pure-Python ones"
+    )
+    lines += [
+        f"- machine: {machine['cpu']}, {machine['cores']} cores ({machine['usable_cores']} usable), "
+        f"{machine['platform']}",
+        f"- Python: {machine['python']}",
+        f"- load average (1, 5, 15 min) at the start: {_load(machine.get('load_average'))}, at the end: "
+        f"{_load(machine.get('load_average_end'))} (other work on the machine adds noise to every row)",
+        f"- libraries: {libs}",
+        f"- kcodec backend: {machine.get('kcodec_backend', 'unknown')}",
+        f"- aiokafka: {ext}",
+        f"- workload: {workload['records']:,} records in v2 batches of {workload['batch_size']:,} "
+        f"(seed {workload['seed']}); key 16 random bytes, value 200 bytes (100 random, 100 repetitive "
+        f"text), one header `h` of 8 bytes; uncompressed log {workload['raw_bytes_v2'] / 1e6:,.1f} MB (v2), "
+        f"{workload['raw_bytes_v1'] / 1e6:,.1f} MB (v1)"
+        + "".join(f"; {c} {n / 1e6:,.1f} MB" for c, n in workload["v2_sizes"].items() if c != "none"),
+        f"- timing: median of {repeats} repeat(s), every row run once per repeat in a rotated order"
+        + (" (fewer than 5 repeats: a smoke run, not a measurement)" if repeats < 5 else ""),
+        "",
+    ]
+    lines += [
+        "| implementation | operation | codec | records/s | MB/s | × aiokafka | notes |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- |",
+    ]
     for r in results:
         rt = ratio(r, ix)
         note = ""
         if r.status != "ok":
             note = f"{r.status}: {r.reason}"
         elif r.operation == STREAM_OPERATION:
-            note = (f"peak RSS {r.extra['peak_rss_mib']:,.0f} MiB, peak anonymous {r.extra['peak_anon_mib']:,.0f} MiB "
-                    f"(after imports {r.extra['baseline_rss_mib']:,.0f} MiB); one run")
-        cells = [r.implementation, r.operation, r.codec, _num(r.records_per_s), _num(r.mb_per_s, 1),
-                 "n/a" if rt is None else f"{rt:.2f}×", note.replace("|", "\\|")]
+            note = (
+                f"peak RSS {r.extra['peak_rss_mib']:,.0f} MiB, peak anonymous {r.extra['peak_anon_mib']:,.0f} MiB "
+                f"(after imports {r.extra['baseline_rss_mib']:,.0f} MiB); one run"
+            )
+        cells = [
+            r.implementation,
+            r.operation,
+            r.codec,
+            _num(r.records_per_s),
+            _num(r.mb_per_s, 1),
+            "n/a" if rt is None else f"{rt:.2f}×",
+            note.replace("|", "\\|"),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     t = targets(results, stream["mib"] if stream else None)
     if t:
-        lines += ["", "## Targets (from this run)", "",
-                  "| target | codec | measured | required | verdict | note |", "| --- | --- | ---: | --- | --- | --- |"]
+        lines += [
+            "",
+            "## Targets (from this run)",
+            "",
+            "| target | codec | measured | required | verdict | note |",
+            "| --- | --- | ---: | --- | --- | --- |",
+        ]
         for c in t:
             m = c["measured"]
             shown = "n/a" if m is None else (f"{m:,.0f} MiB" if "RSS" in c["target"] else f"{m:.2f}×")
-            lines.append(f"| {c['target']} | {c['codec']} | {shown} | {c['required']} | {c['verdict']} | "
-                         f"{c['note'].replace('|', chr(92) + '|')} |")
+            lines.append(
+                f"| {c['target']} | {c['codec']} | {shown} | {c['required']} | {c['verdict']} | "
+                f"{c['note'].replace('|', chr(92) + '|')} |"
+            )
     lines += ["", "Notes:", ""]
-    lines.append("- MB/s is computed on the uncompressed record bytes: the size of the uncompressed v2 log "
-                 "(v1 rows: the uncompressed v1 message sets), the same for every codec, so MB/s compares like "
-                 "records/s does; MB = 10^6 bytes. Stream rows: the segment file's bytes.")
-    lines.append("- × aiokafka: this row's records/s ÷ aiokafka's for the same codec and operation "
-                 "(decode_arrow, decompress and memcpy: aiokafka's decode; crc32c: aiokafka's crc).")
+    lines.append(
+        "- MB/s is computed on the uncompressed record bytes: the size of the uncompressed v2 log "
+        "(v1 rows: the uncompressed v1 message sets), the same for every codec, so MB/s compares like "
+        "records/s does; MB = 10^6 bytes. Stream rows: the segment file's bytes."
+    )
+    lines.append(
+        "- × aiokafka: this row's records/s ÷ aiokafka's for the same codec and operation "
+        "(decode_arrow, decompress and memcpy: aiokafka's decode; crc32c: aiokafka's crc)."
+    )
     for op in dict.fromkeys(r.operation for r in results):
         if op in OPERATIONS:
             lines.append(f"- {op}: {OPERATIONS[op]}.")
     if stream:
-        lines.append(f"- {STREAM_OPERATION}: a child process decodes every record of a {stream['mib']:,.0f} MiB "
-                     "uncompressed segment file (CRC verified); peak RSS is VmHWM, which includes file pages "
-                     "mapped into the process; peak anonymous is the largest RssAnon sampled. kcodec: "
-                     "read_batches(path) (mmap); kcodec-stream: read_batches(open file); aiokafka / kafka-python: "
-                     "MemoryRecords over 1 MiB reads of whole batches.")
-    lines.append("- encode levels: " + "; ".join(f"{k}: {v}" for k, v in encode_levels().items())
-                 + ". The decode workload is written by kcodec at the kcodec levels.")
+        lines.append(
+            f"- {STREAM_OPERATION}: a child process decodes every record of a {stream['mib']:,.0f} MiB "
+            "uncompressed segment file (CRC verified); peak RSS is VmHWM, which includes file pages "
+            "mapped into the process; peak anonymous is the largest RssAnon sampled. kcodec: "
+            "read_batches(path) (mmap); kcodec-stream: read_batches(open file); aiokafka / kafka-python: "
+            "MemoryRecords over 1 MiB reads of whole batches."
+        )
+    lines.append(
+        "- encode levels: "
+        + "; ".join(f"{k}: {v}" for k, v in encode_levels().items())
+        + ". The decode workload is written by kcodec at the kcodec levels."
+    )
     names = []
     for codec in ("gzip", "snappy", "lz4", "zstd"):
         try:
             names.append(f"{codec} {decompressor(codec)[1]}")
         except Exception:
             pass
-    lines.append("- decompress (primitive): " + ", ".join(names) + "; crc32c: the crc32c package; memcpy: a "
-                 "slice assignment into a preallocated bytearray.")
+    lines.append(
+        "- decompress (primitive): " + ", ".join(names) + "; crc32c: the crc32c package; memcpy: a "
+        "slice assignment into a preallocated bytearray."
+    )
     lines.append("- The garbage collector stays enabled; a collection runs before every timed run.")
     return "\n".join(lines) + "\n"
 
 
-def write_json(path: str, results: list[Result], machine: dict, workload: dict, repeats: int,
-               stream: dict | None) -> None:
+def write_json(
+    path: str, results: list[Result], machine: dict, workload: dict, repeats: int, stream: dict | None
+) -> None:
     ix = _index(results)
-    doc = {"machine": machine, "workload": workload, "repeats": repeats,
-           "targets": targets(results, stream["mib"] if stream else None),
-           "rows": [row_dict(r, ix) for r in results]}
+    doc = {
+        "machine": machine,
+        "workload": workload,
+        "repeats": repeats,
+        "targets": targets(results, stream["mib"] if stream else None),
+        "rows": [row_dict(r, ix) for r in results],
+    }
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps(doc, indent=2) + "\n")

@@ -8,6 +8,7 @@ implementations instead of landing on one of them. The garbage collector stays
 enabled (as in an application), the workload itself is frozen out of it
 (:func:`gc.freeze`), and a collection runs before each timed run.
 """
+
 from __future__ import annotations
 
 import gc
@@ -64,8 +65,11 @@ class Case:
         return magic_of(self.operation)
 
 
-def plan(codecs: Iterable[str], implementations: Iterable[str] = IMPLEMENTATIONS,
-         operations: Iterable[str] = tuple(OPERATIONS)) -> list[Case]:
+def plan(
+    codecs: Iterable[str],
+    implementations: Iterable[str] = IMPLEMENTATIONS,
+    operations: Iterable[str] = tuple(OPERATIONS),
+) -> list[Case]:
     """Every (implementation, operation, codec) row that has an adapter, in table order."""
     codecs, implementations, operations = tuple(codecs), set(implementations), set(operations)
     cases = []
@@ -84,8 +88,9 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def run(workload: Workload, cases: list[Case], repeats: int,
-        progress: Callable[[str], None] | None = None) -> list[Result]:
+def run(
+    workload: Workload, cases: list[Case], repeats: int, progress: Callable[[str], None] | None = None
+) -> list[Result]:
     say = progress or (lambda message: None)
     results: dict[Case, Result] = {}
     runs: dict[Case, Callable[[], int]] = {}

@@ -7,6 +7,7 @@ The same records are encoded by kcodec as v2 batches (one per ``batch_size``
 records) with every codec, and as v1 message sets (headers dropped: v1 has
 none; compressed: one wrapper per batch; zstd does not exist in v1).
 """
+
 from __future__ import annotations
 
 import random
@@ -53,17 +54,22 @@ class Workload:
     def blob(self, magic: int, codec: str) -> bytes:
         return (self.v2 if magic == 2 else self.v1)[codec]
 
-    def head(self, batches: int = 1) -> "Workload":
+    def head(self, batches: int = 1) -> Workload:
         """The first ``batches`` batches only (the warm-up of every row)."""
         batches = min(batches, self.batch_count)
         n = self.batch_bounds()[batches - 1][1]
         return replace(
-            self, records=n, keys=self.keys[:n], values=self.values[:n], header_values=self.header_values[:n],
+            self,
+            records=n,
+            keys=self.keys[:n],
+            values=self.values[:n],
+            header_values=self.header_values[:n],
             timestamps=self.timestamps[:n],
-            v2={c: b[:self.v2_ends[c][batches - 1]] for c, b in self.v2.items()},
-            v1={c: b[:self.v1_ends[c][batches - 1]] for c, b in self.v1.items()},
+            v2={c: b[: self.v2_ends[c][batches - 1]] for c, b in self.v2.items()},
+            v1={c: b[: self.v1_ends[c][batches - 1]] for c, b in self.v1.items()},
             v2_ends={c: e[:batches] for c, e in self.v2_ends.items()},
-            v1_ends={c: e[:batches] for c, e in self.v1_ends.items()})
+            v1_ends={c: e[:batches] for c, e in self.v1_ends.items()},
+        )
 
     @cached_property
     def kcodec_batches(self) -> list[list]:
@@ -77,15 +83,28 @@ class Workload:
         """kcodec encode input: one list of NewRecord per batch (offsets implied by base_offset)."""
         from kcodec.records.encode import NewRecord
 
-        return [[NewRecord(key=self.keys[i], value=self.values[i], headers=(("h", self.header_values[i]),),
-                           timestamp=self.timestamps[i]) for i in range(start, end)]
-                for start, end in self.batch_bounds()]
+        return [
+            [
+                NewRecord(
+                    key=self.keys[i],
+                    value=self.values[i],
+                    headers=(("h", self.header_values[i]),),
+                    timestamp=self.timestamps[i],
+                )
+                for i in range(start, end)
+            ]
+            for start, end in self.batch_bounds()
+        ]
 
     def client_records(self) -> list[list[tuple]]:
         """aiokafka / kafka-python builder input: (offset delta, timestamp, key, value, headers) per batch."""
-        return [[(i - start, self.timestamps[i], self.keys[i], self.values[i], [("h", self.header_values[i])])
-                 for i in range(start, end)]
-                for start, end in self.batch_bounds()]
+        return [
+            [
+                (i - start, self.timestamps[i], self.keys[i], self.values[i], [("h", self.header_values[i])])
+                for i in range(start, end)
+            ]
+            for start, end in self.batch_bounds()
+        ]
 
     @property
     def raw_bytes_v2(self) -> int:
@@ -103,14 +122,15 @@ def make_records(records: int, seed: int = DEFAULT_SEED):
     for i in range(records):
         keys.append(rng.randbytes(KEY_SIZE))
         start = rng.randrange(len(_PHRASE))
-        values.append(rng.randbytes(RANDOM_VALUE_SIZE) + _TEXT[start:start + TEXT_VALUE_SIZE])
+        values.append(rng.randbytes(RANDOM_VALUE_SIZE) + _TEXT[start : start + TEXT_VALUE_SIZE])
         header_values.append(rng.randbytes(HEADER_VALUE_SIZE))
         timestamps.append(BASE_TIMESTAMP + i)
     return keys, values, header_values, timestamps
 
 
-def build_workload(records: int = 200_000, batch_size: int = 1_000, *, codecs=CODECS, seed: int = DEFAULT_SEED,
-                   v1: bool = True) -> Workload:
+def build_workload(
+    records: int = 200_000, batch_size: int = 1_000, *, codecs=CODECS, seed: int = DEFAULT_SEED, v1: bool = True
+) -> Workload:
     """The records and their encodings. "none" is always built: MB/s is measured on it."""
     from kcodec.records.encode import encode_batch
 
@@ -123,14 +143,17 @@ def build_workload(records: int = 200_000, batch_size: int = 1_000, *, codecs=CO
     bounds = w.batch_bounds()
     for codec in codecs:
         level = ENCODE_LEVELS[codec]
-        w.v2[codec], w.v2_ends[codec] = _join(encode_batch(batch, magic=2, compression=codec,
-                                                           compression_level=level, base_offset=start)
-                                              for batch, (start, _) in zip(batches, bounds))
+        w.v2[codec], w.v2_ends[codec] = _join(
+            encode_batch(batch, magic=2, compression=codec, compression_level=level, base_offset=start)
+            for batch, (start, _) in zip(batches, bounds)
+        )
         if v1 and codec in V1_CODECS:
-            w.v1[codec], w.v1_ends[codec] = _join(encode_batch(batch, magic=1, compression=codec,
-                                                               compression_level=level, base_offset=start,
-                                                               allow_lossy=True)
-                                                  for batch, (start, _) in zip(batches, bounds))
+            w.v1[codec], w.v1_ends[codec] = _join(
+                encode_batch(
+                    batch, magic=1, compression=codec, compression_level=level, base_offset=start, allow_lossy=True
+                )
+                for batch, (start, _) in zip(batches, bounds)
+            )
     return w
 
 

@@ -1,4 +1,5 @@
 """``kcodec bench``: kcodec against aiokafka, kafka-python and the bare primitives, on one workload."""
+
 from __future__ import annotations
 
 import argparse
@@ -30,16 +31,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from kcodec.bench.workload import build_workload
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("kcodec.bench"):
-            raise UsageError("the benchmark package kcodec.bench is not installed; run it from a source "
-                             "checkout (pip install -e .)") from None
+            raise UsageError(
+                "the benchmark package kcodec.bench is not installed; run it from a source checkout (pip install -e .)"
+            ) from None
         raise
 
     compressions = _choices(args.codecs, compression_choices(), "codec")
     impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
     operations = _choices(args.operations, tuple(OPERATIONS) + ("stream_segment",), "operation")
     records = args.records or (QUICK_RECORDS if args.quick else FULL_RECORDS)
-    segment_mib = args.segment_mib if args.segment_mib is not None else (
-        QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
+    segment_mib = (
+        args.segment_mib if args.segment_mib is not None else (QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
+    )
     require_at_least("--repeats", args.repeats)
     if records < 1 or args.batch_size < 1:
         raise UsageError("--records and --batch-size must be at least 1")
@@ -54,10 +57,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     machine = report.machine_info()
     say(f"building the workload: {records:,} records, batches of {args.batch_size:,}, codecs {', '.join(compressions)}")
     workload = build_workload(records, args.batch_size, codecs=compressions, seed=args.seed)
-    info = {"records": workload.records, "batch_size": workload.batch_size, "seed": workload.seed,
-            "batches": workload.batch_count, "raw_bytes_v2": workload.raw_bytes_v2,
-            "raw_bytes_v1": workload.raw_bytes_v1, "v2_sizes": {c: len(b) for c, b in workload.v2.items()},
-            "v1_sizes": {c: len(b) for c, b in workload.v1.items()}, "quick": bool(args.quick)}
+    info = {
+        "records": workload.records,
+        "batch_size": workload.batch_size,
+        "seed": workload.seed,
+        "batches": workload.batch_count,
+        "raw_bytes_v2": workload.raw_bytes_v2,
+        "raw_bytes_v1": workload.raw_bytes_v1,
+        "v2_sizes": {c: len(b) for c, b in workload.v2.items()},
+        "v1_sizes": {c: len(b) for c, b in workload.v1.items()},
+        "quick": bool(args.quick),
+    }
     cases = runner.plan(workload.codecs if args.codecs is None else compressions, impls, operations)
     say(f"{len(cases)} rows x {args.repeats} repeats")
     results = runner.run(workload, cases, args.repeats, say)
@@ -80,34 +90,59 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "bench", help="benchmark kcodec against aiokafka, kafka-python and the bare primitives",
+        "bench",
+        help="benchmark kcodec against aiokafka, kafka-python and the bare primitives",
         description="Build one workload deterministically (200,000 records in v2 batches of 1,000, every codec, "
-                    "and the same records as v1 message sets), then measure decode, decode with CRC "
-                    "verification, decode into Arrow, encode, CRC verification alone and peak memory for "
-                    "kcodec, aiokafka (C extension) and kafka-python, plus the bare primitives (crc32c, each "
-                    "codec's decompression, a memory copy). Implementations are interleaved in one process; "
-                    "each row is the median of the repeats. Prints a markdown table; exit status 1 if a row "
-                    "failed while running (a row that cannot exist here is reported as n/a).")
-    p.add_argument("--quick", action="store_true",
-                   help=f"a smaller workload ({QUICK_RECORDS:,} records, a {QUICK_SEGMENT_MIB} MiB segment) "
-                        "for smoke checks: under a minute")
-    p.add_argument("--json", metavar="FILE",
-                   help="also write the results as JSON: {machine, workload, targets, rows}, one object per row "
-                        "(implementation, operation, codec, records_per_s, mb_per_s, ratio_vs_aiokafka, ...)")
-    p.add_argument("--repeats", type=int, default=5, metavar="N", help="repeats per row; the median is kept "
-                                                                       "(default 5)")
-    p.add_argument("--codecs", nargs="+", metavar="CODEC",
-                   help=f"only these codecs ({', '.join(compression_choices())}; space or comma separated)")
-    p.add_argument("--only", action="append", metavar="IMPL",
-                   help=f"only these implementations ({', '.join(_IMPLEMENTATIONS)}; repeatable or comma "
-                        "separated). Ratios need aiokafka among them")
-    p.add_argument("--operations", action="append", metavar="OP",
-                   help="only these operations (decode, decode_crc, decode_arrow, encode, crc, v1_decode, "
-                        "v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
-                        "separated)")
-    p.add_argument("--segment-mib", type=int, metavar="MIB",
-                   help=f"size of the segment streamed for peak memory (default {FULL_SEGMENT_MIB}, "
-                        f"--quick {QUICK_SEGMENT_MIB}; 0 skips it)")
+        "and the same records as v1 message sets), then measure decode, decode with CRC "
+        "verification, decode into Arrow, encode, CRC verification alone and peak memory for "
+        "kcodec, aiokafka (C extension) and kafka-python, plus the bare primitives (crc32c, each "
+        "codec's decompression, a memory copy). Implementations are interleaved in one process; "
+        "each row is the median of the repeats. Prints a markdown table; exit status 1 if a row "
+        "failed while running (a row that cannot exist here is reported as n/a).",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"a smaller workload ({QUICK_RECORDS:,} records, a {QUICK_SEGMENT_MIB} MiB segment) "
+        "for smoke checks: under a minute",
+    )
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write the results as JSON: {machine, workload, targets, rows}, one object per row "
+        "(implementation, operation, codec, records_per_s, mb_per_s, ratio_vs_aiokafka, ...)",
+    )
+    p.add_argument(
+        "--repeats", type=int, default=5, metavar="N", help="repeats per row; the median is kept (default 5)"
+    )
+    p.add_argument(
+        "--codecs",
+        nargs="+",
+        metavar="CODEC",
+        help=f"only these codecs ({', '.join(compression_choices())}; space or comma separated)",
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        metavar="IMPL",
+        help=f"only these implementations ({', '.join(_IMPLEMENTATIONS)}; repeatable or comma "
+        "separated). Ratios need aiokafka among them",
+    )
+    p.add_argument(
+        "--operations",
+        action="append",
+        metavar="OP",
+        help="only these operations (decode, decode_crc, decode_arrow, encode, crc, v1_decode, "
+        "v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
+        "separated)",
+    )
+    p.add_argument(
+        "--segment-mib",
+        type=int,
+        metavar="MIB",
+        help=f"size of the segment streamed for peak memory (default {FULL_SEGMENT_MIB}, "
+        f"--quick {QUICK_SEGMENT_MIB}; 0 skips it)",
+    )
     # For the tests and experiments: not part of the documented interface.
     p.add_argument("--records", type=int, help=argparse.SUPPRESS)
     p.add_argument("--batch-size", type=int, default=1_000, help=argparse.SUPPRESS)

@@ -5,6 +5,7 @@ Exit status: 0 success; 1 a check failed (``generate --check`` found stale
 files, ``verify`` found a bad batch); 2 bad usage; 3 kcodec refused the input
 (bad schema, bad value, undecodable bytes).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -42,10 +43,16 @@ def compression_choices() -> tuple[str, ...]:
     return tuple(CODECS[i] for i in sorted(CODECS))
 
 
-def add_max_decompressed_size(parser, what: str = "batches",
-                              default: int | None = DEFAULT_MAX_DECOMPRESSED_SIZE, help: str | None = None) -> None:
+def add_max_decompressed_size(
+    parser, what: str = "batches", default: int | None = DEFAULT_MAX_DECOMPRESSED_SIZE, help: str | None = None
+) -> None:
     """``--max-decompressed-size BYTES``: the cap on what one compressed region may inflate to
     (None leaves it to the readers, whose default is the runtime's)."""
-    parser.add_argument("--max-decompressed-size", type=int, default=default, metavar="BYTES",
-                        help=help or f"refuse compressed {what} that inflate past this "
-                                     f"(default {DEFAULT_MAX_DECOMPRESSED_SIZE >> 20} MiB)")
+    parser.add_argument(
+        "--max-decompressed-size",
+        type=int,
+        default=default,
+        metavar="BYTES",
+        help=help
+        or f"refuse compressed {what} that inflate past this (default {DEFAULT_MAX_DECOMPRESSED_SIZE >> 20} MiB)",
+    )

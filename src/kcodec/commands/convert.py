@@ -1,4 +1,5 @@
 """``kcodec convert``: re-encode a log in another magic or compression codec, keeping offsets."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,9 +10,9 @@ from kcodec.errors import EncodeError
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    from kcodec.log.writer import write_atomically
     from kcodec.records.encode import convert_batches
     from kcodec.records.reader import read_batches
-    from kcodec.log.writer import write_atomically
 
     src, out = existing_file(Path(args.input)), Path(args.out)
     if out.resolve() == src.resolve():
@@ -20,8 +21,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
     chunks, batches, records = [], 0, 0
     for batch in reader:
         try:
-            chunks.append(convert_batches([batch], magic=args.magic, compression=args.compression,
-                                          compression_level=args.level, allow_lossy=args.allow_lossy))
+            chunks.append(
+                convert_batches(
+                    [batch],
+                    magic=args.magic,
+                    compression=args.compression,
+                    compression_level=args.level,
+                    allow_lossy=args.allow_lossy,
+                )
+            )
         except EncodeError as exc:
             exc.message = exc.message.replace("pass allow_lossy=True", "pass --allow-lossy")
             exc.args = (exc.message,)
@@ -30,16 +38,21 @@ def cmd_convert(args: argparse.Namespace) -> int:
         records += len(batch.records)
     write_atomically(out, chunks)
     tail = f"; ignored a partial batch of {reader.partial_tail.size} bytes at the end" if reader.partial_tail else ""
-    print(f"converted {records} records in {batches} batches to magic {args.magic} / {args.compression}: "
-          f"{src.stat().st_size} -> {sum(map(len, chunks))} bytes{tail}")
+    print(
+        f"converted {records} records in {batches} batches to magic {args.magic} / {args.compression}: "
+        f"{src.stat().st_size} -> {sum(map(len, chunks))} bytes{tail}"
+    )
     return EXIT_OK
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("convert", help="re-encode a log in another magic / codec, keeping offsets",
-                       description="Up- or down-convert like a broker: every record keeps its offset and "
-                                   "timestamp. Lossy conversions (headers or transactions into v0/v1, "
-                                   "timestamps into v0, zstd below v2) are refused unless --allow-lossy.")
+    p = sub.add_parser(
+        "convert",
+        help="re-encode a log in another magic / codec, keeping offsets",
+        description="Up- or down-convert like a broker: every record keeps its offset and "
+        "timestamp. Lossy conversions (headers or transactions into v0/v1, "
+        "timestamps into v0, zstd below v2) are refused unless --allow-lossy.",
+    )
     p.add_argument("input", metavar="IN")
     p.add_argument("out", metavar="OUT")
     p.add_argument("--magic", type=int, choices=(0, 1, 2), required=True)

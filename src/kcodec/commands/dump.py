@@ -4,14 +4,21 @@ Exit status: 0 all read (dump) / all valid (verify); 1 verify found a problem,
 or ``dump --skip-corrupt`` skipped damaged bytes; 2 bad usage; 3 dump stopped
 at bytes it could not decode (the one-line error on stderr says where and why).
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from kcodec.commands.common import (EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError, add_max_decompressed_size,
-                                    existing_file)
+from kcodec.commands.common import (
+    EXIT_CHECK_FAILED,
+    EXIT_ERROR,
+    EXIT_OK,
+    UsageError,
+    add_max_decompressed_size,
+    existing_file,
+)
 from kcodec.errors import KcodecError
 
 
@@ -42,9 +49,9 @@ class _Progress:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
+    from kcodec.records.reader import read_batches
     from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
     from kcodec.tools.dump_index import INDEX_SUFFIXES, dump_index_lines
-    from kcodec.records.reader import read_batches
 
     status = EXIT_OK
     for name in args.files:
@@ -65,13 +72,28 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
         def print_skipped(r, path=path) -> None:  # printed where the bytes were, between the batches around them
             if args.json:
-                print(as_ndjson({"file": str(path), "position": r.start, "size": r.size, "skipped": True,
-                                 "kind": r.kind, "reason": r.reason}))
+                print(
+                    as_ndjson(
+                        {
+                            "file": str(path),
+                            "position": r.start,
+                            "size": r.size,
+                            "skipped": True,
+                            "kind": r.kind,
+                            "reason": r.reason,
+                        }
+                    )
+                )
             else:
                 print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
 
-        reader = read_batches(path, verify_crc=False, max_decompressed_size=args.max_decompressed_size,
-                              skip_corrupt=args.skip_corrupt, on_skip=print_skipped if args.skip_corrupt else None)
+        reader = read_batches(
+            path,
+            verify_crc=False,
+            max_decompressed_size=args.max_decompressed_size,
+            skip_corrupt=args.skip_corrupt,
+            on_skip=print_skipped if args.skip_corrupt else None,
+        )
         progress = _Progress(path)
         try:
             if args.json:
@@ -80,12 +102,12 @@ def cmd_dump(args: argparse.Namespace) -> int:
                     print(as_ndjson(batch_json(batch, str(path))))
                 if reader.partial_tail is not None:
                     t = reader.partial_tail
-                    print(as_ndjson({"file": str(path), "position": t.position, "size": t.size,
-                                     "partialBatch": True}))
+                    print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
                 continue
             pairs: list[tuple[int, int]] = []
-            for line in dump_log_lines(path, reader, args.deep_iteration, args.print_data_log,
-                                       args.skip_record_metadata, progress, pairs):
+            for line in dump_log_lines(
+                path, reader, args.deep_iteration, args.print_data_log, args.skip_record_metadata, progress, pairs
+            ):
                 print(line)
             if pairs:
                 print(f"Non-consecutive offsets in {path}", file=sys.stderr)
@@ -115,8 +137,11 @@ def _hint_hidden_batches(path: Path, start: int) -> None:
     with open_buffer(path) as buf:
         found = None if buf is None else find_next_entry(buf.view, start + 1)
     if found is not None:
-        print(f"kcodec dump: {path}: the entry at byte {start} claims more bytes than are left, but a valid batch "
-              f"starts at byte {found}: --skip-corrupt reads on", file=sys.stderr)
+        print(
+            f"kcodec dump: {path}: the entry at byte {start} claims more bytes than are left, but a valid batch "
+            f"starts at byte {found}: --skip-corrupt reads on",
+            file=sys.stderr,
+        )
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -140,35 +165,54 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("dump", help="print batches and records as kafka-dump-log does (or NDJSON)",
-                       description="Print every batch of each file in kafka-dump-log.sh's format, so the output "
-                                   "can be diffed against Kafka's own tool. CRCs are checked and shown "
-                                   "(isvalid), not enforced.")
+    p = sub.add_parser(
+        "dump",
+        help="print batches and records as kafka-dump-log does (or NDJSON)",
+        description="Print every batch of each file in kafka-dump-log.sh's format, so the output "
+        "can be diffed against Kafka's own tool. CRCs are checked and shown "
+        "(isvalid), not enforced.",
+    )
     p.add_argument("files", nargs="+", metavar="FILE", help="segment .log files or any records blob")
     p.add_argument("--deep-iteration", action="store_true", help="print every record, not only batches")
-    p.add_argument("--print-data-log", action="store_true",
-                   help="print keys and payloads as UTF-8 (implies --deep-iteration)")
+    p.add_argument(
+        "--print-data-log", action="store_true", help="print keys and payloads as UTF-8 (implies --deep-iteration)"
+    )
     p.add_argument("--skip-record-metadata", action="store_true", help="record lines hold only key and payload")
-    p.add_argument("--json", action="store_true",
-                   help="NDJSON: one object per batch with its records (bytes as hex, nulls as null)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="NDJSON: one object per batch with its records (bytes as hex, nulls as null)",
+    )
     add_max_decompressed_size(p)
-    p.add_argument("--skip-corrupt", action="store_true",
-                   help="after a batch that does not decode, scan forward to the next position where a whole batch "
-                        "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any)")
-    p.epilog = ("exit status: 0 everything was read; 1 --skip-corrupt skipped damaged bytes; 2 bad usage; "
-                "3 stopped at bytes that do not decode")
+    p.add_argument(
+        "--skip-corrupt",
+        action="store_true",
+        help="after a batch that does not decode, scan forward to the next position where a whole batch "
+        "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any)",
+    )
+    p.epilog = (
+        "exit status: 0 everything was read; 1 --skip-corrupt skipped damaged bytes; 2 bad usage; "
+        "3 stopped at bytes that do not decode"
+    )
     p.set_defaults(func=cmd_dump)
 
-    p = sub.add_parser("verify", help="check every CRC and structural rule; exit 0 only when all is valid",
-                       description="Check each file: CRCs (v2 batches and every v0/v1 message, inner ones "
-                                   "too), lengths, counts, offsets, codecs. Prints each bad batch with its byte "
-                                   "position, offset and the rule broken; exit 1 if any.")
+    p = sub.add_parser(
+        "verify",
+        help="check every CRC and structural rule; exit 0 only when all is valid",
+        description="Check each file: CRCs (v2 batches and every v0/v1 message, inner ones "
+        "too), lengths, counts, offsets, codecs. Prints each bad batch with its byte "
+        "position, offset and the rule broken; exit 1 if any.",
+    )
     p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--lenient", action="store_true",
-                   help="accept a partial batch at the end of a file, as Kafka's readers do")
-    p.add_argument("--recover", metavar="OUT",
-                   help="write the longest valid prefix of the file to OUT (atomically; OUT may be the file itself), "
-                        "as Kafka's log recovery truncates a segment, and say how many batches and bytes were dropped")
+    p.add_argument(
+        "--lenient", action="store_true", help="accept a partial batch at the end of a file, as Kafka's readers do"
+    )
+    p.add_argument(
+        "--recover",
+        metavar="OUT",
+        help="write the longest valid prefix of the file to OUT (atomically; OUT may be the file itself), "
+        "as Kafka's log recovery truncates a segment, and say how many batches and bytes were dropped",
+    )
     add_max_decompressed_size(p, default=None)
     p.epilog = "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage"
     p.set_defaults(func=cmd_verify)

@@ -4,6 +4,7 @@ Exit status: 0 no unexpected exception and no hang; 1 at least one (each is
 saved with --save-crashes); 2 bad usage; 3 the fuzzer itself cannot run (it
 needs hypothesis: ``pip install kcodec[fuzz]``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,16 +36,25 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     iterations = args.iterations
     if iterations is None and args.time is None:
         iterations = 10_000
-    config = FuzzConfig(targets=targets, iterations=iterations, seconds=args.time, seed=args.seed,
-                        save_dir=args.save_crashes, limit=args.max_decompressed_size, jobs=args.jobs,
-                        reference_every=args.reference_every)
+    config = FuzzConfig(
+        targets=targets,
+        iterations=iterations,
+        seconds=args.time,
+        seed=args.seed,
+        save_dir=args.save_crashes,
+        limit=args.max_decompressed_size,
+        jobs=args.jobs,
+        reference_every=args.reference_every,
+    )
     tty = sys.stderr.isatty()
 
     def progress(stats) -> None:
         goal = f"/{config.iterations}" if config.iterations else ""
         bad = stats.outcomes["unexpected"] + stats.outcomes["hang"]
-        line = (f"{stats.iterations}{goal} iterations, {stats.rate:.0f}/s, "
-                f"{stats.outcomes['decoded']} decoded, {bad} unexpected or hanging")
+        line = (
+            f"{stats.iterations}{goal} iterations, {stats.rate:.0f}/s, "
+            f"{stats.outcomes['decoded']} decoded, {bad} unexpected or hanging"
+        )
         print(("\r" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
 
     stats = fuzz(config, progress if not args.quiet else None)
@@ -60,31 +70,48 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("fuzz", help="damage inputs drawn from the schemas and check that every decoder copes",
-                       description="Draw valid values of every entity version from the schemas, encode them "
-                                   "(knowing every field's bytes), damage them (bit flips inside fields, length "
-                                   "and count lies with and without recomputed CRCs, truncation at field "
-                                   "boundaries, over-long varints, codec swaps, damaged and oversized compressed "
-                                   "streams, splices across magics) and decode them with every decoder. Reports "
-                                   "iterations per second and the count of each outcome.",
-                       epilog="exit status: 0 no unexpected exception and no hang; 1 some (saved with "
-                              "--save-crashes); 2 bad usage; 3 cannot run (needs the fuzz extra)")
-    p.add_argument("--entity", action="append", metavar="E",
-                   help="an entity (all its versions), 'entity vN', or 'segment' (mixed-magic logs); repeatable; "
-                        "default: all")
+    p = sub.add_parser(
+        "fuzz",
+        help="damage inputs drawn from the schemas and check that every decoder copes",
+        description="Draw valid values of every entity version from the schemas, encode them "
+        "(knowing every field's bytes), damage them (bit flips inside fields, length "
+        "and count lies with and without recomputed CRCs, truncation at field "
+        "boundaries, over-long varints, codec swaps, damaged and oversized compressed "
+        "streams, splices across magics) and decode them with every decoder. Reports "
+        "iterations per second and the count of each outcome.",
+        epilog="exit status: 0 no unexpected exception and no hang; 1 some (saved with "
+        "--save-crashes); 2 bad usage; 3 cannot run (needs the fuzz extra)",
+    )
+    p.add_argument(
+        "--entity",
+        action="append",
+        metavar="E",
+        help="an entity (all its versions), 'entity vN', or 'segment' (mixed-magic logs); repeatable; default: all",
+    )
     p.add_argument("--iterations", type=int, metavar="N", help="inputs to try (default 10000 unless --time)")
-    p.add_argument("--time", type=float, metavar="SECONDS", help="time budget (with --iterations: whichever ends "
-                                                                 "first)")
+    p.add_argument(
+        "--time", type=float, metavar="SECONDS", help="time budget (with --iterations: whichever ends first)"
+    )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="fixes the whole run (default 0)")
-    p.add_argument("--save-crashes", metavar="DIR", help="save each unexpected or hanging input as DIR/*.bin "
-                                                         "with a .json note")
+    p.add_argument(
+        "--save-crashes", metavar="DIR", help="save each unexpected or hanging input as DIR/*.bin with a .json note"
+    )
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (seeds S, S+1, ...)")
-    add_max_decompressed_size(p, default=1 << 20,
-                              help="decompression cap given to the decoders; bombs are sized from it (default 1 MiB)")
-    p.add_argument("--reference-every", type=int, default=4, metavar="N",
-                   help="also decode one input in N with the (slow) construct reference (default 4)")
-    p.add_argument("--backend", choices=("auto", "python", "c"),
-                   help="decoders to fuzz: the compiled kernel when built (auto), pure Python, or the kernel")
+    add_max_decompressed_size(
+        p, default=1 << 20, help="decompression cap given to the decoders; bombs are sized from it (default 1 MiB)"
+    )
+    p.add_argument(
+        "--reference-every",
+        type=int,
+        default=4,
+        metavar="N",
+        help="also decode one input in N with the (slow) construct reference (default 4)",
+    )
+    p.add_argument(
+        "--backend",
+        choices=("auto", "python", "c"),
+        help="decoders to fuzz: the compiled kernel when built (auto), pure Python, or the kernel",
+    )
     p.add_argument("--json", metavar="FILE", help="write the statistics as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_fuzz)

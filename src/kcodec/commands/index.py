@@ -1,4 +1,5 @@
 """``kcodec index``: build or check a segment's index files."""
+
 from __future__ import annotations
 
 import argparse
@@ -39,18 +40,22 @@ def cmd_index(args: argparse.Namespace) -> int:
         if txn:
             write_atomically(txn_path, txn)
         aborted = f", {len(txn) // ABORTED_TXN_ENTRY_V0_SIZE} aborted transaction" if txn else ""
-        print(f"{log}: wrote {len(index) // OFFSET_INDEX_ENTRY_V0_SIZE} offset, "
-              f"{len(timeindex) // TIME_INDEX_ENTRY_V0_SIZE} time{aborted} index entries")
+        print(
+            f"{log}: wrote {len(index) // OFFSET_INDEX_ENTRY_V0_SIZE} offset, "
+            f"{len(timeindex) // TIME_INDEX_ENTRY_V0_SIZE} time{aborted} index entries"
+        )
     return status
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("index", help="build or check a segment's .index / .timeindex / .txnindex",
-                       description="Rebuild the index files of each segment as Kafka's log recovery does, "
-                                   "or with --check compare the existing ones against the log "
-                                   "(exit 1 on any mismatch).")
+    p = sub.add_parser(
+        "index",
+        help="build or check a segment's .index / .timeindex / .txnindex",
+        description="Rebuild the index files of each segment as Kafka's log recovery does, "
+        "or with --check compare the existing ones against the log "
+        "(exit 1 on any mismatch).",
+    )
     p.add_argument("segments", nargs="+", metavar="SEGMENT.log")
     p.add_argument("--check", action="store_true", help="check instead of writing")
-    p.add_argument("--interval", type=int, default=4096, metavar="BYTES",
-                   help="index.interval.bytes (default 4096)")
+    p.add_argument("--interval", type=int, default=4096, metavar="BYTES", help="index.interval.bytes (default 4096)")
     p.set_defaults(func=cmd_index)

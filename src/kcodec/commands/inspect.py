@@ -1,4 +1,5 @@
 """``kcodec inspect``: an annotated hex view of real bytes, field by field."""
+
 from __future__ import annotations
 
 import argparse
@@ -7,8 +8,14 @@ import mmap
 import os
 import sys
 
-from kcodec.commands.common import (EXIT_CHECK_FAILED, EXIT_OK, UsageError, add_max_decompressed_size,
-                                    existing_file, require_at_least)
+from kcodec.commands.common import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_max_decompressed_size,
+    existing_file,
+    require_at_least,
+)
 
 
 def _colour(choice: str) -> bool:
@@ -48,8 +55,11 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 start = args.at
             elif args.offset is not None:
                 start = find_offset(inspector, buf, args.offset)
-            count = args.batches if args.batches is not None else (
-                1 if args.at is not None or args.offset is not None else None)
+            count = (
+                args.batches
+                if args.batches is not None
+                else (1 if args.at is not None or args.offset is not None else None)
+            )
             entries = damaged = 0
             end = start
             for span in inspector.entries(buf, start, count):
@@ -65,8 +75,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                         print()
                     print(render_text(span, colour=colour, max_bytes=args.max_bytes))
             if not args.json:
-                summary = (f"{entries} entr{'y' if entries == 1 else 'ies'}, bytes {start}..{end - 1} of "
-                           f"{size}: {damaged} damaged" if entries else f"no entries ({size} bytes)")
+                summary = (
+                    f"{entries} entr{'y' if entries == 1 else 'ies'}, bytes {start}..{end - 1} of "
+                    f"{size}: {damaged} damaged"
+                    if entries
+                    else f"no entries ({size} bytes)"
+                )
                 print(("\n" if entries else "") + f"-- {path}: {summary}")
         finally:
             buf.release()
@@ -80,26 +94,48 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "inspect", help="annotated hex view of log entries: every field's bytes, name and value",
+        "inspect",
+        help="annotated hex view of log entries: every field's bytes, name and value",
         description="Walk the schemas over real bytes: each field's byte range, raw bytes, schema path and "
-                    "decoded value, down into every varint of every record and inside compressed streams "
-                    "(positions there count from the start of the decompressed bytes, marked +). CRCs show "
-                    "stored and computed values; damaged fields are marked (!) where they are and inspection "
-                    "goes on as far as the bytes allow. Exit 1 if any entry is damaged.")
+        "decoded value, down into every varint of every record and inside compressed streams "
+        "(positions there count from the start of the decompressed bytes, marked +). CRCs show "
+        "stored and computed values; damaged fields are marked (!) where they are and inspection "
+        "goes on as far as the bytes allow. Exit 1 if any entry is damaged.",
+    )
     p.add_argument("file", metavar="FILE", help="a segment .log file or any records blob")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--at", type=int, metavar="POSITION", help="start at the entry at this byte position")
-    where.add_argument("--offset", type=int, metavar="OFFSET",
-                       help="start at the entry holding this offset (found by scanning entry headers)")
-    p.add_argument("--batches", type=int, metavar="N",
-                   help="show at most N entries (default: 1 with --at/--offset, else all)")
-    p.add_argument("--records", action="store_true",
-                   help="expand every record into its fields (default: one summary line per record)")
-    p.add_argument("--json", action="store_true",
-                   help="NDJSON: one span tree per entry (start/end/path/hex/value/notes/status/children)")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="ANSI colour (auto: only on a terminal and when NO_COLOR is unset)")
-    p.add_argument("--max-bytes", type=int, default=32, metavar="N",
-                   help="raw bytes shown per field before eliding (default 32; 0 shows all)")
+    where.add_argument(
+        "--offset",
+        type=int,
+        metavar="OFFSET",
+        help="start at the entry holding this offset (found by scanning entry headers)",
+    )
+    p.add_argument(
+        "--batches", type=int, metavar="N", help="show at most N entries (default: 1 with --at/--offset, else all)"
+    )
+    p.add_argument(
+        "--records",
+        action="store_true",
+        help="expand every record into its fields (default: one summary line per record)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="NDJSON: one span tree per entry (start/end/path/hex/value/notes/status/children)",
+    )
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="ANSI colour (auto: only on a terminal and when NO_COLOR is unset)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=32,
+        metavar="N",
+        help="raw bytes shown per field before eliding (default 32; 0 shows all)",
+    )
     add_max_decompressed_size(p, "streams")
     p.set_defaults(func=cmd_inspect)

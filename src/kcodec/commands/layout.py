@@ -1,5 +1,6 @@
 """``kcodec layout``: the field layout of an entity version; ``--diff`` compares two layouts,
 ``--svg`` draws one as a byte diagram."""
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,9 @@ def cmd_layout(args: argparse.Namespace) -> int:
         versions = (args.version,)
     if args.svg is not None:
         if len(versions) != 1:
-            raise UsageError(f"--svg draws one version; {args.entity} has {', '.join(map(str, versions))}: "
-                             "pick one with --version")
+            raise UsageError(
+                f"--svg draws one version; {args.entity} has {', '.join(map(str, versions))}: pick one with --version"
+            )
         from kcodec.tools.layout.diff import packaged_layouts
         from kcodec.tools.layout.svg import layout_svg
 
@@ -47,8 +49,7 @@ def cmd_layout(args: argparse.Namespace) -> int:
         return EXIT_OK
     layouts = [layout(args.entity, v) for v in versions]
     if args.format == "json":
-        print(json.dumps([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict(),
-                         indent=2))
+        print(json.dumps([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict(), indent=2))
         return EXIT_OK
     from kcodec.tools.layout.view import render_layout
 
@@ -79,8 +80,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     if len(spec) == 3 and entity is None:
         entity, spec = spec[0], spec[1:]
     if len(spec) != 2:
-        raise UsageError("--diff wants two sides: --diff ENTITY A B, ENTITY --diff A B, or "
-                         "--diff ENTITY:A ENTITY2:B")
+        raise UsageError("--diff wants two sides: --diff ENTITY A B, ENTITY --diff A B, or --diff ENTITY:A ENTITY2:B")
     (ea, va), (eb, vb) = _side(spec[0], entity), _side(spec[1], entity)
     la = packaged_layouts()
     lb = la
@@ -100,20 +100,30 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("layout", help="print an entity's field layout, diff two layouts, or draw one as SVG",
-                       description="Every field of an entity version: byte offset (or 'var'), size, type, "
-                                   "version range, derived facts and doc. --diff compares two layouts (versions "
-                                   "of one entity, two entities, or the layout a changed schema directory would "
-                                   "generate); --svg draws a byte diagram.")
+    p = sub.add_parser(
+        "layout",
+        help="print an entity's field layout, diff two layouts, or draw one as SVG",
+        description="Every field of an entity version: byte offset (or 'var'), size, type, "
+        "version range, derived facts and doc. --diff compares two layouts (versions "
+        "of one entity, two entities, or the layout a changed schema directory would "
+        "generate); --svg draws a byte diagram.",
+    )
     p.add_argument("entity", nargs="?", help="entity name, e.g. record_batch, legacy_message, record")
     p.add_argument("--version", type=int, help="one version (default: every valid version)")
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
-    p.add_argument("--diff", nargs="+", metavar="SIDE",
-                   help="compare two layouts: --diff ENTITY A B (versions), ENTITY --diff A B, or "
-                        "--diff ENTITY:A OTHER:B (e.g. legacy_log_entry:1 record_batch:2); shows fields added, "
-                        "removed, moved (offset changed) and changed, and the overheads")
-    p.add_argument("--new-schemas", metavar="DIR",
-                   help="with --diff: take side B from the layout DIR's schemas would generate (what "
-                        "regenerating after a schema change does)")
+    p.add_argument(
+        "--diff",
+        nargs="+",
+        metavar="SIDE",
+        help="compare two layouts: --diff ENTITY A B (versions), ENTITY --diff A B, or "
+        "--diff ENTITY:A OTHER:B (e.g. legacy_log_entry:1 record_batch:2); shows fields added, "
+        "removed, moved (offset changed) and changed, and the overheads",
+    )
+    p.add_argument(
+        "--new-schemas",
+        metavar="DIR",
+        help="with --diff: take side B from the layout DIR's schemas would generate (what "
+        "regenerating after a schema change does)",
+    )
     p.add_argument("--svg", metavar="OUT.svg", help="draw the layout as a byte diagram into OUT.svg")
     p.set_defaults(func=cmd_layout)

@@ -1,6 +1,7 @@
 """``kcodec pipeline SRC DEST``: Spark decodes segments into a records table and
 a batches table, and prints what they hold and what the same records would
 take as v0, v1 and v2 with each compression codec."""
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,8 @@ def _spark_error(exc: BaseException) -> str:
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
     try:
-        import pyspark  # noqa: F401
         import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
     except ImportError as exc:
         raise UsageError(f"needs PySpark 4 and pyarrow ({exc.name} is missing): pip install 'kcodec[spark]'") from None
     from kcodec.errors import KcodecError
@@ -46,8 +47,15 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     if args.no_verify_crc:
         options["verifyCrc"] = "false"
     try:
-        summary = run_pipeline(args.src, args.dest, master=args.master, fmt=args.format, options=options,
-                               sizes=not args.no_sizes, log_level="off")
+        summary = run_pipeline(
+            args.src,
+            args.dest,
+            master=args.master,
+            fmt=args.format,
+            options=options,
+            sizes=not args.no_sizes,
+            log_level="off",
+        )
     except (UsageError, KcodecError):
         raise
     except Exception as exc:  # Py4J / Spark analysis errors carry the worker's Python error inside
@@ -62,25 +70,44 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("pipeline", help="Spark: decode segments into records and batches tables, with a summary",
-                       description="Runs Spark (local mode on all cores by default) to decode the segments under "
-                                   "SRC (a segment, a partition directory, a log directory of <topic>-<n> "
-                                   "directories, or a glob) into DEST/records and DEST/batches, then prints "
-                                   "records, batches, bytes and compression ratio per topic-partition and what "
-                                   "the same records would take as v0, v1 and v2 with each codec. Needs "
-                                   "kcodec[spark] and Java 17+.")
+    p = sub.add_parser(
+        "pipeline",
+        help="Spark: decode segments into records and batches tables, with a summary",
+        description="Runs Spark (local mode on all cores by default) to decode the segments under "
+        "SRC (a segment, a partition directory, a log directory of <topic>-<n> "
+        "directories, or a glob) into DEST/records and DEST/batches, then prints "
+        "records, batches, bytes and compression ratio per topic-partition and what "
+        "the same records would take as v0, v1 and v2 with each codec. Needs "
+        "kcodec[spark] and Java 17+.",
+    )
     p.add_argument("src", metavar="SRC")
     p.add_argument("dest", metavar="DEST", help="output directory (tables are overwritten)")
     p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*]: all cores)")
     p.add_argument("--format", choices=("parquet", "orc", "json"), default="parquet", help="table format")
-    p.add_argument("--on-corrupt", choices=("fail", "skip"), default="fail",
-                   help="skip: drop undecodable batches and list what was skipped")
-    p.add_argument("--isolation-level", choices=("read_uncommitted", "read_committed"),
-                   default="read_uncommitted", help="read_committed drops records of aborted transactions")
+    p.add_argument(
+        "--on-corrupt",
+        choices=("fail", "skip"),
+        default="fail",
+        help="skip: drop undecodable batches and list what was skipped",
+    )
+    p.add_argument(
+        "--isolation-level",
+        choices=("read_uncommitted", "read_committed"),
+        default="read_uncommitted",
+        help="read_committed drops records of aborted transactions",
+    )
     p.add_argument("--no-verify-crc", action="store_true", help="do not check batch CRCs")
-    p.add_argument("--no-sizes", action="store_true",
-                   help="skip the v0/v1/v2 x codec comparison (it compresses every batch 12 times)")
-    p.add_argument("--option", type=_option, action="append", metavar="KEY=VALUE",
-                   help="another kafka-segments read option (repeatable)")
+    p.add_argument(
+        "--no-sizes",
+        action="store_true",
+        help="skip the v0/v1/v2 x codec comparison (it compresses every batch 12 times)",
+    )
+    p.add_argument(
+        "--option",
+        type=_option,
+        action="append",
+        metavar="KEY=VALUE",
+        help="another kafka-segments read option (repeatable)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_pipeline)

@@ -1,4 +1,5 @@
 """``kcodec size``: bytes on disk for records of a given shape."""
+
 from __future__ import annotations
 
 import argparse
@@ -50,16 +51,23 @@ def cmd_size(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("size", help="bytes on disk for records of a given shape",
-                       description="Bytes that records take on disk in each message format, from the "
-                                   "generated size functions. A size of -1 means null.")
+    p = sub.add_parser(
+        "size",
+        help="bytes on disk for records of a given shape",
+        description="Bytes that records take on disk in each message format, from the "
+        "generated size functions. A size of -1 means null.",
+    )
     p.add_argument("--magic", type=int, choices=(0, 1, 2), help="one format (default: compare 0, 1 and 2)")
     p.add_argument("--key-size", type=_size_arg, required=True, metavar="K", help="key bytes, -1 for a null key")
-    p.add_argument("--value-size", type=_size_arg, required=True, metavar="V",
-                   help="value bytes, -1 for a null value")
+    p.add_argument("--value-size", type=_size_arg, required=True, metavar="V", help="value bytes, -1 for a null value")
     p.add_argument("--records", type=int, default=1, metavar="R", help="number of records (default 1)")
-    p.add_argument("--header", type=_header_arg, action="append", metavar="K:V",
-                   help="a header with a K-byte key and a V-byte value (-1: null); repeatable; magic 2 only")
+    p.add_argument(
+        "--header",
+        type=_header_arg,
+        action="append",
+        metavar="K:V",
+        help="a header with a K-byte key and a V-byte value (-1: null); repeatable; magic 2 only",
+    )
     p.add_argument("--breakdown", action="store_true", help="show the bytes of every field")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=cmd_size)

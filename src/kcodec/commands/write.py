@@ -1,4 +1,5 @@
 """``kcodec write``: build a segment from JSON lines."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,11 +20,11 @@ def _batches(records, size: int):
 
 
 def cmd_write(args: argparse.Namespace) -> int:
-    from kcodec.tools.records_io import read_json_records
-    from kcodec.records.encode import encode_batch
     from kcodec.log.files import segment_name
     from kcodec.log.index import build_indexes
     from kcodec.log.writer import SegmentWriter, write_atomically
+    from kcodec.records.encode import encode_batch
+    from kcodec.tools.records_io import read_json_records
 
     require_at_least("--batch-size", args.batch_size)
     source = sys.stdin if args.input in (None, "-") else open(args.input, encoding="utf-8")
@@ -42,8 +43,7 @@ def cmd_write(args: argparse.Namespace) -> int:
                     batches += 1
                     records_written += len(chunk)
                     next_offset = _after(chunk, next_offset, args.keep_offsets)
-            print(f"wrote {records_written} records in {batches} batches to {out} "
-                  f"({len(writer.completed)} segment(s))")
+            print(f"wrote {records_written} records in {batches} batches to {out} ({len(writer.completed)} segment(s))")
             return EXIT_OK
         chunks, count, batches = [], 0, 0
         for chunk in _batches(records, args.batch_size):
@@ -83,11 +83,14 @@ def _base_offset(path: Path, default: int) -> int:
 def add_parser(sub) -> None:
     from kcodec.tools.records_io import ENCODINGS
 
-    p = sub.add_parser("write", help="build a segment from JSON lines",
-                       description="Read records as JSON lines ({key, value, headers, timestamp}, or the batches "
-                                   "`kcodec dump --json` prints) and write them as Kafka log entries. OUT.log is "
-                                   "one file; any other OUT is a partition directory with rolling segments and "
-                                   "index files. Files appear atomically.")
+    p = sub.add_parser(
+        "write",
+        help="build a segment from JSON lines",
+        description="Read records as JSON lines ({key, value, headers, timestamp}, or the batches "
+        "`kcodec dump --json` prints) and write them as Kafka log entries. OUT.log is "
+        "one file; any other OUT is a partition directory with rolling segments and "
+        "index files. Files appear atomically.",
+    )
     p.add_argument("out", metavar="OUT", help="OUT.log, or a partition directory")
     p.add_argument("--input", "-i", metavar="FILE", help="JSON lines to read (default: stdin)")
     p.add_argument("--magic", type=int, choices=(0, 1, 2), default=2)
@@ -96,9 +99,18 @@ def add_parser(sub) -> None:
     p.add_argument("--batch-size", type=int, default=1000, metavar="N", help="records per batch (default 1000)")
     p.add_argument("--base-offset", type=int, default=0, metavar="OFFSET")
     p.add_argument("--keep-offsets", action="store_true", help="use each record's 'offset' field")
-    p.add_argument("--encoding", choices=ENCODINGS, default="utf8",
-                   help="how keys, values and header values are written in the JSON (default utf8)")
+    p.add_argument(
+        "--encoding",
+        choices=ENCODINGS,
+        default="utf8",
+        help="how keys, values and header values are written in the JSON (default utf8)",
+    )
     p.add_argument("--index", action="store_true", help="also write .index and .timeindex next to OUT.log")
-    p.add_argument("--segment-bytes", type=int, default=1 << 30, metavar="BYTES",
-                   help="roll segments at this size (partition directories; default 1 GiB)")
+    p.add_argument(
+        "--segment-bytes",
+        type=int,
+        default=1 << 30,
+        metavar="BYTES",
+        help="roll segments at this size (partition directories; default 1 GiB)",
+    )
     p.set_defaults(func=cmd_write)

@@ -12,6 +12,7 @@ saves the input; ``kcodec fuzz`` and tests/regressions/ take it from there.
 
 Not needed by CI: ``kcodec fuzz`` (no atheris) is what the test suite runs.
 """
+
 from __future__ import annotations
 
 import random
@@ -40,10 +41,10 @@ def main(argv: list[str] | None = None) -> None:
 
     argv = list(sys.argv if argv is None else argv)
     with atheris.instrument_imports():
-        import kcodec.errors  # noqa: F401
-        import kcodec.generated.fast  # noqa: F401
-        import kcodec.records.decode  # noqa: F401
-        import kcodec.records.reader  # noqa: F401
+        import kcodec.errors
+        import kcodec.generated.fast
+        import kcodec.records.decode
+        import kcodec.records.reader
         import kcodec.records.resync  # noqa: F401  (instrumented for coverage)
     from kcodec.fuzz.mutators import Context, mutate
     from kcodec.fuzz.runner import FuzzConfig, Fuzzer, all_targets, parse_target
@@ -74,8 +75,9 @@ def main(argv: list[str] | None = None) -> None:
             damaged, _, _ = mutate(random.Random(body[::-1]), sample, ctx)
             result = check_entity(entity, version, damaged, limit=limit)
             if (entity, version) in TOP_LEVEL and _reads(sample.enc.data, limit):
-                result.unexpected += check_segment(sample.enc.data + damaged, ((0, len(sample.enc.data)),),
-                                                   len(sample.enc.data), limit=limit).unexpected
+                result.unexpected += check_segment(
+                    sample.enc.data + damaged, ((0, len(sample.enc.data)),), len(sample.enc.data), limit=limit
+                ).unexpected
         if result.unexpected:
             u = result.unexpected[0]
             raise DecoderFailure(f"{target} / {u.decoder}: {u.error}: {u.message}\n{u.traceback}")

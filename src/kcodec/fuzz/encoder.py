@@ -14,6 +14,7 @@ the valid input had them. Fields inside a compressed stream are nodes too:
 their damage is compressed again, so the decoder sees a valid stream holding
 damaged contents.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -27,8 +28,21 @@ from kcodec.runtime import compression
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import encode_uvarint, encode_varint, encode_varlong
 
-__all__ = ["Node", "Int", "Derived", "Bytes", "Array", "Compressed", "Entity", "Span", "Encoding",
-           "encode_tree", "serialize", "encode_int", "overlong_varint"]
+__all__ = [
+    "Node",
+    "Int",
+    "Derived",
+    "Bytes",
+    "Array",
+    "Compressed",
+    "Entity",
+    "Span",
+    "Encoding",
+    "encode_tree",
+    "serialize",
+    "encode_int",
+    "overlong_varint",
+]
 
 _uid = itertools.count(1)
 _FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint32": "I"}
@@ -87,8 +101,15 @@ class Derived(Node):
 
     __slots__ = ("itype", "kind", "covers", "of", "algorithm")
 
-    def __init__(self, path: str, itype: IntType, kind: str, covers: int | None = None, of: int | None = None,
-                 algorithm: str | None = None):
+    def __init__(
+        self,
+        path: str,
+        itype: IntType,
+        kind: str,
+        covers: int | None = None,
+        of: int | None = None,
+        algorithm: str | None = None,
+    ):
         super().__init__(path)
         self.itype, self.kind, self.covers, self.of, self.algorithm = itype, kind, covers, of, algorithm
 
@@ -98,7 +119,7 @@ class Bytes(Node):
 
     __slots__ = ("prefix", "data", "prefix_uid")
 
-    def __init__(self, path: str, prefix: IntType, data: "bytes | None | Compressed"):
+    def __init__(self, path: str, prefix: IntType, data: bytes | None | Compressed):
         super().__init__(path)
         self.prefix, self.data = prefix, data
         self.prefix_uid = next(_uid)  # overrides of the length prefix alone
@@ -160,6 +181,7 @@ class Encoding:
 
 
 # ---------------------------------------------------------------------------- values -> tree
+
 
 def encode_tree(schemas: SchemaSet, entity: str, version: int, value: dict, path: str = "") -> Entity:
     """The node tree of ``value`` (a builder value: derived and const fields absent)."""
@@ -233,6 +255,7 @@ def _array(schemas: SchemaSet, t: ArrayType, values: list, version: int, path: s
 
 
 # ---------------------------------------------------------------------------- tree -> bytes
+
 
 class _Printer:
     def __init__(self, overrides: dict | None, crc: str, stale: dict[int, int] | None, spans: bool):
@@ -334,9 +357,11 @@ class _Printer:
                 parts.append(part)
         marks.append(len(self.enc.spans))
         derived = [(i, c) for i, c in enumerate(n.children) if isinstance(c, Derived)]
-        order = ([x for x in derived if x[1].kind == "count"]
-                 + sorted((x for x in derived if x[1].kind == "length"), key=lambda x: -x[0])
-                 + sorted((x for x in derived if x[1].kind == "crc"), key=lambda x: -x[0]))
+        order = (
+            [x for x in derived if x[1].kind == "count"]
+            + sorted((x for x in derived if x[1].kind == "length"), key=lambda x: -x[0])
+            + sorted((x for x in derived if x[1].kind == "crc"), key=lambda x: -x[0])
+        )
         derived_spans = {}
         for i, d in order:
             honest = self.derived_value(n, d, parts)
@@ -358,7 +383,7 @@ class _Printer:
         if self.want_spans:
             spans = self.enc.spans
             for k in range(len(parts)):
-                for s in spans[marks[k]:marks[k + 1]]:
+                for s in spans[marks[k] : marks[k + 1]]:
                     if s.stream is self.stream:  # spans inside a nested stream keep their own coordinates
                         s.start += offsets[k]
                         s.end += offsets[k]
@@ -373,7 +398,7 @@ class _Printer:
             target = n.children[d.of]
             arr = target.inner if isinstance(target, Compressed) else target
             return len(self.overrides.get(("items", arr.uid), arr.items))
-        covered = parts[d.covers:]
+        covered = parts[d.covers :]
         if d.kind == "length":
             return sum(len(p) for p in covered)
         data = b"".join(covered)
@@ -396,8 +421,14 @@ def _compress(codec: str, plain: bytes, magic: int) -> bytes:
     return out
 
 
-def serialize(root: Node, overrides: dict | None = None, *, crc: str = "fix", stale: dict[int, int] | None = None,
-              spans: bool = False) -> Encoding:
+def serialize(
+    root: Node,
+    overrides: dict | None = None,
+    *,
+    crc: str = "fix",
+    stale: dict[int, int] | None = None,
+    spans: bool = False,
+) -> Encoding:
     """Print ``root``. ``overrides`` map a node's uid to bytes (printed instead of the node), or to an
     int (the value printed for an Int or Derived node); ``prefix_uid`` keys override length/count prefixes;
     ``("items", uid)`` a list of elements for an Array; ``("data", uid)`` a Bytes node's payload;

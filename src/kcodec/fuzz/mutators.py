@@ -18,17 +18,29 @@ span). Mutators come in two kinds:
 :func:`mutate` picks one or two tree mutators and maybe a byte mutator, and
 returns the bytes with a note naming what was done (kept with reproducers).
 """
+
 from __future__ import annotations
 
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kcodec.codegen.schema import BitsType, IntType
-
-from kcodec.fuzz.encoder import Array, Bytes, Compressed, Derived, Encoding, Entity, Int, Node, Span, encode_int, \
-    overlong_varint, serialize
+from kcodec.fuzz.encoder import (
+    Array,
+    Bytes,
+    Compressed,
+    Derived,
+    Encoding,
+    Entity,
+    Int,
+    Node,
+    Span,
+    encode_int,
+    overlong_varint,
+    serialize,
+)
 
 __all__ = ["Sample", "Context", "mutate", "TREE_MUTATORS", "BYTE_MUTATORS"]
 
@@ -47,7 +59,7 @@ class Sample:
     codec_fields: list[tuple[Int, int, int, Node]] = field(default_factory=list)  # (attributes, low, width, region)
 
     @classmethod
-    def of(cls, entity: str, version: int, tree: Entity) -> "Sample":
+    def of(cls, entity: str, version: int, tree: Entity) -> Sample:
         s = cls(entity, version, tree, serialize(tree, spans=True))
         _walk(tree, s)
         return s
@@ -86,12 +98,32 @@ class Context:
 
 # ---------------------------------------------------------------------------- helpers
 
+
 def _interesting(honest: int, room: int, rng: random.Random) -> int:
-    return rng.choice([
-        honest + 1, honest - 1, honest + rng.randint(2, 16), honest - rng.randint(2, 16), 0, -1, -2, 1,
-        INT32_MAX, INT32_MIN, INT32_MAX - rng.randint(0, 64), honest * 2, honest // 2, room, room + 1,
-        room - 1, 2**31 - 2, 1 << 30, rng.randint(INT32_MIN, INT32_MAX), -rng.randint(1, 1 << 20),
-    ])
+    return rng.choice(
+        [
+            honest + 1,
+            honest - 1,
+            honest + rng.randint(2, 16),
+            honest - rng.randint(2, 16),
+            0,
+            -1,
+            -2,
+            1,
+            INT32_MAX,
+            INT32_MIN,
+            INT32_MAX - rng.randint(0, 64),
+            honest * 2,
+            honest // 2,
+            room,
+            room + 1,
+            room - 1,
+            2**31 - 2,
+            1 << 30,
+            rng.randint(INT32_MIN, INT32_MAX),
+            -rng.randint(1, 1 << 20),
+        ]
+    )
 
 
 def _is_varint(t: IntType | None) -> bool:
@@ -109,11 +141,11 @@ def _derived(s: Sample, kind: str) -> list[Derived]:
 # ---------------------------------------------------------------------------- tree mutators
 # each returns (overrides, note) or None when the sample has nothing to mutate that way
 
+
 def length_lie(rng, s: Sample, ctx: Context):
     """A length (a derived length or a bytes prefix) that says something else."""
     choices = [(n.uid, n, s.enc.derived.get(n.uid, 0)) for n in _derived(s, "length")]
-    choices += [(n.prefix_uid, n, -1 if n.data is None else _data_len(s, n)) for n in s.nodes
-                if isinstance(n, Bytes)]
+    choices += [(n.prefix_uid, n, -1 if n.data is None else _data_len(s, n)) for n in s.nodes if isinstance(n, Bytes)]
     if not choices:
         return None
     uid, node, honest = rng.choice(choices)
@@ -233,21 +265,21 @@ def damage_stream(rng, s: Sample, ctx: Context):
     sp = next((sp for sp in s.enc.spans if sp.node is n and sp.part == "stored"), None)
     if sp is None:
         return None
-    b = bytearray(s.enc.data[sp.start:sp.end])
+    b = bytearray(s.enc.data[sp.start : sp.end])
     op = rng.randrange(6)
     if op == 0 and b:
         for _ in range(rng.randint(1, 4)):
             b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
         what = "bits flipped"
     elif op == 1 and b:
-        del b[rng.randrange(len(b)):]
+        del b[rng.randrange(len(b)) :]
         what = "cut short"
     elif op == 2:
         b += rng.randbytes(rng.randint(1, 16))
         what = "junk appended"
     elif op == 3 and b:
         i = rng.randrange(len(b))
-        b[i:i + rng.randint(1, 8)] = bytes(rng.randint(1, 8))
+        b[i : i + rng.randint(1, 8)] = bytes(rng.randint(1, 8))
         what = "zeroed"
     elif op == 4:
         b = bytearray(rng.randbytes(rng.randint(0, 64)))
@@ -282,8 +314,7 @@ def cut_stream(rng, s: Sample, ctx: Context):
     if not comps:
         return None
     n = rng.choice(comps)
-    cuts = sorted({sp.start for sp in s.enc.spans if sp.stream is n} | {sp.end for sp in s.enc.spans
-                                                                         if sp.stream is n})
+    cuts = sorted({sp.start for sp in s.enc.spans if sp.stream is n} | {sp.end for sp in s.enc.spans if sp.stream is n})
     if not cuts:
         return None
     cut = rng.choice(cuts) + rng.choice([0, 0, 0, -1, 1])
@@ -327,21 +358,42 @@ def magic_swap(rng, s: Sample, ctx: Context):
 
 
 TREE_MUTATORS: dict[str, Callable] = {
-    "length_lie": length_lie, "count_lie": count_lie, "crc_lie": crc_lie, "flip_field": flip_field,
-    "extreme_value": extreme_value, "overlong_varint": overlong, "codec_swap": codec_swap,
-    "damage_stream": damage_stream, "bomb": bomb, "cut_stream": cut_stream, "elements": elements,
+    "length_lie": length_lie,
+    "count_lie": count_lie,
+    "crc_lie": crc_lie,
+    "flip_field": flip_field,
+    "extreme_value": extreme_value,
+    "overlong_varint": overlong,
+    "codec_swap": codec_swap,
+    "damage_stream": damage_stream,
+    "bomb": bomb,
+    "cut_stream": cut_stream,
+    "elements": elements,
     "magic_swap": magic_swap,
 }
-TREE_WEIGHTS = {"length_lie": 4, "count_lie": 3, "crc_lie": 1, "flip_field": 4, "extreme_value": 2,
-                "overlong_varint": 3, "codec_swap": 2, "damage_stream": 3, "bomb": 1, "cut_stream": 2,
-                "elements": 2, "magic_swap": 1}
+TREE_WEIGHTS = {
+    "length_lie": 4,
+    "count_lie": 3,
+    "crc_lie": 1,
+    "flip_field": 4,
+    "extreme_value": 2,
+    "overlong_varint": 3,
+    "codec_swap": 2,
+    "damage_stream": 3,
+    "bomb": 1,
+    "cut_stream": 2,
+    "elements": 2,
+    "magic_swap": 1,
+}
 
 
 # ---------------------------------------------------------------------------- byte mutators
 
+
 def _boundaries(enc: Encoding) -> list[int]:
-    return sorted({sp.start for sp in enc.spans if sp.stream is None}
-                  | {sp.end for sp in enc.spans if sp.stream is None})
+    return sorted(
+        {sp.start for sp in enc.spans if sp.stream is None} | {sp.end for sp in enc.spans if sp.stream is None}
+    )
 
 
 def truncate(rng, data: bytes, enc: Encoding, ctx: Context, s: Sample):
@@ -351,8 +403,11 @@ def truncate(rng, data: bytes, enc: Encoding, ctx: Context, s: Sample):
 
 
 def flip_in_field(rng, data: bytes, enc: Encoding, ctx: Context, s: Sample):
-    spans = [sp for sp in enc.spans if sp.stream is None and sp.end > sp.start and sp.part != "entity"
-             and sp.end <= len(data)]
+    spans = [
+        sp
+        for sp in enc.spans
+        if sp.stream is None and sp.end > sp.start and sp.part != "entity" and sp.end <= len(data)
+    ]
     if not spans:
         return None
     sp = rng.choice(spans)
@@ -388,7 +443,7 @@ def havoc(rng, data: bytes, enc: Encoding, ctx: Context, s: Sample):
             notes.append("insert")
         elif op == 2 and b:
             i = rng.randrange(len(b))
-            del b[i:i + rng.randint(1, 16)]
+            del b[i : i + rng.randint(1, 16)]
             notes.append("delete")
         elif op == 3 and b:
             i = rng.randrange(len(b))
@@ -397,7 +452,7 @@ def havoc(rng, data: bytes, enc: Encoding, ctx: Context, s: Sample):
             notes.append("repeat")
         elif op == 4 and len(b) >= 4:
             i = rng.randrange(len(b) - 3)
-            b[i:i + 4] = rng.choice([0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0, 14, 49, 61]).to_bytes(4, "big")
+            b[i : i + 4] = rng.choice([0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0, 14, 49, 61]).to_bytes(4, "big")
             notes.append("int32")
         elif b:
             b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
@@ -405,8 +460,12 @@ def havoc(rng, data: bytes, enc: Encoding, ctx: Context, s: Sample):
     return bytes(b), "havoc: " + ",".join(notes)
 
 
-BYTE_MUTATORS: dict[str, Callable] = {"truncate": truncate, "flip_in_field": flip_in_field, "splice": splice,
-                                      "havoc": havoc}
+BYTE_MUTATORS: dict[str, Callable] = {
+    "truncate": truncate,
+    "flip_in_field": flip_in_field,
+    "splice": splice,
+    "havoc": havoc,
+}
 BYTE_WEIGHTS = {"truncate": 3, "flip_in_field": 3, "splice": 2, "havoc": 2}
 
 

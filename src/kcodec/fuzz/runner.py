@@ -14,6 +14,7 @@ directory is given.
 ``seed + 1``, ...; a worker killed by a signal (a crash in compiled code) is
 reported as unexpected, its input in flight saved.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,9 +25,9 @@ import resource
 import signal
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from kcodec.fuzz.encoder import encode_tree
 from kcodec.fuzz.mutators import Context, Sample, mutate, remember
@@ -36,9 +37,19 @@ __all__ = ["FuzzConfig", "FuzzStats", "fuzz", "all_targets", "HANG_SECONDS"]
 
 HANG_SECONDS = 1.0  # an input taking longer is a hang
 # where the decoding logic is: whole entries and logs most, fixed-size index entries least
-TARGET_WEIGHTS = {"record_batch": 4.0, "legacy_log_entry": 3.0, SEGMENT: 4.0, "legacy_message": 2.0, "record": 2.0,
-                  "record_header": 1.0, "control_record_key": 0.5, "end_txn_marker": 0.5, "offset_index_entry": 0.25,
-                  "time_index_entry": 0.25, "aborted_txn_entry": 0.25}
+TARGET_WEIGHTS = {
+    "record_batch": 4.0,
+    "legacy_log_entry": 3.0,
+    SEGMENT: 4.0,
+    "legacy_message": 2.0,
+    "record": 2.0,
+    "record_header": 1.0,
+    "control_record_key": 0.5,
+    "end_txn_marker": 0.5,
+    "offset_index_entry": 0.25,
+    "time_index_entry": 0.25,
+    "aborted_txn_entry": 0.25,
+}
 HARD_TIMEOUT = 30.0  # a runaway input is interrupted after this long
 
 
@@ -95,14 +106,14 @@ class FuzzStats:
     def failed(self) -> bool:
         return bool(self.outcomes["unexpected"] or self.outcomes["hang"] or self.crashed_workers)
 
-    def merge(self, other: "FuzzStats") -> None:
+    def merge(self, other: FuzzStats) -> None:
         self.iterations += other.iterations
         self.outcomes.update(other.outcomes)
         self.by_target.update(other.by_target)
         self.by_mutator.update(other.by_mutator)
-        self.unexpected += other.unexpected[:max(0, 20 - len(self.unexpected))]
+        self.unexpected += other.unexpected[: max(0, 20 - len(self.unexpected))]
         self.disagreements += other.disagreements
-        self.disagreement_examples += other.disagreement_examples[:max(0, 5 - len(self.disagreement_examples))]
+        self.disagreement_examples += other.disagreement_examples[: max(0, 5 - len(self.disagreement_examples))]
         if other.slowest > self.slowest:
             self.slowest, self.slowest_input = other.slowest, other.slowest_input
         self.peak_rss_kib = max(self.peak_rss_kib, other.peak_rss_kib)
@@ -115,7 +126,7 @@ class FuzzStats:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "FuzzStats":
+    def from_json(cls, d: dict) -> FuzzStats:
         d = dict(d)
         d.pop("rate", None)
         s = cls(**d)
@@ -178,7 +189,7 @@ class Fuzzer:
         Limits.bytes, Limits.items = self.config.value_bytes, self.config.value_items
         try:
             draw.hypothesis.fuzz_one_input(self.rng.randbytes(self.rng.choice((256, 1024, 4096))))
-        except Exception:  # noqa: BLE001 - an unsatisfiable draw: try another buffer
+        except Exception:
             return None
         finally:
             Limits.bytes, Limits.items = saved
@@ -196,12 +207,11 @@ class Fuzzer:
 
     def warm_up(self) -> None:
         """Import and compile every decoder once, so that no first input pays for it (and looks like a hang)."""
+        from kcodec.fuzz.targets import check_entity, check_segment
         from kcodec.generated import codec
         from kcodec.generated.fast import DECODERS
 
-        from kcodec.fuzz.targets import check_entity, check_segment
-
-        for (e, v) in DECODERS:
+        for e, v in DECODERS:
             for data in (bytes(64), b"\xff" * 64):
                 check_entity(e, v, data, limit=self.config.limit)
             codec(e, v)
@@ -244,15 +254,24 @@ class Fuzzer:
         if top:
             remember(self.ctx, s)
             self._recent(s)
-        self.one(target, s.enc.data, "none", "valid encoding",
-                 lambda data, ref: check_entity(entity, version, data, limit=self.config.limit, reference=ref,
-                                                valid=True))
+        self.one(
+            target,
+            s.enc.data,
+            "none",
+            "valid encoding",
+            lambda data, ref: check_entity(entity, version, data, limit=self.config.limit, reference=ref, valid=True),
+        )
         for _ in range(self.config.mutations_per_value):
             if self.done(start):
                 return
             data, names, note = mutate(self.rng, s, self.ctx)
-            self.one(target, data, names, note,
-                     lambda data, ref: check_entity(entity, version, data, limit=self.config.limit, reference=ref))
+            self.one(
+                target,
+                data,
+                names,
+                note,
+                lambda data, ref: check_entity(entity, version, data, limit=self.config.limit, reference=ref),
+            )
 
     def _recent(self, s: Sample) -> None:
         """Keep a top-level sample for segments if the runtime reads it (a drawn value can break Kafka's
@@ -300,8 +319,13 @@ class Fuzzer:
                 note += f"; log cut at byte {cut}"
             note = f"entry {k} of {len(entries)} damaged: {note}"
             self.meta = {"intact": intact, "first_damage": first}
-            self.one(SEGMENT, blob, names, note,
-                     lambda data, ref: check_segment(data, tuple(intact), first, limit=self.config.limit))
+            self.one(
+                SEGMENT,
+                blob,
+                names,
+                note,
+                lambda data, ref: check_segment(data, tuple(intact), first, limit=self.config.limit),
+            )
             self.meta = {}
 
     def one(self, target: str, data: bytes, mutator: str, note: str, check) -> None:
@@ -326,8 +350,14 @@ class Fuzzer:
             st.slowest, st.slowest_input = elapsed, f"{target}: {mutator}: {note}"[:300]
         if result is None or elapsed > HANG_SECONDS:
             st.outcomes["hang"] += 1
-            self.report("hang", target, data, mutator, note,
-                        [Unexpected("all", "Hang", f"took {elapsed:.2f} s (limit {HANG_SECONDS} s)", "")])
+            self.report(
+                "hang",
+                target,
+                data,
+                mutator,
+                note,
+                [Unexpected("all", "Hang", f"took {elapsed:.2f} s (limit {HANG_SECONDS} s)", "")],
+            )
             return
         if result.unexpected:
             st.outcomes["unexpected"] += 1
@@ -337,8 +367,15 @@ class Fuzzer:
         if result.disagreement:
             st.disagreements += 1
             if len(st.disagreement_examples) < 5:
-                st.disagreement_examples.append({"target": target, "mutator": mutator, "note": note,
-                                                 "detail": result.disagreement, "input": data[:4096].hex()})
+                st.disagreement_examples.append(
+                    {
+                        "target": target,
+                        "mutator": mutator,
+                        "note": note,
+                        "detail": result.disagreement,
+                        "input": data[:4096].hex(),
+                    }
+                )
 
     def _timed(self, check, data: bytes, reference: bool) -> Result | None:
         signal.setitimer(signal.ITIMER_REAL, HARD_TIMEOUT)
@@ -352,10 +389,20 @@ class Fuzzer:
     def report(self, outcome: str, target: str, data: bytes, mutator: str, note: str, problems: list) -> None:
         st = self.stats
         first = problems[0]
-        example = {"outcome": outcome, "target": target, "mutator": mutator, "note": note,
-                   "decoder": first.decoder, "error": first.error, "message": first.message,
-                   "traceback": first.traceback, "seed": self.config.seed, "iteration": st.iterations,
-                   "limit": self.config.limit, **self.meta}
+        example = {
+            "outcome": outcome,
+            "target": target,
+            "mutator": mutator,
+            "note": note,
+            "decoder": first.decoder,
+            "error": first.error,
+            "message": first.message,
+            "traceback": first.traceback,
+            "seed": self.config.seed,
+            "iteration": st.iterations,
+            "limit": self.config.limit,
+            **self.meta,
+        }
         if len(st.unexpected) < 20:
             st.unexpected.append(dict(example, input=data[:4096].hex()))
         if self.config.save_dir:
@@ -375,6 +422,7 @@ def save_reproducer(directory: str | os.PathLike, data: bytes, meta: dict) -> st
 
 # ---------------------------------------------------------------------------- parallel
 
+
 def _worker(config: FuzzConfig, queue) -> None:
     def progress(stats: FuzzStats) -> None:
         queue.put(("progress", os.getpid(), stats.iterations, dict(stats.outcomes)))
@@ -382,7 +430,7 @@ def _worker(config: FuzzConfig, queue) -> None:
     try:
         stats = Fuzzer(config, progress).run()
         queue.put(("done", os.getpid(), stats.to_json()))
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the run
+    except BaseException as exc:
         queue.put(("error", os.getpid(), f"{type(exc).__name__}: {exc}"))
 
 
@@ -396,8 +444,11 @@ def fuzz(config: FuzzConfig, progress: Callable[[FuzzStats], None] | None = None
     queue = ctx.Queue()
     workers = []
     for k in range(config.jobs):
-        share = None if config.iterations is None else (config.iterations // config.jobs
-                                                         + (1 if k < config.iterations % config.jobs else 0))
+        share = (
+            None
+            if config.iterations is None
+            else (config.iterations // config.jobs + (1 if k < config.iterations % config.jobs else 0))
+        )
         wc = FuzzConfig(**{**asdict(config), "seed": config.seed + k, "iterations": share, "jobs": 1})
         p = ctx.Process(target=_worker, args=(wc, queue), daemon=True)
         p.start()
@@ -411,7 +462,7 @@ def fuzz(config: FuzzConfig, progress: Callable[[FuzzStats], None] | None = None
     while len(finished) < len(workers):
         try:
             msg = queue.get(timeout=0.5)
-        except Exception:  # noqa: BLE001 - queue.Empty: look for dead workers
+        except Exception:
             msg = None
         if msg is not None:
             kind, pid = msg[0], msg[1]
@@ -430,15 +481,25 @@ def fuzz(config: FuzzConfig, progress: Callable[[FuzzStats], None] | None = None
                 finished.add(p.pid)
                 total.crashed_workers += 1
                 total.outcomes["unexpected"] += 1
-                example = {"outcome": "unexpected", "target": "?", "decoder": "worker",
-                           "error": f"worker exited with status {p.exitcode}", "message": "", "traceback": ""}
+                example = {
+                    "outcome": "unexpected",
+                    "target": "?",
+                    "decoder": "worker",
+                    "error": f"worker exited with status {p.exitcode}",
+                    "message": "",
+                    "traceback": "",
+                }
                 if config.save_dir:
                     inflight = Path(config.save_dir) / f".inflight-{p.pid}"
                     if inflight.exists():
                         head, _, data = inflight.read_bytes().partition(b"\n")
                         meta = json.loads(head or b"{}")
-                        example.update(target=meta.get("target", "?"), mutator=meta.get("mutator"),
-                                       note=meta.get("note"), outcome="crash")
+                        example.update(
+                            target=meta.get("target", "?"),
+                            mutator=meta.get("mutator"),
+                            note=meta.get("note"),
+                            outcome="crash",
+                        )
                         total.saved.append(save_reproducer(config.save_dir, data, example))
                         inflight.unlink()
                 total.unexpected.append(example)
@@ -462,9 +523,11 @@ def fuzz(config: FuzzConfig, progress: Callable[[FuzzStats], None] | None = None
 
 
 def format_summary(stats: FuzzStats) -> str:
-    lines = [f"{stats.iterations} iterations in {stats.seconds:.1f} s ({stats.rate:.0f}/s); "
-             f"slowest input {stats.slowest * 1000:.0f} ms; peak memory {stats.peak_rss_kib / 1024:.0f} MiB",
-             f"slowest: {stats.slowest_input}"]
+    lines = [
+        f"{stats.iterations} iterations in {stats.seconds:.1f} s ({stats.rate:.0f}/s); "
+        f"slowest input {stats.slowest * 1000:.0f} ms; peak memory {stats.peak_rss_kib / 1024:.0f} MiB",
+        f"slowest: {stats.slowest_input}",
+    ]
     kinds = sorted(stats.outcomes.items(), key=lambda kv: (kv[0] in ("unexpected", "hang"), -kv[1]))
     lines.append("outcomes: " + ", ".join(f"{k} {v}" for k, v in kinds))
     for k in ("unexpected", "hang"):
@@ -473,11 +536,15 @@ def format_summary(stats: FuzzStats) -> str:
     lines.append("by target: " + ", ".join(f"{k} {v}" for k, v in sorted(stats.by_target.items())))
     lines.append("by mutator: " + ", ".join(f"{k} {v}" for k, v in sorted(stats.by_mutator.items())))
     if stats.disagreements:
-        lines.append(f"fast and construct decoders disagreed on {stats.disagreements} inputs (first: "
-                     f"{stats.disagreement_examples[0]['target']}: {stats.disagreement_examples[0]['detail']})")
+        lines.append(
+            f"fast and construct decoders disagreed on {stats.disagreements} inputs (first: "
+            f"{stats.disagreement_examples[0]['target']}: {stats.disagreement_examples[0]['detail']})"
+        )
     for ex in stats.unexpected[:10]:
-        lines.append(f"UNEXPECTED {ex.get('outcome')} in {ex.get('target')} / {ex.get('decoder')}: "
-                     f"{ex.get('error')}: {ex.get('message')} [{ex.get('mutator')}: {ex.get('note')}]")
+        lines.append(
+            f"UNEXPECTED {ex.get('outcome')} in {ex.get('target')} / {ex.get('decoder')}: "
+            f"{ex.get('error')}: {ex.get('message')} [{ex.get('mutator')}: {ex.get('note')}]"
+        )
     for path in stats.saved[:20]:
         lines.append(f"saved {path}")
     return "\n".join(lines)

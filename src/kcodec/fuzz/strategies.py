@@ -5,12 +5,22 @@ every field that is neither derived nor const.
 Used by the round-trip tests and by fuzzing; importing this module needs
 hypothesis (the ``test`` or ``fuzz`` extra).
 """
+
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from kcodec.codegen.schema import (ArrayType, BitsType, BytesType, EntityRef, EntityVersion, IntType, SchemaSet, Type,
-                                   resolve)
+from kcodec.codegen.schema import (
+    ArrayType,
+    BitsType,
+    BytesType,
+    EntityRef,
+    EntityVersion,
+    IntType,
+    SchemaSet,
+    Type,
+    resolve,
+)
 
 
 class Limits:
@@ -42,8 +52,7 @@ def entity_strategy(schemas: SchemaSet, entity: str, version: int, *, plain: boo
                 for part in fld.compressed.codec_path:
                     codec = codec[part]
                 if codec != "none":
-                    value[f.name] = draw(_type(schemas, fld.compressed.contents, version, plain=True,
-                                               min_items=1))
+                    value[f.name] = draw(_type(schemas, fld.compressed.contents, version, plain=True, min_items=1))
                     continue
             forced = {p[1:] for p in codec_paths if p[0] == f.name} if plain else set()
             value[f.name] = draw(_field(schemas, ev, f.type, fld.enum, forced, plain))
@@ -86,6 +95,5 @@ def _type(schemas, t: Type, version: int, *, plain: bool, min_items: int = 0) ->
     if isinstance(t, EntityRef):
         return entity_strategy(schemas, t.name, version, plain=plain)
     if isinstance(t, ArrayType):
-        return st.lists(_type(schemas, t.element, version, plain=plain), min_size=min_items,
-                        max_size=Limits.items)
+        return st.lists(_type(schemas, t.element, version, plain=plain), min_size=min_items, max_size=Limits.items)
     raise TypeError(f"no strategy for {t!r}")

@@ -17,6 +17,7 @@ An outcome is ``decoded`` or a :class:`~kcodec.errors.DecodeError` kind
 (``crc``, ``truncated``, ...). Anything else a decoder raises, and any broken
 promise, is *unexpected* and comes back with the decoder's name and traceback.
 """
+
 from __future__ import annotations
 
 import traceback
@@ -60,9 +61,8 @@ def _call(result: Result, name: str, fn):
         return True, fn()
     except DecodeError as exc:
         return False, exc.kind
-    except Exception as exc:  # noqa: BLE001 - exactly what the fuzzer looks for
-        result.unexpected.append(Unexpected(name, type(exc).__name__, str(exc)[:500],
-                                            traceback.format_exc(limit=12)))
+    except Exception as exc:
+        result.unexpected.append(Unexpected(name, type(exc).__name__, str(exc)[:500], traceback.format_exc(limit=12)))
         return False, "unexpected"
 
 
@@ -78,8 +78,9 @@ def _needs_options(entity: str, version: int) -> bool:
 _OPTIONS: dict = {}
 
 
-def check_entity(entity: str, version: int, data: bytes, *, limit: int, reference: bool = True,
-                 valid: bool = False) -> Result:
+def check_entity(
+    entity: str, version: int, data: bytes, *, limit: int, reference: bool = True, valid: bool = False
+) -> Result:
     """Every decoder of ``entity`` v``version`` on ``data``. ``valid``: the bytes are an unmutated encoding,
     which the schema-level decoders must accept."""
     r = Result()
@@ -95,21 +96,24 @@ def check_entity(entity: str, version: int, data: bytes, *, limit: int, referenc
     if valid and not ok and fast != "unexpected":
         r.unexpected.append(Unexpected("fast", "ValidInputRejected", f"a valid encoding failed with {fast}", ""))
     if reference:
-        ref_ok, ref = _call(r, "construct", lambda: codec(entity, version).parse_prefix(
-            data, max_decompressed_size=limit))
+        ref_ok, ref = _call(
+            r, "construct", lambda: codec(entity, version).parse_prefix(data, max_decompressed_size=limit)
+        )
         if ref_ok != ok and "unexpected" not in (ref, fast):
             r.disagreement = f"fast {'decoded' if ok else fast}, construct {'decoded' if ref_ok else ref}"
     if key in TOP_LEVEL:
-        rt_ok, rt = _call(r, "decode_entry", lambda: decode_entry(data, 0, verify_crc=True,
-                                                                 max_decompressed_size=limit))
+        rt_ok, rt = _call(
+            r, "decode_entry", lambda: decode_entry(data, 0, verify_crc=True, max_decompressed_size=limit)
+        )
         r.outcome = "decoded" if rt_ok else rt
         _call(r, "decode_entry(no crc)", lambda: decode_entry(data, 0, verify_crc=False, max_decompressed_size=limit))
         _readers(r, data, limit, intact=())
     return r
 
 
-def _readers(r: Result, data: bytes, limit: int, intact: tuple[tuple[int, int], ...],
-             first_damage: int | None = None) -> None:
+def _readers(
+    r: Result, data: bytes, limit: int, intact: tuple[tuple[int, int], ...], first_damage: int | None = None
+) -> None:
     """The readers over ``data``, and their promises. ``intact``: (position, size) of entries that were not
     damaged (each that decodes on its own must be read by the resynchronising reader)."""
     lenient = {}
@@ -125,13 +129,22 @@ def _readers(r: Result, data: bytes, limit: int, intact: tuple[tuple[int, int], 
         ok, batches = _call(r, f"reader(skip_corrupt, verify_crc={verify})", lambda: list(reader))
         if not ok:
             continue
-        _call(r, f"skip_corrupt promises (verify_crc={verify})",
-              lambda: _check_skipping(data, reader, batches, lenient[verify], intact))
+        _call(
+            r,
+            f"skip_corrupt promises (verify_crc={verify})",
+            lambda: _check_skipping(data, reader, batches, lenient[verify], intact),
+        )
     if first_damage is not None:
         ok, prefix = _call(r, "valid_prefix", lambda: valid_prefix(data, max_decompressed_size=limit))
         if ok and prefix[1] < first_damage:
-            r.unexpected.append(Unexpected("valid_prefix", "InvariantViolation",
-                                           f"kept {prefix[1]} bytes, but the first damage is at {first_damage}", ""))
+            r.unexpected.append(
+                Unexpected(
+                    "valid_prefix",
+                    "InvariantViolation",
+                    f"kept {prefix[1]} bytes, but the first damage is at {first_damage}",
+                    "",
+                )
+            )
 
 
 def _check_skipping(data: bytes, reader: BatchReader, batches: list, lenient: list[int], intact) -> None:
@@ -160,11 +173,15 @@ def _check_skipping(data: bytes, reader: BatchReader, batches: list, lenient: li
         if p in read or any(b.position < p < b.position + b.size and b.crc_valid for b in batches):
             continue
         try:  # an intact entry must be read when it decodes on its own (a drawn value may break Kafka's rules)
-            decode_entry(data[p:p + n], p, verify_crc=reader.verify_crc, max_decompressed_size=reader.max_decompressed_size)
+            decode_entry(
+                data[p : p + n], p, verify_crc=reader.verify_crc, max_decompressed_size=reader.max_decompressed_size
+            )
         except DecodeError:
             continue
-            raise InvariantViolation(f"the intact entry at byte {p} was not read (batches at {positions}, "
-                                     f"skipped {[(s.start, s.end) for s in reader.skipped]})")
+        raise InvariantViolation(
+            f"the intact entry at byte {p} was not read (batches at {positions}, "
+            f"skipped {[(s.start, s.end) for s in reader.skipped]})"
+        )
 
 
 def check_segment(data: bytes, intact: tuple[tuple[int, int], ...], first_damage: int, *, limit: int) -> Result:

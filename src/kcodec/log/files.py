@@ -11,6 +11,7 @@ name is not a segment: a listing reports such names in
 Segments live on any filesystem of :mod:`kcodec.log.fs`: a local segment's
 paths are :class:`~pathlib.Path` objects, a remote one's are full URIs.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,19 +19,30 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from kcodec.errors import KcodecError
+from kcodec.log.fs import ArrowFS, Entry, LocalFS
+from kcodec.log.headers import HEADER_SIZE, entry_size
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 
-from kcodec.log.fs import ArrowFS, Entry, LocalFS
-from kcodec.log.headers import HEADER_SIZE, entry_size
-
 __all__ = [
-    "LOG_SUFFIX", "INDEX_SUFFIX", "TIME_INDEX_SUFFIX", "TXN_INDEX_SUFFIX", "SNAPSHOT_SUFFIX", "TMP_SUFFIX",
-    "PathLike", "FileSystem", "SegmentFileName", "segment_name", "parse_segment_name", "parse_partition_dir",
-    "Segment", "SegmentListing", "list_segments",
+    "LOG_SUFFIX",
+    "INDEX_SUFFIX",
+    "TIME_INDEX_SUFFIX",
+    "TXN_INDEX_SUFFIX",
+    "SNAPSHOT_SUFFIX",
+    "TMP_SUFFIX",
+    "PathLike",
+    "FileSystem",
+    "SegmentFileName",
+    "segment_name",
+    "parse_segment_name",
+    "parse_partition_dir",
+    "Segment",
+    "SegmentListing",
+    "list_segments",
 ]
 
 LOG_SUFFIX = ".log"
@@ -42,8 +54,8 @@ TMP_SUFFIX = ".tmp"  # SegmentWriter / write_atomically temporaries; Kafka ignor
 
 _INT64_MAX = (1 << 63) - 1
 
-PathLike = Union[str, os.PathLike]
-FileSystem = Union[LocalFS, ArrowFS]
+PathLike = str | os.PathLike
+FileSystem = LocalFS | ArrowFS
 
 # Exactly 20 ASCII digits: [0-9], not \d, which also matches other scripts' digits (and int() reads them).
 _SEGMENT_NAME = re.compile(r"([0-9]{20})\.(.+)", re.ASCII)

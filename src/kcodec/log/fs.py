@@ -7,6 +7,7 @@ else (``s3://``, ``gs://``, ``hdfs://``, ``abfs://`` ...) goes through
 Paths stay strings so they pickle into Spark input partitions: a local path
 as an absolute path, a remote one as its full URI.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -128,9 +129,9 @@ class ArrowFS:
 
     def _p(self, uri: str) -> str:
         if uri.startswith(self.prefix):
-            rest = uri[len(self.prefix):]
+            rest = uri[len(self.prefix) :]
             if self.authority and rest.startswith(self.authority):
-                rest = rest[len(self.authority):]
+                rest = rest[len(self.authority) :]
             return rest
         return uri
 
@@ -174,7 +175,7 @@ class ArrowFS:
         lead = "/" if body.startswith("/") else ""
         parts = [p for p in body.split("/") if p]
         found = [lead]
-        for i, part in enumerate(parts):
+        for part in parts:
             nxt = []
             for base in found:
                 if not has_glob(part):

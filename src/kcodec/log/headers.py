@@ -4,18 +4,27 @@ its size, its last offset, and a v2 batch's producer and transaction bits.
 Positions and masks are the generated layouts' (Kafka's ``DefaultRecordBatch``
 and the legacy ``LegacyRecord`` log entry), never typed here.
 """
+
 from __future__ import annotations
 
 import struct
 from typing import NamedTuple
 
-from kcodec.generated.legacy_log_entry import (LEGACY_LOG_ENTRY_V0_OFFSET_OFFSET, LEGACY_LOG_ENTRY_V0_OFFSET_SIZE,
-                                               LEGACY_LOG_ENTRY_V0_OVERHEAD)
-from kcodec.generated.record_batch import (RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK,
-                                           RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_MASK,
-                                           RECORD_BATCH_V2_OFFSET_ATTRIBUTES, RECORD_BATCH_V2_OFFSET_BASE_OFFSET,
-                                           RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA, RECORD_BATCH_V2_OFFSET_MAGIC,
-                                           RECORD_BATCH_V2_OFFSET_PRODUCER_ID, RECORD_BATCH_V2_OVERHEAD)
+from kcodec.generated.legacy_log_entry import (
+    LEGACY_LOG_ENTRY_V0_OFFSET_OFFSET,
+    LEGACY_LOG_ENTRY_V0_OFFSET_SIZE,
+    LEGACY_LOG_ENTRY_V0_OVERHEAD,
+)
+from kcodec.generated.record_batch import (
+    RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK,
+    RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_MASK,
+    RECORD_BATCH_V2_OFFSET_ATTRIBUTES,
+    RECORD_BATCH_V2_OFFSET_BASE_OFFSET,
+    RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA,
+    RECORD_BATCH_V2_OFFSET_MAGIC,
+    RECORD_BATCH_V2_OFFSET_PRODUCER_ID,
+    RECORD_BATCH_V2_OVERHEAD,
+)
 
 __all__ = ["HEADER_SIZE", "entry_size", "last_offset", "ProducerHeader", "producer_header"]
 
@@ -43,8 +52,10 @@ def last_offset(head: bytes) -> int | None:
     if head[RECORD_BATCH_V2_OFFSET_MAGIC] == _V2:
         if len(head) < RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA + _I32.size:
             return None
-        return (_I64.unpack_from(head, RECORD_BATCH_V2_OFFSET_BASE_OFFSET)[0]
-                + _I32.unpack_from(head, RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA)[0])
+        return (
+            _I64.unpack_from(head, RECORD_BATCH_V2_OFFSET_BASE_OFFSET)[0]
+            + _I32.unpack_from(head, RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA)[0]
+        )
     return _I64.unpack_from(head, LEGACY_LOG_ENTRY_V0_OFFSET_OFFSET)[0]
 
 
@@ -63,7 +74,9 @@ def producer_header(raw: bytes) -> ProducerHeader | None:
     if len(raw) < RECORD_BATCH_V2_OVERHEAD or raw[RECORD_BATCH_V2_OFFSET_MAGIC] != _V2:
         return None
     attributes = _I16.unpack_from(raw, RECORD_BATCH_V2_OFFSET_ATTRIBUTES)[0]
-    return ProducerHeader(_I64.unpack_from(raw, RECORD_BATCH_V2_OFFSET_BASE_OFFSET)[0],
-                          _I64.unpack_from(raw, RECORD_BATCH_V2_OFFSET_PRODUCER_ID)[0],
-                          bool(attributes & RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_MASK),
-                          bool(attributes & RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK))
+    return ProducerHeader(
+        _I64.unpack_from(raw, RECORD_BATCH_V2_OFFSET_BASE_OFFSET)[0],
+        _I64.unpack_from(raw, RECORD_BATCH_V2_OFFSET_PRODUCER_ID)[0],
+        bool(attributes & RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_MASK),
+        bool(attributes & RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK),
+    )

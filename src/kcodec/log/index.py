@@ -24,29 +24,41 @@ Index semantics follow Kafka's ``LogSegment.recover`` exactly:
   its timestamp exceeds the last entry's (initially -1), so v0 data leaves
   the time index empty.
 """
+
 from __future__ import annotations
 
 import bisect
 import functools
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, NamedTuple, Union
+from typing import NamedTuple
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, KcodecError, SchemaError
 from kcodec.generated import codec
-from kcodec.records.model import Batch
-from kcodec.records.reader import read_batches
-
 from kcodec.log.files import INDEX_SUFFIX, PathLike, Segment, parse_segment_name
 from kcodec.log.headers import last_offset
 from kcodec.log.transactions import AbortedTxn, TxnTracker
+from kcodec.records.model import Batch
+from kcodec.records.reader import read_batches
 
 __all__ = [
-    "DEFAULT_INDEX_INTERVAL_BYTES", "IndexSource", "OffsetPosition", "TimestampOffset", "AbortedTxn",
-    "read_offset_index", "read_time_index", "read_txn_index",
-    "encode_offset_index", "encode_time_index", "encode_txn_index",
-    "IndexBuilder", "build_indexes", "build_txn_index", "confirmed_last_offset", "OffsetLookup",
+    "DEFAULT_INDEX_INTERVAL_BYTES",
+    "IndexSource",
+    "OffsetPosition",
+    "TimestampOffset",
+    "AbortedTxn",
+    "read_offset_index",
+    "read_time_index",
+    "read_txn_index",
+    "encode_offset_index",
+    "encode_time_index",
+    "encode_txn_index",
+    "IndexBuilder",
+    "build_indexes",
+    "build_txn_index",
+    "confirmed_last_offset",
+    "OffsetLookup",
 ]
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
@@ -55,12 +67,11 @@ _INT32_MAX = (1 << 31) - 1
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 
-IndexSource = Union[bytes, bytearray, memoryview, PathLike]
+IndexSource = bytes | bytearray | memoryview | PathLike
 
 # ----------------------------------------------------------------------------- entry packing
 
-_STRUCT_CODES = {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I",
-                 "int64": "q"}
+_STRUCT_CODES = {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I", "int64": "q"}
 
 
 class _FixedEntry:
@@ -99,26 +110,28 @@ class _FixedEntry:
         return self.struct.unpack_from(data, i * self.size)
 
     def iter(self, data) -> Iterator[tuple[int, ...]]:
-        return self.struct.iter_unpack(memoryview(data)[:self.count(data) * self.size])
+        return self.struct.iter_unpack(memoryview(data)[: self.count(data) * self.size])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _offset_entry() -> _FixedEntry:
     return _FixedEntry("offset_index_entry", ("relative_offset", "position"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _time_entry() -> _FixedEntry:
     return _FixedEntry("time_index_entry", ("timestamp", "relative_offset"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _txn_entry() -> _FixedEntry:
-    return _FixedEntry("aborted_txn_entry",
-                       ("version", "producer_id", "first_offset", "last_offset", "last_stable_offset"))
+    return _FixedEntry(
+        "aborted_txn_entry", ("version", "producer_id", "first_offset", "last_offset", "last_stable_offset")
+    )
 
 
 # ----------------------------------------------------------------------------- index entries
+
 
 class OffsetPosition(NamedTuple):
     """An offset-index entry: the batch at byte ``position`` has last offset ``offset`` (absolute)."""
@@ -132,7 +145,6 @@ class TimestampOffset(NamedTuple):
 
     timestamp: int
     offset: int
-
 
 
 def _load(source: IndexSource) -> tuple[bytes, str]:
@@ -157,12 +169,18 @@ def _sanity_check_offset_index(data: bytes, base: int, name: str) -> None:
     if n:
         last = base + e.unpack_at(data, n - 1)[0]
         if last < base:
-            raise CorruptError(f"Corrupt index found, index file ({name}) has non-zero size but the last offset "
-                               f"is {last} which is less than the base offset {base}",
-                               position=(n - 1) * e.size, field="relative_offset")
+            raise CorruptError(
+                f"Corrupt index found, index file ({name}) has non-zero size but the last offset "
+                f"is {last} which is less than the base offset {base}",
+                position=(n - 1) * e.size,
+                field="relative_offset",
+            )
     if len(data) % e.size:
-        raise BadLengthError(f"Index file {name} is corrupt, found {len(data)} bytes which is neither positive "
-                             f"nor a multiple of {e.size}", position=len(data))
+        raise BadLengthError(
+            f"Index file {name} is corrupt, found {len(data)} bytes which is neither positive "
+            f"nor a multiple of {e.size}",
+            position=len(data),
+        )
 
 
 def _sanity_check_time_index(data: bytes, base: int, name: str) -> None:
@@ -174,20 +192,30 @@ def _sanity_check_time_index(data: bytes, base: int, name: str) -> None:
         first_ts = e.unpack_at(data, 0)[0]
         last_ts, last_rel = e.unpack_at(data, n - 1)
         if last_ts < first_ts:
-            raise CorruptError(f"Corrupt time index found, time index file ({name}) has non-zero size but the "
-                               f"last timestamp is {last_ts} which is less than the first timestamp {first_ts}",
-                               position=(n - 1) * e.size, field="timestamp")
+            raise CorruptError(
+                f"Corrupt time index found, time index file ({name}) has non-zero size but the "
+                f"last timestamp is {last_ts} which is less than the first timestamp {first_ts}",
+                position=(n - 1) * e.size,
+                field="timestamp",
+            )
         if base + last_rel < base:
-            raise CorruptError(f"Corrupt time index found, time index file ({name}) has non-zero size but the "
-                               f"last offset is {base + last_rel} which is less than the first offset {base}",
-                               position=(n - 1) * e.size + e.offsets["relative_offset"], field="relative_offset")
+            raise CorruptError(
+                f"Corrupt time index found, time index file ({name}) has non-zero size but the "
+                f"last offset is {base + last_rel} which is less than the first offset {base}",
+                position=(n - 1) * e.size + e.offsets["relative_offset"],
+                field="relative_offset",
+            )
     if len(data) % e.size:
-        raise BadLengthError(f"Time index file {name} is corrupt, found {len(data)} bytes which is neither "
-                             f"positive nor a multiple of {e.size}", position=len(data))
+        raise BadLengthError(
+            f"Time index file {name} is corrupt, found {len(data)} bytes which is neither "
+            f"positive nor a multiple of {e.size}",
+            position=len(data),
+        )
 
 
-def read_offset_index(source: IndexSource, base_offset: int | None = None, *,
-                      sanity_check: bool = False) -> list[OffsetPosition]:
+def read_offset_index(
+    source: IndexSource, base_offset: int | None = None, *, sanity_check: bool = False
+) -> list[OffsetPosition]:
     """The entries of a ``.index`` file (a path, or its bytes with ``base_offset``).
 
     Reading stops at the first entry past the first whose relative offset is 0:
@@ -208,8 +236,9 @@ def read_offset_index(source: IndexSource, base_offset: int | None = None, *,
     return out
 
 
-def read_time_index(source: IndexSource, base_offset: int | None = None, *,
-                    sanity_check: bool = False) -> list[TimestampOffset]:
+def read_time_index(
+    source: IndexSource, base_offset: int | None = None, *, sanity_check: bool = False
+) -> list[TimestampOffset]:
     """The entries of a ``.timeindex`` file, with the same stop rule as
     :func:`read_offset_index` (DumpLogSegments stops at a relative offset of 0
     past the first entry; a preallocated zero entry also has timestamp 0).
@@ -226,8 +255,9 @@ def read_time_index(source: IndexSource, base_offset: int | None = None, *,
     return out
 
 
-def read_txn_index(source: IndexSource, base_offset: int | None = None, *,
-                   sanity_check: bool = False) -> list[AbortedTxn]:
+def read_txn_index(
+    source: IndexSource, base_offset: int | None = None, *, sanity_check: bool = False
+) -> list[AbortedTxn]:
     """The entries of a ``.txnindex`` file (offsets in it are absolute).
 
     As Kafka's ``AbortedTxn.version()``, the version is the *first byte* of the
@@ -244,13 +274,18 @@ def read_txn_index(source: IndexSource, base_offset: int | None = None, *,
     for i, (_, pid, first, last, lso) in enumerate(e.iter(data)):
         version = struct.unpack_from(">b", data, i * e.size + version_at)[0]
         if version > 0:
-            raise CorruptError(f"Unexpected aborted transaction version {version} in transaction index {name}, "
-                               "current version is 0", position=i * e.size + version_at, field="version")
+            raise CorruptError(
+                f"Unexpected aborted transaction version {version} in transaction index {name}, current version is 0",
+                position=i * e.size + version_at,
+                field="version",
+            )
         txn = AbortedTxn(version, pid, first, last, lso)
         if sanity_check and last < base:
-            raise CorruptError(f"Last offset of aborted transaction {txn} in index {name} is less than start "
-                               f"offset {base}", position=i * e.size + e.offsets["last_offset"],
-                               field="last_offset")
+            raise CorruptError(
+                f"Last offset of aborted transaction {txn} in index {name} is less than start offset {base}",
+                position=i * e.size + e.offsets["last_offset"],
+                field="last_offset",
+            )
         out.append(txn)
     return out
 
@@ -258,8 +293,11 @@ def read_txn_index(source: IndexSource, base_offset: int | None = None, *,
 def _relative(offset: int, base: int, what: str) -> int:
     rel = offset - base
     if not 0 <= rel <= _INT32_MAX:
-        raise EncodeError(f"{what} {offset} cannot be stored relative to base offset {base} "
-                          f"(needs 0 <= offset - base <= {_INT32_MAX})", field="relative_offset")
+        raise EncodeError(
+            f"{what} {offset} cannot be stored relative to base offset {base} "
+            f"(needs 0 <= offset - base <= {_INT32_MAX})",
+            field="relative_offset",
+        )
     return rel
 
 
@@ -300,12 +338,18 @@ def encode_txn_index(entries: Iterable[AbortedTxn | tuple[int, int, int, int, in
 
 # ----------------------------------------------------------------------------- rebuilding
 
+
 class IndexBuilder:
     """Kafka's LogSegment.recover index logic, fed one batch at a time; entries
     go to the two sinks as soon as they are decided."""
 
-    def __init__(self, base_offset: int, interval: int, offset_sink: Callable[[bytes], object],
-                 time_sink: Callable[[bytes], object]):
+    def __init__(
+        self,
+        base_offset: int,
+        interval: int,
+        offset_sink: Callable[[bytes], object],
+        time_sink: Callable[[bytes], object],
+    ):
         self.base, self.interval = base_offset, interval
         self.offset_sink, self.time_sink = offset_sink, time_sink
         self.position = 0  # validBytes
@@ -317,15 +361,21 @@ class IndexBuilder:
 
     def add(self, last_offset: int, max_timestamp: int, size: int) -> None:
         if not 0 <= last_offset - self.base <= _INT32_MAX:  # ensureOffsetInRange
-            raise CorruptError(f"batch last offset {last_offset} cannot be indexed in a segment with base offset "
-                               f"{self.base}", position=self.position, base_offset=last_offset)
+            raise CorruptError(
+                f"batch last offset {last_offset} cannot be indexed in a segment with base offset {self.base}",
+                position=self.position,
+                base_offset=last_offset,
+            )
         if max_timestamp > self.max_ts:
             self.max_ts, self.max_ts_offset = max_timestamp, last_offset
         if self.position - self.last_index_position > self.interval:
             if self.last_index_offset is not None and last_offset <= self.last_index_offset:
-                raise CorruptError(f"Attempt to append an offset ({last_offset}) to position "
-                                   f"{self.position} no larger than the last offset appended "
-                                   f"({self.last_index_offset})", position=self.position)
+                raise CorruptError(
+                    f"Attempt to append an offset ({last_offset}) to position "
+                    f"{self.position} no larger than the last offset appended "
+                    f"({self.last_index_offset})",
+                    position=self.position,
+                )
             self.offset_sink(_offset_entry().pack(last_offset - self.base, self.position))
             self.last_index_offset = last_offset
             self._maybe_append_time()
@@ -335,8 +385,10 @@ class IndexBuilder:
     def _maybe_append_time(self) -> None:
         ts, offset = self.max_ts, self.max_ts_offset
         if self.time_entries and offset < self.last_time.offset:
-            raise CorruptError(f"Attempt to append a time index entry at offset {offset} below the last one "
-                               f"({self.last_time.offset})", position=self.position)
+            raise CorruptError(
+                f"Attempt to append a time index entry at offset {offset} below the last one ({self.last_time.offset})",
+                position=self.position,
+            )
         if ts > self.last_time.timestamp:
             self.time_sink(_time_entry().pack(ts, offset - self.base))
             self.last_time = TimestampOffset(ts, offset)
@@ -351,8 +403,9 @@ def _batches(segment: IndexSource, **options) -> Iterator[Batch]:
     return iter(read_batches(segment, **options))
 
 
-def build_indexes(segment: IndexSource, base_offset: int | None = None,
-                  index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES) -> tuple[bytes, bytes]:
+def build_indexes(
+    segment: IndexSource, base_offset: int | None = None, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES
+) -> tuple[bytes, bytes]:
     """Rebuild a segment's ``(.index bytes, .timeindex bytes)`` as Kafka's log
     recovery does (see the module doc for the exact rule).
 
@@ -371,8 +424,9 @@ def build_indexes(segment: IndexSource, base_offset: int | None = None,
     return bytes(offset_index), bytes(time_index)
 
 
-def build_txn_index(segment: IndexSource, base_offset: int | None = None, *,
-                    open_txns: dict[int, int] | None = None) -> bytes:
+def build_txn_index(
+    segment: IndexSource, base_offset: int | None = None, *, open_txns: dict[int, int] | None = None
+) -> bytes:
     """Rebuild a segment's ``.txnindex`` bytes from its transaction markers.
 
     Each ABORT marker of a producer with an open transaction gives
@@ -396,6 +450,7 @@ def build_txn_index(segment: IndexSource, base_offset: int | None = None, *,
 
 
 # ----------------------------------------------------------------------------- seeking
+
 
 def confirmed_last_offset(seg: Segment, position: int) -> int | None:
     """The last offset of the whole entry at ``position`` of ``seg``, from its

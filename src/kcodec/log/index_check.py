@@ -1,6 +1,7 @@
 """Checking a segment's index files against its log, as Kafka's
 ``DumpLogSegments --verify-index-only`` does, plus the sanity checks and the
 transaction index."""
+
 from __future__ import annotations
 
 import bisect
@@ -9,13 +10,18 @@ from pathlib import Path
 
 from kcodec.errors import KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
-from kcodec.records.model import Batch
-from kcodec.records.reader import read_batches
-
 from kcodec.log.files import LOG_SUFFIX, PathLike, Segment, list_segments, parse_segment_name, segment_name
 from kcodec.log.fs import LocalFS
-from kcodec.log.index import (AbortedTxn, OffsetPosition, confirmed_last_offset, read_offset_index, read_time_index,
-                              read_txn_index)
+from kcodec.log.index import (
+    AbortedTxn,
+    OffsetPosition,
+    confirmed_last_offset,
+    read_offset_index,
+    read_time_index,
+    read_txn_index,
+)
+from kcodec.records.model import Batch
+from kcodec.records.reader import read_batches
 
 __all__ = ["IndexProblem", "check_indexes"]
 
@@ -57,18 +63,34 @@ def _check_offset_index(seg: Segment, problems: list[IndexProblem]) -> list[Offs
     prev: OffsetPosition | None = None
     for entry in entries:
         if prev is not None and (entry.offset <= prev.offset or entry.position <= prev.position):
-            problems.append(IndexProblem(path, "offset_order",
-                                         f"entry (offset: {entry.offset} position: {entry.position}) does not "
-                                         f"follow (offset: {prev.offset} position: {prev.position})",
-                                         entry.offset, prev.offset))
+            problems.append(
+                IndexProblem(
+                    path,
+                    "offset_order",
+                    f"entry (offset: {entry.offset} position: {entry.position}) does not "
+                    f"follow (offset: {prev.offset} position: {prev.position})",
+                    entry.offset,
+                    prev.offset,
+                )
+            )
         prev = entry
         last = confirmed_last_offset(seg, entry.position)
         if last is None:
-            problems.append(IndexProblem(path, "bad_position", f"no whole batch at position {entry.position} "
-                                         f"for index offset {entry.offset}", entry.offset, None))
+            problems.append(
+                IndexProblem(
+                    path,
+                    "bad_position",
+                    f"no whole batch at position {entry.position} for index offset {entry.offset}",
+                    entry.offset,
+                    None,
+                )
+            )
         elif last != entry.offset:
-            problems.append(IndexProblem(path, "offset_mismatch",
-                                         f"Index offset: {entry.offset}, log offset: {last}", entry.offset, last))
+            problems.append(
+                IndexProblem(
+                    path, "offset_mismatch", f"Index offset: {entry.offset}, log offset: {last}", entry.offset, last
+                )
+            )
     return entries
 
 
@@ -90,22 +112,43 @@ def _check_time_index(seg: Segment, offsets: list[OffsetPosition], problems: lis
                     found = batch
                     break
         except KcodecError as exc:
-            problems.append(IndexProblem(path, "log", f"reading {seg.log.name} from {start}: {exc}",
-                                         entry.offset, None))
+            problems.append(
+                IndexProblem(path, "log", f"reading {seg.log.name} from {start}: {exc}", entry.offset, None)
+            )
             continue
         if found is None or found.last_offset != entry.offset:
             log_value = None if found is None else found.last_offset
-            problems.append(IndexProblem(path, "offset_not_found",
-                                         f"Indexed offset: {entry.offset}, found log offset: "
-                                         f"{-1 if log_value is None else log_value}", entry.offset, log_value))
+            problems.append(
+                IndexProblem(
+                    path,
+                    "offset_not_found",
+                    f"Indexed offset: {entry.offset}, found log offset: {-1 if log_value is None else log_value}",
+                    entry.offset,
+                    log_value,
+                )
+            )
         else:
             max_ts = _record_max_timestamp(found)
             if max_ts != entry.timestamp:
-                problems.append(IndexProblem(path, "timestamp_mismatch", f"Index timestamp: {entry.timestamp}, "
-                                             f"log timestamp: {max_ts}", entry.timestamp, max_ts))
+                problems.append(
+                    IndexProblem(
+                        path,
+                        "timestamp_mismatch",
+                        f"Index timestamp: {entry.timestamp}, log timestamp: {max_ts}",
+                        entry.timestamp,
+                        max_ts,
+                    )
+                )
         if prev_ts >= entry.timestamp:
-            problems.append(IndexProblem(path, "timestamp_order", f"Index timestamp: {entry.timestamp}, "
-                                         f"Previously indexed timestamp: {prev_ts}", entry.timestamp, prev_ts))
+            problems.append(
+                IndexProblem(
+                    path,
+                    "timestamp_order",
+                    f"Index timestamp: {entry.timestamp}, Previously indexed timestamp: {prev_ts}",
+                    entry.timestamp,
+                    prev_ts,
+                )
+            )
         prev_ts = entry.timestamp
 
 
@@ -124,8 +167,12 @@ def _check_txn_index(seg: Segment, problems: list[IndexProblem]) -> None:
     aborts: set[tuple[int, int]] = set()
     try:
         for batch in read_batches(seg.log, verify_crc=False):
-            if batch.is_control and batch.records and batch.records[0].control is not None \
-                    and batch.records[0].control.type == _ABORT:
+            if (
+                batch.is_control
+                and batch.records
+                and batch.records[0].control is not None
+                and batch.records[0].control.type == _ABORT
+            ):
                 aborts.add((batch.producer_id, batch.base_offset))
     except KcodecError as exc:
         problems.append(IndexProblem(path, "log", f"reading {seg.log.name}: {exc}"))
@@ -133,12 +180,25 @@ def _check_txn_index(seg: Segment, problems: list[IndexProblem]) -> None:
     prev: AbortedTxn | None = None
     for txn in entries:
         if prev is not None and txn.last_offset <= prev.last_offset:
-            problems.append(IndexProblem(path, "txn_order", f"aborted transaction ending at {txn.last_offset} "
-                                         f"follows one ending at {prev.last_offset}", txn.last_offset,
-                                         prev.last_offset))
+            problems.append(
+                IndexProblem(
+                    path,
+                    "txn_order",
+                    f"aborted transaction ending at {txn.last_offset} follows one ending at {prev.last_offset}",
+                    txn.last_offset,
+                    prev.last_offset,
+                )
+            )
         if (txn.producer_id, txn.last_offset) not in aborts:
-            problems.append(IndexProblem(path, "txn_marker_missing", f"no ABORT marker of producer "
-                                         f"{txn.producer_id} at offset {txn.last_offset}", txn.last_offset, None))
+            problems.append(
+                IndexProblem(
+                    path,
+                    "txn_marker_missing",
+                    f"no ABORT marker of producer {txn.producer_id} at offset {txn.last_offset}",
+                    txn.last_offset,
+                    None,
+                )
+            )
         prev = txn
 
 

@@ -11,6 +11,7 @@ Typical use::
     for batch in part.iter_batches(start_offset=1_000_000):
         ...
 """
+
 from __future__ import annotations
 
 import bisect
@@ -19,23 +20,38 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kcodec.errors import KcodecError
-from kcodec.records.model import Batch
-
-from kcodec.log.files import (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, FileSystem, PathLike, Segment,
-                              list_segments, parse_partition_dir)
+from kcodec.log.files import (
+    INDEX_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    FileSystem,
+    PathLike,
+    Segment,
+    list_segments,
+    parse_partition_dir,
+)
 from kcodec.log.fs import resolve
 from kcodec.log.headers import last_offset
 from kcodec.log.index import OffsetLookup, read_time_index, read_txn_index
 from kcodec.log.transactions import TxnTracker
+from kcodec.records.model import Batch
 
-__all__ = ["Partition", "list_partitions", "segment_for_offset", "seek_offset", "seek_timestamp",
-           "aborted_transactions", "next_offset"]
+__all__ = [
+    "Partition",
+    "list_partitions",
+    "segment_for_offset",
+    "seek_offset",
+    "seek_timestamp",
+    "aborted_transactions",
+    "next_offset",
+]
 
 _INT64_MAX = (1 << 63) - 1
 _NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 
 
 # ----------------------------------------------------------------------------- seeks over a list of segments
+
 
 def segment_for_offset(segs: list[Segment], offset: int) -> int:
     """The index of the last segment whose base offset is <= ``offset`` (0 when none is)."""
@@ -87,8 +103,10 @@ def seek_timestamp(segs: list[Segment], timestamp: int) -> tuple[int, int]:
 
 # ----------------------------------------------------------------------------- transactions and the end
 
-def aborted_transactions(segs: list[Segment], from_segment: int = 0, *, derive: bool = False,
-                         skip_corrupt: bool = False) -> list[tuple[int, int, int]]:
+
+def aborted_transactions(
+    segs: list[Segment], from_segment: int = 0, *, derive: bool = False, skip_corrupt: bool = False
+) -> list[tuple[int, int, int]]:
     """(producer id, first offset, last offset) of the aborted transactions
     whose markers lie in ``segs[from_segment:]``, sorted by last offset.
 
@@ -99,8 +117,11 @@ def aborted_transactions(segs: list[Segment], from_segment: int = 0, *, derive: 
     ``derive``, are answered from the ABORT markers themselves: the batch
     headers are walked from the first segment, decoding control batches only.
     ``skip_corrupt`` walks on past a segment that does not decode."""
-    walk_for = {i for i in range(from_segment, len(segs))
-                if derive or (not segs[i].has(TXN_INDEX_SUFFIX) and not segs[i].has(INDEX_SUFFIX))}
+    walk_for = {
+        i
+        for i in range(from_segment, len(segs))
+        if derive or (not segs[i].has(TXN_INDEX_SUFFIX) and not segs[i].has(INDEX_SUFFIX))
+    }
     found: set[tuple[int, int, int]] = set()
     for i in range(from_segment, len(segs)):
         if i not in walk_for and segs[i].has(TXN_INDEX_SUFFIX):
@@ -140,6 +161,7 @@ def next_offset(segs: list[Segment]) -> int:
 
 
 # ----------------------------------------------------------------------------- partitions
+
 
 class Partition:
     """A partition directory. Segments are listed on each access, in base-offset
@@ -201,8 +223,13 @@ class Partition:
         """The offset after the partition's last batch (0 when it has none or does not exist)."""
         return next_offset(self.segments) if self.fs.is_dir(str(self.path)) else 0
 
-    def iter_batches(self, start_offset: int | None = None, end_offset: int | None = None,
-                     start_timestamp: int | None = None, verify_crc: bool = True) -> Iterator[Batch]:
+    def iter_batches(
+        self,
+        start_offset: int | None = None,
+        end_offset: int | None = None,
+        start_timestamp: int | None = None,
+        verify_crc: bool = True,
+    ) -> Iterator[Batch]:
         """Batches in offset order across segments.
 
         * ``start_offset``: start with the batch holding it (last offset >= it);

@@ -1,15 +1,15 @@
 """Transactions as Kafka's ``ProducerStateManager`` follows them through a log:
 a transaction opens at a producer's first transactional batch and ends at
 its COMMIT or ABORT marker; an ABORT gives a transaction-index entry."""
+
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
+from kcodec.log.headers import producer_header
 from kcodec.records.model import Batch, ControlRecord
 from kcodec.records.reader import read_batches
-
-from kcodec.log.headers import producer_header
 
 __all__ = ["AbortedTxn", "TxnTracker"]
 
@@ -46,8 +46,9 @@ class TxnTracker:
         if batch.magic < 2 or batch.producer_id < 0:
             return None
         marker = batch.records[0].control if batch.is_control and batch.records else None
-        return self._follow(batch.producer_id, batch.base_offset, batch.is_transactional, batch.is_control,
-                            lambda: marker)
+        return self._follow(
+            batch.producer_id, batch.base_offset, batch.is_transactional, batch.is_control, lambda: marker
+        )
 
     def observe_entry(self, raw: bytes, **reader_options) -> AbortedTxn | None:
         """Follow one undecoded entry: only its header is read, and a control

@@ -7,6 +7,7 @@ Typical use::
         for entry in entries:
             w.append(entry)
 """
+
 from __future__ import annotations
 
 import os
@@ -15,14 +16,21 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kcodec.errors import EncodeError
+from kcodec.log.files import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TMP_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    PathLike,
+    Segment,
+    segment_name,
+)
+from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuilder, encode_txn_index
+from kcodec.log.transactions import AbortedTxn, TxnTracker
 from kcodec.records.decode import decode_entry
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
-
-from kcodec.log.files import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TMP_SUFFIX, TXN_INDEX_SUFFIX, PathLike,
-                              Segment, segment_name)
-from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuilder, encode_txn_index
-from kcodec.log.transactions import AbortedTxn, TxnTracker
 
 __all__ = ["DEFAULT_SEGMENT_BYTES", "write_atomically", "SegmentWriter"]
 
@@ -76,8 +84,10 @@ class _OpenSegment:
 
     def __init__(self, directory: Path, base_offset: int, interval: int):
         self.base_offset = base_offset
-        self.final = {s: directory / segment_name(base_offset, s)
-                      for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)}
+        self.final = {
+            s: directory / segment_name(base_offset, s)
+            for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+        }
         if self.final[LOG_SUFFIX].exists():
             raise FileExistsError(f"segment {self.final[LOG_SUFFIX]} already exists")
         self.tmp = {s: p.with_name(p.name + TMP_SUFFIX) for s, p in self.final.items()}
@@ -89,8 +99,9 @@ class _OpenSegment:
             self.discard()
             raise
         self.size = 0
-        self.builder = IndexBuilder(base_offset, interval, self.files[INDEX_SUFFIX].write,
-                                     self.files[TIME_INDEX_SUFFIX].write)
+        self.builder = IndexBuilder(
+            base_offset, interval, self.files[INDEX_SUFFIX].write, self.files[TIME_INDEX_SUFFIX].write
+        )
 
     def write(self, raw: bytes, batch: Batch, aborted: AbortedTxn | None) -> None:
         self.builder.add(batch.last_offset, batch.max_timestamp, len(raw))
@@ -149,8 +160,14 @@ class SegmentWriter:
     * Transactions are tracked across the writer's segments from its first
       entry (see :func:`build_txn_index` for the last stable offset)."""
 
-    def __init__(self, directory: PathLike, *, base_offset: int = 0, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
-                 index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES):
+    def __init__(
+        self,
+        directory: PathLike,
+        *,
+        base_offset: int = 0,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+    ):
         if not 1 <= segment_bytes <= _INT32_MAX:
             raise ValueError(f"segment_bytes must be in [1, {_INT32_MAX}]")
         if index_interval_bytes < 0:
@@ -169,7 +186,7 @@ class SegmentWriter:
         self._txns = TxnTracker({}, base_offset)
         self._closed = False
 
-    def __enter__(self) -> "SegmentWriter":
+    def __enter__(self) -> SegmentWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -190,16 +207,25 @@ class SegmentWriter:
         for position, raw in reader.entries():
             batch = decode_entry(raw, position, verify_crc=True)
             if batch.base_offset < next_offset:
-                raise EncodeError(f"offsets must increase: an entry starting at offset {batch.base_offset} "
-                                  f"cannot follow offset {next_offset - 1}", position=position,
-                                  base_offset=batch.base_offset)
+                raise EncodeError(
+                    f"offsets must increase: an entry starting at offset {batch.base_offset} "
+                    f"cannot follow offset {next_offset - 1}",
+                    position=position,
+                    base_offset=batch.base_offset,
+                )
             if not 0 <= batch.last_offset - batch.base_offset <= _INT32_MAX:
-                raise EncodeError(f"entry offsets [{batch.base_offset}, {batch.last_offset}] cannot be indexed",
-                                  position=position, base_offset=batch.base_offset)
+                raise EncodeError(
+                    f"entry offsets [{batch.base_offset}, {batch.last_offset}] cannot be indexed",
+                    position=position,
+                    base_offset=batch.base_offset,
+                )
             if first_ever and not entries and batch.last_offset - self.base_offset > _INT32_MAX:
-                raise EncodeError(f"the first entry's last offset {batch.last_offset} cannot be indexed in a "
-                                  f"segment with base offset {self.base_offset}", position=position,
-                                  base_offset=batch.base_offset)
+                raise EncodeError(
+                    f"the first entry's last offset {batch.last_offset} cannot be indexed in a "
+                    f"segment with base offset {self.base_offset}",
+                    position=position,
+                    base_offset=batch.base_offset,
+                )
             entries.append((raw, batch))
             next_offset = batch.last_offset + 1
         return entries
@@ -214,9 +240,11 @@ class SegmentWriter:
         try:
             for raw, batch in checked:
                 cur = self._current
-                if cur is not None and cur.size > 0 and (
-                        cur.size + len(raw) > self.segment_bytes
-                        or batch.last_offset - cur.base_offset > _INT32_MAX):
+                if (
+                    cur is not None
+                    and cur.size > 0
+                    and (cur.size + len(raw) > self.segment_bytes or batch.last_offset - cur.base_offset > _INT32_MAX)
+                ):
                     self._roll()
                 if self._current is None:
                     base = self.base_offset if not self.completed else batch.base_offset

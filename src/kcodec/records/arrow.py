@@ -4,14 +4,26 @@ source (:mod:`kcodec.spark.arrow`), whose tables differ only in how they present
 timestamps as ``timestamp[us, UTC]`` and a null ``headers`` for a record without any, in an array whose
 element field is named ``element``. Needs pyarrow (the ``spark`` extra).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 import pyarrow as pa
 
-__all__ = ["KEY", "VALUE", "OFFSET", "TIMESTAMP_MS", "TIMESTAMP_TYPE", "SEQUENCE", "POSITION", "HEADER_KEY",
-           "HEADER_VALUE", "header_struct", "RecordArrays"]
+__all__ = [
+    "KEY",
+    "VALUE",
+    "OFFSET",
+    "TIMESTAMP_MS",
+    "TIMESTAMP_TYPE",
+    "SEQUENCE",
+    "POSITION",
+    "HEADER_KEY",
+    "HEADER_VALUE",
+    "header_struct",
+    "RecordArrays",
+]
 
 KEY = pa.binary()  # null for none
 VALUE = pa.binary()  # null for a tombstone
@@ -105,6 +117,7 @@ class RecordArrays:
         """The headers as ``type_`` (a list of :func:`header_struct`); a record without headers has an empty
         list, or null with ``null_when_empty``."""
         struct = pa.StructArray.from_arrays(
-            [pa.array(self._h_keys, HEADER_KEY), pa.array(self._h_values, HEADER_VALUE)], fields=list(type_.value_type))
+            [pa.array(self._h_keys, HEADER_KEY), pa.array(self._h_values, HEADER_VALUE)], fields=list(type_.value_type)
+        )
         mask = pa.array(self._h_null, pa.bool_()) if null_when_empty else None
         return pa.ListArray.from_arrays(pa.array(self._h_offsets, pa.int32()), struct, type=type_, mask=mask)

@@ -6,21 +6,21 @@ batch-level arithmetic (absolute offsets, timestamps) is vectorised. Without
 it, or for v0/v1 and control batches, columns are built from decoded Records.
 Needs pyarrow (the ``spark`` extra).
 """
+
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator
 
 from kcodec.errors import BadLengthError, KcodecError
-
-from kcodec.runtime import compression
 from kcodec.records.decode import _decoders, decode_entry
 from kcodec.records.framing import MAGIC_OFFSET, V2_CRC_START, V2_OVERHEAD, V2_RECORDS_OFFSET, is_control_batch
-from kcodec.runtime.crc import crc32c
 from kcodec.records.model import Batch, TimestampType
+from kcodec.records.reader import Source, read_batches
+from kcodec.runtime import compression
+from kcodec.runtime.crc import crc32c
 
 _I64 = struct.Struct(">q")
-from kcodec.records.reader import Source, read_batches
 
 
 def _pa():
@@ -41,25 +41,30 @@ def schema():
     pa, _ = _pa()
     from kcodec.records import arrow as t
 
-    _SCHEMA = pa.schema([
-        pa.field("offset", t.OFFSET, nullable=False),
-        pa.field("timestamp", t.TIMESTAMP_MS, nullable=False),
-        pa.field("timestampType", t.TIMESTAMP_TYPE, nullable=False),
-        pa.field("key", t.KEY),
-        pa.field("value", t.VALUE),
-        pa.field("headers", pa.list_(t.header_struct(key_nullable=False)), nullable=False),
-        pa.field("sequence", t.SEQUENCE, nullable=False),
-        pa.field("isControl", pa.bool_(), nullable=False),
-        pa.field("batchPosition", t.POSITION, nullable=False),
-    ])
+    _SCHEMA = pa.schema(
+        [
+            pa.field("offset", t.OFFSET, nullable=False),
+            pa.field("timestamp", t.TIMESTAMP_MS, nullable=False),
+            pa.field("timestampType", t.TIMESTAMP_TYPE, nullable=False),
+            pa.field("key", t.KEY),
+            pa.field("value", t.VALUE),
+            pa.field("headers", pa.list_(t.header_struct(key_nullable=False)), nullable=False),
+            pa.field("sequence", t.SEQUENCE, nullable=False),
+            pa.field("isControl", pa.bool_(), nullable=False),
+            pa.field("batchPosition", t.POSITION, nullable=False),
+        ]
+    )
     return _SCHEMA
 
 
 def _binary(pa, spec, n: int, text: bool = False):
     kind, valid, offsets, data, nulls = spec
-    return pa.Array.from_buffers(pa.string() if text else pa.binary(), n,
-                                 [pa.py_buffer(valid) if nulls else None, pa.py_buffer(offsets), pa.py_buffer(data)],
-                                 null_count=nulls)
+    return pa.Array.from_buffers(
+        pa.string() if text else pa.binary(),
+        n,
+        [pa.py_buffer(valid) if nulls else None, pa.py_buffer(offsets), pa.py_buffer(data)],
+        null_count=nulls,
+    )
 
 
 def _ints(pa, spec, n: int):
@@ -72,8 +77,11 @@ def _headers(pa, spec, n: int):
     keys = _binary(pa, child["key"], _child_len(child["key"]), text=True)
     values = _binary(pa, child["value"], _child_len(child["value"]))
     struct = pa.StructArray.from_arrays([keys, values], fields=list(schema().field("headers").type.value_type))
-    return pa.ListArray.from_arrays(pa.Array.from_buffers(pa.int32(), count + 1, [None, pa.py_buffer(offsets)]),
-                                    struct, type=schema().field("headers").type)
+    return pa.ListArray.from_arrays(
+        pa.Array.from_buffers(pa.int32(), count + 1, [None, pa.py_buffer(offsets)]),
+        struct,
+        type=schema().field("headers").type,
+    )
 
 
 def _const(pa, value: int, n: int, type_, fmt: str):
@@ -89,8 +97,7 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     """A v2 data batch decoded by the kernel into an Arrow RecordBatch, or None."""
     f = _decoders()
     kernel_columns = getattr(f.kernel, "columns_record_v2", None) if f.kernel is not None else None
-    if (kernel_columns is None or len(entry) < V2_OVERHEAD or entry[MAGIC_OFFSET] != 2
-            or is_control_batch(entry)):
+    if kernel_columns is None or len(entry) < V2_OVERHEAD or entry[MAGIC_OFFSET] != 2 or is_control_batch(entry):
         return None
     base_offset = _I64.unpack_from(entry, 0)[0]
     try:
@@ -118,22 +125,35 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     except KcodecError as exc:
         raise exc.at(position, base_offset=base_offset) from None
     if end != len(data):
-        raise BadLengthError(f"{len(data) - end} bytes left over after records", position=position + V2_RECORDS_OFFSET,
-                             base_offset=base_offset, field="records")
+        raise BadLengthError(
+            f"{len(data) - end} bytes left over after records",
+            position=position + V2_RECORDS_OFFSET,
+            base_offset=base_offset,
+            field="records",
+        )
     pa = _pa()[0]
     offsets = _ints(pa, cols["offset_delta"], n)
-    timestamps = (_const(pa, v[i["max_timestamp"]], n, pa.int64(), "<q") if log_append
-                  else _ints(pa, cols["timestamp_delta"], n))
+    timestamps = (
+        _const(pa, v[i["max_timestamp"]], n, pa.int64(), "<q") if log_append else _ints(pa, cols["timestamp_delta"], n)
+    )
     if base_seq >= 0:  # sequence = baseSequence + offsetDelta, which never wraps here (checked above)
         sequence = _pa()[1].add(offsets, base_seq - base_offset).cast(pa.int32())
     else:
         sequence = _const(pa, -1, n, pa.int32(), "<i")
-    return pa.RecordBatch.from_arrays([
-        offsets, timestamps, _const(pa, int(ts_type), n, pa.int32(), "<i"),
-        _binary(pa, cols["key"], n), _binary(pa, cols["value"], n), _headers(pa, cols["headers"], n),
-        sequence, pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bytes(-(-n // 8)))]),
-        _const(pa, position, n, pa.int64(), "<q"),
-    ], schema=_SCHEMA or schema())
+    return pa.RecordBatch.from_arrays(
+        [
+            offsets,
+            timestamps,
+            _const(pa, int(ts_type), n, pa.int32(), "<i"),
+            _binary(pa, cols["key"], n),
+            _binary(pa, cols["value"], n),
+            _headers(pa, cols["headers"], n),
+            sequence,
+            pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bytes(-(-n // 8)))]),
+            _const(pa, position, n, pa.int64(), "<q"),
+        ],
+        schema=_SCHEMA or schema(),
+    )
 
 
 def batch_to_arrow(batch: Batch):
@@ -143,22 +163,37 @@ def batch_to_arrow(batch: Batch):
 
     cols = RecordArrays()
     cols.add(batch.records)
-    return pa.RecordBatch.from_arrays([
-        cols.offsets(), cols.timestamps_ms(), cols.timestamp_types(), cols.keys(), cols.values(),
-        cols.headers(schema().field("headers").type, null_when_empty=False), cols.sequences(), cols.controls(),
-        pa.array([batch.position] * cols.rows, POSITION),
-    ], schema=schema())
+    return pa.RecordBatch.from_arrays(
+        [
+            cols.offsets(),
+            cols.timestamps_ms(),
+            cols.timestamp_types(),
+            cols.keys(),
+            cols.values(),
+            cols.headers(schema().field("headers").type, null_when_empty=False),
+            cols.sequences(),
+            cols.controls(),
+            pa.array([batch.position] * cols.rows, POSITION),
+        ],
+        schema=schema(),
+    )
 
 
-def iter_arrow(source: Source, *, verify_crc: bool = True,
-               max_decompressed_size: int = compression.DEFAULT_MAX_DECOMPRESSED_SIZE, **options) -> Iterator:
+def iter_arrow(
+    source: Source,
+    *,
+    verify_crc: bool = True,
+    max_decompressed_size: int = compression.DEFAULT_MAX_DECOMPRESSED_SIZE,
+    **options,
+) -> Iterator:
     """Arrow RecordBatches, one per Kafka batch, in order."""
     reader = read_batches(source, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size, **options)
     for position, entry in reader.entries():
         rb = _columns_compiled(entry, position, verify_crc, max_decompressed_size)
         if rb is None:
-            rb = batch_to_arrow(decode_entry(entry, position, verify_crc=verify_crc,
-                                             max_decompressed_size=max_decompressed_size))
+            rb = batch_to_arrow(
+                decode_entry(entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size)
+            )
         yield rb
 
 

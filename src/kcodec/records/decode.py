@@ -1,27 +1,46 @@
 """Decode one log entry (a v2 batch or a v0/v1 message) into a :class:`Batch`,
 applying Kafka's rules: absolute offsets, effective timestamps, control records,
 CRC validity. Field layouts come from the generated codecs."""
+
 from __future__ import annotations
 
 import struct
 import zlib
 
-from kcodec.errors import (BadLengthError, CorruptError, CrcMismatchError, KcodecError, RecordCountError,
-                           TruncatedError, UnknownMagicError, record_corrupt_message)
+from kcodec.errors import (
+    BadLengthError,
+    CorruptError,
+    CrcMismatchError,
+    KcodecError,
+    RecordCountError,
+    TruncatedError,
+    UnknownMagicError,
+    record_corrupt_message,
+)
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
-
+from kcodec.records.framing import (
+    HEADER_SIZE_UP_TO_MAGIC,
+    LEGACY_ATTRIBUTES_OFFSET,
+    LEGACY_CRC_OFFSET,
+    LEGACY_CRC_START,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_LEGACY_RECORD_SIZE,
+    SIZE_OFFSET,
+    V2_CRC_OFFSET,
+    V2_CRC_START,
+    V2_MIN_BATCH_LENGTH,
+    V2_OVERHEAD,
+    V2_RECORDS_COUNT_OFFSET,
+    V2_RECORDS_OFFSET,
+    is_control_batch,
+    magic_error,
+)
+from kcodec.records.model import TRANSACTION_MARKERS, Batch, ControlRecord, Record, TimestampType, increment_sequence
 from kcodec.runtime import compression as compress_lib
 from kcodec.runtime.crc import crc32c
-from kcodec.records.framing import (HEADER_SIZE_UP_TO_MAGIC, LEGACY_ATTRIBUTES_OFFSET, LEGACY_CRC_OFFSET,
-                                    LEGACY_CRC_START, LOG_OVERHEAD, MAGIC_OFFSET, MIN_LEGACY_RECORD_SIZE,
-                                    SIZE_OFFSET, V2_CRC_OFFSET, V2_CRC_START,
-                                    V2_MIN_BATCH_LENGTH, V2_OVERHEAD, V2_RECORDS_COUNT_OFFSET, V2_RECORDS_OFFSET,
-                                    is_control_batch, magic_error)
-from kcodec.records.model import (TRANSACTION_MARKERS, Batch, ControlRecord, Record, TimestampType,
-                                  increment_sequence)
 
-__all__ = ["decode_entry", "LOG_OVERHEAD", "HEADER_SIZE_UP_TO_MAGIC", "MIN_LEGACY_RECORD_SIZE",
-           "V2_MIN_BATCH_LENGTH"]
+__all__ = ["decode_entry", "LOG_OVERHEAD", "HEADER_SIZE_UP_TO_MAGIC", "MIN_LEGACY_RECORD_SIZE", "V2_MIN_BATCH_LENGTH"]
 
 _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
@@ -44,8 +63,9 @@ class _Fast:
         self.batch, fields = DECODERS[("record_batch", 2)]
         self.b = {n: i for i, n in enumerate(fields)}
         _, rfields = DECODERS[("record", 2)]
-        self.r = tuple(rfields.index(n) for n in ("length", "timestamp_delta", "offset_delta", "key", "value",
-                                                   "headers"))
+        self.r = tuple(
+            rfields.index(n) for n in ("length", "timestamp_delta", "offset_delta", "key", "value", "headers")
+        )
         self.legacy = {m: DECODERS[("legacy_log_entry", m)][0] for m in (0, 1)}
         _, efields = DECODERS[("legacy_log_entry", 0)]
         self.e_offset, self.e_message = efields.index("offset"), efields.index("message")
@@ -66,8 +86,9 @@ def _decoders() -> _Fast:
     return _fast
 
 
-def _decompress(codec_name: str, data: bytes, magic: int, limit: int, start: int, base_offset: int,
-                field: str) -> bytes:
+def _decompress(
+    codec_name: str, data: bytes, magic: int, limit: int, start: int, base_offset: int, field: str
+) -> bytes:
     """Decompress a region stored at absolute position ``start``; errors say where in the input."""
     try:
         return compress_lib.decompress(codec_name, data, magic=magic, max_size=limit)
@@ -80,11 +101,18 @@ def _in_stream(exc: KcodecError, start: int, base_offset: int | None, codec_name
     says where in the stream, the field path starts at the compressed field."""
     return exc.replace(
         message=f"{exc.message} (at byte {exc.position or 0} of the decompressed {codec_name} stream)",
-        position=start, base_offset=base_offset if exc.base_offset is None else exc.base_offset).inside(field)
+        position=start,
+        base_offset=base_offset if exc.base_offset is None else exc.base_offset,
+    ).inside(field)
 
 
-def decode_entry(entry: bytes, position: int = 0, *, verify_crc: bool = True,
-                 max_decompressed_size: int = compress_lib.DEFAULT_MAX_DECOMPRESSED_SIZE) -> Batch:
+def decode_entry(
+    entry: bytes,
+    position: int = 0,
+    *,
+    verify_crc: bool = True,
+    max_decompressed_size: int = compress_lib.DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> Batch:
     """Decode one whole log entry (its 12-byte header included). Errors are
     :class:`~kcodec.errors.DecodeError` subclasses whose ``position`` is
     absolute (``position`` + the offset in ``entry``); inside a compressed
@@ -93,8 +121,10 @@ def decode_entry(entry: bytes, position: int = 0, *, verify_crc: bool = True,
     if type(entry) is not bytes:
         entry = bytes(entry)  # the decoders slice it: bytes slices are bytes
     if len(entry) < HEADER_SIZE_UP_TO_MAGIC:
-        raise TruncatedError(f"log entry of {len(entry)} bytes is shorter than the {HEADER_SIZE_UP_TO_MAGIC}-byte "
-                             "header", position=position)
+        raise TruncatedError(
+            f"log entry of {len(entry)} bytes is shorter than the {HEADER_SIZE_UP_TO_MAGIC}-byte header",
+            position=position,
+        )
     magic = entry[MAGIC_OFFSET]
     if magic == 2:
         return _decode_v2(entry, position, verify_crc, max_decompressed_size)
@@ -105,30 +135,47 @@ def decode_entry(entry: bytes, position: int = 0, *, verify_crc: bool = True,
 
 # ---------------------------------------------------------------------------- v2
 
+
 def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Batch:
     base_offset, batch_length = _I64_I32.unpack_from(entry, 0)
     if batch_length < V2_MIN_BATCH_LENGTH:
-        raise BadLengthError(f"Record batch is corrupt (the size {batch_length + LOG_OVERHEAD} is smaller than "
-                             f"the minimum allowed overhead {V2_OVERHEAD})", position=position + SIZE_OFFSET,
-                             base_offset=base_offset, field="batch_length")
+        raise BadLengthError(
+            f"Record batch is corrupt (the size {batch_length + LOG_OVERHEAD} is smaller than "
+            f"the minimum allowed overhead {V2_OVERHEAD})",
+            position=position + SIZE_OFFSET,
+            base_offset=base_offset,
+            field="batch_length",
+        )
     if len(entry) < LOG_OVERHEAD + batch_length:
-        raise TruncatedError(f"batch needs {LOG_OVERHEAD + batch_length} bytes, only {len(entry)} remain",
-                             position=position, base_offset=base_offset, field="batch_length")
+        raise TruncatedError(
+            f"batch needs {LOG_OVERHEAD + batch_length} bytes, only {len(entry)} remain",
+            position=position,
+            base_offset=base_offset,
+            field="batch_length",
+        )
     count = _I32.unpack_from(entry, V2_RECORDS_COUNT_OFFSET)[0]
     if count < 0:
-        raise RecordCountError(f"Found invalid record count {count} in magic v2 batch",
-                               position=position + V2_RECORDS_COUNT_OFFSET, base_offset=base_offset,
-                               field="records_count")
+        raise RecordCountError(
+            f"Found invalid record count {count} in magic v2 batch",
+            position=position + V2_RECORDS_COUNT_OFFSET,
+            base_offset=base_offset,
+            field="records_count",
+        )
     stored_crc = _U32.unpack_from(entry, V2_CRC_OFFSET)[0]
     computed_crc = crc32c(memoryview(entry)[V2_CRC_START:])
     crc_valid = computed_crc == stored_crc
     if verify_crc and not crc_valid:
-        raise CrcMismatchError(record_corrupt_message(stored_crc, computed_crc), position=position + V2_CRC_OFFSET,
-                               base_offset=base_offset, field="crc")
+        raise CrcMismatchError(
+            record_corrupt_message(stored_crc, computed_crc),
+            position=position + V2_CRC_OFFSET,
+            base_offset=base_offset,
+            field="crc",
+        )
     f = _decoders()
     if f.project is not None and not is_control_batch(entry):  # compiled kernel, not a control batch
-        batch = _decode_v2_compiled(f, entry, position, base_offset, batch_length, count, stored_crc, computed_crc,
-                                    limit)
+        batch = _decode_v2_compiled(
+            f, entry, position, base_offset, batch_length, count, stored_crc, computed_crc, limit
+        )
         if batch is not None:
             return batch
     try:
@@ -137,8 +184,12 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
         raise exc.at(position, base_offset=base_offset) from None
     i = f.b
     a = v[i["attributes"]]
-    base_offset, base_ts, max_ts, base_seq = (v[i["base_offset"]], v[i["base_timestamp"]], v[i["max_timestamp"]],
-                                              v[i["base_sequence"]])
+    base_offset, base_ts, max_ts, base_seq = (
+        v[i["base_offset"]],
+        v[i["base_timestamp"]],
+        v[i["max_timestamp"]],
+        v[i["base_sequence"]],
+    )
     ts_type = TimestampType.from_schema(a["timestamp_type"])
     log_append = ts_type is TimestampType.LOG_APPEND_TIME
     control = a["control"]
@@ -154,24 +205,59 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
                 marker = _control(r[r_key], r[r_value])
             except KcodecError as exc:
                 raise exc.at(position, base_offset=base_offset) from None
-        append(Record(base_offset + delta, max_ts if log_append else base_ts + r[r_ts], ts_type, r[r_key],
-                      r[r_value], tuple(r[r_headers]), seq, marker))
+        append(
+            Record(
+                base_offset + delta,
+                max_ts if log_append else base_ts + r[r_ts],
+                ts_type,
+                r[r_key],
+                r[r_value],
+                tuple(r[r_headers]),
+                seq,
+                marker,
+            )
+        )
     stored = LOG_OVERHEAD + batch_length - V2_OVERHEAD
     compression = a["compression"]
     size = stored if compression == "none" else sum(r[r_len] + _varint_size(r[r_len]) for r in v[i["records"]])
     return Batch(
-        position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=base_offset,
-        last_offset=base_offset + v[i["last_offset_delta"]], crc=stored_crc, crc_valid=crc_valid,
+        position=position,
+        size=LOG_OVERHEAD + batch_length,
+        magic=2,
+        base_offset=base_offset,
+        last_offset=base_offset + v[i["last_offset_delta"]],
+        crc=stored_crc,
+        crc_valid=crc_valid,
         computed_crc=computed_crc,
-        compression=compression, timestamp_type=ts_type, max_timestamp=max_ts, records=records,
-        partition_leader_epoch=v[i["partition_leader_epoch"]], is_transactional=a["transactional"],
-        is_control=control, has_delete_horizon=a["delete_horizon"], producer_id=v[i["producer_id"]],
-        producer_epoch=v[i["producer_epoch"]], base_sequence=base_seq, base_timestamp=base_ts,
-        record_count=count, stored_records_size=stored, records_size=size)
+        compression=compression,
+        timestamp_type=ts_type,
+        max_timestamp=max_ts,
+        records=records,
+        partition_leader_epoch=v[i["partition_leader_epoch"]],
+        is_transactional=a["transactional"],
+        is_control=control,
+        has_delete_horizon=a["delete_horizon"],
+        producer_id=v[i["producer_id"]],
+        producer_epoch=v[i["producer_epoch"]],
+        base_sequence=base_seq,
+        base_timestamp=base_ts,
+        record_count=count,
+        stored_records_size=stored,
+        records_size=size,
+    )
 
 
-def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: int, batch_length: int, count: int,
-                        stored_crc: int, computed_crc: int, limit: int) -> Batch | None:
+def _decode_v2_compiled(
+    f: _Fast,
+    entry: bytes,
+    position: int,
+    base_offset: int,
+    batch_length: int,
+    count: int,
+    stored_crc: int,
+    computed_crc: int,
+    limit: int,
+) -> Batch | None:
     """The compiled kernel builds the Records themselves (no Python per record).
     Returns None when a batch needs the general path (sequence numbers that wrap)."""
     try:
@@ -186,17 +272,27 @@ def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: in
         return None
     ts_type = TimestampType.from_schema(a["timestamp_type"])
     _, r_ts, r_off, r_key, r_value, r_headers = f.r
-    plan = (("a", r_off, base_offset),
-            ("c", max_ts) if ts_type is TimestampType.LOG_APPEND_TIME else ("a", r_ts, base_ts),
-            ("c", ts_type), ("f", r_key), ("f", r_value), ("t", r_headers),
-            ("a", r_off, base_seq) if base_seq >= 0 else ("c", -1),
-            ("c", None), ("c", None), ("c", None), ("c", 2))
+    plan = (
+        ("a", r_off, base_offset),
+        ("c", max_ts) if ts_type is TimestampType.LOG_APPEND_TIME else ("a", r_ts, base_ts),
+        ("c", ts_type),
+        ("f", r_key),
+        ("f", r_value),
+        ("t", r_headers),
+        ("a", r_off, base_seq) if base_seq >= 0 else ("c", -1),
+        ("c", None),
+        ("c", None),
+        ("c", None),
+        ("c", 2),
+    )
     compression = a["compression"]
     if compression == "none":
         data, start = entry, V2_RECORDS_OFFSET
     else:
-        data, start = _decompress(compression, v[i["records"]], 2, limit, position + V2_RECORDS_OFFSET, base_offset,
-                                  "records"), 0
+        data, start = (
+            _decompress(compression, v[i["records"]], 2, limit, position + V2_RECORDS_OFFSET, base_offset, "records"),
+            0,
+        )
     try:
         records, end = f.project(data, start, len(data), count, Record, plan)
     except KcodecError as exc:
@@ -205,21 +301,38 @@ def _decode_v2_compiled(f: "_Fast", entry: bytes, position: int, base_offset: in
         raise _in_stream(exc, position + V2_RECORDS_OFFSET, base_offset, compression, "records") from None
     if end != len(data):
         where = "" if compression == "none" else f" (at byte {end} of the decompressed {compression} stream)"
-        raise BadLengthError(f"{len(data) - end} bytes left over after records{where}",
-                             position=position + (end if compression == "none" else V2_RECORDS_OFFSET),
-                             base_offset=base_offset,
-                             field="records")
+        raise BadLengthError(
+            f"{len(data) - end} bytes left over after records{where}",
+            position=position + (end if compression == "none" else V2_RECORDS_OFFSET),
+            base_offset=base_offset,
+            field="records",
+        )
     stored = batch_length + LOG_OVERHEAD - V2_OVERHEAD
     return Batch(
-        position=position, size=LOG_OVERHEAD + batch_length, magic=2, base_offset=base_offset,
-        last_offset=base_offset + last_delta, crc=stored_crc, crc_valid=computed_crc == stored_crc,
-        computed_crc=computed_crc, compression=compression,
-        timestamp_type=ts_type, max_timestamp=max_ts, records=records,
-        partition_leader_epoch=v[i["partition_leader_epoch"]], is_transactional=a["transactional"],
-        is_control=False, has_delete_horizon=a["delete_horizon"], producer_id=v[i["producer_id"]],
-        producer_epoch=v[i["producer_epoch"]], base_sequence=base_seq, base_timestamp=base_ts,
-        record_count=count, stored_records_size=stored,
-        records_size=stored if compression == "none" else len(data))
+        position=position,
+        size=LOG_OVERHEAD + batch_length,
+        magic=2,
+        base_offset=base_offset,
+        last_offset=base_offset + last_delta,
+        crc=stored_crc,
+        crc_valid=computed_crc == stored_crc,
+        computed_crc=computed_crc,
+        compression=compression,
+        timestamp_type=ts_type,
+        max_timestamp=max_ts,
+        records=records,
+        partition_leader_epoch=v[i["partition_leader_epoch"]],
+        is_transactional=a["transactional"],
+        is_control=False,
+        has_delete_horizon=a["delete_horizon"],
+        producer_id=v[i["producer_id"]],
+        producer_epoch=v[i["producer_epoch"]],
+        base_sequence=base_seq,
+        base_timestamp=base_ts,
+        record_count=count,
+        stored_records_size=stored,
+        records_size=stored if compression == "none" else len(data),
+    )
 
 
 def _varint_size(n: int) -> int:
@@ -232,64 +345,102 @@ def _control(key: bytes | None, value: bytes | None) -> ControlRecord:
     codec = _codecs()
     if key is None or len(key) < 4:
         n = 0 if key is None else len(key)
-        raise CorruptError(f"Invalid value size found for end control record key. Must have at least 4 bytes, "
-                           f"but found only {n}", field="records.key")
+        raise CorruptError(
+            f"Invalid value size found for end control record key. Must have at least 4 bytes, but found only {n}",
+            field="records.key",
+        )
     k, _ = codec("control_record_key", 0).parse_prefix(key)
     if k.version < 0:
-        raise CorruptError(f"Invalid version found for control record: {k.version}. May indicate data corruption",
-                           field="records.key.version")
+        raise CorruptError(
+            f"Invalid version found for control record: {k.version}. May indicate data corruption",
+            field="records.key.version",
+        )
     type_id = k.type if isinstance(k.type, int) else CONTROL_RECORD_TYPE[k.type]
     if type_id not in TRANSACTION_MARKERS:
         return ControlRecord(type_id, k.version)
     if value is None or len(value) < 6:
         n = 0 if value is None else len(value)
-        raise CorruptError(f"Invalid value size found for end transaction marker. Must have at least 6 bytes, "
-                           f"but found only {n}", field="records.value")
+        raise CorruptError(
+            f"Invalid value size found for end transaction marker. Must have at least 6 bytes, but found only {n}",
+            field="records.value",
+        )
     m, _ = codec("end_txn_marker", 0).parse_prefix(value)  # later versions are read as version 0
     if m.version < 0:
-        raise CorruptError(f"Invalid version found for end transaction marker: {m.version}. "
-                           "May indicate data corruption", field="records.value.version")
+        raise CorruptError(
+            f"Invalid version found for end transaction marker: {m.version}. May indicate data corruption",
+            field="records.value.version",
+        )
     return ControlRecord(type_id, k.version, m.coordinator_epoch, m.version)
 
 
 # ---------------------------------------------------------------------------- v0 / v1
 
+
 def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) -> Batch:
     offset, size = _I64_I32.unpack_from(entry, 0)
     magic = entry[MAGIC_OFFSET]
     if size < MIN_LEGACY_RECORD_SIZE:
-        raise BadLengthError(f"Record size {size} is less than the minimum record overhead ({MIN_LEGACY_RECORD_SIZE})",
-                             position=position + SIZE_OFFSET, base_offset=offset, field="size")
+        raise BadLengthError(
+            f"Record size {size} is less than the minimum record overhead ({MIN_LEGACY_RECORD_SIZE})",
+            position=position + SIZE_OFFSET,
+            base_offset=offset,
+            field="size",
+        )
     m, crc_valid = _legacy_message(entry, position, verify_crc, limit, offset)
     codec_name = m.compression
     ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.from_schema(m.timestamp_type)
     timestamp = m.timestamp
-    common = dict(position=position, size=LOG_OVERHEAD + size, magic=magic, crc=m.crc, crc_valid=crc_valid,
-                  computed_crc=m.computed_crc,
-                  compression=codec_name, timestamp_type=ts_type, max_timestamp=timestamp)
+    common = dict(
+        position=position,
+        size=LOG_OVERHEAD + size,
+        magic=magic,
+        crc=m.crc,
+        crc_valid=crc_valid,
+        computed_crc=m.computed_crc,
+        compression=codec_name,
+        timestamp_type=ts_type,
+        max_timestamp=timestamp,
+    )
     if codec_name == "none":
         rec = Record(offset, timestamp, ts_type, m.key, m.value, (), crc=m.crc, crc_valid=crc_valid, magic=magic)
         n = 0 if m.value is None else len(m.value)
-        return Batch(base_offset=offset, last_offset=offset, records=[rec], record_count=1,
-                     stored_records_size=n, records_size=n, **common)
+        return Batch(
+            base_offset=offset,
+            last_offset=offset,
+            records=[rec],
+            record_count=1,
+            stored_records_size=n,
+            records_size=n,
+            **common,
+        )
     if m.value is None:
-        raise CorruptError(f"compressed ({codec_name}) wrapper message has a null value",
-                           position=position + LOG_OVERHEAD + size - 4, base_offset=offset, field="message.value")
+        raise CorruptError(
+            f"compressed ({codec_name}) wrapper message has a null value",
+            position=position + LOG_OVERHEAD + size - 4,
+            base_offset=offset,
+            field="message.value",
+        )
     value_start = position + LOG_OVERHEAD + size - len(m.value)  # the value ends the entry
     data = _decompress(codec_name, m.value, magic, limit, value_start, offset, "message.value")
     try:
         inner = _inner_records(data, magic, offset, m, ts_type, verify_crc, limit)
     except KcodecError as exc:
         raise _in_stream(exc, value_start, offset, codec_name, "message.value") from None
-    return Batch(base_offset=inner[0].offset, last_offset=offset, records=inner, record_count=len(inner),
-                 stored_records_size=len(m.value), records_size=len(data), **common)
+    return Batch(
+        base_offset=inner[0].offset,
+        last_offset=offset,
+        records=inner,
+        record_count=len(inner),
+        stored_records_size=len(m.value),
+        records_size=len(data),
+        **common,
+    )
 
 
 class _Message:
     """The fields of a decoded v0/v1 log entry the runtime reads."""
 
-    __slots__ = ("offset", "crc", "computed_crc", "magic", "compression", "timestamp_type", "timestamp", "key",
-                 "value")
+    __slots__ = ("offset", "crc", "computed_crc", "magic", "compression", "timestamp_type", "timestamp", "key", "value")
 
 
 def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int) -> tuple[_Message, bool]:
@@ -311,13 +462,18 @@ def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, o
     computed = m.computed_crc = zlib.crc32(memoryview(entry)[LEGACY_CRC_START:])
     crc_valid = computed == m.crc
     if verify_crc and not crc_valid:
-        raise CrcMismatchError(record_corrupt_message(m.crc, computed), position=position + LEGACY_CRC_OFFSET,
-                               base_offset=offset, field="message.crc")
+        raise CrcMismatchError(
+            record_corrupt_message(m.crc, computed),
+            position=position + LEGACY_CRC_OFFSET,
+            base_offset=offset,
+            field="message.crc",
+        )
     return m, crc_valid
 
 
-def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper, wrapper_ts_type,
-                   verify_crc: bool, limit: int) -> list[Record]:
+def _inner_records(
+    data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper, wrapper_ts_type, verify_crc: bool, limit: int
+) -> list[Record]:
     """The messages of a compressed wrapper (Kafka's DeepRecordsIterator). Error positions are
     positions in ``data``, the decompressed stream; fields are relative to the wrapper's value."""
     entries = []
@@ -325,30 +481,41 @@ def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper
     while len(data) - pos >= LOG_OVERHEAD:
         size = _I32.unpack_from(data, pos + SIZE_OFFSET)[0]
         if size < MIN_LEGACY_RECORD_SIZE:
-            raise BadLengthError(f"Record size {size} is less than the minimum record overhead "
-                                 f"({MIN_LEGACY_RECORD_SIZE})", position=pos + SIZE_OFFSET,
-                                 base_offset=wrapper_offset, field=f"[{len(entries)}].size")
+            raise BadLengthError(
+                f"Record size {size} is less than the minimum record overhead ({MIN_LEGACY_RECORD_SIZE})",
+                position=pos + SIZE_OFFSET,
+                base_offset=wrapper_offset,
+                field=f"[{len(entries)}].size",
+            )
         if len(data) - pos < LOG_OVERHEAD + size:
             break  # a truncated trailing inner entry ends iteration, as in Kafka
-        entries.append((pos, data[pos:pos + LOG_OVERHEAD + size]))
+        entries.append((pos, data[pos : pos + LOG_OVERHEAD + size]))
         pos += LOG_OVERHEAD + size
     if not entries:
-        raise CorruptError("Found invalid compressed record set with no inner records", position=0,
-                           base_offset=wrapper_offset)
+        raise CorruptError(
+            "Found invalid compressed record set with no inner records", position=0, base_offset=wrapper_offset
+        )
     parsed = []
     for inner_pos, raw in entries:
         inner_magic = raw[MAGIC_OFFSET]
         if inner_magic not in (0, 1):
-            raise UnknownMagicError(f"Invalid magic {inner_magic} in an inner message",
-                                    position=inner_pos + MAGIC_OFFSET,
-                                    base_offset=wrapper_offset, field=f"[{len(parsed)}].message.magic")
+            raise UnknownMagicError(
+                f"Invalid magic {inner_magic} in an inner message",
+                position=inner_pos + MAGIC_OFFSET,
+                base_offset=wrapper_offset,
+                field=f"[{len(parsed)}].message.magic",
+            )
         try:
             e, valid = _legacy_message(raw, inner_pos, verify_crc, limit, wrapper_offset)
         except KcodecError as exc:
             raise exc.replace(base_offset=wrapper_offset).inside(f"[{len(parsed)}]") from None
         if e.compression != "none":
-            raise CorruptError("Inner messages must not be compressed", position=inner_pos + LEGACY_ATTRIBUTES_OFFSET,
-                               base_offset=wrapper_offset, field=f"[{len(parsed)}].message.attributes")
+            raise CorruptError(
+                "Inner messages must not be compressed",
+                position=inner_pos + LEGACY_ATTRIBUTES_OFFSET,
+                base_offset=wrapper_offset,
+                field=f"[{len(parsed)}].message.attributes",
+            )
         parsed.append((e, valid))
     # Inner offsets: absolute in v0; relative in v1, anchored at the wrapper (= last inner) offset.
     base = -1
@@ -357,10 +524,14 @@ def _inner_records(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper
         if wrapper_offset == 0:
             base = 0
         elif wrapper_offset < last_inner:
-            raise CorruptError(f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
-                               f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}' "
-                               "and it is not zero.", position=entries[-1][0], base_offset=wrapper_offset,
-                               field=f"[{len(parsed) - 1}].offset")
+            raise CorruptError(
+                f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}' "
+                "and it is not zero.",
+                position=entries[-1][0],
+                base_offset=wrapper_offset,
+                field=f"[{len(parsed) - 1}].offset",
+            )
         else:
             base = wrapper_offset - last_inner
     out = []

@@ -24,22 +24,29 @@ as is (compacted gaps, conversions keeping offsets); otherwise it is the
 previous record's offset + 1, starting at ``base_offset`` (Kafka's
 ``nextSequentialOffset``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from kcodec.errors import EncodeError, KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
-
-from kcodec.runtime import compression as compress_lib
 from kcodec.records import values
 from kcodec.records.model import TRANSACTION_MARKERS, Batch, Record, TimestampType
 from kcodec.records.values import NO_TIMESTAMP
+from kcodec.runtime import compression as compress_lib
 
-__all__ = ["NewRecord", "RecordInput", "encode_batch", "encode_control_batch", "convert_batches",
-           "NO_TIMESTAMP", "CONTROL_TYPES"]
+__all__ = [
+    "NewRecord",
+    "RecordInput",
+    "encode_batch",
+    "encode_control_batch",
+    "convert_batches",
+    "NO_TIMESTAMP",
+    "CONTROL_TYPES",
+]
 
 _NO_PRODUCER_ID = -1
 _NO_PRODUCER_EPOCH = -1
@@ -69,7 +76,7 @@ class NewRecord:
 
 
 #: What the encoders accept for one record.
-RecordInput = Union[NewRecord, Record, Mapping[str, Any]]
+RecordInput = NewRecord | Record | Mapping[str | Any]
 
 _RECORD_KEYS = frozenset(("key", "value", "headers", "timestamp", "offset"))
 
@@ -93,6 +100,7 @@ def _codec(entity: str, version: int):
 
 
 # ---------------------------------------------------------------------------- validation helpers
+
 
 def _int(name: str, value: Any, bounds: tuple[int, int]) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
@@ -180,16 +188,25 @@ def _fields(item: Any, index: int) -> tuple:
     if isinstance(item, Mapping):
         unknown = item.keys() - _RECORD_KEYS if not item.keys() <= _RECORD_KEYS else ()
         if unknown:
-            raise EncodeError(f"record {index}: unknown field(s) {', '.join(sorted(map(str, unknown)))} "
-                              f"(known: {', '.join(sorted(_RECORD_KEYS))})")
-        return (item.get("key"), item.get("value"), item.get("headers") or (),
-                item.get("timestamp", NO_TIMESTAMP), item.get("offset"))
+            raise EncodeError(
+                f"record {index}: unknown field(s) {', '.join(sorted(map(str, unknown)))} "
+                f"(known: {', '.join(sorted(_RECORD_KEYS))})"
+            )
+        return (
+            item.get("key"),
+            item.get("value"),
+            item.get("headers") or (),
+            item.get("timestamp", NO_TIMESTAMP),
+            item.get("offset"),
+        )
     raise EncodeError(f"record {index} must be a NewRecord, a kcodec Record or a dict, not {type(item).__name__}")
 
 
 def _headers(headers: Any, index: int) -> tuple[tuple[str, bytes | None], ...]:
-    if type(headers) in (list, tuple) and all(type(h) is tuple and len(h) == 2 and type(h[0]) is str
-                                              and (h[1] is None or type(h[1]) is bytes) for h in headers):
+    if type(headers) in (list, tuple) and all(
+        type(h) is tuple and len(h) == 2 and type(h[0]) is str and (h[1] is None or type(h[1]) is bytes)
+        for h in headers
+    ):
         return tuple(headers)  # already (str, bytes-or-None) pairs: nothing to convert
     if isinstance(headers, (str, bytes)) or not isinstance(headers, Iterable):
         raise EncodeError(f"record {index}: headers must be a list of (key, value) pairs")
@@ -207,8 +224,9 @@ def _headers(headers: Any, index: int) -> tuple[tuple[str, bytes | None], ...]:
     return tuple(out)
 
 
-def _normalize(records: Iterable[RecordInput], base_offset: int | None, magic: int,
-               allow_lossy: bool) -> tuple[int, list[_Rec]]:
+def _normalize(
+    records: Iterable[RecordInput], base_offset: int | None, magic: int, allow_lossy: bool
+) -> tuple[int, list[_Rec]]:
     """Validate the inputs and assign absolute offsets; returns (base offset, records)."""
     if isinstance(records, (str, bytes, Mapping, NewRecord, Record)) or not isinstance(records, Iterable):
         raise EncodeError("records must be a list of records")
@@ -225,25 +243,32 @@ def _normalize(records: Iterable[RecordInput], base_offset: int | None, magic: i
         elif type(offset) is not int or offset < 0:
             offset = _int(f"record {i} offset", offset, (0, _INT64[1]))
         if previous is not None and offset <= previous:
-            raise EncodeError(f"record {i}: Illegal offset {offset} following previous offset {previous} "
-                              "(Offsets must increase monotonically).")
+            raise EncodeError(
+                f"record {i}: Illegal offset {offset} following previous offset {previous} "
+                "(Offsets must increase monotonically)."
+            )
         if offset < base_offset:
             raise EncodeError(f"record {i}: offset {offset} is below the batch's base offset {base_offset}")
         if magic == 2 and offset - base_offset > _INT32[1]:
-            raise EncodeError(f"record {i}: offset {offset} is {offset - base_offset} past the base offset "
-                              f"{base_offset}; a v2 offset delta must fit in an int32")
+            raise EncodeError(
+                f"record {i}: offset {offset} is {offset - base_offset} past the base offset "
+                f"{base_offset}; a v2 offset delta must fit in an int32"
+            )
         if type(timestamp) is not int or timestamp < -1 or timestamp > _INT64[1]:
             timestamp = _timestamp(f"record {i} timestamp", timestamp)
         hdrs = _headers(headers, i) if headers else ()
         if hdrs and magic < 2:
             if not allow_lossy:
-                raise EncodeError(f"record {i}: Magic v{magic} does not support record headers "
-                                  "(pass allow_lossy=True to drop them)")
+                raise EncodeError(
+                    f"record {i}: Magic v{magic} does not support record headers (pass allow_lossy=True to drop them)"
+                )
             hdrs = ()
         if magic == 0 and timestamp != NO_TIMESTAMP:
             if not allow_lossy:
-                raise EncodeError(f"record {i}: magic 0 has no timestamps, but the record has timestamp "
-                                  f"{timestamp} (pass allow_lossy=True to drop it)")
+                raise EncodeError(
+                    f"record {i}: magic 0 has no timestamps, but the record has timestamp "
+                    f"{timestamp} (pass allow_lossy=True to drop it)"
+                )
             timestamp = NO_TIMESTAMP
         if key is not None and type(key) is not bytes:
             key = _bytes(f"record {i} key", key)
@@ -255,6 +280,7 @@ def _normalize(records: Iterable[RecordInput], base_offset: int | None, magic: i
 
 
 # ---------------------------------------------------------------------------- building through the codecs
+
 
 class _Encoders:
     """The generated fast encoders (compiled where built) and their field orders."""
@@ -269,8 +295,15 @@ class _Encoders:
         self.entry_fields = {m: getattr(legacy_log_entry, f"FIELDS_LEGACY_LOG_ENTRY_V{m}") for m in (0, 1)}
         self.message_fields = {m: getattr(legacy_message, f"FIELDS_LEGACY_MESSAGE_V{m}") for m in (0, 1)}
         # Records are built as tuples directly (the hot path): the schema's order is checked once here.
-        if record.FIELDS_RECORD_V2 != ("length", "attributes", "timestamp_delta", "offset_delta", "key", "value",
-                                       "headers"):
+        if record.FIELDS_RECORD_V2 != (
+            "length",
+            "attributes",
+            "timestamp_delta",
+            "offset_delta",
+            "key",
+            "value",
+            "headers",
+        ):
             raise ImportError("record v2 fields changed in the schema: update kcodec.records.encode")
 
 
@@ -304,8 +337,9 @@ def _encode_legacy(magic: int, entry: dict, level: int | None) -> bytes:
     value = message["value"]
     if isinstance(value, list):  # a wrapper: its inner entries as tuples
         message["value"] = [_legacy_tuple(magic, inner) for inner in value]
-    t = _ordered({"offset": entry["offset"], "message": _ordered(message, e.message_fields[magic])},
-                 e.entry_fields[magic])
+    t = _ordered(
+        {"offset": entry["offset"], "message": _ordered(message, e.message_fields[magic])}, e.entry_fields[magic]
+    )
     try:
         return e.entry[magic](t, level)
     except EncodeError:
@@ -316,8 +350,10 @@ def _encode_legacy(magic: int, entry: dict, level: int | None) -> bytes:
 
 def _legacy_tuple(magic: int, entry: dict) -> tuple:
     e = _enc()
-    return _ordered({"offset": entry["offset"], "message": _ordered(entry["message"], e.message_fields[magic])},
-                    e.entry_fields[magic])
+    return _ordered(
+        {"offset": entry["offset"], "message": _ordered(entry["message"], e.message_fields[magic])},
+        e.entry_fields[magic],
+    )
 
 
 def _build_v2(recs: list[_Rec], *, level: int | None, **batch) -> bytes:
@@ -325,22 +361,47 @@ def _build_v2(recs: list[_Rec], *, level: int | None, **batch) -> bytes:
     return _encode_v2(value, level if recs else None)
 
 
-def _build_legacy(recs: list[_Rec], *, magic: int, base_offset: int, compression: str, level: int | None,
-                  ts_type: TimestampType, log_append_time: int | None) -> bytes:
-    entries = values.legacy_entries(recs, magic=magic, base_offset=base_offset, compression=compression,
-                                    ts_type=ts_type, log_append_time=log_append_time)
+def _build_legacy(
+    recs: list[_Rec],
+    *,
+    magic: int,
+    base_offset: int,
+    compression: str,
+    level: int | None,
+    ts_type: TimestampType,
+    log_append_time: int | None,
+) -> bytes:
+    entries = values.legacy_entries(
+        recs,
+        magic=magic,
+        base_offset=base_offset,
+        compression=compression,
+        ts_type=ts_type,
+        log_append_time=log_append_time,
+    )
     return b"".join(_encode_legacy(magic, e, None if compression == "none" else level) for e in entries)
 
 
 # ---------------------------------------------------------------------------- public API
 
-def encode_batch(records: Iterable[RecordInput], *, magic: int = 2, compression: str | int = "none",
-                 compression_level: int | None = None, base_offset: int | None = None,
-                 timestamp_type: TimestampType | int = TimestampType.CREATE_TIME,
-                 log_append_time: int | None = None, producer_id: int = _NO_PRODUCER_ID,
-                 producer_epoch: int = _NO_PRODUCER_EPOCH, base_sequence: int = _NO_SEQUENCE,
-                 transactional: bool = False, partition_leader_epoch: int = _NO_PARTITION_LEADER_EPOCH,
-                 delete_horizon_ms: int | None = None, allow_lossy: bool = False) -> bytes:
+
+def encode_batch(
+    records: Iterable[RecordInput],
+    *,
+    magic: int = 2,
+    compression: str | int = "none",
+    compression_level: int | None = None,
+    base_offset: int | None = None,
+    timestamp_type: TimestampType | int = TimestampType.CREATE_TIME,
+    log_append_time: int | None = None,
+    producer_id: int = _NO_PRODUCER_ID,
+    producer_epoch: int = _NO_PRODUCER_EPOCH,
+    base_sequence: int = _NO_SEQUENCE,
+    transactional: bool = False,
+    partition_leader_epoch: int = _NO_PARTITION_LEADER_EPOCH,
+    delete_horizon_ms: int | None = None,
+    allow_lossy: bool = False,
+) -> bytes:
     """Encode ``records`` as Kafka writes them at ``magic``.
 
     * magic 2: one record batch. ``base_offset`` (default: the first record's
@@ -387,8 +448,10 @@ def encode_batch(records: Iterable[RecordInput], *, magic: int = 2, compression:
         if transactional:
             raise EncodeError(f"Transactional records are not supported for magic {magic}")
         if (producer_id, producer_epoch, base_sequence) != (_NO_PRODUCER_ID, _NO_PRODUCER_EPOCH, _NO_SEQUENCE):
-            raise EncodeError(f"Idempotent messages are not supported for magic {magic} "
-                              "(producer_id, producer_epoch and base_sequence must stay -1)")
+            raise EncodeError(
+                f"Idempotent messages are not supported for magic {magic} "
+                "(producer_id, producer_epoch and base_sequence must stay -1)"
+            )
         if delete_horizon_ms is not None:
             raise EncodeError(f"Delete horizon timestamp is not supported for magic {magic}")
         if partition_leader_epoch != _NO_PARTITION_LEADER_EPOCH:
@@ -397,17 +460,36 @@ def encode_batch(records: Iterable[RecordInput], *, magic: int = 2, compression:
         _check_producer_state(producer_id, producer_epoch, base_sequence, transactional, control=False)
     base, recs = _normalize(records, base_offset, magic, allow_lossy)
     if magic == 2:
-        return _build_v2(recs, base_offset=base, last_offset=None, compression=name, level=compression_level,
-                         ts_type=ts_type, log_append_time=lat, producer_id=producer_id,
-                         producer_epoch=producer_epoch, base_sequence=base_sequence, transactional=transactional,
-                         control=False, partition_leader_epoch=partition_leader_epoch,
-                         delete_horizon_ms=delete_horizon_ms)
-    return _build_legacy(recs, magic=magic, base_offset=base, compression=name, level=compression_level,
-                         ts_type=ts_type, log_append_time=lat)
+        return _build_v2(
+            recs,
+            base_offset=base,
+            last_offset=None,
+            compression=name,
+            level=compression_level,
+            ts_type=ts_type,
+            log_append_time=lat,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+            transactional=transactional,
+            control=False,
+            partition_leader_epoch=partition_leader_epoch,
+            delete_horizon_ms=delete_horizon_ms,
+        )
+    return _build_legacy(
+        recs,
+        magic=magic,
+        base_offset=base,
+        compression=name,
+        level=compression_level,
+        ts_type=ts_type,
+        log_append_time=lat,
+    )
 
 
-def _check_producer_state(producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool,
-                          control: bool) -> None:
+def _check_producer_state(
+    producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool, control: bool
+) -> None:
     """MemoryRecordsBuilder.validateProducerState."""
     if transactional and producer_id == _NO_PRODUCER_ID:
         raise EncodeError("Cannot write transactional messages without a valid producer ID")
@@ -415,14 +497,23 @@ def _check_producer_state(producer_id: int, producer_epoch: int, base_sequence: 
         if producer_epoch == _NO_PRODUCER_EPOCH:
             raise EncodeError(f"Invalid negative producer epoch (producer_id {producer_id} needs an epoch)")
         if base_sequence < 0 and not control:
-            raise EncodeError(f"Invalid negative sequence number used (producer_id {producer_id} needs "
-                              "base_sequence >= 0)")
+            raise EncodeError(
+                f"Invalid negative sequence number used (producer_id {producer_id} needs base_sequence >= 0)"
+            )
 
 
-def encode_control_batch(kind: str, *, producer_id: int | None = None, producer_epoch: int | None = None,
-                         coordinator_epoch: int = 0, offset: int = 0, timestamp: int = NO_TIMESTAMP,
-                         partition_leader_epoch: int = _NO_PARTITION_LEADER_EPOCH,
-                         transactional: bool | None = None, value: bytes | None = None) -> bytes:
+def encode_control_batch(
+    kind: str,
+    *,
+    producer_id: int | None = None,
+    producer_epoch: int | None = None,
+    coordinator_epoch: int = 0,
+    offset: int = 0,
+    timestamp: int = NO_TIMESTAMP,
+    partition_leader_epoch: int = _NO_PARTITION_LEADER_EPOCH,
+    transactional: bool | None = None,
+    value: bytes | None = None,
+) -> bytes:
     """One v2 control batch holding one control record at ``offset``.
 
     ``kind`` "commit" or "abort" (any case) gives a transaction marker, as
@@ -458,8 +549,9 @@ def encode_control_batch(kind: str, *, producer_id: int | None = None, producer_
         producer_id = _NO_PRODUCER_ID if producer_id is None else producer_id
         producer_epoch = _NO_PRODUCER_EPOCH if producer_epoch is None else producer_epoch
         if producer_id != _NO_PRODUCER_ID or producer_epoch != _NO_PRODUCER_EPOCH or transactional:
-            raise EncodeError(f"a KRaft {kind.upper()} control batch has producer id and epoch -1 and is "
-                              "not transactional")
+            raise EncodeError(
+                f"a KRaft {kind.upper()} control batch has producer id and epoch -1 and is not transactional"
+            )
         if coordinator_epoch != 0:
             raise EncodeError("coordinator_epoch belongs to COMMIT / ABORT markers only")
         record_value = _bytes("value", value)
@@ -470,14 +562,32 @@ def encode_control_batch(kind: str, *, producer_id: int | None = None, producer_
     producer_epoch = _int("producer_epoch", producer_epoch, _INT16)
     _check_producer_state(producer_id, producer_epoch, _NO_SEQUENCE, transactional, control=True)
     rec = _Rec(offset, timestamp, key, record_value, ())
-    return _build_v2([rec], base_offset=offset, last_offset=None, compression="none", level=None,
-                     ts_type=TimestampType.CREATE_TIME, log_append_time=None, producer_id=producer_id,
-                     producer_epoch=producer_epoch, base_sequence=_NO_SEQUENCE, transactional=transactional,
-                     control=True, partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=None)
+    return _build_v2(
+        [rec],
+        base_offset=offset,
+        last_offset=None,
+        compression="none",
+        level=None,
+        ts_type=TimestampType.CREATE_TIME,
+        log_append_time=None,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=_NO_SEQUENCE,
+        transactional=transactional,
+        control=True,
+        partition_leader_epoch=partition_leader_epoch,
+        delete_horizon_ms=None,
+    )
 
 
-def convert_batches(batches: Iterable[Batch], *, magic: int, compression: str | int = "none",
-                    compression_level: int | None = None, allow_lossy: bool = False) -> bytes:
+def convert_batches(
+    batches: Iterable[Batch],
+    *,
+    magic: int,
+    compression: str | int = "none",
+    compression_level: int | None = None,
+    allow_lossy: bool = False,
+) -> bytes:
     """Re-encode decoded batches at ``magic`` with ``compression``, batch by batch.
 
     Every record keeps its absolute offset and (effective) timestamp; each
@@ -504,41 +614,75 @@ def convert_batches(batches: Iterable[Batch], *, magic: int, compression: str | 
     return b"".join(out)
 
 
-def _convert_one(batch: Batch, index: int, magic: int, compression: str, level: int | None,
-                 allow_lossy: bool) -> bytes:
+def _convert_one(batch: Batch, index: int, magic: int, compression: str, level: int | None, allow_lossy: bool) -> bytes:
     where = f"batch {index} (offset {batch.base_offset})"
     records = batch.records
     if batch.is_control:
         if magic < 2:
             if allow_lossy:
                 return b""  # RecordsUtil.downConvert skips control batches
-            raise EncodeError(f"{where} is a control batch; control batches exist only in magic 2 "
-                              "(pass allow_lossy=True to drop them)")
+            raise EncodeError(
+                f"{where} is a control batch; control batches exist only in magic 2 "
+                "(pass allow_lossy=True to drop them)"
+            )
         recs = [_Rec(r.offset, r.timestamp, r.key, r.value, tuple(r.headers)) for r in records]
-        return _build_v2(recs, base_offset=batch.base_offset, last_offset=batch.last_offset, compression="none",
-                         level=None, ts_type=_source_ts_type(batch), log_append_time=_source_lat(batch),
-                         producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
-                         base_sequence=batch.base_sequence, transactional=batch.is_transactional, control=True,
-                         partition_leader_epoch=batch.partition_leader_epoch,
-                         delete_horizon_ms=batch.delete_horizon_ms, empty_max_timestamp=batch.max_timestamp)
+        return _build_v2(
+            recs,
+            base_offset=batch.base_offset,
+            last_offset=batch.last_offset,
+            compression="none",
+            level=None,
+            ts_type=_source_ts_type(batch),
+            log_append_time=_source_lat(batch),
+            producer_id=batch.producer_id,
+            producer_epoch=batch.producer_epoch,
+            base_sequence=batch.base_sequence,
+            transactional=batch.is_transactional,
+            control=True,
+            partition_leader_epoch=batch.partition_leader_epoch,
+            delete_horizon_ms=batch.delete_horizon_ms,
+            empty_max_timestamp=batch.max_timestamp,
+        )
 
     if magic == 2:
         inputs = [NewRecord(r.key, r.value, tuple(r.headers), r.timestamp, r.offset) for r in records]
         if batch.magic == 2:
             base, recs = _normalize(inputs, batch.base_offset, 2, False)
-            return _build_v2(recs, base_offset=base, last_offset=batch.last_offset, compression=compression,
-                             level=level, ts_type=_source_ts_type(batch), log_append_time=_source_lat(batch),
-                             producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
-                             base_sequence=batch.base_sequence, transactional=batch.is_transactional,
-                             control=False, partition_leader_epoch=batch.partition_leader_epoch,
-                             delete_horizon_ms=batch.delete_horizon_ms, empty_max_timestamp=batch.max_timestamp)
+            return _build_v2(
+                recs,
+                base_offset=base,
+                last_offset=batch.last_offset,
+                compression=compression,
+                level=level,
+                ts_type=_source_ts_type(batch),
+                log_append_time=_source_lat(batch),
+                producer_id=batch.producer_id,
+                producer_epoch=batch.producer_epoch,
+                base_sequence=batch.base_sequence,
+                transactional=batch.is_transactional,
+                control=False,
+                partition_leader_epoch=batch.partition_leader_epoch,
+                delete_horizon_ms=batch.delete_horizon_ms,
+                empty_max_timestamp=batch.max_timestamp,
+            )
         # Up-conversion from v0/v1: the records' own offsets and timestamps.
         base, recs = _normalize(inputs, None, 2, False)
-        return _build_v2(recs, base_offset=base, last_offset=None, compression=compression, level=level,
-                         ts_type=_source_ts_type(batch), log_append_time=_source_lat(batch),
-                         producer_id=_NO_PRODUCER_ID, producer_epoch=_NO_PRODUCER_EPOCH, base_sequence=_NO_SEQUENCE,
-                         transactional=False, control=False, partition_leader_epoch=_NO_PARTITION_LEADER_EPOCH,
-                         delete_horizon_ms=None)
+        return _build_v2(
+            recs,
+            base_offset=base,
+            last_offset=None,
+            compression=compression,
+            level=level,
+            ts_type=_source_ts_type(batch),
+            log_append_time=_source_lat(batch),
+            producer_id=_NO_PRODUCER_ID,
+            producer_epoch=_NO_PRODUCER_EPOCH,
+            base_sequence=_NO_SEQUENCE,
+            transactional=False,
+            control=False,
+            partition_leader_epoch=_NO_PARTITION_LEADER_EPOCH,
+            delete_horizon_ms=None,
+        )
 
     # Down to v0/v1 (or v0 <-> v1): refuse what would be lost, unless allowed.
     lost = []
@@ -548,19 +692,26 @@ def _convert_one(batch: Batch, index: int, magic: int, compression: str, level: 
         lost.append("producer state (producer id, epoch, sequence, transactional flag)")
     if batch.has_delete_horizon:
         lost.append("the delete horizon")
-    if magic == 0 and (batch.timestamp_type is TimestampType.LOG_APPEND_TIME
-                       or any(r.timestamp != NO_TIMESTAMP for r in records)):
+    if magic == 0 and (
+        batch.timestamp_type is TimestampType.LOG_APPEND_TIME or any(r.timestamp != NO_TIMESTAMP for r in records)
+    ):
         lost.append("timestamps")
     if lost and not allow_lossy:
-        raise EncodeError(f"{where}: magic {magic} cannot hold {', '.join(lost)} "
-                          "(pass allow_lossy=True to drop them)")
+        raise EncodeError(f"{where}: magic {magic} cannot hold {', '.join(lost)} (pass allow_lossy=True to drop them)")
     if not records:
         return b""
     inputs = [NewRecord(r.key, r.value, tuple(r.headers), r.timestamp, r.offset) for r in records]
     base, recs = _normalize(inputs, None, magic, True)
     ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else _source_ts_type(batch)
-    return _build_legacy(recs, magic=magic, base_offset=base, compression=compression, level=level,
-                         ts_type=ts_type, log_append_time=_source_lat(batch) if magic == 1 else None)
+    return _build_legacy(
+        recs,
+        magic=magic,
+        base_offset=base,
+        compression=compression,
+        level=level,
+        ts_type=ts_type,
+        log_append_time=_source_lat(batch) if magic == 1 else None,
+    )
 
 
 def _source_ts_type(batch: Batch) -> TimestampType:

@@ -6,32 +6,47 @@ position in both layouts, so a reader can frame an entry before it knows its
 format. The positions come from the generated constants; nothing here is
 typed again.
 """
+
 from __future__ import annotations
 
 import struct
 
 from kcodec.errors import BadLengthError, UnknownMagicError
 from kcodec.generated.enums import COMPRESSION_TYPE
-from kcodec.generated.legacy_log_entry import (LEGACY_LOG_ENTRY_V0_OFFSET_MESSAGE, LEGACY_LOG_ENTRY_V0_OFFSET_SIZE,
-                                               LEGACY_LOG_ENTRY_V0_OVERHEAD)
-from kcodec.generated.legacy_message import (LEGACY_MESSAGE_V0_ATTRIBUTES_COMPRESSION_MASK,
-                                             LEGACY_MESSAGE_V0_OFFSET_ATTRIBUTES, LEGACY_MESSAGE_V0_OFFSET_CRC,
-                                             LEGACY_MESSAGE_V0_OFFSET_MAGIC, LEGACY_MESSAGE_V0_OVERHEAD,
-                                             LEGACY_MESSAGE_V1_OVERHEAD)
-from kcodec.generated.record_batch import (RECORD_BATCH_V2_ATTRIBUTES_COMPRESSION_MASK,
-                                           RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK,
-                                           RECORD_BATCH_V2_OFFSET_ATTRIBUTES, RECORD_BATCH_V2_OFFSET_BATCH_LENGTH,
-                                           RECORD_BATCH_V2_OFFSET_CRC, RECORD_BATCH_V2_OFFSET_MAGIC,
-                                           RECORD_BATCH_V2_OFFSET_RECORDS, RECORD_BATCH_V2_OFFSET_RECORDS_COUNT,
-                                           RECORD_BATCH_V2_OVERHEAD)
+from kcodec.generated.legacy_log_entry import (
+    LEGACY_LOG_ENTRY_V0_OFFSET_MESSAGE,
+    LEGACY_LOG_ENTRY_V0_OFFSET_SIZE,
+    LEGACY_LOG_ENTRY_V0_OVERHEAD,
+)
+from kcodec.generated.legacy_message import (
+    LEGACY_MESSAGE_V0_ATTRIBUTES_COMPRESSION_MASK,
+    LEGACY_MESSAGE_V0_OFFSET_ATTRIBUTES,
+    LEGACY_MESSAGE_V0_OFFSET_CRC,
+    LEGACY_MESSAGE_V0_OFFSET_MAGIC,
+    LEGACY_MESSAGE_V0_OVERHEAD,
+    LEGACY_MESSAGE_V1_OVERHEAD,
+)
+from kcodec.generated.record_batch import (
+    RECORD_BATCH_V2_ATTRIBUTES_COMPRESSION_MASK,
+    RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK,
+    RECORD_BATCH_V2_OFFSET_ATTRIBUTES,
+    RECORD_BATCH_V2_OFFSET_BATCH_LENGTH,
+    RECORD_BATCH_V2_OFFSET_CRC,
+    RECORD_BATCH_V2_OFFSET_MAGIC,
+    RECORD_BATCH_V2_OFFSET_RECORDS,
+    RECORD_BATCH_V2_OFFSET_RECORDS_COUNT,
+    RECORD_BATCH_V2_OVERHEAD,
+)
 
 # ---- every entry (Records.LOG_OVERHEAD, Records.HEADER_SIZE_UP_TO_MAGIC)
 LOG_OVERHEAD = LEGACY_LOG_ENTRY_V0_OVERHEAD  # offset + size: what the size field does not count
 SIZE_OFFSET = LEGACY_LOG_ENTRY_V0_OFFSET_SIZE
 MAGIC_OFFSET = RECORD_BATCH_V2_OFFSET_MAGIC
 HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1  # the magic is one byte
-if (SIZE_OFFSET, MAGIC_OFFSET) != (RECORD_BATCH_V2_OFFSET_BATCH_LENGTH,
-                                   LEGACY_LOG_ENTRY_V0_OFFSET_MESSAGE + LEGACY_MESSAGE_V0_OFFSET_MAGIC):
+if (SIZE_OFFSET, MAGIC_OFFSET) != (
+    RECORD_BATCH_V2_OFFSET_BATCH_LENGTH,
+    LEGACY_LOG_ENTRY_V0_OFFSET_MESSAGE + LEGACY_MESSAGE_V0_OFFSET_MAGIC,
+):
     raise ImportError("the schemas no longer put size and magic at the same place in every entry")
 
 # ---- v0 / v1 messages (LegacyRecord), positions in the whole entry
@@ -68,8 +83,12 @@ def is_control_batch(entry, position: int = 0) -> bool:
 
 def magic_error(magic: int, position: int, base_offset: int) -> UnknownMagicError:
     """Kafka's error for a magic byte it does not know (shown signed, as Java reads a byte)."""
-    return UnknownMagicError(f"Invalid magic found in record: {magic if magic < 128 else magic - 256}",
-                             position=position + MAGIC_OFFSET, base_offset=base_offset, field="magic")
+    return UnknownMagicError(
+        f"Invalid magic found in record: {magic if magic < 128 else magic - 256}",
+        position=position + MAGIC_OFFSET,
+        base_offset=base_offset,
+        field="magic",
+    )
 
 
 def check_header(header: bytes, position: int, max_batch_size: int) -> int:
@@ -77,13 +96,19 @@ def check_header(header: bytes, position: int, max_batch_size: int) -> int:
     Kafka's log input streams do before reading on); returns the whole entry's size."""
     offset, size = _I64_I32.unpack_from(header, 0)
     if size < MIN_LEGACY_RECORD_SIZE:
-        raise BadLengthError(f"Record size {size} is less than the minimum record overhead "
-                             f"({MIN_LEGACY_RECORD_SIZE})", position=position + SIZE_OFFSET, base_offset=offset,
-                             field="size")
+        raise BadLengthError(
+            f"Record size {size} is less than the minimum record overhead ({MIN_LEGACY_RECORD_SIZE})",
+            position=position + SIZE_OFFSET,
+            base_offset=offset,
+            field="size",
+        )
     if size > max_batch_size:
-        raise BadLengthError(f"Record size {size} exceeds the largest allowable message size "
-                             f"({max_batch_size}).", position=position + SIZE_OFFSET, base_offset=offset,
-                             field="size")
+        raise BadLengthError(
+            f"Record size {size} exceeds the largest allowable message size ({max_batch_size}).",
+            position=position + SIZE_OFFSET,
+            base_offset=offset,
+            field="size",
+        )
     magic = header[MAGIC_OFFSET]
     if magic > 2:
         raise magic_error(magic, position, offset)

@@ -1,5 +1,6 @@
 """What kcodec hands to users: batches and records with Kafka's semantics
 applied (absolute offsets, effective timestamps, control records by name)."""
+
 from __future__ import annotations
 
 import enum
@@ -11,6 +12,7 @@ from kcodec.generated.enums import CONTROL_RECORD_TYPE, TIMESTAMP_TYPE, TIMESTAM
 try:  # the C descriptor namedtuple fields use: about twice as fast as property(itemgetter(i))
     from collections import _tuplegetter as _field
 except ImportError:  # pragma: no cover - other Pythons
+
     def _field(index: int, doc: str):
         return property(itemgetter(index), doc=doc)
 
@@ -33,12 +35,15 @@ class TimestampType(enum.IntEnum):
         return TIMESTAMP_TYPE_BY_VALUE.get(self.value, "create_time")
 
     @classmethod
-    def from_schema(cls, name: str) -> "TimestampType":
+    def from_schema(cls, name: str) -> TimestampType:
         return cls.LOG_APPEND_TIME if name == "log_append_time" else cls.CREATE_TIME
 
 
-_KAFKA_NAMES = {TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType", TimestampType.CREATE_TIME: "CreateTime",
-                TimestampType.LOG_APPEND_TIME: "LogAppendTime"}
+_KAFKA_NAMES = {
+    TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
+    TimestampType.CREATE_TIME: "CreateTime",
+    TimestampType.LOG_APPEND_TIME: "LogAppendTime",
+}
 
 # Control record types by id, as Kafka's ControlRecordType names them; unknown ids read as UNKNOWN, which
 # readers ignore.
@@ -65,8 +70,19 @@ class ControlRecord:
         return self.type in TRANSACTION_MARKERS
 
 
-_RECORD_FIELDS = ("offset", "timestamp", "timestamp_type", "key", "value", "headers", "sequence", "control",
-                  "crc", "crc_valid", "magic")
+_RECORD_FIELDS = (
+    "offset",
+    "timestamp",
+    "timestamp_type",
+    "key",
+    "value",
+    "headers",
+    "sequence",
+    "control",
+    "crc",
+    "crc_valid",
+    "magic",
+)
 
 
 class Record(tuple):
@@ -83,12 +99,24 @@ class Record(tuple):
     __slots__ = ()
     _fields = _RECORD_FIELDS
 
-    def __new__(cls, offset: int, timestamp: int, timestamp_type: TimestampType, key: bytes | None,
-                value: bytes | None, headers: tuple = (), sequence: int = -1,
-                control: ControlRecord | None = None, crc: int | None = None, crc_valid: bool | None = None,
-                magic: int = 2):
-        return tuple.__new__(cls, (offset, timestamp, timestamp_type, key, value,
-                                   tuple(headers), sequence, control, crc, crc_valid, magic))
+    def __new__(
+        cls,
+        offset: int,
+        timestamp: int,
+        timestamp_type: TimestampType,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple = (),
+        sequence: int = -1,
+        control: ControlRecord | None = None,
+        crc: int | None = None,
+        crc_valid: bool | None = None,
+        magic: int = 2,
+    ):
+        return tuple.__new__(
+            cls,
+            (offset, timestamp, timestamp_type, key, value, tuple(headers), sequence, control, crc, crc_valid, magic),
+        )
 
     offset = _field(0, "Absolute offset.")
     timestamp = _field(1, "Effective timestamp (ms); -1 when none.")
@@ -106,7 +134,7 @@ class Record(tuple):
     def is_control(self) -> bool:
         return self[7] is not None
 
-    def replace(self, **changes) -> "Record":
+    def replace(self, **changes) -> Record:
         """A copy with some fields changed."""
         values = dict(zip(_RECORD_FIELDS, self))
         values.update(changes)

@@ -18,6 +18,7 @@ Resources: sizes are checked against the bytes that remain before anything is
 copied; decompressed output is capped (``max_decompressed_size``, by default
 64 times the largest batch accepted, see :func:`default_max_decompressed_size`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -25,17 +26,23 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from kcodec.errors import TruncatedError
-
-from kcodec.runtime import compression
 from kcodec.records.decode import decode_entry
 from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
 from kcodec.records.model import Batch, Record
 from kcodec.records.resync import SkippedRange
 from kcodec.records.skipping import DamageSkipper
 from kcodec.records.source import Buffer, Source, is_stream, open_buffer, read_up_to
+from kcodec.runtime import compression
 
-__all__ = ["BatchReader", "PartialTail", "Source", "read_batches", "read_records", "default_max_decompressed_size",
-           "DEFAULT_MAX_BATCH_SIZE"]
+__all__ = [
+    "BatchReader",
+    "PartialTail",
+    "Source",
+    "read_batches",
+    "read_records",
+    "default_max_decompressed_size",
+    "DEFAULT_MAX_BATCH_SIZE",
+]
 
 DEFAULT_MAX_BATCH_SIZE = 2**31 - 1  # no cap beyond the format's own; set lower to bound memory
 KAFKA_MAX_MESSAGE_BYTES = 1048588  # Kafka's default message.max.bytes (1 MiB + 12): its largest batch
@@ -64,11 +71,20 @@ class BatchReader:
     says whether the input ended inside an entry (lenient mode), and
     :attr:`skipped` lists the byte ranges passed over (``skip_corrupt``)."""
 
-    def __init__(self, source: Source, *, verify_crc: bool = True, strict: bool = False,
-                 max_decompressed_size: int | None = None,
-                 max_batch_size: int = DEFAULT_MAX_BATCH_SIZE, start: int = 0, end: int | None = None,
-                 skip_corrupt: bool = False, on_skip: Callable[[SkippedRange], None] | None = None,
-                 resync: bool = True):
+    def __init__(
+        self,
+        source: Source,
+        *,
+        verify_crc: bool = True,
+        strict: bool = False,
+        max_decompressed_size: int | None = None,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        start: int = 0,
+        end: int | None = None,
+        skip_corrupt: bool = False,
+        on_skip: Callable[[SkippedRange], None] | None = None,
+        resync: bool = True,
+    ):
         self.source = source
         self.verify_crc, self.strict = verify_crc, strict
         if max_decompressed_size is None:
@@ -85,8 +101,9 @@ class BatchReader:
             yield from self._skipping()
             return
         for position, entry in self.entries():
-            yield decode_entry(entry, position, verify_crc=self.verify_crc,
-                               max_decompressed_size=self.max_decompressed_size)
+            yield decode_entry(
+                entry, position, verify_crc=self.verify_crc, max_decompressed_size=self.max_decompressed_size
+            )
 
     def entries(self) -> Iterator[tuple[int, bytes]]:
         """(position, bytes) of every whole entry, without decoding it."""
@@ -107,8 +124,10 @@ class BatchReader:
             return
         self.partial_tail = PartialTail(position, available)
         if self.strict:
-            raise TruncatedError(f"input ends inside a log entry: {available} bytes at the end do not hold a "
-                                 "whole batch", position=position)
+            raise TruncatedError(
+                f"input ends inside a log entry: {available} bytes at the end do not hold a whole batch",
+                position=position,
+            )
 
     def _skip(self, skipped: SkippedRange) -> None:
         self.skipped.append(skipped)
@@ -119,9 +138,15 @@ class BatchReader:
 
     def _skipping(self) -> Iterator[Batch]:
         """Batches that decode, damaged entries skipped (:mod:`kcodec.records.skipping`)."""
-        skipper = DamageSkipper(self.verify_crc, self.max_batch_size, self.max_decompressed_size,
-                                on_skip=self._skip, on_tail=self._tail, on_progress=self._progress,
-                                resync=self.resync)
+        skipper = DamageSkipper(
+            self.verify_crc,
+            self.max_batch_size,
+            self.max_decompressed_size,
+            on_skip=self._skip,
+            on_tail=self._tail,
+            on_progress=self._progress,
+            resync=self.resync,
+        )
         # resynchronising looks ahead: a stream is read whole (files are memory-mapped instead), and its
         # first byte is at position ``start``
         stream = is_stream(self.source)
@@ -147,11 +172,11 @@ class BatchReader:
             if available < HEADER_SIZE_UP_TO_MAGIC:
                 self._tail(pos, available)
                 return
-            total = check_header(bytes(view[pos:pos + HEADER_SIZE_UP_TO_MAGIC]), pos, self.max_batch_size)
+            total = check_header(bytes(view[pos : pos + HEADER_SIZE_UP_TO_MAGIC]), pos, self.max_batch_size)
             if total > available:
                 self._tail(pos, available)
                 return
-            yield pos, bytes(view[pos:pos + total])
+            yield pos, bytes(view[pos : pos + total])
             pos += total
 
     def _from_stream(self, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:

@@ -15,6 +15,7 @@ and no larger than what the input can hold, the magic byte at +16 is 0, 1 or
 passes over ordinary bytes, and each candidate is checked against the bytes
 left and the format's minimum sizes before its CRC is computed.
 """
+
 from __future__ import annotations
 
 import re
@@ -23,14 +24,28 @@ import zlib
 from dataclasses import dataclass
 
 from kcodec.errors import KcodecError
-
-from kcodec.runtime.crc import crc32c
 from kcodec.records.decode import decode_entry
-from kcodec.records.framing import (HEADER_SIZE_UP_TO_MAGIC, LEGACY_ATTRIBUTES_OFFSET, LEGACY_COMPRESSION_MASK,
-                                    LEGACY_CRC_OFFSET, LEGACY_CRC_START, LEGACY_MAX_CODEC_ID, LOG_OVERHEAD,
-                                    MAGIC_OFFSET, MIN_LEGACY_RECORD_SIZE, MIN_LEGACY_V1_RECORD_SIZE, SIZE_OFFSET,
-                                    V2_ATTRIBUTES_LOW_BYTE, V2_COMPRESSION_MASK, V2_CRC_OFFSET, V2_CRC_START,
-                                    V2_MAX_CODEC_ID, V2_MIN_BATCH_LENGTH, V2_RECORDS_COUNT_OFFSET)
+from kcodec.records.framing import (
+    HEADER_SIZE_UP_TO_MAGIC,
+    LEGACY_ATTRIBUTES_OFFSET,
+    LEGACY_COMPRESSION_MASK,
+    LEGACY_CRC_OFFSET,
+    LEGACY_CRC_START,
+    LEGACY_MAX_CODEC_ID,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_LEGACY_RECORD_SIZE,
+    MIN_LEGACY_V1_RECORD_SIZE,
+    SIZE_OFFSET,
+    V2_ATTRIBUTES_LOW_BYTE,
+    V2_COMPRESSION_MASK,
+    V2_CRC_OFFSET,
+    V2_CRC_START,
+    V2_MAX_CODEC_ID,
+    V2_MIN_BATCH_LENGTH,
+    V2_RECORDS_COUNT_OFFSET,
+)
+from kcodec.runtime.crc import crc32c
 
 __all__ = ["SkippedRange", "find_next_entry", "entry_is_valid"]
 
@@ -57,7 +72,7 @@ class SkippedRange:
         return f"skipped bytes {self.start}..{self.end} ({self.size} bytes): {self.reason}"
 
     @classmethod
-    def from_error(cls, start: int, end: int, exc: KcodecError, *, rest: bool = False) -> "SkippedRange":
+    def from_error(cls, start: int, end: int, exc: KcodecError, *, rest: bool = False) -> SkippedRange:
         return cls(start, end, exc.kind, str(exc), rest)
 
 
@@ -108,19 +123,26 @@ def _candidates(largest: int) -> re.Pattern:
         # size, the bytes up to the magic, then magic 0/1 and the v0/v1 attributes right after it, or magic 2
         # and the low byte of the v2 attributes
         pattern = _PATTERNS[bits] = re.compile(
-            rb"(?=" + _any(SIZE_OFFSET) + size + _any(MAGIC_OFFSET - LOG_OVERHEAD)
-            + rb"(?:[\x00\x01]" + _any(LEGACY_ATTRIBUTES_OFFSET - MAGIC_OFFSET - 1)
+            rb"(?="
+            + _any(SIZE_OFFSET)
+            + size
+            + _any(MAGIC_OFFSET - LOG_OVERHEAD)
+            + rb"(?:[\x00\x01]"
+            + _any(LEGACY_ATTRIBUTES_OFFSET - MAGIC_OFFSET - 1)
             + _codec_bits(LEGACY_COMPRESSION_MASK, LEGACY_MAX_CODEC_ID)
-            + rb"|\x02" + _any(V2_ATTRIBUTES_LOW_BYTE - MAGIC_OFFSET - 1)
-            + _codec_bits(V2_COMPRESSION_MASK, V2_MAX_CODEC_ID) + rb"))")
+            + rb"|\x02"
+            + _any(V2_ATTRIBUTES_LOW_BYTE - MAGIC_OFFSET - 1)
+            + _codec_bits(V2_COMPRESSION_MASK, V2_MAX_CODEC_ID)
+            + rb"))"
+        )
     return pattern
 
 
 def _crc_holds(buf, pos: int, size: int, magic: int) -> bool:
     end = pos + LOG_OVERHEAD + size
     if magic == 2:
-        return crc32c(buf[pos + V2_CRC_START:end]) == _U32.unpack_from(buf, pos + V2_CRC_OFFSET)[0]
-    return zlib.crc32(buf[pos + LEGACY_CRC_START:end]) == _U32.unpack_from(buf, pos + LEGACY_CRC_OFFSET)[0]
+        return crc32c(buf[pos + V2_CRC_START : end]) == _U32.unpack_from(buf, pos + V2_CRC_OFFSET)[0]
+    return zlib.crc32(buf[pos + LEGACY_CRC_START : end]) == _U32.unpack_from(buf, pos + LEGACY_CRC_OFFSET)[0]
 
 
 def _plausible(buf, pos: int, end: int, max_batch_size: int) -> int:
@@ -130,16 +152,19 @@ def _plausible(buf, pos: int, end: int, max_batch_size: int) -> int:
     if size < _MIN_SIZE[magic] or size > max_batch_size or pos + LOG_OVERHEAD + size > end:
         return 0
     if magic == 2:
-        if (buf[pos + V2_ATTRIBUTES_LOW_BYTE] & V2_COMPRESSION_MASK > V2_MAX_CODEC_ID
-                or _I32.unpack_from(buf, pos + V2_RECORDS_COUNT_OFFSET)[0] < 0):
+        if (
+            buf[pos + V2_ATTRIBUTES_LOW_BYTE] & V2_COMPRESSION_MASK > V2_MAX_CODEC_ID
+            or _I32.unpack_from(buf, pos + V2_RECORDS_COUNT_OFFSET)[0] < 0
+        ):
             return 0
     elif buf[pos + LEGACY_ATTRIBUTES_OFFSET] & LEGACY_COMPRESSION_MASK > LEGACY_MAX_CODEC_ID:
         return 0
     return size
 
 
-def entry_is_valid(buf, pos: int, end: int, *, max_batch_size: int = 2**31 - 1,
-                   max_decompressed_size: int | None = None) -> int:
+def entry_is_valid(
+    buf, pos: int, end: int, *, max_batch_size: int = 2**31 - 1, max_decompressed_size: int | None = None
+) -> int:
     """The size of the whole entry at ``pos`` when it parses and its CRC holds, else 0."""
     if end - pos < HEADER_SIZE_UP_TO_MAGIC or buf[pos + MAGIC_OFFSET] > 2:
         return 0
@@ -149,14 +174,21 @@ def entry_is_valid(buf, pos: int, end: int, *, max_batch_size: int = 2**31 - 1,
     total = LOG_OVERHEAD + size
     options = {} if max_decompressed_size is None else {"max_decompressed_size": max_decompressed_size}
     try:
-        decode_entry(bytes(buf[pos:pos + total]), pos, verify_crc=True, **options)
+        decode_entry(bytes(buf[pos : pos + total]), pos, verify_crc=True, **options)
     except KcodecError:
         return 0
     return total
 
 
-def find_next_entry(buf, start: int, end: int | None = None, *, before: int | None = None,
-                    max_batch_size: int = 2**31 - 1, max_decompressed_size: int | None = None) -> int | None:
+def find_next_entry(
+    buf,
+    start: int,
+    end: int | None = None,
+    *,
+    before: int | None = None,
+    max_batch_size: int = 2**31 - 1,
+    max_decompressed_size: int | None = None,
+) -> int | None:
     """The first position ``>= start`` (and ``< before``) where a whole entry, ending by ``end``, parses
     and its CRC holds, or None.
 
@@ -172,7 +204,6 @@ def find_next_entry(buf, start: int, end: int | None = None, *, before: int | No
         pos = m.start()
         if before is not None and pos >= before:
             return None
-        if entry_is_valid(buf, pos, end, max_batch_size=max_batch_size,
-                          max_decompressed_size=max_decompressed_size):
+        if entry_is_valid(buf, pos, end, max_batch_size=max_batch_size, max_decompressed_size=max_decompressed_size):
             return pos
     return None

@@ -13,6 +13,7 @@ One implementation for every reader that goes on after damage (``read_batches(sk
 
 Either way, bytes at the end that do not hold a whole entry are a partial tail, not a skipped range.
 """
+
 from __future__ import annotations
 
 import struct
@@ -20,10 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kcodec.errors import BadLengthError, CrcMismatchError, DecodeError, record_corrupt_message
-
 from kcodec.records.decode import decode_entry
-from kcodec.records.framing import (HEADER_SIZE_UP_TO_MAGIC, LEGACY_CRC_OFFSET, SIZE_OFFSET, V2_CRC_OFFSET,
-                                    check_header)
+from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, LEGACY_CRC_OFFSET, SIZE_OFFSET, V2_CRC_OFFSET, check_header
 from kcodec.records.model import Batch
 from kcodec.records.resync import SkippedRange, find_next_entry
 
@@ -56,8 +55,7 @@ class DamageSkipper:
                 self.on_tail(pos + shift, available)
                 return
             try:
-                total = check_header(bytes(buf[pos:pos + HEADER_SIZE_UP_TO_MAGIC]), pos + shift,
-                                     self.max_batch_size)
+                total = check_header(bytes(buf[pos : pos + HEADER_SIZE_UP_TO_MAGIC]), pos + shift, self.max_batch_size)
             except DecodeError as exc:
                 if not self.resync:
                     return self._skip_rest(pos, end, shift, exc)
@@ -72,14 +70,21 @@ class DamageSkipper:
                     return
                 exc = BadLengthError(
                     f"size says the entry takes {total} bytes, past the end of the input ({available} bytes "
-                    f"left); a valid batch starts at byte {found + shift}", position=pos + shift + SIZE_OFFSET,
-                    base_offset=_I64.unpack_from(buf, pos)[0], field="size")
+                    f"left); a valid batch starts at byte {found + shift}",
+                    position=pos + shift + SIZE_OFFSET,
+                    base_offset=_I64.unpack_from(buf, pos)[0],
+                    field="size",
+                )
                 self._report(pos, found, end, shift, exc)
                 pos = found
                 continue
             try:
-                batch = decode_entry(bytes(buf[pos:pos + total]), pos + shift, verify_crc=self.verify_crc,
-                                     max_decompressed_size=self.max_decompressed_size)
+                batch = decode_entry(
+                    bytes(buf[pos : pos + total]),
+                    pos + shift,
+                    verify_crc=self.verify_crc,
+                    max_decompressed_size=self.max_decompressed_size,
+                )
             except DecodeError as exc:
                 if not self.resync:
                     self._report(pos, pos + total, end, shift, exc)
@@ -98,7 +103,9 @@ class DamageSkipper:
                         f"{record_corrupt_message(batch.crc, batch.computed_crc)} and a valid batch starts "
                         f"inside it, at byte {found + shift}",
                         position=pos + shift + (V2_CRC_OFFSET if batch.magic == 2 else LEGACY_CRC_OFFSET),
-                        base_offset=batch.base_offset, field="crc")
+                        base_offset=batch.base_offset,
+                        field="crc",
+                    )
                     self._report(pos, found, end, shift, exc)
                     pos = found
                     continue
@@ -106,8 +113,14 @@ class DamageSkipper:
             pos += total
 
     def _next(self, buf, start: int, end: int, before: int | None = None) -> int | None:
-        return find_next_entry(buf, start, end, before=before, max_batch_size=self.max_batch_size,
-                               max_decompressed_size=self.max_decompressed_size)
+        return find_next_entry(
+            buf,
+            start,
+            end,
+            before=before,
+            max_batch_size=self.max_batch_size,
+            max_decompressed_size=self.max_decompressed_size,
+        )
 
     def _skip_to_next(self, buf, pos: int, end: int, shift: int, exc: DecodeError) -> int | None:
         """Skip from ``pos`` to the next valid entry (returned), or to the end (None)."""

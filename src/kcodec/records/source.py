@@ -5,17 +5,18 @@ the pages already walked can be dropped from the process (they stay in the
 page cache). Streams are read in bounded chunks, so a lying size field costs
 no memory.
 """
+
 from __future__ import annotations
 
 import mmap
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import BinaryIO, Union
+from typing import BinaryIO
 
 __all__ = ["Source", "Buffer", "is_buffer", "is_path", "is_stream", "open_buffer", "read_up_to"]
 
-Source = Union[bytes, bytearray, memoryview, str, os.PathLike, BinaryIO]
+Source = bytes | bytearray | memoryview | str | os.PathLike | BinaryIO
 
 _RELEASE_EVERY = 32 << 20  # drop mapped pages in steps of 32 MiB
 

@@ -12,13 +12,13 @@ Records are anything with ``offset``, ``timestamp``, ``key``, ``value`` and
 ``headers`` ((str, bytes-or-None) pairs): kcodec Records, or the writer's
 validated records. Nothing here checks types; the writer does that before.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
 from kcodec.errors import EncodeError
-
 from kcodec.records.model import TimestampType
 
 __all__ = ["NO_TIMESTAMP", "v2_attributes", "v2_batch", "legacy_message", "legacy_entries"]
@@ -28,16 +28,34 @@ _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
-def v2_attributes(compression: str, ts_type: TimestampType, *, transactional: bool = False, control: bool = False,
-                  delete_horizon: bool = False) -> dict:
+def v2_attributes(
+    compression: str,
+    ts_type: TimestampType,
+    *,
+    transactional: bool = False,
+    control: bool = False,
+    delete_horizon: bool = False,
+) -> dict:
     """A v2 batch's attributes field."""
-    return {"compression": compression, "timestamp_type": ts_type.schema_name, "transactional": transactional,
-            "control": control, "delete_horizon": delete_horizon, "unused": 0}
+    return {
+        "compression": compression,
+        "timestamp_type": ts_type.schema_name,
+        "transactional": transactional,
+        "control": control,
+        "delete_horizon": delete_horizon,
+        "unused": 0,
+    }
 
 
 def _record_dict(timestamp_delta: int, offset_delta: int, r) -> dict:
-    return {"attributes": 0, "timestamp_delta": timestamp_delta, "offset_delta": offset_delta, "key": r.key,
-            "value": r.value, "headers": [{"key": k, "value": v} for k, v in r.headers]}
+    return {
+        "attributes": 0,
+        "timestamp_delta": timestamp_delta,
+        "offset_delta": offset_delta,
+        "key": r.key,
+        "value": r.value,
+        "headers": [{"key": k, "value": v} for k, v in r.headers],
+    }
 
 
 def _record_tuple(timestamp_delta: int, offset_delta: int, r) -> tuple:
@@ -45,11 +63,24 @@ def _record_tuple(timestamp_delta: int, offset_delta: int, r) -> tuple:
     return (None, 0, timestamp_delta, offset_delta, r.key, r.value, r.headers)
 
 
-def v2_batch(records: Sequence, *, base_offset: int, last_offset: int | None = None, compression: str = "none",
-             ts_type: TimestampType = TimestampType.CREATE_TIME, log_append_time: int | None = None,
-             producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1, transactional: bool = False,
-             control: bool = False, partition_leader_epoch: int = -1, delete_horizon_ms: int | None = None,
-             empty_max_timestamp: int | None = None, fast: bool = False) -> dict:
+def v2_batch(
+    records: Sequence,
+    *,
+    base_offset: int,
+    last_offset: int | None = None,
+    compression: str = "none",
+    ts_type: TimestampType = TimestampType.CREATE_TIME,
+    log_append_time: int | None = None,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    control: bool = False,
+    partition_leader_epoch: int = -1,
+    delete_horizon_ms: int | None = None,
+    empty_max_timestamp: int | None = None,
+    fast: bool = False,
+) -> dict:
     """The value of one v2 batch holding ``records``, whose offsets are absolute.
 
     ``last_offset`` defaults to the last record's (a compacted batch keeps a larger one). No records gives
@@ -67,8 +98,10 @@ def v2_batch(records: Sequence, *, base_offset: int, last_offset: int | None = N
     log_append = ts_type is TimestampType.LOG_APPEND_TIME
     if not records:
         if delete_horizon_ms is not None:
-            raise EncodeError("an empty batch cannot carry a delete horizon "
-                              "(Kafka's writeEmptyHeader writes baseTimestamp -1 and no horizon bit)")
+            raise EncodeError(
+                "an empty batch cannot carry a delete horizon "
+                "(Kafka's writeEmptyHeader writes baseTimestamp -1 and no horizon bit)"
+            )
         if empty_max_timestamp is None:
             empty_max_timestamp = log_append_time if log_append else NO_TIMESTAMP
         compression, base_timestamp, max_timestamp, values = "none", NO_TIMESTAMP, empty_max_timestamp, []
@@ -84,17 +117,28 @@ def v2_batch(records: Sequence, *, base_offset: int, last_offset: int | None = N
                 raise EncodeError(f"record {i}: timestamp delta {delta} does not fit in a varlong")
             values.append(make(delta, r.offset - base_offset, r))
     return {
-        "base_offset": base_offset, "partition_leader_epoch": partition_leader_epoch,
-        "attributes": v2_attributes(compression, ts_type, transactional=transactional, control=control,
-                                    delete_horizon=delete_horizon_ms is not None),
-        "last_offset_delta": last_offset_delta, "base_timestamp": base_timestamp, "max_timestamp": max_timestamp,
-        "producer_id": producer_id, "producer_epoch": producer_epoch, "base_sequence": base_sequence,
+        "base_offset": base_offset,
+        "partition_leader_epoch": partition_leader_epoch,
+        "attributes": v2_attributes(
+            compression,
+            ts_type,
+            transactional=transactional,
+            control=control,
+            delete_horizon=delete_horizon_ms is not None,
+        ),
+        "last_offset_delta": last_offset_delta,
+        "base_timestamp": base_timestamp,
+        "max_timestamp": max_timestamp,
+        "producer_id": producer_id,
+        "producer_epoch": producer_epoch,
+        "base_sequence": base_sequence,
         "records": values,
     }
 
 
-def legacy_message(magic: int, compression: str, ts_type: TimestampType, timestamp: int, key: bytes | None,
-                   value: Any) -> dict:
+def legacy_message(
+    magic: int, compression: str, ts_type: TimestampType, timestamp: int, key: bytes | None, value: Any
+) -> dict:
     """A v0/v1 message; ``value`` is bytes, or a wrapper's inner entries."""
     attributes: dict[str, Any] = {"compression": compression, "unused": 0}
     message: dict[str, Any] = {"attributes": attributes, "key": key, "value": value}
@@ -104,9 +148,15 @@ def legacy_message(magic: int, compression: str, ts_type: TimestampType, timesta
     return message
 
 
-def legacy_entries(records: Sequence, *, magic: int, base_offset: int, compression: str = "none",
-                   ts_type: TimestampType = TimestampType.CREATE_TIME,
-                   log_append_time: int | None = None) -> list[dict]:
+def legacy_entries(
+    records: Sequence,
+    *,
+    magic: int,
+    base_offset: int,
+    compression: str = "none",
+    ts_type: TimestampType = TimestampType.CREATE_TIME,
+    log_append_time: int | None = None,
+) -> list[dict]:
     """The v0/v1 log entries of ``records``: one per record uncompressed, else one wrapper holding them all.
 
     In a wrapper, inner offsets are absolute (v0) or relative to ``base_offset`` (v1, Kafka's
@@ -121,8 +171,10 @@ def legacy_entries(records: Sequence, *, magic: int, base_offset: int, compressi
 
     if compression == "none":
         return [{"offset": r.offset, "message": message(r, "none")} for r in records]
-    inner = [{"offset": r.offset - base_offset if magic == 1 else r.offset, "message": message(r, "none")}
-             for r in records]
+    inner = [
+        {"offset": r.offset - base_offset if magic == 1 else r.offset, "message": message(r, "none")} for r in records
+    ]
     wrapper_ts = log_append_time if log_append else max([NO_TIMESTAMP] + [r.timestamp for r in records])
-    return [{"offset": records[-1].offset,
-             "message": legacy_message(magic, compression, ts_type, wrapper_ts, None, inner)}]
+    return [
+        {"offset": records[-1].offset, "message": legacy_message(magic, compression, ts_type, wrapper_ts, None, inner)}
+    ]

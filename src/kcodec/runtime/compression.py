@@ -21,11 +21,12 @@ id  name    stream
 raises :class:`DecompressionLimitError` before the memory is used), and every
 failure of the underlying libraries surfaces as :class:`DecompressionError`.
 """
+
 from __future__ import annotations
 
 import struct
 import zlib
-from typing import Callable, Union
+from collections.abc import Callable
 
 import cramjam
 import lz4.block
@@ -49,7 +50,7 @@ __all__ = [
     "decompress",
 ]
 
-Buffer = Union[bytes, bytearray, memoryview]
+Buffer = bytes | bytearray | memoryview
 
 CODECS: dict[int, str] = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 CODEC_IDS: dict[str, int] = {name: codec_id for codec_id, name in CODECS.items()}
@@ -65,6 +66,7 @@ _U32_LE = struct.Struct("<I")
 
 
 # --- helpers ----------------------------------------------------------------
+
 
 def codec_for_id(codec_id: int) -> str:
     """Codec name for an attribute codec id (0-4); CompressionError otherwise."""
@@ -89,8 +91,7 @@ def _check_magic(magic: int) -> None:
 
 def _zstd_magic(magic: int) -> None:
     if magic < 2:
-        raise CompressionError(
-            f"zstd requires magic 2 (record format v2), got magic {magic}")
+        raise CompressionError(f"zstd requires magic 2 (record format v2), got magic {magic}")
 
 
 def _view(data: Buffer) -> memoryview:
@@ -103,8 +104,8 @@ def _view(data: Buffer) -> memoryview:
 
 def _limit(codec: str, max_size: int, position: int | None = None) -> DecompressionLimitError:
     return DecompressionLimitError(
-        f"{codec}: decompressed data exceeds the limit of {max_size} bytes",
-        position=position)
+        f"{codec}: decompressed data exceeds the limit of {max_size} bytes", position=position
+    )
 
 
 # --- gzip (id 1) ------------------------------------------------------------
@@ -152,8 +153,8 @@ def _gzip_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
             if not pending:
                 # zlib stopped short of the limit with all input consumed.
                 raise DecompressionError(
-                    "gzip: truncated stream (member has no complete deflate data and trailer)",
-                    position=member_start)
+                    "gzip: truncated stream (member has no complete deflate data and trailer)", position=member_start
+                )
         rest = inflater.unused_data
         member_start = len(data) - len(rest)
         # Like JDK's GZIPInputStream: bytes after a member are another member
@@ -180,7 +181,7 @@ def _snappy_compress(data: memoryview, magic: int, level: int | None) -> bytes:
     _no_level("snappy", level)
     parts: list[Buffer] = [_XERIAL_HEADER]
     for off in range(0, len(data), _XERIAL_BLOCK_SIZE):
-        block = cramjam.snappy.compress_raw(data[off:off + _XERIAL_BLOCK_SIZE])
+        block = cramjam.snappy.compress_raw(data[off : off + _XERIAL_BLOCK_SIZE])
         parts.append(_I32_BE.pack(len(block)))
         parts.append(block)
     return b"".join(parts)
@@ -191,8 +192,7 @@ def _snappy_block(block: memoryview, room: int, max_size: int, position: int) ->
     try:
         declared, _ = decode_uvarint(block, 0)
     except DecodeError:
-        raise DecompressionError(
-            "snappy: bad uncompressed-length varint in raw block", position=position) from None
+        raise DecompressionError("snappy: bad uncompressed-length varint in raw block", position=position) from None
     # Checked before decompressing: the library allocates the declared size.
     if declared > room:
         raise _limit("snappy", max_size, position)
@@ -204,7 +204,7 @@ def _snappy_block(block: memoryview, room: int, max_size: int, position: int) ->
 
 def _xerial_header(data: memoryview, pos: int) -> int:
     """Validate a xerial stream header at ``pos``; return the position after it."""
-    if len(data) - pos < len(_XERIAL_HEADER) or data[pos:pos + 8] != _XERIAL_MAGIC:
+    if len(data) - pos < len(_XERIAL_HEADER) or data[pos : pos + 8] != _XERIAL_MAGIC:
         raise DecompressionError("snappy: truncated or invalid xerial stream header", position=pos)
     version = _I32_BE.unpack_from(data, pos + 8)[0]
     if version < 1:  # snappy-java rejects versions below its minimum-compatible 1
@@ -233,8 +233,7 @@ def _snappy_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
         start = pos + 4
         end = start + length
         if end > n:
-            raise DecompressionError(
-                f"snappy: chunk of {length} bytes runs past the end of the input", position=pos)
+            raise DecompressionError(f"snappy: chunk of {length} bytes runs past the end of the input", position=pos)
         out += _snappy_block(data[start:end], max_size - len(out), max_size, start)
         pos = end
     return bytes(out)
@@ -258,7 +257,7 @@ def _xxh32(data: Buffer, seed: int = 0) -> int:
     if n >= 16:
         v1, v2, v3, v4 = (seed + _P1 + _P2) & _M32, (seed + _P2) & _M32, seed & _M32, (seed - _P1) & _M32
         stripes = n // 16
-        for a, b, c, d in struct.iter_unpack("<4I", data[:stripes * 16]):
+        for a, b, c, d in struct.iter_unpack("<4I", data[: stripes * 16]):
             v1 = _rotl((v1 + a * _P2) & _M32, 13) * _P1 & _M32
             v2 = _rotl((v2 + b * _P2) & _M32, 13) * _P1 & _M32
             v3 = _rotl((v3 + c * _P2) & _M32, 13) * _P1 & _M32
@@ -310,15 +309,17 @@ def _lz4_compress(data: memoryview, magic: int, level: int | None) -> bytes:
     # lz4.frame silently uses the fast one for levels 1-2. For the default
     # level and 3..17 the bytes equal lz4.frame's (see tests).
     if level == _LZ4_DEFAULT_LEVEL:
+
         def pack(chunk: memoryview) -> bytes:
             return lz4.block.compress(chunk, mode="default", store_size=False)
     else:
+
         def pack(chunk: memoryview) -> bytes:
-            return lz4.block.compress(chunk, mode="high_compression",
-                                      compression=level, store_size=False)
+            return lz4.block.compress(chunk, mode="high_compression", compression=level, store_size=False)
+
     parts: list[Buffer] = [_LZ4_HEADER_V0 if magic == 0 else _LZ4_HEADER]
     for off in range(0, len(data), _LZ4_BLOCK_SIZE):
-        chunk = data[off:off + _LZ4_BLOCK_SIZE]
+        chunk = data[off : off + _LZ4_BLOCK_SIZE]
         packed = pack(chunk)
         if len(packed) >= len(chunk):  # no gain: store raw, as Lz4BlockOutputStream does
             parts.append(_U32_LE.pack(len(chunk) | _LZ4_RAW_BLOCK))
@@ -358,8 +359,8 @@ def _lz4_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
         expected = _lz4_hc(bytes(data[4:pos]))
         if data[pos] != expected:
             raise DecompressionError(
-                f"lz4: frame descriptor corrupted (HC {data[pos]:#04x}, expected {expected:#04x})",
-                position=pos)
+                f"lz4: frame descriptor corrupted (HC {data[pos]:#04x}, expected {expected:#04x})", position=pos
+            )
     pos += 1
 
     out = bytearray()
@@ -375,21 +376,17 @@ def _lz4_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
             # checksum is read but, as in Kafka, not verified; bytes after the
             # frame are ignored.
             if content_checksum and n - pos < 4:
-                raise DecompressionError("lz4: stream ended prematurely (content checksum)",
-                                         position=pos)
+                raise DecompressionError("lz4: stream ended prematurely (content checksum)", position=pos)
             return bytes(out)
         if size > max_block:
-            raise DecompressionError(f"lz4: block size {size} exceeded max: {max_block}",
-                                     position=block_pos)
+            raise DecompressionError(f"lz4: block size {size} exceeded max: {max_block}", position=block_pos)
         if n - pos < size:
-            raise DecompressionError("lz4: stream ended prematurely (block data)",
-                                     position=block_pos)
-        block = data[pos:pos + size]
+            raise DecompressionError("lz4: stream ended prematurely (block data)", position=block_pos)
+        block = data[pos : pos + size]
         pos += size
         if block_checksum:
             if n - pos < 4:
-                raise DecompressionError("lz4: stream ended prematurely (block checksum)",
-                                         position=pos)
+                raise DecompressionError("lz4: stream ended prematurely (block checksum)", position=pos)
             if _xxh32(block) != _U32_LE.unpack_from(data, pos)[0]:
                 raise DecompressionError("lz4: block checksum mismatch", position=block_pos)
             pos += 4
@@ -420,16 +417,16 @@ def _zstd_compress(data: memoryview, magic: int, level: int | None) -> bytes:
     _zstd_magic(magic)
     if level is None:
         level = _ZSTD_DEFAULT_LEVEL
-    if (isinstance(level, bool) or not isinstance(level, int)
-            or not _ZSTD_MIN_LEVEL <= level <= _ZSTD_MAX_LEVEL):
-        raise CompressionError(
-            f"zstd level must be {_ZSTD_MIN_LEVEL}..{_ZSTD_MAX_LEVEL}, got {level!r}")
+    if isinstance(level, bool) or not isinstance(level, int) or not _ZSTD_MIN_LEVEL <= level <= _ZSTD_MAX_LEVEL:
+        raise CompressionError(f"zstd level must be {_ZSTD_MIN_LEVEL}..{_ZSTD_MAX_LEVEL}, got {level!r}")
     # Streaming, then flush + end, as zstd-jni's stream does when Kafka closes
     # it: no content size, data blocks, then an empty last block.
     cobj = zstandard.ZstdCompressor(level=level).compressobj()
-    return (cobj.compress(data)
-            + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
-            + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))
+    return (
+        cobj.compress(data)
+        + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+        + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
+    )
 
 
 def _zstd_check_frames(data: memoryview) -> None:
@@ -458,9 +455,12 @@ def _zstd_check_frames(data: memoryview) -> None:
             raise DecompressionError("zstd: truncated frame header", position=pos)
         fhd = data[pos + 4]
         single_segment = (fhd >> 5) & 1
-        header = (5 + (0 if single_segment else 1)  # window descriptor
-                  + (0, 1, 2, 4)[fhd & 3]  # dictionary id
-                  + ((single_segment, 2, 4, 8)[fhd >> 6]))  # frame content size
+        header = (
+            5
+            + (0 if single_segment else 1)  # window descriptor
+            + (0, 1, 2, 4)[fhd & 3]  # dictionary id
+            + ((single_segment, 2, 4, 8)[fhd >> 6])
+        )  # frame content size
         frame_start = pos
         pos += header
         while True:
@@ -513,8 +513,7 @@ _DECOMPRESSORS: dict[str, Callable[[memoryview, int, int], bytes]] = {
 }
 
 
-def compress(codec: str | int, data: Buffer, *, magic: int = 2,
-             level: int | None = None) -> bytes:
+def compress(codec: str | int, data: Buffer, *, magic: int = 2, level: int | None = None) -> bytes:
     """Compress ``data`` into the stream Kafka writes for ``codec`` at ``magic``.
 
     ``codec`` is a name from CODECS (or its id). ``level`` follows Kafka's
@@ -531,8 +530,9 @@ def compress(codec: str | int, data: Buffer, *, magic: int = 2,
     return _COMPRESSORS[name](view, magic, level)
 
 
-def decompress(codec: str | int, data: Buffer, *, magic: int = 2,
-               max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
+def decompress(
+    codec: str | int, data: Buffer, *, magic: int = 2, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> bytes:
     """Decompress one Kafka ``codec`` stream, producing at most ``max_size`` bytes.
 
     Raises CompressionError for an unknown codec or zstd below magic 2,
@@ -557,5 +557,4 @@ def decompress(codec: str | int, data: Buffer, *, magic: int = 2,
         raise
     except Exception as exc:  # zlib.error, cramjam/lz4/zstd errors, ValueError, ...
         detail = " ".join(str(exc).split()) or "no detail"
-        raise DecompressionError(
-            f"{name}: corrupt compressed data ({type(exc).__name__}: {detail})") from exc
+        raise DecompressionError(f"{name}: corrupt compressed data ({type(exc).__name__}: {detail})") from exc

@@ -5,6 +5,7 @@ length-prefixed bytes, strict enums with typed errors, a length or CRC field
 that precedes the bytes it describes, compressed regions. These classes add
 them, raise kcodec's typed errors, and keep the generated code declarative.
 """
+
 from __future__ import annotations
 
 import io
@@ -13,16 +14,37 @@ from collections.abc import Callable, Mapping
 
 import construct as c
 
-from kcodec.errors import (BadLengthError, CompressionError, CorruptError, CrcMismatchError,
-                           DecodeError, EncodeError, KcodecError, TruncatedError,
-                           UnknownMagicError)
-
-from kcodec.runtime import compression as compress_lib, varint
+from kcodec.errors import (
+    BadLengthError,
+    CompressionError,
+    CorruptError,
+    CrcMismatchError,
+    DecodeError,
+    EncodeError,
+    KcodecError,
+    TruncatedError,
+    UnknownMagicError,
+)
+from kcodec.runtime import compression as compress_lib
+from kcodec.runtime import varint
 from kcodec.runtime.crc import CRC_FUNCTIONS
 
 __all__ = [
-    "BitGroup", "BitField", "VarInt32", "VarInt64", "UVarInt32", "KBytes", "EnumOf", "ConstInt", "LengthCheck", "CrcField",
-    "Compressed", "CompressedBytes", "UntilEnd", "field_path", "LengthBound",
+    "BitGroup",
+    "BitField",
+    "VarInt32",
+    "VarInt64",
+    "UVarInt32",
+    "KBytes",
+    "EnumOf",
+    "ConstInt",
+    "LengthCheck",
+    "CrcField",
+    "Compressed",
+    "CompressedBytes",
+    "UntilEnd",
+    "field_path",
+    "LengthBound",
 ]
 
 _ERRORS = {"corrupt": CorruptError, "compression": CompressionError, "magic": UnknownMagicError}
@@ -46,8 +68,9 @@ def _read_exact(stream, n: int, path: str, what: str) -> bytes:
     pos = _tell(stream)
     data = stream.read(n)
     if len(data) != n:
-        raise TruncatedError(f"{what}: needs {n} bytes but only {len(data)} remain",
-                             position=pos, field=field_path(path))
+        raise TruncatedError(
+            f"{what}: needs {n} bytes but only {len(data)} remain", position=pos, field=field_path(path)
+        )
     return data
 
 
@@ -62,8 +85,9 @@ class _Varint(c.Construct):
         for _ in range(self._max):
             b = stream.read(1)
             if not b:
-                raise TruncatedError(f"{self.kind} runs past the end of the input",
-                                     position=start, field=field_path(path))
+                raise TruncatedError(
+                    f"{self.kind} runs past the end of the input", position=start, field=field_path(path)
+                )
             buf += b
             if not b[0] & 0x80:
                 break
@@ -91,6 +115,7 @@ class _Varint(c.Construct):
 
 class VarInt32(_Varint):
     """Kafka's zigzag varint: a signed 32-bit value in at most 5 bytes."""
+
     kind = "varint"
     _decode = staticmethod(varint.decode_varint)
     _encode = staticmethod(varint.encode_varint)
@@ -98,6 +123,7 @@ class VarInt32(_Varint):
 
 class VarInt64(_Varint):
     """Kafka's zigzag varlong: a signed 64-bit value in at most 10 bytes."""
+
     kind = "varlong"
     _max = 10
     _decode = staticmethod(varint.decode_varlong)
@@ -106,6 +132,7 @@ class VarInt64(_Varint):
 
 class UVarInt32(_Varint):
     """Kafka's unsigned varint (5 bytes at most)."""
+
     kind = "uvarint"
     _decode = staticmethod(varint.decode_uvarint)
     _encode = staticmethod(varint.encode_uvarint)
@@ -125,16 +152,20 @@ class KBytes(c.Construct):
         if n < 0:
             if self.nullable:
                 return None
-            raise BadLengthError(f"length {n} is negative but {field_path(path) or 'this field'} cannot be null",
-                                 position=pos, field=field_path(path))
+            raise BadLengthError(
+                f"length {n} is negative but {field_path(path) or 'this field'} cannot be null",
+                position=pos,
+                field=field_path(path),
+            )
         data = _read_exact(stream, n, path, field_path(path) or "bytes")
         if not self.text:
             return data
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise CorruptError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})",
-                               position=pos, field=field_path(path)) from None
+            raise CorruptError(
+                f"not valid UTF-8 ({exc.reason} at byte {exc.start})", position=pos, field=field_path(path)
+            ) from None
 
     def _build(self, obj, stream, context, path):
         if obj is None:
@@ -163,8 +194,17 @@ class BitGroup:
 
     __slots__ = ("name", "low", "width", "kind", "mapping", "reverse", "enum", "open", "error")
 
-    def __init__(self, name: str, low: int, width: int, kind: str = "flag", mapping: Mapping[str, int] | None = None,
-                 enum: str | None = None, open: bool = False, error: str = "corrupt"):
+    def __init__(
+        self,
+        name: str,
+        low: int,
+        width: int,
+        kind: str = "flag",
+        mapping: Mapping[str, int] | None = None,
+        enum: str | None = None,
+        open: bool = False,
+        error: str = "corrupt",
+    ):
         self.name, self.low, self.width, self.kind = name, low, width, kind
         self.mapping = dict(mapping or {})
         self.reverse = {v: k for k, v in self.mapping.items()}
@@ -193,8 +233,9 @@ class BitField(c.Subconstruct):
                 if name is None and not g.open:
                     known = ", ".join(f"{n}={k}" for k, n in g.mapping.items())
                     fpath = f"{field_path(path)}.{g.name}".lstrip(".")
-                    raise g.error(f"unknown or disallowed {g.enum} {v} (allowed here: {known})",
-                                  position=pos, field=fpath)
+                    raise g.error(
+                        f"unknown or disallowed {g.enum} {v} (allowed here: {known})", position=pos, field=fpath
+                    )
                 out[g.name] = v if name is None else name
             else:
                 out[g.name] = v
@@ -235,8 +276,7 @@ class EnumOf(c.Subconstruct):
     """An integer read as a name from a closed set (unknown values raise the
     schema's error kind) or, for an open enum, kept as an integer."""
 
-    def __init__(self, subcon, mapping: Mapping[str, int], enum: str, open: bool = False,
-                 error: str = "corrupt"):
+    def __init__(self, subcon, mapping: Mapping[str, int], enum: str, open: bool = False, error: str = "corrupt"):
         super().__init__(subcon)
         self.mapping = dict(mapping)
         self.reverse = {v: k for k, v in mapping.items()}
@@ -251,20 +291,23 @@ class EnumOf(c.Subconstruct):
         if self.open:
             return raw
         known = ", ".join(f"{v}={k}" for k, v in self.mapping.items())
-        raise self.error(f"unknown or disallowed {self.enum} {raw} (allowed here: {known})",
-                         position=pos, field=field_path(path))
+        raise self.error(
+            f"unknown or disallowed {self.enum} {raw} (allowed here: {known})", position=pos, field=field_path(path)
+        )
 
     def _build(self, obj, stream, context, path):
         if isinstance(obj, str):
             if obj not in self.mapping:
-                raise EncodeError(f"{obj!r} is not a {self.enum} here (allowed: {', '.join(self.mapping)})",
-                                  field=field_path(path))
+                raise EncodeError(
+                    f"{obj!r} is not a {self.enum} here (allowed: {', '.join(self.mapping)})", field=field_path(path)
+                )
             raw = self.mapping[obj]
         elif isinstance(obj, int) and not isinstance(obj, bool) and (self.open or obj in self.reverse):
             raw = obj
         else:
-            raise EncodeError(f"{obj!r} is not a {self.enum} here (allowed: {', '.join(self.mapping)})",
-                              field=field_path(path))
+            raise EncodeError(
+                f"{obj!r} is not a {self.enum} here (allowed: {', '.join(self.mapping)})", field=field_path(path)
+            )
         self.subcon._build(raw, stream, context, path)
         return obj
 
@@ -283,8 +326,9 @@ class ConstInt(c.Subconstruct):
         pos = _tell(stream)
         raw = self.subcon._parsereport(stream, context, path)
         if raw != self.value:
-            raise self.error(f"{field_path(path) or 'value'} is {raw}, expected {self.value}",
-                             position=pos, field=field_path(path))
+            raise self.error(
+                f"{field_path(path) or 'value'} is {raw}, expected {self.value}", position=pos, field=field_path(path)
+            )
         return raw
 
     def _build(self, obj, stream, context, path):
@@ -324,13 +368,17 @@ class LengthBound(_Checkpoint):
         declared = context[self.field]
         start = stream.tell()
         if declared < self.minimum:
-            raise BadLengthError(f"{self.field} is {declared}, less than the {self.minimum} bytes the fields it "
-                                 f"covers need at least", position=start, field=self.field)
+            raise BadLengthError(
+                f"{self.field} is {declared}, less than the {self.minimum} bytes the fields it covers need at least",
+                position=start,
+                field=self.field,
+            )
         end = stream.seek(0, io.SEEK_END)
         stream.seek(start)
         if end - start < declared:
-            raise TruncatedError(f"{self.field} says {declared} bytes but only {end - start} remain",
-                                 position=start, field=self.field)
+            raise TruncatedError(
+                f"{self.field} says {declared} bytes but only {end - start} remain", position=start, field=self.field
+            )
         return None
 
 
@@ -347,8 +395,11 @@ class LengthCheck(_Checkpoint):
         start = context[self.start_key]
         declared = context[self.field]
         if end is not None and end - start != declared:
-            raise BadLengthError(f"{self.field} says {declared} bytes but the fields it covers take {end - start}",
-                                 position=start, field=self.field)
+            raise BadLengthError(
+                f"{self.field} says {declared} bytes but the fields it covers take {end - start}",
+                position=start,
+                field=self.field,
+            )
         return None
 
 
@@ -379,7 +430,9 @@ class CrcField(_Checkpoint):
         if computed != stored:
             raise CrcMismatchError(
                 f"{self.field} is corrupt (stored {self.algorithm} = {stored:#010x}, computed = {computed:#010x})",
-                position=context[self.at_key], field=self.field)
+                position=context[self.at_key],
+                field=self.field,
+            )
         return None
 
     def _build(self, obj, stream, context, path):
@@ -420,8 +473,12 @@ def _decompress(codec: str, data: bytes, magic: int, context, stream, path, star
     """Decompress a region stored at ``start``. A compressed region inside a decompressed stream is
     refused: Kafka allows one wrapper level, and refusing it bounds recursion and memory."""
     if context._params.get(_IN_STREAM):
-        raise CorruptError(f"a compressed ({codec}) {field_path(path) or 'region'} inside a compressed stream: "
-                           "only one level of compression is allowed", position=start, field=field_path(path))
+        raise CorruptError(
+            f"a compressed ({codec}) {field_path(path) or 'region'} inside a compressed stream: "
+            "only one level of compression is allowed",
+            position=start,
+            field=field_path(path),
+        )
     limit = context._params.get("max_decompressed_size", compress_lib.DEFAULT_MAX_DECOMPRESSED_SIZE)
     try:
         return compress_lib.decompress(codec, data, magic=magic, max_size=limit)
@@ -502,8 +559,7 @@ class CompressedBytes(c.Construct):
         pos = _tell(stream)
         data = self.plain._parsereport(stream, context, path)
         if data is None:
-            raise CorruptError(f"compressed ({name}) wrapper has a null value", position=pos,
-                               field=field_path(path))
+            raise CorruptError(f"compressed ({name}) wrapper has a null value", position=pos, field=field_path(path))
         if not context._params.get("parse_contents", True):
             return data  # the stored bytes, still compressed: the caller decodes them
         start = None if pos is None else _tell(stream) - len(data)
@@ -560,8 +616,9 @@ def _translate(exc: Exception, building: bool) -> KcodecError:
 class EntityCodec:
     """Parse, build and size one entity at one version (the construct backend)."""
 
-    def __init__(self, entity: str, version: int, definition: c.Construct, size: Callable,
-                 field_sizes: Callable, layout):
+    def __init__(
+        self, entity: str, version: int, definition: c.Construct, size: Callable, field_sizes: Callable, layout
+    ):
         self.entity, self.version, self.construct = entity, version, definition
         self._size, self._field_sizes, self.layout = size, field_sizes, layout
 
@@ -576,8 +633,9 @@ class EntityCodec:
     def __repr__(self) -> str:
         return f"<EntityCodec {self.entity} v{self.version}>"
 
-    def parse_prefix(self, data, *, verify_crc: bool = True, parse_contents: bool = True,
-                     max_decompressed_size: int | None = None) -> tuple[c.Container, int]:
+    def parse_prefix(
+        self, data, *, verify_crc: bool = True, parse_contents: bool = True, max_decompressed_size: int | None = None
+    ) -> tuple[c.Container, int]:
         """Parse one entity from the start of ``data``; returns it and the bytes consumed.
 
         ``verify_crc=False`` skips CRC checks; ``parse_contents=False`` leaves
@@ -590,8 +648,17 @@ class EntityCodec:
             value = self.construct.parse_stream(stream, **params)
         except KcodecError:
             raise
-        except (c.ConstructError, struct.error, ValueError, IndexError, KeyError, TypeError,
-                OverflowError, UnicodeDecodeError, RecursionError) as exc:
+        except (
+            c.ConstructError,
+            struct.error,
+            ValueError,
+            IndexError,
+            KeyError,
+            TypeError,
+            OverflowError,
+            UnicodeDecodeError,
+            RecursionError,
+        ) as exc:
             raise _translate(exc, building=False) from None
         return value, stream.tell()
 
@@ -599,8 +666,7 @@ class EntityCodec:
         """Parse ``data``, which must hold exactly one entity."""
         value, used = self.parse_prefix(data, **options)
         if used != len(data):
-            raise BadLengthError(f"{len(data) - used} bytes left after {self.entity} v{self.version}",
-                                 position=used)
+            raise BadLengthError(f"{len(data) - used} bytes left after {self.entity} v{self.version}", position=used)
         return value
 
     def build(self, value, *, compression_level: int | None = None) -> bytes:
@@ -612,8 +678,7 @@ class EntityCodec:
             return self.construct.build(value, compression_level=compression_level)
         except KcodecError:
             raise
-        except (c.ConstructError, struct.error, ValueError, KeyError, TypeError, OverflowError,
-                AttributeError) as exc:
+        except (c.ConstructError, struct.error, ValueError, KeyError, TypeError, OverflowError, AttributeError) as exc:
             if isinstance(exc, KeyError):
                 return _raise(EncodeError(f"missing field {exc.args[0]!r} in {self.entity} v{self.version}"))
             raise _translate(exc, building=True) from None

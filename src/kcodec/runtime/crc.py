@@ -8,16 +8,17 @@
 
 Both return the unsigned 32-bit value, which is how Kafka stores and prints it.
 """
+
 from __future__ import annotations
 
 import zlib
-from typing import Callable, Union
+from collections.abc import Callable
 
 import crc32c as _crc32c_lib
 
 __all__ = ["crc32", "crc32c", "CRC_FUNCTIONS"]
 
-Buffer = Union[bytes, bytearray, memoryview]
+Buffer = bytes | bytearray | memoryview
 
 
 def crc32(data: Buffer) -> int:

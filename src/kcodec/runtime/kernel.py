@@ -8,6 +8,7 @@ The runtime does not know which kernel: the generated package asks for its own
 (``kcodec.generated.fast.kernel``), naming the module and the schema digest it
 was generated from.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,12 +35,15 @@ def select_kernel(module: str, schema_sha256: str) -> ModuleType | None:
         kernel = importlib.import_module(module)
     except ImportError as exc:
         if setting == "c":
-            raise ImportError(f"KCODEC_BACKEND=c but the compiled kernel is not available ({exc}); "
-                              "reinstall kcodec where a C compiler exists") from None
+            raise ImportError(
+                f"KCODEC_BACKEND=c but the compiled kernel is not available ({exc}); "
+                "reinstall kcodec where a C compiler exists"
+            ) from None
         return None
     if kernel.SCHEMA_SHA256 != schema_sha256:
         if setting == "c":
-            raise ImportError("KCODEC_BACKEND=c but the compiled kernel was built from other schemas; "
-                              "rebuild it (pip install again)")
+            raise ImportError(
+                "KCODEC_BACKEND=c but the compiled kernel was built from other schemas; rebuild it (pip install again)"
+            )
         return None  # stale build: the Python decoders are always right
     return kernel

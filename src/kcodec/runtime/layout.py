@@ -3,9 +3,10 @@
 Generated modules fill these in from the schemas so tools (``kcodec layout``,
 inspectors) can print layouts without loading the generator.
 """
+
 from __future__ import annotations
 
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
 
 
 @dataclass(frozen=True)

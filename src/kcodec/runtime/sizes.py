@@ -1,4 +1,5 @@
 """Size helpers that generated size functions call."""
+
 from kcodec.runtime.varint import size_uvarint, size_varint, size_varlong
 
 __all__ = ["size_varint", "size_varlong", "size_uvarint", "varint_prefixed", "uvarint_prefixed"]

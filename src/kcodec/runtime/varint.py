@@ -17,10 +17,10 @@ Every decoder takes ``(buf, pos)`` and returns ``(value, next_pos)`` so callers
 can walk a buffer without slicing. ``buf`` is bytes, bytearray or a
 memoryview of unsigned bytes; ``pos`` must be a non-negative index.
 """
+
 from __future__ import annotations
 
 import operator
-from typing import Union
 
 from kcodec.errors import EncodeError, TruncatedError, VarintTooLongError
 
@@ -36,7 +36,7 @@ __all__ = [
     "size_uvarint",
 ]
 
-Buffer = Union[bytes, bytearray, memoryview]
+Buffer = bytes | bytearray | memoryview
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
@@ -61,8 +61,7 @@ def _as_int(v: object, kind: str, lo: int, hi: int) -> int:
         try:
             v = operator.index(v)  # accepts numpy integers and similar
         except TypeError:
-            raise EncodeError(
-                f"{kind} value must be an integer, got {type(v).__name__}") from None
+            raise EncodeError(f"{kind} value must be an integer, got {type(v).__name__}") from None
     if v < lo or v > hi:
         raise EncodeError(f"{kind} value {v} is outside [{lo}, {hi}]")
     return v
@@ -79,8 +78,7 @@ def _encode_unsigned(u: int) -> bytes:
     return bytes(out)
 
 
-def _read_unsigned(buf: Buffer, pos: int, max_bytes: int, kind: str,
-                   mask: int) -> tuple[int, int]:
+def _read_unsigned(buf: Buffer, pos: int, max_bytes: int, kind: str, mask: int) -> tuple[int, int]:
     """Read up to ``max_bytes`` base-128 groups starting at ``pos``.
 
     Returns the raw (not zigzag-decoded) value truncated to ``mask`` -- this
@@ -93,8 +91,8 @@ def _read_unsigned(buf: Buffer, pos: int, max_bytes: int, kind: str,
     for count in range(max_bytes):
         if i >= end:
             raise TruncatedError(
-                f"{kind} truncated: input ends after {count} of at most "
-                f"{max_bytes} bytes", position=pos)
+                f"{kind} truncated: input ends after {count} of at most {max_bytes} bytes", position=pos
+            )
         b = buf[i]
         i += 1
         result |= (b & 0x7F) << shift
@@ -107,11 +105,11 @@ def _read_unsigned(buf: Buffer, pos: int, max_bytes: int, kind: str,
         msg = "Varlong is too long, most significant bit in the 10th byte is set"
     else:
         msg = "Varint is too long, the most significant bit in the 5th byte is set"
-    raise VarintTooLongError(f"{msg}, converted value: {result & mask:x}",
-                             position=pos)
+    raise VarintTooLongError(f"{msg}, converted value: {result & mask:x}", position=pos)
 
 
 # --- encoders -------------------------------------------------------------
+
 
 def encode_varint(v: int) -> bytes:
     """Zigzag varint of a signed 32-bit value (1-5 bytes)."""
@@ -132,6 +130,7 @@ def encode_uvarint(v: int) -> bytes:
 
 # --- decoders -------------------------------------------------------------
 
+
 def decode_varint(buf: Buffer, pos: int = 0) -> tuple[int, int]:
     """Decode a zigzag varint at ``pos``; return ``(value, next_pos)``.
 
@@ -140,8 +139,7 @@ def decode_varint(buf: Buffer, pos: int = 0) -> tuple[int, int]:
     try:
         b = buf[pos]
     except IndexError:
-        raise TruncatedError("varint truncated: input ends after 0 of at most 5 bytes",
-                             position=pos) from None
+        raise TruncatedError("varint truncated: input ends after 0 of at most 5 bytes", position=pos) from None
     if b < 0x80:  # fast path: single byte
         return (b >> 1) ^ -(b & 1), pos + 1
     if pos + 1 < len(buf) and buf[pos + 1] < 0x80:  # fast path: two bytes
@@ -156,8 +154,7 @@ def decode_varlong(buf: Buffer, pos: int = 0) -> tuple[int, int]:
     try:
         b = buf[pos]
     except IndexError:
-        raise TruncatedError("varlong truncated: input ends after 0 of at most 10 bytes",
-                             position=pos) from None
+        raise TruncatedError("varlong truncated: input ends after 0 of at most 10 bytes", position=pos) from None
     if b < 0x80:
         return (b >> 1) ^ -(b & 1), pos + 1
     if pos + 1 < len(buf) and buf[pos + 1] < 0x80:
@@ -176,9 +173,7 @@ def decode_uvarint(buf: Buffer, pos: int = 0) -> tuple[int, int]:
     try:
         b = buf[pos]
     except IndexError:
-        raise TruncatedError(
-            "unsigned varint truncated: input ends after 0 of at most 5 bytes",
-            position=pos) from None
+        raise TruncatedError("unsigned varint truncated: input ends after 0 of at most 5 bytes", position=pos) from None
     if b < 0x80:
         return b, pos + 1
     if pos + 1 < len(buf) and buf[pos + 1] < 0x80:
@@ -187,6 +182,7 @@ def decode_uvarint(buf: Buffer, pos: int = 0) -> tuple[int, int]:
 
 
 # --- sizes ----------------------------------------------------------------
+
 
 def _size32(u: int) -> int:
     # Comparison chain: cheaper than a loop or bit_length for the common

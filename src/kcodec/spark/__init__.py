@@ -50,6 +50,7 @@ column), ``keepOffsets`` (false: offsets are assigned in order per
 topic-partition). Below magic 2, headers (and at magic 0 timestamps) are
 dropped, as a down-conversion does.
 """
+
 from __future__ import annotations
 
 __all__ = ["FORMAT", "register", "local_session", "run_pipeline"]

@@ -14,6 +14,7 @@ and values: ``timestamp`` is the record's timestamp in ms as a timestamp, so
 -1 reads as 1969-12-31 23:59:59.999 as it does there; ``headers`` is null for
 a record without headers), so a Kafka job can switch sources unchanged.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,8 +24,17 @@ import pyarrow as pa
 from kcodec.records import arrow as t
 from kcodec.records.arrow import RecordArrays
 
-__all__ = ["RECORD_COLUMNS", "BATCH_COLUMNS", "SIZES_COLUMN", "columns_for", "ddl", "arrow_schema",
-           "RecordColumns", "BatchColumns", "check_requested"]
+__all__ = [
+    "RECORD_COLUMNS",
+    "BATCH_COLUMNS",
+    "SIZES_COLUMN",
+    "columns_for",
+    "ddl",
+    "arrow_schema",
+    "RecordColumns",
+    "BatchColumns",
+    "check_requested",
+]
 
 
 @dataclass(frozen=True)
@@ -88,9 +98,12 @@ BATCH_COLUMNS: tuple[Column, ...] = (
     Column("maxTimestamp", "timestamp", _TS, "the batch's max timestamp"),
 )
 
-SIZES_COLUMN = Column("sizeAs", "map<string,bigint>", _SIZES,
-                      "bytes the batch's records would take as v0/v1/v2 with each codec "
-                      "(keys like 'v2/zstd'); null for control batches")
+SIZES_COLUMN = Column(
+    "sizeAs",
+    "map<string,bigint>",
+    _SIZES,
+    "bytes the batch's records would take as v0/v1/v2 with each codec (keys like 'v2/zstd'); null for control batches",
+)
 
 
 def columns_for(view: str, sizes: bool = False) -> tuple[Column, ...]:
@@ -130,6 +143,7 @@ def check_requested(fields: list[tuple[str, str, bool]], view: str, sizes: bool)
 
 # ----------------------------------------------------------------------------- builders
 
+
 def _repeat(runs: list[tuple[object, int]]) -> list:
     out: list = []
     for value, n in runs:
@@ -159,14 +173,44 @@ class RecordColumns:
         if not n:
             return
         self.records.add(records)
-        self.runs.append(((topic, partition, batch.magic, batch.base_offset, batch.producer_id, batch.producer_epoch,
-                           batch.base_sequence, batch.is_transactional, batch.is_control,
-                           batch.partition_leader_epoch, batch.compression, batch.position, segment,
-                           batch.crc_valid), n))
+        self.runs.append(
+            (
+                (
+                    topic,
+                    partition,
+                    batch.magic,
+                    batch.base_offset,
+                    batch.producer_id,
+                    batch.producer_epoch,
+                    batch.base_sequence,
+                    batch.is_transactional,
+                    batch.is_control,
+                    batch.partition_leader_epoch,
+                    batch.compression,
+                    batch.position,
+                    segment,
+                    batch.crc_valid,
+                ),
+                n,
+            )
+        )
 
-    _RUN_FIELDS = ("topic", "partition", "magic", "baseOffset", "producerId", "producerEpoch", "baseSequence",
-                   "isTransactional", "isControl", "partitionLeaderEpoch", "compression", "batchPosition",
-                   "segment", "crcValid")
+    _RUN_FIELDS = (
+        "topic",
+        "partition",
+        "magic",
+        "baseOffset",
+        "producerId",
+        "producerEpoch",
+        "baseSequence",
+        "isTransactional",
+        "isControl",
+        "partitionLeaderEpoch",
+        "compression",
+        "batchPosition",
+        "segment",
+        "crcValid",
+    )
 
     def flush(self) -> pa.RecordBatch | None:
         if not self.rows:
@@ -206,11 +250,31 @@ class BatchColumns:
         self.sizes: list = []
 
     def add(self, batch, topic, partition, segment, sizes: dict[str, int] | None = None) -> None:
-        self.rows.append((topic, partition, segment, batch.position, batch.size, batch.magic, batch.base_offset,
-                          batch.last_offset, len(batch.records), batch.compression, batch.stored_records_size,
-                          batch.records_size, batch.crc_valid, batch.is_transactional, batch.is_control,
-                          batch.producer_id, batch.producer_epoch, batch.base_sequence,
-                          batch.partition_leader_epoch, int(batch.timestamp_type), batch.max_timestamp * 1000))
+        self.rows.append(
+            (
+                topic,
+                partition,
+                segment,
+                batch.position,
+                batch.size,
+                batch.magic,
+                batch.base_offset,
+                batch.last_offset,
+                len(batch.records),
+                batch.compression,
+                batch.stored_records_size,
+                batch.records_size,
+                batch.crc_valid,
+                batch.is_transactional,
+                batch.is_control,
+                batch.producer_id,
+                batch.producer_epoch,
+                batch.base_sequence,
+                batch.partition_leader_epoch,
+                int(batch.timestamp_type),
+                batch.max_timestamp * 1000,
+            )
+        )
         self.sizes.append(None if sizes is None else list(sizes.items()))
 
     def __len__(self) -> int:

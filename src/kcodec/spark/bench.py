@@ -12,6 +12,7 @@ the cores; three warm-up runs first, then the best and the median of
 ``runs``. A query reading one batch gives the fixed cost of a query (planning
 in a Python worker, scheduling) that every run includes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,8 @@ PHRASE = b"The quick brown fox jumps over the lazy dog; Kafka appends it to the 
 
 def make_workload(directory: Path, records: int, codec: str, seed: int = 20_240_601) -> Path:
     """Write the workload as partition directory ``bench-0`` under ``directory`` (reused when present)."""
-    from kcodec.records.encode import NewRecord, encode_batch
     from kcodec.log.writer import SegmentWriter
+    from kcodec.records.encode import NewRecord, encode_batch
 
     part = directory / f"bench-{codec}-{records}" / "bench-0"
     if (part / "00000000000000000000.log").exists():
@@ -41,9 +42,15 @@ def make_workload(directory: Path, records: int, codec: str, seed: int = 20_240_
     text = (PHRASE * 3)[:100]
     with SegmentWriter(part) as w:
         for start in range(0, records, 1000):
-            batch = [NewRecord(key=rnd.randbytes(16), value=rnd.randbytes(100) + text,
-                               headers=(("h", rnd.randbytes(8)),), timestamp=1_700_000_000_000 + i)
-                     for i in range(start, min(start + 1000, records))]
+            batch = [
+                NewRecord(
+                    key=rnd.randbytes(16),
+                    value=rnd.randbytes(100) + text,
+                    headers=(("h", rnd.randbytes(8)),),
+                    timestamp=1_700_000_000_000 + i,
+                )
+                for i in range(start, min(start + 1000, records))
+            ]
             w.append(encode_batch(batch, base_offset=start, compression=codec))
     return part.parent
 
@@ -69,9 +76,15 @@ def measure(path: str, cores: int, runs: int) -> dict:
         tiny.write.format("noop").mode("overwrite").save()
         fixed.append(time.perf_counter() - t)
     spark.stop()
-    return {"cores": cores, "rows": rows, "input_partitions": partitions, "seconds": times,
-            "best_rows_per_s": rows / min(times), "median_rows_per_s": rows / statistics.median(times),
-            "one_batch_query_seconds": min(fixed)}
+    return {
+        "cores": cores,
+        "rows": rows,
+        "input_partitions": partitions,
+        "seconds": times,
+        "best_rows_per_s": rows / min(times),
+        "median_rows_per_s": rows / statistics.median(times),
+        "one_batch_query_seconds": min(fixed),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,16 +104,22 @@ def main(argv: list[str] | None = None) -> int:
     size = sum(f.stat().st_size for f in path.rglob("*.log"))
     print(f"workload: {args.records:,} records, v2 batches of 1,000, codec {args.codec}, {size:,} bytes in {path}")
     for cores in args.cores:
-        out = subprocess.run([sys.executable, "-m", "kcodec.spark.bench", "--measure", str(path), str(cores),
-                              str(args.runs)], capture_output=True, text=True, env=os.environ.copy())
+        out = subprocess.run(
+            [sys.executable, "-m", "kcodec.spark.bench", "--measure", str(path), str(cores), str(args.runs)],
+            capture_output=True,
+            text=True,
+            env=os.environ.copy(),
+        )
         if out.returncode:
             print(out.stderr[-3000:], file=sys.stderr)
             return 1
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"local[{cores}]: {r['best_rows_per_s']:,.0f} rows/s best, {r['median_rows_per_s']:,.0f} median "
-              f"({r['rows']:,} rows, {r['input_partitions']} input partitions, runs "
-              f"{', '.join(f'{s:.2f}s' for s in r['seconds'])}; a one-batch query takes "
-              f"{r['one_batch_query_seconds']:.2f}s)")
+        print(
+            f"local[{cores}]: {r['best_rows_per_s']:,.0f} rows/s best, {r['median_rows_per_s']:,.0f} median "
+            f"({r['rows']:,} rows, {r['input_partitions']} input partitions, runs "
+            f"{', '.join(f'{s:.2f}s' for s in r['seconds'])}; a one-batch query takes "
+            f"{r['one_batch_query_seconds']:.2f}s)"
+        )
     return 0
 
 

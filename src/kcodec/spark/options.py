@@ -1,5 +1,6 @@
 """Parsing the data source's options as Spark passes them (a case-insensitive
 string map): booleans, integers with a floor, one of a few words, timestamps."""
+
 from __future__ import annotations
 
 __all__ = ["bool_option", "int_option", "choice_option", "timestamp_option"]
@@ -53,8 +54,9 @@ def timestamp_option(options, name: str) -> int | None:
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"option {name} must be milliseconds since the epoch or an ISO-8601 time, "
-                         f"not {raw!r}") from None
+        raise ValueError(
+            f"option {name} must be milliseconds since the epoch or an ISO-8601 time, not {raw!r}"
+        ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return int(dt.timestamp() * 1000)

@@ -17,6 +17,7 @@ O may start at the largest entry whose offset is <= O, and a segment can be
 cut at any entry's position. Every position used is confirmed against the
 batch found there; an index that disagrees with its log is not used.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -30,14 +31,14 @@ from kcodec.log.index import OffsetLookup
 from kcodec.log.partition import aborted_transactions, seek_timestamp, segment_for_offset
 from kcodec.spark.options import bool_option, choice_option, int_option, timestamp_option
 
-__all__ = ["ReadOptions", "PartitionInfo", "Split", "discover", "plan", "offset_for_timestamp",
-           "DEFAULT_SPLIT_BYTES"]
+__all__ = ["ReadOptions", "PartitionInfo", "Split", "discover", "plan", "offset_for_timestamp", "DEFAULT_SPLIT_BYTES"]
 
 DEFAULT_SPLIT_BYTES = 128 << 20  # as spark.sql.files.maxPartitionBytes
 _MIN_SPLIT_BYTES = 256 << 10  # minPartitions never cuts finer than this
 
 
 # ----------------------------------------------------------------------------- options
+
 
 @dataclass(frozen=True)
 class ReadOptions:
@@ -63,7 +64,7 @@ class ReadOptions:
     max_decompressed_size: int | None = None
 
     @classmethod
-    def from_options(cls, options) -> "ReadOptions":
+    def from_options(cls, options) -> ReadOptions:
         opts = {str(k).lower(): v for k, v in dict(options).items()}
         path = opts.get("path")
         if not path:
@@ -98,8 +99,8 @@ class ReadOptions:
         return out
 
 
-
 # ----------------------------------------------------------------------------- discovery
+
 
 @dataclass
 class PartitionInfo:
@@ -131,8 +132,12 @@ def _is_partition_dir_name(name: str) -> bool:
 
 def _report_skipped(info: PartitionInfo) -> None:
     for name in info.skipped:
-        print(f"kcodec: kafka-segments: skipped {info.path}/{name}: not a Kafka segment name "
-              "(20 ASCII digits and a suffix)", file=sys.stderr, flush=True)
+        print(
+            f"kcodec: kafka-segments: skipped {info.path}/{name}: not a Kafka segment name "
+            "(20 ASCII digits and a suffix)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def discover(path: str, *, topic: str | None = None, partition: int | None = None) -> list[PartitionInfo]:
@@ -159,8 +164,7 @@ def discover(path: str, *, topic: str | None = None, partition: int | None = Non
                 for e in entries:
                     if e.is_dir and _is_partition_dir_name(fs.name(e.path)):
                         sub = list_segments(fs, e.path)
-                        parts[e.path] = PartitionInfo(e.path, *_partition_name(fs, e.path), sub.segments,
-                                                      sub.skipped)
+                        parts[e.path] = PartitionInfo(e.path, *_partition_name(fs, e.path), sub.segments, sub.skipped)
         else:
             files.setdefault(fs.parent(t), set()).add(t)
     out = []
@@ -171,10 +175,17 @@ def discover(path: str, *, topic: str | None = None, partition: int | None = Non
         listing = list_segments(fs, directory)
         named = [s for s in listing.segments if str(s.log) in chosen]
         listed = {str(s.log) for s in named}
-        info = PartitionInfo(directory, *_partition_name(fs, directory), named,
-                             [n for n in listing.skipped if fs.join(directory, n) in chosen])
-        info.segments += [Segment(None, f, fs, fs.size(f)) for f in sorted(chosen)
-                          if f not in listed and fs.name(f) not in info.skipped]
+        info = PartitionInfo(
+            directory,
+            *_partition_name(fs, directory),
+            named,
+            [n for n in listing.skipped if fs.join(directory, n) in chosen],
+        )
+        info.segments += [
+            Segment(None, f, fs, fs.size(f))
+            for f in sorted(chosen)
+            if f not in listed and fs.name(f) not in info.skipped
+        ]
         out.append(info)
     for info in out:
         _report_skipped(info)
@@ -188,8 +199,10 @@ def discover(path: str, *, topic: str | None = None, partition: int | None = Non
 
 # ----------------------------------------------------------------------------- splits of a segment
 
-def _ranges(lookup: OffsetLookup, start: int, size: int, split_bytes: int,
-            end_offset: int | None) -> list[tuple[int, int | None]]:
+
+def _ranges(
+    lookup: OffsetLookup, start: int, size: int, split_bytes: int, end_offset: int | None
+) -> list[tuple[int, int | None]]:
     """Byte ranges of one segment from ``start``, cut at confirmed index positions
     roughly every ``split_bytes``; the last range is open-ended (None)."""
     bounds = [start]
@@ -213,6 +226,7 @@ def _ranges(lookup: OffsetLookup, start: int, size: int, split_bytes: int,
 
 
 # ----------------------------------------------------------------------------- timestamps
+
 
 def offset_for_timestamp(part: PartitionInfo, timestamp: int, opts: ReadOptions | None = None) -> int | None:
     """Kafka's ListOffsets for a timestamp: the offset of the first record whose
@@ -241,6 +255,7 @@ def offset_for_timestamp(part: PartitionInfo, timestamp: int, opts: ReadOptions 
 
 
 # ----------------------------------------------------------------------------- splits
+
 
 @dataclass(frozen=True)
 class Split:
@@ -284,21 +299,36 @@ def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
         k = segment_for_offset(segs, start) if start is not None else 0
         aborted: list[tuple[int, int, int]] = []
         if opts.read_committed and opts.view == "records":
-            aborted = aborted_transactions(segs, k, derive=opts.txn_index == "derive",
-                                           skip_corrupt=opts.on_corrupt == "skip")
+            aborted = aborted_transactions(
+                segs, k, derive=opts.txn_index == "derive", skip_corrupt=opts.on_corrupt == "skip"
+            )
         for i in range(k, len(segs)):
             seg = segs[i]
             if end is not None and seg.base_offset is not None and seg.base_offset >= end:
                 break
             next_base = segs[i + 1].base_offset if i + 1 < len(segs) else None
             needs_index = seg.size > split_bytes or (
-                i == k and start is not None and seg.base_offset is not None and start > seg.base_offset)
+                i == k and start is not None and seg.base_offset is not None and start > seg.base_offset
+            )
             lookup = OffsetLookup(seg) if needs_index else None
             pos = lookup.position_for(start) if lookup is not None and i == k and start is not None else 0
             ranges = _ranges(lookup, pos, seg.size, split_bytes, end) if lookup is not None else [(0, None)]
-            seg_txns = tuple(t for t in aborted
-                             if t[2] >= (seg.base_offset or 0) and (next_base is None or t[1] < next_base))
+            seg_txns = tuple(
+                t for t in aborted if t[2] >= (seg.base_offset or 0) and (next_base is None or t[1] < next_base)
+            )
             for a, b in ranges:
-                splits.append(Split(len(splits), str(seg.log), part.topic, part.partition, seg.base_offset, a, b,
-                                    start, end, seg_txns))
+                splits.append(
+                    Split(
+                        len(splits),
+                        str(seg.log),
+                        part.topic,
+                        part.partition,
+                        seg.base_offset,
+                        a,
+                        b,
+                        start,
+                        end,
+                        seg_txns,
+                    )
+                )
     return splits

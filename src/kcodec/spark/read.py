@@ -12,6 +12,7 @@ magic that cannot be) the rest of the split is skipped, as no later batch
 boundary can be trusted; the next split starts at an indexed position. A file
 cut short is reported as a truncated region.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,9 @@ import uuid
 from collections.abc import Iterator
 
 from kcodec.errors import DecodeError, KcodecError, TruncatedError
+from kcodec.log.fs import filesystem_of
 from kcodec.records.reader import read_batches
 from kcodec.records.resync import SkippedRange
-
-from kcodec.log.fs import filesystem_of
 from kcodec.spark.planning import ReadOptions, Split
 
 __all__ = ["CorruptSegmentError", "Reporter", "split_batches", "read_split"]
@@ -44,12 +44,22 @@ class Reporter:
 
     def skip(self, position: int, size: int | None, kind: str, error: str) -> None:
         """Bytes passed over at ``position`` (``size`` None: the rest of the split), and why."""
-        item = {"segment": self.split.log, "topic": self.split.topic, "partition": self.split.partition,
-                "position": position, "bytes": size, "kind": kind, "error": error}
+        item = {
+            "segment": self.split.log,
+            "topic": self.split.topic,
+            "partition": self.split.partition,
+            "position": position,
+            "bytes": size,
+            "kind": kind,
+            "error": error,
+        }
         self.skipped.append(item)
         what = "the rest of the split" if size is None else f"{size} bytes"
-        print(f"kcodec: onCorrupt=skip: skipped {what} at byte {position} of {self.split.log}: {error}",
-              file=sys.stderr, flush=True)
+        print(
+            f"kcodec: onCorrupt=skip: skipped {what} at byte {position} of {self.split.log}: {error}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def skipped_range(self, r: SkippedRange, shift: int = 0) -> None:
         self.skip(r.start + shift, None if r.rest else r.size, r.kind, r.reason)
@@ -73,8 +83,9 @@ class Reporter:
 
 
 def _wrap(exc: KcodecError, split: Split) -> CorruptSegmentError:
-    err = CorruptSegmentError(f"{split.log}: {exc.message}", position=exc.position, base_offset=exc.base_offset,
-                              field=exc.field)
+    err = CorruptSegmentError(
+        f"{split.log}: {exc.message}", position=exc.position, base_offset=exc.base_offset, field=exc.field
+    )
     err.cause_kind = exc.kind
     return err
 
@@ -103,16 +114,26 @@ def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = N
             raise _wrap(exc.at(shift), split) from exc
         return
     reporter = reporter or Reporter(split, opts)
-    reader = read_batches(source, start=start, end=end, strict=False, skip_corrupt=True, resync=False,
-                          on_skip=lambda r: reporter.skipped_range(r, shift), **ropts)
+    reader = read_batches(
+        source,
+        start=start,
+        end=end,
+        strict=False,
+        skip_corrupt=True,
+        resync=False,
+        on_skip=lambda r: reporter.skipped_range(r, shift),
+        **ropts,
+    )
     for batch in reader:
         if shift:
             batch.position += shift
         yield batch
     tail = reader.partial_tail
     if tail is not None:
-        exc = TruncatedError(f"input ends inside a log entry: {tail.size} bytes at the end do not hold a whole "
-                             "batch", position=tail.position + shift)
+        exc = TruncatedError(
+            f"input ends inside a log entry: {tail.size} bytes at the end do not hold a whole batch",
+            position=tail.position + shift,
+        )
         reporter.skip(tail.position + shift, tail.size, exc.kind, str(exc))
 
 
@@ -172,8 +193,9 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
                 continue
             records = batch.records
             if (start is not None and batch.base_offset < start) or (end is not None and batch.last_offset >= end):
-                records = [r for r in records if (start is None or r.offset >= start)
-                           and (end is None or r.offset < end)]
+                records = [
+                    r for r in records if (start is None or r.offset >= start) and (end is None or r.offset < end)
+                ]
             if aborted is not None:
                 records = aborted(batch, records)
             out.add(batch, records, topic, partition, segment)
@@ -184,4 +206,3 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
             yield rb
     finally:
         reporter.close()
-

@@ -7,6 +7,7 @@ bind address to 127.0.0.1, turns the UI off, points ``PYSPARK_PYTHON`` at the
 running interpreter (unless it is set already), uses UTC as the session time
 zone, and registers the ``kafka-segments`` data source.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,9 @@ LOOPBACK_CONF = {
 }
 
 
-def local_session(master: str = "local[*]", app_name: str = "kcodec", conf: dict | None = None,
-                  log_level: str = "error"):
+def local_session(
+    master: str = "local[*]", app_name: str = "kcodec", conf: dict | None = None, log_level: str = "error"
+):
     """Start (or get) a SparkSession on ``master`` with kcodec's settings (the
     loopback and interpreter settings only for a ``local`` master);
     ``conf`` adds or overrides Spark settings; ``log_level`` is the JVM's

@@ -8,6 +8,7 @@ cannot hold headers and v0 has no timestamps, so those are left out there (as
 a down-conversion would); zstd exists only in v2. Control batches have no
 v0/v1 form and get no sizes.
 """
+
 from __future__ import annotations
 
 from kcodec.records import values
@@ -19,7 +20,8 @@ LEGACY_CODECS = ("none", "gzip", "snappy", "lz4")
 V2_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 #: (magic, codec) in the order the summary prints them.
 COMBINATIONS: tuple[tuple[int, str], ...] = tuple(
-    [(0, c) for c in LEGACY_CODECS] + [(1, c) for c in LEGACY_CODECS] + [(2, c) for c in V2_CODECS])
+    [(0, c) for c in LEGACY_CODECS] + [(1, c) for c in LEGACY_CODECS] + [(2, c) for c in V2_CODECS]
+)
 
 
 def label(magic: int, codec: str) -> str:
@@ -34,20 +36,32 @@ def _codec(entity: str, version: int):
 
 def _v2_size(batch, records, compression: str) -> int:
     log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
-    value = values.v2_batch(records, base_offset=batch.base_offset, compression=compression,
-                            ts_type=batch.timestamp_type if log_append else TimestampType.CREATE_TIME,
-                            log_append_time=batch.max_timestamp if log_append else None,
-                            producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
-                            base_sequence=batch.base_sequence, transactional=batch.is_transactional,
-                            partition_leader_epoch=batch.partition_leader_epoch)
+    value = values.v2_batch(
+        records,
+        base_offset=batch.base_offset,
+        compression=compression,
+        ts_type=batch.timestamp_type if log_append else TimestampType.CREATE_TIME,
+        log_append_time=batch.max_timestamp if log_append else None,
+        producer_id=batch.producer_id,
+        producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence,
+        transactional=batch.is_transactional,
+        partition_leader_epoch=batch.partition_leader_epoch,
+    )
     return _codec("record_batch", 2).size(value)
 
 
 def _legacy_size(records, magic: int, compression: str) -> int:
     entry = _codec("legacy_log_entry", magic)
     ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.CREATE_TIME
-    return sum(map(entry.size, values.legacy_entries(records, magic=magic, base_offset=records[0].offset,
-                                                     compression=compression, ts_type=ts_type)))
+    return sum(
+        map(
+            entry.size,
+            values.legacy_entries(
+                records, magic=magic, base_offset=records[0].offset, compression=compression, ts_type=ts_type
+            ),
+        )
+    )
 
 
 def size_as(batch) -> dict[str, int] | None:

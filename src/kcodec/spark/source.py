@@ -14,18 +14,30 @@ The classes live at module level in the installed package because Spark
 pickles them by reference into its Python workers. See :mod:`kcodec.spark`
 for the options.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition,
-                                    WriterCommitMessage)
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
 
 from kcodec.spark.planning import ReadOptions, Split, discover, plan
 from kcodec.spark.write import Chunk, WriteOptions, abort_job, check_input_schema, commit_job, new_job_id, write_task
 
-__all__ = ["KafkaSegmentsDataSource", "KafkaSegmentsReader", "KafkaSegmentsWriter", "SegmentSplit",
-           "SegmentsCommitMessage", "FORMAT"]
+__all__ = [
+    "KafkaSegmentsDataSource",
+    "KafkaSegmentsReader",
+    "KafkaSegmentsWriter",
+    "SegmentSplit",
+    "SegmentsCommitMessage",
+    "FORMAT",
+]
 
 FORMAT = "kafka-segments"
 
@@ -52,10 +64,10 @@ class KafkaSegmentsDataSource(DataSource):
         opts = ReadOptions.from_options({"path": "-", **dict(self.options)})
         return ddl(columns_for(opts.view, opts.sizes))
 
-    def reader(self, schema) -> "KafkaSegmentsReader":
+    def reader(self, schema) -> KafkaSegmentsReader:
         return KafkaSegmentsReader(dict(self.options), schema)
 
-    def writer(self, schema, overwrite: bool) -> "KafkaSegmentsWriter":
+    def writer(self, schema, overwrite: bool) -> KafkaSegmentsWriter:
         return KafkaSegmentsWriter(dict(self.options), schema, overwrite)
 
 

@@ -25,6 +25,7 @@ outside their CRCs, so rebasing patches 8 bytes; only a compressed v0 wrapper
 (absolute inner offsets inside the compressed, CRC-covered value) is
 re-encoded.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,14 +36,13 @@ import uuid
 from dataclasses import dataclass, field
 
 from kcodec.errors import EncodeError
-from kcodec.records.encode import NewRecord, encode_batch
-from kcodec.records.reader import read_batches
 from kcodec.log.files import parse_partition_dir, parse_segment_name
+from kcodec.log.fs import resolve
 from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
 from kcodec.log.partition import Partition
 from kcodec.log.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
-
-from kcodec.log.fs import resolve
+from kcodec.records.encode import NewRecord, encode_batch
+from kcodec.records.reader import read_batches
 from kcodec.spark.options import bool_option, choice_option, int_option
 
 __all__ = ["WriteOptions", "Chunk", "STAGING_DIR", "check_input_schema", "write_task", "commit_job", "abort_job"]
@@ -67,7 +67,7 @@ class WriteOptions:
     keep_offsets: bool = False
 
     @classmethod
-    def from_options(cls, options) -> "WriteOptions":
+    def from_options(cls, options) -> WriteOptions:
         opts = {str(k).lower(): v for k, v in dict(options).items()}
         path = opts.get("path")
         if not path:
@@ -78,14 +78,19 @@ class WriteOptions:
         compression = choice_option(opts, "compression", "none", _CODECS)
         if compression == "zstd" and magic < 2:
             raise ValueError(f"zstd needs magic 2 (Kafka refuses it for magic {magic})")
-        return cls(path=str(path), magic=magic, compression=compression,
-                   compression_level=int_option(opts, "compressionLevel", None),
-                   records_per_batch=int_option(opts, "recordsPerBatch", 1000, 1),
-                   batch_bytes=int_option(opts, "batchBytes", 1 << 20, 1),
-                   segment_bytes=int_option(opts, "segmentBytes", DEFAULT_SEGMENT_BYTES, 1),
-                   index_interval_bytes=int_option(opts, "indexIntervalBytes", DEFAULT_INDEX_INTERVAL_BYTES, 0),
-                   topic=opts.get("topic") or None, partition=int_option(opts, "partition", None, 0),
-                   keep_offsets=bool_option(opts, "keepOffsets", False))
+        return cls(
+            path=str(path),
+            magic=magic,
+            compression=compression,
+            compression_level=int_option(opts, "compressionLevel", None),
+            records_per_batch=int_option(opts, "recordsPerBatch", 1000, 1),
+            batch_bytes=int_option(opts, "batchBytes", 1 << 20, 1),
+            segment_bytes=int_option(opts, "segmentBytes", DEFAULT_SEGMENT_BYTES, 1),
+            index_interval_bytes=int_option(opts, "indexIntervalBytes", DEFAULT_INDEX_INTERVAL_BYTES, 0),
+            topic=opts.get("topic") or None,
+            partition=int_option(opts, "partition", None, 0),
+            keep_offsets=bool_option(opts, "keepOffsets", False),
+        )
 
 
 #: Input columns the writer reads, with the Spark types it accepts (others are ignored).
@@ -108,8 +113,9 @@ def check_input_schema(fields: list[tuple[str, str]], opts: WriteOptions) -> tup
         if name in ACCEPTED:
             t = spark_type.replace(" ", "")
             if t not in ACCEPTED[name]:
-                raise ValueError(f"kafka-segments: column {name!r} must be {' or '.join(ACCEPTED[name])}, not "
-                                 f"{spark_type}")
+                raise ValueError(
+                    f"kafka-segments: column {name!r} must be {' or '.join(ACCEPTED[name])}, not {spark_type}"
+                )
             present[name] = t
     if "value" not in present:
         raise ValueError("kafka-segments: writing needs a 'value' column (binary or string)")
@@ -145,6 +151,7 @@ def new_job_id() -> str:
 
 # ----------------------------------------------------------------------------- tasks
 
+
 @dataclass
 class _Stage:
     topic: str
@@ -169,7 +176,6 @@ def _bytes(v):
 
 def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -> list[Chunk]:
     """Stage one task's rows (an iterator of pyarrow RecordBatches)."""
-    import pyarrow as pa
 
     fs, _ = resolve(opts.path)
     root = staging_root(opts, job)
@@ -188,12 +194,22 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -
         if not st.pending:
             return
         if opts.keep_offsets:
-            data = encode_batch(st.pending, magic=opts.magic, compression=opts.compression,
-                                compression_level=opts.compression_level, allow_lossy=True)
+            data = encode_batch(
+                st.pending,
+                magic=opts.magic,
+                compression=opts.compression,
+                compression_level=opts.compression_level,
+                allow_lossy=True,
+            )
         else:
-            data = encode_batch(st.pending, magic=opts.magic, compression=opts.compression,
-                                compression_level=opts.compression_level, base_offset=st.next_rel,
-                                allow_lossy=True)
+            data = encode_batch(
+                st.pending,
+                magic=opts.magic,
+                compression=opts.compression,
+                compression_level=opts.compression_level,
+                base_offset=st.next_rel,
+                allow_lossy=True,
+            )
             st.next_rel += len(st.pending)
         st.out.write(data)
         st.records += len(st.pending)
@@ -204,23 +220,13 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -
             n = rb.num_rows
             if not n:
                 continue
-            names = set(rb.schema.names)
-
-            def col(name, default=None):
-                if name not in names:
-                    return [default] * n
-                c = rb.column(name)
-                if name == "timestamp":
-                    c = c.cast(pa.timestamp("us", tz=c.type.tz)).cast(pa.int64())  # microseconds
-                return c.to_pylist()
-
-            keys, values = col("key"), col("value")
-            topics = [opts.topic] * n if opts.topic is not None else col("topic")
-            parts = [opts.partition] * n if opts.partition is not None else col("partition", 0)
-            tss = col("timestamp")
-            headers = col("headers")
-            offsets = col("offset") if opts.keep_offsets else [None] * n
-            control = col("isControl", False)
+            keys, values = _column(rb, "key"), _column(rb, "value")
+            topics = [opts.topic] * n if opts.topic is not None else _column(rb, "topic")
+            parts = [opts.partition] * n if opts.partition is not None else _column(rb, "partition", 0)
+            tss = _column(rb, "timestamp")
+            headers = _column(rb, "headers")
+            offsets = _column(rb, "offset") if opts.keep_offsets else [None] * n
+            control = _column(rb, "isControl", False)
             for i in range(n):
                 if control[i]:
                     continue  # control records are written by Kafka's coordinator, not as data
@@ -239,8 +245,9 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -
                 if opts.keep_offsets:
                     st.first = offsets[i] if st.first is None else st.first
                     st.last = offsets[i]
-                st.pending_bytes += (len(k) if k else 0) + (len(v) if v else 0) + sum(
-                    len(hk) + (len(hv) if hv else 0) for hk, hv in hs)
+                st.pending_bytes += (
+                    (len(k) if k else 0) + (len(v) if v else 0) + sum(len(hk) + (len(hv) if hv else 0) for hk, hv in hs)
+                )
                 if len(st.pending) >= opts.records_per_batch or st.pending_bytes >= opts.batch_bytes:
                     flush(st)
         for st in stages.values():
@@ -248,12 +255,24 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -
     finally:
         for st in stages.values():
             st.out.close()
-    return [Chunk(st.topic, st.partition, task, st.path, st.records,
-                  st.records if not opts.keep_offsets else 0, st.first, st.last)
-            for st in stages.values() if st.records]
+    return [
+        Chunk(
+            st.topic,
+            st.partition,
+            task,
+            st.path,
+            st.records,
+            st.records if not opts.keep_offsets else 0,
+            st.first,
+            st.last,
+        )
+        for st in stages.values()
+        if st.records
+    ]
 
 
 # ----------------------------------------------------------------------------- commit
+
 
 def _rebase(raw: bytes, delta: int, opts: WriteOptions) -> bytes:
     if not delta:
@@ -261,16 +280,21 @@ def _rebase(raw: bytes, delta: int, opts: WriteOptions) -> bytes:
     magic = raw[16]
     if magic == 0 and raw[21] & 0x07:  # a compressed v0 wrapper: inner offsets are absolute
         batch = next(iter(read_batches(raw, verify_crc=True)))
-        return encode_batch([NewRecord(r.key, r.value, (), -1, r.offset + delta) for r in batch.records],
-                            magic=0, compression=batch.compression, compression_level=opts.compression_level,
-                            allow_lossy=True)
+        return encode_batch(
+            [NewRecord(r.key, r.value, (), -1, r.offset + delta) for r in batch.records],
+            magic=0,
+            compression=batch.compression,
+            compression_level=opts.compression_level,
+            allow_lossy=True,
+        )
     return _I64.pack(_I64.unpack_from(raw, 0)[0] + delta) + raw[8:]
 
 
 def _write_partition(fs, chunks: list[Chunk], directory: str, base: int, opts: WriteOptions) -> None:
     """Write the chunks of one topic-partition, in order, as segments in a local ``directory``."""
-    with SegmentWriter(directory, base_offset=base, segment_bytes=opts.segment_bytes,
-                       index_interval_bytes=opts.index_interval_bytes) as w:
+    with SegmentWriter(
+        directory, base_offset=base, segment_bytes=opts.segment_bytes, index_interval_bytes=opts.index_interval_bytes
+    ) as w:
         delta = 0 if opts.keep_offsets else base
         for chunk in chunks:
             source = chunk.path if fs.local else fs.read_bytes(chunk.path)
@@ -289,6 +313,7 @@ def _write_partition(fs, chunks: list[Chunk], directory: str, base: int, opts: W
 
 def _segment_files(directory: str) -> list[str]:
     """Files of a finished local partition directory, per segment index files first, ``.log`` last."""
+
     def order(name: str):
         try:
             base, kind = parse_segment_name(name)
@@ -335,8 +360,10 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
             if opts.keep_offsets:
                 base = cs[0].first_offset
                 if base < existing:
-                    raise EncodeError(f"kafka-segments: {topic}-{partition} already holds offsets up to "
-                                      f"{existing - 1}; kept offsets start at {base}")
+                    raise EncodeError(
+                        f"kafka-segments: {topic}-{partition} already holds offsets up to "
+                        f"{existing - 1}; kept offsets start at {base}"
+                    )
             else:
                 base = existing
             local_dir = os.path.join(scratch, f"{topic}-{partition}")
@@ -379,3 +406,16 @@ def abort_job(opts: WriteOptions, job: str) -> None:
             fs.delete_dir(parent)
     except OSError:
         pass
+
+
+def _column(rb, name: str, default=None) -> list:
+    """One column of an Arrow record batch as Python values (timestamps as microseconds), or
+    ``default`` for every row when the DataFrame has no such column."""
+    import pyarrow as pa
+
+    if name not in rb.schema.names:
+        return [default] * rb.num_rows
+    c = rb.column(name)
+    if name == "timestamp":
+        c = c.cast(pa.timestamp("us", tz=c.type.tz)).cast(pa.int64())  # microseconds
+    return c.to_pylist()

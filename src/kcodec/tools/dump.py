@@ -1,6 +1,7 @@
 """``kcodec dump``: batches and records printed as Kafka's DumpLogSegments
 (kafka-dump-log.sh) prints them, so the output diffs against Kafka's tool,
 or as NDJSON for scripts."""
+
 from __future__ import annotations
 
 import json
@@ -25,19 +26,24 @@ def _text(b: bytes) -> str:
 
 def batch_line(batch: Batch) -> str:
     if batch.magic >= 2:
-        horizon = ("OptionalLong.empty" if batch.delete_horizon_ms is None
-                   else f"OptionalLong[{batch.delete_horizon_ms}]")
-        head = (f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.record_count} "
-                f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} "
-                f"producerId: {batch.producer_id} producerEpoch: {batch.producer_epoch} "
-                f"partitionLeaderEpoch: {batch.partition_leader_epoch} "
-                f"isTransactional: {_bool(batch.is_transactional)} isControl: {_bool(batch.is_control)} "
-                f"deleteHorizonMs: {horizon}")
+        horizon = (
+            "OptionalLong.empty" if batch.delete_horizon_ms is None else f"OptionalLong[{batch.delete_horizon_ms}]"
+        )
+        head = (
+            f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.record_count} "
+            f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} "
+            f"producerId: {batch.producer_id} producerEpoch: {batch.producer_epoch} "
+            f"partitionLeaderEpoch: {batch.partition_leader_epoch} "
+            f"isTransactional: {_bool(batch.is_transactional)} isControl: {_bool(batch.is_control)} "
+            f"deleteHorizonMs: {horizon}"
+        )
     else:
         head = f"offset: {batch.last_offset}"
-    return (f"{head} position: {batch.position} {batch.timestamp_type.kafka_name}: {batch.max_timestamp} "
-            f"size: {batch.size} magic: {batch.magic} compresscodec: {batch.compression} crc: {batch.crc} "
-            f"isvalid: {_bool(batch.crc_valid)}")
+    return (
+        f"{head} position: {batch.position} {batch.timestamp_type.kafka_name}: {batch.max_timestamp} "
+        f"size: {batch.size} magic: {batch.magic} compresscodec: {batch.compression} crc: {batch.crc} "
+        f"isvalid: {_bool(batch.crc_valid)}"
+    )
 
 
 def record_line(batch: Batch, record: Record, print_data: bool, skip_metadata: bool = False) -> str:
@@ -45,8 +51,10 @@ def record_line(batch: Batch, record: Record, print_data: bool, skip_metadata: b
     if not skip_metadata:
         key_size = -1 if record.key is None else len(record.key)
         value_size = -1 if record.value is None else len(record.value)
-        parts.append(f"offset: {record.offset} {batch.timestamp_type.kafka_name}: {record.timestamp} "
-                     f"keySize: {key_size} valueSize: {value_size}")
+        parts.append(
+            f"offset: {record.offset} {batch.timestamp_type.kafka_name}: {record.timestamp} "
+            f"keySize: {key_size} valueSize: {value_size}"
+        )
         if batch.magic >= 2:
             parts.append(f"sequence: {record.sequence} headerKeys: [{','.join(k for k, _ in record.headers)}]")
         else:
@@ -70,9 +78,15 @@ def _hex(b: bytes | None) -> str | None:
 
 
 def record_json(record: Record) -> dict:
-    out = {"offset": record.offset, "timestamp": record.timestamp,
-           "timestampType": record.timestamp_type.kafka_name, "key": _hex(record.key), "value": _hex(record.value),
-           "headers": [[k, _hex(v)] for k, v in record.headers], "sequence": record.sequence}
+    out = {
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "timestampType": record.timestamp_type.kafka_name,
+        "key": _hex(record.key),
+        "value": _hex(record.value),
+        "headers": [[k, _hex(v)] for k, v in record.headers],
+        "sequence": record.sequence,
+    }
     if record.crc is not None:
         out["crc"], out["crcValid"] = record.crc, record.crc_valid
     if record.control is not None:
@@ -84,16 +98,31 @@ def record_json(record: Record) -> dict:
 
 
 def batch_json(batch: Batch, file: str | None = None) -> dict:
-    out = {"file": file, "position": batch.position, "size": batch.size, "magic": batch.magic,
-           "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "crc": batch.crc,
-           "crcValid": batch.crc_valid, "compression": batch.compression,
-           "timestampType": batch.timestamp_type.kafka_name, "maxTimestamp": batch.max_timestamp,
-           "recordCount": batch.record_count}
+    out = {
+        "file": file,
+        "position": batch.position,
+        "size": batch.size,
+        "magic": batch.magic,
+        "baseOffset": batch.base_offset,
+        "lastOffset": batch.last_offset,
+        "crc": batch.crc,
+        "crcValid": batch.crc_valid,
+        "compression": batch.compression,
+        "timestampType": batch.timestamp_type.kafka_name,
+        "maxTimestamp": batch.max_timestamp,
+        "recordCount": batch.record_count,
+    }
     if batch.magic >= 2:
-        out.update(partitionLeaderEpoch=batch.partition_leader_epoch, baseTimestamp=batch.base_timestamp,
-                   producerId=batch.producer_id, producerEpoch=batch.producer_epoch,
-                   baseSequence=batch.base_sequence, isTransactional=batch.is_transactional,
-                   isControl=batch.is_control, deleteHorizonMs=batch.delete_horizon_ms)
+        out.update(
+            partitionLeaderEpoch=batch.partition_leader_epoch,
+            baseTimestamp=batch.base_timestamp,
+            producerId=batch.producer_id,
+            producerEpoch=batch.producer_epoch,
+            baseSequence=batch.base_sequence,
+            isTransactional=batch.is_transactional,
+            isControl=batch.is_control,
+            deleteHorizonMs=batch.delete_horizon_ms,
+        )
     out["records"] = [record_json(r) for r in batch.records]
     return out
 
@@ -109,8 +138,15 @@ class DumpResult:
     warnings: list[str] = field(default_factory=list)  # what goes to stderr
 
 
-def dump_log_lines(path: Path, batches, deep: bool, print_data: bool, skip_metadata: bool = False,
-                   progress=None, non_consecutive: list | None = None) -> Iterator[str]:
+def dump_log_lines(
+    path: Path,
+    batches,
+    deep: bool,
+    print_data: bool,
+    skip_metadata: bool = False,
+    progress=None,
+    non_consecutive: list | None = None,
+) -> Iterator[str]:
     """Kafka's dumpLog for one file, line by line; ``batches`` is a BatchReader.
     Pairs of non-consecutive record offsets are appended to ``non_consecutive``."""
     yield f"Dumping {path}"
@@ -137,5 +173,4 @@ def as_ndjson(obj: dict) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-__all__ = ["batch_line", "record_line", "batch_json", "record_json", "dump_log_lines", "as_ndjson",
-           "TimestampType"]
+__all__ = ["batch_line", "record_line", "batch_json", "record_json", "dump_log_lines", "as_ndjson", "TimestampType"]

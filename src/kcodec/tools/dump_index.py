@@ -2,6 +2,7 @@
 ``.index`` → ``offset: O position: P``; ``.timeindex`` → ``timestamp: T offset: O``;
 ``.txnindex`` → ``version: 0 producerId: P firstOffset: F lastOffset: L lastStableOffset: S``.
 Mismatches against the log go to the second list (stderr), in Kafka's words."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,8 +24,11 @@ def dump_index_lines(path: Path) -> tuple[list[str], list[str]]:
         out += [f"timestamp: {e.timestamp} offset: {e.offset}" for e in entries]
     else:
         entries = read_txn_index(path)
-        out += [f"version: {e.version} producerId: {e.producer_id} firstOffset: {e.first_offset} "
-                f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}" for e in entries]
+        out += [
+            f"version: {e.version} producerId: {e.producer_id} firstOffset: {e.first_offset} "
+            f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}"
+            for e in entries
+        ]
     if not entries:
         out.append(f"{path} is empty.")
     log = path.with_suffix(".log")

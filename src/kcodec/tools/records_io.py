@@ -6,6 +6,7 @@ header values are text in the chosen encoding (utf8, hex or base64); null is
 null. A line holding a ``records`` list (what ``kcodec dump --json`` prints,
 bytes as hex) contributes each of its records, so dump and write round-trip.
 """
+
 from __future__ import annotations
 
 import base64
@@ -52,13 +53,25 @@ def _headers(value, encoding: str, where: str) -> list[tuple[str, bytes | None]]
 def parse_record(obj: dict, encoding: str, where: str, keep_offsets: bool) -> dict:
     if not isinstance(obj, dict):
         raise EncodeError(f"{where}: each line must be a JSON object")
-    unknown = set(obj) - {"key", "value", "headers", "timestamp", "offset", "timestampType", "sequence", "crc",
-                          "crcValid", "control"}
+    unknown = set(obj) - {
+        "key",
+        "value",
+        "headers",
+        "timestamp",
+        "offset",
+        "timestampType",
+        "sequence",
+        "crc",
+        "crcValid",
+        "control",
+    }
     if unknown:
         raise EncodeError(f"{where}: unknown field(s) {sorted(unknown)}")
-    out = {"key": _decode(obj.get("key"), encoding, f"{where} key"),
-           "value": _decode(obj.get("value"), encoding, f"{where} value"),
-           "headers": _headers(obj.get("headers"), encoding, where)}
+    out = {
+        "key": _decode(obj.get("key"), encoding, f"{where} key"),
+        "value": _decode(obj.get("value"), encoding, f"{where} value"),
+        "headers": _headers(obj.get("headers"), encoding, where),
+    }
     ts = obj.get("timestamp")
     if ts is not None:
         if not isinstance(ts, int) or isinstance(ts, bool):
@@ -69,8 +82,9 @@ def parse_record(obj: dict, encoding: str, where: str, keep_offsets: bool) -> di
     return out
 
 
-def read_json_records(lines: Iterable[str], encoding: str = "utf8", keep_offsets: bool = False,
-                      name: str = "input") -> Iterator[dict]:
+def read_json_records(
+    lines: Iterable[str], encoding: str = "utf8", keep_offsets: bool = False, name: str = "input"
+) -> Iterator[dict]:
     """Records (dicts for kcodec.encode_batch) from JSON lines."""
     for n, line in enumerate(lines, 1):
         line = line.strip()

@@ -1,4 +1,5 @@
 """Bytes on disk for records of a given shape, from the generated size functions."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -6,6 +6,7 @@ Verification does not stop at the first damaged entry: it resynchronises at
 the next valid batch (:mod:`kcodec.records.resync`) and reports each damaged
 byte range, so one run shows everything that is wrong.
 """
+
 from __future__ import annotations
 
 import os
@@ -90,8 +91,14 @@ def verify_source(source, name: str, *, strict: bool = True, max_decompressed_si
     def on_skip(r) -> None:
         skipped.append(r)
 
-    reader = read_batches(source, verify_crc=False, strict=False, skip_corrupt=True, on_skip=on_skip,
-                          max_decompressed_size=max_decompressed_size)
+    reader = read_batches(
+        source,
+        verify_crc=False,
+        strict=False,
+        skip_corrupt=True,
+        on_skip=on_skip,
+        max_decompressed_size=max_decompressed_size,
+    )
     last_offset = None
     for batch in reader:
         while skipped:
@@ -101,16 +108,23 @@ def verify_source(source, name: str, *, strict: bool = True, max_decompressed_si
         report.bytes = batch.position + batch.size
         report.problems += batch_problems(batch)
         if last_offset is not None and batch.last_offset <= last_offset:
-            report.problems.append(Problem(batch.position, batch.base_offset,
-                                           f"offsets out of order: last offset {batch.last_offset} follows "
-                                           f"{last_offset}"))
+            report.problems.append(
+                Problem(
+                    batch.position,
+                    batch.base_offset,
+                    f"offsets out of order: last offset {batch.last_offset} follows {last_offset}",
+                )
+            )
         last_offset = batch.last_offset
     for r in skipped:
         report.problems.append(_skipped_problem(r))
     if reader.partial_tail is not None and strict:
         t = reader.partial_tail
-        report.problems.append(Problem(t.position, None, f"truncated: the last {t.size} bytes do not hold a whole "
-                                                         "batch (a partial write?)"))
+        report.problems.append(
+            Problem(
+                t.position, None, f"truncated: the last {t.size} bytes do not hold a whole batch (a partial write?)"
+            )
+        )
     return report
 
 
@@ -124,6 +138,7 @@ def verify_path(path: Path, *, strict: bool = True, max_decompressed_size: int |
 
 
 # ---------------------------------------------------------------------------- recovery
+
 
 @dataclass
 class RecoveryReport:
@@ -161,8 +176,10 @@ class RecoveryReport:
             parts.append(f"{n(self.readable_dropped, 'valid batch')} after the damage")
         if self.partial_tail:
             parts.append(f"a partial batch of {self.partial_tail} bytes at the end")
-        return (f"{head}; dropped {n(self.dropped_batches, 'batch')} and {self.dropped_bytes} bytes from byte "
-                f"{self.kept_bytes} ({', '.join(parts)}); first problem: {self.reason}")
+        return (
+            f"{head}; dropped {n(self.dropped_batches, 'batch')} and {self.dropped_bytes} bytes from byte "
+            f"{self.kept_bytes} ({', '.join(parts)}); first problem: {self.reason}"
+        )
 
 
 def valid_prefix(source, *, max_decompressed_size: int | None = None) -> tuple[int, int, str | None]:
@@ -180,8 +197,14 @@ def valid_prefix(source, *, max_decompressed_size: int | None = None) -> tuple[i
         t = reader.partial_tail
         found = _next_valid(source, t.position + 1)
         if found is not None:  # not a partial write: a damaged size, with valid batches after it
-            return batches, kept, (f"the entry at byte {t.position} claims more bytes than the {t.size} left, but a "
-                                   f"valid batch starts at byte {found}")
+            return (
+                batches,
+                kept,
+                (
+                    f"the entry at byte {t.position} claims more bytes than the {t.size} left, but a "
+                    f"valid batch starts at byte {found}"
+                ),
+            )
         return batches, kept, f"truncated: the last {t.size} bytes (from byte {t.position}) do not hold a whole batch"
     return batches, kept, None
 
@@ -193,8 +216,9 @@ def _next_valid(source, start: int) -> int | None:
         return None if buf is None else find_next_entry(buf.view, start)
 
 
-def recover(source: str | os.PathLike, output: str | os.PathLike, *,
-            max_decompressed_size: int | None = None) -> RecoveryReport:
+def recover(
+    source: str | os.PathLike, output: str | os.PathLike, *, max_decompressed_size: int | None = None
+) -> RecoveryReport:
     """Write the longest valid prefix of ``source`` to ``output`` atomically (``output`` holds the old
     content or all of the new, never a mix; it may be ``source`` itself) and say what was dropped."""
     source, output = Path(source), Path(output)
@@ -202,8 +226,14 @@ def recover(source: str | os.PathLike, output: str | os.PathLike, *,
     batches, kept, reason = valid_prefix(source, max_decompressed_size=max_decompressed_size)
     report = RecoveryReport(str(source), str(output), total, batches, kept, reason=reason)
     if kept < total:
-        tail = read_batches(source, start=kept, verify_crc=True, strict=False, skip_corrupt=True,
-                            max_decompressed_size=max_decompressed_size)
+        tail = read_batches(
+            source,
+            start=kept,
+            verify_crc=True,
+            strict=False,
+            skip_corrupt=True,
+            max_decompressed_size=max_decompressed_size,
+        )
         report.readable_dropped = sum(1 for _ in tail)
         report.damaged_ranges = len(tail.skipped)
         report.partial_tail = tail.partial_tail.size if tail.partial_tail else 0

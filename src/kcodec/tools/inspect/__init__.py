@@ -24,10 +24,10 @@ bytes, arrays), :mod:`.numbers` (integers, enums, bit groups),
 :mod:`.kafka` (what Kafka's readers know beyond the schemas), :mod:`.summary`
 (one-line records), :mod:`.text` (annotated hex).
 """
+
 from kcodec.tools.inspect.entries import Inspector, inspect_bytes
 from kcodec.tools.inspect.kafka import TOP_LEVEL_ENTITIES
 from kcodec.tools.inspect.spans import BAD, OK, WARN, Span
 from kcodec.tools.inspect.text import render_text, strip_ansi
 
-__all__ = ["Span", "Inspector", "inspect_bytes", "render_text", "strip_ansi", "OK", "WARN", "BAD",
-           "TOP_LEVEL_ENTITIES"]
+__all__ = ["Span", "Inspector", "inspect_bytes", "render_text", "strip_ansi", "OK", "WARN", "BAD", "TOP_LEVEL_ENTITIES"]

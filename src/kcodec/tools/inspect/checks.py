@@ -1,5 +1,6 @@
 """Derived fields checked against the bytes: lengths against what their fields cover, CRCs against
 the covered bytes."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,8 +28,11 @@ def declare_length(lspan: Span, pos: int, region_end: int) -> DeclaredLength | N
         return None
     declared = DeclaredLength(lspan, pos, pos + length, length)
     if declared.end > region_end:
-        lspan.mark(BAD, f"truncated: length says {length} (bytes {byte_range(pos, declared.end)}), only "
-                        f"{region_end - pos} bytes left")
+        lspan.mark(
+            BAD,
+            f"truncated: length says {length} (bytes {byte_range(pos, declared.end)}), only "
+            f"{region_end - pos} bytes left",
+        )
     return declared
 
 
@@ -38,8 +42,9 @@ def settle_length(declared: DeclaredLength, buf, pos: int, path: str, space: str
     lspan, cstart, dend, length = declared.span, declared.start, declared.end, declared.length
     if pos < dend:
         lspan.mark(BAD, f"length says {length}, the fields cover {pos - cstart}")
-        gap = Span(pos, dend, f"{path}.(unread)" if path else "(unread)", kind="unread",
-                   raw=bytes(buf[pos:dend]), space=space)
+        gap = Span(
+            pos, dend, f"{path}.(unread)" if path else "(unread)", kind="unread", raw=bytes(buf[pos:dend]), space=space
+        )
         gap.mark(BAD, f"{dend - pos} bytes the fields do not account for")
         return gap, dend
     lspan.notes[-1] += f": bytes {byte_range(cstart, dend)} ({length} bytes) OK"

@@ -1,5 +1,6 @@
 """Compressed regions: inflate a stream (within the size limit) and walk what it holds as a position
 space of its own."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -35,8 +36,19 @@ def inflate(walker: EntityWalker, stream: Span, compression: str, raw: bytes, ve
         return None
 
 
-def decompressed(walker: EntityWalker, stream: Span, compression: str, raw: bytes, ev, contents, path: str,
-                 values: dict, count: int | None, count_span: Span | None, hints: dict) -> Span | None:
+def decompressed(
+    walker: EntityWalker,
+    stream: Span,
+    compression: str,
+    raw: bytes,
+    ev,
+    contents,
+    path: str,
+    values: dict,
+    count: int | None,
+    count_span: Span | None,
+    hints: dict,
+) -> Span | None:
     """The decompressed contents of a stream (elements of ``contents``), as a span of their own position
     space; None when the stream does not inflate."""
     out = inflate(walker, stream, compression, raw, ev.version)

@@ -1,5 +1,6 @@
 """Log entries over bytes: which entity each entry is (by its magic), its span tree, its offsets, and
 where the next one starts."""
+
 from __future__ import annotations
 
 import os
@@ -7,8 +8,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kcodec.runtime import compression as compressions
-from kcodec.tools.inspect.kafka import (HEADER_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, MIN_ENTRY_SIZE,
-                                        OFFSET_OFFSET, SIZE_OFFSET, TOP_LEVEL_ENTITIES, header_int)
+from kcodec.tools.inspect.kafka import (
+    HEADER_UP_TO_MAGIC,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_ENTRY_SIZE,
+    OFFSET_OFFSET,
+    SIZE_OFFSET,
+    TOP_LEVEL_ENTITIES,
+    header_int,
+)
 from kcodec.tools.inspect.schema import SchemaModel
 from kcodec.tools.inspect.spans import BAD, Span
 from kcodec.tools.inspect.walk import EntityWalker
@@ -21,8 +30,13 @@ class Inspector:
     entities are marked ``collapsed`` and summarised in one line; they are
     still fully decoded, so damage inside them is found)."""
 
-    def __init__(self, schemas=None, *, expand: bool = False,
-                 max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE):
+    def __init__(
+        self,
+        schemas=None,
+        *,
+        expand: bool = False,
+        max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
+    ):
         self.schema = SchemaModel(schemas)
         self.walker = EntityWalker(self.schema, expand=expand, max_decompressed_size=max_decompressed_size)
         self._dispatch = self.schema.magic_table(TOP_LEVEL_ENTITIES)
@@ -33,7 +47,7 @@ class Inspector:
     def _kind_at(self, buf, pos: int) -> tuple[str, int] | None:
         """(entity, version) of the entry at ``pos``, by its magic; None when no schema has it."""
         for off, width, signed, expected, name, version in self._dispatch:
-            if int.from_bytes(bytes(buf[pos + off:pos + off + width]), "big", signed=signed) == expected:
+            if int.from_bytes(bytes(buf[pos + off : pos + off + width]), "big", signed=signed) == expected:
                 return name, version
         return None
 
@@ -57,8 +71,11 @@ class Inspector:
         avail = len(buf) - pos
         if avail < HEADER_UP_TO_MAGIC:
             tail = Span(pos, len(buf), "", kind="tail", raw=bytes(buf[pos:]), display=f"{avail} bytes")
-            tail.mark(BAD, f"truncated: {avail} bytes at the end do not hold an entry header "
-                           f"({HEADER_UP_TO_MAGIC} bytes); Kafka's readers stop here")
+            tail.mark(
+                BAD,
+                f"truncated: {avail} bytes at the end do not hold an entry header "
+                f"({HEADER_UP_TO_MAGIC} bytes); Kafka's readers stop here",
+            )
             return tail, None
         kind = self._kind_at(buf, pos)
         if kind is None:
@@ -68,8 +85,13 @@ class Inspector:
         offsets = self.offsets(buf, pos)
         if offsets is not None:
             first, last, known = offsets
-            span.display = (f"offsets {first}..{last}" if known and first != last else
-                            f"offset {last}" if known else f"last offset {last}")
+            span.display = (
+                f"offsets {first}..{last}"
+                if known and first != last
+                else f"offset {last}"
+                if known
+                else f"last offset {last}"
+            )
         span.finish()
         return span, (end if ok else None)
 
@@ -95,7 +117,7 @@ class Inspector:
         if probe is not None:
             off, width, low, bits = probe
             if pos + off + width <= len(buf):
-                raw = int.from_bytes(bytes(buf[pos + off:pos + off + width]), "big")
+                raw = int.from_bytes(bytes(buf[pos + off : pos + off + width]), "big")
                 compressed = (raw >> low) & ((1 << bits) - 1) != 0
         return first, first, not compressed
 
@@ -123,7 +145,7 @@ class Inspector:
         span = Span(pos, pos + HEADER_UP_TO_MAGIC, "", kind="entry", type=f"unknown (magic {magic})")
 
         def leaf(start: int, end: int, path: str, **kw) -> Span:
-            return Span(pos + start, pos + end, path, raw=bytes(buf[pos + start:pos + end]), **kw)
+            return Span(pos + start, pos + end, path, raw=bytes(buf[pos + start : pos + end]), **kw)
 
         span.children = [
             leaf(OFFSET_OFFSET, SIZE_OFFSET, "offset", type="int64", value=header_int(buf, pos, OFFSET_OFFSET, 8)),
@@ -137,8 +159,15 @@ class Inspector:
         end = pos + LOG_OVERHEAD + size
         nxt = None
         if size >= MIN_ENTRY_SIZE and end <= len(buf):
-            span.children.append(leaf(HEADER_UP_TO_MAGIC, end - pos, "(unread)", kind="unread",
-                                      notes=[f"skipped: the size field says the entry ends at byte {end - 1}"]))
+            span.children.append(
+                leaf(
+                    HEADER_UP_TO_MAGIC,
+                    end - pos,
+                    "(unread)",
+                    kind="unread",
+                    notes=[f"skipped: the size field says the entry ends at byte {end - 1}"],
+                )
+            )
             span.end, nxt = end, end
         span.finish()
         return span, nxt
@@ -153,8 +182,14 @@ class Inspector:
         return span
 
 
-def inspect_bytes(data, *, start: int = 0, count: int | None = None, expand: bool = True,
-                  max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE) -> list[Span]:
+def inspect_bytes(
+    data,
+    *,
+    start: int = 0,
+    count: int | None = None,
+    expand: bool = True,
+    max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> list[Span]:
     """Span trees of every log entry in ``data`` (bytes, or a path to read)."""
     if isinstance(data, (str, os.PathLike)):
         data = Path(data).read_bytes()

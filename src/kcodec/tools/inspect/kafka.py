@@ -1,5 +1,6 @@
 """What Kafka's readers know that the schema language does not say: how log entries are framed and
 told apart, how records' deltas resolve against their batch, what control records hold."""
+
 from __future__ import annotations
 
 #: Entities a log (segment, Produce/Fetch records) is a sequence of; each entry picks one by the constant
@@ -21,7 +22,7 @@ _RELATIVE = (("offset_delta", "base_offset", "offset"), ("timestamp_delta", "bas
 
 def header_int(buf, pos: int, offset: int, width: int) -> int:
     """A signed big-endian field of the entry header at ``pos``."""
-    return int.from_bytes(bytes(buf[pos + offset:pos + offset + width]), "big", signed=True)
+    return int.from_bytes(bytes(buf[pos + offset : pos + offset + width]), "big", signed=True)
 
 
 def relative(evals: dict, parent: dict | None) -> tuple[list[str], set[str]]:
@@ -46,6 +47,7 @@ def element_hints(array: str, values: dict) -> dict:
     (EndTransactionMarker)."""
     attributes = values.get("attributes")
     if array == "records" and isinstance(attributes, dict) and attributes.get("control") is True:
+
         def marker(record: dict):
             key = record.get("key:control_record_key") or {}
             return ("end_txn_marker", 0) if key.get("type") in ("abort", "commit") else None

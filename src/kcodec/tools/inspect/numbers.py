@@ -1,4 +1,5 @@
 """Integer fields over bytes: fixed-width and varint reads, enum names, constants, bit groups."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,7 +21,7 @@ def read_int(t, buf, pos: int, end: int, path: str, space: str) -> tuple[Span, i
             leaf = Span(pos, end, path, type=t.name, raw=bytes(buf[pos:end]), space=space)
             leaf.mark(BAD, f"truncated: needs {w} bytes, {end - pos} left")
             return leaf, None, end, False
-        raw = bytes(buf[pos:pos + w])
+        raw = bytes(buf[pos : pos + w])
         v = int.from_bytes(raw, "big", signed=t.signed)
         leaf = Span(pos, pos + w, path, type=t.name, raw=raw, value=v, display=str(v), space=space)
         return leaf, v, pos + w, True
@@ -35,8 +36,12 @@ def read_int(t, buf, pos: int, end: int, path: str, space: str) -> tuple[Span, i
         leaf = Span(pos, end, path, type=t.name, raw=bytes(buf[pos:end]), space=space)
         leaf.mark(BAD, f"truncated: {t.name} needs more than the {end - pos} bytes left")
         return leaf, None, end, False
-    return Span(pos, nxt, path, type=t.name, raw=bytes(buf[pos:nxt]), value=v, display=str(v),
-                space=space), v, nxt, True
+    return (
+        Span(pos, nxt, path, type=t.name, raw=bytes(buf[pos:nxt]), value=v, display=str(v), space=space),
+        v,
+        nxt,
+        True,
+    )
 
 
 def enum_name(schema: SchemaModel, span: Span, enum: str, value: int, version: int) -> Any:
@@ -48,8 +53,9 @@ def enum_name(schema: SchemaModel, span: Span, enum: str, value: int, version: i
         return valid[value]
     every = {v.value: v for v in e.values}
     if value in every:
-        span.mark(BAD, f"{every[value].name} ({value}) is not valid at version {version} "
-                       f"(versions {every[value].versions})")
+        span.mark(
+            BAD, f"{every[value].name} ({value}) is not valid at version {version} (versions {every[value].versions})"
+        )
         return every[value].name
     if e.open:
         span.display = f"{value} (unknown {enum}, kept as a number)"
@@ -58,8 +64,9 @@ def enum_name(schema: SchemaModel, span: Span, enum: str, value: int, version: i
     return value
 
 
-def int_field(schema: SchemaModel, rf, version: int, buf, pos: int, end: int, path: str, space: str,
-              values: dict) -> tuple[Span, int, bool]:
+def int_field(
+    schema: SchemaModel, rf, version: int, buf, pos: int, end: int, path: str, space: str, values: dict
+) -> tuple[Span, int, bool]:
     """An integer or bit-group field: its span (with one child per bit group), the position after it
     and whether it was whole. Its decoded value goes into ``values``."""
     t = rf.type
@@ -94,8 +101,17 @@ def _bit_groups(schema: SchemaModel, span: Span, t, v: int, version: int, path: 
     groups: dict[str, Any] = {}
     for b in sorted(t.bits, key=lambda b: b.low):
         g = (u >> b.low) & ((1 << b.width) - 1)
-        child = Span(span.start, span.end, f"{path}.{b.name}", kind="bits", type=bit_type_text(b),
-                     bits=b.span, value=g, display=str(g), space=space)
+        child = Span(
+            span.start,
+            span.end,
+            f"{path}.{b.name}",
+            kind="bits",
+            type=bit_type_text(b),
+            bits=b.span,
+            value=g,
+            display=str(g),
+            space=space,
+        )
         if b.kind == "enum":
             groups[b.name] = enum_name(schema, child, b.enum, g, version)
         elif b.kind == "flag":

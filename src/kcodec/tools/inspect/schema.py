@@ -2,10 +2,10 @@
 
 This is the only module of :mod:`kcodec.tools.inspect` that reads the schema
 model (:mod:`kcodec.codegen.schema`: plain dataclasses, no YAML, no emitters),
-rebuilt from the data the generator wrote (``kcodec.generated.schema_set()``): the walk itself asks :class:`SchemaModel` which fields an
-entity version has, what kind of type each is, where constants and compression
-codecs sit, and what enum values mean. Pointing the inspector at another source
-of the resolved schemas (the generated schema data) means changing this module.
+rebuilt from the data the generator wrote (``kcodec.generated.schema_set()``).
+The walk itself asks :class:`SchemaModel` which fields an entity version has,
+what kind of type each is, where constants and compression codecs sit, and what
+enum values mean.
 
 What the walk reads from the objects this module hands out (the interface such
 a source has to provide): an entity version's ``name``, ``version``, ``fields``
@@ -17,6 +17,7 @@ type's ``name``, ``fixed``, ``width``, ``signed``, ``max_width``; a bits type's
 ``reserved``, ``span``); a bytes type's ``prefix``, ``nullable``, ``name``,
 ``text``; an array type's ``prefix``, ``count_field``, ``element``.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -94,8 +95,7 @@ class SchemaModel:
 
     # ------------------------------------------------------------------ constants at fixed offsets
 
-    def const_probe(self, name: str, version: int, base: int = 0,
-                    versioned_only: bool = False) -> ConstProbe | None:
+    def const_probe(self, name: str, version: int, base: int = 0, versioned_only: bool = False) -> ConstProbe | None:
         """The first constant field at a fixed offset, nested entities included; ``versioned_only``
         wants a ``const: version`` field."""
         key = (name, version, base, versioned_only)

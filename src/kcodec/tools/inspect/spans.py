@@ -1,4 +1,5 @@
 """The span tree: one annotated byte range per field, length prefix, entity or stream."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -55,8 +56,13 @@ class Span:
         return self.status
 
     def as_dict(self, full: bool = True) -> dict:
-        d: dict[str, Any] = {"path": self.path, "kind": self.kind, "start": self.start, "end": self.end,
-                             "space": self.space}
+        d: dict[str, Any] = {
+            "path": self.path,
+            "kind": self.kind,
+            "start": self.start,
+            "end": self.end,
+            "space": self.space,
+        }
         if self.type:
             d["type"] = self.type
         if self.bits is not None:

@@ -1,4 +1,5 @@
 """One line for a collapsed element (a record, an inner message): what a reader wants to see first."""
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,11 @@ def _summarise(c: Span, parts: list[str], skip: set[str]) -> None:
             _summarise(g, parts, skip)
         return
     if any(ch.kind == "bits" for ch in c.children):  # only the bit groups that are set
-        parts += [f"{g.path.rsplit('.', 1)[-1]} {g.display}" for g in c.children
-                  if g.kind == "bits" and g.raw_bits and "1" in g.raw_bits]
+        parts += [
+            f"{g.path.rsplit('.', 1)[-1]} {g.display}"
+            for g in c.children
+            if g.kind == "bits" and g.raw_bits and "1" in g.raw_bits
+        ]
         return
     if c.kind == "array":
         parts.append(f"{name} {'?' if c.value is None else c.value}")

@@ -1,12 +1,22 @@
 """A span tree as annotated hex: one line per field (more for long raw bytes), ANSI colours optional."""
+
 from __future__ import annotations
 
 import re
 
 from kcodec.tools.inspect.spans import BAD, OK, WARN, Span
 
-_COLOURS = {"range": "2", "hex": "36", "name": "1", "value": "32", "note": "33", "bad": "1;31", "warn": "35",
-            "title": "1;4", "dspace": "34"}
+_COLOURS = {
+    "range": "2",
+    "hex": "36",
+    "name": "1",
+    "value": "32",
+    "note": "33",
+    "bad": "1;31",
+    "warn": "35",
+    "title": "1;4",
+    "dspace": "34",
+}
 _HEX_PER_LINE = 8
 _RANGE_W = 11
 
@@ -77,8 +87,9 @@ def _marker(status: str) -> str:
     return {OK: " ", WARN: "?", BAD: "!"}[status]
 
 
-def _line(mark: str, rng: str, hx: str, depth: int, st: _Style, name: str, value: str, notes: list[str],
-          status: str) -> str:
+def _line(
+    mark: str, rng: str, hx: str, depth: int, st: _Style, name: str, value: str, notes: list[str], status: str
+) -> str:
     rng_cell = " " * (_RANGE_W - len(rng)) + st("dspace" if rng.startswith("+") else "range", rng)
     hex_cell = st("hex", hx) + " " * (3 * _HEX_PER_LINE - 1 - len(hx))
     text = f"{mark}{rng_cell}  {hex_cell}  {'  ' * (depth - 1)}"
@@ -92,8 +103,9 @@ def _line(mark: str, rng: str, hx: str, depth: int, st: _Style, name: str, value
     return text.rstrip()
 
 
-def _lines(s: Span, depth: int, st: _Style, out: list[str], max_bytes: int, summary: bool = False,
-           label: str | None = None) -> None:
+def _lines(
+    s: Span, depth: int, st: _Style, out: list[str], max_bytes: int, summary: bool = False, label: str | None = None
+) -> None:
     name = label or s.path or "(entry)"
     if s.type and not summary:
         name += f" <{s.type}>"
@@ -109,7 +121,7 @@ def _lines(s: Span, depth: int, st: _Style, out: list[str], max_bytes: int, summ
         return
     raw = s.raw
     shown = raw if max_bytes <= 0 else raw[:max_bytes]
-    chunks = [shown[i:i + _HEX_PER_LINE] for i in range(0, len(shown), _HEX_PER_LINE)] or [b""]
+    chunks = [shown[i : i + _HEX_PER_LINE] for i in range(0, len(shown), _HEX_PER_LINE)] or [b""]
     for i, chunk in enumerate(chunks):
         a = s.start + i * _HEX_PER_LINE
         rng = _range_text(s, a, a + len(chunk)) if len(chunks) > 1 else _range_text(s)

@@ -6,6 +6,7 @@ returns the span it made, the position after it and whether it completed. Damage
 is: a CRC mismatch marks the CRC and the walk goes on; a truncated field ends its entity; a length that
 disagrees with what its fields cover marks the length, and the walk resumes where the length says.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,8 +26,13 @@ class EntityWalker:
     elements that are entities are ``collapsed`` to one summary line; still fully decoded, so damage
     inside them is found)."""
 
-    def __init__(self, schema: SchemaModel, *, expand: bool = False,
-                 max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE):
+    def __init__(
+        self,
+        schema: SchemaModel,
+        *,
+        expand: bool = False,
+        max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
+    ):
         self.schema = schema
         self.expand = expand
         self.max_decompressed_size = max_decompressed_size
@@ -39,15 +45,14 @@ class EntityWalker:
         if probe:
             off, width, signed, _ = probe
             if pos + off + width <= end:
-                found = int.from_bytes(bytes(buf[pos + off:pos + off + width]), "big", signed=signed)
+                found = int.from_bytes(bytes(buf[pos + off : pos + off + width]), "big", signed=signed)
                 if found in versions:
                     return found
         return default if default in versions else versions[-1]
 
     # ------------------------------------------------------------------ entities
 
-    def entity(self, ev, buf, pos: int, end: int, path: str, space: str,
-               hints: dict) -> tuple[Span, int, bool, dict]:
+    def entity(self, ev, buf, pos: int, end: int, path: str, space: str, hints: dict) -> tuple[Span, int, bool, dict]:
         """Walk ``ev``'s fields from ``pos``. Returns the span, the position after it, whether the walk
         completed, and the decoded values by field name."""
         span = Span(pos, pos, path, kind="entity", type=f"{ev.name} v{ev.version}", space=space)
@@ -125,7 +130,7 @@ class EntityWalker:
             span.children.append(data)
             span.end = end
             return span, end, False
-        raw = bytes(buf[pos:pos + n])
+        raw = bytes(buf[pos : pos + n])
         data = Span(pos, pos + n, f"{path}.data", kind="data", raw=raw, space=space, display=bytes_text(raw))
         if n:  # an empty value has no bytes of its own: its length prefix says it all
             span.children.append(data)
@@ -155,14 +160,21 @@ class EntityWalker:
     def _read_as(self, hint, buf, pos, end, path, space, data: Span, values: dict, field: str) -> Span:
         """The bytes ``pos``..``end`` of a bytes field read as the entity ``hint`` names."""
         name, version = hint
-        sub, _, _, sub_values = self.entity(self.schema.entity(name, version), buf, pos, end, f"{path}.data",
-                                            space, {})
+        sub, _, _, sub_values = self.entity(self.schema.entity(name, version), buf, pos, end, f"{path}.data", space, {})
         sub.kind, sub.display = "data", data.display
         sub.notes.append(f"read as {name} v{version}")
         if sub.end < end:
-            sub.children.append(Span(sub.end, end, f"{path}.data.(unread)", kind="unread",
-                                     raw=bytes(buf[sub.end:end]), space=space,
-                                     notes=["bytes after the fields this version defines"]))
+            sub.children.append(
+                Span(
+                    sub.end,
+                    end,
+                    f"{path}.data.(unread)",
+                    kind="unread",
+                    raw=bytes(buf[sub.end : end]),
+                    space=space,
+                    notes=["bytes after the fields this version defines"],
+                )
+            )
             sub.end = end
         values[f"{field}:{name}"] = sub_values
         return sub
@@ -198,8 +210,15 @@ class EntityWalker:
         compression = _compression(rf, values)
         if compression is not None:
             raw = bytes(buf[pos:end])
-            stream = Span(pos, end, f"{path}.data", kind="stream", raw=raw, space=space,
-                          display=f"{len(raw)} bytes of {compression}")
+            stream = Span(
+                pos,
+                end,
+                f"{path}.data",
+                kind="stream",
+                raw=raw,
+                space=space,
+                display=f"{len(raw)} bytes of {compression}",
+            )
             span.children.append(stream)
             span.end = end
             dspan = decompressed(self, stream, compression, raw, ev, t, path, values, count, count_span, hints)
@@ -235,14 +254,16 @@ class EntityWalker:
                 break
             if type_kind(el) == "entity":
                 version = self.version_for(el.name, buf, pos, end, ev.version)
-                sp, pos, eok, evals = self.entity(self.schema.entity(el.name, version), buf, pos, end, epath,
-                                                  space, hints or {})
+                sp, pos, eok, evals = self.entity(
+                    self.schema.entity(el.name, version), buf, pos, end, epath, space, hints or {}
+                )
                 self._present_element(sp, el.name, version, ev, evals, values)
             elif type_kind(el) == "bytes":
                 sp, pos, eok = self.bytes_field(plain_element(epath, el), ev, buf, pos, end, epath, space, {}, None)
             else:
-                sp, pos, eok = int_field(self.schema, plain_element(epath, el), ev.version, buf, pos, end, epath,
-                                         space, {})
+                sp, pos, eok = int_field(
+                    self.schema, plain_element(epath, el), ev.version, buf, pos, end, epath, space, {}
+                )
             out.append(sp)
             i += 1
             if not eok:

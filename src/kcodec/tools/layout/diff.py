@@ -11,6 +11,7 @@ Nested entities at a fixed offset are flattened into the parent (``message.crc``
 legacy log entry), so entry-level offsets line up with Kafka's (magic at 16 in every format: ``LegacyRecord``
 and ``DefaultRecordBatch`` agree there).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -19,8 +20,17 @@ from pathlib import Path
 
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-__all__ = ["Row", "Pair", "LayoutDiff", "flatten", "diff_layouts", "render_diff", "layouts_from_schemas",
-           "packaged_layouts", "Layouts"]
+__all__ = [
+    "Row",
+    "Pair",
+    "LayoutDiff",
+    "flatten",
+    "diff_layouts",
+    "render_diff",
+    "layouts_from_schemas",
+    "packaged_layouts",
+    "Layouts",
+]
 
 
 @dataclass(frozen=True)
@@ -78,8 +88,7 @@ class Row:
         return asdict(self)
 
 
-def flatten(lay: EntityLayout, layouts: Layouts, prefix: str = "", base: int | None = 0,
-            depth: int = 0) -> list[Row]:
+def flatten(lay: EntityLayout, layouts: Layouts, prefix: str = "", base: int | None = 0, depth: int = 0) -> list[Row]:
     rows: list[Row] = []
     for f in lay.fields:
         offset = None if base is None or f.offset is None else base + f.offset
@@ -113,8 +122,13 @@ class Pair:
         return (self.b or self.a).path
 
     def as_dict(self) -> dict:
-        return {"status": self.status, "field": self.name, "a": self.a.as_dict() if self.a else None,
-                "b": self.b.as_dict() if self.b else None, "changes": self.changes}
+        return {
+            "status": self.status,
+            "field": self.name,
+            "a": self.a.as_dict() if self.a else None,
+            "b": self.b.as_dict() if self.b else None,
+            "changes": self.changes,
+        }
 
 
 @dataclass
@@ -151,12 +165,22 @@ class LayoutDiff:
             return {"min": x[0], "max": x[1]}
 
         return {
-            "a": {"entity": self.a.entity, "version": self.a.version, "source": self.a_source,
-                  "overhead": ov(self.overhead[0]), "overhead_with_nested": ov(self.total_overhead[0]),
-                  "fixed_size": self.a.fixed_size},
-            "b": {"entity": self.b.entity, "version": self.b.version, "source": self.b_source,
-                  "overhead": ov(self.overhead[1]), "overhead_with_nested": ov(self.total_overhead[1]),
-                  "fixed_size": self.b.fixed_size},
+            "a": {
+                "entity": self.a.entity,
+                "version": self.a.version,
+                "source": self.a_source,
+                "overhead": ov(self.overhead[0]),
+                "overhead_with_nested": ov(self.total_overhead[0]),
+                "fixed_size": self.a.fixed_size,
+            },
+            "b": {
+                "entity": self.b.entity,
+                "version": self.b.version,
+                "source": self.b_source,
+                "overhead": ov(self.overhead[1]),
+                "overhead_with_nested": ov(self.total_overhead[1]),
+                "fixed_size": self.b.fixed_size,
+            },
             "counts": self.counts(),
             "fields": [p.as_dict() for p in self.pairs],
         }
@@ -174,7 +198,7 @@ def _match(a_rows: list[Row], b_rows: list[Row]) -> dict[int, int]:
 
     def unique(rows: list[Row], taken) -> dict[str, int]:
         seen: dict[str, list[int]] = {}
-        for i, r in enumerate(rows):
+        for i in range(len(rows)):
             if i not in taken:
                 seen.setdefault(_local_path(rows, i), []).append(i)
         return {k: v[0] for k, v in seen.items() if len(v) == 1}
@@ -232,14 +256,25 @@ def diff_layouts(a: EntityLayout, b: EntityLayout, la: Layouts, lb: Layouts | No
     order = {id(p): k for k, p in enumerate(pairs)}
 
     def key(p: Pair):
-        r = p.b if p.b is not None and p.b.offset is not None else p.a if p.a is not None and p.a.offset is not None \
+        r = (
+            p.b
+            if p.b is not None and p.b.offset is not None
+            else p.a
+            if p.a is not None and p.a.offset is not None
             else p.b or p.a
+        )
         return (r.offset is None, r.offset or 0, order[id(p)])
 
     pairs.sort(key=key)
-    return LayoutDiff(a, b, la.source, lb.source, pairs,
-                      ((a.min_overhead, a.max_overhead), (b.min_overhead, b.max_overhead)),
-                      (total_overhead(a, la), total_overhead(b, lb)))
+    return LayoutDiff(
+        a,
+        b,
+        la.source,
+        lb.source,
+        pairs,
+        ((a.min_overhead, a.max_overhead), (b.min_overhead, b.max_overhead)),
+        (total_overhead(a, la), total_overhead(b, lb)),
+    )
 
 
 def _size(n: int | None) -> str:
@@ -268,8 +303,9 @@ def summary_lines(d: LayoutDiff) -> list[str]:
     (oa, ob), (ta, tb) = d.overhead, d.total_overhead
     lines = [f"overhead: {_overhead_text(oa)} → {_overhead_text(ob)} bytes{_delta(oa, ob)}"]
     if (ta, tb) != (oa, ob):
-        lines.append(f"overhead with nested entities: {_overhead_text(ta)} → {_overhead_text(tb)} bytes"
-                     f"{_delta(ta, tb)}")
+        lines.append(
+            f"overhead with nested entities: {_overhead_text(ta)} → {_overhead_text(tb)} bytes{_delta(ta, tb)}"
+        )
     if d.a.fixed_size != d.b.fixed_size:
         lines.append(f"fixed size: {_size(d.a.fixed_size)} → {_size(d.b.fixed_size)}")
     moved = [p for p in d.pairs if p.status == "moved" and (p.b or p.a).bits is None]
@@ -299,8 +335,11 @@ def render_diff(d: LayoutDiff, markdown: bool = False) -> str:
         status = "" if p.status == "unchanged" else p.status
         rows.append([status, p.name, offset, size, typ, details])
     if markdown:
-        out = [f"### {d.title()}", ""] + [f"- {line}" for line in summary_lines(d)] + [
-            "", "| " + " | ".join(headings) + " |", "|" + "|".join("---" for _ in headings) + "|"]
+        out = (
+            [f"### {d.title()}", ""]
+            + [f"- {line}" for line in summary_lines(d)]
+            + ["", "| " + " | ".join(headings) + " |", "|" + "|".join("---" for _ in headings) + "|"]
+        )
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
         return "\n".join(out)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headings[:-1])]

@@ -7,12 +7,13 @@ offset varies are drawn dashed and hatched, one row each, after the fixed part. 
 into bit groups get a strip of their own below, most significant bit on the left (Kafka numbers
 bit 0 as the least significant). Plain string building, no dependencies.
 """
+
 from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-from kcodec.tools.layout.diff import Layouts, Row, flatten, total_overhead
 from kcodec.runtime.layout import EntityLayout
+from kcodec.tools.layout.diff import Layouts, Row, flatten, total_overhead
 
 __all__ = ["layout_svg"]
 
@@ -26,10 +27,22 @@ WIDTH = LEFT + 32 * BIT_W + RIGHT
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 
 # Fill colours by what a field is (read from the layout's notes).
-_FILLS = {"crc": "#f8d7da", "length": "#fff3cd", "count": "#d4edda", "const": "#e2d9f3", "plain": "#dbe9f6",
-          "variable": "#ffffff"}
-_LEGEND = (("plain", "field"), ("length", "derived length"), ("crc", "derived CRC"), ("count", "derived count"),
-           ("const", "constant"), ("variable", "variable size or offset"))
+_FILLS = {
+    "crc": "#f8d7da",
+    "length": "#fff3cd",
+    "count": "#d4edda",
+    "const": "#e2d9f3",
+    "plain": "#dbe9f6",
+    "variable": "#ffffff",
+}
+_LEGEND = (
+    ("plain", "field"),
+    ("length", "derived length"),
+    ("crc", "derived CRC"),
+    ("count", "derived count"),
+    ("const", "constant"),
+    ("variable", "variable size or offset"),
+)
 
 
 def _role(r: Row) -> str:
@@ -71,23 +84,28 @@ class _Canvas:
     def rect(self, x, y, w, h, fill, dashed=False, hatched=False, stroke="#333", cls="") -> None:
         dash = ' stroke-dasharray="6 4"' if dashed else ""
         klass = f' class="{cls}"' if cls else ""
-        self.parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{fill}" '
-                          f'stroke="{stroke}" stroke-width="1.2"{dash}{klass}/>')
+        self.parts.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{fill}" '
+            f'stroke="{stroke}" stroke-width="1.2"{dash}{klass}/>'
+        )
         if hatched:
-            self.parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
-                              f'fill="url(#hatch)" stroke="none"/>')
+            self.parts.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="url(#hatch)" stroke="none"/>'
+            )
 
-    def text(self, x, y, s, size=12.0, anchor="middle", weight="normal", fill="#111", rotate=False,
-             cls="") -> None:
+    def text(self, x, y, s, size=12.0, anchor="middle", weight="normal", fill="#111", rotate=False, cls="") -> None:
         transform = f' transform="rotate(-90 {x:.1f} {y:.1f})"' if rotate else ""
         klass = f' class="{cls}"' if cls else ""
-        self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:.1f}" text-anchor="{anchor}" '
-                          f'font-weight="{weight}" fill="{fill}" dominant-baseline="middle"{transform}{klass}>'
-                          f"{escape(s)}</text>")
+        self.parts.append(
+            f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:.1f}" text-anchor="{anchor}" '
+            f'font-weight="{weight}" fill="{fill}" dominant-baseline="middle"{transform}{klass}>'
+            f"{escape(s)}</text>"
+        )
 
     def line(self, x1, y1, x2, y2, stroke="#999", width=1.0) -> None:
-        self.parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" '
-                          f'stroke-width="{width}"/>')
+        self.parts.append(
+            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" stroke-width="{width}"/>'
+        )
 
 
 _VARINT_SIZES = {"varint": "1-5 bytes", "uvarint": "1-5 bytes", "varlong": "1-10 bytes"}
@@ -198,8 +216,11 @@ def _variable_fields(c: _Canvas, variable: list[Row], y: float) -> float:
         # a fixed-size field at a variable offset keeps its width; anything variable takes the row
         w = r.size * BYTE_W if r.size is not None and r.size <= BYTES_PER_ROW else GRID_W
         c.rect(LEFT, y, w, ROW_H, _variable_fill(r), dashed=True, hatched=r.size is None, cls="field variable")
-        where = "" if r.offset is not None else (", variable offset" if r.size is not None and w < GRID_W
-                                                  else ", at a variable offset")
+        where = (
+            ""
+            if r.offset is not None
+            else (", variable offset" if r.size is not None and w < GRID_W else ", at a variable offset")
+        )
         _label(c, LEFT, y, w, ROW_H, r, where)
         y += ROW_H
     return y
@@ -229,11 +250,20 @@ def _bit_groups(c: _Canvas, rows: list[Row], y: float) -> float:
 
 def _bit_strip_heading(c: _Canvas, fname: str, parent: Row | None, nbits: int, y: float) -> float:
     """The title of a bit strip and its bit numbers; returns the y where the strip starts."""
-    where = "" if parent is None or parent.offset is None else \
-        f", byte{'s' if nbits > 8 else ''} {parent.offset}" + (
-            f"-{parent.offset + nbits // 8 - 1}" if nbits > 8 else "")
-    c.text(LEFT, y, f"{fname} ({parent.type if parent else ''}{where}): bit {nbits - 1} … bit 0", 12,
-           anchor="start", weight="bold")
+    where = (
+        ""
+        if parent is None or parent.offset is None
+        else f", byte{'s' if nbits > 8 else ''} {parent.offset}"
+        + (f"-{parent.offset + nbits // 8 - 1}" if nbits > 8 else "")
+    )
+    c.text(
+        LEFT,
+        y,
+        f"{fname} ({parent.type if parent else ''}{where}): bit {nbits - 1} … bit 0",
+        12,
+        anchor="start",
+        weight="bold",
+    )
     y += 14
     bw = GRID_W / nbits
     for bit in range(nbits):
@@ -251,8 +281,14 @@ def _bit_group(c: _Canvas, g: Row, nbits: int, bw: float, y: float) -> None:
     c.rect(x, y, w, _STRIP_H, fill, cls="bits")
     name = g.path.rsplit(".", 1)[-1]
     if _text_w(name, 10) <= w - 6:
-        c.text(x + w / 2, y + _STRIP_H / 2 - 14, name, 11 if _text_w(name, 11) <= w - 6 else 10,
-               weight="bold", cls="field-name")
+        c.text(
+            x + w / 2,
+            y + _STRIP_H / 2 - 14,
+            name,
+            11 if _text_w(name, 11) <= w - 6 else 10,
+            weight="bold",
+            cls="field-name",
+        )
         for k, line in enumerate((f"bits {g.bits}", g.type)):
             fitted, fs = _fit(line, w - 6, 9.0, 6.5)
             c.text(x + w / 2, y + _STRIP_H / 2 + 4 + 13 * k, fitted, fs, fill="#444")
@@ -295,7 +331,12 @@ def _document(lay: EntityLayout, layouts: Layouts, height: float, body: _Canvas)
     ]
     title = _Canvas()
     title.text(LEFT, 24, f"{lay.entity} v{lay.version}", 17, anchor="start", weight="bold")
-    title.text(LEFT + _text_w(f"{lay.entity} v{lay.version}", 17) + 14, 25,
-               f"{_overhead_text(lay, layouts)}; 32 bits per row, offsets in bytes", 12, anchor="start",
-               fill="#444")
+    title.text(
+        LEFT + _text_w(f"{lay.entity} v{lay.version}", 17) + 14,
+        25,
+        f"{_overhead_text(lay, layouts)}; 32 bits per row, offsets in bytes",
+        12,
+        anchor="start",
+        fill="#444",
+    )
     return "\n".join(head + title.parts + body.parts + ["</svg>"]) + "\n"

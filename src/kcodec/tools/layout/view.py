@@ -1,4 +1,5 @@
 """Plain-text and markdown renderings of layout tables and size results."""
+
 from __future__ import annotations
 
 from kcodec.runtime.layout import EntityLayout, FieldLayout
@@ -28,8 +29,14 @@ def render_layout(lay: EntityLayout, markdown: bool = False) -> str:
     rows = [_cells(f) for f in lay.fields]
     title = f"{lay.entity} v{lay.version}: {_summary(lay)}"
     if markdown:
-        out = [f"### {title}", "", lay.doc, "", "| " + " | ".join(_HEADINGS) + " |",
-               "|" + "|".join("---:" if i < 2 else "---" for i in range(len(_HEADINGS))) + "|"]
+        out = [
+            f"### {title}",
+            "",
+            lay.doc,
+            "",
+            "| " + " | ".join(_HEADINGS) + " |",
+            "|" + "|".join("---:" if i < 2 else "---" for i in range(len(_HEADINGS))) + "|",
+        ]
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
         return "\n".join(out)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADINGS[:-1])]
@@ -52,8 +59,11 @@ def _shape(q) -> str:
 
 
 def render_sizes(q, results, breakdown: bool = False) -> str:
-    label = {0: "v0 (magic 0, one log entry per record)", 1: "v1 (magic 1, one log entry per record)",
-             2: "v2 (magic 2, one record batch)"}
+    label = {
+        0: "v0 (magic 0, one log entry per record)",
+        1: "v1 (magic 1, one log entry per record)",
+        2: "v2 (magic 2, one record batch)",
+    }
     out = [_shape(q), ""]
     width = max(len(label[r.magic]) for r in results)
     out.append(f"{'format'.ljust(width)}  {'bytes':>8}")
