@@ -119,13 +119,13 @@ RECORD_BATCH_V2 = Struct(
     "producer_id" / Int64sb,
     "producer_epoch" / Int16sb,
     "base_sequence" / Int32sb,
-    "records_count" / Rebuild(Int32sb, lambda ctx: len(ctx.records)),
+    "records_count" / Rebuild(Int32sb, lambda ctx: len(ctx["records"])),
     "_at_records" / Tell,
     "records"
     / FixedSized(
-        lambda ctx: ctx.batch_length - (ctx._at_records - ctx._start_batch_length),
+        lambda ctx: ctx["batch_length"] - (ctx._at_records - ctx._start_batch_length),
         Compressed(
-            Array(this.records_count, LazyBound(lambda: _record.RECORD_V2)),
+            Array(this["records_count"], LazyBound(lambda: _record.RECORD_V2)),
             lambda ctx: ctx["attributes"]["compression"],
             magic=2,
             at="_at_records",

@@ -138,7 +138,8 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
     if d and d.kind == "crc":
         return f"Rebuild({_int(t)}, 0)"
     if d and d.kind == "count":
-        return f"Rebuild({_int(t)}, lambda ctx: len(ctx.{d.of}))"
+        # fields by subscript: a field may be named like a Container method (items, keys, values)
+        return f"Rebuild({_int(t)}, lambda ctx: len(ctx[{d.of!r}]))"
     if fld.const is not None:
         value = ev.version if fld.const == "version" else fld.const
         return f'ConstInt({value}, {_int(t)}, error="{fld.error}")'
@@ -148,7 +149,7 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
         codec = "lambda ctx: ctx" + "".join(f"[{p!r}]" for p in fld.compressed.codec_path)
         if isinstance(t, ArrayType):
             length = ev.enclosing_length(i)
-            extent = f"lambda ctx: ctx.{length} - (ctx._at_{f.name} - ctx._start_{length})"
+            extent = f"lambda ctx: ctx[{length!r}] - (ctx._at_{f.name} - ctx._start_{length})"
             return f'FixedSized({extent}, Compressed({_type(ev, t)}, {codec}, magic={ev.version}, at="_at_{f.name}"))'
         contents = _type(ev, fld.compressed.contents)
         helpers.append((f"_{ev.symbol}_{f.name.upper()}_CONTENTS", contents))
@@ -181,7 +182,7 @@ def _type(ev: EntityVersion, t: Type) -> str:
     if t.prefix is not None:
         return f"PrefixedArray({_int(t.prefix)}, {element})"
     if t.count_field:
-        return f"Array(this.{t.count_field}, {element})"
+        return f"Array(this[{t.count_field!r}], {element})"
     return f"UntilEnd({element})"
 
 

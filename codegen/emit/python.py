@@ -113,8 +113,8 @@ def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
             w(f"    computed = {fn}(memoryview(buf)[start_{f.name}:pos])")
             w(f"    if computed != v_{f.name}:")
             w(
-                f'        raise CrcMismatchError(f"{f.name} is corrupt (stored {d.algorithm} = {{v_{f.name}:#010x}}, '
-                f'computed = {{computed:#010x}})", position=at_{f.name}, field={f.name!r})'
+                f"        raise CrcMismatchError(record_corrupt_message(v_{f.name}, computed), "
+                f"position=at_{f.name}, field={f.name!r})"
             )
     names = tuple(f.name for f in fields)
     w(f"return ({', '.join('v_' + n for n in names)}{',' if len(names) == 1 else ''}), pos")

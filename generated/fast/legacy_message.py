@@ -17,6 +17,7 @@ from kcodec.errors import (
     EncodeError,
     TruncatedError,
     UnknownMagicError,
+    record_corrupt_message,
 )
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
@@ -162,11 +163,7 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
         if verify_crc:
             computed = crc32(memoryview(buf)[start_crc:pos])
             if computed != v_crc:
-                raise CrcMismatchError(
-                    f"crc is corrupt (stored crc32 = {v_crc:#010x}, computed = {computed:#010x})",
-                    position=at_crc,
-                    field="crc",
-                )
+                raise CrcMismatchError(record_corrupt_message(v_crc, computed), position=at_crc, field="crc")
         return (v_crc, v_magic, v_attributes, v_key, v_value), pos
     except (IndexError, struct_error):
         raise TruncatedError("legacy_message v0 runs past the end of its bytes", position=pos) from None
@@ -319,11 +316,7 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
         if verify_crc:
             computed = crc32(memoryview(buf)[start_crc:pos])
             if computed != v_crc:
-                raise CrcMismatchError(
-                    f"crc is corrupt (stored crc32 = {v_crc:#010x}, computed = {computed:#010x})",
-                    position=at_crc,
-                    field="crc",
-                )
+                raise CrcMismatchError(record_corrupt_message(v_crc, computed), position=at_crc, field="crc")
         return (v_crc, v_magic, v_attributes, v_timestamp, v_key, v_value), pos
     except (IndexError, struct_error):
         raise TruncatedError("legacy_message v1 runs past the end of its bytes", position=pos) from None

@@ -19,6 +19,7 @@ from kcodec.errors import (
     RecordCountError,
     TruncatedError,
     UnknownMagicError,
+    record_corrupt_message,
 )
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
@@ -226,11 +227,7 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
         if verify_crc:
             computed = crc32c(memoryview(buf)[start_crc:pos])
             if computed != v_crc:
-                raise CrcMismatchError(
-                    f"crc is corrupt (stored crc32c = {v_crc:#010x}, computed = {computed:#010x})",
-                    position=at_crc,
-                    field="crc",
-                )
+                raise CrcMismatchError(record_corrupt_message(v_crc, computed), position=at_crc, field="crc")
         return (
             v_base_offset,
             v_batch_length,

@@ -30,10 +30,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
                     allow_lossy=args.allow_lossy,
                 )
             )
-        except EncodeError as exc:
-            exc.message = exc.message.replace("pass allow_lossy=True", "pass --allow-lossy")
-            exc.args = (exc.message,)
-            raise
+        except EncodeError as exc:  # the library's advice, in the command's words
+            raise exc.replace(message=exc.message.replace("pass allow_lossy=True", "pass --allow-lossy")) from None
         batches += 1
         records += len(batch.records)
     write_atomically(out, chunks)

@@ -24,6 +24,7 @@ from kcodec.errors import (
     KcodecError,
     TruncatedError,
     UnknownMagicError,
+    record_corrupt_message,
 )
 from kcodec.runtime import compression as compress_lib
 from kcodec.runtime import varint
@@ -94,9 +95,7 @@ class _Varint(c.Construct):
         try:
             return type(self)._decode(bytes(buf), 0)[0]
         except KcodecError as exc:
-            exc.position = (start or 0) + (exc.position or 0)
-            exc.field = field_path(path)
-            raise
+            raise exc.at(start or 0).replace(field=field_path(path)) from None
 
     def _build(self, obj, stream, context, path):
         if not isinstance(obj, int) or isinstance(obj, bool):
@@ -104,8 +103,7 @@ class _Varint(c.Construct):
         try:
             data = type(self)._encode(obj)
         except EncodeError as exc:
-            exc.field = field_path(path)
-            raise
+            raise exc.replace(field=field_path(path)) from None
         c.stream_write(stream, data, len(data), path)
         return obj
 
@@ -429,7 +427,7 @@ class CrcField(_Checkpoint):
         stored = context[self.field]
         if computed != stored:
             raise CrcMismatchError(
-                f"{self.field} is corrupt (stored {self.algorithm} = {stored:#010x}, computed = {computed:#010x})",
+                record_corrupt_message(stored, computed),
                 position=context[self.at_key],
                 field=self.field,
             )
@@ -483,9 +481,7 @@ def _decompress(codec: str, data: bytes, magic: int, context, stream, path, star
     try:
         return compress_lib.decompress(codec, data, magic=magic, max_size=limit)
     except DecodeError as exc:
-        exc.position = (start or 0) + (exc.position or 0)
-        exc.field = exc.field or field_path(path)
-        raise
+        raise exc.at(start or 0).replace(field=exc.field or field_path(path)) from None
 
 
 def _parse_all(subcon, data: bytes, context, path, what: str, codec: str = "none", start: int | None = None):
@@ -503,10 +499,10 @@ def _parse_all(subcon, data: bytes, context, path, what: str, codec: str = "none
             raise BadLengthError(f"{left} bytes left over after {what}", position=inner.tell(), field=field_path(path))
     except DecodeError as exc:
         if nested:
-            exc.message = f"{exc.message} (at byte {exc.position or 0} of the decompressed {codec} stream)"
-            exc.position = start
-        elif start is not None:
-            exc.position = start + (exc.position or 0)  # stored as is: a position in the input
+            message = f"{exc.message} (at byte {exc.position or 0} of the decompressed {codec} stream)"
+            raise exc.replace(message=message, position=start) from None
+        if start is not None:
+            raise exc.at(start) from None  # stored as is: a position in the input
         raise
     finally:
         if nested:

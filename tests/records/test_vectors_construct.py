@@ -12,7 +12,7 @@ import pytest
 from kcodec.errors import KcodecError
 from kcodec.generated import codec
 
-VECTORS = Path(__file__).parent / "vectors" / "public"
+VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 OK = sorted(
     p.stem
     for p in VECTORS.glob("*.json")

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from kcodec.codegen.schema import resolve
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
-from tests.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
+from tests.codegen.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
 
 
 def as_tuple(entity, version, value):

@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # Not copied into the build tree: environments, VCS data and build leftovers.
 _IGNORE = shutil.ignore_patterns(
     ".venv", "venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "*.pyc"

@@ -13,7 +13,7 @@ from kcodec.cli import main
 from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
 from kcodec.tools.inspect import BAD, OK, Inspector, Span, render_text, strip_ansi
 
-VECTORS = Path(__file__).parent / "vectors" / "public"
+VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 
 # Spec §11, byte for byte.
 EX_11_1 = bytes.fromhex(

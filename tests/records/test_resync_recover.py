@@ -15,8 +15,8 @@ from kcodec.cli import main
 from kcodec.records.reader import read_batches
 from kcodec.records.resync import SkippedRange, entry_is_valid, find_next_entry
 from kcodec.tools.verify import recover, valid_prefix, verify_source
-from tests.test_errors_contract import batch, record
-from tests.test_worked_examples import COMMIT_BATCH, V0_ENTRY, V1_ENTRY, V2_BATCH
+from tests.records.test_errors_contract import batch, record
+from tests.records.test_worked_examples import COMMIT_BATCH, V0_ENTRY, V1_ENTRY, V2_BATCH
 
 ENTRIES = [V2_BATCH, V0_ENTRY, V1_ENTRY, COMMIT_BATCH, batch(record(key=b"x" * 40), 1, base_offset=7), V2_BATCH]
 STARTS = [sum(len(e) for e in ENTRIES[:i]) for i in range(len(ENTRIES))]

@@ -80,7 +80,7 @@ def test_no_numeric_header_offsets(folder: str) -> None:
 _MUTATION = re.compile(r"\bexc\w*\.(position|field|message|base_offset)\s*\+?=(?!=)")
 
 
-@pytest.mark.parametrize("folder", ["records", "tools", "spark"])
+@pytest.mark.parametrize("folder", ["runtime", "records", "log", "tools", "commands", "spark"])
 def test_errors_are_relocated_by_copy(folder: str) -> None:
     hits = [
         f"{path.relative_to(SRC)}:{n}: {line.strip()}"

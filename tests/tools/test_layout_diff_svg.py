@@ -246,7 +246,7 @@ def test_readme_diagram_is_current() -> None:
     from kcodec.tools.layout.diff import packaged_layouts
     from kcodec.tools.layout.svg import layout_svg
 
-    doc = Path(__file__).parent.parent / "docs" / "record_batch_v2.svg"
+    doc = Path(__file__).parents[2] / "docs" / "record_batch_v2.svg"
     if not doc.exists():
         pytest.skip("docs/ is not shipped with this copy")
     assert doc.read_text(encoding="utf-8") == layout_svg(layout("record_batch", 2), packaged_layouts())

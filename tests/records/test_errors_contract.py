@@ -25,7 +25,7 @@ from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE, default_max_decompress
 from kcodec.runtime import compression
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import decode_varint, decode_varlong, encode_varint, encode_varlong
-from tests.test_worked_examples import V2_BATCH
+from tests.records.test_worked_examples import V2_BATCH
 
 PRE = len(V2_BATCH)  # every damaged entry below follows one valid 76-byte batch
 

@@ -15,9 +15,9 @@ from kcodec.errors import BadLengthError, KcodecError
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
-from tests.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
+from tests.codegen.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
 
-VECTORS = Path(__file__).parent / "vectors" / "public"
+VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 
 
 def as_plain(value, fields_of=None):

@@ -17,7 +17,7 @@ from kcodec.errors import KcodecError
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from kcodec.generated.fast.kernel import compiled_kernel
-from tests.test_roundtrip import SCHEMAS
+from tests.codegen.test_roundtrip import SCHEMAS
 
 kernel = compiled_kernel()
 pytestmark = pytest.mark.skipif(kernel is None, reason="the compiled kernel is not built here")
@@ -149,7 +149,7 @@ def test_reader_is_identical_with_either_backend(tmp_path):
         "        out[p] = [type(e).__name__, getattr(e, 'position', None)]\n"
         "print(json.dumps(out, default=lambda b: b.hex() if isinstance(b, bytes) else str(b)))\n"
     )
-    vectors = os.path.join(os.path.dirname(__file__), "vectors", "public")
+    vectors = os.path.join(os.path.dirname(os.path.dirname(__file__)), "vectors", "public")
     results = []
     for setting in ("python", "c"):
         env = dict(os.environ, KCODEC_BACKEND=setting)
@@ -165,7 +165,7 @@ def test_reader_is_identical_with_either_backend(tmp_path):
 def test_c_encoder_equals_python(entity, version):
     import importlib
 
-    from tests.test_fast_encoders import as_tuple
+    from tests.backends.test_fast_encoders import as_tuple
 
     mod = importlib.import_module(f"kcodec.generated.fast.{entity}")
     c_encode = getattr(kernel, f"encode_{entity}_v{version}")

@@ -1,0 +1,44 @@
+"""The heart of the suite (after Kafka's MessageTest): for every entity and
+version, over values drawn from the schema,
+size(value) == len(build(value)) == bytes consumed by parse, and
+parse(build(value)) gives value back."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from kcodec.codegen.schema import resolve_all
+from kcodec.fuzz.strategies import entity_strategy
+from kcodec.generated import CODECS, codec
+from tests.roundtrip import added_by_parse, check_roundtrip
+
+
+def _entity_versions():
+    from pathlib import Path
+
+    import kcodec.schemas
+    from kcodec.codegen import load_schemas
+
+    schemas = load_schemas(Path(kcodec.schemas.__path__[0]))
+    return schemas, [(ev.name, ev.version) for ev in resolve_all(schemas)]
+
+
+SCHEMAS, ENTITY_VERSIONS = _entity_versions()
+ADDED_BY_PARSE = added_by_parse(SCHEMAS)
+
+
+def test_every_schema_entity_version_has_a_codec():
+    assert sorted(CODECS) == sorted(ENTITY_VERSIONS)
+
+
+@pytest.mark.parametrize("entity,version", ENTITY_VERSIONS, ids=[f"{e}-v{v}" for e, v in ENTITY_VERSIONS])
+def test_size_equals_built_equals_parsed(entity, version):
+    c = codec(entity, version)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(entity_strategy(SCHEMAS, entity, version))
+    def check(value):
+        check_roundtrip(c, value, ADDED_BY_PARSE)
+
+    check()
