@@ -5,6 +5,9 @@ files, ``verify`` found a bad batch); 2 bad usage; 3 kcodec refused the input
 (bad schema, bad value, undecodable bytes). Errors print as one line on
 stderr, never as a traceback.
 
+``kcodec`` alone prints the full help on stderr and exits 2, as a missing
+command is a usage error (stdout stays empty for pipes).
+
 Each subcommand lives in :mod:`kcodec.commands` as a module with
 ``add_parser(subparsers)``; heavy imports happen inside the command.
 """
@@ -19,7 +22,20 @@ from kcodec.commands.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError
 from kcodec.errors import KcodecError
 
 # Subcommand modules under kcodec.commands, in the order --help lists them.
-COMMANDS = ("generate", "layout", "size", "dump", "write", "convert", "index", "inspect", "fuzz", "pipeline", "bench")
+COMMANDS = (
+    "generate",
+    "layout",
+    "size",
+    "dump",
+    "write",
+    "convert",
+    "index",
+    "inspect",
+    "fuzz",
+    "pipeline",
+    "bench",
+    "completion",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     try:
         return args.func(args)

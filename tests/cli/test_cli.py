@@ -352,8 +352,8 @@ def test_missing_required_and_bad_choice(capsys) -> None:
 
 
 def test_no_command(capsys) -> None:
-    code, _, err = run_exit(capsys)
-    assert code == 2 and "Traceback" not in err
+    code, out, err = run(capsys)  # the full help, on stderr, exit 2 (not argparse's one usage line)
+    assert code == 2 and out == "" and "Traceback" not in err and "COMMAND" in err and "dump" in err
 
 
 def test_schema_error_exit_3(capsys, tmp_path: Path) -> None:

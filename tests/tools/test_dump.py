@@ -101,7 +101,7 @@ def test_non_consecutive_offsets_go_to_stderr(tmp_path, capsys):
 )
 def test_json_dump_matches_vector(name, capsys):
     want = json.loads((VECTORS / f"{name}.json").read_text())
-    code, out, _ = run(capsys, "dump", "--json", str(VECTORS / f"{name}.bin"))
+    code, out, _ = run(capsys, "dump", "--json", "--as-log", str(VECTORS / f"{name}.bin"))
     assert code == 0
     got = [json.loads(line) for line in out.splitlines() if not json.loads(line).get("partialBatch")]
     assert len(got) == len(want["batches"])

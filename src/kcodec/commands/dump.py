@@ -18,6 +18,7 @@ from kcodec.commands.common import (
     UsageError,
     add_max_decompressed_size,
     existing_file,
+    require_at_least,
 )
 from kcodec.errors import KcodecError
 
@@ -27,9 +28,9 @@ class _Progress:
 
     THRESHOLD = 64 * 1024 * 1024
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path | None):
         try:
-            self.total = path.stat().st_size
+            self.total = 0 if path is None else path.stat().st_size
         except OSError:
             self.total = 0
         self.enabled = sys.stderr.isatty() and self.total >= self.THRESHOLD
@@ -48,26 +49,67 @@ class _Progress:
             print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
 
 
+STDIN = "-"
+
+
+def dump_inputs(args: argparse.Namespace) -> list[str]:
+    """The positional FILEs then those of every ``--files a,b`` (kafka-dump-log's spelling), in order."""
+    names = list(args.files) + [n for group in args.files_option or [] for n in group]
+    if not names:
+        raise UsageError("no input: name FILEs, or --files FILE1,FILE2 as kafka-dump-log takes them")
+    if names.count(STDIN) > 1:
+        raise UsageError("standard input (-) can be read only once")
+    return names
+
+
+def _data_decoders(args: argparse.Namespace):
+    from kcodec.tools.dump_decoders import DataDecoders
+
+    if args.key_decoder is None and args.value_decoder is None:
+        return None
+    if args.json:
+        raise UsageError("--key-decoder/--value-decoder shape the text output; --json prints bytes as hex")
+    try:
+        return DataDecoders(args.key_decoder or "string", args.value_decoder or "string")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+class _Bounded:
+    """A binary stream that ends after ``limit`` bytes: --max-bytes on standard input."""
+
+    def __init__(self, stream, limit: int):
+        self.stream, self.left = stream, limit
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n is None or n < 0 else min(n, self.left)
+        data = self.stream.read(n) if n else b""
+        self.left -= len(data)
+        return data
+
+
 def cmd_dump(args: argparse.Namespace) -> int:
     from kcodec.records.reader import read_batches
     from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
-    from kcodec.tools.dump_index import INDEX_SUFFIXES, dump_index_lines
+    from kcodec.tools.dump_decoders import STRING, DecoderError
+    from kcodec.tools.dump_files import FileKind, file_kind
 
+    names = dump_inputs(args)
+    if args.max_bytes is not None:
+        require_at_least("--max-bytes", args.max_bytes, 0)
+    if args.max_message_size is not None:
+        require_at_least("--max-message-size", args.max_message_size)
+    decoders = _data_decoders(args)
+    print_data = args.print_data_log or decoders is not None  # a decoder implies --print-data-log, as in Kafka
     status = EXIT_OK
-    for name in args.files:
-        path = Path(name)
-        if not path.is_file():
+    for name in names:
+        stdin = name == STDIN
+        path = Path("<stdin>") if stdin else Path(name)
+        if not stdin and not path.is_file():
             raise UsageError(f"{name}: no such file")
-        if path.suffix in INDEX_SUFFIXES and not args.json:  # .index / .timeindex / .txnindex, as Kafka's tool
-            try:
-                lines, problems = dump_index_lines(path)
-            except KcodecError as exc:
-                print(f"kcodec dump: {path}: {exc}", file=sys.stderr)
-                status = EXIT_ERROR
-                continue
-            print("\n".join(lines))
-            for line in problems:
-                print(line, file=sys.stderr)
+        kind = FileKind.LOG if stdin or args.as_log else file_kind(path)
+        if kind != FileKind.LOG:
+            status = max(status, _dump_other(path, kind, args))
             continue
 
         def print_skipped(r, path=path) -> None:  # printed where the bytes were, between the batches around them
@@ -87,26 +129,38 @@ def cmd_dump(args: argparse.Namespace) -> int:
             else:
                 print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
 
+        source = sys.stdin.buffer if stdin else path
+        if stdin and args.max_bytes is not None:
+            source = _Bounded(source, args.max_bytes)
         reader = read_batches(
-            path,
+            source,
+            end=args.max_bytes,
             verify_crc=False,
             max_decompressed_size=args.max_decompressed_size,
             skip_corrupt=args.skip_corrupt,
             on_skip=print_skipped if args.skip_corrupt else None,
         )
-        progress = _Progress(path)
+        progress = _Progress(None if stdin else path)
         try:
             if args.json:
                 for batch in reader:
                     progress(batch.position + batch.size)
                     print(as_ndjson(batch_json(batch, str(path))))
-                if reader.partial_tail is not None:
+                if reader.partial_tail is not None and args.max_bytes is None:
                     t = reader.partial_tail
                     print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
                 continue
             pairs: list[tuple[int, int]] = []
             for line in dump_log_lines(
-                path, reader, args.deep_iteration, args.print_data_log, args.skip_record_metadata, progress, pairs
+                path,
+                reader,
+                args.deep_iteration,
+                print_data,
+                args.skip_record_metadata,
+                progress,
+                pairs,
+                decoders or STRING,
+                report_tail=args.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
             ):
                 print(line)
             if pairs:
@@ -115,18 +169,72 @@ def cmd_dump(args: argparse.Namespace) -> int:
                     print(f"  {a} is followed by {b}", file=sys.stderr)
         except KcodecError as exc:
             sys.stdout.flush()
-            hint = "" if args.skip_corrupt else " (--skip-corrupt reads on past damaged batches)"
+            damaged = not (args.skip_corrupt or isinstance(exc, DecoderError))
+            hint = " (--skip-corrupt reads on past damaged batches)" if damaged else ""
             print(f"kcodec dump: {path}: {exc}{hint}", file=sys.stderr)
             status = EXIT_ERROR
         finally:
             progress.close()
-        if reader.partial_tail is not None and not args.skip_corrupt and status == EXIT_OK:
+        may_hint = not stdin and args.max_bytes is None and not args.skip_corrupt
+        if reader.partial_tail is not None and may_hint and status == EXIT_OK:
             _hint_hidden_batches(path, reader.partial_tail.position)
         if reader.skipped:
             n = sum(r.size for r in reader.skipped)
             print(f"kcodec dump: {path}: skipped {len(reader.skipped)} damaged range(s), {n} bytes", file=sys.stderr)
             status = max(status, EXIT_CHECK_FAILED)
     return status
+
+
+def _dump_other(path: Path, kind: str, args: argparse.Namespace) -> int:
+    """Every file kcodec dump recognises by name but a log: indexes, checkpoints, metadata, snapshots;
+    an unknown name is refused (kafka-dump-log ignores it, leaving no trace in the exit status)."""
+    from kcodec.log.index import read_offset_index
+    from kcodec.tools.dump import as_ndjson
+    from kcodec.tools.dump_files import NOT_DECODED, FileKind, dump_text_file
+    from kcodec.tools.dump_index import dump_index_lines, sanity_check_index
+
+    def refuse(message: str, status: int = EXIT_ERROR) -> int:
+        sys.stdout.flush()
+        print(f"kcodec dump: {path}: {message}", file=sys.stderr)
+        return status
+
+    if kind == FileKind.UNKNOWN:
+        return refuse(
+            "not a file kind kcodec dump knows by its name (.log, .index, .timeindex, .txnindex, .snapshot, "
+            ".checkpoint, leader-epoch-checkpoint, partition.metadata); --as-log reads it as log entries"
+        )
+    if kind in NOT_DECODED:
+        return refuse(f"{NOT_DECODED[kind]}, not yet decoded", EXIT_OK)
+    if kind in FileKind.TEXT:
+        try:
+            parsed = dump_text_file(path, kind)
+        except KcodecError as exc:
+            return refuse(str(exc))
+        if args.json:
+            print(as_ndjson({"file": str(path), "kind": kind, **parsed.fields}))
+        else:
+            print("\n".join([f"Dumping {path}", *parsed.lines]))
+        return EXIT_OK
+    if args.json:  # .index / .timeindex / .txnindex
+        return refuse("--json prints log files only; index files print as text")
+    if args.index_sanity_check and kind in ("index", "timeindex"):
+        print(f"Dumping {path}")
+        if kind == "index" and not read_offset_index(path):  # Kafka says so before any check
+            print(f"{path} is empty.")
+            return EXIT_OK
+        failure = sanity_check_index(path)
+        if failure is not None:
+            return refuse(f"failed sanity check: {failure}", EXIT_CHECK_FAILED)
+        print(f"{path} passed sanity check.")
+        return EXIT_OK
+    try:
+        dumped = dump_index_lines(path, verify_only=args.verify_index_only, max_message_size=args.max_message_size)
+    except KcodecError as exc:
+        return refuse(str(exc))
+    print("\n".join(dumped.lines))
+    for line in dumped.problems:
+        print(line, file=sys.stderr)
+    return refuse(dumped.refused) if dumped.refused else EXIT_OK
 
 
 def _hint_hidden_batches(path: Path, start: int) -> None:
@@ -172,12 +280,66 @@ def add_parser(sub) -> None:
         "can be diffed against Kafka's own tool. CRCs are checked and shown "
         "(isvalid), not enforced.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="segment .log files or any records blob")
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="segment files (.log, .index, .timeindex, .txnindex), leader-epoch-checkpoint, partition.metadata, "
+        "offset checkpoints; - reads log entries from standard input",
+    )
+    p.add_argument(
+        "--files",
+        dest="files_option",
+        action="append",
+        type=lambda text: [n for n in text.split(",") if n],
+        metavar="FILE1,FILE2",
+        help="more files, comma-separated, as kafka-dump-log takes them (beside or instead of FILE)",
+    )
     p.add_argument("--deep-iteration", action="store_true", help="print every record, not only batches")
     p.add_argument(
         "--print-data-log", action="store_true", help="print keys and payloads as UTF-8 (implies --deep-iteration)"
     )
-    p.add_argument("--skip-record-metadata", action="store_true", help="record lines hold only key and payload")
+    p.add_argument(
+        "--skip-record-metadata",
+        action="store_true",
+        help="record lines hold only key and payload; as in Kafka, a control record's line is then empty",
+    )
+    for part in ("key", "value"):
+        p.add_argument(
+            f"--{part}-decoder",
+            metavar="DECODER",
+            help=f"how {part}s print (implies --print-data-log): string (UTF-8, the default), hex, base64, "
+            "json (checked, compact), or module:callable taking bytes and returning str",
+        )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        metavar="BYTES",
+        help="read only the batches within the first BYTES of each log file (no trailing-bytes report)",
+    )
+    p.add_argument(
+        "--max-message-size",
+        type=int,
+        metavar="BYTES",
+        help="largest batch read at an .index entry's position; a larger one stops that index "
+        "with an error (default 5 MiB, as kafka-dump-log)",
+    )
+    p.add_argument(
+        "--verify-index-only",
+        action="store_true",
+        help="for .index/.timeindex files: check the entries against the log without printing them",
+    )
+    p.add_argument(
+        "--index-sanity-check",
+        action="store_true",
+        help="for .index/.timeindex files: only the checks a broker runs on start-up (size a multiple of the "
+        "entry size, last offset not below the base, entries in order); exit 1 if one fails",
+    )
+    p.add_argument(
+        "--as-log",
+        action="store_true",
+        help="read every FILE as log entries whatever its name (a records blob, a copied segment)",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -191,8 +353,9 @@ def add_parser(sub) -> None:
         "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any)",
     )
     p.epilog = (
-        "exit status: 0 everything was read; 1 --skip-corrupt skipped damaged bytes; 2 bad usage; "
-        "3 stopped at bytes that do not decode"
+        "exit status: 0 everything was read; 1 --skip-corrupt skipped damaged bytes, or an index failed "
+        "--index-sanity-check; 2 bad usage (also a FILE that is missing or not a regular file); 3 stopped at "
+        "bytes that do not decode, a decoder failed, or a file kind dump does not know by its name"
     )
     p.set_defaults(func=cmd_dump)
 

@@ -11,17 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kcodec.records.model import Batch, Record, TimestampType
+from kcodec.tools.dump_decoders import STRING, DataDecoders
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|checkpoint)$")
 
 
 def _bool(b: bool) -> str:
     return "true" if b else "false"
-
-
-def _text(b: bytes) -> str:
-    # Kafka's StringDecoder: new String(bytes, UTF_8), invalid input becomes U+FFFD
-    return b.decode("utf-8", errors="replace")
 
 
 def batch_line(batch: Batch) -> str:
@@ -46,7 +42,12 @@ def batch_line(batch: Batch) -> str:
     )
 
 
-def record_line(batch: Batch, record: Record, print_data: bool, skip_metadata: bool = False) -> str:
+def record_line(
+    batch: Batch, record: Record, print_data: bool, skip_metadata: bool = False, decoders: DataDecoders = STRING
+) -> str:
+    """One ``| offset: ...`` line. As DumpLogSegments, ``skip_metadata`` drops the metadata and with it the
+    control-record part (a control record's line is then empty), and data is never printed for control
+    batches; ``decoders`` turn key and value bytes into text (default: UTF-8, as Kafka's StringDecoder)."""
     parts = []
     if not skip_metadata:
         key_size = -1 if record.key is None else len(record.key)
@@ -59,18 +60,18 @@ def record_line(batch: Batch, record: Record, print_data: bool, skip_metadata: b
             parts.append(f"sequence: {record.sequence} headerKeys: [{','.join(k for k, _ in record.headers)}]")
         else:
             parts.append(f"isValid: {_bool(bool(record.crc_valid))} crc: {record.crc}}}")  # Kafka's stray brace
-    if batch.is_control and record.control is not None:
-        c = record.control
-        if c.is_transaction_marker:
-            parts.append(f"endTxnMarker: {c.name} coordinatorEpoch: {c.coordinator_epoch}")
-        else:
-            parts.append(f"controlType: {c.name}({c.type})")
-    elif print_data:
+        if batch.is_control and record.control is not None:
+            c = record.control
+            if c.is_transaction_marker:
+                parts.append(f"endTxnMarker: {c.name} coordinatorEpoch: {c.coordinator_epoch}")
+            else:
+                parts.append(f"controlType: {c.name}({c.type})")
+    if print_data and not batch.is_control:
         if record.key is not None:
-            parts.append(f"key: {_text(record.key)}")
+            parts.append(f"key: {decoders.key_text(record.key, record.offset)}")
         if record.value is not None:
-            parts.append(f"payload: {_text(record.value)}")
-    return "| " + " ".join(parts)
+            parts.append(f"payload: {decoders.value_text(record.value, record.offset)}")
+    return "| " + " ".join(parts) if parts else ""
 
 
 def _hex(b: bytes | None) -> str | None:
@@ -146,9 +147,12 @@ def dump_log_lines(
     skip_metadata: bool = False,
     progress=None,
     non_consecutive: list | None = None,
+    decoders: DataDecoders = STRING,
+    report_tail: bool = True,
 ) -> Iterator[str]:
     """Kafka's dumpLog for one file, line by line; ``batches`` is a BatchReader.
-    Pairs of non-consecutive record offsets are appended to ``non_consecutive``."""
+    Pairs of non-consecutive record offsets are appended to ``non_consecutive``.
+    ``report_tail=False`` leaves out the "invalid bytes at the end" line, as Kafka does under --max-bytes."""
     yield f"Dumping {path}"
     start = log_start_offset(path)
     if start is not None:
@@ -164,8 +168,8 @@ def dump_log_lines(
                 if last != -1 and r.offset != last + 1:
                     pairs.append((last, r.offset))
                 last = r.offset
-                yield record_line(batch, r, print_data, skip_metadata)
-    if batches.partial_tail is not None:
+                yield record_line(batch, r, print_data, skip_metadata, decoders)
+    if batches.partial_tail is not None and report_tail:
         yield f"Found {batches.partial_tail.size} invalid bytes at the end of {path.name}"
 
 

@@ -1,27 +1,97 @@
 """``kcodec dump`` of index files, as DumpLogSegments prints them (``DumpLogSegments``):
 ``.index`` → ``offset: O position: P``; ``.timeindex`` → ``timestamp: T offset: O``;
 ``.txnindex`` → ``version: 0 producerId: P firstOffset: F lastOffset: L lastStableOffset: S``.
-Mismatches against the log go to the second list (stderr), in Kafka's words."""
+Mismatches against the log go to the second list (stderr), in Kafka's words.
+
+kafka-dump-log's index options: ``--verify-index-only`` checks without printing the entries,
+``--index-sanity-check`` runs only the checks a broker runs on start-up to decide whether to
+rebuild an index, and ``--max-message-size`` bounds the batch read at each ``.index`` entry."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from kcodec.errors import BadLengthError, CorruptError
+
 INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024  # kafka-dump-log's --max-message-size default
 
 
-def dump_index_lines(path: Path) -> tuple[list[str], list[str]]:
+@dataclass
+class IndexDump:
+    """What dumping one index prints: ``lines`` on stdout, ``problems`` on stderr, and ``refused``, the
+    one-line reason the walk stopped early (a batch larger than --max-message-size), if it did."""
+
+    lines: list[str]
+    problems: list[str] = field(default_factory=list)
+    refused: str | None = None
+
+
+def sanity_check_index(path: Path) -> str | None:
+    """Kafka's start-up checks of a ``.index`` or ``.timeindex`` (OffsetIndex/TimeIndex.sanityCheck: a
+    size that is a multiple of the entry size, a last offset not below the base offset, a last timestamp
+    not below the first) and the order an index is appended in (offsets increasing; in a time index,
+    timestamps increasing too): None when it passes, else what fails, in one line."""
+    from kcodec.log.index import read_offset_index, read_time_index
+
+    try:
+        if path.suffix == ".index":
+            keys = [(e.offset, e.position) for e in read_offset_index(path, sanity_check=True)]
+        else:
+            keys = [(e.timestamp, e.offset) for e in read_time_index(path, sanity_check=True)]
+    except (CorruptError, BadLengthError) as exc:
+        return str(exc)
+    for i in range(1, len(keys)):
+        prev, cur = keys[i - 1], keys[i]
+        # an offset index grows in offset and position; a time index in timestamp, its offsets never go back
+        out_of_order = cur[0] <= prev[0] or (cur[1] <= prev[1] if path.suffix == ".index" else cur[1] < prev[1])
+        if out_of_order:
+            return f"entry {i} {cur} is out of order after entry {i - 1} {prev} in {path.absolute()}"
+    return None
+
+
+def _oversized_entry(log: Path, entries, max_message_size: int) -> tuple[int, str] | None:
+    """As Kafka reads at most --max-message-size bytes at each index entry's position: the first entry
+    whose batch is larger (Kafka's walk stops there), with what is wrong in one line."""
+    from kcodec.records.framing import LOG_OVERHEAD, SIZE_OFFSET
+
+    with open(log, "rb") as f:
+        for i, e in enumerate(entries):
+            f.seek(e.position)
+            head = f.read(LOG_OVERHEAD)
+            if len(head) < LOG_OVERHEAD:
+                continue  # no batch there: check_indexes reports the bad position
+            size = LOG_OVERHEAD + int.from_bytes(head[SIZE_OFFSET:LOG_OVERHEAD], "big", signed=True)
+            if size > max_message_size:
+                return i, (
+                    f"the batch at position {e.position} (index entry for offset {e.offset}) is {size} bytes, "
+                    f"larger than --max-message-size {max_message_size}"
+                )
+    return None
+
+
+def dump_index_lines(path: Path, *, verify_only: bool = False, max_message_size: int | None = None) -> IndexDump:
+    """One index file as DumpLogSegments prints it; ``max_message_size`` defaults to Kafka's 5 MiB."""
     from kcodec.log.index import read_offset_index, read_time_index, read_txn_index
     from kcodec.log.index_check import check_indexes
 
     out = [f"Dumping {path}"]
     err: list[str] = []
+    refused = None
+    log = path.with_suffix(".log")
     if path.suffix == ".index":
         entries = read_offset_index(path)
-        out += [f"offset: {e.offset} position: {e.position}" for e in entries]
+        limit = DEFAULT_MAX_MESSAGE_SIZE if max_message_size is None else max_message_size
+        oversized = _oversized_entry(log, entries, limit) if log.is_file() else None
+        shown = entries if oversized is None else entries[: oversized[0]]
+        refused = None if oversized is None else oversized[1]
+        if not verify_only:
+            out += [f"offset: {e.offset} position: {e.position}" for e in shown]
     elif path.suffix == ".timeindex":
         entries = read_time_index(path)
-        out += [f"timestamp: {e.timestamp} offset: {e.offset}" for e in entries]
+        if not verify_only:
+            out += [f"timestamp: {e.timestamp} offset: {e.offset}" for e in entries]
     else:
         entries = read_txn_index(path)
         out += [
@@ -31,7 +101,6 @@ def dump_index_lines(path: Path) -> tuple[list[str], list[str]]:
         ]
     if not entries:
         out.append(f"{path} is empty.")
-    log = path.with_suffix(".log")
     if log.exists() and entries:
         problems = [p for p in check_indexes(path) if Path(p.file) == path]
         mismatches = [p for p in problems if p.kind == "offset_mismatch"]
@@ -39,4 +108,4 @@ def dump_index_lines(path: Path) -> tuple[list[str], list[str]]:
             err.append(f"Mismatches in :{path}")
             err += [f"  Index offset: {p.index_value}, log offset: {p.log_value}" for p in mismatches]
         err += [f"{p.kind}: {p.message}" for p in problems if p.kind != "offset_mismatch"]
-    return out, err
+    return IndexDump(out, err, refused)
