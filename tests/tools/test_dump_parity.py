@@ -15,7 +15,7 @@ import pytest
 
 from kcodec.cli import main
 from kcodec.log.index import read_offset_index
-from tests.test_worked_examples import COMMIT_BATCH, V2_BATCH
+from tests.records.test_worked_examples import COMMIT_BATCH, V2_BATCH
 
 LOG = "00000000000000000000.log"
 KCODEC = Path(sys.executable).with_name("kcodec")
