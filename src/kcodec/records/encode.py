@@ -76,7 +76,7 @@ class NewRecord:
 
 
 #: What the encoders accept for one record.
-RecordInput = NewRecord | Record | Mapping[str | Any]
+RecordInput = NewRecord | Record | Mapping[str, Any]
 
 _RECORD_KEYS = frozenset(("key", "value", "headers", "timestamp", "offset"))
 
