@@ -25,6 +25,7 @@ __all__ = ["NO_TIMESTAMP", "v2_attributes", "v2_batch", "legacy_message", "legac
 
 NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 _INT32 = (-(1 << 31), (1 << 31) - 1)
+NEEDS_APPEND_TIME = "timestamp_type LOG_APPEND_TIME needs log_append_time (the broker's append time, ms)"
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -168,7 +169,7 @@ def legacy_entries(
     append_time = None  # every message's timestamp under LogAppendTime
     if ts_type is TimestampType.LOG_APPEND_TIME:
         if log_append_time is None:
-            raise EncodeError("timestamp_type LOG_APPEND_TIME needs log_append_time (the broker's append time, ms)")
+            raise EncodeError(NEEDS_APPEND_TIME)
         append_time = log_append_time
 
     def message(r, codec: str) -> dict:
