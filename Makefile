@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kcodec-installed
 
-.PHONY: setup test lint demo generate clean
+.PHONY: setup test lint typecheck demo generate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,13 @@ test: setup lint
 	$(BIN)/python -m pytest
 
 # ruff (lint and format) over everything, generated code included; mypy on the typed layers
-lint: setup
+lint: setup typecheck
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# mypy with no arguments: pyproject.toml [tool.mypy] lists the files (codegen/schema, runtime, records, log)
+typecheck: setup
+	$(BIN)/mypy
 
 demo: setup
 	@bash samples/demo.sh $(BIN)/kcodec

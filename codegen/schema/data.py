@@ -6,6 +6,8 @@ same :class:`SchemaSet` from it, so tools read the schemas without YAML or the g
 
 from __future__ import annotations
 
+from typing import Any
+
 from .ir import (
     INT_TYPES,
     ArrayType,
@@ -72,7 +74,7 @@ def _entity(e: Entity) -> dict:
 
 
 def _field(f: Field) -> dict:
-    out = {"name": f.name, "doc": f.doc, "type": _type(f.type), "versions": str(f.versions)}
+    out: dict[str, Any] = {"name": f.name, "doc": f.doc, "type": _type(f.type), "versions": str(f.versions)}
     if f.enum is not None:
         out["enum"] = f.enum
     if f.const is not None:

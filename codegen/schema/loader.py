@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import TypeGuard
 
 from kcodec.errors import SchemaError
 
@@ -285,7 +286,7 @@ def _load_bits(
 ) -> tuple[Bit, ...]:
     if not isinstance(spec, list) or not spec:
         raise ctx.error("'bits' must be a non-empty list")
-    nbits = base.width * 8
+    nbits = base.max_width * 8  # the caller checked the base is fixed-width
     out = []
     for item in spec:
         if not isinstance(item, dict):
@@ -373,7 +374,7 @@ def _check_fields(ctx: _Ctx, entity: Entity, schemas: SchemaSet) -> None:
             fctx = ctx.at(f.name)
             d = f.derived
             if d and d.kind in ("length", "crc"):
-                if d.covers not in index:
+                if d.covers is None or d.covers not in index:
                     raise fctx.error(f"covers {d.covers}..end but {d.covers} is not a field at version {version}")
                 if index[d.covers] <= i:
                     raise fctx.error(f"covers {d.covers}..end, which must start after the {d.kind} field itself")
@@ -383,11 +384,12 @@ def _check_fields(ctx: _Ctx, entity: Entity, schemas: SchemaSet) -> None:
                     raise fctx.error(
                         f"counts {d.of}, which must be an array with 'count: {f.name}' at version {version}"
                     )
-                if index[d.of] <= i:
+                if index[target.name] <= i:
                     raise fctx.error("a count field comes before the array it counts")
             if isinstance(f.type, ArrayType) and f.type.count_field:
                 cf = f.type.count_field
-                if cf not in index or not present[index[cf]].derived or present[index[cf]].derived.of != f.name:
+                counter = present[index[cf]].derived if cf in index else None
+                if counter is None or counter.of != f.name:
                     raise fctx.error(
                         f"'count: {cf}' needs an earlier field {cf} with derived {{kind: count, of: {f.name}}}"
                     )
@@ -398,7 +400,11 @@ def _check_fields(ctx: _Ctx, entity: Entity, schemas: SchemaSet) -> None:
                     if i != len(present) - 1:
                         raise fctx.error("a compressed array without its own length must be the last field")
                     if not any(
-                        g.derived and g.derived.kind == "length" and index[g.derived.covers] <= i for g in present[:i]
+                        g.derived
+                        and g.derived.kind == "length"
+                        and g.derived.covers is not None
+                        and index[g.derived.covers] <= i
+                        for g in present[:i]
                     ):
                         raise fctx.error("a compressed array needs an earlier length field that covers it")
 
@@ -454,7 +460,7 @@ def _enum_ref(ctx: _Ctx, name: object, schemas: SchemaSet) -> Enum:
     return schemas.enums[name]
 
 
-def _one_of(value: object, options) -> bool:
+def _one_of(value: object, options) -> TypeGuard[str]:
     """Membership that a YAML list or mapping cannot crash (they are unhashable)."""
     return isinstance(value, str) and value in options
 

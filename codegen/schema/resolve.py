@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from functools import cached_property
 
+from kcodec.errors import SchemaError
+
 from .ir import ArrayType, Bit, BitsType, BytesType, Entity, EntityRef, Enum, Field, IntType, SchemaSet, Type
 
 
@@ -28,6 +30,21 @@ class ResolvedField:
         return self.field.derived.kind if self.field.derived else None
 
     @property
+    def covers(self) -> str:
+        """The first field a derived length or CRC covers (the loader checks every such field names one)."""
+        d = self.field.derived
+        if d is None or d.covers is None:
+            raise SchemaError(f"field {self.name!r} is not a derived length or CRC", field=self.name)
+        return d.covers
+
+    @property
+    def fixed_size(self) -> int:
+        """The size of a field known to be fixed (a member of a :class:`FixedRun`)."""
+        if self.size is None:
+            raise SchemaError(f"field {self.name!r} has no fixed size", field=self.name)
+        return self.size
+
+    @property
     def is_fixed_scalar(self) -> bool:
         """A fixed-width integer (or bit field) read as is: it can join a run of fixed fields."""
         t = self.type
@@ -45,7 +62,7 @@ class FixedRun:
 
     @property
     def size(self) -> int:
-        return sum(f.size for f in self.fields)
+        return sum(f.fixed_size for f in self.fields)
 
 
 @dataclass(frozen=True)
@@ -83,7 +100,7 @@ class EntityVersion:
     @cached_property
     def fixed_size(self) -> int | None:
         sizes = [f.size for f in self.fields]
-        return None if None in sizes else sum(sizes)
+        return None if None in sizes else sum(f.fixed_size for f in self.fields)
 
     @cached_property
     def overhead(self) -> tuple[int, int]:
@@ -101,7 +118,7 @@ class EntityVersion:
         out: dict[str, list[str]] = {}
         for f in self.fields:
             if f.derived_kind in ("length", "crc"):
-                out.setdefault(f.field.derived.covers, []).append(f.name)
+                out.setdefault(f.covers, []).append(f.name)
         return {k: tuple(v) for k, v in out.items()}
 
     def length_starts(self) -> dict[str, tuple[str, ...]]:
@@ -167,17 +184,15 @@ class EntityVersion:
         """The innermost length field whose covered range contains field ``index``."""
         best = None
         for f in self.fields[:index]:
-            if f.derived_kind == "length" and self.index(f.field.derived.covers) <= index:
-                if best is None or self.index(f.field.derived.covers) > self.index(
-                    self.field(best).field.derived.covers
-                ):
+            if f.derived_kind == "length" and self.index(f.covers) <= index:
+                if best is None or self.index(f.covers) > self.index(self.field(best).covers):
                     best = f.name
         assert best is not None, "validated by the loader"
         return best
 
     def min_covered(self, length_field: str) -> int:
         """The fewest bytes a length field can count: anything less is corrupt."""
-        start = self.index(self.field(length_field).field.derived.covers)
+        start = self.index(self.field(length_field).covers)
         return sum(min_size(self, f) for f in self.fields[start:])
 
 
@@ -236,7 +251,7 @@ def min_size(ev: EntityVersion, f: ResolvedField) -> int:
         return 1  # a varint
     if isinstance(t, (BytesType, ArrayType)):
         p = t.prefix
-        return 0 if p is None else (p.width if p.fixed else 1)
+        return 0 if p is None else (p.width if p.width is not None else 1)
     if isinstance(t, EntityRef):
         child = ev.child(t.name)
         return sum(min_size(child, g) for g in child.fields)
@@ -280,14 +295,14 @@ def fixed_size(schemas: SchemaSet, t: Type, version: int) -> int | None:
 def _overhead(f: ResolvedField) -> tuple[int, int]:
     t = f.type
     if isinstance(t, IntType):
-        return (t.width, t.width) if t.fixed else (1, t.max_width)
+        return (t.width, t.width) if t.width is not None else (1, t.max_width)
     if isinstance(t, BitsType):
-        return t.base.width, t.base.width
+        return t.base.max_width, t.base.max_width  # bit fields sit in fixed-width integers
     if isinstance(t, (BytesType, ArrayType)):
         p = t.prefix
         if p is None:
             return 0, 0
-        return (p.width, p.width) if p.fixed else (1, p.max_width)
+        return (p.width, p.width) if p.width is not None else (1, p.max_width)
     return 0, 0  # nested entity: a payload
 
 
@@ -342,7 +357,7 @@ def _note(ev: EntityVersion, i: int) -> str:
     d = fld.derived
     notes = []
     if d and d.kind in ("length", "crc"):
-        start = ev.field(d.covers).offset
+        start = ev.field(f.covers).offset
         where = f" (bytes {start}..end)" if start is not None else ""
         what = "length" if d.kind == "length" else d.algorithm
         notes.append(f"{what} of {d.covers}..end{where}")

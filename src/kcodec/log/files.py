@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kcodec.errors import KcodecError
-from kcodec.log.fs import ArrowFS, Entry, LocalFS
+from kcodec.log.fs import Entry, FileSystem, LocalFS
 from kcodec.log.headers import HEADER_SIZE, entry_size
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
@@ -55,7 +55,6 @@ TMP_SUFFIX = ".tmp"  # SegmentWriter / write_atomically temporaries; Kafka ignor
 _INT64_MAX = (1 << 63) - 1
 
 PathLike = str | os.PathLike
-FileSystem = LocalFS | ArrowFS
 
 # Exactly 20 ASCII digits: [0-9], not \d, which also matches other scripts' digits (and int() reads them).
 _SEGMENT_NAME = re.compile(r"([0-9]{20})\.(.+)", re.ASCII)
@@ -164,7 +163,7 @@ class Segment:
         if self.fs.local:
             yield from read_batches(self.log, start=start, end=end, **options)
             return
-        for batch in read_batches(self.fs.read_range(self.log, start, end), **options):
+        for batch in read_batches(self.fs.read_range(str(self.log), start, end), **options):
             batch.position += start
             yield batch
 
@@ -173,7 +172,7 @@ class Segment:
         if self.fs.local:
             yield from read_batches(self.log, start=start, end=end, **options).entries()
             return
-        for pos, raw in read_batches(self.fs.read_range(self.log, start, end), **options).entries():
+        for pos, raw in read_batches(self.fs.read_range(str(self.log), start, end), **options).entries():
             yield pos + start, raw
 
     def entry_at(self, position: int) -> bytes | None:
@@ -185,11 +184,11 @@ class Segment:
                 for _, raw in read_batches(self.log, start=position, verify_crc=False).entries():
                     return raw
                 return None
-            head = self.fs.read_range(self.log, position, position + HEADER_SIZE)
+            head = self.fs.read_range(str(self.log), position, position + HEADER_SIZE)
             size = entry_size(head)
             if size is None:
                 return None
-            data = head if size <= len(head) else self.fs.read_range(self.log, position, position + size)
+            data = head if size <= len(head) else self.fs.read_range(str(self.log), position, position + size)
             for _, raw in read_batches(data, end=size, verify_crc=False).entries():
                 return raw
         except (KcodecError, OSError):
@@ -230,4 +229,6 @@ def list_segments(fs: FileSystem, directory: PathLike, entries: list[Entry] | No
         present = frozenset(s for s in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX) if stem + s in names)
         log = Path(directory) / name if fs.local else e.path
         segments.append(Segment(base, log, fs, e.size, present))
-    return SegmentListing(sorted(segments, key=lambda s: s.base_offset), sorted(skipped))
+    return SegmentListing(
+        sorted(segments, key=lambda s: -1 if s.base_offset is None else s.base_offset), sorted(skipped)
+    )

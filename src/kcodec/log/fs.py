@@ -10,13 +10,14 @@ as an absolute path, a remote one as its full URI.
 
 from __future__ import annotations
 
+import builtins
 import fnmatch
 import functools
 import glob as _glob
 import os
 import shutil
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 from urllib.parse import unquote, urlparse
 
 _GLOB_CHARS = "*?["
@@ -38,6 +39,32 @@ class Entry:
     path: str
     is_dir: bool
     size: int
+
+
+class FileSystem(Protocol):
+    """What :mod:`kcodec.log` and the Spark source ask of a filesystem; paths are strings as it names them."""
+
+    @property
+    def local(self) -> bool: ...  # True: paths are local paths, read through kcodec's memory-mapping reader
+
+    def join(self, *parts: str) -> str: ...
+    def name(self, path: str) -> str: ...
+    def parent(self, path: str) -> str: ...
+    def is_dir(self, path: str) -> bool: ...
+    def is_file(self, path: str) -> bool: ...
+    def exists(self, path: str) -> bool: ...
+    def size(self, path: str) -> int: ...
+    def list(self, path: str) -> builtins.list[Entry]: ...
+    def glob(self, pattern: str) -> builtins.list[str]: ...
+    def read_bytes(self, path: str) -> bytes: ...
+    def read_range(self, path: str, start: int, end: int | None) -> bytes: ...
+    def open_input(self, path: str) -> BinaryIO: ...
+    def open_output(self, path: str) -> BinaryIO: ...
+    def makedirs(self, path: str) -> None: ...
+    def move(self, src: str, dst: str) -> None: ...
+    def delete_dir(self, path: str) -> None: ...
+    def delete_file(self, path: str) -> None: ...
+    def upload_dir(self, local_dir: str, dst: str) -> None: ...
 
 
 class LocalFS:
@@ -74,7 +101,7 @@ class LocalFS:
                 out.append(Entry(e.path, is_dir, 0 if is_dir else e.stat().st_size))
         return sorted(out, key=lambda e: e.path)
 
-    def glob(self, pattern: str) -> list[str]:
+    def glob(self, pattern: str) -> builtins.list[str]:
         return sorted(_glob.glob(pattern))
 
     def read_bytes(self, path: str) -> bytes:
@@ -169,7 +196,7 @@ class ArrowFS:
         out = [Entry(self._uri(i.path), i.type == self._pafs.FileType.Directory, i.size or 0) for i in infos]
         return sorted(out, key=lambda e: e.path)
 
-    def glob(self, pattern: str) -> list[str]:
+    def glob(self, pattern: str) -> builtins.list[str]:
         """Expand ``*``, ``?`` and ``[...]`` one path component at a time."""
         body = self._p(pattern)
         lead = "/" if body.startswith("/") else ""
@@ -201,10 +228,10 @@ class ArrowFS:
             stop = size if end is None else min(end, size)
             return f.read_at(max(0, stop - start), start) if stop > start else b""
 
-    def open_input(self, path: str):
+    def open_input(self, path: str) -> BinaryIO:
         return self.fs.open_input_stream(self._p(path))
 
-    def open_output(self, path: str):
+    def open_output(self, path: str) -> BinaryIO:
         return self.fs.open_output_stream(self._p(path))
 
     def makedirs(self, path: str) -> None:
@@ -241,7 +268,7 @@ def _arrow_fs(key: str) -> ArrowFS:
     return ArrowFS(key)
 
 
-def resolve(path: str) -> tuple[LocalFS | ArrowFS, str]:
+def resolve(path: str) -> tuple[FileSystem, str]:
     """The filesystem of ``path`` and the path as that filesystem names it:
     an absolute local path, or the full URI of a remote object."""
     path = os.fspath(path)
@@ -257,5 +284,5 @@ def resolve(path: str) -> tuple[LocalFS | ArrowFS, str]:
     return _arrow_fs(f"{parsed.scheme}://{parsed.netloc}/"), path
 
 
-def filesystem_of(path: str) -> LocalFS | ArrowFS:
+def filesystem_of(path: str) -> FileSystem:
     return resolve(path)[0]

@@ -49,12 +49,17 @@ class IndexProblem:
     log_value: int | None = None
 
 
+def _local(path: Path | str) -> Path:
+    """A segment file's path: the index check reads local segments only, whose paths are Paths."""
+    return path if isinstance(path, Path) else Path(path)
+
+
 def _record_max_timestamp(batch: Batch) -> int:
     return max([_NO_TIMESTAMP, *(r.timestamp for r in batch.records)])
 
 
 def _check_offset_index(seg: Segment, problems: list[IndexProblem]) -> list[OffsetPosition]:
-    path = seg.index
+    path = _local(seg.index)
     try:
         read_offset_index(path, seg.base_offset, sanity_check=True)
     except KcodecError as exc:
@@ -95,7 +100,7 @@ def _check_offset_index(seg: Segment, problems: list[IndexProblem]) -> list[Offs
 
 
 def _check_time_index(seg: Segment, offsets: list[OffsetPosition], problems: list[IndexProblem]) -> None:
-    path = seg.time_index
+    path = _local(seg.time_index)
     try:
         read_time_index(path, seg.base_offset, sanity_check=True)
     except KcodecError as exc:
@@ -113,7 +118,7 @@ def _check_time_index(seg: Segment, offsets: list[OffsetPosition], problems: lis
                     break
         except KcodecError as exc:
             problems.append(
-                IndexProblem(path, "log", f"reading {seg.log.name} from {start}: {exc}", entry.offset, None)
+                IndexProblem(path, "log", f"reading {_local(seg.log).name} from {start}: {exc}", entry.offset, None)
             )
             continue
         if found is None or found.last_offset != entry.offset:
@@ -153,7 +158,7 @@ def _check_time_index(seg: Segment, offsets: list[OffsetPosition], problems: lis
 
 
 def _check_txn_index(seg: Segment, problems: list[IndexProblem]) -> None:
-    path = seg.txn_index
+    path = _local(seg.txn_index)
     try:
         entries = read_txn_index(path, seg.base_offset, sanity_check=True)
     except KcodecError as exc:
@@ -175,7 +180,7 @@ def _check_txn_index(seg: Segment, problems: list[IndexProblem]) -> None:
             ):
                 aborts.add((batch.producer_id, batch.base_offset))
     except KcodecError as exc:
-        problems.append(IndexProblem(path, "log", f"reading {seg.log.name}: {exc}"))
+        problems.append(IndexProblem(path, "log", f"reading {_local(seg.log).name}: {exc}"))
         return
     prev: AbortedTxn | None = None
     for txn in entries:
@@ -218,13 +223,13 @@ def check_indexes(target: PathLike) -> list[IndexProblem]:
     segs = list_segments(LocalFS(), target).segments if target.is_dir() else [_segment_of(target)]
     problems: list[IndexProblem] = []
     for seg in segs:
-        if not seg.log.exists():
+        if not _local(seg.log).exists():
             raise FileNotFoundError(f"{seg.log} does not exist")
         offsets: list[OffsetPosition] = []
-        if seg.index.exists():
+        if _local(seg.index).exists():
             offsets = _check_offset_index(seg, problems)
-        if seg.time_index.exists():
+        if _local(seg.time_index).exists():
             _check_time_index(seg, offsets, problems)
-        if seg.txn_index.exists():
+        if _local(seg.txn_index).exists():
             _check_txn_index(seg, problems)
     return problems

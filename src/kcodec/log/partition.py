@@ -64,7 +64,8 @@ def seek_offset(segs: list[Segment], offset: int) -> tuple[int, int]:
     segment holding it and the position of its ``.index`` entry at or below
     it (0 when the index is missing, insane or stale)."""
     k = segment_for_offset(segs, offset)
-    if segs[k].base_offset is None or segs[k].base_offset > offset:
+    base = segs[k].base_offset
+    if base is None or base > offset:
         return k, 0
     return k, OffsetLookup(segs[k]).position_for(offset)
 
@@ -181,6 +182,8 @@ class Partition:
                 text = resolved
         self.fs = fs
         self.path: Path | str = Path(text) if fs.local else text
+        self.topic: str | None
+        self.partition: int | None
         try:
             self.topic, self.partition = parse_partition_dir(text)
         except ValueError:
@@ -256,7 +259,7 @@ class Partition:
                     return
                 if start_offset is not None and batch.last_offset < start_offset:
                     continue
-                if waiting_for_ts:
+                if waiting_for_ts and start_timestamp is not None:
                     if batch.max_timestamp < start_timestamp:
                         continue
                     waiting_for_ts = False

@@ -57,7 +57,9 @@ def _remove(path: Path) -> None:
         pass
 
 
-def write_atomically(path: PathLike, chunks: Iterable[bytes] | bytes) -> None:
+def write_atomically(
+    path: PathLike, chunks: Iterable[bytes | bytearray | memoryview] | bytes | bytearray | memoryview
+) -> None:
     """Write ``chunks`` to ``path`` so that ``path`` only ever holds the old
     content or all of the new: they go to ``path + ".tmp"``, which is fsynced,
     renamed over ``path``, and the directory fsynced. On error the temporary is
@@ -200,7 +202,7 @@ class SegmentWriter:
             raise ValueError("SegmentWriter is closed")
 
     def _validate(self, data: bytes) -> list[tuple[bytes, Batch]]:
-        entries = []
+        entries: list[tuple[bytes, Batch]] = []
         next_offset = self._next_offset
         reader = read_batches(data, strict=True, verify_crc=True)
         first_ever = self._current is None and not self.completed
@@ -257,6 +259,8 @@ class SegmentWriter:
 
     def _roll(self) -> None:
         cur, self._current = self._current, None
+        if cur is None:  # no open segment: nothing to seal
+            return
         try:
             self.completed.append(cur.seal())
         except BaseException:

@@ -194,7 +194,7 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
     log_append = ts_type is TimestampType.LOG_APPEND_TIME
     control = a["control"]
     r_len, r_ts, r_off, r_key, r_value, r_headers = f.r
-    records = []
+    records: list[Record] = []
     append = records.append
     for r in v[i["records"]]:
         delta = r[r_off]
@@ -293,8 +293,11 @@ def _decode_v2_compiled(
             _decompress(compression, v[i["records"]], 2, limit, position + V2_RECORDS_OFFSET, base_offset, "records"),
             0,
         )
+    project = f.project
+    if project is None:  # callers come here only when the compiled kernel is loaded
+        return None
     try:
-        records, end = f.project(data, start, len(data), count, Record, plan)
+        records, end = project(data, start, len(data), count, Record, plan)
     except KcodecError as exc:
         if compression == "none":
             raise exc.inside("records").at(position, base_offset=base_offset) from None
@@ -441,6 +444,15 @@ class _Message:
     """The fields of a decoded v0/v1 log entry the runtime reads."""
 
     __slots__ = ("offset", "crc", "computed_crc", "magic", "compression", "timestamp_type", "timestamp", "key", "value")
+    offset: int
+    crc: int
+    computed_crc: int
+    magic: int
+    compression: str
+    timestamp_type: str
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
 
 
 def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int) -> tuple[_Message, bool]:
@@ -476,7 +488,7 @@ def _inner_records(
 ) -> list[Record]:
     """The messages of a compressed wrapper (Kafka's DeepRecordsIterator). Error positions are
     positions in ``data``, the decompressed stream; fields are relative to the wrapper's value."""
-    entries = []
+    entries: list[tuple[int, bytes]] = []
     pos = 0
     while len(data) - pos >= LOG_OVERHEAD:
         size = _I32.unpack_from(data, pos + SIZE_OFFSET)[0]
@@ -495,7 +507,7 @@ def _inner_records(
         raise CorruptError(
             "Found invalid compressed record set with no inner records", position=0, base_offset=wrapper_offset
         )
-    parsed = []
+    parsed: list[tuple[_Message, bool]] = []
     for inner_pos, raw in entries:
         inner_magic = raw[MAGIC_OFFSET]
         if inner_magic not in (0, 1):

@@ -76,7 +76,7 @@ class NewRecord:
 
 
 #: What the encoders accept for one record.
-RecordInput = NewRecord | Record | Mapping[str | Any]
+RecordInput = NewRecord | Record | Mapping[str, Any]
 
 _RECORD_KEYS = frozenset(("key", "value", "headers", "timestamp", "offset"))
 
@@ -167,7 +167,7 @@ def _timestamp_type(value: Any, magic: int) -> TimestampType:
 def _log_append_time(ts_type: TimestampType, log_append_time: Any) -> int | None:
     if ts_type is TimestampType.LOG_APPEND_TIME:
         if log_append_time is None:
-            raise EncodeError("timestamp_type LOG_APPEND_TIME needs log_append_time (the broker's append time, ms)")
+            raise EncodeError(values.NEEDS_APPEND_TIME)
         value = _timestamp("log_append_time", log_append_time)
         if value < 0:
             raise EncodeError(f"log_append_time must be >= 0, not {value}")

@@ -10,7 +10,8 @@ from operator import itemgetter
 from kcodec.generated.enums import CONTROL_RECORD_TYPE, TIMESTAMP_TYPE, TIMESTAMP_TYPE_BY_VALUE
 
 try:  # the C descriptor namedtuple fields use: about twice as fast as property(itemgetter(i))
-    from collections import _tuplegetter as _field
+    # CPython's private C descriptor is not in typeshed
+    from collections import _tuplegetter as _field  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - other Pythons
 
     def _field(index: int, doc: str):

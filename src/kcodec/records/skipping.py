@@ -59,23 +59,24 @@ class DamageSkipper:
             except DecodeError as exc:
                 if not self.resync:
                     return self._skip_rest(pos, end, shift, exc)
-                pos = self._skip_to_next(buf, pos, end, shift, exc)
-                if pos is None:
+                nxt = self._skip_to_next(buf, pos, end, shift, exc)
+                if nxt is None:
                     return
+                pos = nxt
                 continue
             if total > available:
                 found = self._next(buf, pos + 1, end) if self.resync else None
                 if found is None:  # nothing readable after it: a partial tail, as without skipping
                     self.on_tail(pos + shift, available)
                     return
-                exc = BadLengthError(
+                err: DecodeError = BadLengthError(
                     f"size says the entry takes {total} bytes, past the end of the input ({available} bytes "
                     f"left); a valid batch starts at byte {found + shift}",
                     position=pos + shift + SIZE_OFFSET,
                     base_offset=_I64.unpack_from(buf, pos)[0],
                     field="size",
                 )
-                self._report(pos, found, end, shift, exc)
+                self._report(pos, found, end, shift, err)
                 pos = found
                 continue
             try:
@@ -90,23 +91,24 @@ class DamageSkipper:
                     self._report(pos, pos + total, end, shift, exc)
                     pos += total
                     continue
-                pos = self._skip_to_next(buf, pos, end, shift, exc)
-                if pos is None:
+                nxt = self._skip_to_next(buf, pos, end, shift, exc)
+                if nxt is None:
                     return
+                pos = nxt
                 continue
-            if not batch.crc_valid and self.resync:
+            if not batch.crc_valid and self.resync and batch.computed_crc is not None:
                 # a damaged size can swallow the entries after it: a valid entry starting inside a batch
                 # whose CRC fails says the batch's framing, not the entry, is wrong
                 found = self._next(buf, pos + 1, end, before=pos + total)
                 if found is not None:
-                    exc = CrcMismatchError(
+                    err = CrcMismatchError(
                         f"{record_corrupt_message(batch.crc, batch.computed_crc)} and a valid batch starts "
                         f"inside it, at byte {found + shift}",
                         position=pos + shift + (V2_CRC_OFFSET if batch.magic == 2 else LEGACY_CRC_OFFSET),
                         base_offset=batch.base_offset,
                         field="crc",
                     )
-                    self._report(pos, found, end, shift, exc)
+                    self._report(pos, found, end, shift, err)
                     pos = found
                     continue
             yield batch

@@ -12,7 +12,7 @@ import mmap
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import BinaryIO, TypeGuard
 
 __all__ = ["Source", "Buffer", "is_buffer", "is_path", "is_stream", "open_buffer", "read_up_to"]
 
@@ -21,15 +21,15 @@ Source = bytes | bytearray | memoryview | str | os.PathLike | BinaryIO
 _RELEASE_EVERY = 32 << 20  # drop mapped pages in steps of 32 MiB
 
 
-def is_buffer(source) -> bool:
+def is_buffer(source: object) -> TypeGuard[bytes | bytearray | memoryview]:
     return isinstance(source, (bytes, bytearray, memoryview))
 
 
-def is_path(source) -> bool:
+def is_path(source: object) -> TypeGuard[str | os.PathLike]:
     return isinstance(source, (str, os.PathLike))
 
 
-def is_stream(source) -> bool:
+def is_stream(source: object) -> TypeGuard[BinaryIO]:
     return not is_buffer(source) and not is_path(source) and hasattr(source, "read")
 
 
@@ -65,7 +65,7 @@ def open_buffer(source: Source, *, read_streams: bool = True) -> Iterator[Buffer
                     yield Buffer(view, mm)
                 finally:
                     view.release()  # before the mapping closes: it refuses while views exist
-    elif hasattr(source, "read"):
+    elif is_stream(source):
         yield Buffer(memoryview(read_up_to(source, 2**62))) if read_streams else None
     else:
         raise TypeError(f"cannot read records from {type(source).__name__}")

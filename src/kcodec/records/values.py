@@ -25,6 +25,7 @@ __all__ = ["NO_TIMESTAMP", "v2_attributes", "v2_batch", "legacy_message", "legac
 
 NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 _INT32 = (-(1 << 31), (1 << 31) - 1)
+NEEDS_APPEND_TIME = "timestamp_type LOG_APPEND_TIME needs log_append_time (the broker's append time, ms)"
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -104,7 +105,8 @@ def v2_batch(
             )
         if empty_max_timestamp is None:
             empty_max_timestamp = log_append_time if log_append else NO_TIMESTAMP
-        compression, base_timestamp, max_timestamp, values = "none", NO_TIMESTAMP, empty_max_timestamp, []
+        values: list = []
+        compression, base_timestamp, max_timestamp = "none", NO_TIMESTAMP, empty_max_timestamp
     else:
         # the MemoryRecordsBuilder constructor: with a delete horizon, every delta is against it
         base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
@@ -164,17 +166,23 @@ def legacy_entries(
     carries ``log_append_time`` (``appendLegacyRecord``)."""
     if not records:
         return []
-    log_append = ts_type is TimestampType.LOG_APPEND_TIME
+    append_time = None  # every message's timestamp under LogAppendTime
+    if ts_type is TimestampType.LOG_APPEND_TIME:
+        if log_append_time is None:
+            raise EncodeError(NEEDS_APPEND_TIME)
+        append_time = log_append_time
 
     def message(r, codec: str) -> dict:
-        return legacy_message(magic, codec, ts_type, log_append_time if log_append else r.timestamp, r.key, r.value)
+        return legacy_message(
+            magic, codec, ts_type, append_time if append_time is not None else r.timestamp, r.key, r.value
+        )
 
     if compression == "none":
         return [{"offset": r.offset, "message": message(r, "none")} for r in records]
     inner = [
         {"offset": r.offset - base_offset if magic == 1 else r.offset, "message": message(r, "none")} for r in records
     ]
-    wrapper_ts = log_append_time if log_append else max([NO_TIMESTAMP] + [r.timestamp for r in records])
+    wrapper_ts = append_time if append_time is not None else max([NO_TIMESTAMP] + [r.timestamp for r in records])
     return [
         {"offset": records[-1].offset, "message": legacy_message(magic, compression, ts_type, wrapper_ts, None, inner)}
     ]

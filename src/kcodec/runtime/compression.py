@@ -179,7 +179,7 @@ def _no_level(codec: str, level: int | None) -> None:
 
 def _snappy_compress(data: memoryview, magic: int, level: int | None) -> bytes:
     _no_level("snappy", level)
-    parts: list[Buffer] = [_XERIAL_HEADER]
+    parts: list[Buffer | cramjam.Buffer] = [_XERIAL_HEADER]
     for off in range(0, len(data), _XERIAL_BLOCK_SIZE):
         block = cramjam.snappy.compress_raw(data[off : off + _XERIAL_BLOCK_SIZE])
         parts.append(_I32_BE.pack(len(block)))
@@ -187,7 +187,7 @@ def _snappy_compress(data: memoryview, magic: int, level: int | None) -> bytes:
     return b"".join(parts)
 
 
-def _snappy_block(block: memoryview, room: int, max_size: int, position: int) -> Buffer:
+def _snappy_block(block: memoryview, room: int, max_size: int, position: int) -> cramjam.Buffer:
     """Decompress one raw snappy block, refusing if its declared size exceeds ``room``."""
     try:
         declared, _ = decode_uvarint(block, 0)

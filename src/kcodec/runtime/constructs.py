@@ -558,7 +558,8 @@ class CompressedBytes(c.Construct):
             raise CorruptError(f"compressed ({name}) wrapper has a null value", position=pos, field=field_path(path))
         if not context._params.get("parse_contents", True):
             return data  # the stored bytes, still compressed: the caller decodes them
-        start = None if pos is None else _tell(stream) - len(data)
+        end = _tell(stream)
+        start = None if pos is None or end is None else end - len(data)
         data = _decompress(name, data, self.magic, context, stream, path, start)
         return _parse_all(self.contents, data, context, path, "the compressed message set", name, start)
 
@@ -637,7 +638,7 @@ class EntityCodec:
         ``verify_crc=False`` skips CRC checks; ``parse_contents=False`` leaves
         compressed regions as their stored bytes."""
         stream = io.BytesIO(bytes(data))
-        params = {"verify_crc": verify_crc, "parse_contents": parse_contents}
+        params: dict[str, bool | int] = {"verify_crc": verify_crc, "parse_contents": parse_contents}
         if max_decompressed_size is not None:
             params["max_decompressed_size"] = max_decompressed_size
         try:

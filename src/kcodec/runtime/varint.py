@@ -21,6 +21,7 @@ memoryview of unsigned bytes; ``pos`` must be a non-negative index.
 from __future__ import annotations
 
 import operator
+from typing import SupportsIndex
 
 from kcodec.errors import EncodeError, TruncatedError, VarintTooLongError
 
@@ -59,7 +60,9 @@ def _as_int(v: object, kind: str, lo: int, hi: int) -> int:
         if isinstance(v, bool):
             raise EncodeError(f"{kind} value must be an integer, got bool")
         try:
-            v = operator.index(v)  # accepts numpy integers and similar
+            if not isinstance(v, SupportsIndex):  # numpy integers and similar have __index__
+                raise TypeError
+            v = operator.index(v)
         except TypeError:
             raise EncodeError(f"{kind} value must be an integer, got {type(v).__name__}") from None
     if v < lo or v > hi:
