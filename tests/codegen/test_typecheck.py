@@ -17,7 +17,7 @@ from kcodec.errors import EncodeError, SchemaError
 from kcodec.records.model import Record, TimestampType
 from kcodec.records.values import legacy_entries
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is in the test extra")
