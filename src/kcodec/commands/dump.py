@@ -59,6 +59,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UsageError(f"{name}: no such file")
         if path.suffix in INDEX_SUFFIXES and not args.json:  # .index / .timeindex / .txnindex, as Kafka's tool
+            _index_base_offset(path)
             try:
                 lines, problems = dump_index_lines(path)
             except KcodecError as exc:
@@ -127,6 +128,18 @@ def cmd_dump(args: argparse.Namespace) -> int:
             print(f"kcodec dump: {path}: skipped {len(reader.skipped)} damaged range(s), {n} bytes", file=sys.stderr)
             status = max(status, EXIT_CHECK_FAILED)
     return status
+
+
+def _index_base_offset(path: Path) -> int:
+    """An index's entries are relative to the base offset its name holds: another name is a usage error."""
+    from kcodec.log.files import parse_segment_name
+
+    try:
+        return parse_segment_name(path).base_offset
+    except ValueError:
+        raise UsageError(
+            f"{path}: an index file is named after its segment's base offset, like {'0' * 20}{path.suffix}"
+        ) from None
 
 
 def _hint_hidden_batches(path: Path, start: int) -> None:
