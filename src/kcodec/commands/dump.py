@@ -97,23 +97,23 @@ def cmd_dump(args: argparse.Namespace) -> int:
         )
         progress = _Progress(path)
         try:
-            if args.json:
+            if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
                     progress(batch.position + batch.size)
                     print(as_ndjson(batch_json(batch, str(path))))
                 if reader.partial_tail is not None:
                     t = reader.partial_tail
                     print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
-                continue
-            pairs: list[tuple[int, int]] = []
-            for line in dump_log_lines(
-                path, reader, args.deep_iteration, args.print_data_log, args.skip_record_metadata, progress, pairs
-            ):
-                print(line)
-            if pairs:
-                print(f"Non-consecutive offsets in {path}", file=sys.stderr)
-                for a, b in pairs:
-                    print(f"  {a} is followed by {b}", file=sys.stderr)
+            else:
+                pairs: list[tuple[int, int]] = []
+                for line in dump_log_lines(
+                    path, reader, args.deep_iteration, args.print_data_log, args.skip_record_metadata, progress, pairs
+                ):
+                    print(line)
+                if pairs:
+                    print(f"Non-consecutive offsets in {path}", file=sys.stderr)
+                    for a, b in pairs:
+                        print(f"  {a} is followed by {b}", file=sys.stderr)
         except KcodecError as exc:
             sys.stdout.flush()
             hint = "" if args.skip_corrupt else " (--skip-corrupt reads on past damaged batches)"
@@ -121,7 +121,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
             status = EXIT_ERROR
         finally:
             progress.close()
-        if reader.partial_tail is not None and not args.skip_corrupt and status == EXIT_OK:
+        if reader.partial_tail is not None and not args.skip_corrupt and status == EXIT_OK and not args.json:
             _hint_hidden_batches(path, reader.partial_tail.position)
         if reader.skipped:
             n = sum(r.size for r in reader.skipped)
@@ -201,7 +201,7 @@ def add_parser(sub) -> None:
         "--skip-corrupt",
         action="store_true",
         help="after a batch that does not decode, scan forward to the next position where a whole batch "
-        "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any)",
+        "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any, --json too)",
     )
     p.epilog = (
         "exit status: 0 everything was read; 1 --skip-corrupt skipped damaged bytes; 2 bad usage; "
