@@ -7,6 +7,7 @@ entity version; ``layout(...)`` its field layout; ``schema_set()`` the schemas
 these codecs were generated from, as the generator's IR (no YAML needed).
 """
 
+from kcodec.errors import UnknownCodecError
 from kcodec.runtime.constructs import EntityCodec
 from kcodec.runtime.layout import EntityLayout
 
@@ -55,13 +56,13 @@ ENTITY_VERSIONS: dict[str, tuple[int, ...]] = {
 
 
 def codec(entity: str, version: int) -> EntityCodec:
-    """The codec of ``entity`` at ``version``; KeyError names what exists."""
+    """The codec of ``entity`` at ``version``; an UnknownCodecError (a KeyError) names what exists."""
     try:
         return CODECS[(entity, version)]
     except KeyError:
         if entity not in ENTITY_VERSIONS:
-            raise KeyError(f"unknown entity {entity!r}; known: {', '.join(ENTITY_VERSIONS)}") from None
-        raise KeyError(f"{entity} has no version {version}; valid: {ENTITY_VERSIONS[entity]}") from None
+            raise UnknownCodecError(f"unknown entity {entity!r}; known: {', '.join(ENTITY_VERSIONS)}") from None
+        raise UnknownCodecError(f"{entity} has no version {version}; valid: {ENTITY_VERSIONS[entity]}") from None
 
 
 def layout(entity: str, version: int) -> EntityLayout:

@@ -293,9 +293,15 @@ static int parse_args(PyObject *args, Args *a, int with_count) {
         a->end = PyLong_AsSsize_t(end);
         if (a->end == -1 && PyErr_Occurred()) { PyBuffer_Release(&a->view); return -1; }
     }
-    if (a->pos < 0 || a->end > a->view.len || a->pos > a->end || a->count < 0) {
+    /* kcodec errors, the same as the Python decoders' */
+    if (a->count < 0) {
         PyBuffer_Release(&a->view);
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(buf) and count >= 0");
+        raise_at(E_RecordCount, a->pos, NULL, "negative count %zd", a->count);
+        return -1;
+    }
+    if (a->pos < 0 || a->end > a->view.len || a->pos > a->end) {
+        PyBuffer_Release(&a->view);
+        raise_at(E_BadLength, a->pos, NULL, "need 0 <= pos <= end <= len(buf)");
         return -1;
     }
     return 0;
@@ -380,13 +386,13 @@ static PyObject *apply_plan(PyObject *fields, PyTypeObject *type, PlanOp *ops, P
         } else {
             long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(fields, ops[k].field)), sum;
             if (x == -1 && PyErr_Occurred()) { Py_DECREF(o); return NULL; }
-            if (__builtin_add_overflow(x, ops[k].addend, &sum)) {
-                PyObject *a = PyLong_FromLongLong(ops[k].addend);
-                v = a ? PyNumber_Add(PyTuple_GET_ITEM(fields, ops[k].field), a) : NULL;
-                Py_XDECREF(a);
-            } else {
-                v = PyLong_FromLongLong(sum);
+            if (__builtin_add_overflow(x, ops[k].addend, &sum)) {  /* an offset or timestamp no log holds */
+                raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
+                         (long long)ops[k].addend, x);
+                Py_DECREF(o);
+                return NULL;
             }
+            v = PyLong_FromLongLong(sum);
             if (!v) { Py_DECREF(o); return NULL; }
         }
         PyTuple_SET_ITEM(o, k, v);
@@ -635,8 +641,12 @@ static PyObject *py_project_aborted_txn_entry_v0(PyObject *self, PyObject *args)
     PyObject *list = NULL;
     PlanOp *ops = NULL;
     Py_ssize_t nops = 0, p = pos;
-    if (pos < 0 || end > view.len || pos > end || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(buf) and count >= 0");
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
         goto done;
     }
     if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
@@ -677,10 +687,13 @@ static int add_to_column_aborted_txn_entry_v0(cols_aborted_txn_entry_v0 *c, cons
     if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
     int64_t *v = (int64_t *)b->data;
     for (Py_ssize_t i = 0; i < b->len / 8; i++) {
-        if (__builtin_add_overflow(v[i], addend, &v[i])) {
-            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+        int64_t sum;
+        if (__builtin_add_overflow(v[i], addend, &sum)) {
+            raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
+                     addend, (long long)v[i]);
             return -1;
         }
+        v[i] = sum;
     }
     return 0;
 }
@@ -894,8 +907,12 @@ static PyObject *py_project_end_txn_marker_v0(PyObject *self, PyObject *args) {
     PyObject *list = NULL;
     PlanOp *ops = NULL;
     Py_ssize_t nops = 0, p = pos;
-    if (pos < 0 || end > view.len || pos > end || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(buf) and count >= 0");
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
         goto done;
     }
     if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
@@ -933,10 +950,13 @@ static int add_to_column_end_txn_marker_v0(cols_end_txn_marker_v0 *c, const char
     if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
     int64_t *v = (int64_t *)b->data;
     for (Py_ssize_t i = 0; i < b->len / 8; i++) {
-        if (__builtin_add_overflow(v[i], addend, &v[i])) {
-            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+        int64_t sum;
+        if (__builtin_add_overflow(v[i], addend, &sum)) {
+            raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
+                     addend, (long long)v[i]);
             return -1;
         }
+        v[i] = sum;
     }
     return 0;
 }
@@ -1150,8 +1170,12 @@ static PyObject *py_project_offset_index_entry_v0(PyObject *self, PyObject *args
     PyObject *list = NULL;
     PlanOp *ops = NULL;
     Py_ssize_t nops = 0, p = pos;
-    if (pos < 0 || end > view.len || pos > end || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(buf) and count >= 0");
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
         goto done;
     }
     if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
@@ -1189,10 +1213,13 @@ static int add_to_column_offset_index_entry_v0(cols_offset_index_entry_v0 *c, co
     if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
     int64_t *v = (int64_t *)b->data;
     for (Py_ssize_t i = 0; i < b->len / 8; i++) {
-        if (__builtin_add_overflow(v[i], addend, &v[i])) {
-            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+        int64_t sum;
+        if (__builtin_add_overflow(v[i], addend, &sum)) {
+            raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
+                     addend, (long long)v[i]);
             return -1;
         }
+        v[i] = sum;
     }
     return 0;
 }
@@ -1470,8 +1497,12 @@ static PyObject *py_project_record_header_v2(PyObject *self, PyObject *args) {
     PyObject *list = NULL;
     PlanOp *ops = NULL;
     Py_ssize_t nops = 0, p = pos;
-    if (pos < 0 || end > view.len || pos > end || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(buf) and count >= 0");
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
         goto done;
     }
     if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
@@ -1507,10 +1538,13 @@ static int add_to_column_record_header_v2(cols_record_header_v2 *c, const char *
     if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
     int64_t *v = (int64_t *)b->data;
     for (Py_ssize_t i = 0; i < b->len / 8; i++) {
-        if (__builtin_add_overflow(v[i], addend, &v[i])) {
-            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+        int64_t sum;
+        if (__builtin_add_overflow(v[i], addend, &sum)) {
+            raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
+                     addend, (long long)v[i]);
             return -1;
         }
+        v[i] = sum;
     }
     return 0;
 }
@@ -1667,7 +1701,7 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
         if (read_uvarint32(buf, &p, buflen, &count_raw, "headers") < 0) goto fail;
         count = zigzag32(count_raw);
         if (count < 0) {
-            raise_at(E_RecordCount, p, "headers", "headers: negative count %lld", (long long)count);
+            raise_at(E_Corrupt, p, "headers", "headers: negative count %lld", (long long)count);
             goto fail;
         }
         if (count > end - p) {
@@ -1917,7 +1951,7 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
         if (read_uvarint32(buf, &p, buflen, &count_raw, "headers") < 0) goto fail;
         count = zigzag32(count_raw);
         if (count < 0) {
-            raise_at(E_RecordCount, p, "headers", "headers: negative count %lld", (long long)count);
+            raise_at(E_Corrupt, p, "headers", "headers: negative count %lld", (long long)count);
             goto fail;
         }
         if (count > end - p) {
@@ -1985,8 +2019,12 @@ static PyObject *py_project_record_v2(PyObject *self, PyObject *args) {
     PyObject *list = NULL;
     PlanOp *ops = NULL;
     Py_ssize_t nops = 0, p = pos;
-    if (pos < 0 || end > view.len || pos > end || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(buf) and count >= 0");
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
         goto done;
     }
     if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
@@ -2026,10 +2064,13 @@ static int add_to_column_record_v2(cols_record_v2 *c, const char *name, long lon
     if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
     int64_t *v = (int64_t *)b->data;
     for (Py_ssize_t i = 0; i < b->len / 8; i++) {
-        if (__builtin_add_overflow(v[i], addend, &v[i])) {
-            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+        int64_t sum;
+        if (__builtin_add_overflow(v[i], addend, &sum)) {
+            raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
+                     addend, (long long)v[i]);
             return -1;
         }
+        v[i] = sum;
     }
     return 0;
 }
@@ -2243,8 +2284,12 @@ static PyObject *py_project_time_index_entry_v0(PyObject *self, PyObject *args) 
     PyObject *list = NULL;
     PlanOp *ops = NULL;
     Py_ssize_t nops = 0, p = pos;
-    if (pos < 0 || end > view.len || pos > end || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(buf) and count >= 0");
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
         goto done;
     }
     if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
@@ -2282,10 +2327,13 @@ static int add_to_column_time_index_entry_v0(cols_time_index_entry_v0 *c, const 
     if (!b) { PyErr_Format(PyExc_KeyError, "no integer column %s", name); return -1; }
     int64_t *v = (int64_t *)b->data;
     for (Py_ssize_t i = 0; i < b->len / 8; i++) {
-        if (__builtin_add_overflow(v[i], addend, &v[i])) {
-            PyErr_SetString(PyExc_OverflowError, "column value overflows int64");
+        int64_t sum;
+        if (__builtin_add_overflow(v[i], addend, &sum)) {
+            raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
+                     addend, (long long)v[i]);
             return -1;
         }
+        v[i] = sum;
     }
     return 0;
 }

@@ -296,9 +296,9 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
             else:
                 w("int64_t count;")
                 _read_int(w, t.prefix, "count", f.name)
-                _raise(
-                    w, "count < 0", "E_RecordCount", "p", f.name, f"{f.name}: negative count %lld", "(long long)count"
-                )
+                # a count inside a record that is negative is an invalid record (Kafka's DefaultRecord
+                # raises InvalidRecordException for a negative header count), not a record count
+                _raise(w, "count < 0", "E_Corrupt", "p", f.name, f"{f.name}: negative count %lld", "(long long)count")
                 _raise(
                     w,
                     "count > end - p",

@@ -134,7 +134,13 @@ def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
         "buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True" if opts else "buf, pos=0, end=None"
     )
     call = "buf, pos, end, verify_crc, limit, contents" if opts else "buf, pos, end"
-    pre = ["    if end is None:", "        end = len(buf)"]
+    # the same check and error as the compiled kernel's entry points
+    pre = [
+        "    if end is None:",
+        "        end = len(buf)",
+        "    if not 0 <= pos <= end <= len(buf):",
+        '        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)',
+    ]
     return FastFunction(
         f"decode_{ev.suffix}",
         sig,
@@ -320,12 +326,20 @@ def _guarded(w: _Writer, path: str, lines) -> None:
 
 
 def _emit_array(
-    w: _Writer, target: str, t: ArrayType, count: str | None, buf: str, path: str, contents: str = "contents"
+    w: _Writer,
+    target: str,
+    t: ArrayType,
+    count: str | None,
+    buf: str,
+    path: str,
+    contents: str = "contents",
+    negative: str = "RecordCountError",
 ) -> None:
-    """Decode an array from buf at pos..end (count elements, or until end)."""
+    """Decode an array from buf at pos..end (count elements, or until end); a negative count raises
+    ``negative``."""
     if count is not None:
         w(f"if {count} < 0:")
-        w(f'    raise RecordCountError(f"{path}: negative count {{{count}}}", position=pos, field={path!r})')
+        w(f'    raise {negative}(f"{path}: negative count {{{count}}}", position=pos, field={path!r})')
         w(f"if {count} > end - pos:")
         w(
             f'    raise RecordCountError(f"{path}: {{{count}}} elements cannot fit in the {{end - pos}} bytes left",'
@@ -386,7 +400,9 @@ def _emit_field(w: _Writer, i: int) -> None:
         if t.prefix is not None:
             n = w.name(f"{f.name}_count")
             _read_int(w, n, t.prefix)
-            _emit_array(w, v, t, n, "buf", f.name)
+            # a negative count inside a record is an invalid record (Kafka's DefaultRecord raises
+            # InvalidRecordException for a negative header count), not a record count
+            _emit_array(w, v, t, n, "buf", f.name, negative="CorruptError")
         else:
             _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name)
         return

@@ -9,7 +9,7 @@ The construct codecs in kcodec.generated.aborted_txn_entry are the reference the
 from struct import Struct
 from struct import error as struct_error
 
-from kcodec.errors import CorruptError, EncodeError, TruncatedError
+from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 
 from .kernel import compiled_kernel
@@ -27,6 +27,8 @@ def decode_aborted_txn_entry_v0(buf, pos=0, end=None):
     """Decode aborted_txn_entry v0 at buf[pos:end]; returns (values in FIELDS order, next pos)."""
     if end is None:
         end = len(buf)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         (v_version, v_producer_id, v_first_offset, v_last_offset, v_last_stable_offset) = _S0.unpack_from(buf, pos)
         pos += 34
@@ -39,6 +41,10 @@ def decode_aborted_txn_entry_v0(buf, pos=0, end=None):
 
 def decode_aborted_txn_entry_v0_array(buf, pos, end, count):
     """Decode ``count`` consecutive aborted_txn_entry_v0 values; returns (list, next pos)."""
+    if count < 0:  # the same check and error as the compiled kernel's
+        raise RecordCountError(f"negative count {count}", position=pos)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     items = []
     append = items.append
     decode = decode_aborted_txn_entry_v0

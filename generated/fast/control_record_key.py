@@ -9,7 +9,7 @@ The construct codecs in kcodec.generated.control_record_key are the reference th
 from struct import Struct
 from struct import error as struct_error
 
-from kcodec.errors import CorruptError, EncodeError, TruncatedError
+from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 
 require_runtime_api(1)
@@ -42,6 +42,8 @@ def decode_control_record_key_v0(buf, pos=0, end=None):
     """Decode control_record_key v0 at buf[pos:end]; returns (values in FIELDS order, next pos)."""
     if end is None:
         end = len(buf)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         (v_version, v_type) = _S0.unpack_from(buf, pos)
         pos += 4
@@ -55,6 +57,10 @@ def decode_control_record_key_v0(buf, pos=0, end=None):
 
 def decode_control_record_key_v0_array(buf, pos, end, count):
     """Decode ``count`` consecutive control_record_key_v0 values; returns (list, next pos)."""
+    if count < 0:  # the same check and error as the compiled kernel's
+        raise RecordCountError(f"negative count {count}", position=pos)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     items = []
     append = items.append
     decode = decode_control_record_key_v0

@@ -9,7 +9,7 @@ The construct codecs in kcodec.generated.legacy_log_entry are the reference thes
 from struct import Struct
 from struct import error as struct_error
 
-from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, TruncatedError
+from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
 
@@ -28,6 +28,8 @@ def decode_legacy_log_entry_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFA
     """Decode legacy_log_entry v0 at buf[pos:end]; returns (values in FIELDS order, next pos)."""
     if end is None:
         end = len(buf)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         (v_offset, v_size) = _S0.unpack_from(buf, pos)
         pos += 12
@@ -66,6 +68,10 @@ def decode_legacy_log_entry_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFA
 
 def decode_legacy_log_entry_v0_array(buf, pos, end, count, verify_crc, limit, contents):
     """Decode ``count`` consecutive legacy_log_entry_v0 values; returns (list, next pos)."""
+    if count < 0:  # the same check and error as the compiled kernel's
+        raise RecordCountError(f"negative count {count}", position=pos)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     items = []
     append = items.append
     decode = decode_legacy_log_entry_v0
@@ -82,6 +88,8 @@ def decode_legacy_log_entry_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFA
     """Decode legacy_log_entry v1 at buf[pos:end]; returns (values in FIELDS order, next pos)."""
     if end is None:
         end = len(buf)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         (v_offset, v_size) = _S0.unpack_from(buf, pos)
         pos += 12
@@ -120,6 +128,10 @@ def decode_legacy_log_entry_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFA
 
 def decode_legacy_log_entry_v1_array(buf, pos, end, count, verify_crc, limit, contents):
     """Decode ``count`` consecutive legacy_log_entry_v1 values; returns (list, next pos)."""
+    if count < 0:  # the same check and error as the compiled kernel's
+        raise RecordCountError(f"negative count {count}", position=pos)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     items = []
     append = items.append
     decode = decode_legacy_log_entry_v1

@@ -10,11 +10,13 @@ from struct import Struct
 from struct import error as struct_error
 
 from kcodec.errors import (
+    BadLengthError,
     CompressionError,
     CorruptError,
     CrcMismatchError,
     DecodeError,
     EncodeError,
+    RecordCountError,
     TruncatedError,
     UnknownMagicError,
     record_corrupt_message,
@@ -52,6 +54,8 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
     """Decode legacy_message v0 at buf[pos:end]; returns (values in FIELDS order, next pos)."""
     if end is None:
         end = len(buf)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         (v_crc, v_magic, v_attributes) = _S0.unpack_from(buf, pos)
         at_crc = pos
@@ -173,6 +177,10 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
 
 def decode_legacy_message_v0_array(buf, pos, end, count, verify_crc, limit, contents):
     """Decode ``count`` consecutive legacy_message_v0 values; returns (list, next pos)."""
+    if count < 0:  # the same check and error as the compiled kernel's
+        raise RecordCountError(f"negative count {count}", position=pos)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     items = []
     append = items.append
     decode = decode_legacy_message_v0
@@ -189,6 +197,8 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
     """Decode legacy_message v1 at buf[pos:end]; returns (values in FIELDS order, next pos)."""
     if end is None:
         end = len(buf)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         (v_crc, v_magic, v_attributes, v_timestamp) = _S4.unpack_from(buf, pos)
         at_crc = pos
@@ -326,6 +336,10 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
 
 def decode_legacy_message_v1_array(buf, pos, end, count, verify_crc, limit, contents):
     """Decode ``count`` consecutive legacy_message_v1 values; returns (list, next pos)."""
+    if count < 0:  # the same check and error as the compiled kernel's
+        raise RecordCountError(f"negative count {count}", position=pos)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     items = []
     append = items.append
     decode = decode_legacy_message_v1

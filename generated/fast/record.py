@@ -29,6 +29,8 @@ def decode_record_v2(buf, pos=0, end=None):
     """Decode record v2 at buf[pos:end]; returns (values in FIELDS order, next pos)."""
     if end is None:
         end = len(buf)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         first_byte = buf[pos]
         if first_byte < 128:
@@ -110,7 +112,7 @@ def decode_record_v2(buf, pos=0, end=None):
         else:
             headers_count, pos = read_varint(buf, pos)
         if headers_count < 0:
-            raise RecordCountError(f"headers: negative count {headers_count}", position=pos, field="headers")
+            raise CorruptError(f"headers: negative count {headers_count}", position=pos, field="headers")
         if headers_count > end - pos:
             raise RecordCountError(
                 f"headers: {headers_count} elements cannot fit in the {end - pos} bytes left",
@@ -137,6 +139,10 @@ def decode_record_v2(buf, pos=0, end=None):
 
 def decode_record_v2_array(buf, pos, end, count):
     """Decode ``count`` consecutive record_v2 values; returns (list, next pos)."""
+    if count < 0:  # the same check and error as the compiled kernel's
+        raise RecordCountError(f"negative count {count}", position=pos)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     items = []
     append = items.append
     decode = decode_record_v2

@@ -68,6 +68,8 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
     """Decode record_batch v2 at buf[pos:end]; returns (values in FIELDS order, next pos)."""
     if end is None:
         end = len(buf)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         (v_base_offset, v_batch_length) = _S0.unpack_from(buf, pos)
         pos += 12
@@ -252,6 +254,10 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
 
 def decode_record_batch_v2_array(buf, pos, end, count, verify_crc, limit, contents):
     """Decode ``count`` consecutive record_batch_v2 values; returns (list, next pos)."""
+    if count < 0:  # the same check and error as the compiled kernel's
+        raise RecordCountError(f"negative count {count}", position=pos)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     items = []
     append = items.append
     decode = decode_record_batch_v2

@@ -8,7 +8,7 @@ The construct codecs in kcodec.generated.record_header are the reference these a
 
 from struct import error as struct_error
 
-from kcodec.errors import BadLengthError, CorruptError, EncodeError, TruncatedError
+from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.varint import decode_varint as read_varint
 from kcodec.runtime.varint import encode_varint
@@ -25,6 +25,8 @@ def decode_record_header_v2(buf, pos=0, end=None):
     """Decode record_header v2 at buf[pos:end]; returns (values in FIELDS order, next pos)."""
     if end is None:
         end = len(buf)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         first_byte = buf[pos]
         if first_byte < 128:
@@ -71,6 +73,10 @@ def decode_record_header_v2(buf, pos=0, end=None):
 
 def decode_record_header_v2_array(buf, pos, end, count):
     """Decode ``count`` consecutive record_header_v2 values; returns (list, next pos)."""
+    if count < 0:  # the same check and error as the compiled kernel's
+        raise RecordCountError(f"negative count {count}", position=pos)
+    if not 0 <= pos <= end <= len(buf):
+        raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     items = []
     append = items.append
     decode = decode_record_header_v2

@@ -19,7 +19,8 @@ import importlib
 import sys
 
 from kcodec.commands.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError
-from kcodec.errors import KcodecError
+from kcodec.errors import BackendError, KcodecError
+from kcodec.runtime.kernel import backend_setting
 
 # Subcommand modules under kcodec.commands, in the order --help lists them.
 COMMANDS = (
@@ -38,8 +39,15 @@ COMMANDS = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line on stderr (argparse prints the whole usage first)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kcodec",
         description="Schema-driven codecs for Apache Kafka's record formats (message format v0, v1, v2).",
     )
@@ -59,18 +67,29 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     args = parser.parse_args(argv)
     try:
+        backend_setting()  # a bad KCODEC_BACKEND is a usage error before any work, not an error per input
         return args.func(args)
-    except UsageError as exc:
-        print(f"kcodec {args.command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except (UsageError, BackendError) as exc:  # BackendError: KCODEC_BACKEND names no usable backend
+        return _fail(args.command, exc, EXIT_USAGE)
     except KcodecError as exc:
-        print(f"kcodec {args.command}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args.command, exc, EXIT_ERROR)
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # unreadable input, unwritable output
-        print(f"kcodec {args.command}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args.command, exc, EXIT_ERROR)
+    except MemoryError:
+        return _fail(args.command, "out of memory (the input asks for more than this machine has)", EXIT_ERROR)
+    except RecursionError:
+        return _fail(args.command, "input nested too deeply to process", EXIT_ERROR)
+    except Exception as exc:  # the last resort: a bug, but still one line
+        name = type(exc).__name__
+        return _fail(args.command, f"internal error, a bug in kcodec: {name}: {exc} (please report it)", EXIT_ERROR)
+
+
+def _fail(command: str, error: object, status: int) -> int:
+    message = " ".join(str(error).split()) or type(error).__name__  # one line, whatever the message holds
+    print(f"kcodec {command}: {message}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

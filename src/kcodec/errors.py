@@ -25,6 +25,8 @@ __all__ = [
     "DecompressionError",
     "DecompressionLimitError",
     "CorruptError",
+    "UnknownCodecError",
+    "BackendError",
     "record_corrupt_message",
 ]
 
@@ -167,3 +169,18 @@ class CorruptError(DecodeError):
     """Any other structural damage."""
 
     kind = "corrupt"
+
+
+class UnknownCodecError(KcodecError, KeyError):
+    """No generated codec for that entity and version (also a KeyError, as a lookup that misses)."""
+
+    kind = "unknown_codec"
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return KcodecError.__str__(self)
+
+
+class BackendError(KcodecError, ImportError):
+    """``KCODEC_BACKEND`` asks for decoders that cannot be used (also an ImportError, as before)."""
+
+    kind = "backend"

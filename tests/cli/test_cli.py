@@ -328,9 +328,9 @@ def test_bad_header_syntax(capsys, bad: str) -> None:
 
 
 def test_records_zero(capsys) -> None:
-    code, out, err = run(capsys, "size", "--key-size", "3", "--value-size", "5", "--records", "0")
+    code, out, err = run_exit(capsys, "size", "--key-size", "3", "--value-size", "5", "--records", "0")
     assert code == 2 and out == ""
-    assert "--records must be at least 1" in assert_one_line(err)
+    assert "--records: 0 is below the least allowed value, 1" in assert_one_line(err)
 
 
 def test_negative_size(capsys) -> None:

@@ -230,8 +230,10 @@ def test_record_size_differs_from_what_was_read():  # "expected to read L bytes 
 
 
 def test_negative_header_count():
+    """An invalid record (Kafka's DefaultRecord: InvalidRecordException), not a record count, with either
+    backend (the compiled kernel decodes this batch when built)."""
     exc = first_error(batch(record(headers=vint(-1)), 1))
-    assert isinstance(exc, E.RecordCountError) and "headers: negative count -1" in str(exc)
+    assert isinstance(exc, E.CorruptError) and exc.kind == "corrupt" and "headers: negative count -1" in str(exc)
     assert exc.field.startswith("records")
 
 
@@ -281,7 +283,7 @@ def test_failed_to_decompress_record_stream():
 def test_error_inside_a_decompressed_stream_points_at_the_stream():
     plain = record() + record(headers=vint(-1))
     exc = first_error(compressed_batch("gzip", plain, 2))
-    assert isinstance(exc, E.RecordCountError)
+    assert isinstance(exc, E.CorruptError)
     assert exc.position == PRE + 61  # the records region as stored
     where = int(re.search(r"at byte (\d+) of the decompressed gzip stream", str(exc)).group(1))
     assert len(record()) < where <= len(plain)  # inside the second record
@@ -528,3 +530,138 @@ def test_cli_verify_exits_1_with_each_problem(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 1 and not err
     assert f"byte {PRE}, batch offset 0: Record is corrupt" in out
+
+
+# ---------------------------------------------------------------------------- out-of-range values, both backends
+
+# Each case prints the class and message of what it raised (or "ok"); run under KCODEC_BACKEND=python and c.
+_OUT_OF_RANGE = r"""
+import json, struct
+import kcodec
+from kcodec import errors as E
+from kcodec.generated.fast import record
+from kcodec.records.encode import encode_batch
+from kcodec.runtime.crc import crc32c
+
+def with_header(data, fmt, offset, value):
+    d = bytearray(data)
+    struct.pack_into(fmt, d, offset, value)
+    struct.pack_into(">I", d, 17, crc32c(bytes(d[21:])))
+    return bytes(d)
+
+two = encode_batch([{"value": b"a", "timestamp": 10}, {"value": b"b", "timestamp": 11}], compression=COMPRESSION)
+cases = {
+    "encode offsets past int64": lambda: encode_batch([{}, {}], base_offset=2**63 - 1),
+    "read offsets past int64": lambda: list(kcodec.read_batches(with_header(two, ">q", 0, 2**63 - 1))),
+    "read timestamps past int64": lambda: list(kcodec.read_batches(with_header(two, ">q", 27, 2**63 - 1))),
+    "read start -5": lambda: list(kcodec.read_batches(two, start=-5)),
+    "read end -1": lambda: list(kcodec.read_batches(two, end=-1)),
+    "codec lookup": lambda: kcodec.codec("nope", 2),
+    "array count < 0": lambda: record.decode_record_v2_array(two, 61, len(two), -1),
+    "array pos < 0": lambda: record.decode_record_v2_array(two, -1, len(two), 1),
+}
+out = {}
+for name, case in cases.items():
+    try:
+        case()
+        out[name] = "ok"
+    except Exception as exc:
+        out[name] = [type(exc).__name__, isinstance(exc, E.KcodecError), str(exc).split(" (at ")[0]]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("codec_name", ["none", "zstd"])
+def test_out_of_range_values_raise_the_same_kcodec_errors_with_either_backend(codec_name):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = _OUT_OF_RANGE.replace("COMPRESSION", repr(codec_name))
+    results = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", script],
+                env=dict(os.environ, KCODEC_BACKEND=backend),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        for backend in ("python", "c")
+    ]
+    assert results[0] == results[1]
+    out = results[0]
+    assert all(o != "ok" and o[1] for o in out.values()), out  # every one a KcodecError
+    assert out["encode offsets past int64"][0] == "EncodeError"
+    assert out["read offsets past int64"][0] == out["read timestamps past int64"][0] == "CorruptError"
+    assert "past the int64 range" in out["read timestamps past int64"][2]
+    assert out["read start -5"][0] == out["read end -1"][0] == "BadLengthError"
+    assert out["codec lookup"][0] == "UnknownCodecError"
+    assert out["array count < 0"][0] == "RecordCountError"
+    assert out["array pos < 0"][0] == "BadLengthError"
+
+
+def test_unknown_codec_is_a_kcodec_error_and_a_key_error():
+    with pytest.raises(KeyError) as info:
+        codec("nope", 2)
+    assert isinstance(info.value, E.KcodecError) and str(info.value).startswith("unknown entity 'nope'")
+    with pytest.raises(E.UnknownCodecError, match="record has no version 7"):
+        codec("record", 7)
+
+
+def test_bad_backend_setting_is_a_kcodec_error(monkeypatch):
+    from kcodec.runtime.kernel import backend_setting
+
+    monkeypatch.setenv("KCODEC_BACKEND", "fortran")
+    with pytest.raises(E.BackendError, match="KCODEC_BACKEND='fortran'") as info:
+        backend_setting()
+    assert isinstance(info.value, ImportError)  # as before, for code that caught ImportError
+
+
+# ---------------------------------------------------------------------------- error kinds at the CLI
+
+
+def _snappy_with_bad_crc() -> bytes:
+    """A snappy batch whose compressed bytes were damaged: its CRC no longer holds, and it does not
+    decompress either."""
+    from kcodec.records.encode import encode_batch
+
+    good = bytearray(encode_batch([{"value": b"v%d" % i * 20} for i in range(20)], compression="snappy"))
+    good[61] ^= 0xFF  # the first byte of the stored records
+    return bytes(good)
+
+
+@pytest.mark.parametrize("magic", [1, 2])
+def test_a_bad_crc_is_reported_before_what_it_covers_fails_to_decompress(magic):
+    from kcodec.records.encode import encode_batch
+
+    data = bytearray(encode_batch([{"value": b"v%d" % i * 20} for i in range(20)], compression="snappy", magic=magic))
+    data[len(data) - decode_entry(bytes(data)).stored_records_size] ^= 0xFF  # the first compressed byte
+    exc = first_error(bytes(data), verify_crc=False)
+    assert isinstance(exc, E.CrcMismatchError) and exc.kind == "crc", exc
+    assert str(exc).startswith("Record is corrupt (stored crc = ") and "snappy" in str(exc)
+
+
+def test_verify_and_dump_skip_corrupt_report_the_crc(tmp_path, capsys):
+    path = tmp_path / "bad.log"
+    path.write_bytes(V2_BATCH + _snappy_with_bad_crc() + V2_BATCH)
+    assert main(["verify", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}: byte {PRE}: Record is corrupt (stored crc = " in out, out
+    assert main(["dump", "--skip-corrupt", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"Skipped {len(_snappy_with_bad_crc())} corrupt bytes at position {PRE}" in out
+    assert "Record is corrupt (stored crc = " in out
+
+
+def test_dump_json_skip_corrupt_exits_1_as_text_mode(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "bad.log"
+    path.write_bytes(V2_BATCH + _snappy_with_bad_crc() + V2_BATCH)
+    assert main(["dump", "--json", "--skip-corrupt", str(path)]) == 1
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line.get("skipped", False) for line in lines] == [False, True, False]
+    assert lines[1]["kind"] == "crc"

@@ -6,7 +6,14 @@ import argparse
 import sys
 import time
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, compression_choices, require_at_least
+from kcodec.commands.common import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    UsageError,
+    compression_choices,
+    non_negative_int,
+    positive_int,
+)
 
 _IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
 FULL_RECORDS, QUICK_RECORDS = 200_000, 10_000
@@ -43,11 +50,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     segment_mib = (
         args.segment_mib if args.segment_mib is not None else (QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
     )
-    require_at_least("--repeats", args.repeats)
-    if records < 1 or args.batch_size < 1:
-        raise UsageError("--records and --batch-size must be at least 1")
-    if segment_mib < 0:
-        raise UsageError("--segment-mib must be >= 0 (0 skips the peak-memory runs)")
 
     started = time.perf_counter()
 
@@ -113,7 +115,7 @@ def add_parser(sub) -> None:
         "(implementation, operation, codec, records_per_s, mb_per_s, ratio_vs_aiokafka, ...)",
     )
     p.add_argument(
-        "--repeats", type=int, default=5, metavar="N", help="repeats per row; the median is kept (default 5)"
+        "--repeats", type=positive_int, default=5, metavar="N", help="repeats per row; the median is kept (default 5)"
     )
     p.add_argument(
         "--codecs",
@@ -138,13 +140,13 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--segment-mib",
-        type=int,
+        type=non_negative_int,
         metavar="MIB",
         help=f"size of the segment streamed for peak memory (default {FULL_SEGMENT_MIB}, "
         f"--quick {QUICK_SEGMENT_MIB}; 0 skips it)",
     )
     # For the tests and experiments: not part of the documented interface.
-    p.add_argument("--records", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--batch-size", type=int, default=1_000, help=argparse.SUPPRESS)
-    p.add_argument("--seed", type=int, default=20_240_601, help=argparse.SUPPRESS)
+    p.add_argument("--records", type=positive_int, help=argparse.SUPPRESS)
+    p.add_argument("--batch-size", type=positive_int, default=1_000, help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=non_negative_int, default=20_240_601, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_bench)

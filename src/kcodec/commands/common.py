@@ -8,9 +8,13 @@ files, ``verify`` found a bad batch); 2 bad usage; 3 kcodec refused the input
 
 from __future__ import annotations
 
+import argparse
 import importlib
+import math
+from collections.abc import Callable
 from pathlib import Path
 
+from kcodec.errors import KcodecError
 from kcodec.runtime.compression import CODECS, DEFAULT_MAX_DECOMPRESSED_SIZE
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
@@ -33,9 +37,52 @@ def existing_file(name: str | Path) -> Path:
     return path
 
 
-def require_at_least(option: str, value: int, minimum: int = 1) -> None:
-    if value < minimum:
-        raise UsageError(f"{option} must be at least {minimum}")
+INT32_MAX, INT64_MAX = (1 << 31) - 1, (1 << 63) - 1
+
+
+def int_option(minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for an integer option in [minimum, maximum]: a value out of range is a usage
+    error when the command line is parsed, never a crash deep inside the command."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below the least allowed value, {minimum}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"{value} is above the largest allowed value, {maximum}")
+        return value
+
+    return parse
+
+
+positive_int = int_option(1)
+non_negative_int = int_option(0)
+int32 = int_option(-(1 << 31), INT32_MAX)
+#: a Kafka offset (an int64 that is never negative)
+offset_int = int_option(0, INT64_MAX)
+#: a size in bytes that Kafka keeps in an int32 (segment.bytes, index.interval.bytes)
+int32_size = int_option(1, INT32_MAX)
+#: a cap in bytes on what kcodec allocates (a decompressed region)
+byte_limit = int_option(1, INT64_MAX)
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type`` for a finite number > 0 (a time budget)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a number greater than 0")
+    return value
+
+
+def allow_lossy_hint(exc: KcodecError) -> KcodecError:
+    """An encoder's refusal said in command-line terms: the library's ``allow_lossy=True`` is ``--allow-lossy``."""
+    return exc.replace(message=exc.message.replace("pass allow_lossy=True", "pass --allow-lossy"))
 
 
 def compression_choices() -> tuple[str, ...]:
@@ -50,7 +97,7 @@ def add_max_decompressed_size(
     (None leaves it to the readers, whose default is the runtime's)."""
     parser.add_argument(
         "--max-decompressed-size",
-        type=int,
+        type=byte_limit,
         default=default,
         metavar="BYTES",
         help=help

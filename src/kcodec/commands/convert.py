@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_OK, UsageError, compression_choices, existing_file
+from kcodec.commands.common import (
+    EXIT_OK,
+    UsageError,
+    allow_lossy_hint,
+    compression_choices,
+    existing_file,
+    int32,
+)
 from kcodec.errors import EncodeError
 
 
@@ -30,8 +37,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
                     allow_lossy=args.allow_lossy,
                 )
             )
-        except EncodeError as exc:  # the library's advice, in the command's words
-            raise exc.replace(message=exc.message.replace("pass allow_lossy=True", "pass --allow-lossy")) from None
+        except EncodeError as exc:
+            raise allow_lossy_hint(exc) from None
         batches += 1
         records += len(batch.records)
     write_atomically(out, chunks)
@@ -55,7 +62,7 @@ def add_parser(sub) -> None:
     p.add_argument("out", metavar="OUT")
     p.add_argument("--magic", type=int, choices=(0, 1, 2), required=True)
     p.add_argument("--compression", choices=compression_choices(), default="none")
-    p.add_argument("--level", type=int, help="compression level")
+    p.add_argument("--level", type=int32, help="compression level")
     p.add_argument("--allow-lossy", action="store_true", help="drop what the target format cannot hold")
     p.add_argument("--no-verify", action="store_true", help="do not check CRCs of the input")
     p.set_defaults(func=cmd_convert)

@@ -17,8 +17,9 @@ from kcodec.commands.common import (
     EXIT_OK,
     UsageError,
     add_max_decompressed_size,
+    byte_limit,
     existing_file,
-    require_at_least,
+    non_negative_int,
 )
 from kcodec.errors import KcodecError
 
@@ -95,10 +96,6 @@ def cmd_dump(args: argparse.Namespace) -> int:
     from kcodec.tools.dump_files import FileKind, file_kind
 
     names = dump_inputs(args)
-    if args.max_bytes is not None:
-        require_at_least("--max-bytes", args.max_bytes, 0)
-    if args.max_message_size is not None:
-        require_at_least("--max-message-size", args.max_message_size)
     decoders = _data_decoders(args)
     print_data = args.print_data_log or decoders is not None  # a decoder implies --print-data-log, as in Kafka
     status = EXIT_OK
@@ -142,31 +139,31 @@ def cmd_dump(args: argparse.Namespace) -> int:
         )
         progress = _Progress(None if stdin else path)
         try:
-            if args.json:
+            if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
                     progress(batch.position + batch.size)
                     print(as_ndjson(batch_json(batch, str(path))))
                 if reader.partial_tail is not None and args.max_bytes is None:
                     t = reader.partial_tail
                     print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
-                continue
-            pairs: list[tuple[int, int]] = []
-            for line in dump_log_lines(
-                path,
-                reader,
-                args.deep_iteration,
-                print_data,
-                args.skip_record_metadata,
-                progress,
-                pairs,
-                decoders or STRING,
-                report_tail=args.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
-            ):
-                print(line)
-            if pairs:
-                print(f"Non-consecutive offsets in {path}", file=sys.stderr)
-                for a, b in pairs:
-                    print(f"  {a} is followed by {b}", file=sys.stderr)
+            else:
+                pairs: list[tuple[int, int]] = []
+                for line in dump_log_lines(
+                    path,
+                    reader,
+                    args.deep_iteration,
+                    print_data,
+                    args.skip_record_metadata,
+                    progress,
+                    pairs,
+                    decoders or STRING,
+                    report_tail=args.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
+                ):
+                    print(line)
+                if pairs:
+                    print(f"Non-consecutive offsets in {path}", file=sys.stderr)
+                    for a, b in pairs:
+                        print(f"  {a} is followed by {b}", file=sys.stderr)
         except KcodecError as exc:
             sys.stdout.flush()
             damaged = not (args.skip_corrupt or isinstance(exc, DecoderError))
@@ -175,7 +172,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
             status = EXIT_ERROR
         finally:
             progress.close()
-        may_hint = not stdin and args.max_bytes is None and not args.skip_corrupt
+        may_hint = not stdin and args.max_bytes is None and not args.skip_corrupt and not args.json
         if reader.partial_tail is not None and may_hint and status == EXIT_OK:
             _hint_hidden_batches(path, reader.partial_tail.position)
         if reader.skipped:
@@ -215,7 +212,8 @@ def _dump_other(path: Path, kind: str, args: argparse.Namespace) -> int:
         else:
             print("\n".join([f"Dumping {path}", *parsed.lines]))
         return EXIT_OK
-    if args.json:  # .index / .timeindex / .txnindex
+    _index_base_offset(path)  # .index / .timeindex / .txnindex from here on
+    if args.json:
         return refuse("--json prints log files only; index files print as text")
     if args.index_sanity_check and kind in ("index", "timeindex"):
         print(f"Dumping {path}")
@@ -235,6 +233,18 @@ def _dump_other(path: Path, kind: str, args: argparse.Namespace) -> int:
     for line in dumped.problems:
         print(line, file=sys.stderr)
     return refuse(dumped.refused) if dumped.refused else EXIT_OK
+
+
+def _index_base_offset(path: Path) -> int:
+    """An index's entries are relative to the base offset its name holds: another name is a usage error."""
+    from kcodec.log.files import parse_segment_name
+
+    try:
+        return parse_segment_name(path).base_offset
+    except ValueError:
+        raise UsageError(
+            f"{path}: an index file is named after its segment's base offset, like {'0' * 20}{path.suffix}"
+        ) from None
 
 
 def _hint_hidden_batches(path: Path, start: int) -> None:
@@ -313,13 +323,13 @@ def add_parser(sub) -> None:
         )
     p.add_argument(
         "--max-bytes",
-        type=int,
+        type=non_negative_int,
         metavar="BYTES",
         help="read only the batches within the first BYTES of each log file (no trailing-bytes report)",
     )
     p.add_argument(
         "--max-message-size",
-        type=int,
+        type=byte_limit,
         metavar="BYTES",
         help="largest batch read at an .index entry's position; a larger one stops that index "
         "with an error (default 5 MiB, as kafka-dump-log)",
@@ -350,7 +360,7 @@ def add_parser(sub) -> None:
         "--skip-corrupt",
         action="store_true",
         help="after a batch that does not decode, scan forward to the next position where a whole batch "
-        "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any)",
+        "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any, --json too)",
     )
     p.epilog = (
         "exit status: 0 everything was read; 1 --skip-corrupt skipped damaged bytes, or an index failed "

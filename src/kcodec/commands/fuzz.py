@@ -11,7 +11,16 @@ import argparse
 import os
 import sys
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, UsageError, add_max_decompressed_size
+from kcodec.commands.common import (
+    EXIT_CHECK_FAILED,
+    EXIT_ERROR,
+    EXIT_OK,
+    UsageError,
+    add_max_decompressed_size,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
@@ -31,8 +40,6 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                 raise UsageError(f"--entity {name}: not one of {', '.join(targets)}")
             chosen += [t for t in match if t not in chosen]
         targets = chosen
-    if args.iterations is not None and args.iterations < 0:
-        raise UsageError("--iterations must be positive")
     iterations = args.iterations
     if iterations is None and args.time is None:
         iterations = 10_000
@@ -88,21 +95,23 @@ def add_parser(sub) -> None:
         metavar="E",
         help="an entity (all its versions), 'entity vN', or 'segment' (mixed-magic logs); repeatable; default: all",
     )
-    p.add_argument("--iterations", type=int, metavar="N", help="inputs to try (default 10000 unless --time)")
     p.add_argument(
-        "--time", type=float, metavar="SECONDS", help="time budget (with --iterations: whichever ends first)"
+        "--iterations", type=non_negative_int, metavar="N", help="inputs to try (default 10000 unless --time)"
     )
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="fixes the whole run (default 0)")
+    p.add_argument(
+        "--time", type=positive_float, metavar="SECONDS", help="time budget (with --iterations: whichever ends first)"
+    )
+    p.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="fixes the whole run (default 0)")
     p.add_argument(
         "--save-crashes", metavar="DIR", help="save each unexpected or hanging input as DIR/*.bin with a .json note"
     )
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (seeds S, S+1, ...)")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="worker processes (seeds S, S+1, ...)")
     add_max_decompressed_size(
         p, default=1 << 20, help="decompression cap given to the decoders; bombs are sized from it (default 1 MiB)"
     )
     p.add_argument(
         "--reference-every",
-        type=int,
+        type=positive_int,
         default=4,
         metavar="N",
         help="also decode one input in N with the (slow) construct reference (default 4)",

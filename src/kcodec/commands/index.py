@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, existing_file
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, existing_file, int32_size
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -57,5 +57,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("segments", nargs="+", metavar="SEGMENT.log")
     p.add_argument("--check", action="store_true", help="check instead of writing")
-    p.add_argument("--interval", type=int, default=4096, metavar="BYTES", help="index.interval.bytes (default 4096)")
+    p.add_argument(
+        "--interval", type=int32_size, default=4096, metavar="BYTES", help="index.interval.bytes (default 4096)"
+    )
     p.set_defaults(func=cmd_index)

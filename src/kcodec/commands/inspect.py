@@ -14,7 +14,9 @@ from kcodec.commands.common import (
     UsageError,
     add_max_decompressed_size,
     existing_file,
-    require_at_least,
+    non_negative_int,
+    offset_int,
+    positive_int,
 )
 
 
@@ -39,8 +41,6 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from kcodec.tools.inspect import BAD, Inspector, render_text
 
     path = existing_file(args.file)
-    if args.batches is not None:
-        require_at_least("--batches", args.batches)
     inspector = Inspector(expand=args.records, max_decompressed_size=args.max_decompressed_size)
     colour = _colour(args.color)
     with open(path, "rb") as f:
@@ -104,15 +104,20 @@ def add_parser(sub) -> None:
     )
     p.add_argument("file", metavar="FILE", help="a segment .log file or any records blob")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--at", type=int, metavar="POSITION", help="start at the entry at this byte position")
+    where.add_argument(
+        "--at", type=non_negative_int, metavar="POSITION", help="start at the entry at this byte position"
+    )
     where.add_argument(
         "--offset",
-        type=int,
+        type=offset_int,
         metavar="OFFSET",
         help="start at the entry holding this offset (found by scanning entry headers)",
     )
     p.add_argument(
-        "--batches", type=int, metavar="N", help="show at most N entries (default: 1 with --at/--offset, else all)"
+        "--batches",
+        type=positive_int,
+        metavar="N",
+        help="show at most N entries (default: 1 with --at/--offset, else all)",
     )
     p.add_argument(
         "--records",
@@ -132,7 +137,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--max-bytes",
-        type=int,
+        type=non_negative_int,
         default=32,
         metavar="N",
         help="raw bytes shown per field before eliding (default 32; 0 shows all)",

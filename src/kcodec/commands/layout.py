@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_OK, UsageError, non_negative_int
 
 
 def _check_entity(entity: str, versions: dict) -> tuple[int, ...]:
@@ -109,7 +109,7 @@ def add_parser(sub) -> None:
         "generate); --svg draws a byte diagram.",
     )
     p.add_argument("entity", nargs="?", help="entity name, e.g. record_batch, legacy_message, record")
-    p.add_argument("--version", type=int, help="one version (default: every valid version)")
+    p.add_argument("--version", type=non_negative_int, help="one version (default: every valid version)")
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     p.add_argument(
         "--diff",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kcodec.commands.common import EXIT_OK, UsageError, require_at_least
+from kcodec.commands.common import EXIT_OK, UsageError, positive_int
 
 
 def _size_arg(text: str) -> int:
@@ -30,7 +30,6 @@ def _header_arg(text: str) -> tuple[int, int]:
 
 
 def cmd_size(args: argparse.Namespace) -> int:
-    require_at_least("--records", args.records)
     from kcodec.tools.sizing import SizeQuery, size_on_disk
 
     query = SizeQuery(args.key_size, args.value_size, args.records, tuple(args.header or ()))
@@ -60,7 +59,7 @@ def add_parser(sub) -> None:
     p.add_argument("--magic", type=int, choices=(0, 1, 2), help="one format (default: compare 0, 1 and 2)")
     p.add_argument("--key-size", type=_size_arg, required=True, metavar="K", help="key bytes, -1 for a null key")
     p.add_argument("--value-size", type=_size_arg, required=True, metavar="V", help="value bytes, -1 for a null value")
-    p.add_argument("--records", type=int, default=1, metavar="R", help="number of records (default 1)")
+    p.add_argument("--records", type=positive_int, default=1, metavar="R", help="number of records (default 1)")
     p.add_argument(
         "--header",
         type=_header_arg,

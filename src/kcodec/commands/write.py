@@ -7,7 +7,17 @@ import sys
 from itertools import islice
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_OK, UsageError, compression_choices, require_at_least
+from kcodec.commands.common import (
+    EXIT_OK,
+    UsageError,
+    allow_lossy_hint,
+    compression_choices,
+    int32,
+    int32_size,
+    offset_int,
+    positive_int,
+)
+from kcodec.errors import EncodeError
 
 
 def _batches(records, size: int):
@@ -26,13 +36,15 @@ def cmd_write(args: argparse.Namespace) -> int:
     from kcodec.records.encode import encode_batch
     from kcodec.tools.records_io import read_json_records
 
-    require_at_least("--batch-size", args.batch_size)
-    source = sys.stdin if args.input in (None, "-") else open(args.input, encoding="utf-8")
+    # bytes: read_json_records says which line is not UTF-8 instead of failing inside the file's decoder
+    source = sys.stdin.buffer if args.input in (None, "-") else open(args.input, "rb")
     try:
         records = read_json_records(source, args.encoding, args.keep_offsets, args.input or "stdin")
         next_offset = args.base_offset
         out = Path(args.out)
-        options = dict(magic=args.magic, compression=args.compression, compression_level=args.level)
+        options = dict(
+            magic=args.magic, compression=args.compression, compression_level=args.level, allow_lossy=args.allow_lossy
+        )
         if out.suffix != ".log":  # a partition directory: segments roll, with their indexes
             out.mkdir(parents=True, exist_ok=True)
             batches = records_written = 0
@@ -60,8 +72,10 @@ def cmd_write(args: argparse.Namespace) -> int:
             write_atomically(out.with_name(segment_name(base, ".timeindex")), timeindex)
         print(f"wrote {count} records in {batches} batches, {size} bytes, to {out}")
         return EXIT_OK
+    except EncodeError as exc:
+        raise allow_lossy_hint(exc) from None
     finally:
-        if source is not sys.stdin:
+        if source is not sys.stdin.buffer:
             source.close()
 
 
@@ -95,10 +109,17 @@ def add_parser(sub) -> None:
     p.add_argument("--input", "-i", metavar="FILE", help="JSON lines to read (default: stdin)")
     p.add_argument("--magic", type=int, choices=(0, 1, 2), default=2)
     p.add_argument("--compression", choices=compression_choices(), default="none")
-    p.add_argument("--level", type=int, help="compression level (gzip 1-9, lz4 1-17, zstd -131072..22)")
-    p.add_argument("--batch-size", type=int, default=1000, metavar="N", help="records per batch (default 1000)")
-    p.add_argument("--base-offset", type=int, default=0, metavar="OFFSET")
+    p.add_argument("--level", type=int32, help="compression level (gzip 1-9, lz4 1-17, zstd -131072..22)")
+    p.add_argument(
+        "--batch-size", type=positive_int, default=1000, metavar="N", help="records per batch (default 1000)"
+    )
+    p.add_argument("--base-offset", type=offset_int, default=0, metavar="OFFSET")
     p.add_argument("--keep-offsets", action="store_true", help="use each record's 'offset' field")
+    p.add_argument(
+        "--allow-lossy",
+        action="store_true",
+        help="drop what --magic cannot hold (timestamps in magic 0, headers below magic 2) instead of refusing",
+    )
     p.add_argument(
         "--encoding",
         choices=ENCODINGS,
@@ -108,7 +129,7 @@ def add_parser(sub) -> None:
     p.add_argument("--index", action="store_true", help="also write .index and .timeindex next to OUT.log")
     p.add_argument(
         "--segment-bytes",
-        type=int,
+        type=int32_size,
         default=1 << 30,
         metavar="BYTES",
         help="roll segments at this size (partition directories; default 1 GiB)",

@@ -11,6 +11,7 @@ from kcodec.errors import (
     BadLengthError,
     CorruptError,
     CrcMismatchError,
+    DecodeError,
     KcodecError,
     RecordCountError,
     TruncatedError,
@@ -43,6 +44,7 @@ from kcodec.runtime.crc import crc32c
 __all__ = ["decode_entry", "LOG_OVERHEAD", "HEADER_SIZE_UP_TO_MAGIC", "MIN_LEGACY_RECORD_SIZE", "V2_MIN_BATCH_LENGTH"]
 
 _I32 = struct.Struct(">i")
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _U32 = struct.Struct(">I")
 _I64_I32 = struct.Struct(">qi")
 
@@ -153,14 +155,6 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
             base_offset=base_offset,
             field="batch_length",
         )
-    count = _I32.unpack_from(entry, V2_RECORDS_COUNT_OFFSET)[0]
-    if count < 0:
-        raise RecordCountError(
-            f"Found invalid record count {count} in magic v2 batch",
-            position=position + V2_RECORDS_COUNT_OFFSET,
-            base_offset=base_offset,
-            field="records_count",
-        )
     stored_crc = _U32.unpack_from(entry, V2_CRC_OFFSET)[0]
     computed_crc = crc32c(memoryview(entry)[V2_CRC_START:])
     crc_valid = computed_crc == stored_crc
@@ -170,6 +164,55 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
             position=position + V2_CRC_OFFSET,
             base_offset=base_offset,
             field="crc",
+        )
+    try:
+        return _decode_v2_covered(entry, position, limit, base_offset, batch_length, stored_crc, computed_crc)
+    except DecodeError as exc:
+        if crc_valid:
+            raise
+        raise _crc_first(exc, stored_crc, computed_crc, position + V2_CRC_OFFSET, base_offset, "crc") from None
+
+
+def _past_int64(base_offset: int, offset_delta: int, base_ts: int, ts_delta: int) -> CorruptError:
+    """A record whose offset or timestamp (base + delta) no int64 holds: the compiled kernel's words."""
+    base, delta = (base_offset, offset_delta) if base_offset + offset_delta > _INT64_MAX else (base_ts, ts_delta)
+    return CorruptError(f"{base} + {delta} is past the int64 range of offsets and timestamps", field="records")
+
+
+def _last_offset(base_offset: int, last_offset_delta: int, position: int) -> int:
+    last = base_offset + last_offset_delta
+    if last > _INT64_MAX:
+        raise (
+            _past_int64(base_offset, last_offset_delta, 0, 0)
+            .replace(field="last_offset_delta")
+            .at(position, base_offset=base_offset)
+        )
+    return last
+
+
+def _crc_first(exc: DecodeError, stored: int, computed: int, position: int, base_offset: int, field: str):
+    """Kafka checks an entry's CRC before it reads what the CRC covers (DefaultRecordBatch and LegacyRecord
+    ensureValid): when the CRC does not hold, that is the damage, whatever else then fails to decode."""
+    return CrcMismatchError(
+        f"{record_corrupt_message(stored, computed)}; what it covers does not decode either: {exc.message}",
+        position=position,
+        base_offset=base_offset,
+        field=field,
+    )
+
+
+def _decode_v2_covered(
+    entry: bytes, position: int, limit: int, base_offset: int, batch_length: int, stored_crc: int, computed_crc: int
+) -> Batch:
+    """The fields a v2 batch's CRC covers, from attributes on."""
+    crc_valid = computed_crc == stored_crc
+    count = _I32.unpack_from(entry, V2_RECORDS_COUNT_OFFSET)[0]
+    if count < 0:
+        raise RecordCountError(
+            f"Found invalid record count {count} in magic v2 batch",
+            position=position + V2_RECORDS_COUNT_OFFSET,
+            base_offset=base_offset,
+            field="records_count",
         )
     f = _decoders()
     if f.project is not None and not is_control_batch(entry):  # compiled kernel, not a control batch
@@ -198,6 +241,8 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
     append = records.append
     for r in v[i["records"]]:
         delta = r[r_off]
+        if base_offset + delta > _INT64_MAX or not (log_append or _INT64_MIN <= base_ts + r[r_ts] <= _INT64_MAX):
+            raise _past_int64(base_offset, delta, base_ts, r[r_ts]).at(position, base_offset=base_offset)
         seq = -1 if base_seq < 0 else increment_sequence(base_seq, delta)
         marker = None
         if control:
@@ -225,7 +270,7 @@ def _decode_v2(entry: bytes, position: int, verify_crc: bool, limit: int) -> Bat
         size=LOG_OVERHEAD + batch_length,
         magic=2,
         base_offset=base_offset,
-        last_offset=base_offset + v[i["last_offset_delta"]],
+        last_offset=_last_offset(base_offset, v[i["last_offset_delta"]], position),
         crc=stored_crc,
         crc_valid=crc_valid,
         computed_crc=computed_crc,
@@ -316,7 +361,7 @@ def _decode_v2_compiled(
         size=LOG_OVERHEAD + batch_length,
         magic=2,
         base_offset=base_offset,
-        last_offset=base_offset + last_delta,
+        last_offset=_last_offset(base_offset, last_delta, position),
         crc=stored_crc,
         crc_valid=computed_crc == stored_crc,
         computed_crc=computed_crc,
@@ -381,7 +426,6 @@ def _control(key: bytes | None, value: bytes | None) -> ControlRecord:
 
 def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) -> Batch:
     offset, size = _I64_I32.unpack_from(entry, 0)
-    magic = entry[MAGIC_OFFSET]
     if size < MIN_LEGACY_RECORD_SIZE:
         raise BadLengthError(
             f"Record size {size} is less than the minimum record overhead ({MIN_LEGACY_RECORD_SIZE})",
@@ -389,6 +433,20 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
             base_offset=offset,
             field="size",
         )
+    try:
+        return _decode_legacy_covered(entry, position, verify_crc, limit, offset, size)
+    except DecodeError as exc:
+        if isinstance(exc, CrcMismatchError) or len(entry) < LOG_OVERHEAD + size:
+            raise
+        stored = _U32.unpack_from(entry, LEGACY_CRC_OFFSET)[0]
+        computed = zlib.crc32(memoryview(entry)[LEGACY_CRC_START : LOG_OVERHEAD + size])
+        if stored == computed:
+            raise
+        raise _crc_first(exc, stored, computed, position + LEGACY_CRC_OFFSET, offset, "message.crc") from None
+
+
+def _decode_legacy_covered(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int, size: int) -> Batch:
+    magic = entry[MAGIC_OFFSET]
     m, crc_valid = _legacy_message(entry, position, verify_crc, limit, offset)
     codec_name = m.compression
     ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.from_schema(m.timestamp_type)

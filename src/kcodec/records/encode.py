@@ -240,6 +240,11 @@ def _normalize(
     for i, (key, value, headers, timestamp, offset) in enumerate(items):
         if offset is None:
             offset = base_offset if previous is None else previous + 1
+            if offset > _INT64[1]:
+                raise EncodeError(
+                    f"record {i}: its offset would be {offset}, past the int64 range of offsets "
+                    f"({len(items)} records from base offset {base_offset})"
+                )
         elif type(offset) is not int or offset < 0:
             offset = _int(f"record {i} offset", offset, (0, _INT64[1]))
         if previous is not None and offset <= previous:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from kcodec.errors import TruncatedError
+from kcodec.errors import BadLengthError, TruncatedError
 from kcodec.records.decode import decode_entry
 from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
 from kcodec.records.model import Batch, Record
@@ -56,6 +56,13 @@ def default_max_decompressed_size(max_batch_size: int = DEFAULT_MAX_BATCH_SIZE) 
     if max_batch_size >= DEFAULT_MAX_BATCH_SIZE:
         return compression.DEFAULT_MAX_DECOMPRESSED_SIZE
     return max(1 << 20, min(DECOMPRESSION_FACTOR * max_batch_size, 2**31 - 1))
+
+
+def _position(name: str, value) -> int:
+    """A ``start`` / ``end`` byte position: an int >= 0 (what the decoders check, said before they run)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadLengthError(f"{name} must be a byte position (an int >= 0), not {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ class BatchReader:
         if max_decompressed_size is None:
             max_decompressed_size = default_max_decompressed_size(max_batch_size)
         self.max_decompressed_size, self.max_batch_size = max_decompressed_size, max_batch_size
-        self.start, self.end = start, end
+        self.start, self.end = _position("start", start), None if end is None else _position("end", end)
         self.skip_corrupt, self.on_skip, self.resync = skip_corrupt, on_skip, resync
         self.partial_tail: PartialTail | None = None
         self.skipped: list[SkippedRange] = []

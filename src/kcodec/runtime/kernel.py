@@ -2,7 +2,7 @@
 
 ``KCODEC_BACKEND`` selects: ``auto`` (default: the compiled kernel when it was
 built and matches the generated code, else Python), ``c`` (the kernel, or an
-ImportError saying why not), ``python`` (never the kernel).
+BackendError, an ImportError, saying why not), ``python`` (never the kernel).
 
 The runtime does not know which kernel: the generated package asks for its own
 (``kcodec.generated.fast.kernel``), naming the module and the schema digest it
@@ -16,11 +16,13 @@ import os
 from functools import cache
 from types import ModuleType
 
+from kcodec.errors import BackendError
+
 
 def backend_setting() -> str:
     value = os.environ.get("KCODEC_BACKEND", "auto").strip().lower() or "auto"
     if value not in ("auto", "c", "python"):
-        raise ImportError(f"KCODEC_BACKEND={value!r}: use auto, c or python")
+        raise BackendError(f"KCODEC_BACKEND={value!r} is not a backend: use auto, c or python")
     return value
 
 
@@ -35,14 +37,14 @@ def select_kernel(module: str, schema_sha256: str) -> ModuleType | None:
         kernel = importlib.import_module(module)
     except ImportError as exc:
         if setting == "c":
-            raise ImportError(
+            raise BackendError(
                 f"KCODEC_BACKEND=c but the compiled kernel is not available ({exc}); "
                 "reinstall kcodec where a C compiler exists"
             ) from None
         return None
     if kernel.SCHEMA_SHA256 != schema_sha256:
         if setting == "c":
-            raise ImportError(
+            raise BackendError(
                 "KCODEC_BACKEND=c but the compiled kernel was built from other schemas; rebuild it (pip install again)"
             )
         return None  # stale build: the Python decoders are always right

@@ -31,12 +31,25 @@ def _decode(text, encoding: str, where: str) -> bytes | None:
             return base64.b64decode(text, validate=True)
     except (ValueError, binascii.Error):
         raise EncodeError(f"{where} is not valid {encoding}") from None
-    return text.encode("utf-8")
+    return _utf8(text, where)
+
+
+def _utf8(text: str, where: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # JSON's \ud800 escapes give lone surrogates, which UTF-8 cannot hold
+        raise EncodeError(
+            f"{where} holds {text[exc.start]!r} at character {exc.start}, a lone surrogate that UTF-8 cannot encode"
+        ) from None
 
 
 def _headers(value, encoding: str, where: str) -> list[tuple[str, bytes | None]]:
     if value is None:
         return []
+    if not isinstance(value, (dict, list)):
+        raise EncodeError(
+            f"{where}: headers must be a list of [key, value] pairs or an object, not {_json_type(value)}"
+        )
     items = value.items() if isinstance(value, dict) else value
     out = []
     for i, item in enumerate(items):
@@ -46,13 +59,20 @@ def _headers(value, encoding: str, where: str) -> list[tuple[str, bytes | None]]
             raise EncodeError(f"{where} header {i} must be a [key, value] pair") from None
         if not isinstance(key, str):
             raise EncodeError(f"{where} header {i} key must be a string")
+        _utf8(key, f"{where} header {i} key")
         out.append((key, _decode(val, encoding, f"{where} header {key!r}")))
     return out
 
 
+def _json_type(value) -> str:
+    """The JSON name of a parsed value's type, as the user wrote it."""
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
 def parse_record(obj: dict, encoding: str, where: str, keep_offsets: bool) -> dict:
     if not isinstance(obj, dict):
-        raise EncodeError(f"{where}: each line must be a JSON object")
+        raise EncodeError(f"{where}: a record must be a JSON object, not {_json_type(obj)}")
     unknown = set(obj) - {
         "key",
         "value",
@@ -83,22 +103,36 @@ def parse_record(obj: dict, encoding: str, where: str, keep_offsets: bool) -> di
 
 
 def read_json_records(
-    lines: Iterable[str], encoding: str = "utf8", keep_offsets: bool = False, name: str = "input"
+    lines: Iterable[str | bytes], encoding: str = "utf8", keep_offsets: bool = False, name: str = "input"
 ) -> Iterator[dict]:
-    """Records (dicts for kcodec.encode_batch) from JSON lines."""
+    """Records (dicts for kcodec.encode_batch) from JSON lines (text, or bytes that must be UTF-8)."""
     for n, line in enumerate(lines, 1):
+        where = f"{name} line {n}"
+        if isinstance(line, (bytes, bytearray)):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise EncodeError(
+                    f"{where}: not UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
+                ) from None
         line = line.strip()
         if not line:
             continue
-        where = f"{name} line {n}"
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise EncodeError(f"{where}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise EncodeError(f"{where}: JSON nested too deeply") from None
         if isinstance(obj, dict) and "records" in obj:  # a batch from `kcodec dump --json`
             if obj.get("partialBatch"):
                 continue
-            for j, rec in enumerate(obj["records"] or []):
+            records = obj["records"]
+            if records is not None and not isinstance(records, list):
+                raise EncodeError(f"{where}: records must be an array, not {_json_type(records)}")
+            for j, rec in enumerate(records or []):
+                if not isinstance(rec, dict):
+                    raise EncodeError(f"{where} record {j}: a record must be a JSON object, not {_json_type(rec)}")
                 if rec.get("control"):
                     continue  # control records are written by the broker, not replayed
                 yield parse_record(rec, "hex", f"{where} record {j}", keep_offsets)
