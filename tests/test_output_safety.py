@@ -144,6 +144,7 @@ def test_kcodec_write_fails_while_another_process_writes_the_same_output(tmp_pat
         cli = [sys.executable, "-m", "kcodec.cli", "write", str(out), "-i", str(src)]
         done = subprocess.run(cli, capture_output=True, text=True, timeout=120)
         assert done.returncode == 3 and done.stderr.count("\n") == 1 and str(lock) in done.stderr, done.stderr
+        assert f"process {holder.pid}" in done.stderr
         assert not (part / SEG0).exists() and not (tmp_path / SEG0).exists()
     finally:
         holder.stdin.close()

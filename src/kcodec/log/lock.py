@@ -56,8 +56,10 @@ class OutputLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip()
                 os.close(fd)
-                raise OutputLockedError(f"{self.path} is locked: another writer is writing this output") from None
+                by = f" (process {holder})" if holder.isdigit() else ""
+                raise OutputLockedError(f"{self.path} is locked: another writer{by} is writing this output") from None
             except BaseException:
                 os.close(fd)
                 raise
@@ -66,6 +68,8 @@ class OutputLock:
             except FileNotFoundError:
                 current = None
             if current == os.fstat(fd).st_ino:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode("ascii"))  # names the holder to a second writer
                 self._fd = fd
                 return self
             os.close(fd)  # the holder removed this lock file as we opened it: take the new one
