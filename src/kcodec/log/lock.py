@@ -22,6 +22,7 @@ DIR_LOCK_NAME = ".lock"  # LogManager.LockFileName
 LOCK_SUFFIX = ".lock"
 
 _ATTEMPTS = 10  # lock files removed under us between open and flock: each try sees a newer one
+_PID_TEXT_MAX = 24  # what a holder writes: its process id and a newline
 
 
 class OutputLockedError(KcodecError):
@@ -56,7 +57,7 @@ class OutputLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = os.read(fd, 32).decode("ascii", "replace").strip()
+                holder = os.read(fd, _PID_TEXT_MAX).decode("ascii", "replace").strip()
                 os.close(fd)
                 by = f" (process {holder})" if holder.isdigit() else ""
                 raise OutputLockedError(f"{self.path} is locked: another writer{by} is writing this output") from None
