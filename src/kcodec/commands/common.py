@@ -9,9 +9,11 @@ files, ``verify`` found a bad batch); 2 bad usage; 3 kcodec refused the input
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import importlib
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kcodec.errors import KcodecError
@@ -83,6 +85,45 @@ def positive_float(text: str) -> float:
 def allow_lossy_hint(exc: KcodecError) -> KcodecError:
     """An encoder's refusal said in command-line terms: the library's ``allow_lossy=True`` is ``--allow-lossy``."""
     return exc.replace(message=exc.message.replace("pass allow_lossy=True", "pass --allow-lossy"))
+
+
+def _real(path: str | os.PathLike) -> str:
+    """The path a local name finally points at (symlinks resolved, even for a file not yet
+    written); a URI stays as written, without a trailing slash."""
+    from kcodec.log.fs import resolve
+
+    fs, name = resolve(os.fspath(path))
+    return os.path.realpath(name) if fs.local else name.rstrip("/")
+
+
+def _within(inner: str, outer: str) -> bool:
+    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
+
+
+def refuse_overlap(inputs: Iterable[str | os.PathLike], outputs: Iterable[str | os.PathLike]) -> None:
+    """A usage error when an output is, or lies inside, or contains an input: writing it would
+    replace or delete what the command is still reading. An input may be a glob: every match
+    counts, and so does an output the pattern would match."""
+    from kcodec.log.fs import has_glob, resolve
+
+    reads: list[tuple[str, str]] = []
+    for given in inputs:
+        text = os.fspath(given)
+        fs, name = resolve(text)
+        if has_glob(name):
+            reads += [(text, _real(m)) for m in fs.glob(name)]
+            reads.append((text, _real(name)))  # the pattern itself, matched against outputs below
+        else:
+            reads.append((text, _real(text)))
+    for given in outputs:
+        out = _real(given)
+        for text, real in reads:
+            if has_glob(real):
+                hit = fnmatch.fnmatchcase(out, real)  # an output the pattern would read next time
+            else:
+                hit = _within(out, real) or _within(real, out)
+            if hit:
+                raise UsageError(f"output {given} overlaps input {text}: writing it would destroy what is read")
 
 
 def compression_choices() -> tuple[str, ...]:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from kcodec.commands.common import (
     EXIT_OK,
-    UsageError,
     allow_lossy_hint,
     compression_choices,
     existing_file,
     int32,
+    refuse_overlap,
 )
 from kcodec.errors import EncodeError
 
@@ -22,8 +22,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from kcodec.records.reader import read_batches
 
     src, out = existing_file(Path(args.input)), Path(args.out)
-    if out.resolve() == src.resolve():
-        raise UsageError("OUT must differ from IN (the input is read while OUT is written)")
+    refuse_overlap([src], [out])
     reader = read_batches(src, verify_crc=not args.no_verify)
     chunks, batches, records = [], 0, 0
     for batch in reader:

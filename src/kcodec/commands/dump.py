@@ -20,6 +20,7 @@ from kcodec.commands.common import (
     byte_limit,
     existing_file,
     non_negative_int,
+    refuse_overlap,
 )
 from kcodec.errors import KcodecError
 
@@ -270,6 +271,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for name in args.files:
         path = existing_file(name)
+        if args.recover:
+            refuse_overlap([path], [args.recover])
         report = verify_path(path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size)
         for problem in report.problems:
             print(f"{path}: {problem}")
@@ -383,7 +386,8 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--recover",
         metavar="OUT",
-        help="write the longest valid prefix of the file to OUT (atomically; OUT may be the file itself), "
+        help="write the longest valid prefix of the file to OUT (atomically; OUT may not be the file itself: "
+        "the dropped bytes would be gone), "
         "as Kafka's log recovery truncates a segment, and say how many batches and bytes were dropped",
     )
     add_max_decompressed_size(p, default=None)

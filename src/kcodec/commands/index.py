@@ -5,25 +5,49 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, existing_file, int32_size
+from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, existing_file, int32_size, refuse_overlap
+
+
+def _index_suffixes() -> tuple[str, ...]:
+    from kcodec.log.files import INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
+
+    return INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
+
+
+def _segment_log(name: str) -> tuple[Path, int]:
+    """The ``.log`` a command line names, and its base offset: an index file
+    (``…0.timeindex``) stands for its segment's log, which must exist."""
+    from kcodec.log.files import LOG_SUFFIX, parse_segment_name, segment_name
+
+    path = Path(name)
+    try:
+        base, kind = parse_segment_name(path)
+    except ValueError:
+        raise UsageError(f"{path.name} is not a segment name like {'0' * 20}.log") from None
+    if f".{kind}" in _index_suffixes():
+        log = path.with_name(segment_name(base, LOG_SUFFIX))
+        if not log.is_file():
+            raise UsageError(f"{name} is an index file and its segment {log} does not exist")
+        return log, base
+    if f".{kind}" != LOG_SUFFIX:
+        raise UsageError(f"{path.name} is not a segment name like {'0' * 20}.log")
+    return existing_file(path), base
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     from kcodec.generated.aborted_txn_entry import ABORTED_TXN_ENTRY_V0_SIZE
     from kcodec.generated.offset_index_entry import OFFSET_INDEX_ENTRY_V0_SIZE
     from kcodec.generated.time_index_entry import TIME_INDEX_ENTRY_V0_SIZE
-    from kcodec.log.files import parse_segment_name, segment_name
+    from kcodec.log.files import INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segment_name
     from kcodec.log.index import build_indexes, build_txn_index
     from kcodec.log.index_check import check_indexes
     from kcodec.log.writer import write_atomically
 
     status = EXIT_OK
     for name in args.segments:
-        log = existing_file(Path(name))
-        try:
-            base = parse_segment_name(log).base_offset
-        except ValueError:
-            raise UsageError(f"{log.name} is not a segment name like {'0' * 20}.log") from None
+        log, base = _segment_log(name)
+        outputs = {s: log.with_name(segment_name(base, s)) for s in _index_suffixes()}
+        refuse_overlap([log], outputs.values())
         if args.check:
             problems = check_indexes(log)
             for p in problems:
@@ -34,11 +58,12 @@ def cmd_index(args: argparse.Namespace) -> int:
             continue
         index, timeindex = build_indexes(log, base, index_interval_bytes=args.interval)
         txn = build_txn_index(log, base)
-        write_atomically(log.with_name(segment_name(base, ".index")), index)
-        write_atomically(log.with_name(segment_name(base, ".timeindex")), timeindex)
-        txn_path = log.with_name(segment_name(base, ".txnindex"))
+        write_atomically(outputs[INDEX_SUFFIX], index)
+        write_atomically(outputs[TIME_INDEX_SUFFIX], timeindex)
         if txn:
-            write_atomically(txn_path, txn)
+            write_atomically(outputs[TXN_INDEX_SUFFIX], txn)
+        else:  # Kafka has no .txnindex without an aborted transaction: an old one is stale
+            outputs[TXN_INDEX_SUFFIX].unlink(missing_ok=True)
         aborted = f", {len(txn) // ABORTED_TXN_ENTRY_V0_SIZE} aborted transaction" if txn else ""
         print(
             f"{log}: wrote {len(index) // OFFSET_INDEX_ENTRY_V0_SIZE} offset, "
@@ -55,7 +80,9 @@ def add_parser(sub) -> None:
         "or with --check compare the existing ones against the log "
         "(exit 1 on any mismatch).",
     )
-    p.add_argument("segments", nargs="+", metavar="SEGMENT.log")
+    p.add_argument(
+        "segments", nargs="+", metavar="SEGMENT.log", help="a segment's .log (an index file names its segment)"
+    )
     p.add_argument("--check", action="store_true", help="check instead of writing")
     p.add_argument(
         "--interval", type=int32_size, default=4096, metavar="BYTES", help="index.interval.bytes (default 4096)"

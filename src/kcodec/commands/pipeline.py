@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kcodec.commands.common import EXIT_OK, UsageError
+from kcodec.commands.common import EXIT_OK, UsageError, refuse_overlap
 
 
 def _option(text: str) -> tuple[str, str]:
@@ -41,6 +41,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     fs, src = resolve(args.src)
     if not has_glob(src) and not fs.exists(src):
         raise UsageError(f"{args.src}: no such file or directory")
+    refuse_overlap([args.src], [args.dest])  # the tables are overwritten: DEST must not hold SRC
     options = dict(args.option or [])
     options["onCorrupt"] = args.on_corrupt
     options["isolationLevel"] = args.isolation_level

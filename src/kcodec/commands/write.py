@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from itertools import islice
 from pathlib import Path
 
 from kcodec.commands.common import (
@@ -16,57 +15,113 @@ from kcodec.commands.common import (
     int32_size,
     offset_int,
     positive_int,
+    refuse_overlap,
 )
 from kcodec.errors import EncodeError
 
 
-def _batches(records, size: int):
-    it = iter(records)
-    while True:
-        chunk = list(islice(it, size))
-        if not chunk:
-            return
-        yield chunk
+def _groups(items, size: int):
+    """(records, dumped batch or None): loose records in batches of ``size``; a batch of
+    ``kcodec dump --json`` alone, as it was."""
+    from kcodec.tools.records_io import DumpedBatch
+
+    chunk: list[dict] = []
+    for item in items:
+        if isinstance(item, DumpedBatch):
+            if chunk:
+                yield chunk, None
+                chunk = []
+            yield item.records, item
+        else:
+            chunk.append(item)
+            if len(chunk) >= size:
+                yield chunk, None
+                chunk = []
+    if chunk:
+        yield chunk, None
+
+
+def _encode(records: list[dict], dumped, next_offset: int, keep: bool, options: dict) -> tuple[bytes, int]:
+    """One batch (or legacy message set) and the offset after it. A dumped batch keeps its
+    producer id, epoch, sequence, transactional flag and control record, or is refused."""
+    from kcodec.errors import EncodeError
+    from kcodec.records.encode import encode_batch, encode_control_batch
+
+    if dumped is not None and dumped.keeps_producer_state and options["magic"] < 2:
+        raise EncodeError(
+            f"{dumped.where}: magic {options['magic']} cannot keep this batch's producer or transaction "
+            "state (write it as magic 2)"
+        )
+    if dumped is not None and dumped.control is not None:
+        c = dumped.control
+        offset = c.offset if keep and c.offset is not None else next_offset
+        marker = c.type_name.lower() in ("commit", "abort")
+        data = encode_control_batch(
+            c.type_name,
+            producer_id=dumped.producer_id,
+            producer_epoch=dumped.producer_epoch,
+            coordinator_epoch=c.coordinator_epoch,
+            offset=offset,
+            timestamp=c.timestamp,
+            partition_leader_epoch=dumped.partition_leader_epoch,
+            transactional=dumped.transactional,
+            value=None if marker else c.value,
+        )
+        return data, offset + 1
+    state = {}
+    if dumped is not None:
+        state = dict(
+            producer_id=dumped.producer_id,
+            producer_epoch=dumped.producer_epoch,
+            base_sequence=dumped.base_sequence,
+            transactional=dumped.transactional,
+            partition_leader_epoch=dumped.partition_leader_epoch if options["magic"] == 2 else -1,
+        )
+    data = encode_batch(records, base_offset=None if keep else next_offset, **options, **state)
+    return data, _after(records, next_offset, keep)
 
 
 def cmd_write(args: argparse.Namespace) -> int:
     from kcodec.log.files import segment_name
     from kcodec.log.index import build_indexes
     from kcodec.log.writer import SegmentWriter, write_atomically
-    from kcodec.records.encode import encode_batch
     from kcodec.tools.records_io import read_json_records
 
+    out = Path(args.out)
+    if args.input not in (None, "-"):
+        refuse_overlap([args.input], [out])
     # bytes: read_json_records says which line is not UTF-8 instead of failing inside the file's decoder
     source = sys.stdin.buffer if args.input in (None, "-") else open(args.input, "rb")
     try:
         records = read_json_records(source, args.encoding, args.keep_offsets, args.input or "stdin")
-        next_offset = args.base_offset
-        out = Path(args.out)
         options = dict(
             magic=args.magic, compression=args.compression, compression_level=args.level, allow_lossy=args.allow_lossy
         )
         if out.suffix != ".log":  # a partition directory: segments roll, with their indexes
             out.mkdir(parents=True, exist_ok=True)
             batches = records_written = 0
-            with SegmentWriter(out, base_offset=args.base_offset, segment_bytes=args.segment_bytes) as writer:
-                for chunk in _batches(records, args.batch_size):
-                    data = encode_batch(chunk, base_offset=None if args.keep_offsets else next_offset, **options)
+            with SegmentWriter(
+                out, base_offset=args.base_offset, segment_bytes=args.segment_bytes, keep_completed_on_error=False
+            ) as writer:
+                next_offset = writer.base_offset
+                for chunk, dumped in _groups(records, args.batch_size):
+                    data, next_offset = _encode(chunk, dumped, next_offset, args.keep_offsets, options)
                     writer.append(data)
                     batches += 1
                     records_written += len(chunk)
-                    next_offset = _after(chunk, next_offset, args.keep_offsets)
             print(f"wrote {records_written} records in {batches} batches to {out} ({len(writer.completed)} segment(s))")
             return EXIT_OK
         chunks, count, batches = [], 0, 0
-        for chunk in _batches(records, args.batch_size):
-            chunks.append(encode_batch(chunk, base_offset=None if args.keep_offsets else next_offset, **options))
+        next_offset = args.base_offset or 0
+        for chunk, dumped in _groups(records, args.batch_size):
+            data, next_offset = _encode(chunk, dumped, next_offset, args.keep_offsets, options)
+            chunks.append(data)
             count += len(chunk)
             batches += 1
-            next_offset = _after(chunk, next_offset, args.keep_offsets)
         write_atomically(out, chunks)
         size = sum(map(len, chunks))
         if args.index:
-            base = _base_offset(out, args.base_offset)
+            base = _base_offset(out, args.base_offset or 0)
             index, timeindex = build_indexes(out, base)
             write_atomically(out.with_name(segment_name(base, ".index")), index)
             write_atomically(out.with_name(segment_name(base, ".timeindex")), timeindex)
@@ -113,7 +168,13 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--batch-size", type=positive_int, default=1000, metavar="N", help="records per batch (default 1000)"
     )
-    p.add_argument("--base-offset", type=offset_int, default=0, metavar="OFFSET")
+    p.add_argument(
+        "--base-offset",
+        type=offset_int,
+        metavar="OFFSET",
+        help="first offset (default 0; a partition directory continues after its last offset, "
+        "and refuses an OFFSET it already holds)",
+    )
     p.add_argument("--keep-offsets", action="store_true", help="use each record's 'offset' field")
     p.add_argument(
         "--allow-lossy",

@@ -24,9 +24,12 @@ from kcodec.log.files import (
     TXN_INDEX_SUFFIX,
     PathLike,
     Segment,
+    parse_segment_name,
     segment_name,
 )
 from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuilder, encode_txn_index
+from kcodec.log.lock import OutputLock
+from kcodec.log.partition import Partition
 from kcodec.log.transactions import AbortedTxn, TxnTracker
 from kcodec.records.decode import decode_entry
 from kcodec.records.model import Batch
@@ -63,22 +66,36 @@ def write_atomically(
     """Write ``chunks`` to ``path`` so that ``path`` only ever holds the old
     content or all of the new: they go to ``path + ".tmp"``, which is fsynced,
     renamed over ``path``, and the directory fsynced. On error the temporary is
-    removed and ``path`` is untouched."""
+    removed and ``path`` is untouched. A second writer of the same ``path`` meanwhile
+    fails at once with :class:`~kcodec.log.lock.OutputLockedError` (``path + ".lock"``)."""
     path = Path(path)
     tmp = path.with_name(path.name + TMP_SUFFIX)
     if isinstance(chunks, (bytes, bytearray, memoryview)):
         chunks = [chunks]
-    try:
-        with open(tmp, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        _remove(tmp)
-        raise
-    _fsync_dir(path.parent)
+    with OutputLock.for_file(path):
+        try:
+            with open(tmp, "wb") as f:
+                for chunk in chunks:
+                    f.write(chunk)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            _remove(tmp)
+            raise
+        _fsync_dir(path.parent)
+
+
+def _remove_stale_temporaries(directory: Path) -> None:
+    """Delete what a killed writer left: ``<segment file>.tmp`` files (Kafka deletes
+    ``.cleaned`` and ``.swap`` leftovers when it opens a log). Called under the directory lock."""
+    for p in directory.iterdir():
+        if p.name.endswith(TMP_SUFFIX):
+            try:
+                parse_segment_name(p.name)
+            except ValueError:
+                continue
+            _remove(p)
 
 
 class _OpenSegment:
@@ -147,7 +164,12 @@ class SegmentWriter:
     :func:`build_indexes` / :func:`build_txn_index` of each finished segment.
 
     * ``base_offset`` names the first segment; later segments are named by the
-      base offset of their first entry.
+      base offset of their first entry. Offsets in a partition only go up: a
+      ``base_offset`` below the directory's next offset raises
+      :class:`EncodeError`; None continues after the directory's last offset.
+    * One writer per directory: the writer holds ``<directory>/.lock`` (see
+      :mod:`kcodec.log.lock`) until closed; on opening it deletes ``.tmp``
+      files a killed writer left.
     * A new segment starts when the next entry would take the current one past
       ``segment_bytes`` (a segment always takes at least one entry), or when
       the entry's last offset would not fit a relative offset.
@@ -158,7 +180,9 @@ class SegmentWriter:
       renamed into place (indexes first, the ``.log`` last) when it is rolled
       or on :meth:`close`, then the directory is fsynced. As a context manager,
       an exception discards the temporaries of the unfinished segment and
-      keeps the completed ones; so does :meth:`abort`.
+      keeps the completed ones; so does :meth:`abort`. With
+      ``keep_completed_on_error=False`` an exception removes the segments
+      this writer completed too: the write is all or nothing.
     * Transactions are tracked across the writer's segments from its first
       entry (see :func:`build_txn_index` for the last stable offset)."""
 
@@ -166,20 +190,27 @@ class SegmentWriter:
         self,
         directory: PathLike,
         *,
-        base_offset: int = 0,
+        base_offset: int | None = 0,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+        keep_completed_on_error: bool = True,
     ):
         if not 1 <= segment_bytes <= _INT32_MAX:
             raise ValueError(f"segment_bytes must be in [1, {_INT32_MAX}]")
         if index_interval_bytes < 0:
             raise ValueError("index_interval_bytes must be >= 0")
-        if not 0 <= base_offset <= _INT64_MAX:
+        if base_offset is not None and not 0 <= base_offset <= _INT64_MAX:
             raise ValueError("base_offset must be in [0, 2^63-1]")
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        if (self.directory / segment_name(base_offset, LOG_SUFFIX)).exists():
-            raise FileExistsError(f"segment {self.directory / segment_name(base_offset, LOG_SUFFIX)} already exists")
+        self._lock = OutputLock.for_directory(self.directory).acquire()
+        try:
+            _remove_stale_temporaries(self.directory)
+            base_offset = self._checked_base(base_offset)
+        except BaseException:
+            self._lock.release()
+            raise
+        self.keep_completed_on_error = keep_completed_on_error
         self.segment_bytes, self.index_interval_bytes = segment_bytes, index_interval_bytes
         self.base_offset = base_offset
         self.completed: list[Segment] = []  # segments renamed into place, in order
@@ -188,6 +219,21 @@ class SegmentWriter:
         self._txns = TxnTracker({}, base_offset)
         self._closed = False
 
+    def _checked_base(self, base_offset: int | None) -> int:
+        """``base_offset``, or the directory's next offset for None; never below what it holds."""
+        held = Partition(self.directory).next_offset()
+        if base_offset is None:
+            return held
+        if base_offset < held:
+            raise EncodeError(
+                f"{self.directory} already holds offsets up to {held - 1}: a segment at base offset "
+                f"{base_offset} would repeat them (offsets in a partition only go up)",
+                base_offset=base_offset,
+            )
+        if (self.directory / segment_name(base_offset, LOG_SUFFIX)).exists():
+            raise FileExistsError(f"segment {self.directory / segment_name(base_offset, LOG_SUFFIX)} already exists")
+        return base_offset
+
     def __enter__(self) -> SegmentWriter:
         return self
 
@@ -195,7 +241,7 @@ class SegmentWriter:
         if exc_type is None:
             self.close()
         else:
-            self.abort()
+            self.abort(keep_completed=self.keep_completed_on_error)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -254,7 +300,7 @@ class SegmentWriter:
                 self._current.write(raw, batch, self._txns.observe(batch))
                 self._next_offset = batch.last_offset + 1
         except BaseException:
-            self.abort()  # the unfinished segment may hold half an entry: drop it
+            self.abort(keep_completed=self.keep_completed_on_error)  # the unfinished segment may hold half an entry
             raise
 
     def _roll(self) -> None:
@@ -275,13 +321,25 @@ class SegmentWriter:
             if self._current is not None:
                 self._roll()
         except BaseException:
-            self.abort()
+            self.abort(keep_completed=self.keep_completed_on_error)
             raise
         self._closed = True
+        self._lock.release()
 
-    def abort(self) -> None:
-        """Discard the unfinished segment's temporaries; completed segments stay."""
-        if self._current is not None:
-            self._current.discard()
-            self._current = None
-        self._closed = True
+    def abort(self, keep_completed: bool = True) -> None:
+        """Discard the unfinished segment's temporaries; the completed segments stay,
+        or with ``keep_completed=False`` are removed too (newest first, each ``.log``
+        before its indexes, so what stays visible is whole)."""
+        try:
+            if self._current is not None:
+                self._current.discard()
+                self._current = None
+            if not keep_completed:
+                for seg in reversed(self.completed):
+                    for path in (seg.log, seg.index, seg.time_index, seg.txn_index):
+                        _remove(Path(path))
+                self.completed = []
+                _fsync_dir(self.directory)
+        finally:
+            self._closed = True
+            self._lock.release()

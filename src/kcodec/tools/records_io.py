@@ -4,7 +4,10 @@ One object per line: ``{"key": ..., "value": ..., "headers": [[k, v], ...] or
 {k: v}, "timestamp": ms, "offset": n}`` (all optional). Keys, values and
 header values are text in the chosen encoding (utf8, hex or base64); null is
 null. A line holding a ``records`` list (what ``kcodec dump --json`` prints,
-bytes as hex) contributes each of its records, so dump and write round-trip.
+bytes as hex) is one :class:`DumpedBatch`: its records with the batch's
+producer id, epoch and base sequence, transactional flag, partition leader
+epoch and, for a control batch, its COMMIT/ABORT (or KRaft) record, so dump
+and write round-trip without turning an aborted transaction into a committed one.
 """
 
 from __future__ import annotations
@@ -13,10 +16,47 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 from kcodec.errors import EncodeError
 
 ENCODINGS = ("utf8", "hex", "base64")
+
+# RecordBatch.NO_PRODUCER_ID / NO_PRODUCER_EPOCH / NO_SEQUENCE / NO_PARTITION_LEADER_EPOCH
+_NONE = -1
+
+
+@dataclass
+class ControlRecord:
+    """The record of a control batch: its type name, offset, timestamp and what its value holds."""
+
+    type_name: str
+    offset: int | None
+    timestamp: int
+    coordinator_epoch: int = 0
+    value: bytes | None = None
+
+
+@dataclass
+class DumpedBatch:
+    """One batch line of ``kcodec dump --json``: written back as one batch."""
+
+    where: str
+    records: list[dict] = field(default_factory=list)
+    producer_id: int = _NONE
+    producer_epoch: int = _NONE
+    base_sequence: int = _NONE
+    transactional: bool = False
+    partition_leader_epoch: int = _NONE
+    control: ControlRecord | None = None
+
+    @property
+    def keeps_producer_state(self) -> bool:
+        return (
+            self.transactional
+            or self.control is not None
+            or (self.producer_id, self.producer_epoch, self.base_sequence) != (_NONE, _NONE, _NONE)
+        )
 
 
 def _decode(text, encoding: str, where: str) -> bytes | None:
@@ -102,10 +142,69 @@ def parse_record(obj: dict, encoding: str, where: str, keep_offsets: bool) -> di
     return out
 
 
+def _int_field(obj: dict, name: str, where: str, default: int = _NONE) -> int:
+    value = obj.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise EncodeError(f"{where}: {name} must be an integer")
+    return value
+
+
+def _control_record(rec: dict, where: str) -> ControlRecord:
+    control = rec["control"]
+    if not isinstance(control, dict) or not isinstance(control.get("typeName"), str):
+        raise EncodeError(f"{where}: a control record needs control.typeName")
+    ts = rec.get("timestamp", _NONE)
+    if not isinstance(ts, int) or isinstance(ts, bool):
+        raise EncodeError(f"{where}: timestamp must be an integer (epoch ms)")
+    offset = rec.get("offset")
+    if offset is not None and (not isinstance(offset, int) or isinstance(offset, bool)):
+        raise EncodeError(f"{where}: offset must be an integer")
+    return ControlRecord(
+        type_name=control["typeName"],
+        offset=offset,
+        timestamp=ts,
+        coordinator_epoch=_int_field(control, "coordinatorEpoch", where, 0),
+        value=_decode(rec.get("value"), "hex", f"{where} value"),
+    )
+
+
+def parse_dumped_batch(obj: dict, where: str, keep_offsets: bool) -> DumpedBatch:
+    """A batch line of ``kcodec dump --json`` with the state a re-write must keep."""
+    records = obj["records"] or []
+    if not isinstance(records, list):
+        raise EncodeError(f"{where}: records must be an array, not {_json_type(records)}")
+    transactional = obj.get("isTransactional", False)
+    if not isinstance(transactional, bool):
+        raise EncodeError(f"{where}: isTransactional must be true or false")
+    batch = DumpedBatch(
+        where,
+        producer_id=_int_field(obj, "producerId", where),
+        producer_epoch=_int_field(obj, "producerEpoch", where),
+        base_sequence=_int_field(obj, "baseSequence", where),
+        transactional=transactional,
+        partition_leader_epoch=_int_field(obj, "partitionLeaderEpoch", where),
+    )
+    for j, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise EncodeError(f"{where} record {j}: a record must be a JSON object, not {_json_type(rec)}")
+        if rec.get("control"):
+            if obj.get("isControl") is not True or len(records) != 1:
+                raise EncodeError(f"{where} record {j}: a control record belongs alone in a control batch")
+            batch.control = _control_record(rec, f"{where} record {j}")
+        else:
+            batch.records.append(parse_record(rec, "hex", f"{where} record {j}", keep_offsets))
+    if obj.get("isControl") is True and batch.control is None:
+        raise EncodeError(f"{where}: a control batch without its control record cannot be written back")
+    return batch
+
+
 def read_json_records(
     lines: Iterable[str | bytes], encoding: str = "utf8", keep_offsets: bool = False, name: str = "input"
-) -> Iterator[dict]:
-    """Records (dicts for kcodec.encode_batch) from JSON lines (text, or bytes that must be UTF-8)."""
+) -> Iterator[dict | DumpedBatch]:
+    """Records (dicts for kcodec.encode_batch) from JSON lines (text, or bytes that must be UTF-8), and
+    :class:`DumpedBatch` for each batch line of ``kcodec dump --json``."""
     for n, line in enumerate(lines, 1):
         where = f"{name} line {n}"
         if isinstance(line, (bytes, bytearray)):
@@ -127,14 +226,6 @@ def read_json_records(
         if isinstance(obj, dict) and "records" in obj:  # a batch from `kcodec dump --json`
             if obj.get("partialBatch"):
                 continue
-            records = obj["records"]
-            if records is not None and not isinstance(records, list):
-                raise EncodeError(f"{where}: records must be an array, not {_json_type(records)}")
-            for j, rec in enumerate(records or []):
-                if not isinstance(rec, dict):
-                    raise EncodeError(f"{where} record {j}: a record must be a JSON object, not {_json_type(rec)}")
-                if rec.get("control"):
-                    continue  # control records are written by the broker, not replayed
-                yield parse_record(rec, "hex", f"{where} record {j}", keep_offsets)
+            yield parse_dumped_batch(obj, where, keep_offsets)
         else:
             yield parse_record(obj, encoding, where, keep_offsets)
