@@ -7,8 +7,14 @@ TRAILING = b"\xff\x00trailing"
 
 
 def added_by_parse(schemas) -> set[str]:
-    """Names parsing adds but building does not take: derived and const fields."""
-    return {f.name for e in schemas.entities.values() for f in e.fields if f.derived is not None or f.const is not None}
+    """Names parsing adds but building does not take: derived and const fields, and fields with a default
+    (parsing gives it where the field is absent)."""
+    return {
+        f.name
+        for e in schemas.entities.values()
+        for f in e.fields
+        if f.derived is not None or f.const is not None or f.default is not None
+    }
 
 
 def assert_matches(parsed, value, added: set[str], path: str = "value") -> None:
