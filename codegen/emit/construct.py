@@ -7,9 +7,7 @@ expressions and as straight-line, varint-aware size functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from ..schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, IntType, Type, constants, layout_rows
 from ..schema.ir import ScalarType

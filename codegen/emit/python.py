@@ -15,9 +15,7 @@ compressed region an error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from ..schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, FixedRun, IntType, ResolvedField, Type
 from ..schema.ir import ScalarType
@@ -413,7 +411,6 @@ def _emit_array(
 
 
 def _emit_field(w: _Writer, f: ResolvedField) -> None:
-    ev = w.ev
     fld, t, v = f.field, f.type, f"v_{f.name}"
     if fld.compressed and isinstance(t, ArrayType):
         _emit_compressed_array(w, f)

@@ -28,11 +28,11 @@ from .ir import (
 )
 from .loader import load_schemas
 from .resolve import (
+    UNKNOWN_TAGS,
     EntityVersion,
     FixedRun,
     ResolvedField,
     bit_type_text,
-    UNKNOWN_TAGS,
     constants,
     default_value,
     field_type_at,

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from .ir import (
     INT_TYPES,
+    SCALAR_TYPES,
     ArrayType,
     Bit,
     BitsType,
-    SCALAR_TYPES,
     BytesType,
     Compression,
     Default,

@@ -17,10 +17,10 @@ from kcodec.errors import SchemaError
 
 from .ir import (
     INT_TYPES,
+    SCALAR_TYPES,
     ArrayType,
     Bit,
     BitsType,
-    SCALAR_TYPES,
     BytesType,
     Compression,
     Default,

@@ -18,13 +18,13 @@ import construct as c
 
 from kcodec.errors import (
     BadLengthError,
-    RecordCountError,
     CompressionError,
     CorruptError,
     CrcMismatchError,
     DecodeError,
     EncodeError,
     KcodecError,
+    RecordCountError,
     TruncatedError,
     UnknownMagicError,
     record_corrupt_message,
