@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, IntType, Type, constants, layout_rows
-from ..schema.ir import ScalarType
-from ..schema.resolve import default_value
+from ..schema import (
+    ArrayType,
+    BitsType,
+    BytesType,
+    EntityRef,
+    EntityVersion,
+    IntType,
+    ScalarType,
+    Type,
+    constants,
+    default_value,
+    layout_rows,
+)
 
 _FIXED_CONSTRUCT = {
     "int8": "Int8sb",

@@ -17,9 +17,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, FixedRun, IntType, ResolvedField, Type
-from ..schema.ir import ScalarType
-from ..schema.resolve import default_value
+from ..schema import (
+    ArrayType,
+    BitsType,
+    BytesType,
+    EntityRef,
+    EntityVersion,
+    FixedRun,
+    IntType,
+    ResolvedField,
+    ScalarType,
+    Type,
+    default_value,
+)
 from .buffer import Code
 
 _FMT = {"int8": "b", "int16": "h", "uint16": "H", "int32": "i", "int64": "q", "uint32": "I"}

@@ -7,6 +7,7 @@ definitions) as an oracle."""
 from __future__ import annotations
 
 import importlib
+import random
 import struct
 import sys
 import uuid
@@ -365,3 +366,41 @@ def test_kio_voters_record(oracle) -> None:
     assert c.build(parsed) == data and c.size(parsed) == len(data)
     values, used = oracle.fast.DECODERS[("voters_record", 0)][0](data, 0, len(data))
     assert used == len(data) and oracle.fast.voters_record.encode_voters_record_v0(values) == data
+
+
+# ---------------------------------------------------------------------------- the fuzz encoder
+
+
+@pytest.mark.parametrize("entity,version", [("flex", 0), ("flex", 1), ("flex", 2), ("flex__partition", 2)])
+def test_fuzz_encoder_prints_what_the_builder_prints(gen, entity: str, version: int) -> None:
+    from kcodec.fuzz import mutators as M
+    from kcodec.fuzz.encoder import Bytes, Int, Scalar, encode_int, encode_tree, serialize
+
+    c = gen.codec(entity, version)
+    rng = random.Random(version)
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(entity_strategy(SCHEMAS, entity, version))
+    def check(value):
+        tree = encode_tree(SCHEMAS, entity, version, value)
+        enc = serialize(tree, spans=True)
+        assert enc.data == c.build(value)
+        for sp in enc.spans:  # every field's span holds what the field says, tagged payloads included
+            assert 0 <= sp.start <= sp.end <= len(enc.data)
+            if isinstance(sp.node, Int):
+                assert enc.data[sp.start : sp.end] == encode_int(sp.node.itype, sp.node.value)
+            elif isinstance(sp.node, Bytes) and sp.part == "data":
+                assert enc.data[sp.start : sp.end] == sp.node.data
+            elif isinstance(sp.node, Scalar) and sp.node.stype.name == "uuid":
+                assert enc.data[sp.start : sp.end] == sp.node.value.bytes
+        sample = M.Sample.of(entity, version, tree)
+        for fn in M.TREE_MUTATORS.values():  # every lie prints, and parsing it gives a typed error or a value
+            got = fn(rng, sample, M.Context(limit=1 << 16))
+            if got is not None:
+                damaged = serialize(tree, got[0]).data
+                try:
+                    c.parse(damaged)
+                except KcodecError:
+                    pass
+
+    check()
