@@ -6,21 +6,20 @@ definitions) as an oracle."""
 
 from __future__ import annotations
 
-import importlib
 import random
 import struct
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kcodec.codegen import generate, load_schemas
+from kcodec.codegen import load_schemas
 from kcodec.codegen.schema import resolve
 from kcodec.errors import CorruptError, KcodecError, RecordCountError, SchemaError, TruncatedError
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.runtime.uuids import ZERO_UUID, uuid_from_text, uuid_to_text
+from tests.roundtrip import generated_package
 
 HERE = Path(__file__).parent
 SINK = HERE / "kitchen_sink"
@@ -28,27 +27,10 @@ ORACLE = HERE / "flexible_oracle"
 SCHEMAS = load_schemas(SINK)
 
 
-def _generated(root: Path, schemas: Path, package: str):
-    generate(schemas, root / package)
-    sys.path.insert(0, str(root))
-    try:
-        module = importlib.import_module(package)
-        importlib.import_module(package + ".fast")
-        return module
-    finally:
-        sys.path.remove(str(root))
-
-
-def _forget(package: str) -> None:
-    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
-        del sys.modules[name]
-
-
 @pytest.fixture(scope="module")
 def gen(tmp_path_factory: pytest.TempPathFactory):
-    package = "kcodec_flex_generated"
-    yield _generated(tmp_path_factory.mktemp("flex"), SINK, package)
-    _forget(package)
+    with generated_package(tmp_path_factory.mktemp("flex"), SINK, "kcodec_flex_generated") as package:
+        yield package
 
 
 def _fast_roundtrip(gen, entity: str, version: int, data: bytes) -> tuple:
@@ -289,9 +271,8 @@ def test_schema_errors_name_the_field(tmp_path: Path, case: str) -> None:
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory: pytest.TempPathFactory):
-    package = "kcodec_flex_oracle_generated"
-    yield _generated(tmp_path_factory.mktemp("oracle"), ORACLE, package)
-    _forget(package)
+    with generated_package(tmp_path_factory.mktemp("oracle"), ORACLE, "kcodec_flex_oracle_generated") as package:
+        yield package
 
 
 def _kio_bytes(message) -> bytes:

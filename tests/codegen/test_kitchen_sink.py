@@ -5,18 +5,16 @@ version ranges, enum ranges)."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kcodec.codegen import generate, load_schemas
+from kcodec.codegen import load_schemas
 from kcodec.codegen.schema import ArrayType, EntityRef, resolve, resolve_all
 from kcodec.errors import CompressionError, CorruptError, CrcMismatchError, KcodecError
 from kcodec.fuzz.strategies import entity_strategy
-from tests.roundtrip import added_by_parse, check_roundtrip
+from tests.roundtrip import added_by_parse, check_roundtrip, generated_package
 
 SINK = Path(__file__).parent / "kitchen_sink"
 SCHEMAS = load_schemas(SINK)
@@ -27,18 +25,8 @@ PACKAGE = "kcodec_kitchen_sink_generated"
 
 @pytest.fixture(scope="module")
 def gen(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("kitchen_sink")
-    result = generate(SINK, root / PACKAGE)
-    assert not result.deleted and result.written
-    sys.path.insert(0, str(root))
-    try:
-        package = importlib.import_module(PACKAGE)
-        importlib.import_module(PACKAGE + ".fast")
+    with generated_package(tmp_path_factory.mktemp("kitchen_sink"), SINK, PACKAGE) as package:
         yield package
-    finally:
-        sys.path.remove(str(root))
-        for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
-            del sys.modules[name]
 
 
 def test_every_entity_version_is_generated(gen) -> None:

@@ -147,6 +147,14 @@ class UVarInt32(_Varint):
     _encode = staticmethod(varint.encode_uvarint)
 
 
+def _build_null(prefix, nullable: bool, stream, context, path) -> None:
+    """Null as a length or count prefix writes it: -1 (0 when compact)."""
+    if not nullable:
+        raise EncodeError("cannot be null", field=field_path(path))
+    prefix._build(-1, stream, context, path)
+    return None
+
+
 class KBytes(c.Construct):
     """Bytes (or UTF-8 text) after a length prefix; a negative length is null
     when nullable, as Kafka reads it (writers always emit -1)."""
@@ -178,10 +186,7 @@ class KBytes(c.Construct):
 
     def _build(self, obj, stream, context, path):
         if obj is None:
-            if not self.nullable:
-                raise EncodeError("cannot be null", field=field_path(path))
-            self.prefix._build(-1, stream, context, path)
-            return obj
+            return _build_null(self.prefix, self.nullable, stream, context, path)
         if self.text:
             if not isinstance(obj, str):
                 raise EncodeError(f"needs a str, not {type(obj).__name__}", field=field_path(path))
@@ -252,10 +257,7 @@ class KArray(c.Subconstruct):
 
     def _build(self, obj, stream, context, path):
         if obj is None:
-            if not self.nullable:
-                raise EncodeError("cannot be null", field=field_path(path))
-            self.prefix._build(-1, stream, context, path)
-            return obj
+            return _build_null(self.prefix, self.nullable, stream, context, path)
         if not isinstance(obj, (list, tuple)):
             raise EncodeError(f"needs a list, not {type(obj).__name__}", field=field_path(path))
         self.prefix._build(len(obj), stream, context, path)
