@@ -385,3 +385,13 @@ def test_fuzz_encoder_prints_what_the_builder_prints(gen, entity: str, version: 
                     pass
 
     check()
+
+
+def test_the_c_kernel_claims_no_flexible_entity() -> None:
+    from kcodec.codegen.schema import resolve_all
+
+    oracle = load_schemas(ORACLE)  # plain integers, strings and arrays of structs: only flexibility excludes them
+    flexible = [
+        ev for ev in resolve_all(SCHEMAS) + resolve_all(oracle) if ev.entity.name.startswith(("flex", "api", "vot"))
+    ]
+    assert flexible and not [(ev.name, ev.version) for ev in flexible if ev.compiled]
