@@ -3,12 +3,24 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 TRAILING = b"\xff\x00trailing"
 
 
 def added_by_parse(schemas) -> set[str]:
-    """Names parsing adds but building does not take: derived and const fields."""
-    return {f.name for e in schemas.entities.values() for f in e.fields if f.derived is not None or f.const is not None}
+    """Names parsing adds but building does not take: derived and const fields, and fields with a default
+    (parsing gives it where the field is absent)."""
+    return {
+        f.name
+        for e in schemas.entities.values()
+        for f in e.fields
+        if f.derived is not None or f.const is not None or f.default is not None
+    }
 
 
 def assert_matches(parsed, value, added: set[str], path: str = "value") -> None:
@@ -39,3 +51,22 @@ def check_roundtrip(codec, value, added: set[str]) -> bytes:
     assert_matches(parsed, value, added)
     assert codec.build(parsed) == data
     return data
+
+
+@contextmanager
+def generated_package(root: Path, schemas: Path, package: str) -> Iterator:
+    """``schemas`` generated into a throwaway package ``package`` under ``root``, imported (with its fast
+    decoders) for the duration, and forgotten afterwards."""
+    from kcodec.codegen import generate
+
+    result = generate(schemas, root / package)
+    assert not result.deleted and result.written
+    sys.path.insert(0, str(root))
+    try:
+        module = importlib.import_module(package)
+        importlib.import_module(package + ".fast")
+        yield module
+    finally:
+        sys.path.remove(str(root))
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[name]

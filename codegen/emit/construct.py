@@ -7,13 +7,26 @@ expressions and as straight-line, varint-aware size functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, IntType, Type, constants, layout_rows
+from ..schema import (
+    ArrayType,
+    BitsType,
+    BytesType,
+    EntityRef,
+    EntityVersion,
+    IntType,
+    ScalarType,
+    Type,
+    constants,
+    default_value,
+    layout_rows,
+)
 
 _FIXED_CONSTRUCT = {
     "int8": "Int8sb",
     "int16": "Int16sb",
+    "uint16": "Int16ub",
     "int32": "Int32sb",
     "int64": "Int64sb",
     "uint32": "Int32ub",
@@ -23,6 +36,7 @@ _FIXED_CONSTRUCT = {
 }
 _SIZE_FN = {"varint": "size_varint", "varlong": "size_varlong", "uvarint": "size_uvarint"}
 _PREFIXED_SIZE_FN = {"varint": "varint_prefixed", "uvarint": "uvarint_prefixed"}
+_SCALAR_CONSTRUCT = {"bool": "KBool()", "float64": "Float64b", "uuid": "KUuid()"}
 
 
 @dataclass
@@ -50,6 +64,8 @@ class EntityView:
     min_overhead: int
     max_overhead: int
     fixed_size: int | None
+    head: str = "Struct("  # the definition's opening and closing (a flexible version wraps its struct)
+    tail: str = ")"
 
 
 @dataclass
@@ -99,6 +115,14 @@ def _entity_view(ev: EntityVersion) -> EntityView:
     members.extend(checks)
     helpers.extend(raw_helpers(ev))
     lo, hi = ev.overhead
+    head, tail = "Struct(", ")"
+    if ev.flexible or ev.absent:
+        tagged = ", ".join(
+            f"TaggedField({f.name!r}, {f.field.tag}, {_type(ev, _payload_type(f.type))}, {default_value(ev, f)!r})"
+            for f in ev.tagged
+        )
+        absent = "{" + ", ".join(f"{f.name!r}: {default_value(ev, f)!r}" for f in ev.absent) + "}"
+        head, tail = "Flexible(Struct(", f"), tagged=[{tagged}], absent={absent}, flexible={ev.flexible})"
     return EntityView(
         symbol=ev.symbol,
         suffix=ev.suffix,
@@ -117,7 +141,14 @@ def _entity_view(ev: EntityVersion) -> EntityView:
         min_overhead=lo,
         max_overhead=hi,
         fixed_size=ev.fixed_size,
+        head=head,
+        tail=tail,
     )
+
+
+def _payload_type(t: Type) -> Type:
+    """A tagged field's payload: a nullable struct has no presence marker there (its tag is the marker)."""
+    return replace(t, nullable=False) if isinstance(t, EntityRef) else t
 
 
 def _int(t: IntType) -> str:
@@ -165,6 +196,8 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
 def _type(ev: EntityVersion, t: Type) -> str:
     if isinstance(t, IntType):
         return _int(t)
+    if isinstance(t, ScalarType):
+        return _SCALAR_CONSTRUCT[t.name]
     if isinstance(t, BitsType):
         groups = []
         for b in sorted(t.bits, key=lambda b: b.low):
@@ -175,10 +208,15 @@ def _type(ev: EntityVersion, t: Type) -> str:
             groups.append(f"BitGroup({', '.join(args)})")
         return f"BitField({_int(t.base)}, [{', '.join(groups)}], {t.base.width * 8})"
     if isinstance(t, BytesType):
-        return f"KBytes({_int(t.prefix)}, nullable={t.nullable}, text={t.text})"
+        prefix = "CompactLength()" if t.compact else _int(t.prefix)
+        return f"KBytes({prefix}, nullable={t.nullable}, text={t.text})"
     if isinstance(t, EntityRef):
-        return f"LazyBound(lambda: {_module_alias(t.name)}.{t.name.upper()}_V{ev.version})"
+        ref = f"LazyBound(lambda: {_module_alias(t.name)}.{t.name.upper()}_V{ev.version})"
+        return f"NullableStruct({ref})" if t.nullable else ref
     element = _type(ev, t.element)
+    if t.prefix is not None and (t.compact or t.nullable):
+        prefix = "CompactLength()" if t.compact else _int(t.prefix)
+        return f"KArray({prefix}, {element}, nullable={t.nullable})"
     if t.prefix is not None:
         return f"PrefixedArray({_int(t.prefix)}, {element})"
     if t.count_field:
@@ -206,6 +244,8 @@ def _size_expr(ev: EntityVersion, i: int) -> str | tuple[str, str, str] | None:
     if d and d.kind == "length":
         return f"{_SIZE_FN[t.name]}({_covered_sum(ev, ev.index(d.covers))})"
     v = _value(f.name)
+    if not fld.compressed:
+        return _type_size(ev, t, v)
     if fld.compressed:
         codec = "value" + "".join(f'["{p}"]' for p in fld.compressed.codec_path)
         if isinstance(t, ArrayType):
@@ -218,20 +258,33 @@ def _size_expr(ev: EntityVersion, i: int) -> str | tuple[str, str, str] | None:
         if isinstance(t, BytesType):
             packed = f"{t.prefix.width} + {packed}"
         return codec, plain, packed
+    raise AssertionError(t)
+
+
+def _type_size(ev: EntityVersion, t: Type, v: str) -> str:
+    """Python expression for the bytes a value ``v`` of a variable-size type takes."""
+    if isinstance(t, ScalarType):
+        return str(t.width)
     if isinstance(t, IntType):
-        return f"{_SIZE_FN[t.name]}({v})"
+        return f"{_SIZE_FN[t.name]}({v})" if not t.fixed else str(t.width)
     if isinstance(t, BytesType):
         return _bytes_size(t, v)
     if isinstance(t, ArrayType):
         return _array_size(ev, t, v)
     if isinstance(t, EntityRef):
-        return f"{_module_alias(t.name)}.size_{t.name}_v{ev.version}({v}, level)"
+        size = f"{_module_alias(t.name)}.size_{t.name}_v{ev.version}({v}, level)"
+        return f"(1 if {v} is None else 1 + {size})" if t.nullable else size
+    if isinstance(t, BitsType):
+        return str(t.base.width)
     raise AssertionError(t)
 
 
 def _bytes_size(t: BytesType, v: str) -> str:
     n = f"len({v}.encode('utf-8'))" if t.text else f"len({v})"
-    if t.prefix.fixed:
+    if t.compact:
+        body = f"compact_prefixed({n})"
+        null = "1"  # 0: null
+    elif t.prefix.fixed:
         body = f"{t.prefix.width} + {n}"
         null = str(t.prefix.width)
     else:
@@ -250,12 +303,18 @@ def _array_size(ev: EntityVersion, t: ArrayType, v: str) -> str:
         items = f"{e.width} * len({v})"
     elif isinstance(e, IntType):
         items = f"sum(map({_SIZE_FN[e.name]}, {v}))"
+    elif isinstance(e, ScalarType):
+        items = f"{e.width} * len({v})"
     else:  # bits
         items = f"{e.base.width} * len({v})"
     if t.prefix is None:
         return items
-    count = str(t.prefix.width) if t.prefix.fixed else f"{_SIZE_FN[t.prefix.name]}(len({v}))"
-    return f"{count} + {items}"
+    if t.compact:
+        count, null = f"size_uvarint(len({v}) + 1)", "1"
+    else:
+        count = str(t.prefix.width) if t.prefix.fixed else f"{_SIZE_FN[t.prefix.name]}(len({v}))"
+        null = str(t.prefix.width) if t.prefix.fixed else "1"
+    return f"({null} if {v} is None else {count} + {items})" if t.nullable else f"{count} + {items}"
 
 
 def _covered_sum(ev: EntityVersion, start: int) -> str:
@@ -278,12 +337,30 @@ def _size_lines(ev: EntityVersion, start: int = 0) -> list[str]:
     return lines
 
 
+def _tagged_lines(ev: EntityVersion) -> list[str]:
+    """Lines setting s__tagged_fields: the tagged section's bytes for ``value`` (a tagged field absent
+    from the value takes its default, and a default is not written)."""
+    known = "frozenset({" + ", ".join(str(f.field.tag) for f in ev.tagged) + "})" if ev.tagged else "frozenset()"
+    lines = [f'tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), {known})]']
+    for f in ev.tagged:
+        d = repr(default_value(ev, f))
+        lines.append(f'v_{f.name} = value.get("{f.name}", {d})')
+        lines.append(f"if not is_default(v_{f.name}, {d}):")
+        lines.append(f"    tags.append(({f.field.tag}, {_type_size(ev, _payload_type(f.type), f'v_{f.name}')}))")
+    lines.append("s__tagged_fields = tagged_size(tags)")
+    return lines
+
+
 def _size_function(ev: EntityVersion, kind: str, doc: str) -> SizeFunction:
     lines = _size_lines(ev)
+    if ev.flexible:
+        lines += _tagged_lines(ev)
     if kind == "size":
-        result = _covered_sum(ev, 0)
+        result = _covered_sum(ev, 0) + (" + s__tagged_fields" if ev.flexible else "")
     else:
         items = [f'"{f.name}": {f.size if f.size is not None else "s_" + f.name}' for f in ev.fields]
+        if ev.flexible:
+            items.append('"_tagged_fields": s__tagged_fields')
         result = "{" + ", ".join(items) + "}"
     return SizeFunction(f"{kind}_{ev.suffix}", doc.format(e=ev.name, v=ev.version), lines, result)
 

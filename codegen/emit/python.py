@@ -15,12 +15,24 @@ compressed region an error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, FixedRun, IntType, ResolvedField, Type
+from ..schema import (
+    ArrayType,
+    BitsType,
+    BytesType,
+    EntityRef,
+    EntityVersion,
+    FixedRun,
+    IntType,
+    ResolvedField,
+    ScalarType,
+    Type,
+    default_value,
+)
 from .buffer import Code
 
-_FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint32": "I"}
+_FMT = {"int8": "b", "int16": "h", "uint16": "H", "int32": "i", "int64": "q", "uint32": "I"}
 _READ = {"varint": "read_varint", "varlong": "read_varlong", "uvarint": "read_uvarint"}
 _ERR = {"corrupt": "CorruptError", "compression": "CompressionError", "magic": "UnknownMagicError"}
 
@@ -96,8 +108,12 @@ def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
             continue
         for owner in ev.covered_starts.get(fields[i].name, ()):
             _start_cover(w, owner, "pos")
-        _emit_field(w, i)
+        _emit_field(w, fields[i])
         i += 1
+    if ev.flexible:
+        _emit_tagged_section(w)
+    for f in ev.absent:
+        w(f"v_{f.name} = {default_value(ev, f, tuples=True)!r}")
     # derived checks at the end of the entity
     for f in fields:
         d = f.field.derived
@@ -116,7 +132,7 @@ def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
                 f"        raise CrcMismatchError(record_corrupt_message(v_{f.name}, computed), "
                 f"position=at_{f.name}, field={f.name!r})"
             )
-    names = tuple(f.name for f in fields)
+    names = ev.value_names
     w(f"return ({', '.join('v_' + n for n in names)}{',' if len(names) == 1 else ''}), pos")
     body = (
         ["    try:"]
@@ -273,9 +289,55 @@ def _read_int(w: _Writer, target: str, t: IntType) -> None:
     w(f"    {target}, pos = {_READ[t.name]}(buf, pos)")
 
 
+def _emit_tagged_section(w: _Writer) -> None:
+    """The tagged section ending a flexible struct: known tags decoded into their fields (defaults
+    when absent), unknown ones kept as (tag, bytes) so re-encoding is byte-exact."""
+    ev = w.ev
+    for f in ev.tagged:
+        w(f"v_{f.name} = {default_value(ev, f, tuples=True)!r}")
+    w("v__unknown_tags = []")
+    w("tagged_entries, after_tags = read_tagged(buf, pos, end)")
+    w("outer_end = end")
+    w("for tag, pos, end in tagged_entries:")
+    w.depth += 1
+    for k, f in enumerate(ev.tagged):
+        w(f"{'if' if k == 0 else 'elif'} tag == {f.field.tag}:")
+        w.depth += 1
+        _emit_field(w, replace(f, type=_payload_type(f.type)))
+        w.depth -= 1
+    if ev.tagged:
+        w("else:")
+        w.depth += 1
+    w("v__unknown_tags.append((tag, bytes(buf[pos:end])))")
+    w("pos = end")
+    if ev.tagged:
+        w.depth -= 1
+    w("if pos != end:")
+    w(
+        '    raise BadLengthError(f"tagged field {tag} holds {end - pos} bytes more than its value", '
+        'position=pos, field=f"tag {tag}")'
+    )
+    w.depth -= 1
+    w("pos, end = after_tags, outer_end")
+
+
+def _payload_type(t: Type) -> Type:
+    """A tagged field's payload: a nullable struct has no presence marker there (its tag is the marker)."""
+    return replace(t, nullable=False) if isinstance(t, EntityRef) else t
+
+
+def _read_count(w: _Writer, target: str, t: BytesType | ArrayType) -> None:
+    """A length or count prefix into target; a compact one (uvarint n + 1) gives -1 for null."""
+    if t.compact:
+        _read_int(w, target, _UVARINT)
+        w(f"{target} -= 1")
+    else:
+        _read_int(w, target, t.prefix)
+
+
 def _emit_bytes(w: _Writer, target: str, t: BytesType, path: str) -> None:
     n = w.name(f"{_ident(path)}_length")
-    _read_int(w, n, t.prefix)
+    _read_count(w, n, t)
     w(f"if {n} < 0:")
     if t.nullable:
         w(f"    {target} = None")
@@ -372,9 +434,7 @@ def _emit_array(
     w(f"{target} = {items}")
 
 
-def _emit_field(w: _Writer, i: int) -> None:
-    ev = w.ev
-    f = ev.fields[i]
+def _emit_field(w: _Writer, f: ResolvedField) -> None:
     fld, t, v = f.field, f.type, f"v_{f.name}"
     if fld.compressed and isinstance(t, ArrayType):
         _emit_compressed_array(w, f)
@@ -390,23 +450,54 @@ def _emit_field(w: _Writer, i: int) -> None:
         if fld.enum:
             _emit_enum(w, v, v, fld.enum, f.name, "pos")
         return
+    if isinstance(t, ScalarType):
+        _emit_scalar(w, v, t)
+        return
     if isinstance(t, BytesType):
         _emit_bytes(w, v, t, f.name)
         return
     if isinstance(t, EntityRef):
+        if t.nullable:  # an int8 presence marker: negative is null
+            w("marker = buf[pos]")
+            w("pos += 1")
+            w("if marker > 127:")
+            w(f"    {v} = None")
+            w("else:")
+            w.depth += 1
         _guarded(w, f.name, lambda: w(f"{v}, pos = {_element_call(w, t, 'buf', 'pos', 'end')}"))
+        if t.nullable:
+            w.depth -= 1
         return
     if isinstance(t, ArrayType):
         if t.prefix is not None:
             n = w.name(f"{f.name}_count")
-            _read_int(w, n, t.prefix)
+            _read_count(w, n, t)
+            if t.nullable:
+                w(f"if {n} < 0:")
+                w(f"    {v} = None")
+                w("else:")
+                w.depth += 1
             # a negative count inside a record is an invalid record (Kafka's DefaultRecord raises
             # InvalidRecordException for a negative header count), not a record count
             _emit_array(w, v, t, n, "buf", f.name, negative="CorruptError")
+            if t.nullable:
+                w.depth -= 1
         else:
             _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name)
         return
     raise NotImplementedError(f"fast backend: {t!r}")
+
+
+def _emit_scalar(w: _Writer, target: str, t: ScalarType) -> None:
+    if t.name == "bool":
+        w(f"{target} = buf[pos] != 0")
+    elif t.name == "float64":
+        w(f"{target} = {w.struct('>d')}.unpack_from(buf, pos)[0]")
+    else:
+        w("if pos + 16 > end:")
+        w('    raise TruncatedError("a uuid needs 16 bytes", position=pos)')
+        w(f"{target} = UUID(bytes=bytes(buf[pos : pos + 16]))")
+    w(f"pos += {t.width}")
 
 
 def _codec_expr(fld) -> str:
@@ -509,6 +600,7 @@ def fast_module(name: str, source_file: str, source_sha: str, versions: list[Ent
 # ---------------------------------------------------------------------------- encoders
 
 _ENC_VARINT = {"varint": "encode_varint", "varlong": "encode_varlong", "uvarint": "encode_uvarint"}
+_UVARINT = IntType("uvarint", None, False, 32)
 
 
 def _packer(w: _Writer, t: IntType) -> str:
@@ -579,19 +671,11 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
                     f"{ev.version}, level)"
                 )
                 w(f"    {b} = {_packer(w, t.prefix)}(len(data)) + data")
-        elif isinstance(t, IntType):
-            w(f"{b} = {_packer(w, t)}({x})")
-        elif isinstance(t, BytesType):
-            _bytes_value(w, b, t, x)
-        elif isinstance(t, EntityRef):
-            child = ev.child(t.name)
-            w(f"{b} = {_alias(t.name)}.encode_{child.suffix}({x}{', level' if child.needs_options else ''})")
         else:
-            body = _array_bytes(w, t, x)
-            if t.prefix is not None:
-                w(f"{b} = {_packer(w, t.prefix)}(len({x})) + {body}")
-            else:
-                w(f"{b} = {body}")
+            _encode_plain(w, b, t, x)
+    if ev.flexible:
+        names.append("b__tagged_fields")
+        _encode_tagged_section(w)
     for i in reversed(deferred):
         f = fields[i]
         d = f.field.derived
@@ -618,11 +702,59 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
         sig,
         f"Bytes of {ev.name} v{ev.version} from values in FIELDS order (derived fields are computed).",
         body,
-        tuple(f.name for f in fields),
+        ev.value_names,
         "x, level" if opts else "x",
         ev.compiled,
         "values, level=None" if opts else "values",
     )
+
+
+def _encode_plain(w: _Writer, b: str, t: Type, x: str) -> None:
+    """``b = the bytes of value x`` for an integer, scalar, bytes, struct or array."""
+    ev = w.ev
+    if isinstance(t, IntType):
+        w(f"{b} = {_packer(w, t)}({x})")
+    elif isinstance(t, ScalarType):
+        if t.name == "bool":
+            w(f"{b} = b'\\x01' if {x} else b'\\x00'")
+        elif t.name == "float64":
+            w(f"{b} = {w.struct('>d')}.pack({x})")
+        else:
+            w(f"{b} = {x}.bytes")
+    elif isinstance(t, BytesType):
+        _bytes_value(w, b, t, x)
+    elif isinstance(t, EntityRef):
+        child = ev.child(t.name)
+        call = f"{_alias(t.name)}.encode_{child.suffix}({x}{', level' if child.needs_options else ''})"
+        w(f"{b} = b'\\xff' if {x} is None else b'\\x01' + {call}" if t.nullable else f"{b} = {call}")
+    else:
+        body = _array_bytes(w, t, x)
+        if t.prefix is None:
+            w(f"{b} = {body}")
+            return
+        count = f"encode_uvarint(len({x}) + 1)" if t.compact else f"{_packer(w, t.prefix)}(len({x}))"
+        if t.nullable:
+            null = "b'\\x00'" if t.compact else f"{_packer(w, t.prefix)}(-1)"
+            w(f"{b} = {null} if {x} is None else {count} + {body}")
+        else:
+            w(f"{b} = {count} + {body}")
+
+
+def _encode_tagged_section(w: _Writer) -> None:
+    """``b__tagged_fields``: the tagged fields that differ from their defaults, and the unknown tags
+    the value carries, by tag."""
+    ev = w.ev
+    slot = {name: i for i, name in enumerate(ev.value_names)}
+    known = ", ".join(str(f.field.tag) for f in ev.tagged)
+    w(f"tags = check_unknown_tags(v[{slot['_unknown_tags']}], frozenset(({known}{',' if ev.tagged else ''})))")
+    for f in ev.tagged:
+        x = f"v[{slot[f.name]}]"
+        w(f"if not is_default({x}, {default_value(ev, f, tuples=True)!r}):")
+        w.depth += 1
+        _encode_plain(w, "payload", _payload_type(f.type), x)
+        w(f"tags.append(({f.field.tag}, payload))")
+        w.depth -= 1
+    w("b__tagged_fields = write_tagged(tags)")
 
 
 def _codec_value(ev: EntityVersion, fld) -> str:
@@ -633,12 +765,17 @@ def _codec_value(ev: EntityVersion, fld) -> str:
 def _bytes_value(w: _Writer, target: str, t: BytesType, x: str) -> None:
     data = f"{x}.encode('utf-8')" if t.text else x
     w(f"if {x} is None:")
-    if t.nullable:
+    if t.nullable and t.compact:
+        w(f"    {target} = b'\\x00'")
+    elif t.nullable:
         w(f"    {target} = {_packer(w, t.prefix)}(-1)")
     else:
         w(f'    raise EncodeError("{target[2:]} cannot be null")')
     w("else:")
-    if t.text:
+    if t.compact:
+        w(f"    data = {data}")
+        w(f"    {target} = encode_uvarint(len(data) + 1) + data")
+    elif t.text:
         w(f"    data = {data}")
         w(f"    {target} = {_packer(w, t.prefix)}(len(data)) + data")
     else:

@@ -10,11 +10,13 @@ from typing import Any
 
 from .ir import (
     INT_TYPES,
+    SCALAR_TYPES,
     ArrayType,
     Bit,
     BitsType,
     BytesType,
     Compression,
+    Default,
     Derived,
     Entity,
     EntityRef,
@@ -47,7 +49,13 @@ def from_data(data: dict) -> SchemaSet:
     for e in data["entities"]:
         fields = tuple(_field_from(f) for f in e["fields"])
         schemas.entities[e["name"]] = Entity(
-            e["name"], e["doc"], VersionRange.parse(e["valid_versions"]), fields, e["file"]
+            e["name"],
+            e["doc"],
+            VersionRange.parse(e["valid_versions"]),
+            fields,
+            e["file"],
+            VersionRange.parse(e.get("flexible_versions", "none")),
+            e.get("owner"),
         )
     return schemas
 
@@ -64,13 +72,18 @@ def _enum(e: Enum) -> dict:
 
 
 def _entity(e: Entity) -> dict:
-    return {
+    out = {
         "name": e.name,
         "doc": e.doc,
         "valid_versions": str(e.valid_versions),
         "file": e.file,
         "fields": [_field(f) for f in e.fields],
     }
+    if not e.flexible_versions.empty:  # keys only where used: schemas without them print as before
+        out["flexible_versions"] = str(e.flexible_versions)
+    if e.owner is not None:
+        out["owner"] = e.owner
+    return out
 
 
 def _field(f: Field) -> dict:
@@ -93,6 +106,15 @@ def _field(f: Field) -> dict:
         out["compressed"] = {"codec": ".".join(c.codec_path)}
         if c.contents is not None:
             out["compressed"]["contents"] = _type(c.contents)
+    if f.nullable_versions is not None:
+        out["nullable_versions"] = str(f.nullable_versions)
+    if not f.flexible:
+        out["flexible"] = False
+    if f.tag is not None:
+        out["tag"] = f.tag
+        out["tagged_versions"] = str(f.tagged_versions)
+    if f.default is not None:
+        out["default"] = f.default.value
     return out
 
 
@@ -113,6 +135,11 @@ def _field_from(f: dict) -> Field:
         f.get("error", "corrupt"),
         derived,
         compressed,
+        VersionRange.parse(f["nullable_versions"]) if "nullable_versions" in f else None,
+        f.get("flexible", True),
+        f.get("tag"),
+        VersionRange.parse(f["tagged_versions"]) if "tagged_versions" in f else None,
+        Default(f["default"]) if "default" in f else None,
     )
 
 
@@ -137,15 +164,22 @@ def _type(t: Type) -> str | dict:
     if isinstance(t, BytesType):
         return {"bytes": t.prefix.name, "nullable": t.nullable, "text": t.text}
     if isinstance(t, EntityRef):
-        return {"entity": t.name}
+        return {"entity": t.name, "nullable": True} if t.nullable else {"entity": t.name}
     if isinstance(t, ArrayType):
-        return {"array": _type(t.element), "prefix": t.prefix.name if t.prefix else None, "count": t.count_field}
-    return t.name
+        out: dict[str, object] = {
+            "array": _type(t.element),
+            "prefix": t.prefix.name if t.prefix else None,
+            "count": t.count_field,
+        }
+        if t.nullable:
+            out["nullable"] = True
+        return out
+    return t.name  # integers and scalars (bool, float64, uuid) by name
 
 
 def _type_from(t: str | dict) -> Type:
     if isinstance(t, str):
-        return INT_TYPES[t]
+        return INT_TYPES[t] if t in INT_TYPES else SCALAR_TYPES[t]
     if "bits" in t:
         return BitsType(
             INT_TYPES[t["bits"]],
@@ -165,5 +199,6 @@ def _type_from(t: str | dict) -> Type:
     if "bytes" in t:
         return BytesType(INT_TYPES[t["bytes"]], t["nullable"], t["text"])
     if "entity" in t:
-        return EntityRef(t["entity"])
-    return ArrayType(_type_from(t["array"]), INT_TYPES[t["prefix"]] if t["prefix"] else None, t["count"])
+        return EntityRef(t["entity"], t.get("nullable", False))
+    prefix = INT_TYPES[t["prefix"]] if t["prefix"] else None
+    return ArrayType(_type_from(t["array"]), prefix, t["count"], t.get("nullable", False))

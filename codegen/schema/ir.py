@@ -45,6 +45,7 @@ INT_TYPES: dict[str, IntType] = {
     for t in (
         IntType("int8", 1, True, 8),
         IntType("int16", 2, True, 16),
+        IntType("uint16", 2, False, 16),
         IntType("int32", 4, True, 32),
         IntType("int64", 8, True, 64),
         IntType("uint32", 4, False, 32),
@@ -56,12 +57,33 @@ INT_TYPES: dict[str, IntType] = {
 
 
 @dataclass(frozen=True)
+class ScalarType:
+    """A fixed-width value that is not an integer: Kafka's bool (one byte, non-zero is true), float64
+    (IEEE 754 big-endian) and uuid (16 bytes, shown as URL-safe base64 without padding)."""
+
+    name: str
+    width: int
+
+    @property
+    def fixed(self) -> bool:
+        return True
+
+
+SCALAR_TYPES: dict[str, ScalarType] = {
+    t.name: t for t in (ScalarType("bool", 1), ScalarType("float64", 8), ScalarType("uuid", 16))
+}
+
+
+@dataclass(frozen=True)
 class BytesType:
-    """Raw bytes (or UTF-8 text) with a length prefix; -1 means null when nullable."""
+    """Raw bytes (or UTF-8 text) with a length prefix; -1 means null when nullable. ``compact``
+    (set per version by the resolver, in flexible versions) replaces the prefix with an unsigned
+    varint holding length + 1, 0 meaning null."""
 
     prefix: IntType
     nullable: bool
     text: bool = False
+    compact: bool = False
 
     @property
     def name(self) -> str:
@@ -70,19 +92,24 @@ class BytesType:
 
 @dataclass(frozen=True)
 class EntityRef:
-    """Another entity, nested at the same version as its parent."""
+    """Another entity (or a struct of this file), nested at the same version as its parent.
+    A nullable one has an int8 presence marker (-1 null, 1 present) unless it is tagged."""
 
     name: str
+    nullable: bool = False
 
 
 @dataclass(frozen=True)
 class ArrayType:
     """A sequence of elements. Exactly one of: an inline count prefix, a count
-    held by an earlier (derived) field, or greedy (until the region ends)."""
+    held by an earlier (derived) field, or greedy (until the region ends). A prefixed array may be
+    nullable (count -1) and, in flexible versions, compact (unsigned varint count + 1, 0 = null)."""
 
     element: Type
     prefix: IntType | None = None
     count_field: str | None = None
+    nullable: bool = False
+    compact: bool = False
 
     @property
     def greedy(self) -> bool:
@@ -122,7 +149,7 @@ class BitsType:
     bits: tuple[Bit, ...]
 
 
-Type = IntType | BytesType | EntityRef | ArrayType | BitsType
+Type = IntType | ScalarType | BytesType | EntityRef | ArrayType | BitsType
 
 
 @dataclass(frozen=True)
@@ -152,6 +179,15 @@ class Compression:
 
 
 @dataclass(frozen=True)
+class Default:
+    """A field's declared default, as the schema spells it (a uuid as its base64 text, bytes as
+    "" or null): the value a tagged field is compared with, and what parsing gives where the field
+    is absent (a version without it, a tagged field not written)."""
+
+    value: object
+
+
+@dataclass(frozen=True)
 class Field:
     name: str
     doc: str
@@ -162,6 +198,11 @@ class Field:
     error: str = "corrupt"  # decode error kind when a const does not match
     derived: Derived | None = None
     compressed: Compression | None = None
+    nullable_versions: VersionRange | None = None  # None: the type's own nullable flag, at every version
+    flexible: bool = True  # False: stays non-compact in flexible versions (Kafka's RequestHeader ClientId)
+    tag: int | None = None
+    tagged_versions: VersionRange | None = None  # where the field sits in the tagged section
+    default: Default | None = None
 
 
 @dataclass(frozen=True)
@@ -192,6 +233,8 @@ class Entity:
     valid_versions: VersionRange
     fields: tuple[Field, ...]
     file: str
+    flexible_versions: VersionRange = VersionRange(0, 0, empty=True)
+    owner: str | None = None  # a struct: the entity whose file defines it (it shares its versions)
 
     @property
     def versions(self) -> list[int]:

@@ -18,11 +18,13 @@ from kcodec.errors import SchemaError
 
 from .ir import (
     INT_TYPES,
+    SCALAR_TYPES,
     ArrayType,
     Bit,
     BitsType,
     BytesType,
     Compression,
+    Default,
     Derived,
     Entity,
     EntityRef,
@@ -30,13 +32,15 @@ from .ir import (
     EnumValue,
     Field,
     IntType,
+    ScalarType,
     SchemaSet,
     Type,
 )
 from .versions import VersionRange
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_ENTITY_KEYS = {"entity", "doc", "valid_versions", "fields"}
+_ENTITY_KEYS = {"entity", "doc", "valid_versions", "fields", "flexible_versions", "structs"}
+_STRUCT_KEYS = {"name", "doc", "fields"}
 _FIELD_KEYS = {
     "name",
     "type",
@@ -51,6 +55,13 @@ _FIELD_KEYS = {
     "derived",
     "compressed",
     "bits",
+    "nullable_versions",
+    "flexible",
+    "tag",
+    "tagged_versions",
+    "default",
+    "fields",
+    "struct",
 }
 _BIT_KEYS = {"name", "bits", "doc", "enum", "reserved", "versions"}
 _ENUM_KEYS = {"doc", "values", "open", "error"}
@@ -62,11 +73,12 @@ _CRC_ALGORITHMS = {"crc32", "crc32c"}
 class _Ctx:
     """Where we are, so errors can say it."""
 
-    def __init__(self, file: str, entity: str | None = None, field: str | None = None):
+    def __init__(self, file: str, entity: str | None = None, field: str | None = None, structs: dict | None = None):
         self.file, self.entity, self.field = file, entity, field
+        self.structs: dict[str, str] = {} if structs is None else structs  # this file's struct name -> entity
 
     def at(self, field: str) -> _Ctx:
-        return _Ctx(self.file, self.entity, field)
+        return _Ctx(self.file, self.entity, field, self.structs)
 
     def error(self, message: str) -> SchemaError:
         return SchemaError(message, file=self.file, entity=self.entity, field=self.field)
@@ -107,8 +119,8 @@ def load_schemas(directory: str | Path) -> SchemaSet:
         if entity.name in schemas.entities:
             raise ctx.error(f"entity {entity.name!r} is also defined in {schemas.entities[entity.name].file}")
         schemas.entities[entity.name] = entity
-    for _ctx, doc in raw_entities:
-        _check_references(schemas.entities[doc["entity"]], schemas)
+    for entity in list(schemas.entities.values()):
+        _check_references(entity, schemas)
     return schemas
 
 
@@ -166,7 +178,52 @@ def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet) -> Entity:
     valid = _versions(ctx, doc.get("valid_versions"), what="valid_versions")
     if valid.high is None or valid.empty:
         raise ctx.error('valid_versions must be a closed range such as "0-1"')
-    fields_spec = doc.get("fields")
+    flexible = _versions(ctx, doc.get("flexible_versions", "none"), what="flexible_versions")
+    if not flexible.fits(valid):
+        raise ctx.error(f"flexible_versions {flexible} fall outside valid_versions {valid}")
+    shared = doc.get("structs", [])
+    if not isinstance(shared, list):
+        raise ctx.error("'structs' is a list of {name, doc, fields}")
+    for spec in shared:  # names first: shared structs may refer to each other
+        sname = spec.get("name") if isinstance(spec, dict) else None
+        _register_struct(ctx, sname, name)
+    structs: list[Entity] = []
+    for spec in shared:
+        sctx = _Ctx(ctx.file, f"{name} struct {spec.get('name')}", structs=ctx.structs)
+        _no_unknown_keys(sctx, spec, _STRUCT_KEYS)
+        fields = _load_fields(sctx, spec.get("fields"), valid, flexible, schemas, structs, name)
+        structs.append(Entity(ctx.structs[spec["name"]], _doc(sctx, spec), valid, fields, ctx.file, flexible, name))
+    fields = _load_fields(ctx, doc.get("fields"), valid, flexible, schemas, structs, name)
+    entity = Entity(name, _doc(ctx, doc), valid, fields, ctx.file, flexible)
+    for e in [entity, *structs]:
+        ectx = _Ctx(ctx.file, e.name, structs=ctx.structs)
+        if e.name in schemas.entities:
+            raise ectx.error(f"{e.name!r} is also defined in {schemas.entities[e.name].file}")
+        _check_fields(ectx, e, schemas)
+        if e is not entity:
+            schemas.entities[e.name] = e
+    return entity
+
+
+def _register_struct(ctx: _Ctx, sname: object, owner: str) -> str:
+    """A struct of this file: its entity name is OWNER__STRUCT, so files can reuse Kafka's struct names."""
+    if not isinstance(sname, str) or not _NAME.match(sname):
+        raise ctx.error(f"struct names are lower_snake_case, not {sname!r}")
+    if sname in ctx.structs:
+        raise ctx.error(f"struct {sname!r} is defined twice in this file")
+    ctx.structs[sname] = f"{owner}__{sname}"
+    return ctx.structs[sname]
+
+
+def _load_fields(
+    ctx: _Ctx,
+    fields_spec: object,
+    valid: VersionRange,
+    flexible: VersionRange,
+    schemas: SchemaSet,
+    structs: list[Entity],
+    owner: str,
+) -> tuple[Field, ...]:
     if not isinstance(fields_spec, list) or not fields_spec:
         raise ctx.error("'fields' must be a non-empty list")
     fields: list[Field] = []
@@ -175,17 +232,46 @@ def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet) -> Entity:
         fctx = ctx.at(str(fname))
         if not isinstance(spec, dict):
             raise fctx.error("a field is a mapping")
-        fields.append(_load_field(fctx, spec, valid, schemas))
+        if "fields" in spec:  # an inline struct: loaded as an entity of its own, named after the field
+            spec = _inline_struct(fctx, spec, valid, flexible, schemas, structs, owner)
+        elif "struct" in spec:
+            raise fctx.error("'struct' names the inline struct a field defines with 'fields'")
+        fields.append(_load_field(fctx, spec, valid, flexible, schemas))
     names = [f.name for f in fields]
     for n in names:
         if names.count(n) > 1:
             raise ctx.at(n).error("field names must be unique")
-    entity = Entity(name, _doc(ctx, doc), valid, tuple(fields), ctx.file)
-    _check_fields(ctx, entity, schemas)
-    return entity
+    tags: dict[int, str] = {}
+    for f in fields:
+        if f.tag is not None:
+            if f.tag in tags:
+                raise ctx.at(f.name).error(f"tag {f.tag} is also {tags[f.tag]}'s")
+            tags[f.tag] = f.name
+    return tuple(fields)
 
 
-def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, schemas: SchemaSet) -> Field:
+def _inline_struct(
+    ctx: _Ctx,
+    spec: dict,
+    valid: VersionRange,
+    flexible: VersionRange,
+    schemas: SchemaSet,
+    structs: list[Entity],
+    owner: str,
+) -> dict:
+    if spec.get("type") not in ("struct", "[]struct"):
+        raise ctx.error("a field with 'fields' has type struct or \"[]struct\"")
+    sname = spec.get("struct", spec.get("name"))
+    full = _register_struct(ctx, sname, owner)
+    sctx = _Ctx(ctx.file, f"{owner} struct {sname}", structs=ctx.structs)
+    fields = _load_fields(sctx, spec["fields"], valid, flexible, schemas, structs, owner)
+    structs.append(Entity(full, _doc(ctx, spec), valid, fields, ctx.file, flexible, owner))
+    out = {k: v for k, v in spec.items() if k not in ("fields", "struct")}
+    out["type"] = spec["type"].replace("struct", sname)
+    return out
+
+
+def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, flexible: VersionRange, schemas: SchemaSet) -> Field:
     _no_unknown_keys(ctx, spec, _FIELD_KEYS)
     name = spec.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
@@ -193,6 +279,15 @@ def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, schemas: SchemaSet) 
     versions = _versions(ctx, spec.get("versions", str(valid)))
     if not versions.fits(valid):
         raise ctx.error(f"versions {versions} fall outside valid_versions {valid}")
+    nullable_versions = None
+    if "nullable_versions" in spec:
+        if "nullable" in spec:
+            raise ctx.error("'nullable' (every version) and 'nullable_versions' exclude each other")
+        nullable_versions = _versions(ctx, spec["nullable_versions"], what="nullable_versions")
+        if not nullable_versions.fits(versions):
+            raise ctx.error(f"nullable_versions {nullable_versions} fall outside the field's versions {versions}")
+        spec = {**spec, "nullable": not nullable_versions.empty}
+        del spec["nullable_versions"]
     ftype = _parse_type(ctx, spec.get("type"), spec, schemas, top=True)
     if "bits" in spec:
         if not isinstance(ftype, IntType) or not ftype.fixed or not ftype.signed and ftype.name != "uint32":
@@ -237,7 +332,80 @@ def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, schemas: SchemaSet) 
             raise ctx.error("a compressed field is an array, or bytes with 'contents'")
         if contents is not None and not isinstance(ftype, BytesType):
             raise ctx.error("'contents' applies to a compressed bytes field")
-    return Field(name, _doc(ctx, spec), ftype, versions, enum, const, error, derived, compressed)
+    flex = spec.get("flexible", True)
+    if not isinstance(flex, bool):
+        raise ctx.error("'flexible' is true or false")
+    if "flexible" in spec and not (isinstance(ftype, (BytesType, ArrayType)) and ftype.prefix is not None):
+        raise ctx.error("'flexible' applies to prefixed bytes, strings and arrays (compact in flexible versions)")
+    tag, tagged = spec.get("tag"), None
+    if ("tag" in spec) != ("tagged_versions" in spec):
+        raise ctx.error("a tagged field has both 'tag' and 'tagged_versions'")
+    if "tag" in spec:
+        if not isinstance(tag, int) or isinstance(tag, bool) or tag < 0:
+            raise ctx.error("'tag' is a non-negative integer")
+        tagged = _versions(ctx, spec["tagged_versions"], what="tagged_versions")
+        if not tagged.fits(versions):
+            raise ctx.error(f"tagged_versions {tagged} fall outside the field's versions {versions}")
+        outside = [v for v in tagged.versions(valid) if v not in flexible]
+        if outside:
+            raise ctx.error(f"tagged at versions {outside}, which are not flexible (flexible_versions {flexible})")
+        if derived or const is not None or compressed or "count" in spec:
+            raise ctx.error("a tagged field is not derived, const, compressed or counted")
+    default = None
+    if "default" in spec:
+        if derived or const is not None:
+            raise ctx.error("a derived or const field has no default")
+        default = Default(_check_default(ctx, spec["default"], ftype))
+    return Field(
+        name,
+        _doc(ctx, spec),
+        ftype,
+        versions,
+        enum,
+        const,
+        error,
+        derived,
+        compressed,
+        nullable_versions,
+        flex,
+        tag,
+        tagged,
+        default,
+    )
+
+
+def _check_default(ctx: _Ctx, value: object, ftype: Type) -> object:
+    """The default as the schema spells it, checked against the type."""
+    nullable = getattr(ftype, "nullable", False)
+    if value is None:
+        if not nullable:
+            raise ctx.error("a null default needs a nullable field")
+        return None
+    if isinstance(ftype, IntType) and isinstance(value, int) and not isinstance(value, bool):
+        if not ftype.min <= value <= ftype.max:
+            raise ctx.error(f"default {value} does not fit in {ftype.name}")
+        return value
+    if isinstance(ftype, ScalarType):
+        if ftype.name == "bool" and isinstance(value, bool):
+            return value
+        if ftype.name == "float64" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if ftype.name == "uuid" and isinstance(value, str):
+            from kcodec.runtime.uuids import uuid_from_text
+
+            try:
+                uuid_from_text(value)
+            except ValueError as exc:
+                raise ctx.error(f"default: {exc}") from None
+            return value
+    if isinstance(ftype, BytesType) and isinstance(value, str) and (ftype.text or value == ""):
+        return value
+    if isinstance(ftype, ArrayType) and value == []:
+        return []
+    raise ctx.error(
+        f"default {value!r} does not suit {getattr(ftype, 'name', 'this type')} "
+        '(an integer, true/false, a number, a uuid\'s base64 text, a string, "" for bytes, [] or null)'
+    )
 
 
 def _parse_type(ctx: _Ctx, text: object, spec: dict, schemas: SchemaSet, top: bool) -> Type:
@@ -254,7 +422,10 @@ def _parse_type(ctx: _Ctx, text: object, spec: dict, schemas: SchemaSet, top: bo
         ptype = _prefix_type(ctx, prefix) if prefix is not None else None
         if count is not None and (not isinstance(count, str) or not _NAME.match(count)):
             raise ctx.error("'count' names the field holding the element count")
-        return ArrayType(element, ptype, count)
+        nullable = _nullable(ctx, spec) if top else False
+        if nullable and ptype is None:
+            raise ctx.error("a nullable array has a 'prefix' (its count is -1 when null)")
+        return ArrayType(element, ptype, count, nullable)
     if top and "count" in spec:
         raise ctx.error("'count' applies to arrays")
     if text in ("bytes", "string"):
@@ -262,17 +433,24 @@ def _parse_type(ctx: _Ctx, text: object, spec: dict, schemas: SchemaSet, top: bo
             raise ctx.error(f"{text} needs a prefix; wrap it in an entity to use it in an array")
         if prefix is None:
             raise ctx.error(f"{text} needs a 'prefix' length type ({', '.join(sorted(_PREFIX_TYPES))})")
-        nullable = spec.get("nullable", False)
-        if not isinstance(nullable, bool):
-            raise ctx.error("'nullable' is true or false")
-        return BytesType(_prefix_type(ctx, prefix), nullable, text == "string")
-    if top and ("prefix" in spec or "nullable" in spec):
-        raise ctx.error("'prefix' and 'nullable' apply to bytes, string and arrays")
-    if text in INT_TYPES:
-        return INT_TYPES[text]
+        return BytesType(_prefix_type(ctx, prefix), _nullable(ctx, spec), text == "string")
+    if top and "prefix" in spec:
+        raise ctx.error("'prefix' applies to bytes, string and arrays")
+    if text in INT_TYPES or text in SCALAR_TYPES:
+        if top and "nullable" in spec:
+            raise ctx.error("'nullable' applies to bytes, string, arrays and structs")
+        return INT_TYPES[text] if text in INT_TYPES else SCALAR_TYPES[text]
     if _NAME.match(text):
-        return EntityRef(text)  # resolved once every file is loaded
+        # a struct of this file, or an entity resolved once every file is loaded
+        return EntityRef(ctx.structs.get(text, text), _nullable(ctx, spec) if top else False)
     raise ctx.error(f"unknown type {text!r}")
+
+
+def _nullable(ctx: _Ctx, spec: dict) -> bool:
+    nullable = spec.get("nullable", False)
+    if not isinstance(nullable, bool):
+        raise ctx.error("'nullable' is true or false")
+    return nullable
 
 
 def _prefix_type(ctx: _Ctx, name: object) -> IntType:
@@ -367,6 +545,11 @@ def _load_derived(ctx: _Ctx, spec: object, ftype: Type) -> Derived:
 
 def _check_fields(ctx: _Ctx, entity: Entity, schemas: SchemaSet) -> None:
     """Cross-field rules inside one entity, checked at every version."""
+    if not entity.flexible_versions.empty:
+        for f in entity.fields:
+            if f.compressed or f.derived and f.derived.kind != "count":
+                # the tagged section ends every struct: lengths and CRCs "to the end" would have to cover it
+                raise ctx.at(f.name).error("an entity with flexible_versions has no compressed, length or crc fields")
     for version in entity.versions:
         present = [f for f in entity.fields if version in f.versions]
         index = {f.name: i for i, f in enumerate(present)}

@@ -5,13 +5,28 @@ kernel covers, the layout table). Decided once here so every backend agrees."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from functools import cached_property
 
 from kcodec.errors import SchemaError
 
-from .ir import ArrayType, Bit, BitsType, BytesType, Entity, EntityRef, Enum, Field, IntType, SchemaSet, Type
+from .ir import (
+    ArrayType,
+    Bit,
+    BitsType,
+    BytesType,
+    Entity,
+    EntityRef,
+    Enum,
+    Field,
+    IntType,
+    ScalarType,
+    SchemaSet,
+    Type,
+)
+
+UNKNOWN_TAGS = "_unknown_tags"  # in a parsed flexible struct: the tags it does not know, as (tag, bytes)
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,8 @@ class EntityVersion:
     entity: Entity
     version: int
     fields: tuple[ResolvedField, ...]
+    tagged: tuple[ResolvedField, ...] = ()  # the tagged section's known fields, by tag
+    absent: tuple[ResolvedField, ...] = ()  # fields with a default that do not exist at this version
     _children: dict = dc_field(default_factory=dict, compare=False, repr=False, hash=False)
 
     @property
@@ -84,6 +101,18 @@ class EntityVersion:
     @property
     def suffix(self) -> str:
         return f"{self.entity.name}_v{self.version}"
+
+    @property
+    def flexible(self) -> bool:
+        """Whether this version ends with a tagged section (and prefixes are compact)."""
+        return self.version in self.entity.flexible_versions
+
+    @property
+    def value_names(self) -> tuple[str, ...]:
+        """What a decoded value holds, in order (the fast decoders' tuples): the fields on the wire,
+        the tagged fields, the defaults of absent fields, and the unknown tags."""
+        names = [f.name for f in (*self.fields, *self.tagged, *self.absent)]
+        return tuple(names + [UNKNOWN_TAGS] if self.flexible else names)
 
     def field(self, name: str) -> ResolvedField:
         return next(f for f in self.fields if f.name == name)
@@ -100,7 +129,7 @@ class EntityVersion:
     @cached_property
     def fixed_size(self) -> int | None:
         sizes = [f.size for f in self.fields]
-        return None if None in sizes else sum(f.fixed_size for f in self.fields)
+        return None if None in sizes or self.flexible else sum(f.fixed_size for f in self.fields)
 
     @cached_property
     def overhead(self) -> tuple[int, int]:
@@ -110,6 +139,8 @@ class EntityVersion:
         for f in self.fields:
             a, b = _overhead(f)
             lo, hi = lo + a, hi + b
+        if self.flexible:  # the tagged section's count
+            lo, hi = lo + 1, hi + 5
         return lo, hi
 
     @cached_property
@@ -160,7 +191,7 @@ class EntityVersion:
     def refs(self) -> tuple[str, ...]:
         """Entities nested here (as a field, an array element or compressed contents), sorted."""
         out: set[str] = set()
-        for f in self.fields:
+        for f in (*self.fields, *self.tagged):
             out.update(type_refs(f.type))
             if f.field.compressed:
                 out.update(type_refs(f.field.compressed.contents))
@@ -218,12 +249,14 @@ def _needs_options(ev: EntityVersion, seen: frozenset) -> bool:
 
 def _compiled(ev: EntityVersion, seen: frozenset) -> bool:
     key = (ev.name, ev.version)
-    if key in seen:
-        return False
+    if key in seen or ev.flexible or ev.absent:
+        return False  # the kernel has no tagged sections, compact prefixes or defaults
     for i, f in enumerate(ev.fields):
         fld, t = f.field, f.type
         if fld.compressed or fld.enum or fld.const is not None:
             return False
+        if getattr(t, "nullable", False) and not isinstance(t, BytesType) or t == _UINT16:
+            return False  # nullable arrays and structs, uint16: not in the kernel
         if fld.derived and fld.derived.kind != "length":
             return False
         if isinstance(t, IntType):
@@ -251,26 +284,86 @@ def min_size(ev: EntityVersion, f: ResolvedField) -> int:
         return 1  # a varint
     if isinstance(t, (BytesType, ArrayType)):
         p = t.prefix
-        return 0 if p is None else (p.width if p.width is not None else 1)
+        return 0 if p is None else (p.width if p.fixed and not t.compact and p.width is not None else 1)
     if isinstance(t, EntityRef):
+        if t.nullable:
+            return 1
         child = ev.child(t.name)
-        return sum(min_size(child, g) for g in child.fields)
+        return sum(min_size(child, g) for g in child.fields) + (1 if child.flexible else 0)
     return 0
 
 
 def resolve(schemas: SchemaSet, entity: Entity, version: int) -> EntityVersion:
     out: list[ResolvedField] = []
+    tagged: list[ResolvedField] = []
+    absent: list[ResolvedField] = []
     offset: int | None = 0
+    flexible = version in entity.flexible_versions
     for f in entity.fields:
         if version not in f.versions:
+            if f.default is not None:
+                absent.append(ResolvedField(f, f.type, None, 0))
             continue
-        t = f.type
-        if isinstance(t, BitsType):
-            t = BitsType(t.base, tuple(b for b in t.bits if version in b.versions))
+        t = field_type_at(f, version, flexible)
+        if f.tagged_versions is not None and version in f.tagged_versions:
+            tagged.append(ResolvedField(f, t, None, None))
+            continue
         size = None if f.compressed else fixed_size(schemas, t, version)
         out.append(ResolvedField(f, t, offset, size))
         offset = None if offset is None or size is None else offset + size
-    return EntityVersion(schemas, entity, version, tuple(out))
+    tagged.sort(key=lambda f: f.field.tag if f.field.tag is not None else -1)  # tagged fields all have one
+    return EntityVersion(schemas, entity, version, tuple(out), tuple(tagged), tuple(absent))
+
+
+def field_type_at(f: Field, version: int, flexible: bool) -> Type:
+    """A field's type at one version: bit groups of that version, nullable where nullable_versions say,
+    prefixes compact in flexible versions (unless the field says ``flexible: false``)."""
+    t = f.type
+    if isinstance(t, BitsType):
+        return BitsType(t.base, tuple(b for b in t.bits if version in b.versions))
+    if f.nullable_versions is not None and isinstance(t, (BytesType, ArrayType, EntityRef)):
+        t = replace(t, nullable=version in f.nullable_versions)
+    if flexible and f.flexible and isinstance(t, (BytesType, ArrayType)) and t.prefix is not None:
+        t = replace(t, compact=True)
+    return t
+
+
+def default_value(ev: EntityVersion, f: ResolvedField, *, tuples: bool = False):
+    """The value a field takes when it is not on the wire: its declared default, else Kafka's implicit
+    one (0, false, 0.0, the zero uuid, "", empty bytes and arrays, null for nullable structs, a struct of
+    defaults). Structs are dicts, or with ``tuples`` tuples in :attr:`EntityVersion.value_names` order
+    (the fast backend's values)."""
+    from kcodec.runtime.uuids import ZERO_UUID, uuid_from_text
+
+    t = f.type
+    if f.field.default is not None:
+        value = f.field.default.value
+        if value is None:
+            return None
+        if isinstance(t, ScalarType) and t.name == "uuid":
+            return uuid_from_text(str(value))
+        if isinstance(t, BytesType) and not t.text:
+            return str(value).encode()
+        return list(value) if isinstance(value, list) else value
+    if isinstance(t, (IntType, BitsType)):
+        return 0
+    if isinstance(t, ScalarType):
+        return {"bool": False, "float64": 0.0, "uuid": ZERO_UUID}[t.name]
+    if isinstance(t, BytesType):
+        return "" if t.text else b""
+    if isinstance(t, ArrayType):
+        return []
+    if t.nullable:
+        return None
+    return struct_default(ev.child(t.name), tuples=tuples)
+
+
+def struct_default(ev: EntityVersion, *, tuples: bool = False):
+    """A struct whose every field has its default (a tagged struct field's default)."""
+    values = [default_value(ev, f, tuples=tuples) for f in (*ev.fields, *ev.tagged, *ev.absent)]
+    if ev.flexible:
+        values.append([])
+    return tuple(values) if tuples else dict(zip(ev.value_names, values))
 
 
 def resolve_entity(schemas: SchemaSet, entity: Entity) -> list[EntityVersion]:
@@ -282,28 +375,34 @@ def resolve_all(schemas: SchemaSet) -> list[EntityVersion]:
     return [ev for e in sorted(schemas.entities.values(), key=lambda e: e.name) for ev in resolve_entity(schemas, e)]
 
 
+_UINT16 = IntType("uint16", 2, False, 16)
+
+
 def fixed_size(schemas: SchemaSet, t: Type, version: int) -> int | None:
-    if isinstance(t, IntType):
+    if isinstance(t, (IntType, ScalarType)):
         return t.width
     if isinstance(t, BitsType):
         return t.base.width
     if isinstance(t, EntityRef):
-        return resolve(schemas, schemas.entities[t.name], version).fixed_size
+        return None if t.nullable else resolve(schemas, schemas.entities[t.name], version).fixed_size
     return None  # bytes and arrays vary
 
 
 def _overhead(f: ResolvedField) -> tuple[int, int]:
     t = f.type
     if isinstance(t, IntType):
-        return (t.width, t.width) if t.width is not None else (1, t.max_width)
-    if isinstance(t, BitsType):
-        return t.base.max_width, t.base.max_width  # bit fields sit in fixed-width integers
+        return (t.width, t.width) if t.fixed and t.width is not None else (1, t.max_width)
+    if isinstance(t, (BitsType, ScalarType)):
+        w = t.base.max_width if isinstance(t, BitsType) else t.width
+        return w, w
     if isinstance(t, (BytesType, ArrayType)):
         p = t.prefix
         if p is None:
             return 0, 0
-        return (p.width, p.width) if p.width is not None else (1, p.max_width)
-    return 0, 0  # nested entity: a payload
+        if t.compact:
+            return 1, 5
+        return (p.width, p.width) if p.fixed and p.width is not None else (1, p.max_width)
+    return (1, 1) if t.nullable else (0, 0)  # nested entity: a payload (after its presence marker)
 
 
 # ---------------------------------------------------------------------------- layout tables
@@ -311,16 +410,18 @@ def _overhead(f: ResolvedField) -> tuple[int, int]:
 
 def type_text(t: Type) -> str:
     """The schema spelling of a type, for layout tables."""
-    if isinstance(t, IntType):
+    if isinstance(t, (IntType, ScalarType)):
         return t.name
     if isinstance(t, BitsType):
         return f"{t.base.name} bits"
     if isinstance(t, BytesType):
-        return f"{t.name} ({t.prefix.name} length{', nullable' if t.nullable else ''})"
+        prefix = "compact" if t.compact else t.prefix.name
+        return f"{t.name} ({prefix} length{', nullable' if t.nullable else ''})"
     if isinstance(t, EntityRef):
-        return t.name
+        return f"{t.name} (nullable)" if t.nullable else t.name
     if t.prefix is not None:
-        return f"[]{type_text(t.element)} ({t.prefix.name} count)"
+        prefix = "compact" if t.compact else t.prefix.name
+        return f"[]{type_text(t.element)} ({prefix} count{', nullable' if t.nullable else ''})"
     if t.count_field:
         return f"[]{type_text(t.element)} (count in {t.count_field})"
     return f"[]{type_text(t.element)} (to the end)"
@@ -348,6 +449,13 @@ def layout_rows(ev: EntityVersion) -> list[LayoutRow]:
                 rows.append(
                     (f"{f.name}.{b.name}", f.offset, None, bit_type_text(b), str(b.versions), b.doc, "", b.span)
                 )
+    if ev.flexible:
+        for f in ev.tagged:
+            fld = f.field
+            note = f"tag {fld.tag}, tagged versions {fld.tagged_versions}"
+            rows.append((f.name, None, None, type_text(f.type), str(fld.versions), fld.doc, note, None))
+        doc = "Tagged fields: uvarint count, then per field uvarint tag, uvarint size and payload, by tag."
+        rows.append(("_tagged_fields", None, None, "tagged fields", "", doc, "", None))
     return rows
 
 

@@ -23,9 +23,21 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kcodec.codegen.schema import ArrayType, BitsType, BytesType, EntityRef, EntityVersion, IntType, SchemaSet, resolve
+from kcodec.codegen.schema import (
+    ArrayType,
+    BitsType,
+    BytesType,
+    EntityRef,
+    EntityVersion,
+    IntType,
+    ScalarType,
+    SchemaSet,
+    default_value,
+    resolve,
+)
 from kcodec.runtime import compression
 from kcodec.runtime.crc import crc32c
+from kcodec.runtime.tagged import check_unknown_tags, is_default
 from kcodec.runtime.varint import encode_uvarint, encode_varint, encode_varlong
 
 __all__ = [
@@ -36,6 +48,9 @@ __all__ = [
     "Array",
     "Compressed",
     "Entity",
+    "Scalar",
+    "Optional",
+    "Tagged",
     "Span",
     "Encoding",
     "encode_tree",
@@ -45,7 +60,7 @@ __all__ = [
 ]
 
 _uid = itertools.count(1)
-_FMT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint32": "I"}
+_FMT = {"int8": "b", "int16": "h", "uint16": "H", "int32": "i", "int64": "q", "uint32": "I"}
 _STRUCTS = {name: struct.Struct(">" + f) for name, f in _FMT.items()}
 _VARINT = {"varint": encode_varint, "varlong": encode_varlong, "uvarint": encode_uvarint}
 
@@ -115,25 +130,57 @@ class Derived(Node):
 
 
 class Bytes(Node):
-    """Length-prefixed bytes or text; ``data`` None is null; a :class:`Compressed` holds a compressed value."""
+    """Length-prefixed bytes or text; ``data`` None is null; a :class:`Compressed` holds a compressed value.
+    A ``compact`` prefix (flexible versions) is an unsigned varint of the length + 1, 0 for null."""
 
-    __slots__ = ("prefix", "data", "prefix_uid")
+    __slots__ = ("prefix", "data", "prefix_uid", "compact")
 
-    def __init__(self, path: str, prefix: IntType, data: bytes | None | Compressed):
+    def __init__(self, path: str, prefix: IntType, data: bytes | None | Compressed, compact: bool = False):
         super().__init__(path)
-        self.prefix, self.data = prefix, data
+        self.prefix, self.data, self.compact = (_COMPACT if compact else prefix), data, compact
         self.prefix_uid = next(_uid)  # overrides of the length prefix alone
 
 
 class Array(Node):
-    """Elements, with an inline count prefix (``prefix``) or counted elsewhere / running to the end."""
+    """Elements, with an inline count prefix (``prefix``, maybe compact; ``items`` None is a null
+    array) or counted elsewhere / running to the end."""
 
-    __slots__ = ("prefix", "items", "prefix_uid")
+    __slots__ = ("prefix", "items", "prefix_uid", "compact")
 
-    def __init__(self, path: str, prefix: IntType | None, items: list):
+    def __init__(self, path: str, prefix: IntType | None, items: list | None, compact: bool = False):
         super().__init__(path)
-        self.prefix, self.items = prefix, items
+        self.prefix, self.items, self.compact = (_COMPACT if compact else prefix), items, compact
         self.prefix_uid = next(_uid)
+
+
+class Scalar(Node):
+    """A bool, float64 or uuid, printed as Kafka writes it."""
+
+    __slots__ = ("stype", "value")
+
+    def __init__(self, path: str, stype: ScalarType, value: Any):
+        super().__init__(path)
+        self.stype, self.value = stype, value
+
+
+class Optional(Node):
+    """A nullable struct: an int8 presence marker (-1 null, 1 present), then ``inner`` unless null."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, path: str, inner: Entity | None):
+        super().__init__(path)
+        self.inner = inner
+
+
+class Tagged(Node):
+    """The tagged section ending a struct of a flexible version: (tag, node or raw bytes) by tag."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, path: str, entries: list):
+        super().__init__(path)
+        self.entries = entries
 
 
 class Compressed(Node):
@@ -220,25 +267,57 @@ def encode_tree(schemas: SchemaSet, entity: str, version: int, value: dict, path
         if fld.enum is not None:
             v = ev.enum_values(fld.enum).get(v, v) if isinstance(v, str) else v
             children.append(Int(p, t, v))
-        elif isinstance(t, BitsType):
-            raw = 0
-            for b in t.bits:
-                bv = v.get(b.name, 0)
-                if b.kind == "enum" and isinstance(bv, str):
-                    bv = ev.enum_values(b.enum)[bv]
-                raw |= int(bv) << b.low
-            children.append(Int(p, t.base, raw, t))
-        elif isinstance(t, IntType):
-            children.append(Int(p, t, v))
-        elif isinstance(t, BytesType):
-            children.append(Bytes(p, t.prefix, _raw(t, v)))
-        elif isinstance(t, EntityRef):
-            children.append(encode_tree(schemas, t.name, version, v, p))
-        elif isinstance(t, ArrayType):
-            children.append(Array(p, t.prefix, _array(schemas, t, v, version, p)))
-        else:  # pragma: no cover - the IR has no other types
-            raise TypeError(f"cannot encode {t!r}")
+        else:
+            children.append(_plain_node(ev, t, v, p))
+    if ev.flexible:
+        children.append(_tagged(schemas, ev, value, path))
     return Entity(path, ev, children)
+
+
+def _plain_node(ev: EntityVersion, t, v, p: str) -> Node:
+    """The node of a value that is neither derived, const, an enum field nor compressed."""
+    schemas, version = ev.schemas, ev.version
+    if isinstance(t, BitsType):
+        raw = 0
+        for b in t.bits:
+            bv = v.get(b.name, 0)
+            if b.kind == "enum" and isinstance(bv, str):
+                bv = ev.enum_values(b.enum)[bv]
+            raw |= int(bv) << b.low
+        return Int(p, t.base, raw, t)
+    if isinstance(t, IntType):
+        return Int(p, t, v)
+    if isinstance(t, ScalarType):
+        return Scalar(p, t, v)
+    if isinstance(t, BytesType):
+        return Bytes(p, t.prefix, _raw(t, v), t.compact)
+    if isinstance(t, EntityRef):
+        if t.nullable:
+            return Optional(p, None if v is None else encode_tree(schemas, t.name, version, v, p))
+        return encode_tree(schemas, t.name, version, v, p)
+    if isinstance(t, ArrayType):
+        items = None if v is None else _array(schemas, t, v, version, p)
+        return Array(p, t.prefix, items, t.compact)
+    raise TypeError(f"cannot encode {t!r}")  # pragma: no cover - the IR has no other types
+
+
+def _tagged(schemas: SchemaSet, ev: EntityVersion, value: dict, path: str) -> Tagged:
+    """The tagged fields that differ from their defaults, and the unknown tags the value carries."""
+    known = frozenset(f.field.tag for f in ev.tagged)
+    entries: list = list(check_unknown_tags(value.get("_unknown_tags"), known))
+    for f in ev.tagged:
+        default = default_value(ev, f)
+        v = value.get(f.name, default)
+        if is_default(v, default):
+            continue
+        t = f.type
+        if isinstance(t, EntityRef):  # a tagged struct has no presence marker: its tag is one
+            node: Node = encode_tree(schemas, t.name, ev.version, v, f"{path}.{f.name}" if path else f.name)
+        else:
+            node = _plain_node(ev, t, v, f"{path}.{f.name}" if path else f.name)
+        entries.append((f.field.tag, node))
+    entries.sort(key=lambda e: e[0])
+    return Tagged(f"{path}._tagged_fields" if path else "_tagged_fields", entries)
 
 
 def _raw(t: BytesType, v) -> bytes | None:
@@ -288,6 +367,17 @@ class _Printer:
         elif isinstance(n, Compressed):
             out += self.compressed(n)
             self.span(start, len(out), n, "stored")
+        elif isinstance(n, Scalar):
+            out += _scalar_bytes(n)
+            self.span(start, len(out), n)
+        elif isinstance(n, Optional):
+            out += b"\xff" if n.inner is None else b"\x01"
+            if n.inner is not None:
+                self.node(n.inner, out)
+            self.span(start, len(out), n)
+        elif isinstance(n, Tagged):
+            self.tagged(n, out)
+            self.span(start, len(out), n)
         else:  # pragma: no cover
             raise TypeError(f"cannot print {n!r} here")
 
@@ -297,8 +387,26 @@ class _Printer:
         if isinstance(o, (bytes, bytearray)):
             out += o
         else:
-            out += encode_int(t, honest if o is None else o)
+            value = honest if o is None else o
+            out += encode_int(t, value + 1 if getattr(n, "compact", False) else value)  # compact: n + 1
         self.span(start, len(out), n, "prefix")
+
+    def tagged(self, n: Tagged, out: bytearray) -> None:
+        out += encode_uvarint(len(n.entries))
+        for tag, payload in n.entries:
+            out += encode_uvarint(tag)
+            if isinstance(payload, (bytes, bytearray)):
+                out += encode_uvarint(len(payload)) + payload
+                continue
+            mark = len(self.enc.spans)
+            part = bytearray()
+            self.node(payload, part)
+            out += encode_uvarint(len(part))
+            for s in self.enc.spans[mark:]:  # recorded relative to the payload: place them
+                if s.stream is self.stream:
+                    s.start += len(out)
+                    s.end += len(out)
+            out += part
 
     def bytes_(self, n: Bytes, out: bytearray) -> None:
         data = n.data
@@ -321,7 +429,9 @@ class _Printer:
     def array(self, n: Array, out: bytearray) -> None:
         items = self.overrides.get(("items", n.uid), n.items)
         if n.prefix is not None:
-            self.prefix(n.prefix_uid, n.prefix, len(items), out, n)
+            self.prefix(n.prefix_uid, n.prefix, -1 if items is None else len(items), out, n)
+        if items is None:
+            return
         for item in items:
             self.node(item, out)
 
@@ -403,6 +513,18 @@ class _Printer:
             return sum(len(p) for p in covered)
         data = b"".join(covered)
         return crc32c(data) if d.algorithm == "crc32c" else zlib.crc32(data)
+
+
+_COMPACT = IntType("uvarint", None, False, 32)  # a compact prefix is printed as an unsigned varint of n + 1
+_DOUBLE = struct.Struct(">d")
+
+
+def _scalar_bytes(n: Scalar) -> bytes:
+    if n.stype.name == "bool":
+        return b"\x01" if n.value else b"\x00"
+    if n.stype.name == "float64":
+        return _DOUBLE.pack(n.value)
+    return n.value.bytes
 
 
 _compress_cache: dict[tuple, bytes] = {}

@@ -36,7 +36,9 @@ from kcodec.fuzz.encoder import (
     Entity,
     Int,
     Node,
+    Optional,
     Span,
+    Tagged,
     encode_int,
     overlong_varint,
     serialize,
@@ -78,13 +80,21 @@ def _walk(n: Node, s: Sample) -> None:
                     bit = next(b for b in t.bits if b.name == rest[0])
                     s.codec_fields.append((attr, bit.low, bit.width, child))
             _walk(child, s)
+        if len(n.children) > len(n.ev.fields):  # a flexible version's tagged section
+            _walk(n.children[-1], s)
     elif isinstance(n, Array):
-        for item in n.items:
+        for item in n.items or ():  # None: a null array
             _walk(item, s)
     elif isinstance(n, Compressed):
         _walk(n.inner, s)
     elif isinstance(n, Bytes) and isinstance(n.data, Compressed):
         _walk(n.data, s)
+    elif isinstance(n, Optional) and n.inner is not None:
+        _walk(n.inner, s)
+    elif isinstance(n, Tagged):
+        for _tag, payload in n.entries:
+            if isinstance(payload, Node):
+                _walk(payload, s)
 
 
 @dataclass
@@ -163,7 +173,11 @@ def _data_len(s: Sample, n: Bytes) -> int:
 def count_lie(rng, s: Sample, ctx: Context):
     """A count (derived, or an array's prefix) that says something else."""
     choices = [(n.uid, n, s.enc.derived.get(n.uid, 0)) for n in _derived(s, "count")]
-    choices += [(n.prefix_uid, n, len(n.items)) for n in s.nodes if isinstance(n, Array) and n.prefix is not None]
+    choices += [
+        (n.prefix_uid, n, len(n.items))
+        for n in s.nodes
+        if isinstance(n, Array) and n.prefix is not None and n.items is not None
+    ]
     if not choices:
         return None
     uid, node, honest = rng.choice(choices)
@@ -221,9 +235,11 @@ def overlong(rng, s: Sample, ctx: Context):
         elif isinstance(n, Derived) and _is_varint(n.itype):
             cands.append((n.uid, n.itype, s.enc.derived.get(n.uid, 0), n.path))
         elif isinstance(n, Bytes) and _is_varint(n.prefix):
-            cands.append((n.prefix_uid, n.prefix, -1 if n.data is None else _data_len(s, n), n.path + " length"))
+            length = -1 if n.data is None else _data_len(s, n)
+            cands.append((n.prefix_uid, n.prefix, length + n.compact, n.path + " length"))  # compact: n + 1
         elif isinstance(n, Array) and _is_varint(n.prefix):
-            cands.append((n.prefix_uid, n.prefix, len(n.items), n.path + " count"))
+            count = -1 if n.items is None else len(n.items)
+            cands.append((n.prefix_uid, n.prefix, count + n.compact, n.path + " count"))
     if not cands:
         return None
     uid, t, value, path = rng.choice(cands)

@@ -8,6 +8,8 @@ hypothesis (the ``test`` or ``fuzz`` extra).
 
 from __future__ import annotations
 
+import uuid
+
 from hypothesis import strategies as st
 
 from kcodec.codegen.schema import (
@@ -17,6 +19,7 @@ from kcodec.codegen.schema import (
     EntityRef,
     EntityVersion,
     IntType,
+    ScalarType,
     SchemaSet,
     Type,
     resolve,
@@ -40,10 +43,12 @@ def entity_strategy(schemas: SchemaSet, entity: str, version: int, *, plain: boo
     ev = resolve(schemas, schemas.entities[entity], version)
     codec_paths = {f.field.compressed.codec_path for f in ev.fields if f.field.compressed}
 
+    known_tags = {f.field.tag for f in ev.tagged}
+
     @st.composite
     def draw_entity(draw):
         value: dict = {}
-        for f in ev.fields:
+        for f in (*ev.fields, *ev.tagged):
             fld = f.field
             if fld.derived is not None or fld.const is not None:
                 continue
@@ -56,6 +61,9 @@ def entity_strategy(schemas: SchemaSet, entity: str, version: int, *, plain: boo
                     continue
             forced = {p[1:] for p in codec_paths if p[0] == f.name} if plain else set()
             value[f.name] = draw(_field(schemas, ev, f.type, fld.enum, forced, plain))
+        if ev.flexible and draw(st.booleans()):  # tags this version does not know: kept and written back
+            tags = draw(st.lists(st.integers(0, 40).filter(lambda t: t not in known_tags), unique=True, max_size=2))
+            value["_unknown_tags"] = [(t, draw(st.binary(max_size=4))) for t in sorted(tags)]
         return value
 
     return draw_entity()
@@ -89,11 +97,19 @@ def _field(schemas, ev, t: Type, enum: str | None, forced: set, plain: bool) -> 
 def _type(schemas, t: Type, version: int, *, plain: bool, min_items: int = 0) -> st.SearchStrategy:
     if isinstance(t, IntType):
         return st.integers(t.min, t.max)
+    if isinstance(t, ScalarType):
+        if t.name == "bool":
+            return st.booleans()
+        if t.name == "float64":
+            return st.floats(allow_nan=False)  # NaN never equals itself: a round trip could not compare it
+        return st.builds(lambda b: uuid.UUID(bytes=b), st.binary(min_size=16, max_size=16))
     if isinstance(t, BytesType):
         data = st.text(max_size=Limits.bytes) if t.text else st.binary(max_size=Limits.bytes)
         return st.none() | data if t.nullable else data
     if isinstance(t, EntityRef):
-        return entity_strategy(schemas, t.name, version, plain=plain)
+        value = entity_strategy(schemas, t.name, version, plain=plain)
+        return st.none() | value if t.nullable else value
     if isinstance(t, ArrayType):
-        return st.lists(_type(schemas, t.element, version, plain=plain), min_size=min_items, max_size=Limits.items)
+        items = st.lists(_type(schemas, t.element, version, plain=plain), min_size=min_items, max_size=Limits.items)
+        return st.none() | items if t.nullable else items
     raise TypeError(f"no strategy for {t!r}")

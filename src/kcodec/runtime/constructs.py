@@ -8,8 +8,10 @@ them, raise kcodec's typed errors, and keep the generated code declarative.
 
 from __future__ import annotations
 
+import copy
 import io
 import struct
+import uuid
 from collections.abc import Callable, Mapping
 
 import construct as c
@@ -22,6 +24,7 @@ from kcodec.errors import (
     DecodeError,
     EncodeError,
     KcodecError,
+    RecordCountError,
     TruncatedError,
     UnknownMagicError,
     record_corrupt_message,
@@ -29,6 +32,7 @@ from kcodec.errors import (
 from kcodec.runtime import compression as compress_lib
 from kcodec.runtime import varint
 from kcodec.runtime.crc import CRC_FUNCTIONS
+from kcodec.runtime.tagged import check_unknown_tags, is_default, write_tagged
 
 __all__ = [
     "BitGroup",
@@ -46,6 +50,13 @@ __all__ = [
     "UntilEnd",
     "field_path",
     "LengthBound",
+    "CompactLength",
+    "KArray",
+    "KBool",
+    "KUuid",
+    "NullableStruct",
+    "Flexible",
+    "TaggedField",
 ]
 
 _ERRORS = {"corrupt": CorruptError, "compression": CompressionError, "magic": UnknownMagicError}
@@ -136,6 +147,14 @@ class UVarInt32(_Varint):
     _encode = staticmethod(varint.encode_uvarint)
 
 
+def _build_null(prefix, nullable: bool, stream, context, path) -> None:
+    """Null as a length or count prefix writes it: -1 (0 when compact)."""
+    if not nullable:
+        raise EncodeError("cannot be null", field=field_path(path))
+    prefix._build(-1, stream, context, path)
+    return None
+
+
 class KBytes(c.Construct):
     """Bytes (or UTF-8 text) after a length prefix; a negative length is null
     when nullable, as Kafka reads it (writers always emit -1)."""
@@ -167,10 +186,7 @@ class KBytes(c.Construct):
 
     def _build(self, obj, stream, context, path):
         if obj is None:
-            if not self.nullable:
-                raise EncodeError("cannot be null", field=field_path(path))
-            self.prefix._build(-1, stream, context, path)
-            return obj
+            return _build_null(self.prefix, self.nullable, stream, context, path)
         if self.text:
             if not isinstance(obj, str):
                 raise EncodeError(f"needs a str, not {type(obj).__name__}", field=field_path(path))
@@ -185,6 +201,203 @@ class KBytes(c.Construct):
 
     def _sizeof(self, context, path):
         raise c.SizeofError("bytes have no fixed size", path=path)
+
+
+class CompactLength(UVarInt32):
+    """A compact length or count (KIP-482): an unsigned varint holding n + 1, so 0 is null (-1 here)."""
+
+    kind = "compact length"
+
+    def _parse(self, stream, context, path):
+        return super()._parse(stream, context, path) - 1
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, int) or isinstance(obj, bool) or obj < -1:
+            raise EncodeError(f"a compact length is -1 (null) or more, not {obj!r}", field=field_path(path))
+        super()._build(obj + 1, stream, context, path)
+        return obj
+
+
+def _remaining(stream) -> int | None:
+    try:
+        here = stream.tell()
+        end = stream.seek(0, io.SEEK_END)
+        stream.seek(here)
+        return end - here
+    except (OSError, AttributeError):
+        return None
+
+
+class KArray(c.Subconstruct):
+    """Elements after a count prefix (int32, or compact); a negative count is null when nullable. A count
+    larger than the bytes left is refused before anything is read, as Kafka refuses it."""
+
+    def __init__(self, prefix: c.Construct, subcon, nullable: bool):
+        super().__init__(subcon)
+        self.prefix, self.nullable = prefix, nullable
+
+    def _parse(self, stream, context, path):
+        pos = _tell(stream)
+        n = self.prefix._parsereport(stream, context, path)
+        where = field_path(path) or "array"
+        if n < 0:
+            if self.nullable:
+                return None
+            raise RecordCountError(f"{where}: count {n} is negative but it cannot be null", position=pos, field=where)
+        left = _remaining(stream)
+        if left is not None and n > left:
+            raise RecordCountError(
+                f"{where}: {n} elements cannot fit in the {left} bytes left", position=pos, field=field_path(path)
+            )
+        items = c.ListContainer()
+        for i in range(n):
+            context._index = i
+            items.append(self.subcon._parsereport(stream, context, path))
+        return items
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            return _build_null(self.prefix, self.nullable, stream, context, path)
+        if not isinstance(obj, (list, tuple)):
+            raise EncodeError(f"needs a list, not {type(obj).__name__}", field=field_path(path))
+        self.prefix._build(len(obj), stream, context, path)
+        for i, item in enumerate(obj):
+            context._index = i
+            self.subcon._build(item, stream, context, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise c.SizeofError("arrays have no fixed size", path=path)
+
+
+class KBool(c.Construct):
+    """Kafka's boolean: one byte, non-zero is true; written as 1 or 0."""
+
+    def _parse(self, stream, context, path):
+        return _read_exact(stream, 1, path, field_path(path) or "bool")[0] != 0
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, bool):
+            raise EncodeError(f"needs a bool, not {type(obj).__name__}", field=field_path(path))
+        c.stream_write(stream, b"\x01" if obj else b"\x00", 1, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        return 1
+
+
+class KUuid(c.Construct):
+    """Kafka's Uuid: 16 bytes (most significant half first), parsed as a :class:`uuid.UUID`."""
+
+    def _parse(self, stream, context, path):
+        return uuid.UUID(bytes=_read_exact(stream, 16, path, field_path(path) or "uuid"))
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, uuid.UUID):
+            raise EncodeError(f"needs a uuid.UUID, not {type(obj).__name__}", field=field_path(path))
+        c.stream_write(stream, obj.bytes, 16, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        return 16
+
+
+class NullableStruct(c.Subconstruct):
+    """A nullable struct that is not tagged: an int8 marker, -1 null, 1 present (Kafka reads any
+    negative marker as null)."""
+
+    def _parse(self, stream, context, path):
+        marker = _read_exact(stream, 1, path, field_path(path) or "struct")[0]
+        if marker >= 0x80:
+            return None
+        return self.subcon._parsereport(stream, context, path)
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            c.stream_write(stream, b"\xff", 1, path)
+            return obj
+        c.stream_write(stream, b"\x01", 1, path)
+        return self.subcon._build(obj, stream, context, path)
+
+
+class TaggedField:
+    """One known field of a tagged section: its name, tag, payload construct and default."""
+
+    __slots__ = ("name", "tag", "subcon", "default")
+
+    def __init__(self, name: str, tag: int, subcon, default):
+        self.name, self.tag, self.subcon, self.default = name, tag, subcon, default
+
+
+class Flexible(c.Subconstruct):
+    """A struct of a flexible version: its fields, then the tagged section (KIP-482). Parsing gives the
+    tagged fields (their default when absent), the defaults of fields this version lacks, and
+    ``_unknown_tags``, the (tag, bytes) pairs it does not know, which building writes back as they were;
+    a tagged field is written only when it differs from its default."""
+
+    def __init__(self, subcon, tagged: list[TaggedField], absent: Mapping | None = None, flexible: bool = True):
+        super().__init__(subcon)
+        self.tagged, self.absent, self.flexible = tagged, dict(absent or {}), flexible
+        self.by_tag = {t.tag: t for t in tagged}
+
+    def _parse(self, stream, context, path):
+        obj = self.subcon._parsereport(stream, context, path)
+        for name, value in self.absent.items():
+            obj[name] = copy.deepcopy(value)
+        if not self.flexible:
+            return obj
+        for t in self.tagged:
+            obj[t.name] = copy.deepcopy(t.default)
+        unknown = []
+        where = field_path(path)
+        start = _tell(stream)
+        count = _UVARINT._parsereport(stream, context, path)
+        left = _remaining(stream)
+        if left is not None and count > left:  # every entry takes two bytes at least: refuse before looping
+            raise TruncatedError(
+                f"{count} tagged fields cannot fit in the {left} bytes left", position=start, field=where
+            )
+        previous = -1
+        for _ in range(count):
+            at = _tell(stream)
+            tag = _UVARINT._parsereport(stream, context, path)
+            size = _UVARINT._parsereport(stream, context, path)
+            if tag <= previous:
+                raise CorruptError(f"tag {tag} follows tag {previous}: tags must ascend", position=at, field=where)
+            previous = tag
+            payload = _read_exact(stream, size, path, f"tagged field {tag}")
+            known = self.by_tag.get(tag)
+            if known is None:
+                unknown.append((tag, payload))
+                continue
+            name = _join(where, known.name)
+            at = None if at is None else _tell(stream) - size
+            obj[known.name] = _parse_all(known.subcon, payload, context, name, name, start=at)
+        obj["_unknown_tags"] = unknown
+        return obj
+
+    def _build(self, obj, stream, context, path):
+        self.subcon._build(obj, stream, context, path)
+        if not self.flexible:
+            return obj
+        entries = check_unknown_tags(obj.get("_unknown_tags"), frozenset(self.by_tag))
+        for t in self.tagged:
+            value = obj.get(t.name, t.default)
+            if is_default(value, t.default):
+                continue
+            inner = io.BytesIO()
+            t.subcon._build(value, inner, context, _join(field_path(path), t.name))
+            entries.append((t.tag, inner.getvalue()))
+        data = write_tagged(entries)
+        c.stream_write(stream, data, len(data), path)
+        return obj
+
+
+_UVARINT = UVarInt32()
+
+
+def _join(head: str, tail: str | None) -> str:
+    return ".".join(p for p in (head, tail) if p)
 
 
 class BitGroup:
