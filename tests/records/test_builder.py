@@ -1,7 +1,7 @@
 """The writer (kcodec.records.encode): what encode_batch / encode_control_batch /
 convert_batches write reads back through kcodec's reader with the same offsets,
 timestamps, keys, values, headers and sequences for every allowed magic x codec;
-the spec's worked examples (§11) come out byte-exact; and everything Kafka's
+the worked examples come out byte-exact; and everything Kafka's
 MemoryRecordsBuilder refuses raises EncodeError."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ COMBO_IDS = [f"v{m}-{c}" for m, c in COMBOS]
 CT, LAT = TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-# §11 of the spec.
+# The worked examples.
 V2_BATCH_11_1 = bytes.fromhex(
     "00000000000000000000004000000000021c07770100000000000000000000000000000000000000000000"
     "ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500"

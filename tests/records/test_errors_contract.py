@@ -3,8 +3,8 @@ batch base offset, schema field path) in one line a person can act on; nothing e
 decoder; resources are bounded (lengths and counts checked before anything is allocated, capped
 decompression, no recursion past one wrapper level, linear time on adversarial input).
 
-Kafka's own corrupt-input cases (shared/spec §1 framing and §8 validation rules) are tests here, one
-per rule, each input placed after a valid batch so that positions are seen to be absolute."""
+Kafka's own corrupt-input cases (the log framing of ``FileLogInputStream`` and the validation rules
+of ``DefaultRecordBatch``, ``DefaultRecord`` and ``LegacyRecord``) are tests here, one per rule, each input placed after a valid batch so that positions are seen to be absolute."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def test_one_class_per_kind_under_one_base():
     assert issubclass(E.DecompressionLimitError, E.DecompressionError)
 
 
-# ---------------------------------------------------------------------------- Kafka §1: framing
+# ---------------------------------------- Kafka's framing (FileLogInputStream)
 
 
 def test_size_below_minimum_record_overhead():
@@ -169,7 +169,7 @@ def test_partial_trailing_batch_is_a_tail_when_lenient_and_an_error_when_strict(
     assert isinstance(exc, E.TruncatedError) and exc.position == PRE
 
 
-# ---------------------------------------------------------------------------- Kafka §8 A: batch integrity
+# ---------------------------------------- Kafka's batch integrity checks (DefaultRecordBatch.ensureValid)
 
 
 def test_v2_size_smaller_than_the_minimum_overhead():
@@ -192,7 +192,7 @@ def test_legacy_crc_mismatch():
     assert (exc.position, exc.base_offset) == (PRE + 12, 3)
 
 
-# ---------------------------------------------------------------------------- Kafka §8 B: v2 record iteration
+# ---------------------------------------- Kafka's v2 record iteration (DefaultRecordBatch, DefaultRecord.readFrom)
 
 
 def test_negative_record_count():

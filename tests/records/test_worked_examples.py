@@ -1,5 +1,5 @@
-"""The byte-exact worked examples of the specification (shared/spec/kafka-record-formats.md §11,
-verified there against kafka-python, java.util.zip.CRC32C and real broker batches) parse to the
+"""The byte-exact worked examples (checked against kafka-python's builders, java.util.zip.CRC32C and real
+broker batches) parse to the
 documented fields and rebuild to the same bytes; and the sizes from the articles on Kafka's formats
 this project started from come out of the generated size functions."""
 
@@ -14,25 +14,25 @@ from kcodec.generated.legacy_message import LEGACY_MESSAGE_V0_OVERHEAD, LEGACY_M
 from kcodec.generated.record_batch import RECORD_BATCH_V2_OFFSET_CRC, RECORD_BATCH_V2_OVERHEAD
 from kcodec.tools.sizing import SizeQuery, size_on_disk
 
-# §11.1: v2, one record key="key" value="value", everything else zero or -1.
+# v2, one record key="key" value="value", everything else zero or -1.
 V2_BATCH = bytes.fromhex(
     "00000000000000000000004000000000021c07770100000000000000000000000000000000000000000000"
     "ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500"
 )
-# §11.2 and §11.3: the same record as a v0 and a v1 log entry.
+# The same record as a v0 and a v1 log entry.
 V0_ENTRY = bytes.fromhex("0000000000000000000000162356c1370000000000036b65790000000576616c7565")
 V1_ENTRY = bytes.fromhex("00000000000000000000001e0cbc16df01000000000000000000000000036b65790000000576616c7565")
-# §11.4: COMMIT control batch, producer id 1000, epoch 0, coordinator epoch 5.
+# A COMMIT control batch, producer id 1000, epoch 0, coordinator epoch 5.
 COMMIT_BATCH = bytes.fromhex(
     "00000000000000000000004200000000026eb21b5400300000000000000000000000000000000000000000000000"
     "00000003e80000ffffffff000000012000000008000000010c00000000000500"
 )
-# §11.5: the §11.1 record in Kafka's LZ4 frame.
+# The one-record v2 example in Kafka's LZ4 frame.
 LZ4_BATCH = bytes.fromhex(
     "00000000000000000000004f0000000002811987fe00030000000000000000000000000000000000000000ffffff"
     "ffffffffffffffffffffff0000000104224d186040820f0000801c000000066b65790a76616c75650000000000"
 )
-# §11.7: record with null value and headers [("h", null), ("h2", b"x")].
+# A record with null value and headers [("h", null), ("h2", b"x")].
 RECORD_WITH_HEADERS = bytes.fromhex("1e00000002 6b 01 04 02 68 01 04 68 32 02 78".replace(" ", ""))
 
 

@@ -1,4 +1,4 @@
-"""Kafka compression framings (spec §6, §11.5-11.6)."""
+"""Kafka compression framings (CompressionType and its streams), on byte strings the real Java libraries wrote."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ from kcodec.runtime.compression import (
     decompress,
 )
 
-PAYLOAD = bytes.fromhex("1c000000066b65790a76616c756500")  # the §11.1 record, 15 bytes
+PAYLOAD = bytes.fromhex("1c000000066b65790a76616c756500")  # the one-record v2 worked example's record, 15 bytes
 
-# §11.5 and §11.6 byte strings.
+# LZ4, gzip, snappy and zstd byte strings from the Java libraries.
 LZ4_FRAME = bytes.fromhex("04224d186040820f0000801c000000066b65790a76616c75650000000000")
 SNAPPY_XERIAL = bytes.fromhex("82534e41505059000000000100000001000000110f381c000000066b65790a76616c756500")
 ZSTD_FRAME = bytes.fromhex("28b52ffd00587800001c000000066b65790a76616c756500010000")

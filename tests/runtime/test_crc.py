@@ -1,4 +1,4 @@
-"""CRC-32 / CRC-32C (spec §2, §5, §11)."""
+"""CRC-32 / CRC-32C (LegacyRecord, DefaultRecordBatch), on the worked examples."""
 
 from __future__ import annotations
 
@@ -10,22 +10,22 @@ from hypothesis import strategies as st
 
 from kcodec.runtime.crc import CRC_FUNCTIONS, crc32, crc32c
 
-# Spec §11 worked examples (single-line hex).
-BATCH_V2 = bytes.fromhex(  # §11.1, 76 bytes
+# The worked examples (single-line hex; tests/records/test_worked_examples.py).
+BATCH_V2 = bytes.fromhex(  # v2, one record, 76 bytes
     "00000000000000000000004000000000021c07770100000000000000000000000000000000000000"
     "000000ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500"
 )
-MESSAGE_V0 = bytes.fromhex(  # §11.2, 34 bytes
+MESSAGE_V0 = bytes.fromhex(  # v0 message, 34 bytes
     "0000000000000000000000162356c1370000000000036b65790000000576616c7565"
 )
-MESSAGE_V1 = bytes.fromhex(  # §11.3, 42 bytes
+MESSAGE_V1 = bytes.fromhex(  # v1 message, 42 bytes
     "00000000000000000000001e0cbc16df01000000000000000000000000036b65790000000576616c7565"
 )
-CONTROL_V2 = bytes.fromhex(  # §11.4, 78 bytes
+CONTROL_V2 = bytes.fromhex(  # v2 COMMIT control batch, 78 bytes
     "00000000000000000000004200000000026eb21b54003000000000000000000000000000000000000000"
     "0000000000000003e80000ffffffff000000012000000008000000010c00000000000500"
 )
-LZ4_V2 = bytes.fromhex(  # §11.5, 91 bytes
+LZ4_V2 = bytes.fromhex(  # v2 LZ4 batch, 91 bytes
     "00000000000000000000004f0000000002811987fe000300000000000000000000000000000000000000"
     "00ffffffffffffffffffffffffffff0000000104224d186040820f0000801c000000066b65790a76616c"
     "75650000000000"
@@ -33,7 +33,7 @@ LZ4_V2 = bytes.fromhex(  # §11.5, 91 bytes
 
 
 def _reference_crc32c(data: bytes) -> int:
-    """The table-driven CRC-32C of spec §11.8."""
+    """A table-driven CRC-32C written from its definition (Castagnoli polynomial 0x82F63B78)."""
     table = []
     for i in range(256):
         c = i

@@ -1,4 +1,4 @@
-"""Kafka varints (spec §7): examples, errors with positions, leniency, sizes."""
+"""Kafka varints (``ByteUtils``): examples, errors with positions, leniency, sizes."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ INT32 = st.integers(-(2**31), 2**31 - 1)
 INT64 = st.integers(-(2**63), 2**63 - 1)
 UINT32 = st.integers(0, 2**32 - 1)
 
-# Every example listed in spec §7.
+# Every example of ByteUtils' zigzag and unsigned varints.
 VARINT_EXAMPLES = [
     (0, "00"),
     (-1, "01"),

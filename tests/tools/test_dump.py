@@ -1,5 +1,5 @@
 """`kcodec dump` prints what kafka-dump-log.sh prints for the spec's worked examples
-(shared/spec §10 and §11), and `kcodec verify` finds what is wrong and where."""
+(DumpLogSegments' lines for the worked examples), and `kcodec verify` finds what is wrong and where."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``kcodec inspect``: the annotated view names every field at the right byte range (spec §11),
-marks damage where it is and goes on, and works on the shared vectors and on segments kcodec writes."""
+"""``kcodec inspect``: the annotated view names every field at the right byte range (the worked
+examples of tests/records/test_worked_examples.py), marks damage where it is and goes on, and works on the shared vectors and on segments kcodec writes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from kcodec.tools.inspect import BAD, OK, Inspector, Span, render_text, strip_an
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 
-# Spec §11, byte for byte.
+# The worked examples, byte for byte.
 EX_11_1 = bytes.fromhex(
     "00000000000000000000004000000000021c07770100000000000000000000000000000000000000000000ffffffffffffffffffff"
     "ffffffff000000011c000000066b65790a76616c756500"
@@ -64,7 +64,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 # ---------------------------------------------------------------------------- the worked examples
 
-V2_HEADER = {  # spec §2: path -> (offset, size)
+V2_HEADER = {  # DefaultRecordBatch's header: path -> (offset, size)
     "base_offset": (0, 8),
     "batch_length": (8, 4),
     "partition_leader_epoch": (12, 4),
@@ -86,7 +86,7 @@ def test_11_1_every_field_at_its_byte_range() -> None:
     assert span.type == "record_batch v2" and (span.start, span.end) == (0, 76) and span.status == OK
     for path, (offset, size) in V2_HEADER.items():
         assert at(span, path) == (offset, offset + size), path
-    expected = {  # §11.1 "Field by field", the record at @61
+    expected = {  # the one-record v2 worked example, field by field; the record at @61
         "records": (61, 76),
         "records[0]": (61, 76),
         "records[0].length": (61, 62),

@@ -76,7 +76,7 @@ def test_diff_magic_1_message_sets_against_v2_batches(capsys) -> None:
     assert "overhead: 12 → 61 bytes (+49)" in lines
     assert "overhead with nested entities: 34 → 61 bytes (+27)" in lines
     assert table_row(out, "message.crc → crc")[:3] == ["moved", "message.crc → crc", "12 → 17"]
-    assert table_row(out, "message.magic → magic")[2] == "16"  # at 16 in every format (spec §1)
+    assert table_row(out, "message.magic → magic")[2] == "16"  # at 16 in every format (Records.MAGIC_OFFSET)
     assert table_row(out, "message.timestamp")[:3] == ["removed", "message.timestamp", "18"]
     assert table_row(out, "records_count")[:4] == ["added", "records_count", "57", "4"]
     assert table_row(out, "message.attributes → attributes")[3] == "1 → 2"
