@@ -4,7 +4,8 @@ decoder; resources are bounded (lengths and counts checked before anything is al
 decompression, no recursion past one wrapper level, linear time on adversarial input).
 
 Kafka's own corrupt-input cases (the log framing of ``FileLogInputStream`` and the validation rules
-of ``DefaultRecordBatch``, ``DefaultRecord`` and ``LegacyRecord``) are tests here, one per rule, each input placed after a valid batch so that positions are seen to be absolute."""
+of ``DefaultRecordBatch``, ``DefaultRecord`` and ``LegacyRecord``) are tests here, one per rule, each
+input placed after a valid batch so that positions are seen to be absolute."""
 
 from __future__ import annotations
 

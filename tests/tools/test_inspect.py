@@ -1,5 +1,6 @@
 """``kcodec inspect``: the annotated view names every field at the right byte range (the worked
-examples of tests/records/test_worked_examples.py), marks damage where it is and goes on, and works on the shared vectors and on segments kcodec writes."""
+examples of tests/records/test_worked_examples.py), marks damage where it is and goes on, and works on
+the shared vectors and on segments kcodec writes."""
 
 from __future__ import annotations
 
