@@ -28,7 +28,16 @@ from pyspark.sql.datasource import (
 )
 
 from kcodec.spark.planning import ReadOptions, Split, discover, plan
-from kcodec.spark.write import Chunk, WriteOptions, abort_job, check_input_schema, commit_job, new_job_id, write_task
+from kcodec.spark.write import (
+    Chunk,
+    WriteOptions,
+    abort_job,
+    check_input_schema,
+    commit_job,
+    new_job_id,
+    recover_path,
+    write_task,
+)
 
 __all__ = [
     "KafkaSegmentsDataSource",
@@ -106,6 +115,7 @@ class KafkaSegmentsWriter(DataSourceArrowWriter):
         self.columns = check_input_schema([(f.name, f.dataType.simpleString()) for f in schema.fields], self.opts)
         self.overwrite = overwrite
         self.job = new_job_id()
+        recover_path(self.opts)  # a killed job's half-published commit or staging, before this job stages
 
     def write(self, iterator) -> SegmentsCommitMessage:
         from pyspark import TaskContext
