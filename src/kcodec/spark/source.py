@@ -123,7 +123,7 @@ class KafkaSegmentsWriter(DataSourceArrowWriter):
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
         attempt = ctx.attemptNumber() if ctx is not None else 0
-        return SegmentsCommitMessage(write_task(iterator, self.opts, self.job, task, attempt))
+        return SegmentsCommitMessage(write_task(iterator, self.opts, self.job, task, attempt, self.overwrite))
 
     def commit(self, messages) -> None:
         chunks = [c for m in messages if m is not None for c in m.chunks]

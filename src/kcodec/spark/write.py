@@ -193,10 +193,33 @@ def _bytes(v):
     return bytes(v)
 
 
-def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -> list[Chunk]:
+def _refuse_reading_target(segments: list, target: str) -> None:
+    """``overwrite`` of the path the job reads is refused. The Python data source
+    API shows a writer neither the plan nor ``df.inputFiles()``, but rows read by
+    this source carry their ``segment`` column: a row from a segment under the
+    target means the job reads what it would replace. (When that column was
+    dropped the job is not refused, and stays safe: tasks read everything before
+    the commit publishes, and the commit leaves the old state whole until its
+    single commit point.)"""
+    for segment in set(segments):
+        if segment is None:
+            continue
+        fs, path = resolve(str(segment))
+        if fs.local:
+            path = os.path.realpath(path)
+        if path == target or path.startswith(target.rstrip("/") + "/"):
+            raise EncodeError(
+                f"kafka-segments: overwrite of {target} refused: the job reads it (segment {segment}); "
+                "write elsewhere and swap, or use append"
+            )
+
+
+def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, overwrite: bool = False) -> list[Chunk]:
     """Stage one task's rows (an iterator of pyarrow RecordBatches)."""
 
-    fs, _ = resolve(opts.path)
+    fs, target = resolve(opts.path)
+    if fs.local:
+        target = os.path.realpath(target)
     root = staging_root(opts, job)
     stages: dict[tuple[str, int], _Stage] = {}
 
@@ -246,6 +269,8 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -
             headers = _column(rb, "headers")
             offsets = _column(rb, "offset") if opts.keep_offsets else [None] * n
             control = _column(rb, "isControl", False)
+            if overwrite and "segment" in rb.schema.names:
+                _refuse_reading_target(_column(rb, "segment"), target)
             for i in range(n):
                 if control[i]:
                     continue  # control records are written by Kafka's coordinator, not as data
