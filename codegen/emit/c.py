@@ -208,7 +208,7 @@ class _ColumnSink:
     def data(self, w: Code, f: ResolvedField, length: str) -> None:
         if f.type.text:  # invalid UTF-8 goes in with replacement characters, as Kafka's Java client reads it
             w(f"if (!utf8_valid(buf + p, {length})) {{")
-            w(f'    if (bincol_put_replaced(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;')
+            w(f"    if (bincol_put_replaced(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;")
             w("} else {")
             w(f"    if (bincol_put(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;")
             w("}")
