@@ -56,11 +56,6 @@ static void truncated(Py_ssize_t pos, const char *field) {
     raise_at(E_Truncated, pos, field, "%s runs past the end of its bytes", field);
 }
 
-static void utf8_error(Py_ssize_t pos, const char *field) {
-    PyErr_Clear();
-    raise_at(E_Corrupt, pos, field, "%s is not valid UTF-8", field);
-}
-
 /* ---- primitives */
 
 static inline uint16_t load_be16(const uint8_t *b) { return (uint16_t)((b[0] << 8) | b[1]); }
@@ -165,6 +160,16 @@ static inline int bincol_put(BinCol *c, const uint8_t *p, Py_ssize_t n) {
     }
     if (buf_put(&c->data, p, n) < 0 || buf_put_i32(&c->offsets, (int32_t)c->data.len) < 0) return -1;
     return bincol_bit(c, 1);
+}
+/* Text that is not valid UTF-8, stored as Kafka's Java client reads it: with replacement characters. */
+static int bincol_put_replaced(BinCol *c, const uint8_t *p, Py_ssize_t n) {
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)p, n, "replace");
+    if (!text) return -1;
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    int rc = utf8 ? bincol_put(c, (const uint8_t *)utf8, size) : -1;
+    Py_DECREF(text);
+    return rc;
 }
 static inline int bincol_null(BinCol *c) {
     if (buf_put_i32(&c->offsets, (int32_t)c->data.len) < 0) return -1;
@@ -1291,8 +1296,8 @@ static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_
                          (long long)length, (long long)(end - p));
                 goto fail;
             }
-            o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t)length, NULL);
-            if (!o) { utf8_error(p, "key"); goto fail; }
+            o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t)length, "replace");
+            if (!o) goto fail;
             p += length;
         }
         PyTuple_SET_ITEM(out, 0, o);
@@ -1427,8 +1432,11 @@ static int col_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_
                          (long long)length, (long long)(end - p));
                 goto fail;
             }
-            if (!utf8_valid(buf + p, length)) { utf8_error(p, "key"); goto fail; }
-            if (bincol_put(&c->key, buf + p, (Py_ssize_t)length) < 0) goto fail;
+            if (!utf8_valid(buf + p, length)) {
+                if (bincol_put_replaced(&c->key, buf + p, (Py_ssize_t)length) < 0) goto fail;
+            } else {
+                if (bincol_put(&c->key, buf + p, (Py_ssize_t)length) < 0) goto fail;
+            }
             p += length;
         }
     }

@@ -153,8 +153,9 @@ class _TupleSink:
 
     def data(self, w: Code, f: ResolvedField, length: str) -> None:
         if f.type.text:
-            w(f"o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t){length}, NULL);")
-            w(f'if (!o) {{ utf8_error(p, "{f.name}"); goto fail; }}')
+            # invalid UTF-8 decodes with replacement characters, as Kafka's Java client does
+            w(f'o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t){length}, "replace");')
+            w("if (!o) goto fail;")
         else:
             w(f"o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t){length});")
             w("if (!o) goto fail;")
@@ -205,9 +206,14 @@ class _ColumnSink:
         w(f"if (bincol_null(&c->{f.name}) < 0) goto fail;")
 
     def data(self, w: Code, f: ResolvedField, length: str) -> None:
-        if f.type.text:
-            w(f'if (!utf8_valid(buf + p, {length})) {{ utf8_error(p, "{f.name}"); goto fail; }}')
-        w(f"if (bincol_put(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;")
+        if f.type.text:  # invalid UTF-8 goes in with replacement characters, as Kafka's Java client reads it
+            w(f"if (!utf8_valid(buf + p, {length})) {{")
+            w(f"    if (bincol_put_replaced(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;")
+            w("} else {")
+            w(f"    if (bincol_put(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;")
+            w("}")
+        else:
+            w(f"if (bincol_put(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;")
 
     def bytes_end(self, w: Code, i: int) -> None:
         pass

@@ -355,7 +355,8 @@ def _emit_bytes(w: _Writer, target: str, t: BytesType, path: str) -> None:
         f"position=pos, field={path!r})"
     )
     if t.text:
-        w(f"    {target} = buf[pos:{e}].decode('utf-8')")
+        # Kafka's Java client decodes text (header keys) with replacement characters, never refusing it
+        w(f"    {target} = buf[pos:{e}].decode('utf-8', 'replace')")
     else:
         w(f"    {target} = buf[pos:{e}]")
     w(f"    pos = {e}")

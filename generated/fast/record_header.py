@@ -44,7 +44,7 @@ def decode_record_header_v2(buf, pos=0, end=None):
                     position=pos,
                     field="key",
                 )
-            v_key = buf[pos:key_end].decode("utf-8")
+            v_key = buf[pos:key_end].decode("utf-8", "replace")
             pos = key_end
         first_byte = buf[pos]
         if first_byte < 128:

@@ -9,8 +9,11 @@ input placed after a valid batch so that positions are seen to be absolute."""
 
 from __future__ import annotations
 
+import os
 import re
 import struct
+import subprocess
+import sys
 import time
 import tracemalloc
 import zlib
@@ -378,9 +381,26 @@ def test_nothing_but_decode_errors(data):
             pytest.fail(f"{type(exc).__name__} escaped: {exc}")
 
 
-def test_invalid_utf8_header_key_is_corrupt_not_unicode_error():
-    exc = first_error(batch(record(headers=vint(1) + vint(2) + b"\xc3\x28" + vint(-1)), 1))
-    assert isinstance(exc, E.CorruptError) and "UTF-8" in str(exc)
+def test_invalid_utf8_header_key_decodes_with_replacement_in_both_backends():
+    """Kafka's Java client reads a header key that is not UTF-8 with replacement
+    characters: the record is valid, in the C kernel (objects and columns) and in Python."""
+    data = batch(record(headers=vint(1) + vint(2) + b"\xc3\x28" + vint(-1)), 1)
+    script = (
+        "import sys\n"
+        "from kcodec.records.reader import read_batches\n"
+        "from kcodec.records.columnar import iter_arrow\n"
+        "data = bytes.fromhex(sys.argv[1])\n"
+        "print(ascii([b.records[0].headers for b in read_batches(data, strict=True)]))\n"
+        "print(ascii([rb.column('headers').to_pylist() for rb in iter_arrow(data)]))\n"
+    )
+    for backend in ("python", "c"):
+        env = dict(os.environ, KCODEC_BACKEND=backend)
+        out = subprocess.run(
+            [sys.executable, "-c", script, data.hex()], env=env, capture_output=True, text=True, check=True
+        )
+        objects, columns = out.stdout.splitlines()
+        assert objects == ascii([(("\ufffd(", None),)]), backend
+        assert columns == ascii([[[{"key": "\ufffd(", "value": None}]]]), backend
 
 
 # ---------------------------------------------------------------------------- bounded resources

@@ -377,3 +377,42 @@ def test_record_row_helper_matches_columns():
 
     assert tuple(c.name for c in RECORD_COLUMNS) == COLUMNS
     assert record_row.__code__.co_argcount == 5
+
+
+# ----------------------------------------------------------------------------- values Spark's types do not hold
+
+
+def _kafka_valid_oddities(directory: Path) -> None:
+    """t-0 holding what Kafka accepts but Spark's columns do not all hold: a header
+    key that is not UTF-8, a timestamp past Spark's, an offset past int64."""
+    import struct
+
+    from kcodec.records.encode import NewRecord, encode_batch
+    from kcodec.runtime.crc import crc32c
+
+    first = bytearray(encode_batch([NewRecord(b"k", b"v0", (), 1000), NewRecord(b"k", b"v1", (("XX", b"h"),), 1000)]))
+    i = first.index(b"XX")
+    first[i : i + 2] = b"\xc3\x28"  # not UTF-8
+    first[17:21] = struct.pack(">I", crc32c(bytes(first[21:])))
+    late = encode_batch([NewRecord(b"k", b"v2", (), 2**62), NewRecord(b"k", b"v3", (), 5)], base_offset=2)
+    last = encode_batch([NewRecord(b"k", b"v4", (), 7), NewRecord(b"k", b"v5", (), 7)], base_offset=2**63 - 1)
+    (directory / "t-0").mkdir(parents=True)
+    (directory / "t-0" / "00000000000000000000.log").write_bytes(bytes(first) + late + last)
+
+
+def test_values_past_spark_types_are_skipped_or_named(spark, tmp_path):
+    _kafka_valid_oddities(tmp_path)
+    part = tmp_path / "t-0"
+    rows = read(spark, part, onCorrupt="skip").select("offset", "value", "headers").collect()
+    got = sorted((r.offset, bytes(r.value), r.headers and [(h.key, bytes(h.value)) for h in r.headers]) for r in rows)
+    assert got == [
+        (0, b"v0", None),
+        (1, b"v1", [("\ufffd(", b"h")]),  # as Kafka's Java client decodes the key
+        (3, b"v3", None),
+        (2**63 - 1, b"v4", None),
+    ]
+    batches = read(spark, part, onCorrupt="skip", view="batches").select("baseOffset").collect()
+    assert sorted(r.baseOffset for r in batches) == [0]  # rows whose max timestamp / last offset do not fit
+    for view, field in (("records", "timestamp 4611686018427387904 ms"), ("batches", "timestamp")):
+        with pytest.raises(Exception, match=f"{field}.*batch at offset 2"):
+            read(spark, part, view=view).collect()

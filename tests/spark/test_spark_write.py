@@ -199,3 +199,20 @@ def test_read_write_read_keeps_records(spark, samples, tmp_path):
     assert sorted(spark.read.format(FORMAT).load(str(out)).select(*cols).collect()) == sorted(
         df.select(*cols).collect()
     )
+
+
+def test_overwrite_of_the_path_the_job_reads_is_refused(spark, source, tmp_path):
+    out = tmp_path / "out"
+    source.write.format(FORMAT).mode("append").save(str(out))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    df = spark.read.format(FORMAT).load(str(out))
+    # through a symlink too: paths compare resolved
+    link = tmp_path / "link"
+    link.symlink_to(out)
+    for target in (out, link):
+        with pytest.raises(Exception, match="overwrite of .* refused: the job reads it"):
+            df.write.format(FORMAT).mode("overwrite").save(str(target))
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(os.listdir(out)) == ["a-0", "a-1", "b-0", "b-1"]
+    df.write.format(FORMAT).mode("overwrite").save(str(tmp_path / "elsewhere"))  # another path is fine
+    assert _on_disk(tmp_path / "elsewhere") == _on_disk(out)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kcodec.errors import KcodecError
+from kcodec.log.commit import segment_sources
 from kcodec.log.fs import Entry, FileSystem, LocalFS
 from kcodec.log.headers import HEADER_SIZE, entry_size
 from kcodec.records.model import Batch
@@ -43,6 +44,7 @@ __all__ = [
     "Segment",
     "SegmentListing",
     "list_segments",
+    "is_partition_dir_name",
 ]
 
 LOG_SUFFIX = ".log"
@@ -205,11 +207,42 @@ class SegmentListing:
     skipped: list[str]
 
 
+def is_partition_dir_name(name: str) -> bool:
+    """Whether a directory name is a live partition directory's (``<topic>-<n>``;
+    not hidden, staging, or being deleted)."""
+    if name.startswith((".", "_")) or name.endswith("-delete"):
+        return False
+    try:
+        parse_partition_dir(name)
+    except ValueError:
+        return False
+    return True
+
+
 def list_segments(fs: FileSystem, directory: PathLike, entries: list[Entry] | None = None) -> SegmentListing:
     """The ``.log`` segments of ``directory`` on ``fs`` (from ``entries``, its
     listing, when the caller has it). Transient files (``.deleted``,
     ``.cleaned``, ``.swap``, ``.tmp``) and subdirectories are ignored; names
-    such as ``123.log``, 21 digits or non-ASCII digits are listed in ``skipped``."""
+    such as ``123.log``, 21 digits or non-ASCII digits are listed in ``skipped``.
+    While a commit into the parent log directory is being published, the
+    directory reads as that commit's new state (:mod:`kcodec.log.commit`)."""
+    sources = segment_sources(fs, os.fspath(directory))
+    if sources is None:
+        return _list_directory(fs, directory, entries)
+    segments: dict[int, Segment] = {}
+    skipped: set[str] = set()
+    for source in sources:
+        try:
+            listing = _list_directory(fs, source, None)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # not there (yet, or any more)
+        for s in listing.segments:
+            segments.setdefault(s.base_offset or 0, s)  # listed segments are named: base offsets are known
+        skipped.update(listing.skipped)
+    return SegmentListing([segments[base] for base in sorted(segments)], sorted(skipped))
+
+
+def _list_directory(fs: FileSystem, directory: PathLike, entries: list[Entry] | None) -> SegmentListing:
     if entries is None:
         entries = fs.list(str(directory))
     entries = [e for e in entries if not e.is_dir]

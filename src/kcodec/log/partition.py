@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kcodec.errors import KcodecError
+from kcodec.log.commit import visible_partition_names
 from kcodec.log.files import (
     INDEX_SUFFIX,
     TIME_INDEX_SUFFIX,
@@ -27,6 +28,7 @@ from kcodec.log.files import (
     FileSystem,
     PathLike,
     Segment,
+    is_partition_dir_name,
     list_segments,
     parse_partition_dir,
 )
@@ -224,7 +226,10 @@ class Partition:
 
     def next_offset(self) -> int:
         """The offset after the partition's last batch (0 when it has none or does not exist)."""
-        return next_offset(self.segments) if self.fs.is_dir(str(self.path)) else 0
+        try:
+            return next_offset(self.segments)
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
 
     def iter_batches(
         self,
@@ -268,19 +273,13 @@ class Partition:
 
 def list_partitions(log_dir: PathLike, fs: FileSystem | None = None) -> list[Partition]:
     """The partition directories of a broker log directory (``<topic>-<n>``),
-    sorted by (topic, partition); directories being deleted are skipped."""
+    sorted by (topic, partition); directories being deleted are skipped, and
+    while a commit is being published they are those of its new state."""
     text = os.fspath(log_dir)
     if fs is None:
         fs, resolved = resolve(text)
         if "://" in text:
             text = resolved
-    out = []
-    for e in fs.list(text):
-        name = fs.name(e.path)
-        if e.is_dir and not name.endswith("-delete"):
-            try:
-                parse_partition_dir(name)
-            except ValueError:
-                continue
-            out.append(Partition(e.path, fs))
+    names = [fs.name(e.path) for e in fs.list(text) if e.is_dir and is_partition_dir_name(fs.name(e.path))]
+    out = [Partition(fs.join(text, name), fs) for name in visible_partition_names(fs, text, names)]
     return sorted(out, key=lambda p: (p.topic, p.partition))

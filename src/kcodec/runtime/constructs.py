@@ -177,12 +177,7 @@ class KBytes(c.Construct):
         data = _read_exact(stream, n, path, field_path(path) or "bytes")
         if not self.text:
             return data
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise CorruptError(
-                f"not valid UTF-8 ({exc.reason} at byte {exc.start})", position=pos, field=field_path(path)
-            ) from None
+        return data.decode("utf-8", "replace")  # as Kafka's Java client decodes text: replacement characters
 
     def _build(self, obj, stream, context, path):
         if obj is None:

@@ -48,7 +48,16 @@ are ignored, rows with ``isControl`` true are skipped). Options: ``magic``
 ``indexIntervalBytes`` (4096), ``topic``, ``partition`` (0 without a
 column), ``keepOffsets`` (false: offsets are assigned in order per
 topic-partition). Below magic 2, headers (and at magic 0 timestamps) are
-dropped, as a down-conversion does.
+dropped, as a down-conversion does. A job's output appears as one step, and
+a job killed while committing is finished or undone by the next writer (see
+:mod:`kcodec.spark.write`); ``overwrite`` of the path the job reads is refused.
+
+Values Kafka accepts that Spark's columns cannot hold (an offset past
+``bigint``, a timestamp past Spark's microsecond ``timestamp``) fail the read
+with ``onCorrupt=fail``, naming the batch offset and field; with ``skip`` only
+those records (rows) are left out, counted on the task's stderr and in the
+report. Header keys that are not UTF-8 read with replacement characters, as
+Kafka's Java client reads them.
 """
 
 from __future__ import annotations

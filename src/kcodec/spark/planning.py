@@ -25,7 +25,8 @@ import sys
 from dataclasses import dataclass, field
 
 from kcodec.errors import KcodecError
-from kcodec.log.files import Segment, list_segments, parse_partition_dir
+from kcodec.log.commit import visible_partition_names
+from kcodec.log.files import Segment, is_partition_dir_name, list_segments, parse_partition_dir
 from kcodec.log.fs import has_glob, resolve
 from kcodec.log.index import OffsetLookup
 from kcodec.log.partition import aborted_transactions, seek_timestamp, segment_for_offset
@@ -120,16 +121,6 @@ def _partition_name(fs, directory: str) -> tuple[str | None, int | None]:
         return None, None
 
 
-def _is_partition_dir_name(name: str) -> bool:
-    if name.startswith((".", "_")) or name.endswith("-delete"):
-        return False
-    try:
-        parse_partition_dir(name)
-    except ValueError:
-        return False
-    return True
-
-
 def _report_skipped(info: PartitionInfo) -> None:
     for name in info.skipped:
         print(
@@ -161,10 +152,11 @@ def discover(path: str, *, topic: str | None = None, partition: int | None = Non
             if listing.segments or listing.skipped:  # the skipped names are reported even with no segment
                 parts[t] = PartitionInfo(t, *_partition_name(fs, t), listing.segments, listing.skipped)
             if not listing.segments:
-                for e in entries:
-                    if e.is_dir and _is_partition_dir_name(fs.name(e.path)):
-                        sub = list_segments(fs, e.path)
-                        parts[e.path] = PartitionInfo(e.path, *_partition_name(fs, e.path), sub.segments, sub.skipped)
+                names = [fs.name(e.path) for e in entries if e.is_dir and is_partition_dir_name(fs.name(e.path))]
+                for name in visible_partition_names(fs, t, names):
+                    sub_path = fs.join(t, name)
+                    sub = list_segments(fs, sub_path)
+                    parts[sub_path] = PartitionInfo(sub_path, *_partition_name(fs, sub_path), sub.segments, sub.skipped)
         else:
             files.setdefault(fs.parent(t), set()).add(t)
     out = []

@@ -24,9 +24,10 @@ from kcodec.errors import DecodeError, KcodecError, TruncatedError
 from kcodec.log.fs import filesystem_of
 from kcodec.records.reader import read_batches
 from kcodec.records.resync import SkippedRange
+from kcodec.runtime.varint import INT64_MAX
 from kcodec.spark.planning import ReadOptions, Split
 
-__all__ = ["CorruptSegmentError", "Reporter", "split_batches", "read_split"]
+__all__ = ["CorruptSegmentError", "OutOfRangeError", "Reporter", "split_batches", "read_split"]
 
 
 class CorruptSegmentError(DecodeError):
@@ -61,6 +62,27 @@ class Reporter:
             flush=True,
         )
 
+    def skip_records(self, batch, dropped: int, error: str) -> None:
+        """Records of an intact batch left out because a value does not fit its Spark column."""
+        self.skipped.append(
+            {
+                "segment": self.split.log,
+                "topic": self.split.topic,
+                "partition": self.split.partition,
+                "position": batch.position,
+                "baseOffset": batch.base_offset,
+                "records": dropped,
+                "kind": OutOfRangeError.kind,
+                "error": error,
+            }
+        )
+        print(
+            f"kcodec: onCorrupt=skip: left out {dropped} record(s) of the batch at byte {batch.position} "
+            f"of {self.split.log}: {error}",
+            file=sys.stderr,
+            flush=True,
+        )
+
     def skipped_range(self, r: SkippedRange, shift: int = 0) -> None:
         self.skip(r.start + shift, None if r.rest else r.size, r.kind, r.reason)
 
@@ -80,6 +102,63 @@ class Reporter:
             for item in self.skipped:
                 f.write((json.dumps(item) + "\n").encode())
         fs.move(tmp, fs.join(root, name))
+
+
+class OutOfRangeError(CorruptSegmentError):
+    """A decoded value does not fit its Spark column (an offset past int64, a
+    timestamp past what Spark's microsecond ``timestamp`` holds)."""
+
+    kind = "out_of_range"
+
+
+#: Kafka's ms timestamps Spark's ``timestamp`` (int64 microseconds) holds.
+_TS_MS_MIN, _TS_MS_MAX = -(INT64_MAX // 1000), INT64_MAX // 1000
+
+
+def _out_of_range(batch, offset: int, timestamp: int) -> tuple[str, str] | None:
+    """(field, why) when a record's (or a batch row's) values cannot be a Spark row, else None."""
+    if not -INT64_MAX - 1 <= offset <= INT64_MAX:
+        return "offset", f"offset {offset} of the batch at offset {batch.base_offset} is past Spark's bigint"
+    if not _TS_MS_MIN <= timestamp <= _TS_MS_MAX:
+        return "timestamp", (
+            f"timestamp {timestamp} ms of the batch at offset {batch.base_offset} is past Spark's timestamp"
+        )
+    return None
+
+
+def _refuse(problem: tuple[str, str], batch, split: Split) -> OutOfRangeError:
+    field, why = problem
+    return OutOfRangeError(f"{split.log}: {why}", position=batch.position, base_offset=batch.base_offset, field=field)
+
+
+def _fitting_records(batch, records, split: Split, opts: ReadOptions, reporter: Reporter) -> list:
+    """``records`` whose values fit Spark's columns: onCorrupt=fail raises at the first
+    that does not, skip leaves those out and reports them."""
+    if batch.last_offset <= INT64_MAX and all(_TS_MS_MIN <= r.timestamp <= _TS_MS_MAX for r in records):
+        return records
+    kept, first = [], None
+    for r in records:
+        problem = _out_of_range(batch, r.offset, r.timestamp)
+        if problem is None:
+            kept.append(r)
+        elif opts.on_corrupt == "fail":
+            raise _refuse(problem, batch, split)
+        else:
+            first = first or problem
+    if first is not None:
+        reporter.skip_records(batch, len(records) - len(kept), first[1])
+    return kept
+
+
+def _fitting_batch(batch, split: Split, opts: ReadOptions, reporter: Reporter) -> bool:
+    """Whether the batches view's row for ``batch`` fits Spark's columns (as :func:`_fitting_records`)."""
+    problem = _out_of_range(batch, batch.last_offset, batch.max_timestamp)
+    if problem is None:
+        return True
+    if opts.on_corrupt == "fail":
+        raise _refuse(problem, batch, split)
+    reporter.skip_records(batch, len(batch.records), problem[1])
+    return False
 
 
 def _wrap(exc: KcodecError, split: Split) -> CorruptSegmentError:
@@ -174,6 +253,8 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
                     break
                 if start is not None and batch.last_offset < start:
                     continue
+                if not _fitting_batch(batch, split, opts, reporter):
+                    continue
                 out.add(batch, topic, partition, segment, size_as(batch) if opts.sizes else None)
                 if len(out) >= opts.max_rows:
                     yield out.flush()
@@ -198,6 +279,7 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
                 ]
             if aborted is not None:
                 records = aborted(batch, records)
+            records = _fitting_records(batch, records, split, opts, reporter)
             out.add(batch, records, topic, partition, segment)
             if out.rows >= opts.max_rows:
                 yield out.flush()

@@ -28,7 +28,16 @@ from pyspark.sql.datasource import (
 )
 
 from kcodec.spark.planning import ReadOptions, Split, discover, plan
-from kcodec.spark.write import Chunk, WriteOptions, abort_job, check_input_schema, commit_job, new_job_id, write_task
+from kcodec.spark.write import (
+    Chunk,
+    WriteOptions,
+    abort_job,
+    check_input_schema,
+    commit_job,
+    new_job_id,
+    recover_path,
+    write_task,
+)
 
 __all__ = [
     "KafkaSegmentsDataSource",
@@ -106,6 +115,7 @@ class KafkaSegmentsWriter(DataSourceArrowWriter):
         self.columns = check_input_schema([(f.name, f.dataType.simpleString()) for f in schema.fields], self.opts)
         self.overwrite = overwrite
         self.job = new_job_id()
+        recover_path(self.opts)  # a killed job's half-published commit or staging, before this job stages
 
     def write(self, iterator) -> SegmentsCommitMessage:
         from pyspark import TaskContext
@@ -113,7 +123,7 @@ class KafkaSegmentsWriter(DataSourceArrowWriter):
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
         attempt = ctx.attemptNumber() if ctx is not None else 0
-        return SegmentsCommitMessage(write_task(iterator, self.opts, self.job, task, attempt))
+        return SegmentsCommitMessage(write_task(iterator, self.opts, self.job, task, attempt, self.overwrite))
 
     def commit(self, messages) -> None:
         chunks = [c for m in messages if m is not None for c in m.chunks]

@@ -1,24 +1,34 @@
 """Writing a DataFrame as Kafka partition directories.
 
-Two phases, so that a failed or aborted job leaves nothing half-written where
-readers look:
+Readers see a job's result appear as one step (or not at all):
 
 1. Each task encodes its rows, per topic-partition, into batches of the
    requested magic and codec and appends them to a staging file under
    ``PATH/_kcodec_staging/<job>/`` (offsets relative to the file's start, or
    kept from the ``offset`` column). Names starting with ``_`` are not
    partition directories, so readers (kcodec's and Kafka's) ignore them.
-2. On commit, the driver takes each topic-partition's staging files in task
-   order, gives them their final offsets (continuing after the partition's
-   last offset in ``append`` mode, from 0 in ``overwrite`` mode) and writes
-   real segments with kcodec's :class:`~kcodec.log.writer.SegmentWriter`
-   (``.log``, ``.index``, ``.timeindex``; rolled at ``segmentBytes``) into a
-   scratch directory, then moves them into place: a new partition directory
-   with one rename, new segments of an existing one index files first and
-   ``.log`` last (a visible ``.log`` is a whole segment). ``overwrite``
-   renames the old partition directories to ``<name>.<job>-delete`` (Kafka's
-   own convention for directories being deleted) before the new ones go in,
-   and then removes them. On abort the staging directory is removed.
+2. On commit, the driver (holding a lock on ``PATH``) first
+   finishes any commit a killed job left half-published, then takes each
+   topic-partition's staging files in task order, gives them their final
+   offsets (continuing after the partition's last offset in ``append`` mode,
+   from 0 in ``overwrite`` mode) and writes real segments with kcodec's
+   :class:`~kcodec.log.writer.SegmentWriter` (``.log``, ``.index``,
+   ``.timeindex``; rolled at ``segmentBytes``) into
+   ``PATH/_kcodec_staging/<job>/final/<topic>-<n>/``.
+3. The commit point is one rename: the commit record ``PATH/_kcodec_commit``
+   appears, naming the job, the mode and its partitions. Readers (kcodec's
+   :class:`~kcodec.log.partition.Partition` and this data source) that find it
+   read the new state whatever the publishing has reached; without it they
+   read the old one. Publishing then moves the staged directories (or, in
+   ``append``, the new segment files, index files before ``.log``) into place,
+   retires replaced directories as ``<name>.<job>-delete``, removes them, the
+   record and the staging directory. A job killed before the record leaves
+   only staging, which the next writer deletes (roll back); one killed after
+   it is published by the next writer (roll forward), so the layout ends as
+   ordinary ``<topic>-<n>/<20 digits>.log`` directories. The protocol and its
+   steps are in :mod:`kcodec.log.commit`. On abort the staging directory is
+   removed. Concurrent jobs writing one path are not supported: a job starting
+   removes what other jobs staged there.
 
 Moving offsets: a v2 batch's base offset and a v0/v1 entry's offset lie
 outside their CRCs, so rebasing patches 8 bytes; only a compressed v0 wrapper
@@ -28,6 +38,7 @@ re-encoded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import struct
@@ -36,7 +47,16 @@ import uuid
 from dataclasses import dataclass, field
 
 from kcodec.errors import EncodeError
-from kcodec.log.files import parse_partition_dir, parse_segment_name
+from kcodec.log.commit import (
+    STAGING_DIR,
+    CommitRecord,
+    job_dir,
+    read_record,
+    recover,
+    roll_forward,
+    staged_dir,
+    write_record,
+)
 from kcodec.log.fs import resolve
 from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
 from kcodec.log.partition import Partition
@@ -45,9 +65,8 @@ from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.records.reader import read_batches
 from kcodec.spark.options import bool_option, choice_option, int_option
 
-__all__ = ["WriteOptions", "Chunk", "STAGING_DIR", "check_input_schema", "write_task", "commit_job", "abort_job"]
+__all__ = ["WriteOptions", "Chunk", "check_input_schema", "write_task", "commit_job", "abort_job", "recover_path"]
 
-STAGING_DIR = "_kcodec_staging"
 _I64 = struct.Struct(">q")
 _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
@@ -142,7 +161,7 @@ class Chunk:
 
 def staging_root(opts: WriteOptions, job: str) -> str:
     fs, root = resolve(opts.path)
-    return fs.join(root, STAGING_DIR, job)
+    return job_dir(fs, root, job)
 
 
 def new_job_id() -> str:
@@ -174,10 +193,33 @@ def _bytes(v):
     return bytes(v)
 
 
-def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -> list[Chunk]:
+def _refuse_reading_target(segments: list, target: str) -> None:
+    """``overwrite`` of the path the job reads is refused. The Python data source
+    API shows a writer neither the plan nor ``df.inputFiles()``, but rows read by
+    this source carry their ``segment`` column: a row from a segment under the
+    target means the job reads what it would replace. (When that column was
+    dropped the job is not refused, and stays safe: tasks read everything before
+    the commit publishes, and the commit leaves the old state whole until its
+    single commit point.)"""
+    for segment in set(segments):
+        if segment is None:
+            continue
+        fs, path = resolve(str(segment))
+        if fs.local:
+            path = os.path.realpath(path)
+        if path == target or path.startswith(target.rstrip("/") + "/"):
+            raise EncodeError(
+                f"kafka-segments: overwrite of {target} refused: the job reads it (segment {segment}); "
+                "write elsewhere and swap, or use append"
+            )
+
+
+def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, overwrite: bool = False) -> list[Chunk]:
     """Stage one task's rows (an iterator of pyarrow RecordBatches)."""
 
-    fs, _ = resolve(opts.path)
+    fs, target = resolve(opts.path)
+    if fs.local:
+        target = os.path.realpath(target)
     root = staging_root(opts, job)
     stages: dict[tuple[str, int], _Stage] = {}
 
@@ -227,6 +269,8 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -
             headers = _column(rb, "headers")
             offsets = _column(rb, "offset") if opts.keep_offsets else [None] * n
             control = _column(rb, "isControl", False)
+            if overwrite and "segment" in rb.schema.names:
+                _refuse_reading_target(_column(rb, "segment"), target)
             for i in range(n):
                 if control[i]:
                     continue  # control records are written by Kafka's coordinator, not as data
@@ -311,101 +355,109 @@ def _write_partition(fs, chunks: list[Chunk], directory: str, base: int, opts: W
             delta += chunk.offsets
 
 
-def _segment_files(directory: str) -> list[str]:
-    """Files of a finished local partition directory, per segment index files first, ``.log`` last."""
-
-    def order(name: str):
-        try:
-            base, kind = parse_segment_name(name)
-        except ValueError:
-            return (1 << 64, 1, name)
-        return (base, kind == "log", name)
-
-    return sorted(os.listdir(directory), key=order)
-
-
-def _publish_into_existing(fs, local_dir: str, target: str) -> None:
-    for name in _segment_files(local_dir):
-        dst = fs.join(target, name)
-        if name.endswith(".log") and fs.exists(dst):
-            if fs.size(dst) != 0:
-                raise FileExistsError(f"kafka-segments: {dst} already exists")
-        src = os.path.join(local_dir, name)
-        if fs.local:
-            os.replace(src, dst)
-        else:
-            with open(src, "rb") as f, fs.open_output(dst) as out:
-                shutil.copyfileobj(f, out, 1 << 22)
-    shutil.rmtree(local_dir, ignore_errors=True)
-
-
 def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: bool) -> dict[tuple[str, int], int]:
-    """Turn the staged chunks into partition directories; returns records written per topic-partition."""
+    """Turn the staged chunks into partition directories, published as one step
+    (:mod:`kcodec.log.commit`); returns records written per topic-partition."""
     fs, root = resolve(opts.path)
-    staging = staging_root(opts, job)
     by_tp: dict[tuple[str, int], list[Chunk]] = {}
     for c in chunks:
         by_tp.setdefault((c.topic, c.partition), []).append(c)
-    scratch = fs.join(staging, "final") if fs.local else tempfile.mkdtemp(prefix="kcodec-spark-")
-    if fs.local:
-        os.makedirs(scratch, exist_ok=True)
     written: dict[tuple[str, int], int] = {}
-    try:
-        fs.makedirs(root)
-        built: list[tuple[str, str]] = []  # (local dir, target dir)
-        for (topic, partition), cs in sorted(by_tp.items()):
-            cs.sort(key=lambda c: c.task)
-            target = fs.join(root, f"{topic}-{partition}")
-            existing = 0 if overwrite else Partition(target, fs).next_offset()
-            if opts.keep_offsets:
-                base = cs[0].first_offset
-                if base < existing:
-                    raise EncodeError(
-                        f"kafka-segments: {topic}-{partition} already holds offsets up to "
-                        f"{existing - 1}; kept offsets start at {base}"
-                    )
-            else:
-                base = existing
-            local_dir = os.path.join(scratch, f"{topic}-{partition}")
-            _write_partition(fs, cs, local_dir, base, opts)
-            built.append((local_dir, target))
-            written[(topic, partition)] = sum(c.records for c in cs)
-        doomed = []
-        if overwrite and fs.is_dir(root):
-            for e in fs.list(root):
-                name = fs.name(e.path)
-                if e.is_dir and not name.startswith((".", "_")) and not name.endswith("-delete"):
-                    try:
-                        parse_partition_dir(name)
-                    except ValueError:
-                        continue
-                    gone = fs.join(root, f"{name}.{job}-delete")
-                    fs.move(e.path, gone)
-                    doomed.append(gone)
-        for local_dir, target in built:
-            if not fs.exists(target):
-                fs.upload_dir(local_dir, target)
-            else:
-                _publish_into_existing(fs, local_dir, target)
-        for d in doomed:
-            fs.delete_dir(d)
-    finally:
-        if not fs.local:
-            shutil.rmtree(scratch, ignore_errors=True)
-        abort_job(opts, job)
+    fs.makedirs(root)
+    with commit_lock(fs, root):
+        recover(fs, root, keep=job)  # an earlier job's interrupted commit first: the offsets continue after it
+        scratch = None if fs.local else tempfile.mkdtemp(prefix="kcodec-spark-")
+        try:
+            names = []
+            for (topic, partition), cs in sorted(by_tp.items()):
+                cs.sort(key=lambda c: c.task)
+                name = f"{topic}-{partition}"
+                existing = 0 if overwrite else Partition(fs.join(root, name), fs).next_offset()
+                if opts.keep_offsets:
+                    base = cs[0].first_offset
+                    if base < existing:
+                        raise EncodeError(
+                            f"kafka-segments: {topic}-{partition} already holds offsets up to "
+                            f"{existing - 1}; kept offsets start at {base}"
+                        )
+                else:
+                    base = existing
+                staged = staged_dir(fs, root, job, name)
+                if fs.local:
+                    _write_partition(fs, cs, staged, base, opts)
+                else:
+                    local_dir = os.path.join(scratch, name)
+                    _write_partition(fs, cs, local_dir, base, opts)
+                    fs.makedirs(fs.parent(staged))
+                    fs.upload_dir(local_dir, staged)
+                names.append(name)
+                written[(topic, partition)] = sum(c.records for c in cs)
+            for c in chunks:  # the staged task files are spent; only the built segments stay
+                fs.delete_file(c.path)
+        except Exception:
+            abort_job(opts, job)  # roll back: nothing readers see has changed
+            raise
+        finally:
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+        record = CommitRecord(job, overwrite, tuple(names))
+        write_record(
+            fs, root, record
+        )  # the commit point; failing before it leaves staging for abort or the next writer
+        roll_forward(fs, root, record)
+    _remove_empty_staging_root(fs, root)
     return written
 
 
 def abort_job(opts: WriteOptions, job: str) -> None:
-    """Remove the job's staging directory (and the staging root when it is left empty)."""
+    """Remove the job's staging directory (and the staging root when it is left
+    empty); a job whose commit record is written is decided and rolls forward instead."""
     fs, root = resolve(opts.path)
+    record = read_record(fs, root) if fs.is_dir(root) else None
+    if record is not None and record.job == job:
+        with commit_lock(fs, root):
+            recover(fs, root, keep=None)
+        return
     fs.delete_dir(staging_root(opts, job))
+    _remove_empty_staging_root(fs, root)
+
+
+def recover_path(opts: WriteOptions, keep: str | None = None) -> None:
+    """Before a job writes ``opts.path``: finish a commit a killed job left
+    half-published there and remove what crashed jobs staged (see :mod:`kcodec.log.commit`)."""
+    fs, root = resolve(opts.path)
+    if not fs.is_dir(root):
+        return
+    with commit_lock(fs, root):
+        recover(fs, root, keep=keep)
+
+
+def _remove_empty_staging_root(fs, root: str) -> None:
     parent = fs.join(root, STAGING_DIR)
     try:
         if fs.is_dir(parent) and not fs.list(parent):
             fs.delete_dir(parent)
     except OSError:
         pass
+
+
+@contextlib.contextmanager
+def commit_lock(fs, root: str):
+    """One commit (or recovery) at a time in a local log directory: an
+    exclusive ``flock`` on the directory itself, so no lock file is left in
+    the layout (object stores have no locks; there one writer at a time is the
+    caller's to ensure)."""
+    if not fs.local:
+        yield
+        return
+    import fcntl
+
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _column(rb, name: str, default=None) -> list:
