@@ -25,6 +25,7 @@ __all__ = [
     "DecompressionError",
     "DecompressionLimitError",
     "CorruptError",
+    "NotRegularFileError",
     "record_corrupt_message",
 ]
 
@@ -167,3 +168,10 @@ class CorruptError(DecodeError):
     """Any other structural damage."""
 
     kind = "corrupt"
+
+
+class NotRegularFileError(KcodecError):
+    """A path to read records or an index from is not a regular file (a FIFO, a device, a directory):
+    such a file has no size a reader can trust, and may block or never end."""
+
+    kind = "not_regular_file"

@@ -132,10 +132,10 @@ def cmd_dump(args: argparse.Namespace) -> int:
 def _hint_hidden_batches(path: Path, start: int) -> None:
     """Kafka stops at an entry that claims more bytes than are left; say so when valid batches follow it."""
     from kcodec.records.resync import find_next_entry
-    from kcodec.records.source import open_buffer
+    from kcodec.records.source import open_input
 
-    with open_buffer(path) as buf:
-        found = None if buf is None else find_next_entry(buf.view, start + 1)
+    with open_input(path) as source:
+        found = find_next_entry(source, start + 1)
     if found is not None:
         print(
             f"kcodec dump: {path}: the entry at byte {start} claims more bytes than are left, but a valid batch "

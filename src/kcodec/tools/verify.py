@@ -17,7 +17,7 @@ from kcodec.errors import KcodecError, record_corrupt_message
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 from kcodec.records.resync import find_next_entry
-from kcodec.records.source import is_stream, open_buffer
+from kcodec.records.source import is_stream, open_input
 
 
 @dataclass(frozen=True)
@@ -212,8 +212,8 @@ def valid_prefix(source, *, max_decompressed_size: int | None = None) -> tuple[i
 def _next_valid(source, start: int) -> int | None:
     if is_stream(source):
         return None  # already read: a stream cannot be looked at again
-    with open_buffer(source) as buf:
-        return None if buf is None else find_next_entry(buf.view, start)
+    with open_input(source) as opened:
+        return find_next_entry(opened, start)
 
 
 def recover(
