@@ -49,15 +49,13 @@ class _Progress:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from kcodec.records.reader import read_batches
+    from kcodec.records.reader import read_batches, shrank_message
     from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
     from kcodec.tools.dump_index import INDEX_SUFFIXES, dump_index_lines
 
     status = EXIT_OK
     for name in args.files:
-        path = Path(name)
-        if not path.is_file():
-            raise UsageError(f"{name}: no such file")
+        path = existing_file(name)
         if path.suffix in INDEX_SUFFIXES and not args.json:  # .index / .timeindex / .txnindex, as Kafka's tool
             try:
                 lines, problems = dump_index_lines(path)
@@ -120,6 +118,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
             status = EXIT_ERROR
         finally:
             progress.close()
+        if reader.shrank_to is not None:
+            print(f"kcodec dump: {path}: {shrank_message(reader.shrank_to)}", file=sys.stderr)
         if reader.partial_tail is not None and not args.skip_corrupt and status == EXIT_OK:
             _hint_hidden_batches(path, reader.partial_tail.position)
         if reader.skipped:

@@ -42,6 +42,7 @@ __all__ = [
     "read_batches",
     "read_records",
     "default_max_decompressed_size",
+    "shrank_message",
     "DEFAULT_MAX_BATCH_SIZE",
 ]
 
@@ -204,6 +205,14 @@ class BatchReader:
                 return
             yield pos, header + rest
             pos += total
+
+
+def shrank_message(size: int) -> str:
+    """What to say when a file got shorter while it was read (:attr:`BatchReader.shrank_to`)."""
+    return (
+        f"the file shrank to {size} bytes while it was read (retention, or a follower truncating its log?): "
+        "read up to its new end"
+    )
 
 
 def read_batches(source: Source, **options) -> BatchReader:

@@ -32,6 +32,7 @@ __all__ = [
     "is_stream",
     "open_input",
     "open_regular_file",
+    "read_regular_file",
     "read_up_to",
 ]
 
@@ -170,6 +171,17 @@ def open_regular_file(path: str | os.PathLike) -> int:
         )
         raise NotRegularFileError(f"{os.fspath(path)} is {kind}: only regular files are read")
     return fd
+
+
+def read_regular_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`open_regular_file`), at most its size when opened
+    and at most ``limit``: a file that grows while it is read, or a sparse one, cannot make this read on."""
+    fd = open_regular_file(path)
+    try:
+        size = os.fstat(fd).st_size
+        return FileInput(fd, size if limit is None else min(size, limit)).pread(0, size)
+    finally:
+        os.close(fd)
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kcodec.errors import KcodecError, record_corrupt_message
 from kcodec.records.model import Batch
-from kcodec.records.reader import read_batches
+from kcodec.records.reader import read_batches, shrank_message
 from kcodec.records.resync import find_next_entry
 from kcodec.records.source import is_stream, open_input
 
@@ -118,6 +118,8 @@ def verify_source(source, name: str, *, strict: bool = True, max_decompressed_si
         last_offset = batch.last_offset
     for r in skipped:
         report.problems.append(_skipped_problem(r))
+    if reader.shrank_to is not None:
+        report.problems.append(Problem(reader.shrank_to, None, shrank_message(reader.shrank_to)))
     if reader.partial_tail is not None and strict:
         t = reader.partial_tail
         report.problems.append(
