@@ -27,6 +27,7 @@ __all__ = [
     "CorruptError",
     "UnknownCodecError",
     "BackendError",
+    "NotRegularFileError",
     "record_corrupt_message",
 ]
 
@@ -184,3 +185,10 @@ class BackendError(KcodecError, ImportError):
     """``KCODEC_BACKEND`` asks for decoders that cannot be used (also an ImportError, as before)."""
 
     kind = "backend"
+
+
+class NotRegularFileError(KcodecError):
+    """A path to read records or an index from is not a regular file (a FIFO, a device, a directory):
+    such a file has no size a reader can trust, and may block or never end."""
+
+    kind = "not_regular_file"

@@ -35,7 +35,7 @@ def existing_file(name: str | Path) -> Path:
     """``name`` as a path, or a usage error when it is not a file (said as the user wrote it)."""
     path = Path(name)
     if not path.is_file():
-        raise UsageError(f"{name}: no such file")
+        raise UsageError(f"{name}: {'not a regular file' if path.exists() else 'no such file'}")
     return path
 
 

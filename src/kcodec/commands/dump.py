@@ -91,7 +91,7 @@ class _Bounded:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from kcodec.records.reader import read_batches
+    from kcodec.records.reader import read_batches, shrank_message
     from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
     from kcodec.tools.dump_decoders import STRING, DecoderError
     from kcodec.tools.dump_files import FileKind, file_kind
@@ -102,9 +102,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for name in names:
         stdin = name == STDIN
-        path = Path("<stdin>") if stdin else Path(name)
-        if not stdin and not path.is_file():
-            raise UsageError(f"{name}: no such file")
+        path = Path("<stdin>") if stdin else existing_file(name)  # a regular file, or one line and exit 2
         kind = FileKind.LOG if stdin or args.as_log else file_kind(path)
         if kind != FileKind.LOG:
             status = max(status, _dump_other(path, kind, args))
@@ -173,6 +171,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
             status = EXIT_ERROR
         finally:
             progress.close()
+        if reader.shrank_to is not None:
+            print(f"kcodec dump: {path}: {shrank_message(reader.shrank_to)}", file=sys.stderr)
         may_hint = not stdin and args.max_bytes is None and not args.skip_corrupt and not args.json
         if reader.partial_tail is not None and may_hint and status == EXIT_OK:
             _hint_hidden_batches(path, reader.partial_tail.position)
@@ -251,10 +251,10 @@ def _index_base_offset(path: Path) -> int:
 def _hint_hidden_batches(path: Path, start: int) -> None:
     """Kafka stops at an entry that claims more bytes than are left; say so when valid batches follow it."""
     from kcodec.records.resync import find_next_entry
-    from kcodec.records.source import open_buffer
+    from kcodec.records.source import open_input
 
-    with open_buffer(path) as buf:
-        found = None if buf is None else find_next_entry(buf.view, start + 1)
+    with open_input(path) as source:
+        found = find_next_entry(source, start + 1)
     if found is not None:
         print(
             f"kcodec dump: {path}: the entry at byte {start} claims more bytes than are left, but a valid batch "

@@ -20,6 +20,8 @@ def _segment_log(name: str) -> tuple[Path, int]:
     from kcodec.log.files import LOG_SUFFIX, parse_segment_name, segment_name
 
     path = Path(name)
+    if path.exists():
+        existing_file(path)  # a FIFO or a device is refused before its name is looked at
     try:
         base, kind = parse_segment_name(path)
     except ValueError:

@@ -52,6 +52,10 @@ INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"
 SNAPSHOT_SUFFIX = ".snapshot"
+# Kafka preallocates .index and .timeindex files to segment.index.bytes (10 MiB by default) and trims
+# them when the segment rolls: a larger index file is not one Kafka's default config writes (a sparse
+# or a foreign file), and is refused rather than read whole.
+MAX_INDEX_FILE_BYTES = 10 * 1024 * 1024
 TMP_SUFFIX = ".tmp"  # SegmentWriter / write_atomically temporaries; Kafka ignores such files
 
 _INT64_MAX = (1 << 63) - 1
@@ -63,6 +67,13 @@ _SEGMENT_NAME = re.compile(r"([0-9]{20})\.(.+)", re.ASCII)
 # What a reader could take for a segment name: some digits, a dot, a suffix. Reported when not a real one.
 _LOOKS_LIKE_SEGMENT = re.compile(r"\d+\..+")
 _PARTITION_DIR = re.compile(r"(.+)-([0-9]+)", re.ASCII)
+
+
+def index_too_large(path: PathLike, max_bytes: int) -> KcodecError:
+    return KcodecError(
+        f"{os.fspath(path)} is larger than {max_bytes} bytes, more than an index file of Kafka's default "
+        "segment.index.bytes holds: not read (pass max_bytes to read a larger one)"
+    )
 
 
 class SegmentFileName(NamedTuple):
@@ -154,9 +165,13 @@ class Segment:
             return suffix in self.listed_indexes
         return self.fs.exists(str(self._sibling(suffix)))
 
-    def read_file(self, suffix: str) -> bytes:
-        """The bytes of the sibling file with ``suffix`` (OSError when missing)."""
-        return self.fs.read_bytes(str(self._sibling(suffix)))
+    def read_file(self, suffix: str, max_bytes: int = MAX_INDEX_FILE_BYTES) -> bytes:
+        """The bytes of the sibling index file with ``suffix`` (OSError when missing; refused when larger than
+        ``max_bytes``)."""
+        path = str(self._sibling(suffix))
+        if self.fs.size(path) > max_bytes:
+            raise index_too_large(path, max_bytes)
+        return self.fs.read_bytes(path)
 
     def batches(self, start: int = 0, end: int | None = None, **options) -> Iterator[Batch]:
         """Decoded batches of the log in ``[start, end)``, positions in the file;

@@ -105,8 +105,9 @@ class LocalFS:
         return sorted(_glob.glob(pattern))
 
     def read_bytes(self, path: str) -> bytes:
-        with open(path, "rb") as f:
-            return f.read()
+        from kcodec.records.source import read_regular_file  # a FIFO or a device would never end
+
+        return read_regular_file(path)
 
     def read_range(self, path: str, start: int, end: int | None) -> bytes:
         with open(path, "rb") as f:

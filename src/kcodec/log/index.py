@@ -36,11 +36,19 @@ from typing import NamedTuple
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, KcodecError, SchemaError
 from kcodec.generated import codec
-from kcodec.log.files import INDEX_SUFFIX, PathLike, Segment, parse_segment_name
+from kcodec.log.files import (
+    INDEX_SUFFIX,
+    MAX_INDEX_FILE_BYTES,
+    PathLike,
+    Segment,
+    index_too_large,
+    parse_segment_name,
+)
 from kcodec.log.headers import last_offset
 from kcodec.log.transactions import AbortedTxn, TxnTracker
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
+from kcodec.records.source import read_regular_file
 
 __all__ = [
     "DEFAULT_INDEX_INTERVAL_BYTES",
@@ -147,11 +155,14 @@ class TimestampOffset(NamedTuple):
     offset: int
 
 
-def _load(source: IndexSource) -> tuple[bytes, str]:
+def _load(source: IndexSource, max_bytes: int) -> tuple[bytes, str]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source), "<bytes>"
     path = Path(source)
-    return path.read_bytes(), str(path.absolute())
+    data = read_regular_file(path, max_bytes + 1)
+    if len(data) > max_bytes:
+        raise index_too_large(path, max_bytes)
+    return data, str(path.absolute())
 
 
 def _base(source: IndexSource, base_offset: int | None) -> int:
@@ -214,7 +225,11 @@ def _sanity_check_time_index(data: bytes, base: int, name: str) -> None:
 
 
 def read_offset_index(
-    source: IndexSource, base_offset: int | None = None, *, sanity_check: bool = False
+    source: IndexSource,
+    base_offset: int | None = None,
+    *,
+    sanity_check: bool = False,
+    max_bytes: int = MAX_INDEX_FILE_BYTES,
 ) -> list[OffsetPosition]:
     """The entries of a ``.index`` file (a path, or its bytes with ``base_offset``).
 
@@ -224,7 +239,7 @@ def read_offset_index(
     ignored unless ``sanity_check`` runs Kafka's ``sanityCheck`` first
     (:class:`CorruptError` for a last offset below the base,
     :class:`BadLengthError` for a length that is not a multiple of 8)."""
-    data, name = _load(source)
+    data, name = _load(source, max_bytes)
     base = _base(source, base_offset)
     if sanity_check:
         _sanity_check_offset_index(data, base, name)
@@ -237,13 +252,17 @@ def read_offset_index(
 
 
 def read_time_index(
-    source: IndexSource, base_offset: int | None = None, *, sanity_check: bool = False
+    source: IndexSource,
+    base_offset: int | None = None,
+    *,
+    sanity_check: bool = False,
+    max_bytes: int = MAX_INDEX_FILE_BYTES,
 ) -> list[TimestampOffset]:
     """The entries of a ``.timeindex`` file, with the same stop rule as
     :func:`read_offset_index` (DumpLogSegments stops at a relative offset of 0
     past the first entry; a preallocated zero entry also has timestamp 0).
     ``sanity_check`` runs Kafka's ``TimeIndex.sanityCheck`` first."""
-    data, name = _load(source)
+    data, name = _load(source, max_bytes)
     base = _base(source, base_offset)
     if sanity_check:
         _sanity_check_time_index(data, base, name)
@@ -256,7 +275,11 @@ def read_time_index(
 
 
 def read_txn_index(
-    source: IndexSource, base_offset: int | None = None, *, sanity_check: bool = False
+    source: IndexSource,
+    base_offset: int | None = None,
+    *,
+    sanity_check: bool = False,
+    max_bytes: int = MAX_INDEX_FILE_BYTES,
 ) -> list[AbortedTxn]:
     """The entries of a ``.txnindex`` file (offsets in it are absolute).
 
@@ -266,7 +289,7 @@ def read_txn_index(
     ``sanity_check`` also checks, as ``TransactionIndex.sanityCheck``, that no
     entry's last offset is below the segment base offset (``base_offset``, or
     the file name's)."""
-    data, name = _load(source)
+    data, name = _load(source, max_bytes)
     base = _base(source, base_offset) if sanity_check else 0
     e = _txn_entry()
     version_at = e.offsets["version"]

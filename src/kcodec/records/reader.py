@@ -1,10 +1,11 @@
-"""Walk log entries in bytes, a memory-mapped file or a stream, and decode them.
+"""Walk log entries in bytes, a file or a stream, and decode them.
 
 Framing follows Kafka's ByteBufferLogInputStream / FileLogInputStream: an
 entry is 12 + size bytes; a partial entry at the end of the input is a
 truncated tail (lenient mode, the default, reports it and stops; strict mode
-raises). A 1 GiB segment is never read into memory: files are mapped, and
-each entry is copied out one at a time.
+raises). A 1 GiB segment is never read into memory: files are read through
+bounded pread windows (:mod:`kcodec.records.source`), one entry at a time, and
+a file that shrinks while it is read ends there, as a partial tail.
 
 Damage: by default the first entry that does not decode raises its
 :class:`~kcodec.errors.DecodeError` (after the good batches before it were
@@ -31,7 +32,7 @@ from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
 from kcodec.records.model import Batch, Record
 from kcodec.records.resync import SkippedRange
 from kcodec.records.skipping import DamageSkipper
-from kcodec.records.source import Buffer, Source, is_stream, open_buffer, read_up_to
+from kcodec.records.source import Input, Source, is_stream, open_input, read_up_to
 from kcodec.runtime import compression
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "read_batches",
     "read_records",
     "default_max_decompressed_size",
+    "shrank_message",
     "DEFAULT_MAX_BATCH_SIZE",
 ]
 
@@ -102,6 +104,7 @@ class BatchReader:
         self.partial_tail: PartialTail | None = None
         self.skipped: list[SkippedRange] = []
         self.bytes_read = 0  # position after the last whole entry
+        self.shrank_to: int | None = None  # the file got shorter while it was read: where it ended
 
     def __iter__(self) -> Iterator[Batch]:
         if self.skip_corrupt:
@@ -117,9 +120,11 @@ class BatchReader:
         if is_stream(self.source):
             yield from self._from_stream(self.source)
             return
-        with open_buffer(self.source) as buf:
-            if buf is not None:
-                yield from self._from_buffer(buf)
+        with open_input(self.source) as source:
+            try:
+                yield from self._from_input(source)
+            finally:
+                self.shrank_to = source.shrank_to
 
     # ------------------------------------------------------------------ what the walks report
 
@@ -154,36 +159,42 @@ class BatchReader:
             on_progress=self._progress,
             resync=self.resync,
         )
-        # resynchronising looks ahead: a stream is read whole (files are memory-mapped instead), and its
+        # resynchronising looks ahead: a stream is read whole (files are read in windows instead), and its
         # first byte is at position ``start``
         stream = is_stream(self.source)
-        with open_buffer(self.source) as buf:
-            if buf is None:
-                return
-            view = buf.view
-            if stream:
-                yield from skipper.batches(view, 0, self._end(len(view), self.start), shift=self.start)
-            else:
-                yield from skipper.batches(view, self.start, self._end(len(view)))
+        with open_input(self.source) as source:
+            try:
+                if stream:
+                    yield from skipper.batches(source, 0, self._end(source.size, self.start), shift=self.start)
+                else:
+                    yield from skipper.batches(source, self.start, self._end(source.size))
+            finally:
+                self.shrank_to = source.shrank_to
 
     def _end(self, size: int, shift: int = 0) -> int:
         return size if self.end is None else min(self.end - shift, size)
 
-    def _from_buffer(self, buf: Buffer) -> Iterator[tuple[int, bytes]]:
-        view = buf.view
-        pos, end = self.start, self._end(len(view))
+    def _from_input(self, source: Input) -> Iterator[tuple[int, bytes]]:
+        pos, end = self.start, self._end(source.size)
         while True:
-            buf.done_up_to(pos)
             self.bytes_read = pos
             available = end - pos
             if available < HEADER_SIZE_UP_TO_MAGIC:
                 self._tail(pos, available)
                 return
-            total = check_header(bytes(view[pos : pos + HEADER_SIZE_UP_TO_MAGIC]), pos, self.max_batch_size)
+            header = bytes(source.read(pos, HEADER_SIZE_UP_TO_MAGIC))
+            if len(header) < HEADER_SIZE_UP_TO_MAGIC:  # the file shrank under the reader: it ends here
+                self._tail(pos, len(header))
+                return
+            total = check_header(header, pos, self.max_batch_size)
             if total > available:
                 self._tail(pos, available)
                 return
-            yield pos, bytes(view[pos : pos + total])
+            entry = source.read(pos, total)
+            if len(entry) < total:
+                self._tail(pos, len(entry))
+                return
+            yield pos, bytes(entry)
             pos += total
 
     def _from_stream(self, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
@@ -203,8 +214,16 @@ class BatchReader:
             pos += total
 
 
+def shrank_message(size: int) -> str:
+    """What to say when a file got shorter while it was read (:attr:`BatchReader.shrank_to`)."""
+    return (
+        f"the file shrank to {size} bytes while it was read (retention, or a follower truncating its log?): "
+        "read up to its new end"
+    )
+
+
 def read_batches(source: Source, **options) -> BatchReader:
-    """Batches of bytes, a memoryview, a file path (memory-mapped) or a binary stream.
+    """Batches of bytes, a memoryview, a file path (a regular file) or a binary stream.
 
     Options: ``verify_crc`` (default True), ``strict`` (a partial tail is an
     error; default False, as Kafka's readers), ``max_decompressed_size``

@@ -8,19 +8,24 @@ A random position passes the CRC check with probability 2**-32, so what is
 found is a real batch (possibly one stored inside a damaged batch's payload,
 which is then readable too: nothing readable is lost).
 
-The scan is cheap where there is nothing to find: candidate positions come
-from one regular expression over the buffer (the size at +8 is at least 14
-and no larger than what the input can hold, the magic byte at +16 is 0, 1 or
-2, the codec bits name a codec that magic allows), so the C regex engine
-passes over ordinary bytes, and each candidate is checked against the bytes
-left and the format's minimum sizes before its CRC is computed.
+The scan is cheap where there is nothing to find, and its cost grows with the
+damaged bytes only: candidate positions come from one regular expression run
+once over each window of the input (the size at +8 is at least 14 and no
+larger than what the input can hold, the magic byte at +16 is 0, 1 or 2, the
+codec bits name a codec that magic allows), so the C regex engine passes over
+ordinary bytes. A candidate's CRC covers its whole claimed size, which in
+random bytes is anything up to the rest of the file: checksumming every
+candidate would cost (damaged bytes x file size). So each candidate first has
+to pass the tests of its header that the decoder would apply anyway, in
+constant time (the bytes left, the format's minimum sizes, a record count the
+size can hold, a compressed stream that starts with its codec's magic), and
+only then is its CRC computed, a window at a time.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-import zlib
 from dataclasses import dataclass
 
 from kcodec.errors import KcodecError
@@ -31,6 +36,7 @@ from kcodec.records.framing import (
     LEGACY_COMPRESSION_MASK,
     LEGACY_CRC_OFFSET,
     LEGACY_CRC_START,
+    LEGACY_KEY_LENGTH_OFFSET,
     LEGACY_MAX_CODEC_ID,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
@@ -44,8 +50,11 @@ from kcodec.records.framing import (
     V2_MAX_CODEC_ID,
     V2_MIN_BATCH_LENGTH,
     V2_RECORDS_COUNT_OFFSET,
+    V2_RECORDS_OFFSET,
 )
-from kcodec.runtime.crc import crc32c
+from kcodec.records.source import Input, as_input
+from kcodec.runtime.compression import STREAM_HEAD_SIZE, stream_may_start
+from kcodec.runtime.crc import crc32, crc32c
 
 __all__ = ["SkippedRange", "find_next_entry", "entry_is_valid"]
 
@@ -109,7 +118,20 @@ def _any(n: int) -> bytes:
 
 
 _PATTERNS: dict[int, re.Pattern] = {}
-_NONZERO = re.compile(rb"[^\x00]")
+
+
+def _first_nonzero(window, lo: int, hi: int) -> int | None:
+    """The position of the first byte in ``window[lo:hi]`` that is not 0 (runs of zeros are compared at
+    memory speed; a regular expression or ``lstrip`` tests bytes one at a time)."""
+    while lo < hi:
+        piece = bytes(window[lo : min(hi, lo + len(_ZEROS))])
+        if piece != _ZEROS[: len(piece)]:
+            return lo + len(piece) - len(piece.lstrip(b"\x00"))
+        lo += len(piece)
+    return None
+
+
+_ZEROS = bytes(64 << 10)
 
 
 def _candidates(largest: int) -> re.Pattern:
@@ -138,46 +160,102 @@ def _candidates(largest: int) -> re.Pattern:
     return pattern
 
 
-def _crc_holds(buf, pos: int, size: int, magic: int) -> bool:
+# The smallest v2 record: a length, attributes, timestamp delta, offset delta, key and value lengths and a
+# header count, one byte each (DefaultRecord: varints of 0 or -1). A batch whose count says more records
+# than its stored bytes can hold does not decode.
+_MIN_V2_RECORD_SIZE = 7
+_HEAD = V2_RECORDS_OFFSET + 4  # the header a candidate's tests read (a codec's magic too; snappy reads on)
+_LOOKAHEAD = V2_ATTRIBUTES_LOW_BYTE  # the candidate pattern reads [pos, pos + _LOOKAHEAD]
+
+
+def _crc_holds(source: Input, pos: int, size: int, magic: int, head) -> bool:
     end = pos + LOG_OVERHEAD + size
     if magic == 2:
-        return crc32c(buf[pos + V2_CRC_START : end]) == _U32.unpack_from(buf, pos + V2_CRC_OFFSET)[0]
-    return zlib.crc32(buf[pos + LEGACY_CRC_START : end]) == _U32.unpack_from(buf, pos + LEGACY_CRC_OFFSET)[0]
+        crc, start, stored = crc32c, V2_CRC_START, _U32.unpack_from(head, V2_CRC_OFFSET)[0]
+    else:
+        crc, start, stored = crc32, LEGACY_CRC_START, _U32.unpack_from(head, LEGACY_CRC_OFFSET)[0]
+    value, got = 0, 0
+    for chunk in source.chunks(pos + start, end):  # a window at a time: a candidate's size can be large
+        value = crc(chunk, value)
+        got += len(chunk)
+    return got == end - pos - start and value == stored
 
 
-def _plausible(buf, pos: int, end: int, max_batch_size: int) -> int:
-    """The entry size at ``pos`` when its header is plausible and it fits, else 0 (no CRC computed yet)."""
-    size = _I32.unpack_from(buf, pos + SIZE_OFFSET)[0]
-    magic = buf[pos + MAGIC_OFFSET]
+def _plausible(source: Input, head, pos: int, end: int, max_batch_size: int) -> int:
+    """The entry size at ``pos`` when its header (``head``: its first bytes) passes every test the decoder
+    would apply that needs no more than the header, and it fits, else 0 (no CRC computed yet)."""
+    size = _I32.unpack_from(head, SIZE_OFFSET)[0]
+    magic = head[MAGIC_OFFSET]
     if size < _MIN_SIZE[magic] or size > max_batch_size or pos + LOG_OVERHEAD + size > end:
         return 0
     if magic == 2:
-        if (
-            buf[pos + V2_ATTRIBUTES_LOW_BYTE] & V2_COMPRESSION_MASK > V2_MAX_CODEC_ID
-            or _I32.unpack_from(buf, pos + V2_RECORDS_COUNT_OFFSET)[0] < 0
-        ):
+        codec = head[V2_ATTRIBUTES_LOW_BYTE] & V2_COMPRESSION_MASK
+        count = _I32.unpack_from(head, V2_RECORDS_COUNT_OFFSET)[0]
+        if codec > V2_MAX_CODEC_ID or count < 0:
             return 0
-    elif buf[pos + LEGACY_ATTRIBUTES_OFFSET] & LEGACY_COMPRESSION_MASK > LEGACY_MAX_CODEC_ID:
+        stored = LOG_OVERHEAD + size - V2_RECORDS_OFFSET
+        if codec == 0 and count * _MIN_V2_RECORD_SIZE > stored:
+            return 0
+        if codec and not stream_may_start(codec, _stream_head(source, head, pos), stored):
+            return 0
+    elif head[LEGACY_ATTRIBUTES_OFFSET] & LEGACY_COMPRESSION_MASK > LEGACY_MAX_CODEC_ID:
+        return 0
+    elif not _legacy_lengths_fill(source, head, pos, LOG_OVERHEAD + size, magic):
         return 0
     return size
+
+
+def _stream_head(source: Input, head, pos: int):
+    """The first bytes of a v2 batch's stored records (as many as :func:`stream_may_start` looks at)."""
+    if len(head) >= V2_RECORDS_OFFSET + STREAM_HEAD_SIZE:
+        return head[V2_RECORDS_OFFSET:]
+    return source.pread(pos + V2_RECORDS_OFFSET, STREAM_HEAD_SIZE)
+
+
+def _legacy_lengths_fill(source: Input, head, pos: int, total: int, magic: int) -> bool:
+    """Whether the key and value lengths of the v0/v1 message at ``pos`` (-1: null) add up to its size
+    exactly, as the decoder requires."""
+    key_at = LEGACY_KEY_LENGTH_OFFSET[magic]
+    key = _I32.unpack_from(head, key_at)[0]
+    value_at = key_at + 4 + max(key, 0)  # Kafka reads any negative length as null
+    if value_at + 4 > total:
+        return False
+    field = head[value_at : value_at + 4] if value_at + 4 <= len(head) else source.pread(pos + value_at, 4)
+    if len(field) < 4:
+        return False
+    value = _I32.unpack_from(field, 0)[0]
+    return value_at + 4 + max(value, 0) == total
+
+
+def _valid_at(source: Input, pos: int, end: int, head, max_batch_size: int, max_decompressed_size: int | None) -> int:
+    if len(head) < HEADER_SIZE_UP_TO_MAGIC or head[MAGIC_OFFSET] > 2:
+        return 0
+    size = _plausible(source, head, pos, end, max_batch_size)
+    if not size or not _crc_holds(source, pos, size, head[MAGIC_OFFSET], head):
+        return 0
+    total = LOG_OVERHEAD + size
+    options = {} if max_decompressed_size is None else {"max_decompressed_size": max_decompressed_size}
+    entry = source.pread(pos, total)
+    if len(entry) < total:
+        return 0
+    try:
+        decode_entry(bytes(entry), pos, verify_crc=True, **options)
+    except KcodecError:
+        return 0
+    return total
 
 
 def entry_is_valid(
     buf, pos: int, end: int, *, max_batch_size: int = 2**31 - 1, max_decompressed_size: int | None = None
 ) -> int:
-    """The size of the whole entry at ``pos`` when it parses and its CRC holds, else 0."""
-    if end - pos < HEADER_SIZE_UP_TO_MAGIC or buf[pos + MAGIC_OFFSET] > 2:
+    """The size of the whole entry at ``pos`` when it parses and its CRC holds, else 0. ``buf`` is a
+    bytes-like object or an :class:`~kcodec.records.source.Input`."""
+    source = as_input(buf)
+    end = min(end, source.size)
+    if end - pos < HEADER_SIZE_UP_TO_MAGIC:
         return 0
-    size = _plausible(buf, pos, end, max_batch_size)
-    if not size or not _crc_holds(buf, pos, size, buf[pos + MAGIC_OFFSET]):
-        return 0
-    total = LOG_OVERHEAD + size
-    options = {} if max_decompressed_size is None else {"max_decompressed_size": max_decompressed_size}
-    try:
-        decode_entry(bytes(buf[pos : pos + total]), pos, verify_crc=True, **options)
-    except KcodecError:
-        return 0
-    return total
+    head = source.pread(pos, min(_HEAD, end - pos))
+    return _valid_at(source, pos, end, head, max_batch_size, max_decompressed_size)
 
 
 def find_next_entry(
@@ -192,18 +270,30 @@ def find_next_entry(
     """The first position ``>= start`` (and ``< before``) where a whole entry, ending by ``end``, parses
     and its CRC holds, or None.
 
-    ``buf`` is bytes, bytearray, mmap or a memoryview of bytes."""
-    end = len(buf) if end is None else min(end, len(buf))
+    ``buf`` is a bytes-like object or an :class:`~kcodec.records.source.Input` (a file is scanned a window
+    at a time: each byte is looked at once)."""
+    source = as_input(buf)
+    end = source.size if end is None else min(end, source.size)
     if end - start < HEADER_SIZE_UP_TO_MAGIC:
         return None
-    nonzero = _NONZERO.search(buf, start, end)  # a preallocated segment's zeros: skipped at memchr speed
-    if nonzero is None:
-        return None
-    start = max(start, nonzero.start() - (LOG_OVERHEAD - 1))  # an entry's size (its last header bytes) is not 0
-    for m in _candidates(min(max_batch_size, end - start - LOG_OVERHEAD)).finditer(buf, start, end):
-        pos = m.start()
-        if before is not None and pos >= before:
+    stop = end if before is None else min(end, before)
+    pattern = _candidates(min(max_batch_size, end - start - LOG_OVERHEAD))
+    scanned = start  # every candidate before this position was tried
+    for base, window in source.windows(start, end, _LOOKAHEAD):
+        lo, hi = scanned - base, min(end, base + len(window)) - base
+        nonzero = _first_nonzero(window, lo, hi)  # a preallocated segment's zeros: skipped at memory speed
+        if nonzero is not None:
+            lo = max(lo, nonzero - (LOG_OVERHEAD - 1))  # an entry's size (its last bytes) is not 0
+            for m in pattern.finditer(window, lo, hi):
+                pos = base + m.start()
+                if pos >= stop:
+                    return None
+                head = window[m.start() : m.start() + min(_HEAD, end - pos)]
+                if len(head) < min(_HEAD, end - pos):  # the header runs past this window
+                    head = source.pread(pos, min(_HEAD, end - pos))
+                if _valid_at(source, pos, end, head, max_batch_size, max_decompressed_size):
+                    return pos
+        scanned = base + hi if base + hi >= end else base + len(window) - _LOOKAHEAD
+        if scanned >= stop:
             return None
-        if entry_is_valid(buf, pos, end, max_batch_size=max_batch_size, max_decompressed_size=max_decompressed_size):
-            return pos
     return None

@@ -25,6 +25,7 @@ from kcodec.records.decode import decode_entry
 from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, LEGACY_CRC_OFFSET, SIZE_OFFSET, V2_CRC_OFFSET, check_header
 from kcodec.records.model import Batch
 from kcodec.records.resync import SkippedRange, find_next_entry
+from kcodec.records.source import Input
 
 __all__ = ["DamageSkipper"]
 
@@ -33,9 +34,10 @@ _I64 = struct.Struct(">q")
 
 @dataclass
 class DamageSkipper:
-    """Walks one buffer, yielding the batches that decode and reporting the ranges skipped.
+    """Walks one :class:`~kcodec.records.source.Input`, yielding the batches that decode and reporting the
+    ranges skipped; an entry is read when it is reached, so a file is never held whole.
 
-    Positions reported are ``shift`` + positions in the buffer. ``on_skip`` gets each
+    Positions reported are ``shift`` + positions in the input. ``on_skip`` gets each
     :class:`SkippedRange`, ``on_tail`` (position, bytes) a partial tail, ``on_progress`` the position after
     the last whole entry."""
 
@@ -47,25 +49,29 @@ class DamageSkipper:
     on_progress: Callable[[int], None]
     resync: bool = True
 
-    def batches(self, buf: memoryview, pos: int, end: int, shift: int = 0) -> Iterator[Batch]:
+    def batches(self, source: Input, pos: int, end: int, shift: int = 0) -> Iterator[Batch]:
         while True:
             self.on_progress(pos + shift)
             available = end - pos
             if available < HEADER_SIZE_UP_TO_MAGIC:
                 self.on_tail(pos + shift, available)
                 return
+            header = bytes(source.read(pos, HEADER_SIZE_UP_TO_MAGIC))
+            if len(header) < HEADER_SIZE_UP_TO_MAGIC:  # the file shrank under the reader: it ends here
+                self.on_tail(pos + shift, len(header))
+                return
             try:
-                total = check_header(bytes(buf[pos : pos + HEADER_SIZE_UP_TO_MAGIC]), pos + shift, self.max_batch_size)
+                total = check_header(header, pos + shift, self.max_batch_size)
             except DecodeError as exc:
                 if not self.resync:
                     return self._skip_rest(pos, end, shift, exc)
-                nxt = self._skip_to_next(buf, pos, end, shift, exc)
+                nxt = self._skip_to_next(source, pos, end, shift, exc)
                 if nxt is None:
                     return
                 pos = nxt
                 continue
             if total > available:
-                found = self._next(buf, pos + 1, end) if self.resync else None
+                found = self._next(source, pos + 1, end) if self.resync else None
                 if found is None:  # nothing readable after it: a partial tail, as without skipping
                     self.on_tail(pos + shift, available)
                     return
@@ -73,15 +79,19 @@ class DamageSkipper:
                     f"size says the entry takes {total} bytes, past the end of the input ({available} bytes "
                     f"left); a valid batch starts at byte {found + shift}",
                     position=pos + shift + SIZE_OFFSET,
-                    base_offset=_I64.unpack_from(buf, pos)[0],
+                    base_offset=_I64.unpack_from(header, 0)[0],
                     field="size",
                 )
                 self._report(pos, found, end, shift, err)
                 pos = found
                 continue
+            entry = source.read(pos, total)
+            if len(entry) < total:
+                self.on_tail(pos + shift, len(entry))
+                return
             try:
                 batch = decode_entry(
-                    bytes(buf[pos : pos + total]),
+                    bytes(entry),
                     pos + shift,
                     verify_crc=self.verify_crc,
                     max_decompressed_size=self.max_decompressed_size,
@@ -91,15 +101,16 @@ class DamageSkipper:
                     self._report(pos, pos + total, end, shift, exc)
                     pos += total
                     continue
-                nxt = self._skip_to_next(buf, pos, end, shift, exc)
+                nxt = self._skip_to_next(source, pos, end, shift, exc)
                 if nxt is None:
                     return
                 pos = nxt
                 continue
+            del entry
             if not batch.crc_valid and self.resync and batch.computed_crc is not None:
                 # a damaged size can swallow the entries after it: a valid entry starting inside a batch
                 # whose CRC fails says the batch's framing, not the entry, is wrong
-                found = self._next(buf, pos + 1, end, before=pos + total)
+                found = self._next(source, pos + 1, end, before=pos + total)
                 if found is not None:
                     err = CrcMismatchError(
                         f"{record_corrupt_message(batch.crc, batch.computed_crc)} and a valid batch starts "
@@ -114,9 +125,9 @@ class DamageSkipper:
             yield batch
             pos += total
 
-    def _next(self, buf, start: int, end: int, before: int | None = None) -> int | None:
+    def _next(self, source: Input, start: int, end: int, before: int | None = None) -> int | None:
         return find_next_entry(
-            buf,
+            source,
             start,
             end,
             before=before,
@@ -124,9 +135,9 @@ class DamageSkipper:
             max_decompressed_size=self.max_decompressed_size,
         )
 
-    def _skip_to_next(self, buf, pos: int, end: int, shift: int, exc: DecodeError) -> int | None:
+    def _skip_to_next(self, source: Input, pos: int, end: int, shift: int, exc: DecodeError) -> int | None:
         """Skip from ``pos`` to the next valid entry (returned), or to the end (None)."""
-        found = self._next(buf, pos + 1, end)
+        found = self._next(source, pos + 1, end)
         self._report(pos, found, end, shift, exc)
         return found
 

@@ -1,24 +1,45 @@
-"""Opening what records are read from: bytes, a file (memory-mapped) or a binary stream.
+"""Opening what records are read from: bytes, a regular file or a binary stream.
 
-A 1 GiB segment is never read into memory: files are mapped read-only, and
-the pages already walked can be dropped from the process (they stay in the
-page cache). Streams are read in bounded chunks, so a lying size field costs
-no memory.
+Files are read with ``os.pread`` in bounded windows, never memory-mapped: a mapped file that shrinks under
+the reader (retention deleting a segment, a follower truncating its log after a leader change) kills the
+process with SIGBUS, which Python cannot catch. A read past the file's new end only comes back short, and
+the reader stops there as at any partial tail. A 1 GiB segment costs one window of memory (the page cache
+keeps the file, outside the process). Streams are read in bounded chunks, so a lying size field costs no
+memory.
+
+Only regular files are opened: a FIFO or a device (``/dev/zero``) has no end a reader can trust, and
+opening a FIFO blocks until a writer comes.
 """
 
 from __future__ import annotations
 
-import mmap
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO, TypeGuard
 
-__all__ = ["Source", "Buffer", "is_buffer", "is_path", "is_stream", "open_buffer", "read_up_to"]
+from kcodec.errors import NotRegularFileError
+
+__all__ = [
+    "Source",
+    "Input",
+    "MemoryInput",
+    "FileInput",
+    "as_input",
+    "is_buffer",
+    "is_path",
+    "is_stream",
+    "open_input",
+    "open_regular_file",
+    "read_regular_file",
+    "read_up_to",
+]
 
 Source = bytes | bytearray | memoryview | str | os.PathLike | BinaryIO
 
-_RELEASE_EVERY = 32 << 20  # drop mapped pages in steps of 32 MiB
+WINDOW = 4 << 20  # bytes read ahead per pread; an entry larger than this is read on its own
+CHUNK = 1 << 20  # bytes per read when only a checksum of the bytes is wanted
 
 
 def is_buffer(source: object) -> TypeGuard[bytes | bytearray | memoryview]:
@@ -33,60 +54,152 @@ def is_stream(source: object) -> TypeGuard[BinaryIO]:
     return not is_buffer(source) and not is_path(source) and hasattr(source, "read")
 
 
-class Buffer:
-    """The bytes of a source as one memoryview; for a mapped file, :meth:`done_up_to` lets the pages
-    before a position go."""
+class Input:
+    """Random access to the bytes of a source. ``size`` is fixed when it is opened; a read returns fewer
+    bytes than asked only at the end (a file that shrank since it was opened ends early, and
+    ``shrank_to`` says where)."""
 
-    def __init__(self, view: memoryview, mapping: mmap.mmap | None = None):
-        self.view = view
-        self._release = _page_releaser(mapping) if mapping is not None else None
-        self._released = 0
+    size: int
+    shrank_to: int | None = None
 
-    def done_up_to(self, position: int) -> None:
-        """Nothing before ``position`` is read again (an optimisation only)."""
-        if self._release is not None and position - self._released >= _RELEASE_EVERY:
-            self._released = self._release(position)
+    def read(self, pos: int, n: int):
+        """Bytes ``[pos, pos + n)`` as a bytes-like object, read ahead for a reader going forward."""
+        raise NotImplementedError
+
+    def pread(self, pos: int, n: int):
+        """Bytes ``[pos, pos + n)``, without disturbing the read-ahead of :meth:`read`."""
+        raise NotImplementedError
+
+    def windows(self, start: int, end: int, overlap: int) -> Iterator[tuple[int, bytes | memoryview]]:
+        """(base, bytes from ``base``) covering ``[start, end)``; consecutive windows share ``overlap``
+        bytes, so a pattern of up to ``overlap + 1`` bytes is whole in one of them."""
+        raise NotImplementedError
+
+    def chunks(self, pos: int, end: int) -> Iterator[bytes | memoryview]:
+        """Bytes ``[pos, end)`` in pieces of bounded size (short at the end of the input)."""
+        raise NotImplementedError
+
+
+class MemoryInput(Input):
+    def __init__(self, view: memoryview):
+        self.view = view if view.format == "B" and view.ndim == 1 else view.cast("B")
+        self.size = len(self.view)
+
+    def read(self, pos: int, n: int) -> memoryview:
+        return self.view[pos : pos + n]
+
+    pread = read
+
+    def windows(self, start: int, end: int, overlap: int) -> Iterator[tuple[int, memoryview]]:
+        yield 0, self.view[:end]
+
+    def chunks(self, pos: int, end: int) -> Iterator[memoryview]:
+        yield self.view[pos:end]
+
+
+class FileInput(Input):
+    """A regular file read through ``os.pread``: never more than a window (or one entry) in memory."""
+
+    def __init__(self, fd: int, size: int):
+        self.fd, self.size = fd, size
+        self._base, self._ahead = 0, memoryview(b"")
+        self.shrank_to: int | None = None  # where the file ended when a read found it shorter than ``size``
+
+    def read(self, pos: int, n: int):
+        n = max(0, min(n, self.size - pos))
+        at = pos - self._base
+        if 0 <= at and at + n <= len(self._ahead):
+            return self._ahead[at : at + n]
+        if n > WINDOW:
+            return self.pread(pos, n)
+        self._base, self._ahead = pos, memoryview(self.pread(pos, max(n, WINDOW)))
+        return self._ahead[:n]
+
+    def pread(self, pos: int, n: int) -> bytes:
+        n = max(0, min(n, self.size - pos))
+        parts, got = [], 0
+        while got < n:  # a read of more than 2 GiB comes back in pieces
+            more = os.pread(self.fd, n - got, pos + got)
+            if not more:  # the file shrank: the caller sees a short read
+                self.shrank_to = pos + got if self.shrank_to is None else min(self.shrank_to, pos + got)
+                break
+            parts.append(more)
+            got += len(more)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def windows(self, start: int, end: int, overlap: int) -> Iterator[tuple[int, bytes]]:
+        base = start
+        while True:
+            want = min(WINDOW, end - base)
+            data = self.pread(base, want)
+            yield base, data
+            if len(data) < want or base + len(data) >= end:
+                return
+            base += len(data) - overlap
+
+    def chunks(self, pos: int, end: int) -> Iterator[bytes]:
+        while pos < end:
+            data = self.pread(pos, min(CHUNK, end - pos))
+            if not data:
+                return
+            yield data
+            pos += len(data)
+
+
+def as_input(data) -> Input:
+    """An :class:`Input` as it is, or one over a bytes-like object."""
+    return data if isinstance(data, Input) else MemoryInput(memoryview(data))
+
+
+def open_regular_file(path: str | os.PathLike) -> int:
+    """A read-only descriptor of ``path``, which must be a regular file (a FIFO is opened without
+    blocking, then refused, as is a device or a directory)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a directory"
+            if stat.S_ISDIR(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "not a regular file"
+        )
+        raise NotRegularFileError(f"{os.fspath(path)} is {kind}: only regular files are read")
+    return fd
+
+
+def read_regular_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`open_regular_file`), at most its size when opened
+    and at most ``limit``: a file that grows while it is read, or a sparse one, cannot make this read on."""
+    fd = open_regular_file(path)
+    try:
+        size = os.fstat(fd).st_size
+        return FileInput(fd, size if limit is None else min(size, limit)).pread(0, size)
+    finally:
+        os.close(fd)
 
 
 @contextmanager
-def open_buffer(source: Source, *, read_streams: bool = True) -> Iterator[Buffer | None]:
-    """The whole of ``source`` as a :class:`Buffer`: bytes as they are, a path memory-mapped (None for an
-    empty file, which cannot be mapped), a stream read whole (None when ``read_streams`` is False)."""
+def open_input(source: Source) -> Iterator[Input]:
+    """``source`` as an :class:`Input`: bytes as they are, a path read with pread (a regular file only),
+    a stream read whole (which is why the plain readers walk streams themselves)."""
     if is_buffer(source):
-        yield Buffer(memoryview(source))
+        yield MemoryInput(memoryview(source))
     elif is_path(source):
-        with open(source, "rb") as f:
-            if os.fstat(f.fileno()).st_size == 0:
-                yield None
-                return
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                view = memoryview(mm)
-                try:
-                    yield Buffer(view, mm)
-                finally:
-                    view.release()  # before the mapping closes: it refuses while views exist
+        fd = open_regular_file(source)
+        try:
+            yield FileInput(fd, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
     elif is_stream(source):
-        yield Buffer(memoryview(read_up_to(source, 2**62))) if read_streams else None
+        yield MemoryInput(memoryview(read_up_to(source, 2**62)))
     else:
         raise TypeError(f"cannot read records from {type(source).__name__}")
-
-
-def _page_releaser(mm: mmap.mmap):
-    """Drop the mapped pages already read from this process's memory (they
-    stay in the page cache), so streaming a 1 GiB segment keeps RSS small."""
-    if not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
-        return None
-
-    def release(upto: int) -> int:
-        aligned = upto - upto % mmap.PAGESIZE
-        if aligned > 0:
-            try:
-                mm.madvise(mmap.MADV_DONTNEED, 0, aligned)
-            except OSError:
-                pass  # only an optimisation
-        return upto
-
-    return release
 
 
 def read_up_to(stream: BinaryIO, n: int) -> bytes:

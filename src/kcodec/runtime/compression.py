@@ -48,6 +48,8 @@ __all__ = [
     "codec_for_id",
     "compress",
     "decompress",
+    "STREAM_HEAD_SIZE",
+    "stream_may_start",
 ]
 
 Buffer = bytes | bytearray | memoryview
@@ -558,3 +560,72 @@ def decompress(
     except Exception as exc:  # zlib.error, cramjam/lz4/zstd errors, ValueError, ...
         detail = " ".join(str(exc).split()) or "no detail"
         raise DecompressionError(f"{name}: corrupt compressed data ({type(exc).__name__}: {detail})") from exc
+
+
+# --- framing, without decompressing -----------------------------------------
+
+STREAM_HEAD_SIZE = 1024  # the most bytes :func:`stream_may_start` looks at
+_SNAPPY_ELEMENTS_CHECKED = 16
+_SNAPPY_LITERAL, _SNAPPY_COPY_1 = 0, 1
+
+
+def stream_may_start(codec_id: int, head: Buffer, length: int) -> bool:
+    """False when a compressed stream of ``codec_id`` and ``length`` bytes that starts with ``head`` (its
+    first bytes, up to :data:`STREAM_HEAD_SIZE`) cannot decompress because its framing is wrong: gzip's
+    member header, Kafka's LZ4 frame magic, a zstd (or skippable) frame, or for snappy the xerial header or
+    a raw block whose first elements are consistent. A cheap test that lets a scan for valid batches pass
+    over random bytes without checksumming or decompressing them; True does not mean it decompresses."""
+    name = CODECS.get(codec_id)
+    head = bytes(head[: min(length, STREAM_HEAD_SIZE)])
+    if name == "gzip":
+        return head[: len(_GZIP_MEMBER_START)] == _GZIP_MEMBER_START
+    if name == "lz4":
+        return head[:4] == _LZ4_MAGIC
+    if name == "zstd":
+        if len(head) < 4:
+            return False
+        frame = _U32_LE.unpack_from(head, 0)[0]
+        return frame == _ZSTD_MAGIC or frame & _ZSTD_SKIPPABLE_MASK == _ZSTD_SKIPPABLE
+    if name == "snappy":
+        return head[: len(_XERIAL_MAGIC)] == _XERIAL_MAGIC or _snappy_raw_may_start(head, length)
+    return name is not None
+
+
+def _snappy_raw_may_start(head: bytes, length: int) -> bool:
+    """Whether a raw snappy block of ``length`` bytes starting with ``head`` may decompress: its first
+    elements stay within the declared size and copy only bytes already produced (a block's format)."""
+    try:
+        declared, pos = decode_uvarint(head, 0)
+    except DecodeError:
+        return False
+    produced = 0
+    for _ in range(_SNAPPY_ELEMENTS_CHECKED):
+        if pos >= length:
+            return produced == declared
+        if pos >= len(head):
+            return True  # the rest is not looked at
+        tag = head[pos]
+        kind, upper = tag & 3, tag >> 2
+        if kind == _SNAPPY_LITERAL:
+            extra = upper - 59 if upper >= 60 else 0
+            if pos + 1 + extra > len(head):
+                return True
+            n = (int.from_bytes(head[pos + 1 : pos + 1 + extra], "little") if extra else upper) + 1
+            pos += 1 + extra + n
+            if pos > length:
+                return False
+        else:
+            size = 1 if kind == _SNAPPY_COPY_1 else 2 if kind == 2 else 4
+            if pos + 1 + size > len(head):
+                return True
+            if kind == _SNAPPY_COPY_1:
+                n, offset = 4 + (upper & 7), (upper >> 3) << 8 | head[pos + 1]
+            else:
+                n, offset = upper + 1, int.from_bytes(head[pos + 1 : pos + 1 + size], "little")
+            if not 0 < offset <= produced:
+                return False
+            pos += 1 + size
+        produced += n
+        if produced > declared:
+            return False
+    return True

@@ -21,15 +21,17 @@ __all__ = ["crc32", "crc32c", "CRC_FUNCTIONS"]
 Buffer = bytes | bytearray | memoryview
 
 
-def crc32(data: Buffer) -> int:
-    """CRC-32 (IEEE, as ``zlib.crc32``) of ``data`` as an unsigned 32-bit int."""
+def crc32(data: Buffer, value: int = 0) -> int:
+    """CRC-32 (IEEE, as ``zlib.crc32``) of ``data`` as an unsigned 32-bit int; ``value``, the CRC of
+    the bytes before ``data``, continues a running checksum."""
     # zlib.crc32 is already unsigned on Python 3; the mask documents the contract.
-    return zlib.crc32(data) & 0xFFFFFFFF
+    return zlib.crc32(data, value) & 0xFFFFFFFF
 
 
-def crc32c(data: Buffer) -> int:
-    """CRC-32C (Castagnoli) of ``data`` as an unsigned 32-bit int."""
-    return _crc32c_lib.crc32c(data) & 0xFFFFFFFF
+def crc32c(data: Buffer, value: int = 0) -> int:
+    """CRC-32C (Castagnoli) of ``data`` as an unsigned 32-bit int; ``value``, the CRC of the bytes
+    before ``data``, continues a running checksum."""
+    return _crc32c_lib.crc32c(data, value) & 0xFFFFFFFF
 
 
 CRC_FUNCTIONS: dict[str, Callable[[Buffer], int]] = {"crc32": crc32, "crc32c": crc32c}

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from kcodec.errors import KcodecError, record_corrupt_message
 from kcodec.records.model import Batch
-from kcodec.records.reader import read_batches
+from kcodec.records.reader import read_batches, shrank_message
 from kcodec.records.resync import find_next_entry
-from kcodec.records.source import is_stream, open_buffer
+from kcodec.records.source import is_stream, open_input
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,8 @@ def verify_source(source, name: str, *, strict: bool = True, max_decompressed_si
         last_offset = batch.last_offset
     for r in skipped:
         report.problems.append(_skipped_problem(r))
+    if reader.shrank_to is not None:
+        report.problems.append(Problem(reader.shrank_to, None, shrank_message(reader.shrank_to)))
     if reader.partial_tail is not None and strict:
         t = reader.partial_tail
         report.problems.append(
@@ -212,8 +214,8 @@ def valid_prefix(source, *, max_decompressed_size: int | None = None) -> tuple[i
 def _next_valid(source, start: int) -> int | None:
     if is_stream(source):
         return None  # already read: a stream cannot be looked at again
-    with open_buffer(source) as buf:
-        return None if buf is None else find_next_entry(buf.view, start)
+    with open_input(source) as opened:
+        return find_next_entry(opened, start)
 
 
 def recover(
