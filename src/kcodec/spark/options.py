@@ -1,9 +1,37 @@
 """Parsing the data source's options as Spark passes them (a case-insensitive
-string map): booleans, integers with a floor, one of a few words, timestamps."""
+string map): booleans, integers with a floor, one of a few words, timestamps,
+unknown names, and the values of Spark's Kafka source options (per-partition
+offset JSON, ``assign``, ``subscribe``, ``subscribePattern``)."""
 
 from __future__ import annotations
 
-__all__ = ["bool_option", "int_option", "choice_option", "timestamp_option"]
+import difflib
+import json
+import re
+
+from kcodec.errors import KcodecError
+
+__all__ = [
+    "OptionError",
+    "bool_option",
+    "int_option",
+    "choice_option",
+    "timestamp_option",
+    "check_known",
+    "partition_map_option",
+    "offsets_option",
+    "assign_option",
+    "topics_option",
+    "pattern_option",
+    "EARLIEST",
+    "LATEST",
+]
+
+
+class OptionError(KcodecError, ValueError):
+    """A data source option that is unknown, malformed or not allowed with the others."""
+
+    kind = "option"
 
 
 def bool_option(options, name: str, default: bool) -> bool:
@@ -15,7 +43,7 @@ def bool_option(options, name: str, default: bool) -> bool:
         return True
     if text in ("false", "0", "no", "off"):
         return False
-    raise ValueError(f"option {name} must be true or false, not {raw!r}")
+    raise OptionError(f"option {name} must be true or false, not {raw!r}")
 
 
 def int_option(options, name: str, default: int | None, minimum: int | None = None) -> int | None:
@@ -25,9 +53,9 @@ def int_option(options, name: str, default: int | None, minimum: int | None = No
     try:
         value = int(str(raw).strip())
     except ValueError:
-        raise ValueError(f"option {name} must be an integer, not {raw!r}") from None
+        raise OptionError(f"option {name} must be an integer, not {raw!r}") from None
     if minimum is not None and value < minimum:
-        raise ValueError(f"option {name} must be >= {minimum}, not {value}")
+        raise OptionError(f"option {name} must be >= {minimum}, not {value}")
     return value
 
 
@@ -35,7 +63,7 @@ def choice_option(options, name: str, default: str, choices: tuple[str, ...]) ->
     raw = options.get(name.lower())
     value = default if raw is None else str(raw).strip().lower()
     if value not in choices:
-        raise ValueError(f"option {name} must be one of {', '.join(choices)}, not {raw!r}")
+        raise OptionError(f"option {name} must be one of {', '.join(choices)}, not {raw!r}")
     return value
 
 
@@ -54,9 +82,125 @@ def timestamp_option(options, name: str) -> int | None:
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(
+        raise OptionError(
             f"option {name} must be milliseconds since the epoch or an ISO-8601 time, not {raw!r}"
         ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return int(dt.timestamp() * 1000)
+
+
+# ----------------------------------------------------------------------------- names
+
+
+def check_known(options, known: tuple[str, ...], what: str) -> None:
+    """Refuse an option name that is not in ``known`` (Spark lowercases names; ``known`` keeps the
+    documented spelling), naming the closest known one: a misspelled option must not read as a default."""
+    by_lower = {k.lower(): k for k in known}
+    for name in options:
+        lower = str(name).lower()
+        if lower in by_lower:
+            continue
+        close = difflib.get_close_matches(lower, list(by_lower), n=1, cutoff=0.6)
+        hint = f"; did you mean {by_lower[close[0]]}?" if close else ""
+        raise OptionError(f"{what}: unknown option {name!r}{hint}")
+
+
+# ----------------------------------------------------------------------------- Spark's Kafka source vocabulary
+
+#: -2 and -1 in Spark's per-partition offset JSON
+EARLIEST, LATEST = -2, -1
+
+TopicPartition = tuple[str, int]
+
+
+def _json(name: str, raw) -> object:
+    try:
+        return json.loads(str(raw))
+    except ValueError as exc:
+        raise OptionError(f'option {name} must be JSON like {{"topic":{{"0":23}}}}, not {raw!r} ({exc})') from None
+
+
+def partition_map_option(options, name: str) -> dict[TopicPartition, int] | None:
+    """Spark's ``{"topic":{"0":23,"1":-2}}`` as ``{(topic, 0): 23, (topic, 1): -2}``."""
+    raw = options.get(name.lower())
+    if raw is None or str(raw).strip() == "":
+        return None
+    value = _json(name, raw)
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise OptionError(f"option {name} must map topics to {{partition: value}} objects, not {raw!r}")
+    out: dict[TopicPartition, int] = {}
+    for topic, parts in value.items():
+        for p, v in parts.items():
+            try:
+                partition = int(p)
+            except ValueError:
+                raise OptionError(f"option {name}: partition {p!r} of topic {topic!r} is not an integer") from None
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise OptionError(f"option {name}: the value for {topic}-{partition} must be an integer, not {v!r}")
+            out[(topic, partition)] = v
+    return out
+
+
+def offsets_option(options, name: str, *, starting: bool) -> str | dict[TopicPartition, int] | None:
+    """``startingOffsets`` / ``endingOffsets`` of a batch read: ``earliest``, ``latest`` or JSON, with
+    Spark's rules (a batch cannot start at latest nor end at earliest)."""
+    raw = options.get(name.lower())
+    if raw is None or str(raw).strip() == "":
+        return None
+    word = str(raw).strip().lower()
+    if word in ("earliest", "latest"):
+        if word == ("latest" if starting else "earliest"):
+            raise OptionError(f"option {name} can't be {word} for batch queries")
+        return word
+    offsets = partition_map_option(options, name)
+    assert offsets is not None
+    refused = LATEST if starting else EARLIEST
+    for (topic, partition), off in offsets.items():
+        if off == refused:
+            raise OptionError(
+                f"option {name} for {topic}-{partition} can't be {'latest' if starting else 'earliest'} "
+                "for batch queries"
+            )
+        if off < EARLIEST:
+            raise OptionError(f"option {name} for {topic}-{partition} must be >= -2, not {off}")
+    return offsets
+
+
+def assign_option(options) -> tuple[TopicPartition, ...] | None:
+    """Spark's ``assign``: ``{"topicA":[0,1],"topicB":[2,4]}``."""
+    raw = options.get("assign")
+    if raw is None:
+        return None
+    value = _json("assign", raw) if str(raw).strip().startswith("{") else None
+    if not isinstance(value, dict) or not all(
+        isinstance(ps, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in ps)
+        for ps in value.values()
+    ):
+        raise OptionError(f'option assign must be JSON like {{"topicA":[0,1]}}, not {raw!r}')
+    return tuple(sorted((t, p) for t, ps in value.items() for p in ps))
+
+
+def topics_option(options) -> tuple[str, ...] | None:
+    """Spark's ``subscribe``: a comma-separated list of topics."""
+    raw = options.get("subscribe")
+    if raw is None:
+        return None
+    topics = tuple(t.strip() for t in str(raw).split(",") if t.strip())
+    if not topics:
+        raise OptionError(f"option subscribe names no topic: {raw!r}")
+    return topics
+
+
+def pattern_option(options) -> re.Pattern | None:
+    """Spark's ``subscribePattern``: a regular expression a whole topic name matches."""
+    raw = options.get("subscribepattern")
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    if not text:
+        raise OptionError("option subscribePattern is empty")
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise OptionError(f"option subscribePattern is not a regular expression: {text!r} ({exc})") from None
