@@ -501,6 +501,7 @@ def select(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Partition
             raise OptionError(
                 f"kafka-segments: {name} must name every partition read, as in Spark (-2: earliest, -1: latest); "
                 f"it names {_names(tp for tp, _ in given)}, the read has {_names(_named(read))}"
+                + ("" if len(_named(read)) == len(read) else " and segments outside <topic>-<n> directories")
             )
     return partitions
 
@@ -550,7 +551,7 @@ def partition_bounds(part: PartitionInfo, opts: ReadOptions) -> tuple[int | None
 
     ts = opts.starting_timestamp
     if ts is None and opts.starting_timestamps is not None:
-        ts = dict(opts.starting_timestamps)[tp]
+        ts = dict(opts.starting_timestamps).get(tp)
     if ts is not None:
         found = offset_for_timestamp(part, ts, opts)
         if found is None:
@@ -562,17 +563,17 @@ def partition_bounds(part: PartitionInfo, opts: ReadOptions) -> tuple[int | None
             return None
         start = _later(start, found)
     elif opts.starting_offsets is not None:
-        offset = dict(opts.starting_offsets)[tp]
+        offset = dict(opts.starting_offsets).get(tp, EARLIEST)
         if offset != EARLIEST:
             _checked(part, offset, opts, "startingOffsets", latest)
             start = _later(start, offset)
     ts = opts.ending_timestamp
     if ts is None and opts.ending_timestamps is not None:
-        ts = dict(opts.ending_timestamps)[tp]
+        ts = dict(opts.ending_timestamps).get(tp)
     if ts is not None:
         end = _earlier(end, offset_for_timestamp(part, ts, opts))  # none at or after it: the latest
     elif opts.ending_offsets is not None:
-        offset = dict(opts.ending_offsets)[tp]
+        offset = dict(opts.ending_offsets).get(tp, LATEST)
         if offset != LATEST:
             _checked(part, offset, opts, "endingOffsets", latest)
             end = _earlier(end, offset)
