@@ -25,6 +25,13 @@ __all__ = [
     "pattern_option",
     "EARLIEST",
     "LATEST",
+    "READ_OPTIONS",
+    "check_read_names",
+    "read_committed_option",
+    "preferred",
+    "as_items",
+    "check_offset_pairs",
+    "tp_names",
 ]
 
 
@@ -204,3 +211,126 @@ def pattern_option(options) -> re.Pattern | None:
         return re.compile(text)
     except re.error as exc:
         raise OptionError(f"option subscribePattern is not a regular expression: {text!r} ({exc})") from None
+
+
+# ----------------------------------------------------------------------------- the reader's names
+
+#: Every read option of the kafka-segments source, as documented (Spark passes names lowercased):
+#: kcodec's own first, then Spark's Kafka source's; the README says what each does here.
+READ_OPTIONS: tuple[str, ...] = (
+    "path",
+    "paths",
+    "verifyCrc",
+    "includeControlRecords",
+    "isolationLevel",
+    "startingOffset",
+    "endingOffset",
+    "onCorrupt",
+    "corruptReportPath",
+    "topic",
+    "partition",
+    "splitBytes",
+    "maxRowsPerBatch",
+    "view",
+    "sizes",
+    "txnIndex",
+    "maxDecompressedSize",
+    # Spark's Kafka source
+    "subscribe",
+    "subscribePattern",
+    "assign",
+    "startingOffsets",
+    "endingOffsets",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "failOnDataLoss",
+    "includeHeaders",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "kafka.isolation.level",
+    # Spark's, with nothing to do on files: accepted so that a job switches format unchanged
+    "kafka.bootstrap.servers",
+    "kafka.group.id",
+    "groupIdPrefix",
+    "kafkaConsumer.pollTimeoutMs",
+    "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+)
+
+#: Consumer settings Spark's Kafka source refuses (KafkaSourceProvider), refused here too.
+_REFUSED_KAFKA = {
+    "kafka.auto.offset.reset": "use startingOffsets",
+    "kafka.key.deserializer": "keys are bytes; deserialize them with DataFrame operations",
+    "kafka.value.deserializer": "values are bytes; deserialize them with DataFrame operations",
+    "kafka.enable.auto.commit": "nothing is committed",
+    "kafka.interceptor.classes": "interceptors could change records",
+}
+
+
+def check_read_names(opts: dict) -> None:
+    """Unknown names fail, naming the closest known one. Other ``kafka.*`` consumer settings
+    (security, timeouts ...) mean nothing for files and pass, as Spark hands them to a consumer,
+    unless they are a near miss of ``kafka.isolation.level``."""
+    for name in opts:
+        if name in _REFUSED_KAFKA:
+            raise OptionError(f"kafka-segments: option {name} is not supported (as in Spark): {_REFUSED_KAFKA[name]}")
+    plain = {k: v for k, v in opts.items() if not k.startswith("kafka.") or k in _REFUSED_KAFKA}
+    kafka = {k: v for k, v in opts.items() if k not in plain}
+    check_known(plain, READ_OPTIONS, "kafka-segments")
+    check_known(
+        {k: v for k, v in kafka.items() if difflib.SequenceMatcher(None, k, "kafka.isolation.level").ratio() >= 0.85},
+        ("kafka.isolation.level",),
+        "kafka-segments",
+    )
+
+
+def read_committed_option(opts: dict) -> bool:
+    """read_committed? from kcodec's ``isolationLevel`` or Spark's ``kafka.isolation.level``."""
+    choices = ("read_uncommitted", "read_committed")
+    ours, sparks = (choice_option(opts, n, choices[0], choices) if n.lower() in opts else None for n in _LEVELS)
+    if ours and sparks and ours != sparks:
+        raise OptionError(f"options isolationLevel ({ours}) and kafka.isolation.level ({sparks}) disagree")
+    return (ours or sparks) == "read_committed"
+
+
+_LEVELS = ("isolationLevel", "kafka.isolation.level")
+
+
+def preferred(opts: dict, *names: str):
+    """Spark's preference among a global timestamp, per-partition timestamps and offsets."""
+    for name in names:
+        if opts.get(name.lower()) not in (None, ""):
+            return name
+    return None
+
+
+def as_items(mapping) -> tuple | None:
+    """A mapping as sorted pairs (ReadOptions stays hashable); ``earliest`` / ``latest``, the
+    defaults of a batch read, bound nothing and are None."""
+    return tuple(sorted(mapping.items())) if isinstance(mapping, dict) else None
+
+
+def check_offset_pairs(start: dict | str | None, end: dict | str | None, what: str) -> None:
+    """Spark's checks when both ends name partitions: the same partitions, and no start past its end."""
+    if not isinstance(start, dict) or not isinstance(end, dict):
+        return
+    if start.keys() != end.keys():
+        raise OptionError(
+            f"kafka-segments: the starting and ending {what}s name different partitions: "
+            f"{tp_names(start)} and {tp_names(end)}"
+        )
+    for tp, s in start.items():
+        if s >= 0 and end[tp] >= 0 and s > end[tp]:
+            raise OptionError(
+                f"kafka-segments: the starting {what} {s} of {tp[0]}-{tp[1]} is past its ending {what} {end[tp]}"
+            )
+
+
+def tp_names(tps) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in sorted(tps)) or "(none)"

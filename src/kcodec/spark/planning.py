@@ -21,7 +21,6 @@ batch found there; an index that disagrees with its log is not used.
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
 import sys
 from dataclasses import dataclass, field
@@ -36,21 +35,25 @@ from kcodec.spark.options import (
     LATEST,
     OptionError,
     TopicPartition,
+    as_items,
     assign_option,
     bool_option,
-    check_known,
+    check_offset_pairs,
+    check_read_names,
     choice_option,
     int_option,
     offsets_option,
     partition_map_option,
     pattern_option,
+    preferred,
+    read_committed_option,
     timestamp_option,
     topics_option,
+    tp_names,
 )
 
 __all__ = [
     "ReadOptions",
-    "READ_OPTIONS",
     "PartitionInfo",
     "Split",
     "discover",
@@ -67,101 +70,6 @@ _MIN_SPLIT_BYTES = 256 << 10  # minPartitions never cuts finer than this
 
 
 # ----------------------------------------------------------------------------- options
-
-
-#: Every read option, as documented (Spark passes names lowercased). kcodec's own first, then Spark's
-#: Kafka source's; see :mod:`kcodec.spark` for what each does here.
-READ_OPTIONS: tuple[str, ...] = (
-    "path",
-    "paths",
-    "verifyCrc",
-    "includeControlRecords",
-    "isolationLevel",
-    "startingOffset",
-    "endingOffset",
-    "onCorrupt",
-    "corruptReportPath",
-    "topic",
-    "partition",
-    "splitBytes",
-    "maxRowsPerBatch",
-    "view",
-    "sizes",
-    "txnIndex",
-    "maxDecompressedSize",
-    # Spark's Kafka source
-    "subscribe",
-    "subscribePattern",
-    "assign",
-    "startingOffsets",
-    "endingOffsets",
-    "startingTimestamp",
-    "endingTimestamp",
-    "startingOffsetsByTimestamp",
-    "endingOffsetsByTimestamp",
-    "startingOffsetsByTimestampStrategy",
-    "failOnDataLoss",
-    "includeHeaders",
-    "minPartitions",
-    "maxRecordsPerPartition",
-    "kafka.isolation.level",
-    # Spark's, with nothing to do on files: accepted so that a job switches format unchanged
-    "kafka.bootstrap.servers",
-    "kafka.group.id",
-    "groupIdPrefix",
-    "kafkaConsumer.pollTimeoutMs",
-    "fetchOffset.numRetries",
-    "fetchOffset.retryIntervalMs",
-    "maxOffsetsPerTrigger",
-    "minOffsetsPerTrigger",
-    "maxTriggerDelay",
-)
-
-#: Consumer settings Spark's Kafka source refuses (KafkaSourceProvider), refused here too.
-_REFUSED_KAFKA = {
-    "kafka.auto.offset.reset": "use startingOffsets",
-    "kafka.key.deserializer": "keys are bytes; deserialize them with DataFrame operations",
-    "kafka.value.deserializer": "values are bytes; deserialize them with DataFrame operations",
-    "kafka.enable.auto.commit": "nothing is committed",
-    "kafka.interceptor.classes": "interceptors could change records",
-}
-
-
-def _check_names(opts: dict) -> None:
-    """Unknown names fail, naming the closest known one. Other ``kafka.*`` consumer settings
-    (security, timeouts ...) mean nothing for files and pass, as Spark hands them to a consumer,
-    unless they are a near miss of ``kafka.isolation.level``."""
-    for name in opts:
-        if name in _REFUSED_KAFKA:
-            raise OptionError(f"kafka-segments: option {name} is not supported (as in Spark): {_REFUSED_KAFKA[name]}")
-    plain = {k: v for k, v in opts.items() if not k.startswith("kafka.") or k in _REFUSED_KAFKA}
-    kafka = {k: v for k, v in opts.items() if k not in plain}
-    check_known(plain, READ_OPTIONS, "kafka-segments")
-    check_known(
-        {k: v for k, v in kafka.items() if difflib.SequenceMatcher(None, k, "kafka.isolation.level").ratio() >= 0.85},
-        ("kafka.isolation.level",),
-        "kafka-segments",
-    )
-
-
-def _isolation(opts: dict) -> bool:
-    """read_committed? from kcodec's ``isolationLevel`` or Spark's ``kafka.isolation.level``."""
-    choices = ("read_uncommitted", "read_committed")
-    ours, sparks = (choice_option(opts, n, choices[0], choices) if n.lower() in opts else None for n in _LEVELS)
-    if ours and sparks and ours != sparks:
-        raise OptionError(f"options isolationLevel ({ours}) and kafka.isolation.level ({sparks}) disagree")
-    return (ours or sparks) == "read_committed"
-
-
-_LEVELS = ("isolationLevel", "kafka.isolation.level")
-
-
-def _first(opts: dict, *names: str):
-    """Spark's preference among a global timestamp, per-partition timestamps and offsets."""
-    for name in names:
-        if opts.get(name.lower()) not in (None, ""):
-            return name
-    return None
 
 
 @dataclass(frozen=True)
@@ -206,7 +114,7 @@ class ReadOptions:
         path = opts.get("path")
         if not path:
             raise ValueError("kafka-segments needs a path: spark.read.format('kafka-segments').load(PATH)")
-        _check_names(opts)
+        check_read_names(opts)
         strategies = [n for n in ("subscribe", "subscribePattern", "assign") if n.lower() in opts]
         if len(strategies) > 1:
             raise OptionError(
@@ -214,8 +122,8 @@ class ReadOptions:
             )
         start, end = int_option(opts, "startingOffset", None, 0), int_option(opts, "endingOffset", None, 0)
         # Spark's preference: a global timestamp, then timestamps per partition, then offsets
-        starting = _first(opts, "startingTimestamp", "startingOffsetsByTimestamp", "startingOffsets")
-        ending = _first(opts, "endingTimestamp", "endingOffsetsByTimestamp", "endingOffsets")
+        starting = preferred(opts, "startingTimestamp", "startingOffsetsByTimestamp", "startingOffsets")
+        ending = preferred(opts, "endingTimestamp", "endingOffsetsByTimestamp", "endingOffsets")
         starting_offsets = (
             offsets_option(opts, "startingOffsets", starting=True) if starting == "startingOffsets" else None
         )
@@ -228,24 +136,24 @@ class ReadOptions:
         ending_ts = (
             partition_map_option(opts, "endingOffsetsByTimestamp") if ending == "endingOffsetsByTimestamp" else None
         )
-        _check_pairs(starting_offsets, ending_offsets, "offset")
-        _check_pairs(starting_ts, ending_ts, "timestamp")
+        check_offset_pairs(starting_offsets, ending_offsets, "offset")
+        check_offset_pairs(starting_ts, ending_ts, "timestamp")
         return cls(
             path=str(path),
             verify_crc=bool_option(opts, "verifyCrc", True),
             include_control=bool_option(opts, "includeControlRecords", False),
-            read_committed=_isolation(opts),
+            read_committed=read_committed_option(opts),
             starting_offset=start,
             ending_offset=end,
             starting_timestamp=timestamp_option(opts, "startingTimestamp"),
             subscribe=topics_option(opts),
             subscribe_pattern=pattern_option(opts),
             assign=assign_option(opts),
-            starting_offsets=_items(starting_offsets),
-            ending_offsets=_items(ending_offsets),
-            starting_timestamps=_items(starting_ts),
+            starting_offsets=as_items(starting_offsets),
+            ending_offsets=as_items(ending_offsets),
+            starting_timestamps=as_items(starting_ts),
             ending_timestamp=timestamp_option(opts, "endingTimestamp"),
-            ending_timestamps=_items(ending_ts),
+            ending_timestamps=as_items(ending_ts),
             no_match=choice_option(opts, "startingOffsetsByTimestampStrategy", "error", ("error", "latest")),
             fail_on_data_loss=bool_option(opts, "failOnDataLoss", True),
             include_headers=bool_option(opts, "includeHeaders", True),
@@ -279,32 +187,6 @@ class ReadOptions:
         if self.max_decompressed_size is not None:
             out["max_decompressed_size"] = self.max_decompressed_size
         return out
-
-
-def _items(mapping) -> tuple | None:
-    """A mapping as sorted pairs (ReadOptions stays hashable); ``earliest`` / ``latest``, the
-    defaults of a batch read, bound nothing and are None."""
-    return tuple(sorted(mapping.items())) if isinstance(mapping, dict) else None
-
-
-def _check_pairs(start: dict | str | None, end: dict | str | None, what: str) -> None:
-    """Spark's checks when both ends name partitions: the same partitions, and no start past its end."""
-    if not isinstance(start, dict) or not isinstance(end, dict):
-        return
-    if start.keys() != end.keys():
-        raise OptionError(
-            f"kafka-segments: the starting and ending {what}s name different partitions: "
-            f"{_names(start)} and {_names(end)}"
-        )
-    for tp, s in start.items():
-        if s >= 0 and end[tp] >= 0 and s > end[tp]:
-            raise OptionError(
-                f"kafka-segments: the starting {what} {s} of {tp[0]}-{tp[1]} is past its ending {what} {end[tp]}"
-            )
-
-
-def _names(tps) -> str:
-    return ", ".join(f"{t}-{p}" for t, p in sorted(tps)) or "(none)"
 
 
 # ----------------------------------------------------------------------------- discovery
@@ -486,8 +368,8 @@ def select(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Partition
         missing = [tp for tp in opts.assign if tp not in found]
         if missing:
             raise OptionError(
-                f"kafka-segments: assign names {_names(missing)}, not found under {opts.path} "
-                f"(found: {_names(_named(found))})"
+                f"kafka-segments: assign names {tp_names(missing)}, not found under {opts.path} "
+                f"(found: {tp_names(_named(found))})"
             )
         partitions = [p for p in partitions if (p.topic, p.partition) in opts.assign]
     read = {(p.topic, p.partition) for p in partitions}
@@ -500,7 +382,7 @@ def select(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Partition
         if given is not None and {tp for tp, _ in given} != read:
             raise OptionError(
                 f"kafka-segments: {name} must name every partition read, as in Spark (-2: earliest, -1: latest); "
-                f"it names {_names(tp for tp, _ in given)}, the read has {_names(_named(read))}"
+                f"it names {tp_names(tp for tp, _ in given)}, the read has {tp_names(_named(read))}"
                 + ("" if len(_named(read)) == len(read) else " and segments outside <topic>-<n> directories")
             )
     return partitions
