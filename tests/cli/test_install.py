@@ -88,8 +88,12 @@ def test_wheel_contains_package_data(installed) -> None:
     ):
         assert name in names
     tops = {n.split("/")[0] for n in names}
-    # one import package: no top-level codegen/, generated/ or schemas/
-    assert "kcodec" in tops and all(t == "kcodec" or t.endswith(".dist-info") for t in tops), tops
+    # one import package: no top-level codegen/, generated/ or schemas/; besides it only the hook by which
+    # PySpark finds the kafka-segments data source (pyspark_* packages defining DefaultSource)
+    assert "pyspark_kafka_segments/__init__.py" in names
+    assert "kcodec" in tops and all(
+        t in ("kcodec", "pyspark_kafka_segments") or t.endswith(".dist-info") for t in tops
+    ), tops
 
 
 def test_installed_layout(installed) -> None:

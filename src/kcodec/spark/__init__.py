@@ -1,8 +1,9 @@
 """kcodec on Spark: the ``kafka-segments`` data source and the segments -> tables job.
 
-``register(spark)`` makes ``spark.read.format("kafka-segments")`` and
-``df.write.format("kafka-segments")`` available in a PySpark 4 session
-(``pip install 'kcodec[spark]'``). Importing :mod:`kcodec` never imports
+``pip install 'kcodec[spark]'`` makes ``spark.read.format("kafka-segments")``
+and ``df.write.format("kafka-segments")`` available in every PySpark 4
+session (PySpark finds the installed ``pyspark_kafka_segments`` package);
+``register(spark)`` does it explicitly. Importing :mod:`kcodec` never imports
 pyspark; importing this package does not either, until ``register`` runs.
 
 Reading: ``load(PATH)`` takes a segment file, a partition directory, a
@@ -38,6 +39,13 @@ Read options (defaults first):
 ``txnIndex``                ``auto`` | ``derive``: always derive aborted transactions from markers
 ``maxDecompressedSize``     64 MiB: the most one batch may decompress to (a compression bomb fails)
 ==========================  ====================================================================
+
+Spark's Kafka source options mean what they mean there (``subscribe``,
+``subscribePattern``, ``assign``, ``startingOffsets``, ``endingOffsets``,
+``startingOffsetsByTimestamp``, ``endingTimestamp``, ``endingOffsetsByTimestamp``,
+``startingOffsetsByTimestampStrategy``, ``failOnDataLoss``, ``includeHeaders``,
+``maxRecordsPerPartition``, ``kafka.isolation.level`` ...): the README's table
+says what each does here. An unknown option fails at ``load()``.
 
 Writing: ``df.write.format("kafka-segments").mode("append" | "overwrite")``
 with a ``value`` column (binary or string) and optional ``key``, ``topic``,

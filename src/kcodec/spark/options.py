@@ -1,9 +1,44 @@
 """Parsing the data source's options as Spark passes them (a case-insensitive
-string map): booleans, integers with a floor, one of a few words, timestamps."""
+string map): booleans, integers with a floor, one of a few words, timestamps,
+unknown names, and the values of Spark's Kafka source options (per-partition
+offset JSON, ``assign``, ``subscribe``, ``subscribePattern``)."""
 
 from __future__ import annotations
 
-__all__ = ["bool_option", "int_option", "choice_option", "timestamp_option"]
+import difflib
+import json
+import re
+
+from kcodec.errors import KcodecError
+
+__all__ = [
+    "OptionError",
+    "bool_option",
+    "int_option",
+    "choice_option",
+    "timestamp_option",
+    "check_known",
+    "partition_map_option",
+    "offsets_option",
+    "assign_option",
+    "topics_option",
+    "pattern_option",
+    "EARLIEST",
+    "LATEST",
+    "READ_OPTIONS",
+    "check_read_names",
+    "read_committed_option",
+    "preferred",
+    "as_items",
+    "check_offset_pairs",
+    "tp_names",
+]
+
+
+class OptionError(KcodecError, ValueError):
+    """A data source option that is unknown, malformed or not allowed with the others."""
+
+    kind = "option"
 
 
 def bool_option(options, name: str, default: bool) -> bool:
@@ -15,7 +50,7 @@ def bool_option(options, name: str, default: bool) -> bool:
         return True
     if text in ("false", "0", "no", "off"):
         return False
-    raise ValueError(f"option {name} must be true or false, not {raw!r}")
+    raise OptionError(f"option {name} must be true or false, not {raw!r}")
 
 
 def int_option(options, name: str, default: int | None, minimum: int | None = None) -> int | None:
@@ -25,9 +60,9 @@ def int_option(options, name: str, default: int | None, minimum: int | None = No
     try:
         value = int(str(raw).strip())
     except ValueError:
-        raise ValueError(f"option {name} must be an integer, not {raw!r}") from None
+        raise OptionError(f"option {name} must be an integer, not {raw!r}") from None
     if minimum is not None and value < minimum:
-        raise ValueError(f"option {name} must be >= {minimum}, not {value}")
+        raise OptionError(f"option {name} must be >= {minimum}, not {value}")
     return value
 
 
@@ -35,7 +70,7 @@ def choice_option(options, name: str, default: str, choices: tuple[str, ...]) ->
     raw = options.get(name.lower())
     value = default if raw is None else str(raw).strip().lower()
     if value not in choices:
-        raise ValueError(f"option {name} must be one of {', '.join(choices)}, not {raw!r}")
+        raise OptionError(f"option {name} must be one of {', '.join(choices)}, not {raw!r}")
     return value
 
 
@@ -54,9 +89,248 @@ def timestamp_option(options, name: str) -> int | None:
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(
+        raise OptionError(
             f"option {name} must be milliseconds since the epoch or an ISO-8601 time, not {raw!r}"
         ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return int(dt.timestamp() * 1000)
+
+
+# ----------------------------------------------------------------------------- names
+
+
+def check_known(options, known: tuple[str, ...], what: str) -> None:
+    """Refuse an option name that is not in ``known`` (Spark lowercases names; ``known`` keeps the
+    documented spelling), naming the closest known one: a misspelled option must not read as a default."""
+    by_lower = {k.lower(): k for k in known}
+    for name in options:
+        lower = str(name).lower()
+        if lower in by_lower:
+            continue
+        close = difflib.get_close_matches(lower, list(by_lower), n=1, cutoff=0.6)
+        hint = f"; did you mean {by_lower[close[0]]}?" if close else ""
+        raise OptionError(f"{what}: unknown option {name!r}{hint}")
+
+
+# ----------------------------------------------------------------------------- Spark's Kafka source vocabulary
+
+#: -2 and -1 in Spark's per-partition offset JSON
+EARLIEST, LATEST = -2, -1
+
+TopicPartition = tuple[str, int]
+
+
+def _json(name: str, raw) -> object:
+    try:
+        return json.loads(str(raw))
+    except ValueError as exc:
+        raise OptionError(f'option {name} must be JSON like {{"topic":{{"0":23}}}}, not {raw!r} ({exc})') from None
+
+
+def partition_map_option(options, name: str) -> dict[TopicPartition, int] | None:
+    """Spark's ``{"topic":{"0":23,"1":-2}}`` as ``{(topic, 0): 23, (topic, 1): -2}``."""
+    raw = options.get(name.lower())
+    if raw is None or str(raw).strip() == "":
+        return None
+    value = _json(name, raw)
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise OptionError(f"option {name} must map topics to {{partition: value}} objects, not {raw!r}")
+    out: dict[TopicPartition, int] = {}
+    for topic, parts in value.items():
+        for p, v in parts.items():
+            try:
+                partition = int(p)
+            except ValueError:
+                raise OptionError(f"option {name}: partition {p!r} of topic {topic!r} is not an integer") from None
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise OptionError(f"option {name}: the value for {topic}-{partition} must be an integer, not {v!r}")
+            out[(topic, partition)] = v
+    return out
+
+
+def offsets_option(options, name: str, *, starting: bool) -> str | dict[TopicPartition, int] | None:
+    """``startingOffsets`` / ``endingOffsets`` of a batch read: ``earliest``, ``latest`` or JSON, with
+    Spark's rules (a batch cannot start at latest nor end at earliest)."""
+    raw = options.get(name.lower())
+    if raw is None or str(raw).strip() == "":
+        return None
+    word = str(raw).strip().lower()
+    if word in ("earliest", "latest"):
+        if word == ("latest" if starting else "earliest"):
+            raise OptionError(f"option {name} can't be {word} for batch queries")
+        return word
+    offsets = partition_map_option(options, name)
+    assert offsets is not None
+    refused = LATEST if starting else EARLIEST
+    for (topic, partition), off in offsets.items():
+        if off == refused:
+            raise OptionError(
+                f"option {name} for {topic}-{partition} can't be {'latest' if starting else 'earliest'} "
+                "for batch queries"
+            )
+        if off < EARLIEST:
+            raise OptionError(f"option {name} for {topic}-{partition} must be >= -2, not {off}")
+    return offsets
+
+
+def assign_option(options) -> tuple[TopicPartition, ...] | None:
+    """Spark's ``assign``: ``{"topicA":[0,1],"topicB":[2,4]}``."""
+    raw = options.get("assign")
+    if raw is None:
+        return None
+    value = _json("assign", raw) if str(raw).strip().startswith("{") else None
+    if not isinstance(value, dict) or not all(
+        isinstance(ps, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in ps)
+        for ps in value.values()
+    ):
+        raise OptionError(f'option assign must be JSON like {{"topicA":[0,1]}}, not {raw!r}')
+    return tuple(sorted((t, p) for t, ps in value.items() for p in ps))
+
+
+def topics_option(options) -> tuple[str, ...] | None:
+    """Spark's ``subscribe``: a comma-separated list of topics."""
+    raw = options.get("subscribe")
+    if raw is None:
+        return None
+    topics = tuple(t.strip() for t in str(raw).split(",") if t.strip())
+    if not topics:
+        raise OptionError(f"option subscribe names no topic: {raw!r}")
+    return topics
+
+
+def pattern_option(options) -> re.Pattern | None:
+    """Spark's ``subscribePattern``: a regular expression a whole topic name matches."""
+    raw = options.get("subscribepattern")
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    if not text:
+        raise OptionError("option subscribePattern is empty")
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise OptionError(f"option subscribePattern is not a regular expression: {text!r} ({exc})") from None
+
+
+# ----------------------------------------------------------------------------- the reader's names
+
+#: Every read option of the kafka-segments source, as documented (Spark passes names lowercased):
+#: kcodec's own first, then Spark's Kafka source's; the README says what each does here.
+READ_OPTIONS: tuple[str, ...] = (
+    "path",
+    "paths",
+    "verifyCrc",
+    "includeControlRecords",
+    "isolationLevel",
+    "startingOffset",
+    "endingOffset",
+    "onCorrupt",
+    "corruptReportPath",
+    "topic",
+    "partition",
+    "splitBytes",
+    "maxRowsPerBatch",
+    "view",
+    "sizes",
+    "txnIndex",
+    "maxDecompressedSize",
+    # Spark's Kafka source
+    "subscribe",
+    "subscribePattern",
+    "assign",
+    "startingOffsets",
+    "endingOffsets",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "failOnDataLoss",
+    "includeHeaders",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "kafka.isolation.level",
+    # Spark's, with nothing to do on files: accepted so that a job switches format unchanged
+    "kafka.bootstrap.servers",
+    "kafka.group.id",
+    "groupIdPrefix",
+    "kafkaConsumer.pollTimeoutMs",
+    "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+)
+
+#: Consumer settings Spark's Kafka source refuses (KafkaSourceProvider), refused here too.
+_REFUSED_KAFKA = {
+    "kafka.auto.offset.reset": "use startingOffsets",
+    "kafka.key.deserializer": "keys are bytes; deserialize them with DataFrame operations",
+    "kafka.value.deserializer": "values are bytes; deserialize them with DataFrame operations",
+    "kafka.enable.auto.commit": "nothing is committed",
+    "kafka.interceptor.classes": "interceptors could change records",
+}
+
+
+def check_read_names(opts: dict) -> None:
+    """Unknown names fail, naming the closest known one. Other ``kafka.*`` consumer settings
+    (security, timeouts ...) mean nothing for files and pass, as Spark hands them to a consumer,
+    unless they are a near miss of ``kafka.isolation.level``."""
+    for name in opts:
+        if name in _REFUSED_KAFKA:
+            raise OptionError(f"kafka-segments: option {name} is not supported (as in Spark): {_REFUSED_KAFKA[name]}")
+    plain = {k: v for k, v in opts.items() if not k.startswith("kafka.") or k in _REFUSED_KAFKA}
+    kafka = {k: v for k, v in opts.items() if k not in plain}
+    check_known(plain, READ_OPTIONS, "kafka-segments")
+    check_known(
+        {k: v for k, v in kafka.items() if difflib.SequenceMatcher(None, k, "kafka.isolation.level").ratio() >= 0.85},
+        ("kafka.isolation.level",),
+        "kafka-segments",
+    )
+
+
+def read_committed_option(opts: dict) -> bool:
+    """read_committed? from kcodec's ``isolationLevel`` or Spark's ``kafka.isolation.level``."""
+    choices = ("read_uncommitted", "read_committed")
+    ours, sparks = (choice_option(opts, n, choices[0], choices) if n.lower() in opts else None for n in _LEVELS)
+    if ours and sparks and ours != sparks:
+        raise OptionError(f"options isolationLevel ({ours}) and kafka.isolation.level ({sparks}) disagree")
+    return (ours or sparks) == "read_committed"
+
+
+_LEVELS = ("isolationLevel", "kafka.isolation.level")
+
+
+def preferred(opts: dict, *names: str):
+    """Spark's preference among a global timestamp, per-partition timestamps and offsets."""
+    for name in names:
+        if opts.get(name.lower()) not in (None, ""):
+            return name
+    return None
+
+
+def as_items(mapping) -> tuple | None:
+    """A mapping as sorted pairs (ReadOptions stays hashable); ``earliest`` / ``latest``, the
+    defaults of a batch read, bound nothing and are None."""
+    return tuple(sorted(mapping.items())) if isinstance(mapping, dict) else None
+
+
+def check_offset_pairs(start: dict | str | None, end: dict | str | None, what: str) -> None:
+    """Spark's checks when both ends name partitions: the same partitions, and no start past its end."""
+    if not isinstance(start, dict) or not isinstance(end, dict):
+        return
+    if start.keys() != end.keys():
+        raise OptionError(
+            f"kafka-segments: the starting and ending {what}s name different partitions: "
+            f"{tp_names(start)} and {tp_names(end)}"
+        )
+    for tp, s in start.items():
+        if s >= 0 and end[tp] >= 0 and s > end[tp]:
+            raise OptionError(
+                f"kafka-segments: the starting {what} {s} of {tp[0]}-{tp[1]} is past its ending {what} {end[tp]}"
+            )
+
+
+def tp_names(tps) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in sorted(tps)) or "(none)"

@@ -21,6 +21,7 @@ batch found there; an index that disagrees with its log is not used.
 from __future__ import annotations
 
 import bisect
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -29,10 +30,41 @@ from kcodec.log.commit import visible_partition_names
 from kcodec.log.files import Segment, is_partition_dir_name, list_segments, parse_partition_dir
 from kcodec.log.fs import has_glob, resolve
 from kcodec.log.index import OffsetLookup
-from kcodec.log.partition import aborted_transactions, seek_timestamp, segment_for_offset
-from kcodec.spark.options import bool_option, choice_option, int_option, timestamp_option
+from kcodec.log.partition import aborted_transactions, next_offset, seek_timestamp, segment_for_offset
+from kcodec.spark.options import (
+    EARLIEST,
+    LATEST,
+    OptionError,
+    TopicPartition,
+    as_items,
+    assign_option,
+    bool_option,
+    check_offset_pairs,
+    check_read_names,
+    choice_option,
+    int_option,
+    offsets_option,
+    partition_map_option,
+    pattern_option,
+    preferred,
+    read_committed_option,
+    timestamp_option,
+    topics_option,
+    tp_names,
+)
 
-__all__ = ["ReadOptions", "PartitionInfo", "Split", "discover", "plan", "offset_for_timestamp", "DEFAULT_SPLIT_BYTES"]
+__all__ = [
+    "ReadOptions",
+    "PartitionInfo",
+    "Split",
+    "discover",
+    "select",
+    "partition_bounds",
+    "DataLossError",
+    "plan",
+    "offset_for_timestamp",
+    "DEFAULT_SPLIT_BYTES",
+]
 
 DEFAULT_SPLIT_BYTES = 128 << 20  # as spark.sql.files.maxPartitionBytes
 _MIN_SPLIT_BYTES = 256 << 10  # minPartitions never cuts finer than this
@@ -63,6 +95,19 @@ class ReadOptions:
     sizes: bool = False  # batches view: what each batch would take as v0/v1/v2 with each codec
     txn_index: str = "auto"  # auto | derive
     max_decompressed_size: int | None = None
+    # Spark's Kafka source options (offsets per (topic, partition): -2 earliest, -1 latest)
+    subscribe: tuple[str, ...] | None = None
+    subscribe_pattern: re.Pattern | None = None
+    assign: tuple[TopicPartition, ...] | None = None
+    starting_offsets: tuple[tuple[TopicPartition, int], ...] | None = None
+    ending_offsets: tuple[tuple[TopicPartition, int], ...] | None = None
+    starting_timestamps: tuple[tuple[TopicPartition, int], ...] | None = None
+    ending_timestamp: int | None = None
+    ending_timestamps: tuple[tuple[TopicPartition, int], ...] | None = None
+    no_match: str = "error"  # startingOffsetsByTimestampStrategy: error | latest
+    fail_on_data_loss: bool = True
+    include_headers: bool = True
+    max_records_per_partition: int | None = None
 
     @classmethod
     def from_options(cls, options) -> ReadOptions:
@@ -70,16 +115,50 @@ class ReadOptions:
         path = opts.get("path")
         if not path:
             raise ValueError("kafka-segments needs a path: spark.read.format('kafka-segments').load(PATH)")
-        isolation = choice_option(opts, "isolationLevel", "read_uncommitted", ("read_uncommitted", "read_committed"))
+        check_read_names(opts)
+        strategies = [n for n in ("subscribe", "subscribePattern", "assign") if n.lower() in opts]
+        if len(strategies) > 1:
+            raise OptionError(
+                f"kafka-segments: only one of subscribe, subscribePattern, assign may be given, not {strategies}"
+            )
         start, end = int_option(opts, "startingOffset", None, 0), int_option(opts, "endingOffset", None, 0)
+        # Spark's preference: a global timestamp, then timestamps per partition, then offsets
+        starting = preferred(opts, "startingTimestamp", "startingOffsetsByTimestamp", "startingOffsets")
+        ending = preferred(opts, "endingTimestamp", "endingOffsetsByTimestamp", "endingOffsets")
+        starting_offsets = (
+            offsets_option(opts, "startingOffsets", starting=True) if starting == "startingOffsets" else None
+        )
+        ending_offsets = offsets_option(opts, "endingOffsets", starting=False) if ending == "endingOffsets" else None
+        starting_ts = (
+            partition_map_option(opts, "startingOffsetsByTimestamp")
+            if starting == "startingOffsetsByTimestamp"
+            else None
+        )
+        ending_ts = (
+            partition_map_option(opts, "endingOffsetsByTimestamp") if ending == "endingOffsetsByTimestamp" else None
+        )
+        check_offset_pairs(starting_offsets, ending_offsets, "offset")
+        check_offset_pairs(starting_ts, ending_ts, "timestamp")
         return cls(
             path=str(path),
             verify_crc=bool_option(opts, "verifyCrc", True),
             include_control=bool_option(opts, "includeControlRecords", False),
-            read_committed=isolation == "read_committed",
+            read_committed=read_committed_option(opts),
             starting_offset=start,
             ending_offset=end,
             starting_timestamp=timestamp_option(opts, "startingTimestamp"),
+            subscribe=topics_option(opts),
+            subscribe_pattern=pattern_option(opts),
+            assign=assign_option(opts),
+            starting_offsets=as_items(starting_offsets),
+            ending_offsets=as_items(ending_offsets),
+            starting_timestamps=as_items(starting_ts),
+            ending_timestamp=timestamp_option(opts, "endingTimestamp"),
+            ending_timestamps=as_items(ending_ts),
+            no_match=choice_option(opts, "startingOffsetsByTimestampStrategy", "error", ("error", "latest")),
+            fail_on_data_loss=bool_option(opts, "failOnDataLoss", True),
+            include_headers=bool_option(opts, "includeHeaders", True),
+            max_records_per_partition=int_option(opts, "maxRecordsPerPartition", None, 1),
             on_corrupt=choice_option(opts, "onCorrupt", "fail", ("fail", "skip")),
             corrupt_report_path=opts.get("corruptreportpath") or None,
             split_bytes=int_option(opts, "splitBytes", DEFAULT_SPLIT_BYTES, 1),
@@ -91,6 +170,17 @@ class ReadOptions:
             sizes=bool_option(opts, "sizes", False),
             txn_index=choice_option(opts, "txnIndex", "auto", ("auto", "derive")),
             max_decompressed_size=int_option(opts, "maxDecompressedSize", None, 1),
+        )
+
+    @property
+    def spark_ranges(self) -> bool:
+        """Whether Spark's offset or timestamp options bound the read (resolved per partition)."""
+        return (
+            any(
+                v is not None
+                for v in (self.starting_offsets, self.ending_offsets, self.starting_timestamps, self.ending_timestamps)
+            )
+            or self.ending_timestamp is not None
         )
 
     def reader_options(self) -> dict:
@@ -246,6 +336,130 @@ def offset_for_timestamp(part: PartitionInfo, timestamp: int, opts: ReadOptions 
     return None
 
 
+# ----------------------------------------------------------------------------- Spark's topic-partition options
+
+
+class DataLossError(KcodecError):
+    """Offsets asked for are not in the segments (retention or a partial copy); ``failOnDataLoss=false``
+    reads what is there instead."""
+
+    kind = "data_loss"
+
+
+def select(partitions: list[PartitionInfo], opts: ReadOptions) -> list[PartitionInfo]:
+    """Spark's ``subscribe`` / ``subscribePattern`` / ``assign`` as filters over the partitions found
+    under the path (none of them: all). A partition ``assign`` names must be there; offsets or
+    timestamps given per partition must name exactly the partitions read, as Spark requires."""
+    if opts.subscribe is not None:
+        partitions = [p for p in partitions if p.topic in opts.subscribe]
+    elif opts.subscribe_pattern is not None:
+        pattern = opts.subscribe_pattern
+        partitions = [p for p in partitions if p.topic is not None and pattern.fullmatch(p.topic)]
+    elif opts.assign is not None:
+        found = {(p.topic, p.partition) for p in partitions}
+        missing = [tp for tp in opts.assign if tp not in found]
+        if missing:
+            raise OptionError(
+                f"kafka-segments: assign names {tp_names(missing)}, not found under {opts.path} "
+                f"(found: {tp_names(_named(found))})"
+            )
+        partitions = [p for p in partitions if (p.topic, p.partition) in opts.assign]
+    read = {(p.topic, p.partition) for p in partitions}
+    for name, given in (
+        ("startingOffsets", opts.starting_offsets),
+        ("endingOffsets", opts.ending_offsets),
+        ("startingOffsetsByTimestamp", opts.starting_timestamps),
+        ("endingOffsetsByTimestamp", opts.ending_timestamps),
+    ):
+        if given is not None and {tp for tp, _ in given} != read:
+            raise OptionError(
+                f"kafka-segments: {name} must name every partition read, as in Spark (-2: earliest, -1: latest); "
+                f"it names {tp_names(tp for tp, _ in given)}, the read has {tp_names(_named(read))}"
+                + ("" if len(_named(read)) == len(read) else " and segments outside <topic>-<n> directories")
+            )
+    return partitions
+
+
+def _named(tps) -> list[TopicPartition]:
+    return [tp for tp in tps if tp[0] is not None and tp[1] is not None]
+
+
+def _later(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _earlier(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _checked(part: PartitionInfo, offset: int, opts: ReadOptions, name: str, latest) -> None:
+    """``failOnDataLoss``: a specific offset outside what the segments hold fails the read."""
+    if not opts.fail_on_data_loss:
+        return
+    earliest = part.segments[0].base_offset
+    where = f"{part.topic}-{part.partition}"
+    if earliest is not None and offset < earliest:
+        raise DataLossError(
+            f"kafka-segments: {name} {offset} of {where} is before its earliest offset {earliest} in {part.path} "
+            "(deleted by retention?); failOnDataLoss=false reads what is there"
+        )
+    if offset > latest():
+        raise DataLossError(
+            f"kafka-segments: {name} {offset} of {where} is past its latest offset {latest()} in {part.path}; "
+            "failOnDataLoss=false reads what is there"
+        )
+
+
+def partition_bounds(part: PartitionInfo, opts: ReadOptions) -> tuple[int | None, int | None] | None:
+    """The offsets to read of one partition, [start, end) (None: unbounded), from kcodec's
+    ``startingOffset`` / ``endingOffset`` and the timestamp and offset options; None when nothing
+    is to be read (no record at the starting timestamp under ``startingOffsetsByTimestampStrategy=latest``)."""
+    start, end = opts.starting_offset, opts.ending_offset
+    tp = (part.topic, part.partition)
+    cache: list[int] = []
+
+    def latest() -> int:
+        if not cache:
+            cache.append(next_offset(part.segments))
+        return cache[0]
+
+    ts = opts.starting_timestamp
+    if ts is None and opts.starting_timestamps is not None:
+        ts = dict(opts.starting_timestamps).get(tp)
+    if ts is not None:
+        found = offset_for_timestamp(part, ts, opts)
+        if found is None:
+            if opts.no_match == "error":
+                raise OptionError(
+                    f"kafka-segments: no record of {part.topic}-{part.partition} has a timestamp at or after {ts} "
+                    "(startingOffsetsByTimestampStrategy=latest reads nothing of it instead)"
+                )
+            return None
+        start = _later(start, found)
+    elif opts.starting_offsets is not None:
+        offset = dict(opts.starting_offsets).get(tp, EARLIEST)
+        if offset != EARLIEST:
+            _checked(part, offset, opts, "startingOffsets", latest)
+            start = _later(start, offset)
+    ts = opts.ending_timestamp
+    if ts is None and opts.ending_timestamps is not None:
+        ts = dict(opts.ending_timestamps).get(tp)
+    if ts is not None:
+        end = _earlier(end, offset_for_timestamp(part, ts, opts))  # none at or after it: the latest
+    elif opts.ending_offsets is not None:
+        offset = dict(opts.ending_offsets).get(tp, LATEST)
+        if offset != LATEST:
+            _checked(part, offset, opts, "endingOffsets", latest)
+            end = _earlier(end, offset)
+    return start, end
+
+
+def _record_chunks(lookup: OffsetLookup, lo: int, hi: int, n: int) -> list[tuple[int, int, int]]:
+    """``maxRecordsPerPartition``: (byte position, first offset, end offset) of offset ranges of at
+    most ``n`` offsets, as Spark cuts a Kafka partition's offset range."""
+    return [(lookup.position_for(a), a, min(a + n, hi)) for a in range(lo, hi, n)]
+
+
 # ----------------------------------------------------------------------------- splits
 
 
@@ -279,13 +493,10 @@ def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
         split_bytes = min(split_bytes, max(_MIN_SPLIT_BYTES, -(-total // opts.min_partitions)))
     for part in partitions:
         segs = part.segments
-        start = opts.starting_offset
-        if opts.starting_timestamp is not None:
-            ts_offset = offset_for_timestamp(part, opts.starting_timestamp, opts)
-            if ts_offset is None:
-                continue  # no record at or after the timestamp
-            start = ts_offset if start is None else max(start, ts_offset)
-        end = opts.ending_offset
+        bounds = partition_bounds(part, opts)
+        if bounds is None:
+            continue
+        start, end = bounds
         if start is not None and end is not None and start >= end:
             continue
         k = segment_for_offset(segs, start) if start is not None else 0
@@ -299,16 +510,25 @@ def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
             if end is not None and seg.base_offset is not None and seg.base_offset >= end:
                 break
             next_base = segs[i + 1].base_offset if i + 1 < len(segs) else None
-            needs_index = seg.size > split_bytes or (
-                i == k and start is not None and seg.base_offset is not None and start > seg.base_offset
+            needs_index = (
+                seg.size > split_bytes
+                or (i == k and start is not None and seg.base_offset is not None and start > seg.base_offset)
+                or (opts.max_records_per_partition is not None and seg.base_offset is not None)
             )
             lookup = OffsetLookup(seg) if needs_index else None
             pos = lookup.position_for(start) if lookup is not None and i == k and start is not None else 0
             ranges = _ranges(lookup, pos, seg.size, split_bytes, end) if lookup is not None else [(0, None)]
+            pieces = [(a, b, start, end) for a, b in ranges]
+            if opts.max_records_per_partition is not None and lookup is not None and seg.base_offset is not None:
+                lo = _later(start, seg.base_offset)
+                hi = _earlier(end, next_base if next_base is not None else next_offset(segs))
+                chunks = _record_chunks(lookup, lo, hi, opts.max_records_per_partition) if hi > lo else []
+                if len(chunks) > len(pieces):  # Spark: about the larger of the two counts
+                    pieces = [(p, None, a, b) for p, a, b in chunks]
             seg_txns = tuple(
                 t for t in aborted if t[2] >= (seg.base_offset or 0) and (next_base is None or t[1] < next_base)
             )
-            for a, b in ranges:
+            for a, b, first, stop in pieces:
                 splits.append(
                     Split(
                         len(splits),
@@ -318,8 +538,8 @@ def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
                         seg.base_offset,
                         a,
                         b,
-                        start,
-                        end,
+                        first,
+                        stop,
                         seg_txns,
                     )
                 )

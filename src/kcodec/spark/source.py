@@ -23,11 +23,13 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamReader,
     InputPartition,
     WriterCommitMessage,
 )
 
-from kcodec.spark.planning import ReadOptions, Split, discover, plan
+from kcodec.spark.options import OptionError
+from kcodec.spark.planning import ReadOptions, Split, discover, plan, select
 from kcodec.spark.write import (
     Chunk,
     WriteOptions,
@@ -68,16 +70,48 @@ class KafkaSegmentsDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
-        from kcodec.spark.arrow import columns_for, ddl
+        from kcodec.spark.arrow import ddl
 
-        opts = ReadOptions.from_options({"path": "-", **dict(self.options)})
-        return ddl(columns_for(opts.view, opts.sizes))
+        # Spark asks for the schema at load(): the options are checked here, on the driver
+        return ddl(_columns(ReadOptions.from_options({"path": "-", **dict(self.options)})))
 
     def reader(self, schema) -> KafkaSegmentsReader:
         return KafkaSegmentsReader(dict(self.options), schema)
 
+    def streamReader(self, schema) -> DataSourceStreamReader:
+        # Spark gives a data source no way to refuse streaming at load(); the first call fails instead
+        return _NoStreaming()
+
     def writer(self, schema, overwrite: bool) -> KafkaSegmentsWriter:
         return KafkaSegmentsWriter(dict(self.options), schema, overwrite)
+
+
+def _columns(opts: ReadOptions):
+    """The columns a read gives: ``includeHeaders=false`` leaves out ``headers``, as Spark's Kafka source does."""
+    from kcodec.spark.arrow import columns_for
+
+    return tuple(c for c in columns_for(opts.view, opts.sizes) if opts.include_headers or c.name != "headers")
+
+
+class _NoStreaming(DataSourceStreamReader):
+    """What ``spark.readStream.format("kafka-segments")`` gets until streaming exists: one clear error."""
+
+    MESSAGE = (
+        "kafka-segments: streaming reads (spark.readStream) are not supported yet; "
+        "read the segments with spark.read.format('kafka-segments')"
+    )
+
+    def initialOffset(self):
+        raise OptionError(self.MESSAGE)
+
+    def latestOffset(self, *args):
+        raise OptionError(self.MESSAGE)
+
+    def partitions(self, start, end):
+        raise OptionError(self.MESSAGE)
+
+    def read(self, partition):
+        raise OptionError(self.MESSAGE)
 
 
 class KafkaSegmentsReader(DataSourceReader):
@@ -86,10 +120,14 @@ class KafkaSegmentsReader(DataSourceReader):
 
         self.opts = ReadOptions.from_options(options)
         fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
+        if not self.opts.include_headers and any(name == "headers" for name, _, _ in fields):
+            raise OptionError(
+                "kafka-segments: includeHeaders=false reads no headers column, but the schema asks for one"
+            )
         self.columns = check_requested(fields, self.opts.view, self.opts.sizes)
 
     def partitions(self):
-        parts = discover(self.opts.path, topic=self.opts.topic, partition=self.opts.partition)
+        parts = select(discover(self.opts.path, topic=self.opts.topic, partition=self.opts.partition), self.opts)
         splits = plan(parts, self.opts)
         if not splits:  # nothing to read; Spark still wants a partition
             return [SegmentSplit(Split(0, "", None, None, None, 0, 0, empty=True))]

@@ -1,0 +1,11 @@
+"""``format("kafka-segments")`` in every PySpark 4 session, with no ``register`` call.
+
+PySpark looks up Python data sources among installed top-level packages whose
+names start with ``pyspark_`` and that define ``DefaultSource`` (see
+``pyspark.sql.worker.lookup_data_sources``); this package is that hook for
+:class:`kcodec.spark.source.KafkaSegmentsDataSource`.
+"""
+
+from kcodec.spark.source import KafkaSegmentsDataSource as DefaultSource
+
+__all__ = ["DefaultSource"]
