@@ -399,9 +399,11 @@ def _kafka_valid_oddities(directory: Path) -> None:
     first[i : i + 2] = b"\xc3\x28"  # not UTF-8
     first[17:21] = struct.pack(">I", crc32c(bytes(first[21:])))
     late = encode_batch([NewRecord(b"k", b"v2", (), 2**62), NewRecord(b"k", b"v3", (), 5)], base_offset=2)
-    last = encode_batch([NewRecord(b"k", b"v4", (), 7), NewRecord(b"k", b"v5", (), 7)], base_offset=2**63 - 1)
+    # the encoder refuses offsets past int64, so the base offset (outside the CRC) is written in afterwards
+    last = bytearray(encode_batch([NewRecord(b"k", b"v4", (), 7), NewRecord(b"k", b"v5", (), 7)], base_offset=4))
+    last[0:8] = struct.pack(">q", 2**63 - 1)
     (directory / "t-0").mkdir(parents=True)
-    (directory / "t-0" / "00000000000000000000.log").write_bytes(bytes(first) + late + last)
+    (directory / "t-0" / "00000000000000000000.log").write_bytes(bytes(first) + late + bytes(last))
 
 
 def test_values_past_spark_types_are_skipped_or_named(spark, tmp_path):
