@@ -27,8 +27,11 @@ from dataclasses import dataclass, field
 from kcodec.errors import KcodecError
 from kcodec.log.files import Segment, list_segments, parse_partition_dir
 from kcodec.log.fs import has_glob, resolve
+from kcodec.log.headers import HEADER_SIZE, last_offset
 from kcodec.log.index import OffsetLookup
 from kcodec.log.partition import aborted_transactions, seek_timestamp, segment_for_offset
+from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
+from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE
 from kcodec.spark.options import bool_option, choice_option, int_option, timestamp_option
 
 __all__ = ["ReadOptions", "PartitionInfo", "Split", "discover", "plan", "offset_for_timestamp", "DEFAULT_SPLIT_BYTES"]
@@ -225,6 +228,52 @@ def _ranges(
     return list(zip(bounds, bounds[1:] + [None]))
 
 
+def _heads(seg: Segment, start: int, size: int):
+    """(position, first bytes) of each entry from ``start``, reading only headers
+    (each entry's size field says where the next starts); stops quietly at the
+    first header that cannot be, or at an entry cut short by the end of the file."""
+    path = str(seg.log)
+    local = seg.fs.local
+    f = open(resolve(path)[1], "rb") if local else None  # closed below
+    try:
+        pos = start
+        while pos + HEADER_SIZE_UP_TO_MAGIC <= size:
+            if f is not None:
+                f.seek(pos)
+                head = f.read(HEADER_SIZE)
+            else:
+                head = seg.fs.read_range(path, pos, min(pos + HEADER_SIZE, size))
+            try:
+                total = check_header(head[:HEADER_SIZE_UP_TO_MAGIC], pos, DEFAULT_MAX_BATCH_SIZE)
+            except KcodecError:
+                return  # broken framing: what follows is the reader's to report
+            if pos + total > size:
+                return
+            yield pos, head
+            pos += total
+    finally:
+        if f is not None:
+            f.close()
+
+
+def _walked_ranges(
+    seg: Segment, start: int, size: int, split_bytes: int, end_offset: int | None
+) -> list[tuple[int, int | None]]:
+    """Byte ranges of a segment with no usable offset index, cut at batch starts
+    found by walking the batch headers, as :func:`_ranges` cuts at index positions."""
+    bounds = [start]
+    if size - start > split_bytes:
+        previous_last = None
+        for pos, head in _heads(seg, start, size):
+            if end_offset is not None and previous_last is not None and previous_last + 1 >= end_offset:
+                # every batch from here on starts at or past the ending offset
+                return list(zip(bounds, bounds[1:] + [pos]))
+            if pos >= bounds[-1] + split_bytes and size - pos >= split_bytes // 8:
+                bounds.append(pos)
+            previous_last = last_offset(head)
+    return list(zip(bounds, bounds[1:] + [None]))
+
+
 # ----------------------------------------------------------------------------- timestamps
 
 
@@ -276,8 +325,9 @@ class Split:
 
 def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
     """One split per segment, large segments cut at checked ``.index``
-    positions every ``opts.split_bytes`` (less when ``opts.min_partitions``
-    asks for more splits than that gives); segments and byte ranges before
+    positions (without an index, at batch starts found by a header walk)
+    every ``opts.split_bytes`` (less when ``opts.min_partitions`` asks for
+    more splits than that gives); segments and byte ranges before
     ``startingOffset`` / ``startingTimestamp`` and at or past ``endingOffset``
     are left out without being read."""
     splits: list[Split] = []
@@ -312,7 +362,12 @@ def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
             )
             lookup = OffsetLookup(seg) if needs_index else None
             pos = lookup.position_for(start) if lookup is not None and i == k and start is not None else 0
-            ranges = _ranges(lookup, pos, seg.size, split_bytes, end) if lookup is not None else [(0, None)]
+            if lookup is None:
+                ranges: list[tuple[int, int | None]] = [(0, None)]
+            elif lookup.entries:
+                ranges = _ranges(lookup, pos, seg.size, split_bytes, end)
+            else:  # no index (or one Kafka would rebuild): cut where a header walk finds batches
+                ranges = _walked_ranges(seg, pos, seg.size, split_bytes, end)
             seg_txns = tuple(
                 t for t in aborted if t[2] >= (seg.base_offset or 0) and (next_base is None or t[1] < next_base)
             )
