@@ -117,3 +117,29 @@ def test_sampling_picks_some_batches_and_estimates_from_them():
     assert list(est) == [label(m, c) for m, c in COMBINATIONS]
     for k, v in exact.items():
         assert est[k] == v if k.endswith("/none") else abs(est[k] - v) <= 0.1 * v
+
+
+def test_pipeline_size_sample(spark, samples, tmp_path, capsys):
+    """--size-sample: uncompressed sizes stay exact, compressed ones are estimated, and the summary says so."""
+    import json
+
+    from kcodec.cli import main
+
+    exact: dict[str, int] = {}
+    for log in sorted(samples.glob("*/*.log")):
+        for b in read_batches(log):
+            for k, v in (size_as(b) or {}).items():
+                exact[k] = exact.get(k, 0) + v
+    assert main(["pipeline", str(samples), str(tmp_path / "t"), "--json", "--size-sample", "0.3"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["size_sample"] == 0.3
+    assert 0 < summary["sampled_batches"] < summary["sized_batches"]
+    total = summary["total"]["sizes"]
+    assert list(total) == [label(m, c) for m, c in COMBINATIONS]
+    for k, v in exact.items():
+        assert total[k] == v if k.endswith("/none") else abs(total[k] - v) <= 0.5 * v, k
+    assert main(["pipeline", str(samples), str(tmp_path / "t"), "--size-sample", "0.3"]) == 0
+    assert "estimated from a 30% sample" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_:
+        main(["pipeline", str(samples), str(tmp_path / "t"), "--size-sample", "0"])
+    assert exit_.value.code == 2 and "--size-sample takes a fraction" in capsys.readouterr().err

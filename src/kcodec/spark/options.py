@@ -1,9 +1,10 @@
 """Parsing the data source's options as Spark passes them (a case-insensitive
-string map): booleans, integers with a floor, one of a few words, timestamps."""
+string map): booleans, integers with a floor, fractions, one of a few words,
+timestamps."""
 
 from __future__ import annotations
 
-__all__ = ["bool_option", "int_option", "choice_option", "timestamp_option"]
+__all__ = ["bool_option", "int_option", "choice_option", "timestamp_option", "fraction_option"]
 
 
 def bool_option(options, name: str, default: bool) -> bool:
@@ -60,3 +61,17 @@ def timestamp_option(options, name: str) -> int | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return int(dt.timestamp() * 1000)
+
+
+def fraction_option(options, name: str, default: float) -> float:
+    """A fraction in (0, 1]."""
+    raw = options.get(name.lower())
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        value = float(str(raw).strip())
+    except ValueError:
+        raise ValueError(f"option {name} must be a number in (0, 1], not {raw!r}") from None
+    if not 0 < value <= 1:
+        raise ValueError(f"option {name} must be in (0, 1], not {raw!r}")
+    return value

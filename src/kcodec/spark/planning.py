@@ -32,7 +32,7 @@ from kcodec.log.index import OffsetLookup
 from kcodec.log.partition import aborted_transactions, seek_timestamp, segment_for_offset
 from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
 from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE
-from kcodec.spark.options import bool_option, choice_option, int_option, timestamp_option
+from kcodec.spark.options import bool_option, choice_option, fraction_option, int_option, timestamp_option
 
 __all__ = ["ReadOptions", "PartitionInfo", "Split", "discover", "plan", "offset_for_timestamp", "DEFAULT_SPLIT_BYTES"]
 
@@ -63,6 +63,7 @@ class ReadOptions:
     partition: int | None = None
     view: str = "records"  # records | batches
     sizes: bool = False  # batches view: what each batch would take as v0/v1/v2 with each codec
+    size_sample: float = 1.0  # the fraction of batches that get compressed sizes (kcodec.spark.sizes.sampled)
     txn_index: str = "auto"  # auto | derive
     max_decompressed_size: int | None = None
 
@@ -91,6 +92,7 @@ class ReadOptions:
             partition=int_option(opts, "partition", None, 0),
             view=choice_option(opts, "view", "records", ("records", "batches")),
             sizes=bool_option(opts, "sizes", False),
+            size_sample=fraction_option(opts, "sizeSample", 1.0),
             txn_index=choice_option(opts, "txnIndex", "auto", ("auto", "derive")),
             max_decompressed_size=int_option(opts, "maxDecompressedSize", None, 1),
         )
