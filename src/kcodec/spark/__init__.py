@@ -36,6 +36,8 @@ Read options (defaults first):
                             codec, record count, compressed/uncompressed bytes, CRC validity ...)
 ``sizes``                   ``false`` | ``true`` (batches view): add ``sizeAs``, what each batch's
                             records would take as v0/v1/v2 with each codec
+``sizeSample``              1: the fraction of batches (picked by base offset) that get compressed
+                            sizes in ``sizeAs``; the others get the uncompressed ones only
 ``txnIndex``                ``auto`` | ``derive``: always derive aborted transactions from markers
 ``maxDecompressedSize``     64 MiB: the most one batch may decompress to (a compression bomb fails)
 ==========================  ====================================================================

@@ -1,5 +1,5 @@
 """Parsing the data source's options as Spark passes them (a case-insensitive
-string map): booleans, integers with a floor, one of a few words, timestamps,
+string map): booleans, integers with a floor, fractions, one of a few words, timestamps,
 unknown names, and the values of Spark's Kafka source options (per-partition
 offset JSON, ``assign``, ``subscribe``, ``subscribePattern``)."""
 
@@ -17,6 +17,7 @@ __all__ = [
     "int_option",
     "choice_option",
     "timestamp_option",
+    "fraction_option",
     "check_known",
     "partition_map_option",
     "offsets_option",
@@ -233,6 +234,7 @@ READ_OPTIONS: tuple[str, ...] = (
     "maxRowsPerBatch",
     "view",
     "sizes",
+    "sizeSample",
     "txnIndex",
     "maxDecompressedSize",
     # Spark's Kafka source
@@ -334,3 +336,17 @@ def check_offset_pairs(start: dict | str | None, end: dict | str | None, what: s
 
 def tp_names(tps) -> str:
     return ", ".join(f"{t}-{p}" for t, p in sorted(tps)) or "(none)"
+
+
+def fraction_option(options, name: str, default: float) -> float:
+    """A fraction in (0, 1]."""
+    raw = options.get(name.lower())
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        value = float(str(raw).strip())
+    except ValueError:
+        raise OptionError(f"option {name} must be a number in (0, 1], not {raw!r}") from None
+    if not 0 < value <= 1:
+        raise OptionError(f"option {name} must be in (0, 1], not {raw!r}")
+    return value

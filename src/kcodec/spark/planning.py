@@ -29,8 +29,11 @@ from kcodec.errors import KcodecError
 from kcodec.log.commit import visible_partition_names
 from kcodec.log.files import Segment, is_partition_dir_name, list_segments, parse_partition_dir
 from kcodec.log.fs import has_glob, resolve
+from kcodec.log.headers import HEADER_SIZE, last_offset
 from kcodec.log.index import OffsetLookup
 from kcodec.log.partition import aborted_transactions, next_offset, seek_timestamp, segment_for_offset
+from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
+from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE
 from kcodec.spark.options import (
     EARLIEST,
     LATEST,
@@ -42,6 +45,7 @@ from kcodec.spark.options import (
     check_offset_pairs,
     check_read_names,
     choice_option,
+    fraction_option,
     int_option,
     offsets_option,
     partition_map_option,
@@ -93,6 +97,7 @@ class ReadOptions:
     partition: int | None = None
     view: str = "records"  # records | batches
     sizes: bool = False  # batches view: what each batch would take as v0/v1/v2 with each codec
+    size_sample: float = 1.0  # the fraction of batches that get compressed sizes (kcodec.spark.sizes.sampled)
     txn_index: str = "auto"  # auto | derive
     max_decompressed_size: int | None = None
     # Spark's Kafka source options (offsets per (topic, partition): -2 earliest, -1 latest)
@@ -168,6 +173,7 @@ class ReadOptions:
             partition=int_option(opts, "partition", None, 0),
             view=choice_option(opts, "view", "records", ("records", "batches")),
             sizes=bool_option(opts, "sizes", False),
+            size_sample=fraction_option(opts, "sizeSample", 1.0),
             txn_index=choice_option(opts, "txnIndex", "auto", ("auto", "derive")),
             max_decompressed_size=int_option(opts, "maxDecompressedSize", None, 1),
         )
@@ -304,6 +310,52 @@ def _ranges(
                 i = bisect.bisect_left(positions, last + split_bytes, lo=i + 1)
                 continue
             i += 1
+    return list(zip(bounds, bounds[1:] + [None]))
+
+
+def _heads(seg: Segment, start: int, size: int):
+    """(position, first bytes) of each entry from ``start``, reading only headers
+    (each entry's size field says where the next starts); stops quietly at the
+    first header that cannot be, or at an entry cut short by the end of the file."""
+    path = str(seg.log)
+    local = seg.fs.local
+    f = open(resolve(path)[1], "rb") if local else None  # closed below
+    try:
+        pos = start
+        while pos + HEADER_SIZE_UP_TO_MAGIC <= size:
+            if f is not None:
+                f.seek(pos)
+                head = f.read(HEADER_SIZE)
+            else:
+                head = seg.fs.read_range(path, pos, min(pos + HEADER_SIZE, size))
+            try:
+                total = check_header(head[:HEADER_SIZE_UP_TO_MAGIC], pos, DEFAULT_MAX_BATCH_SIZE)
+            except KcodecError:
+                return  # broken framing: what follows is the reader's to report
+            if pos + total > size:
+                return
+            yield pos, head
+            pos += total
+    finally:
+        if f is not None:
+            f.close()
+
+
+def _walked_ranges(
+    seg: Segment, start: int, size: int, split_bytes: int, end_offset: int | None
+) -> list[tuple[int, int | None]]:
+    """Byte ranges of a segment with no usable offset index, cut at batch starts
+    found by walking the batch headers, as :func:`_ranges` cuts at index positions."""
+    bounds = [start]
+    if size - start > split_bytes:
+        previous_last = None
+        for pos, head in _heads(seg, start, size):
+            if end_offset is not None and previous_last is not None and previous_last + 1 >= end_offset:
+                # every batch from here on starts at or past the ending offset
+                return list(zip(bounds, bounds[1:] + [pos]))
+            if pos >= bounds[-1] + split_bytes and size - pos >= split_bytes // 8:
+                bounds.append(pos)
+            previous_last = last_offset(head)
     return list(zip(bounds, bounds[1:] + [None]))
 
 
@@ -482,8 +534,9 @@ class Split:
 
 def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
     """One split per segment, large segments cut at checked ``.index``
-    positions every ``opts.split_bytes`` (less when ``opts.min_partitions``
-    asks for more splits than that gives); segments and byte ranges before
+    positions (without an index, at batch starts found by a header walk)
+    every ``opts.split_bytes`` (less when ``opts.min_partitions`` asks for
+    more splits than that gives); segments and byte ranges before
     ``startingOffset`` / ``startingTimestamp`` and at or past ``endingOffset``
     are left out without being read."""
     splits: list[Split] = []
@@ -517,7 +570,12 @@ def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
             )
             lookup = OffsetLookup(seg) if needs_index else None
             pos = lookup.position_for(start) if lookup is not None and i == k and start is not None else 0
-            ranges = _ranges(lookup, pos, seg.size, split_bytes, end) if lookup is not None else [(0, None)]
+            if lookup is None:
+                ranges: list[tuple[int, int | None]] = [(0, None)]
+            elif lookup.entries:
+                ranges = _ranges(lookup, pos, seg.size, split_bytes, end)
+            else:  # no index (or one Kafka would rebuild): cut where a header walk finds batches
+                ranges = _walked_ranges(seg, pos, seg.size, split_bytes, end)
             pieces = [(a, b, start, end) for a, b in ranges]
             if opts.max_records_per_partition is not None and lookup is not None and seg.base_offset is not None:
                 lo = _later(start, seg.base_offset)

@@ -255,7 +255,7 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
                     continue
                 if not _fitting_batch(batch, split, opts, reporter):
                     continue
-                out.add(batch, topic, partition, segment, size_as(batch) if opts.sizes else None)
+                out.add(batch, topic, partition, segment, size_as(batch, opts.size_sample) if opts.sizes else None)
                 if len(out) >= opts.max_rows:
                     yield out.flush()
             rb = out.flush()
