@@ -24,6 +24,8 @@ from kcodec.commands.common import (
 )
 from kcodec.errors import KcodecError
 
+JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
+
 
 class _Progress:
     """A percentage on stderr, only for big inputs on a terminal."""
@@ -91,14 +93,27 @@ class _Bounded:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
+    from kcodec.tools.dump import DeferredErrors
+
+    names = dump_inputs(args)
+    decoders = _data_decoders(args)
+    print_data = args.print_data_log or decoders is not None  # a decoder implies --print-data-log, as in Kafka
+    legacy = args.kafka_version < JAVA_PORT
+    deferred = DeferredErrors(legacy=legacy)
+    try:
+        return _dump_all(args, names, decoders, print_data, deferred)
+    finally:
+        sys.stdout.flush()
+        for line in deferred.lines():  # as DumpLogSegments: after all files
+            print(line, file=sys.stderr)
+
+
+def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: bool, deferred) -> int:
     from kcodec.records.reader import read_batches
     from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
     from kcodec.tools.dump_decoders import STRING, DecoderError
     from kcodec.tools.dump_files import FileKind, file_kind
 
-    names = dump_inputs(args)
-    decoders = _data_decoders(args)
-    print_data = args.print_data_log or decoders is not None  # a decoder implies --print-data-log, as in Kafka
     status = EXIT_OK
     for name in names:
         stdin = name == STDIN
@@ -107,7 +122,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
             raise UsageError(f"{name}: no such file")
         kind = FileKind.LOG if stdin or args.as_log else file_kind(path)
         if kind != FileKind.LOG:
-            status = max(status, _dump_other(path, kind, args))
+            status = max(status, _dump_other(path, kind, args, deferred))
             continue
 
         def print_skipped(r, path=path) -> None:  # printed where the bytes were, between the batches around them
@@ -159,12 +174,10 @@ def cmd_dump(args: argparse.Namespace) -> int:
                     pairs,
                     decoders or STRING,
                     report_tail=args.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
+                    legacy=deferred.legacy,
                 ):
                     print(line)
-                if pairs:
-                    print(f"Non-consecutive offsets in {path}", file=sys.stderr)
-                    for a, b in pairs:
-                        print(f"  {a} is followed by {b}", file=sys.stderr)
+                deferred.add_non_consecutive(path, pairs)
         except KcodecError as exc:
             sys.stdout.flush()
             damaged = not (args.skip_corrupt or isinstance(exc, DecoderError))
@@ -183,7 +196,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return status
 
 
-def _dump_other(path: Path, kind: str, args: argparse.Namespace) -> int:
+def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred) -> int:
     """Every file kcodec dump recognises by name but a log: indexes, checkpoints, metadata, snapshots;
     an unknown name is refused (kafka-dump-log ignores it, leaving no trace in the exit status)."""
     from kcodec.log.index import read_offset_index
@@ -231,8 +244,8 @@ def _dump_other(path: Path, kind: str, args: argparse.Namespace) -> int:
     except KcodecError as exc:
         return refuse(str(exc))
     print("\n".join(dumped.lines))
-    for line in dumped.problems:
-        print(line, file=sys.stderr)
+    for problem in deferred.add_index_problems(path, dumped.problems):
+        print(f"{problem.kind}: {problem.message}", file=sys.stderr)
     return refuse(dumped.refused) if dumped.refused else EXIT_OK
 
 
@@ -283,6 +296,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.recover:
             print(recover(path, args.recover, max_decompressed_size=args.max_decompressed_size))
     return status
+
+
+def _kafka_version(text: str) -> tuple[int, int]:
+    try:
+        major, minor = (int(part) for part in text.split("."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Kafka release like 4.2 or 4.3") from None
+    return major, minor
 
 
 def add_parser(sub) -> None:
@@ -347,6 +368,14 @@ def add_parser(sub) -> None:
         action="store_true",
         help="for .index/.timeindex files: only the checks a broker runs on start-up (size a multiple of the "
         "entry size, last offset not below the base, entries in order); exit 1 if one fails",
+    )
+    p.add_argument(
+        "--kafka-version",
+        type=_kafka_version,
+        default="{}.{}".format(*JAVA_PORT),  # argparse passes a string default through type=
+        metavar="X.Y",
+        help="print the lines of that Kafka release's kafka-dump-log (default 4.3, the Java tool; 4.2 or "
+        "older: the Scala tool's, with its stray } after a legacy record's CRC)",
     )
     p.add_argument(
         "--as-log",
