@@ -13,33 +13,24 @@ from kcodec.commands.common import (
     int32,
     refuse_overlap,
 )
+from kcodec.commands.progress import Progress, file_size
 from kcodec.errors import EncodeError
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
     from kcodec.log.writer import write_atomically
-    from kcodec.records.encode import convert_batches
     from kcodec.records.reader import read_batches
 
     src, out = existing_file(Path(args.input)), Path(args.out)
     refuse_overlap([src], [out])
     reader = read_batches(src, verify_crc=not args.no_verify)
     chunks, batches, records = [], 0, 0
-    for batch in reader:
-        try:
-            chunks.append(
-                convert_batches(
-                    [batch],
-                    magic=args.magic,
-                    compression=args.compression,
-                    compression_level=args.level,
-                    allow_lossy=args.allow_lossy,
-                )
-            )
-        except EncodeError as exc:
-            raise allow_lossy_hint(exc) from None
-        batches += 1
-        records += len(batch.records)
+    with Progress(file_size(src), desc=src.name) as progress:
+        for batch in reader:
+            progress.to(batch.position + batch.size)
+            _convert_one(batch, args, chunks)
+            batches += 1
+            records += len(batch.records)
     write_atomically(out, chunks)
     tail = f"; ignored a partial batch of {reader.partial_tail.size} bytes at the end" if reader.partial_tail else ""
     print(
@@ -47,6 +38,23 @@ def cmd_convert(args: argparse.Namespace) -> int:
         f"{src.stat().st_size} -> {sum(map(len, chunks))} bytes{tail}"
     )
     return EXIT_OK
+
+
+def _convert_one(batch, args: argparse.Namespace, chunks: list[bytes]) -> None:
+    from kcodec.records.encode import convert_batches
+
+    try:
+        chunks.append(
+            convert_batches(
+                [batch],
+                magic=args.magic,
+                compression=args.compression,
+                compression_level=args.level,
+                allow_lossy=args.allow_lossy,
+            )
+        )
+    except EncodeError as exc:
+        raise allow_lossy_hint(exc) from None
 
 
 def add_parser(sub) -> None:

@@ -22,35 +22,10 @@ from kcodec.commands.common import (
     non_negative_int,
     refuse_overlap,
 )
+from kcodec.commands.progress import Progress, file_size
 from kcodec.errors import KcodecError
 
 JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
-
-
-class _Progress:
-    """A percentage on stderr, only for big inputs on a terminal."""
-
-    THRESHOLD = 64 * 1024 * 1024
-
-    def __init__(self, path: Path | None):
-        try:
-            self.total = 0 if path is None else path.stat().st_size
-        except OSError:
-            self.total = 0
-        self.enabled = sys.stderr.isatty() and self.total >= self.THRESHOLD
-        self.shown = -1
-
-    def __call__(self, done: int) -> None:
-        if not self.enabled:
-            return
-        pct = done * 100 // self.total
-        if pct != self.shown:
-            self.shown = pct
-            print(f"\r{self.total and pct:3d}% of {self.total:,} bytes", end="", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.enabled and self.shown >= 0:
-            print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
 
 
 STDIN = "-"
@@ -153,11 +128,12 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             skip_corrupt=args.skip_corrupt,
             on_skip=print_skipped if args.skip_corrupt else None,
         )
-        progress = _Progress(None if stdin else path)
+        # the lines themselves show progress when they scroll on the terminal
+        progress = Progress(None if stdin else file_size(path), desc=path.name, enabled=not sys.stdout.isatty())
         try:
             if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
-                    progress(batch.position + batch.size)
+                    progress.to(batch.position + batch.size)
                     print(as_ndjson(batch_json(batch, str(path))))
                 if reader.partial_tail is not None and args.max_bytes is None:
                     t = reader.partial_tail
@@ -170,7 +146,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
                     args.deep_iteration,
                     print_data,
                     args.skip_record_metadata,
-                    progress,
+                    progress.to,
                     pairs,
                     decoders or STRING,
                     report_tail=args.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
@@ -286,7 +262,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         path = existing_file(name)
         if args.recover:
             refuse_overlap([path], [args.recover])
-        report = verify_path(path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size)
+        with Progress(file_size(path), desc=path.name) as progress:
+            report = verify_path(
+                path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size, progress=progress.to
+            )
         for problem in report.problems:
             print(f"{path}: {problem}")
         verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, existing_file, int32_size, refuse_overlap
+from kcodec.commands.progress import Progress, file_size
 
 
 def _index_suffixes() -> tuple[str, ...]:
@@ -35,6 +36,17 @@ def _segment_log(name: str) -> tuple[Path, int]:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    logs = [_segment_log(name) for name in args.segments]  # every name checked before any is written
+    status = EXIT_OK
+    # one step per segment: the index builder and checker read a whole segment in one call
+    with Progress(sum(file_size(log) or 0 for log, _ in logs), desc="index") as progress:
+        for log, base in logs:
+            status = max(status, _index_one(log, base, args, progress.echo))
+            progress.add(file_size(log) or 0)
+    return status
+
+
+def _index_one(log: Path, base: int, args: argparse.Namespace, echo) -> int:
     from kcodec.generated.aborted_txn_entry import ABORTED_TXN_ENTRY_V0_SIZE
     from kcodec.generated.offset_index_entry import OFFSET_INDEX_ENTRY_V0_SIZE
     from kcodec.generated.time_index_entry import TIME_INDEX_ENTRY_V0_SIZE
@@ -43,33 +55,28 @@ def cmd_index(args: argparse.Namespace) -> int:
     from kcodec.log.index_check import check_indexes
     from kcodec.log.writer import write_atomically
 
-    status = EXIT_OK
-    for name in args.segments:
-        log, base = _segment_log(name)
-        outputs = {s: log.with_name(segment_name(base, s)) for s in _index_suffixes()}
-        refuse_overlap([log], outputs.values())
-        if args.check:
-            problems = check_indexes(log)
-            for p in problems:
-                print(f"{p.file}: {p.kind}: {p.message}")
-            print(f"{log}: {'index files agree with the log' if not problems else f'{len(problems)} problem(s)'}")
-            if problems:
-                status = EXIT_CHECK_FAILED
-            continue
-        index, timeindex = build_indexes(log, base, index_interval_bytes=args.interval)
-        txn = build_txn_index(log, base)
-        write_atomically(outputs[INDEX_SUFFIX], index)
-        write_atomically(outputs[TIME_INDEX_SUFFIX], timeindex)
-        if txn:
-            write_atomically(outputs[TXN_INDEX_SUFFIX], txn)
-        else:  # Kafka has no .txnindex without an aborted transaction: an old one is stale
-            outputs[TXN_INDEX_SUFFIX].unlink(missing_ok=True)
-        aborted = f", {len(txn) // ABORTED_TXN_ENTRY_V0_SIZE} aborted transaction" if txn else ""
-        print(
-            f"{log}: wrote {len(index) // OFFSET_INDEX_ENTRY_V0_SIZE} offset, "
-            f"{len(timeindex) // TIME_INDEX_ENTRY_V0_SIZE} time{aborted} index entries"
-        )
-    return status
+    outputs = {s: log.with_name(segment_name(base, s)) for s in _index_suffixes()}
+    refuse_overlap([log], outputs.values())
+    if args.check:
+        problems = check_indexes(log)
+        for p in problems:
+            echo(f"{p.file}: {p.kind}: {p.message}")
+        echo(f"{log}: {'index files agree with the log' if not problems else f'{len(problems)} problem(s)'}")
+        return EXIT_CHECK_FAILED if problems else EXIT_OK
+    index, timeindex = build_indexes(log, base, index_interval_bytes=args.interval)
+    txn = build_txn_index(log, base)
+    write_atomically(outputs[INDEX_SUFFIX], index)
+    write_atomically(outputs[TIME_INDEX_SUFFIX], timeindex)
+    if txn:
+        write_atomically(outputs[TXN_INDEX_SUFFIX], txn)
+    else:  # Kafka has no .txnindex without an aborted transaction: an old one is stale
+        outputs[TXN_INDEX_SUFFIX].unlink(missing_ok=True)
+    aborted = f", {len(txn) // ABORTED_TXN_ENTRY_V0_SIZE} aborted transaction" if txn else ""
+    echo(
+        f"{log}: wrote {len(index) // OFFSET_INDEX_ENTRY_V0_SIZE} offset, "
+        f"{len(timeindex) // TIME_INDEX_ENTRY_V0_SIZE} time{aborted} index entries"
+    )
+    return EXIT_OK
 
 
 def add_parser(sub) -> None:

@@ -17,6 +17,7 @@ from kcodec.commands.common import (
     positive_int,
     refuse_overlap,
 )
+from kcodec.commands.progress import Progress, counted_lines, file_size
 from kcodec.errors import EncodeError
 
 
@@ -91,9 +92,12 @@ def cmd_write(args: argparse.Namespace) -> int:
     if args.input not in (None, "-"):
         refuse_overlap([args.input], [out])
     # bytes: read_json_records says which line is not UTF-8 instead of failing inside the file's decoder
-    source = sys.stdin.buffer if args.input in (None, "-") else open(args.input, "rb")
+    stdin = args.input in (None, "-")
+    source = sys.stdin.buffer if stdin else open(args.input, "rb")
+    progress = Progress(None if stdin else file_size(args.input), desc=out.name)  # input bytes read
     try:
-        records = read_json_records(source, args.encoding, args.keep_offsets, args.input or "stdin")
+        lines = counted_lines(source, progress)
+        records = read_json_records(lines, args.encoding, args.keep_offsets, args.input or "stdin")
         options = dict(
             magic=args.magic, compression=args.compression, compression_level=args.level, allow_lossy=args.allow_lossy
         )
@@ -109,6 +113,7 @@ def cmd_write(args: argparse.Namespace) -> int:
                     writer.append(data)
                     batches += 1
                     records_written += len(chunk)
+            progress.close()
             print(f"wrote {records_written} records in {batches} batches to {out} ({len(writer.completed)} segment(s))")
             return EXIT_OK
         chunks, count, batches = [], 0, 0
@@ -118,6 +123,7 @@ def cmd_write(args: argparse.Namespace) -> int:
             chunks.append(data)
             count += len(chunk)
             batches += 1
+        progress.close()
         write_atomically(out, chunks)
         size = sum(map(len, chunks))
         if args.index:
@@ -130,6 +136,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     except EncodeError as exc:
         raise allow_lossy_hint(exc) from None
     finally:
+        progress.close()
         if source is not sys.stdin.buffer:
             source.close()
 
