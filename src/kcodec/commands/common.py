@@ -144,3 +144,36 @@ def add_max_decompressed_size(
         help=help
         or f"refuse compressed {what} that inflate past this (default {DEFAULT_MAX_DECOMPRESSED_SIZE >> 20} MiB)",
     )
+
+
+def add_json(parser, what: str, *, bytes_encoding: bool = False) -> None:
+    """``--json``: every reporting command's one spelling for machine-readable output (its fields are
+    in the README, section "JSON output"); ``bytes_encoding`` adds ``--bytes-encoding`` for commands
+    whose JSON holds record bytes, in the encodings ``kcodec write --encoding`` reads."""
+    parser.add_argument("--json", action="store_true", help=f"JSON: {what} (fields: see the README)")
+    if bytes_encoding:
+        from kcodec.tools.records_io import DUMP_ENCODING, ENCODINGS
+
+        parser.add_argument(
+            "--bytes-encoding",
+            choices=ENCODINGS,
+            default=DUMP_ENCODING,
+            help="keys, values and header values in --json as hex (default), utf8 (refused for bytes that are "
+            "not UTF-8) or base64; kcodec write reads them back",
+        )
+
+
+def wants_json(args: argparse.Namespace) -> bool:
+    """--json, or the older ``--format json`` of layout and size (kept as its synonym)."""
+    return bool(getattr(args, "json", False) or getattr(args, "format", None) == "json")
+
+
+def json_line(obj) -> str:
+    """One JSON document on one line (NDJSON when a command prints one per input)."""
+    from kcodec.tools.dump import as_ndjson
+
+    return as_ndjson(obj)
+
+
+def print_json(obj) -> None:
+    print(json_line(obj))

@@ -7,10 +7,12 @@ from pathlib import Path
 
 from kcodec.commands.common import (
     EXIT_OK,
+    add_json,
     allow_lossy_hint,
     compression_choices,
     existing_file,
     int32,
+    print_json,
     refuse_overlap,
 )
 from kcodec.commands.progress import Progress, file_size
@@ -32,6 +34,21 @@ def cmd_convert(args: argparse.Namespace) -> int:
             batches += 1
             records += len(batch.records)
     write_atomically(out, chunks)
+    if args.json:
+        print_json(
+            {
+                "input": str(src),
+                "output": str(out),
+                "records": records,
+                "batches": batches,
+                "magic": args.magic,
+                "compression": args.compression,
+                "inputBytes": src.stat().st_size,
+                "outputBytes": sum(map(len, chunks)),
+                "partialTailBytes": reader.partial_tail.size if reader.partial_tail else 0,
+            }
+        )
+        return EXIT_OK
     tail = f"; ignored a partial batch of {reader.partial_tail.size} bytes at the end" if reader.partial_tail else ""
     print(
         f"converted {records} records in {batches} batches to magic {args.magic} / {args.compression}: "
@@ -72,4 +89,5 @@ def add_parser(sub) -> None:
     p.add_argument("--level", type=int32, help="compression level")
     p.add_argument("--allow-lossy", action="store_true", help="drop what the target format cannot hold")
     p.add_argument("--no-verify", action="store_true", help="do not check CRCs of the input")
+    add_json(p, "what was converted and the sizes before and after")
     p.set_defaults(func=cmd_convert)

@@ -16,14 +16,16 @@ from kcodec.commands.common import (
     EXIT_ERROR,
     EXIT_OK,
     UsageError,
+    add_json,
     add_max_decompressed_size,
     byte_limit,
     existing_file,
     non_negative_int,
+    print_json,
     refuse_overlap,
 )
 from kcodec.commands.progress import Progress, file_size
-from kcodec.errors import KcodecError
+from kcodec.errors import EncodeError, KcodecError
 
 JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
 
@@ -47,7 +49,7 @@ def _data_decoders(args: argparse.Namespace):
     if args.key_decoder is None and args.value_decoder is None:
         return None
     if args.json:
-        raise UsageError("--key-decoder/--value-decoder shape the text output; --json prints bytes as hex")
+        raise UsageError("--key-decoder/--value-decoder shape the text output; in --json, --bytes-encoding does")
     try:
         return DataDecoders(args.key_decoder or "string", args.value_decoder or "string")
     except ValueError as exc:
@@ -134,7 +136,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
                     progress.to(batch.position + batch.size)
-                    print(as_ndjson(batch_json(batch, str(path))))
+                    print(as_ndjson(batch_json(batch, str(path), args.bytes_encoding)))
                 if reader.partial_tail is not None and args.max_bytes is None:
                     t = reader.partial_tail
                     print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
@@ -156,7 +158,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
                 deferred.add_non_consecutive(path, pairs)
         except KcodecError as exc:
             sys.stdout.flush()
-            damaged = not (args.skip_corrupt or isinstance(exc, DecoderError))
+            damaged = not (args.skip_corrupt or isinstance(exc, (DecoderError, EncodeError)))
             hint = " (--skip-corrupt reads on past damaged batches)" if damaged else ""
             print(f"kcodec dump: {path}: {exc}{hint}", file=sys.stderr)
             status = EXIT_ERROR
@@ -266,14 +268,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
             report = verify_path(
                 path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size, progress=progress.to
             )
-        for problem in report.problems:
-            print(f"{path}: {problem}")
-        verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
-        print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
         if not report.ok:
             status = EXIT_CHECK_FAILED
-        if args.recover:
-            print(recover(path, args.recover, max_decompressed_size=args.max_decompressed_size))
+        if not args.json:
+            for problem in report.problems:
+                print(f"{path}: {problem}")
+            verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
+            print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
+        recovered = (
+            recover(path, args.recover, max_decompressed_size=args.max_decompressed_size) if args.recover else None
+        )
+        if args.json:
+            print_json(report.as_dict() | ({"recovered": recovered.as_dict()} if recovered else {}))
+        elif recovered:
+            print(recovered)
     return status
 
 
@@ -361,11 +369,7 @@ def add_parser(sub) -> None:
         action="store_true",
         help="read every FILE as log entries whatever its name (a records blob, a copied segment)",
     )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="NDJSON: one object per batch with its records (bytes as hex, nulls as null)",
-    )
+    add_json(p, "one line per batch with its records, nulls as null (NDJSON)", bytes_encoding=True)
     add_max_decompressed_size(p)
     p.add_argument(
         "--skip-corrupt",
@@ -399,5 +403,6 @@ def add_parser(sub) -> None:
         "as Kafka's log recovery truncates a segment, and say how many batches and bytes were dropped",
     )
     add_max_decompressed_size(p, default=None)
+    add_json(p, "one line per FILE with its counts and problems (NDJSON)")
     p.epilog = "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage"
     p.set_defaults(func=cmd_verify)

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, UsageError, existing_file, int32_size, refuse_overlap
+from kcodec.commands.common import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_json,
+    existing_file,
+    int32_size,
+    json_line,
+    refuse_overlap,
+)
 from kcodec.commands.progress import Progress, file_size
 
 
@@ -59,9 +68,22 @@ def _index_one(log: Path, base: int, args: argparse.Namespace, echo) -> int:
     refuse_overlap([log], outputs.values())
     if args.check:
         problems = check_indexes(log)
-        for p in problems:
-            echo(f"{p.file}: {p.kind}: {p.message}")
-        echo(f"{log}: {'index files agree with the log' if not problems else f'{len(problems)} problem(s)'}")
+        if args.json:
+            found = [
+                {
+                    "file": str(p.file),
+                    "kind": p.kind,
+                    "message": p.message,
+                    "indexValue": p.index_value,
+                    "logValue": p.log_value,
+                }
+                for p in problems
+            ]
+            echo(json_line({"log": str(log), "ok": not problems, "problems": found}))
+        else:
+            for p in problems:
+                echo(f"{p.file}: {p.kind}: {p.message}")
+            echo(f"{log}: {'index files agree with the log' if not problems else f'{len(problems)} problem(s)'}")
         return EXIT_CHECK_FAILED if problems else EXIT_OK
     index, timeindex = build_indexes(log, base, index_interval_bytes=args.interval)
     txn = build_txn_index(log, base)
@@ -71,11 +93,19 @@ def _index_one(log: Path, base: int, args: argparse.Namespace, echo) -> int:
         write_atomically(outputs[TXN_INDEX_SUFFIX], txn)
     else:  # Kafka has no .txnindex without an aborted transaction: an old one is stale
         outputs[TXN_INDEX_SUFFIX].unlink(missing_ok=True)
-    aborted = f", {len(txn) // ABORTED_TXN_ENTRY_V0_SIZE} aborted transaction" if txn else ""
-    echo(
-        f"{log}: wrote {len(index) // OFFSET_INDEX_ENTRY_V0_SIZE} offset, "
-        f"{len(timeindex) // TIME_INDEX_ENTRY_V0_SIZE} time{aborted} index entries"
-    )
+    counts = {
+        "offsetEntries": len(index) // OFFSET_INDEX_ENTRY_V0_SIZE,
+        "timeEntries": len(timeindex) // TIME_INDEX_ENTRY_V0_SIZE,
+        "abortedTransactions": len(txn) // ABORTED_TXN_ENTRY_V0_SIZE,
+    }
+    if args.json:
+        written = [
+            str(outputs[s]) for s in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX) if s != TXN_INDEX_SUFFIX or txn
+        ]
+        echo(json_line({"log": str(log), **counts, "written": written}))
+        return EXIT_OK
+    aborted = f", {counts['abortedTransactions']} aborted transaction" if txn else ""
+    echo(f"{log}: wrote {counts['offsetEntries']} offset, {counts['timeEntries']} time{aborted} index entries")
     return EXIT_OK
 
 
@@ -91,6 +121,7 @@ def add_parser(sub) -> None:
         "segments", nargs="+", metavar="SEGMENT.log", help="a segment's .log (an index file names its segment)"
     )
     p.add_argument("--check", action="store_true", help="check instead of writing")
+    add_json(p, "one line per segment: the entries written, or with --check the problems found (NDJSON)")
     p.add_argument(
         "--interval", type=int32_size, default=4096, metavar="BYTES", help="index.interval.bytes (default 4096)"
     )

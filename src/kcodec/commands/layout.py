@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_OK, UsageError, non_negative_int
+from kcodec.commands.common import EXIT_OK, UsageError, add_json, non_negative_int, print_json, wants_json
 
 
 def _check_entity(entity: str, versions: dict) -> tuple[int, ...]:
@@ -45,11 +44,14 @@ def cmd_layout(args: argparse.Namespace) -> int:
 
         out = Path(args.svg)
         out.write_text(layout_svg(layout(args.entity, versions[0]), packaged_layouts()), encoding="utf-8")
-        print(f"wrote {out} ({args.entity} v{versions[0]})")
+        if args.json:
+            print_json({"svg": str(out), "entity": args.entity, "version": versions[0]})
+        else:
+            print(f"wrote {out} ({args.entity} v{versions[0]})")
         return EXIT_OK
     layouts = [layout(args.entity, v) for v in versions]
-    if args.format == "json":
-        print(json.dumps([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict(), indent=2))
+    if wants_json(args):
+        print_json([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict())
         return EXIT_OK
     from kcodec.tools.layout.view import render_layout
 
@@ -92,8 +94,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     _check_version(ea, va, la.versions)
     _check_version(eb, vb, lb.versions, f" in {lb.source}" if lb is not la else "")
     d = diff_layouts(la.layout(ea, va), lb.layout(eb, vb), la, lb)
-    if args.format == "json":
-        print(json.dumps(d.as_dict(), indent=2))
+    if wants_json(args):
+        print_json(d.as_dict())
     else:
         print(render_diff(d, markdown=args.format == "markdown"))
     return EXIT_OK
@@ -110,7 +112,8 @@ def add_parser(sub) -> None:
     )
     p.add_argument("entity", nargs="?", help="entity name, e.g. record_batch, legacy_message, record")
     p.add_argument("--version", type=non_negative_int, help="one version (default: every valid version)")
-    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table", help="json: the same as --json")
+    add_json(p, "the layout (or --diff) with every field's offset, size and type; --svg: the file written")
     p.add_argument(
         "--diff",
         nargs="+",

@@ -5,9 +5,8 @@ take as v0, v1 and v2 with each compression codec."""
 from __future__ import annotations
 
 import argparse
-import json
 
-from kcodec.commands.common import EXIT_OK, UsageError, refuse_overlap
+from kcodec.commands.common import EXIT_OK, UsageError, add_json, print_json, refuse_overlap
 
 
 def _option(text: str) -> tuple[str, str]:
@@ -64,7 +63,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
             raise KcodecError(f"Spark job failed: {_spark_error(exc)}") from None
         raise
     if args.json:
-        print(json.dumps(summary.as_dict(), indent=2))
+        print_json(summary.as_dict())
     else:
         print(render_summary(summary))
     return EXIT_OK
@@ -110,5 +109,5 @@ def add_parser(sub) -> None:
         metavar="KEY=VALUE",
         help="another kafka-segments read option (repeatable)",
     )
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_json(p, "the summary: per topic-partition counts and the v0/v1/v2 x codec sizes")
     p.set_defaults(func=cmd_pipeline)

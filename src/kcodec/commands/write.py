@@ -9,12 +9,14 @@ from pathlib import Path
 from kcodec.commands.common import (
     EXIT_OK,
     UsageError,
+    add_json,
     allow_lossy_hint,
     compression_choices,
     int32,
     int32_size,
     offset_int,
     positive_int,
+    print_json,
     refuse_overlap,
 )
 from kcodec.commands.progress import Progress, counted_lines, file_size
@@ -114,7 +116,11 @@ def cmd_write(args: argparse.Namespace) -> int:
                     batches += 1
                     records_written += len(chunk)
             progress.close()
-            print(f"wrote {records_written} records in {batches} batches to {out} ({len(writer.completed)} segment(s))")
+            segments = len(writer.completed)
+            if args.json:
+                print_json({"output": str(out), "records": records_written, "batches": batches, "segments": segments})
+            else:
+                print(f"wrote {records_written} records in {batches} batches to {out} ({segments} segment(s))")
             return EXIT_OK
         chunks, count, batches = [], 0, 0
         next_offset = args.base_offset or 0
@@ -131,7 +137,10 @@ def cmd_write(args: argparse.Namespace) -> int:
             index, timeindex = build_indexes(out, base)
             write_atomically(out.with_name(segment_name(base, ".index")), index)
             write_atomically(out.with_name(segment_name(base, ".timeindex")), timeindex)
-        print(f"wrote {count} records in {batches} batches, {size} bytes, to {out}")
+        if args.json:
+            print_json({"output": str(out), "records": count, "batches": batches, "bytes": size, "indexed": args.index})
+        else:
+            print(f"wrote {count} records in {batches} batches, {size} bytes, to {out}")
         return EXIT_OK
     except EncodeError as exc:
         raise allow_lossy_hint(exc) from None
@@ -195,6 +204,7 @@ def add_parser(sub) -> None:
         help="how keys, values and header values are written in the JSON (default utf8)",
     )
     p.add_argument("--index", action="store_true", help="also write .index and .timeindex next to OUT.log")
+    add_json(p, "what was written")
     p.add_argument(
         "--segment-bytes",
         type=int32_size,

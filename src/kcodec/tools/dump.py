@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kcodec.records.model import Batch, Record, TimestampType
 from kcodec.tools.dump_decoders import STRING, DataDecoders
+from kcodec.tools.records_io import DUMP_ENCODING, encode_bytes
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|checkpoint)$")
 
@@ -92,18 +93,16 @@ def record_line(
     return "| " + " ".join(parts) if parts else ""
 
 
-def _hex(b: bytes | None) -> str | None:
-    return None if b is None else b.hex()
-
-
-def record_json(record: Record) -> dict:
+def record_json(record: Record, encoding: str = DUMP_ENCODING) -> dict:
+    """One record as ``kcodec dump --json`` prints it; bytes in ``encoding`` (records_io.ENCODINGS)."""
+    where = f"record at offset {record.offset}"
     out = {
         "offset": record.offset,
         "timestamp": record.timestamp,
         "timestampType": record.timestamp_type.kafka_name,
-        "key": _hex(record.key),
-        "value": _hex(record.value),
-        "headers": [[k, _hex(v)] for k, v in record.headers],
+        "key": encode_bytes(record.key, encoding, f"{where}: key"),
+        "value": encode_bytes(record.value, encoding, f"{where}: value"),
+        "headers": [[k, encode_bytes(v, encoding, f"{where}: header {k!r}")] for k, v in record.headers],
         "sequence": record.sequence,
     }
     if record.crc is not None:
@@ -116,7 +115,8 @@ def record_json(record: Record) -> dict:
     return out
 
 
-def batch_json(batch: Batch, file: str | None = None) -> dict:
+def batch_json(batch: Batch, file: str | None = None, encoding: str = DUMP_ENCODING) -> dict:
+    """One batch line of ``kcodec dump --json``; ``bytesEncoding`` is there when bytes are not hex."""
     out = {
         "file": file,
         "position": batch.position,
@@ -142,7 +142,9 @@ def batch_json(batch: Batch, file: str | None = None) -> dict:
             isControl=batch.is_control,
             deleteHorizonMs=batch.delete_horizon_ms,
         )
-    out["records"] = [record_json(r) for r in batch.records]
+    if encoding != DUMP_ENCODING:
+        out["bytesEncoding"] = encoding
+    out["records"] = [record_json(r, encoding) for r in batch.records]
     return out
 
 

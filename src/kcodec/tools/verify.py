@@ -47,6 +47,17 @@ class VerifyReport:
     def ok(self) -> bool:
         return not self.problems
 
+    def as_dict(self) -> dict:
+        """``kcodec verify --json``'s line for one file."""
+        return {
+            "file": self.source,
+            "batches": self.batches,
+            "records": self.records,
+            "bytes": self.bytes,
+            "valid": self.ok,
+            "problems": [{"position": p.position, "offset": p.offset, "rule": p.rule} for p in self.problems],
+        }
+
 
 def batch_problems(batch: Batch) -> list[Problem]:
     """Rules a decoded batch can still break (the decoder already enforced framing)."""
@@ -167,6 +178,17 @@ class RecoveryReport:
     @property
     def dropped_batches(self) -> int:
         return self.damaged_ranges + self.readable_dropped
+
+    def as_dict(self) -> dict:
+        return {
+            "output": self.output,
+            "keptBatches": self.kept_batches,
+            "keptBytes": self.kept_bytes,
+            "droppedBatches": self.dropped_batches,
+            "droppedBytes": self.dropped_bytes,
+            "partialTailBytes": self.partial_tail,
+            "reason": self.reason,
+        }
 
     def __str__(self) -> str:
         def n(k: int, what: str) -> str:
