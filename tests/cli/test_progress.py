@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.terminal import read_terminal
+
 pytest.importorskip("tqdm")
 
 KCODEC = Path(sys.executable).with_name("kcodec")
@@ -38,17 +40,8 @@ def on_terminal(*argv, cwd: Path, env: dict | None = None, stdout_too=False, pro
             env=env or _env(),
         )
     os.close(slave)
-    chunks = []
-    for _ in range(100_000):  # bounded: the child's exit closes the terminal (EIO) well before
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace")
+    shown = read_terminal(master)
+    return proc.wait(timeout=120), shown.decode("utf-8", "replace")
 
 
 def in_pipe(*argv, cwd: Path) -> subprocess.CompletedProcess:

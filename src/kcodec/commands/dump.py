@@ -95,8 +95,8 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
     for name in names:
         stdin = name == STDIN
         path = Path("<stdin>") if stdin else Path(name)
-        if not stdin and not path.is_file():
-            raise UsageError(f"{name}: no such file")
+        if not stdin:
+            existing_file(name)
         kind = FileKind.LOG if stdin or args.as_log else file_kind(path)
         if kind != FileKind.LOG:
             status = max(status, _dump_other(path, kind, args, deferred))

@@ -9,28 +9,25 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from kcodec.commands.common import (
     EXIT_CHECK_FAILED,
-    EXIT_ERROR,
     EXIT_OK,
     UsageError,
     add_max_decompressed_size,
     non_negative_int,
     positive_float,
     positive_int,
+    require_extra,
 )
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.backend:
         os.environ["KCODEC_BACKEND"] = args.backend  # read when the decoders are first imported
-    try:
-        from kcodec.fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
-    except ImportError as exc:
-        print(f"kcodec fuzz: needs the fuzz extra ({exc}); pip install 'kcodec[fuzz]'", file=sys.stderr)
-        return EXIT_ERROR
+    require_extra("fuzz", "hypothesis")
+    from kcodec.fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
+
     targets = all_targets()
     if args.entity:
         chosen = []

@@ -30,6 +30,8 @@ def _segment_log(name: str) -> tuple[Path, int]:
     from kcodec.log.files import LOG_SUFFIX, parse_segment_name, segment_name
 
     path = Path(name)
+    if path.is_dir():
+        existing_file(path)  # the one rule: a directory given as a FILE
     try:
         base, kind = parse_segment_name(path)
     except ValueError:

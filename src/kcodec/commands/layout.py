@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
 from pathlib import Path
 
 from kcodec.commands.common import EXIT_OK, UsageError, add_json, non_negative_int, print_json, wants_json
@@ -55,7 +57,8 @@ def cmd_layout(args: argparse.Namespace) -> int:
         return EXIT_OK
     from kcodec.tools.layout.view import render_layout
 
-    print("\n\n".join(render_layout(lay, markdown=args.format == "markdown") for lay in layouts))
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # full rows in a pipe
+    print("\n\n".join(render_layout(lay, markdown=args.format == "markdown", width=width) for lay in layouts))
     return EXIT_OK
 
 

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import argparse
 
-from kcodec.commands.common import EXIT_OK, UsageError, add_json, print_json, refuse_overlap
+from kcodec.commands.common import (
+    EXIT_OK,
+    MissingExtra,
+    UsageError,
+    add_json,
+    print_json,
+    refuse_overlap,
+    require_extra,
+)
 
 
 def _option(text: str) -> tuple[str, str]:
@@ -28,14 +36,11 @@ def _spark_error(exc: BaseException) -> str:
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
-    try:
-        import pyarrow  # noqa: F401
-        import pyspark  # noqa: F401
-    except ImportError as exc:
-        raise UsageError(f"needs PySpark 4 and pyarrow ({exc.name} is missing): pip install 'kcodec[spark]'") from None
+    require_extra("spark", "pyspark", "pyarrow")
     from kcodec.errors import KcodecError
     from kcodec.log.fs import has_glob, resolve
     from kcodec.spark.pipeline import render_summary, run_pipeline
+    from kcodec.spark.session import JavaMissingError
 
     fs, src = resolve(args.src)
     if not has_glob(src) and not fs.exists(src):
@@ -58,6 +63,8 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
         )
     except (UsageError, KcodecError):
         raise
+    except JavaMissingError as exc:  # exit 3 as a missing extra: the command cannot run
+        raise MissingExtra(str(exc)) from None
     except Exception as exc:  # Py4J / Spark analysis errors carry the worker's Python error inside
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             raise KcodecError(f"Spark job failed: {_spark_error(exc)}") from None

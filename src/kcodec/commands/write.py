@@ -12,6 +12,7 @@ from kcodec.commands.common import (
     add_json,
     allow_lossy_hint,
     compression_choices,
+    existing_file,
     int32,
     int32_size,
     offset_int,
@@ -91,10 +92,10 @@ def cmd_write(args: argparse.Namespace) -> int:
     from kcodec.tools.records_io import read_json_records
 
     out = Path(args.out)
-    if args.input not in (None, "-"):
-        refuse_overlap([args.input], [out])
-    # bytes: read_json_records says which line is not UTF-8 instead of failing inside the file's decoder
     stdin = args.input in (None, "-")
+    if not stdin:
+        refuse_overlap([existing_file(args.input)], [out])
+    # bytes: read_json_records says which line is not UTF-8 instead of failing inside the file's decoder
     source = sys.stdin.buffer if stdin else open(args.input, "rb")
     progress = Progress(None if stdin else file_size(args.input), desc=out.name)  # input bytes read
     try:
