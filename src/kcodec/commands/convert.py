@@ -15,11 +15,11 @@ from kcodec.commands.common import (
     print_json,
     refuse_overlap,
 )
-from kcodec.commands.progress import Progress, file_size
 from kcodec.errors import EncodeError
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    from kcodec.commands.progress import Progress, file_size  # not at start-up: --help stays as light
     from kcodec.log.writer import write_atomically
     from kcodec.records.reader import read_batches
 

@@ -24,7 +24,6 @@ from kcodec.commands.common import (
     print_json,
     refuse_overlap,
 )
-from kcodec.commands.progress import Progress, file_size
 from kcodec.errors import EncodeError, KcodecError
 
 JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
@@ -86,6 +85,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 
 def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: bool, deferred) -> int:
+    from kcodec.commands.progress import Progress, file_size  # not at start-up: --help stays as light
     from kcodec.records.reader import read_batches
     from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
     from kcodec.tools.dump_decoders import STRING, DecoderError
@@ -255,6 +255,7 @@ def _hint_hidden_batches(path: Path, start: int) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from kcodec.commands.progress import Progress, file_size  # not at start-up: --help stays as light
     from kcodec.tools.verify import recover, verify_path
 
     if args.recover and len(args.files) != 1:

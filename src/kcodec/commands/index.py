@@ -15,7 +15,6 @@ from kcodec.commands.common import (
     json_line,
     refuse_overlap,
 )
-from kcodec.commands.progress import Progress, file_size
 
 
 def _index_suffixes() -> tuple[str, ...]:
@@ -47,6 +46,8 @@ def _segment_log(name: str) -> tuple[Path, int]:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from kcodec.commands.progress import Progress, file_size  # not at start-up: --help stays as light
+
     logs = [_segment_log(name) for name in args.segments]  # every name checked before any is written
     status = EXIT_OK
     # one step per segment: the index builder and checker read a whole segment in one call

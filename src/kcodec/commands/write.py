@@ -20,7 +20,6 @@ from kcodec.commands.common import (
     print_json,
     refuse_overlap,
 )
-from kcodec.commands.progress import Progress, counted_lines, file_size
 from kcodec.errors import EncodeError
 
 
@@ -86,6 +85,7 @@ def _encode(records: list[dict], dumped, next_offset: int, keep: bool, options: 
 
 
 def cmd_write(args: argparse.Namespace) -> int:
+    from kcodec.commands.progress import Progress, counted_lines, file_size  # not at start-up: --help stays as light
     from kcodec.log.files import segment_name
     from kcodec.log.index import build_indexes
     from kcodec.log.writer import SegmentWriter, write_atomically
