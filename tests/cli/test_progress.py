@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,25 @@ def test_no_bar_without_tqdm(work):
     hide = "import sys; sys.modules['tqdm'] = None; from kcodec.cli import main; sys.exit(main(sys.argv[1:]))"
     code, shown = on_terminal("verify", LOG, cwd=work, program=(sys.executable, "-c", hide))
     assert code == 0 and shown == ""
+
+
+SLOW_SPARK_JOB = """
+import time
+from kcodec.commands.progress import SparkStages
+from kcodec.spark.session import local_session
+
+spark = local_session("local[2]", log_level="off")
+with SparkStages(0.2):
+    spark.sparkContext.parallelize(range(6), 6).map(lambda x: time.sleep(1) or x).count()
+spark.stop()
+"""
+
+
+def test_spark_stages_bar(tmp_path):
+    """kcodec pipeline's bar: the tasks of Spark's running stages, from its status tracker."""
+    pytest.importorskip("pyspark")
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    code, shown = on_terminal(cwd=tmp_path, program=(sys.executable, "-c", SLOW_SPARK_JOB))
+    assert code == 0, shown
+    assert "stage 0:" in shown and "/6 [" in shown and "running" in shown

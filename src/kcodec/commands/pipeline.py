@@ -51,16 +51,19 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     options["isolationLevel"] = args.isolation_level
     if args.no_verify_crc:
         options["verifyCrc"] = "false"
+    from kcodec.commands.progress import SparkStages
+
     try:
-        summary = run_pipeline(
-            args.src,
-            args.dest,
-            master=args.master,
-            fmt=args.format,
-            options=options,
-            sizes=not args.no_sizes,
-            log_level="off",
-        )
+        with SparkStages():  # a bar of the running stages' tasks, on a terminal
+            summary = run_pipeline(
+                args.src,
+                args.dest,
+                master=args.master,
+                fmt=args.format,
+                options=options,
+                sizes=not args.no_sizes,
+                log_level="off",
+            )
     except (UsageError, KcodecError):
         raise
     except JavaMissingError as exc:  # exit 3 as a missing extra: the command cannot run
