@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kcodec-installed
 
-.PHONY: setup test lint typecheck demo generate clean
+.PHONY: setup test lint typecheck demo generate docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ demo: setup
 
 generate: setup
 	$(BIN)/kcodec generate
+
+# the API reference from the docstrings (pdoc, the docs extra): build/docs/kcodec.html and the modules below it
+docs: setup
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	$(BIN)/pdoc --docformat restructuredtext -o build/docs kcodec kcodec.errors kcodec.records kcodec.log
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

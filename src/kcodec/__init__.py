@@ -9,7 +9,15 @@ The public API, loaded on first use so that ``import kcodec`` stays light::
 
     data = kcodec.encode_batch([{"key": b"k", "value": b"v"}], magic=2, compression="zstd")
 
+    committed = kcodec.read_records(path, isolation_level="read_committed")  # as a consumer reads
+    table = kcodec.read_arrow(path)  # a pyarrow.Table: pip install 'kcodec[arrow]'
+
 Errors are :class:`kcodec.errors.KcodecError` subclasses.
+
+The names listed here (``__all__``) are the public API, with the modules ``kcodec.errors``,
+``kcodec.records`` and ``kcodec.log`` they come from. The other packages serve the ``kcodec``
+command line (``cli``, ``commands``, ``tools``, ``bench``, ``fuzz``), the code generator and the
+PySpark data source (``kcodec.spark``, documented there); their insides may change between releases.
 """
 
 from __future__ import annotations
@@ -44,7 +52,24 @@ _EXPORTS = {
     "EncodeError": "kcodec.errors",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = sorted([*_EXPORTS, "read_arrow"]) + ["__version__"]
+
+ARROW_HINT = "pip install 'kcodec[arrow]'"
+
+
+def read_arrow(source, **options):
+    """Every record of ``source`` (what :func:`read_batches` takes) as one ``pyarrow.Table``: offset,
+    timestamp, timestamp type, key, value, headers, sequence, control flag and batch position, one
+    row per record, decoded straight into Arrow buffers where the compiled kernel is built.
+    ``options``: ``verify_crc``, ``max_decompressed_size`` and :func:`read_batches`' others.
+    Needs pyarrow (the ``arrow`` extra); without it, an ImportError saying how to install it."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise ImportError(f"kcodec.read_arrow needs pyarrow: {ARROW_HINT}", name="pyarrow") from None
+    from kcodec.records.columnar import read_arrow as read
+
+    return read(source, **options)
 
 
 def __getattr__(name: str):

@@ -43,7 +43,7 @@ def test_v2_dump_equals_kafka_dump_log(tmp_path, capsys, monkeypatch):
 
 def test_v0_dump_lines(tmp_path, capsys):
     path = segment(tmp_path, V0_ENTRY)
-    _, out, _ = run(capsys, "dump", str(path), "--print-data-log")
+    _, out, _ = run(capsys, "dump", str(path), "--print-data-log", "--kafka-version", "4.2")
     lines = out.splitlines()
     assert lines[2] == (
         "offset: 0 position: 0 NoTimestampType: -1 size: 34 magic: 0 compresscodec: none crc: 592888119 isvalid: true"

@@ -283,9 +283,9 @@ def test_unknown_file_is_refused_unless_read_as_log(tmp_path, capsys):
 
 
 def test_directory_and_missing_file_are_usage_errors(tmp_path, capsys):
-    for name in (tmp_path, tmp_path / "missing.log"):
+    for name, what in ((tmp_path, "is a directory"), (tmp_path / "missing.log", "no such file")):
         code, _, err = run(capsys, "dump", name)
-        assert code == 2 and err.strip() == f"kcodec dump: {name}: no such file"
+        assert code == 2 and err.strip() == f"kcodec dump: {name}: {what}"
 
 
 # ---------------------------------------------------------------------------- stdin, through the entry point

@@ -13,9 +13,11 @@ from kcodec.commands.common import (
     compression_choices,
     non_negative_int,
     positive_int,
+    require_extra,
 )
 
 _IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
+_LIBRARIES = {"aiokafka": "aiokafka", "kafka-python": "kafka"}  # implementation -> module it imports
 FULL_RECORDS, QUICK_RECORDS = 200_000, 10_000
 FULL_SEGMENT_MIB, QUICK_SEGMENT_MIB = 1024, 64
 
@@ -45,6 +47,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     compressions = _choices(args.codecs, compression_choices(), "codec")
     impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
+    require_extra("bench", *(module for impl, module in _LIBRARIES.items() if impl in impls))
     operations = _choices(args.operations, tuple(OPERATIONS) + ("stream_segment",), "operation")
     records = args.records or (QUICK_RECORDS if args.quick else FULL_RECORDS)
     segment_mib = (

@@ -2,8 +2,10 @@
 inputs and options that more than one command takes.
 
 Exit status: 0 success; 1 a check failed (``generate --check`` found stale
-files, ``verify`` found a bad batch); 2 bad usage; 3 kcodec refused the input
-(bad schema, bad value, undecodable bytes).
+files, ``verify`` found a bad batch); 2 bad usage (also an input FILE that does
+not exist or is a directory, see :func:`existing_file`); 3 kcodec refused the
+input (bad schema, bad value, undecodable bytes) or cannot run (an optional
+dependency missing, see :func:`require_extra`).
 """
 
 from __future__ import annotations
@@ -32,11 +34,16 @@ def packaged(name: str) -> Path:
 
 
 def existing_file(name: str | Path) -> Path:
-    """``name`` as a path, or a usage error when it is not a file (said as the user wrote it)."""
+    """``name`` as a path, or a usage error when it is not a regular file, said as the user wrote it:
+    the one rule every command applies to an input FILE."""
     path = Path(name)
-    if not path.is_file():
-        raise UsageError(f"{name}: {'not a regular file' if path.exists() else 'no such file'}")
-    return path
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise UsageError(f"{name}: is a directory")
+    if path.exists():
+        raise UsageError(f"{name}: not a regular file")
+    raise UsageError(f"{name}: no such file")
 
 
 INT32_MAX, INT64_MAX = (1 << 31) - 1, (1 << 63) - 1
@@ -144,3 +151,50 @@ def add_max_decompressed_size(
         help=help
         or f"refuse compressed {what} that inflate past this (default {DEFAULT_MAX_DECOMPRESSED_SIZE >> 20} MiB)",
     )
+
+
+def add_json(parser, what: str, *, bytes_encoding: bool = False) -> None:
+    """``--json``: every reporting command's one spelling for machine-readable output (its fields are
+    in the README, section "JSON output"); ``bytes_encoding`` adds ``--bytes-encoding`` for commands
+    whose JSON holds record bytes, in the encodings ``kcodec write --encoding`` reads."""
+    parser.add_argument("--json", action="store_true", help=f"JSON: {what} (fields: see the README)")
+    if bytes_encoding:
+        from kcodec.tools.records_io import DUMP_ENCODING, ENCODINGS
+
+        parser.add_argument(
+            "--bytes-encoding",
+            choices=ENCODINGS,
+            default=DUMP_ENCODING,
+            help="keys, values and header values in --json as hex (default), utf8 (refused for bytes that are "
+            "not UTF-8) or base64; kcodec write reads them back",
+        )
+
+
+def wants_json(args: argparse.Namespace) -> bool:
+    """--json, or the older ``--format json`` of layout and size (kept as its synonym)."""
+    return bool(getattr(args, "json", False) or getattr(args, "format", None) == "json")
+
+
+def json_line(obj) -> str:
+    """One JSON document on one line (NDJSON when a command prints one per input)."""
+    from kcodec.tools.dump import as_ndjson
+
+    return as_ndjson(obj)
+
+
+def print_json(obj) -> None:
+    print(json_line(obj))
+
+
+class MissingExtra(KcodecError):
+    """An optional dependency a command needs is not installed: one line naming the pip command, exit 3
+    (as any refusal, the command could not run), the same for every command and extra."""
+
+
+def require_extra(extra: str, *modules: str) -> None:
+    """MissingExtra unless every one of ``modules`` imports; ``extra`` is the kcodec extra providing them."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise MissingExtra(f"needs {module} (the {extra} extra): pip install 'kcodec[{extra}]'") from None

@@ -16,39 +16,17 @@ from kcodec.commands.common import (
     EXIT_ERROR,
     EXIT_OK,
     UsageError,
+    add_json,
     add_max_decompressed_size,
     byte_limit,
     existing_file,
     non_negative_int,
+    print_json,
     refuse_overlap,
 )
-from kcodec.errors import KcodecError
+from kcodec.errors import EncodeError, KcodecError
 
-
-class _Progress:
-    """A percentage on stderr, only for big inputs on a terminal."""
-
-    THRESHOLD = 64 * 1024 * 1024
-
-    def __init__(self, path: Path | None):
-        try:
-            self.total = 0 if path is None else path.stat().st_size
-        except OSError:
-            self.total = 0
-        self.enabled = sys.stderr.isatty() and self.total >= self.THRESHOLD
-        self.shown = -1
-
-    def __call__(self, done: int) -> None:
-        if not self.enabled:
-            return
-        pct = done * 100 // self.total
-        if pct != self.shown:
-            self.shown = pct
-            print(f"\r{self.total and pct:3d}% of {self.total:,} bytes", end="", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.enabled and self.shown >= 0:
-            print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
+JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
 
 
 STDIN = "-"
@@ -70,7 +48,7 @@ def _data_decoders(args: argparse.Namespace):
     if args.key_decoder is None and args.value_decoder is None:
         return None
     if args.json:
-        raise UsageError("--key-decoder/--value-decoder shape the text output; --json prints bytes as hex")
+        raise UsageError("--key-decoder/--value-decoder shape the text output; in --json, --bytes-encoding does")
     try:
         return DataDecoders(args.key_decoder or "string", args.value_decoder or "string")
     except ValueError as exc:
@@ -91,21 +69,35 @@ class _Bounded:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
+    from kcodec.tools.dump import DeferredErrors
+
+    names = dump_inputs(args)
+    decoders = _data_decoders(args)
+    print_data = args.print_data_log or decoders is not None  # a decoder implies --print-data-log, as in Kafka
+    legacy = args.kafka_version < JAVA_PORT
+    deferred = DeferredErrors(legacy=legacy)
+    try:
+        return _dump_all(args, names, decoders, print_data, deferred)
+    finally:
+        sys.stdout.flush()
+        for line in deferred.lines():  # as DumpLogSegments: after all files
+            print(line, file=sys.stderr)
+
+
+def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: bool, deferred) -> int:
+    from kcodec.commands.progress import Progress, file_size  # not at start-up: --help stays as light
     from kcodec.records.reader import read_batches, shrank_message
     from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
     from kcodec.tools.dump_decoders import STRING, DecoderError
     from kcodec.tools.dump_files import FileKind, file_kind
 
-    names = dump_inputs(args)
-    decoders = _data_decoders(args)
-    print_data = args.print_data_log or decoders is not None  # a decoder implies --print-data-log, as in Kafka
     status = EXIT_OK
     for name in names:
         stdin = name == STDIN
         path = Path("<stdin>") if stdin else existing_file(name)  # a regular file, or one line and exit 2
         kind = FileKind.LOG if stdin or args.as_log else file_kind(path)
         if kind != FileKind.LOG:
-            status = max(status, _dump_other(path, kind, args))
+            status = max(status, _dump_other(path, kind, args, deferred))
             continue
 
         def print_skipped(r, path=path) -> None:  # printed where the bytes were, between the batches around them
@@ -136,12 +128,13 @@ def cmd_dump(args: argparse.Namespace) -> int:
             skip_corrupt=args.skip_corrupt,
             on_skip=print_skipped if args.skip_corrupt else None,
         )
-        progress = _Progress(None if stdin else path)
+        # the lines themselves show progress when they scroll on the terminal
+        progress = Progress(None if stdin else file_size(path), desc=path.name, enabled=not sys.stdout.isatty())
         try:
             if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
-                    progress(batch.position + batch.size)
-                    print(as_ndjson(batch_json(batch, str(path))))
+                    progress.to(batch.position + batch.size)
+                    print(as_ndjson(batch_json(batch, str(path), args.bytes_encoding)))
                 if reader.partial_tail is not None and args.max_bytes is None:
                     t = reader.partial_tail
                     print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
@@ -153,19 +146,17 @@ def cmd_dump(args: argparse.Namespace) -> int:
                     args.deep_iteration,
                     print_data,
                     args.skip_record_metadata,
-                    progress,
+                    progress.to,
                     pairs,
                     decoders or STRING,
                     report_tail=args.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
+                    legacy=deferred.legacy,
                 ):
                     print(line)
-                if pairs:
-                    print(f"Non-consecutive offsets in {path}", file=sys.stderr)
-                    for a, b in pairs:
-                        print(f"  {a} is followed by {b}", file=sys.stderr)
+                deferred.add_non_consecutive(path, pairs)
         except KcodecError as exc:
             sys.stdout.flush()
-            damaged = not (args.skip_corrupt or isinstance(exc, DecoderError))
+            damaged = not (args.skip_corrupt or isinstance(exc, (DecoderError, EncodeError)))
             hint = " (--skip-corrupt reads on past damaged batches)" if damaged else ""
             print(f"kcodec dump: {path}: {exc}{hint}", file=sys.stderr)
             status = EXIT_ERROR
@@ -183,7 +174,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return status
 
 
-def _dump_other(path: Path, kind: str, args: argparse.Namespace) -> int:
+def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred) -> int:
     """Every file kcodec dump recognises by name but a log: indexes, checkpoints, metadata, snapshots;
     an unknown name is refused (kafka-dump-log ignores it, leaving no trace in the exit status)."""
     from kcodec.log.index import read_offset_index
@@ -231,8 +222,8 @@ def _dump_other(path: Path, kind: str, args: argparse.Namespace) -> int:
     except KcodecError as exc:
         return refuse(str(exc))
     print("\n".join(dumped.lines))
-    for line in dumped.problems:
-        print(line, file=sys.stderr)
+    for problem in deferred.add_index_problems(path, dumped.problems):
+        print(f"{problem.kind}: {problem.message}", file=sys.stderr)
     return refuse(dumped.refused) if dumped.refused else EXIT_OK
 
 
@@ -264,6 +255,7 @@ def _hint_hidden_batches(path: Path, start: int) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from kcodec.commands.progress import Progress, file_size  # not at start-up: --help stays as light
     from kcodec.tools.verify import recover, verify_path
 
     if args.recover and len(args.files) != 1:
@@ -273,16 +265,33 @@ def cmd_verify(args: argparse.Namespace) -> int:
         path = existing_file(name)
         if args.recover:
             refuse_overlap([path], [args.recover])
-        report = verify_path(path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size)
-        for problem in report.problems:
-            print(f"{path}: {problem}")
-        verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
-        print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
+        with Progress(file_size(path), desc=path.name) as progress:
+            report = verify_path(
+                path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size, progress=progress.to
+            )
         if not report.ok:
             status = EXIT_CHECK_FAILED
-        if args.recover:
-            print(recover(path, args.recover, max_decompressed_size=args.max_decompressed_size))
+        if not args.json:
+            for problem in report.problems:
+                print(f"{path}: {problem}")
+            verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
+            print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
+        recovered = (
+            recover(path, args.recover, max_decompressed_size=args.max_decompressed_size) if args.recover else None
+        )
+        if args.json:
+            print_json(report.as_dict() | ({"recovered": recovered.as_dict()} if recovered else {}))
+        elif recovered:
+            print(recovered)
     return status
+
+
+def _kafka_version(text: str) -> tuple[int, int]:
+    try:
+        major, minor = (int(part) for part in text.split("."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Kafka release like 4.2 or 4.3") from None
+    return major, minor
 
 
 def add_parser(sub) -> None:
@@ -349,15 +358,19 @@ def add_parser(sub) -> None:
         "entry size, last offset not below the base, entries in order); exit 1 if one fails",
     )
     p.add_argument(
+        "--kafka-version",
+        type=_kafka_version,
+        default="{}.{}".format(*JAVA_PORT),  # argparse passes a string default through type=
+        metavar="X.Y",
+        help="print the lines of that Kafka release's kafka-dump-log (default 4.3, the Java tool; 4.2 or "
+        "older: the Scala tool's, with its stray } after a legacy record's CRC)",
+    )
+    p.add_argument(
         "--as-log",
         action="store_true",
         help="read every FILE as log entries whatever its name (a records blob, a copied segment)",
     )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="NDJSON: one object per batch with its records (bytes as hex, nulls as null)",
-    )
+    add_json(p, "one line per batch with its records, nulls as null (NDJSON)", bytes_encoding=True)
     add_max_decompressed_size(p)
     p.add_argument(
         "--skip-corrupt",
@@ -391,5 +404,6 @@ def add_parser(sub) -> None:
         "as Kafka's log recovery truncates a segment, and say how many batches and bytes were dropped",
     )
     add_max_decompressed_size(p, default=None)
+    add_json(p, "one line per FILE with its counts and problems (NDJSON)")
     p.epilog = "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage"
     p.set_defaults(func=cmd_verify)

@@ -9,28 +9,25 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from kcodec.commands.common import (
     EXIT_CHECK_FAILED,
-    EXIT_ERROR,
     EXIT_OK,
     UsageError,
     add_max_decompressed_size,
     non_negative_int,
     positive_float,
     positive_int,
+    require_extra,
 )
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.backend:
         os.environ["KCODEC_BACKEND"] = args.backend  # read when the decoders are first imported
-    try:
-        from kcodec.fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
-    except ImportError as exc:
-        print(f"kcodec fuzz: needs the fuzz extra ({exc}); pip install 'kcodec[fuzz]'", file=sys.stderr)
-        return EXIT_ERROR
+    require_extra("fuzz", "hypothesis")
+    from kcodec.fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
+
     targets = all_targets()
     if args.entity:
         chosen = []
@@ -53,20 +50,16 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         reference_every=args.reference_every,
     )
-    tty = sys.stderr.isatty()
+    from kcodec.commands.progress import Progress
 
-    def progress(stats) -> None:
-        goal = f"/{config.iterations}" if config.iterations else ""
-        bad = stats.outcomes["unexpected"] + stats.outcomes["hang"]
-        line = (
-            f"{stats.iterations}{goal} iterations, {stats.rate:.0f}/s, "
-            f"{stats.outcomes['decoded']} decoded, {bad} unexpected or hanging"
-        )
-        print(("\r" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+    with Progress(config.iterations, unit="it", enabled=not args.quiet) as bar:
 
-    stats = fuzz(config, progress if not args.quiet else None)
-    if tty and not args.quiet:
-        print(file=sys.stderr)
+        def progress(stats) -> None:
+            bad = stats.outcomes["unexpected"] + stats.outcomes["hang"]
+            bar.note(f"{stats.outcomes['decoded']} decoded, {bad} unexpected or hanging")
+            bar.to(stats.iterations)
+
+        stats = fuzz(config, progress)
     print(format_summary(stats))
     if args.json:
         import json
@@ -122,5 +115,5 @@ def add_parser(sub) -> None:
         help="decoders to fuzz: the compiled kernel when built (auto), pure Python, or the kernel",
     )
     p.add_argument("--json", metavar="FILE", help="write the statistics as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (shown only on a terminal)")
     p.set_defaults(func=cmd_fuzz)

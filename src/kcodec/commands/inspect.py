@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import mmap
 import os
 import sys
@@ -12,11 +11,13 @@ from kcodec.commands.common import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
     UsageError,
+    add_json,
     add_max_decompressed_size,
     existing_file,
     non_negative_int,
     offset_int,
     positive_int,
+    print_json,
 )
 
 
@@ -69,7 +70,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 if args.json:
                     d = span.as_dict(full=args.records)
                     d["file"] = str(path)
-                    print(json.dumps(d))
+                    print_json(d)
                 else:
                     if entries > 1:
                         print()
@@ -124,11 +125,7 @@ def add_parser(sub) -> None:
         action="store_true",
         help="expand every record into its fields (default: one summary line per record)",
     )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="NDJSON: one span tree per entry (start/end/path/hex/value/notes/status/children)",
-    )
+    add_json(p, "one span tree per entry: start/end/path/hex/value/notes/status/children (NDJSON)")
     p.add_argument(
         "--color",
         choices=("auto", "always", "never"),

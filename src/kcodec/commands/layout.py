@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import json
+import shutil
+import sys
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_OK, UsageError, non_negative_int
+from kcodec.commands.common import EXIT_OK, UsageError, add_json, non_negative_int, print_json, wants_json
 
 
 def _check_entity(entity: str, versions: dict) -> tuple[int, ...]:
@@ -45,15 +46,19 @@ def cmd_layout(args: argparse.Namespace) -> int:
 
         out = Path(args.svg)
         out.write_text(layout_svg(layout(args.entity, versions[0]), packaged_layouts()), encoding="utf-8")
-        print(f"wrote {out} ({args.entity} v{versions[0]})")
+        if args.json:
+            print_json({"svg": str(out), "entity": args.entity, "version": versions[0]})
+        else:
+            print(f"wrote {out} ({args.entity} v{versions[0]})")
         return EXIT_OK
     layouts = [layout(args.entity, v) for v in versions]
-    if args.format == "json":
-        print(json.dumps([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict(), indent=2))
+    if wants_json(args):
+        print_json([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict())
         return EXIT_OK
     from kcodec.tools.layout.view import render_layout
 
-    print("\n\n".join(render_layout(lay, markdown=args.format == "markdown") for lay in layouts))
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # full rows in a pipe
+    print("\n\n".join(render_layout(lay, markdown=args.format == "markdown", width=width) for lay in layouts))
     return EXIT_OK
 
 
@@ -92,8 +97,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     _check_version(ea, va, la.versions)
     _check_version(eb, vb, lb.versions, f" in {lb.source}" if lb is not la else "")
     d = diff_layouts(la.layout(ea, va), lb.layout(eb, vb), la, lb)
-    if args.format == "json":
-        print(json.dumps(d.as_dict(), indent=2))
+    if wants_json(args):
+        print_json(d.as_dict())
     else:
         print(render_diff(d, markdown=args.format == "markdown"))
     return EXIT_OK
@@ -110,7 +115,8 @@ def add_parser(sub) -> None:
     )
     p.add_argument("entity", nargs="?", help="entity name, e.g. record_batch, legacy_message, record")
     p.add_argument("--version", type=non_negative_int, help="one version (default: every valid version)")
-    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table", help="json: the same as --json")
+    add_json(p, "the layout (or --diff) with every field's offset, size and type; --svg: the file written")
     p.add_argument(
         "--diff",
         nargs="+",

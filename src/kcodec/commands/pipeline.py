@@ -5,9 +5,16 @@ take as v0, v1 and v2 with each compression codec."""
 from __future__ import annotations
 
 import argparse
-import json
 
-from kcodec.commands.common import EXIT_OK, UsageError, refuse_overlap
+from kcodec.commands.common import (
+    EXIT_OK,
+    MissingExtra,
+    UsageError,
+    add_json,
+    print_json,
+    refuse_overlap,
+    require_extra,
+)
 
 
 def _option(text: str) -> tuple[str, str]:
@@ -39,14 +46,11 @@ def _spark_error(exc: BaseException) -> str:
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
-    try:
-        import pyarrow  # noqa: F401
-        import pyspark  # noqa: F401
-    except ImportError as exc:
-        raise UsageError(f"needs PySpark 4 and pyarrow ({exc.name} is missing): pip install 'kcodec[spark]'") from None
+    require_extra("spark", "pyspark", "pyarrow")
     from kcodec.errors import KcodecError
     from kcodec.log.fs import has_glob, resolve
     from kcodec.spark.pipeline import render_summary, run_pipeline
+    from kcodec.spark.session import JavaMissingError
 
     fs, src = resolve(args.src)
     if not has_glob(src) and not fs.exists(src):
@@ -57,25 +61,30 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     options["isolationLevel"] = args.isolation_level
     if args.no_verify_crc:
         options["verifyCrc"] = "false"
+    from kcodec.commands.progress import SparkStages
+
     try:
-        summary = run_pipeline(
-            args.src,
-            args.dest,
-            master=args.master,
-            fmt=args.format,
-            options=options,
-            sizes=not args.no_sizes,
-            size_sample=args.size_sample,
-            log_level="off",
-        )
+        with SparkStages():  # a bar of the running stages' tasks, on a terminal
+            summary = run_pipeline(
+                args.src,
+                args.dest,
+                master=args.master,
+                fmt=args.format,
+                options=options,
+                sizes=not args.no_sizes,
+                size_sample=args.size_sample,
+                log_level="off",
+            )
     except (UsageError, KcodecError):
         raise
+    except JavaMissingError as exc:  # exit 3 as a missing extra: the command cannot run
+        raise MissingExtra(str(exc)) from None
     except Exception as exc:  # Py4J / Spark analysis errors carry the worker's Python error inside
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             raise KcodecError(f"Spark job failed: {_spark_error(exc)}") from None
         raise
     if args.json:
-        print(json.dumps(summary.as_dict(), indent=2))
+        print_json(summary.as_dict())
     else:
         print(render_summary(summary))
     return EXIT_OK
@@ -129,5 +138,5 @@ def add_parser(sub) -> None:
         metavar="KEY=VALUE",
         help="another kafka-segments read option (repeatable)",
     )
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_json(p, "the summary: per topic-partition counts and the v0/v1/v2 x codec sizes")
     p.set_defaults(func=cmd_pipeline)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from kcodec.commands.common import EXIT_OK, UsageError, positive_int
+from kcodec.commands.common import EXIT_OK, UsageError, add_json, positive_int, print_json, wants_json
 
 
 def _size_arg(text: str) -> int:
@@ -39,9 +38,9 @@ def cmd_size(args: argparse.Namespace) -> int:
             raise UsageError("headers need magic 2 (v0 and v1 messages have no headers)")
         magics = [2]
     results = [size_on_disk(m, query) for m in magics]
-    if args.format == "json":
+    if wants_json(args):
         out = [r.as_dict(breakdown=args.breakdown) for r in results]
-        print(json.dumps(out[0] if len(out) == 1 else out, indent=2))
+        print_json(out[0] if len(out) == 1 else out)
         return EXIT_OK
     from kcodec.tools.layout.view import render_sizes
 
@@ -68,5 +67,6 @@ def add_parser(sub) -> None:
         help="a header with a K-byte key and a V-byte value (-1: null); repeatable; magic 2 only",
     )
     p.add_argument("--breakdown", action="store_true", help="show the bytes of every field")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="json: the same as --json")
+    add_json(p, "the sizes per magic (with --breakdown, per field)")
     p.set_defaults(func=cmd_size)

@@ -9,12 +9,15 @@ from pathlib import Path
 from kcodec.commands.common import (
     EXIT_OK,
     UsageError,
+    add_json,
     allow_lossy_hint,
     compression_choices,
+    existing_file,
     int32,
     int32_size,
     offset_int,
     positive_int,
+    print_json,
     refuse_overlap,
 )
 from kcodec.errors import EncodeError
@@ -82,18 +85,22 @@ def _encode(records: list[dict], dumped, next_offset: int, keep: bool, options: 
 
 
 def cmd_write(args: argparse.Namespace) -> int:
+    from kcodec.commands.progress import Progress, counted_lines, file_size  # not at start-up: --help stays as light
     from kcodec.log.files import segment_name
     from kcodec.log.index import build_indexes
     from kcodec.log.writer import SegmentWriter, write_atomically
     from kcodec.tools.records_io import read_json_records
 
     out = Path(args.out)
-    if args.input not in (None, "-"):
-        refuse_overlap([args.input], [out])
+    stdin = args.input in (None, "-")
+    if not stdin:
+        refuse_overlap([existing_file(args.input)], [out])
     # bytes: read_json_records says which line is not UTF-8 instead of failing inside the file's decoder
-    source = sys.stdin.buffer if args.input in (None, "-") else open(args.input, "rb")
+    source = sys.stdin.buffer if stdin else open(args.input, "rb")
+    progress = Progress(None if stdin else file_size(args.input), desc=out.name)  # input bytes read
     try:
-        records = read_json_records(source, args.encoding, args.keep_offsets, args.input or "stdin")
+        lines = counted_lines(source, progress)
+        records = read_json_records(lines, args.encoding, args.keep_offsets, args.input or "stdin")
         options = dict(
             magic=args.magic, compression=args.compression, compression_level=args.level, allow_lossy=args.allow_lossy
         )
@@ -109,7 +116,12 @@ def cmd_write(args: argparse.Namespace) -> int:
                     writer.append(data)
                     batches += 1
                     records_written += len(chunk)
-            print(f"wrote {records_written} records in {batches} batches to {out} ({len(writer.completed)} segment(s))")
+            progress.close()
+            segments = len(writer.completed)
+            if args.json:
+                print_json({"output": str(out), "records": records_written, "batches": batches, "segments": segments})
+            else:
+                print(f"wrote {records_written} records in {batches} batches to {out} ({segments} segment(s))")
             return EXIT_OK
         chunks, count, batches = [], 0, 0
         next_offset = args.base_offset or 0
@@ -118,6 +130,7 @@ def cmd_write(args: argparse.Namespace) -> int:
             chunks.append(data)
             count += len(chunk)
             batches += 1
+        progress.close()
         write_atomically(out, chunks)
         size = sum(map(len, chunks))
         if args.index:
@@ -125,11 +138,15 @@ def cmd_write(args: argparse.Namespace) -> int:
             index, timeindex = build_indexes(out, base)
             write_atomically(out.with_name(segment_name(base, ".index")), index)
             write_atomically(out.with_name(segment_name(base, ".timeindex")), timeindex)
-        print(f"wrote {count} records in {batches} batches, {size} bytes, to {out}")
+        if args.json:
+            print_json({"output": str(out), "records": count, "batches": batches, "bytes": size, "indexed": args.index})
+        else:
+            print(f"wrote {count} records in {batches} batches, {size} bytes, to {out}")
         return EXIT_OK
     except EncodeError as exc:
         raise allow_lossy_hint(exc) from None
     finally:
+        progress.close()
         if source is not sys.stdin.buffer:
             source.close()
 
@@ -188,6 +205,7 @@ def add_parser(sub) -> None:
         help="how keys, values and header values are written in the JSON (default utf8)",
     )
     p.add_argument("--index", action="store_true", help="also write .index and .timeindex next to OUT.log")
+    add_json(p, "what was written")
     p.add_argument(
         "--segment-bytes",
         type=int32_size,

@@ -36,10 +36,12 @@ from kcodec.log.fs import resolve
 from kcodec.log.headers import last_offset
 from kcodec.log.index import OffsetLookup, read_time_index, read_txn_index
 from kcodec.log.transactions import TxnTracker
-from kcodec.records.model import Batch
+from kcodec.records.model import Batch, Record
 
 __all__ = [
     "Partition",
+    "ISOLATION_LEVELS",
+    "committed_records",
     "list_partitions",
     "segment_for_offset",
     "seek_offset",
@@ -105,6 +107,39 @@ def seek_timestamp(segs: list[Segment], timestamp: int) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------------- transactions and the end
+
+#: the consumer's isolation.level values: read_uncommitted returns every record, control records
+#: included; read_committed drops control records and the records of aborted transactions
+ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
+
+
+def check_isolation_level(isolation_level: str) -> bool:
+    """True for read_committed; a ValueError naming the choices for anything but the two levels."""
+    if isolation_level not in ISOLATION_LEVELS:
+        raise ValueError(f"isolation_level must be one of {', '.join(ISOLATION_LEVELS)}, not {isolation_level!r}")
+    return isolation_level == "read_committed"
+
+
+def committed_records(
+    batches, aborted: list[tuple[int, int, int]], open_txns: dict[int, int] | None = None
+) -> Iterator[Record]:
+    """The records of ``batches`` a read_committed consumer gets: no control records, none of the
+    aborted transactions ``aborted`` lists ((producer id, first offset, last offset)), and none of a
+    transaction still open at the end (``open_txns``: producer id -> first offset), which Kafka holds
+    back behind the last stable offset."""
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for pid, first, last in aborted:
+        spans.setdefault(pid, []).append((first, last))
+    for pid, first in (open_txns or {}).items():
+        spans.setdefault(pid, []).append((first, _INT64_MAX))
+    for batch in batches:
+        if batch.is_control:
+            continue
+        hit = [(f, t) for f, t in spans.get(batch.producer_id, ()) if f <= batch.last_offset and t >= batch.base_offset]
+        if not batch.is_transactional or not hit:
+            yield from batch.records
+            continue
+        yield from (r for r in batch.records if not any(f <= r.offset <= t for f, t in hit))
 
 
 def aborted_transactions(
@@ -269,6 +304,33 @@ class Partition:
                         continue
                     waiting_for_ts = False
                 yield batch
+
+    def iter_records(
+        self,
+        start_offset: int | None = None,
+        end_offset: int | None = None,
+        start_timestamp: int | None = None,
+        verify_crc: bool = True,
+        isolation_level: str = "read_uncommitted",
+    ) -> Iterator[Record]:
+        """Records in offset order, from the batches :meth:`iter_batches` yields (the same arguments);
+        records of a batch before ``start_offset`` or from ``end_offset`` on are left out.
+
+        ``isolation_level="read_committed"`` reads as a consumer with that isolation.level: no control
+        records, and none of the aborted transactions, which the ``.txnindex`` files list (segments
+        without index files are answered from their ABORT markers). A transaction whose marker is
+        not written yet is returned as read_uncommitted returns it."""
+        committed = check_isolation_level(isolation_level)
+        batches = self.iter_batches(start_offset, end_offset, start_timestamp, verify_crc)
+        if committed:
+            segs = self.segments
+            k = seek_offset(segs, start_offset)[0] if segs and start_offset is not None else 0
+            records = committed_records(batches, aborted_transactions(segs, k) if segs else [])
+        else:
+            records = (r for b in batches for r in b.records)
+        for r in records:
+            if (start_offset is None or r.offset >= start_offset) and (end_offset is None or r.offset < end_offset):
+                yield r
 
 
 def list_partitions(log_dir: PathLike, fs: FileSystem | None = None) -> list[Partition]:

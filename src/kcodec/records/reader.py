@@ -22,6 +22,7 @@ copied; decompressed output is capped (``max_decompressed_size``, by default
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -78,7 +79,10 @@ class PartialTail:
 class BatchReader:
     """Iterate the batches of one input. After iteration, :attr:`partial_tail`
     says whether the input ended inside an entry (lenient mode), and
-    :attr:`skipped` lists the byte ranges passed over (``skip_corrupt``)."""
+    :attr:`skipped` lists the byte ranges passed over (``skip_corrupt``).
+
+    As a context manager (``with read_batches(path) as reader:``) it closes, on leaving, the file and
+    memory map of every iteration left unfinished; :meth:`close` does the same."""
 
     def __init__(
         self,
@@ -105,8 +109,26 @@ class BatchReader:
         self.skipped: list[SkippedRange] = []
         self.bytes_read = 0  # position after the last whole entry
         self.shrank_to: int | None = None  # the file got shorter while it was read: where it ended
+        self._walks: weakref.WeakSet = weakref.WeakSet()  # iterations that may hold a file open
 
     def __iter__(self) -> Iterator[Batch]:
+        walk = self._walk()
+        self._walks.add(walk)
+        return walk
+
+    def close(self) -> None:
+        """Close what unfinished iterations hold open (a file); they end there."""
+        for walk in list(self._walks):
+            walk.close()
+        self._walks.clear()
+
+    def __enter__(self) -> BatchReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _walk(self) -> Iterator[Batch]:
         if self.skip_corrupt:
             yield from self._skipping()
             return
@@ -222,23 +244,73 @@ def shrank_message(size: int) -> str:
     )
 
 
-def read_batches(source: Source, **options) -> BatchReader:
-    """Batches of bytes, a memoryview, a file path (a regular file) or a binary stream.
+def read_batches(
+    source: Source,
+    *,
+    verify_crc: bool = True,
+    strict: bool = False,
+    max_decompressed_size: int | None = None,
+    max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+    start: int = 0,
+    end: int | None = None,
+    skip_corrupt: bool = False,
+    on_skip: Callable[[SkippedRange], None] | None = None,
+    resync: bool = True,
+) -> BatchReader:
+    """Batches of bytes, a memoryview, a file path (a regular file, read with pread) or a binary stream.
 
-    Options: ``verify_crc`` (default True), ``strict`` (a partial tail is an
-    error; default False, as Kafka's readers), ``max_decompressed_size``
-    (default: :func:`default_max_decompressed_size` of ``max_batch_size``),
-    ``max_batch_size``, ``start`` / ``end`` byte positions, ``skip_corrupt``
-    (go on after a damaged entry instead of raising; the reader's ``skipped``
-    lists what was passed over), ``resync`` (with ``skip_corrupt``: scan for
-    the next valid entry, the default, or skip a damaged entry alone and stop
-    at broken framing, see :mod:`kcodec.records.skipping`) and ``on_skip``
-    (called with each :class:`~kcodec.records.resync.SkippedRange` as it is
-    found)."""
-    return BatchReader(source, **options)
+    * ``verify_crc``: check every CRC (a mismatch raises CrcMismatchError);
+    * ``strict``: a partial entry at the end is an error (default: it is reported as the reader's
+      ``partial_tail``, as Kafka's readers ignore it);
+    * ``max_decompressed_size``: the cap on what one compressed batch may inflate to (default:
+      :func:`default_max_decompressed_size` of ``max_batch_size``);
+    * ``max_batch_size``: the largest entry accepted, in bytes;
+    * ``start`` / ``end``: byte positions to read between;
+    * ``skip_corrupt``: go on after a damaged entry instead of raising; the reader's ``skipped`` lists
+      what was passed over, and ``on_skip`` is called with each
+      :class:`~kcodec.records.resync.SkippedRange` as it is found;
+    * ``resync`` (with ``skip_corrupt``): scan for the next valid entry (the default), or skip a
+      damaged entry alone and stop at broken framing (see :mod:`kcodec.records.skipping`).
+
+    The reader is also a context manager that closes the file it maps."""
+    return BatchReader(
+        source,
+        verify_crc=verify_crc,
+        strict=strict,
+        max_decompressed_size=max_decompressed_size,
+        max_batch_size=max_batch_size,
+        start=start,
+        end=end,
+        skip_corrupt=skip_corrupt,
+        on_skip=on_skip,
+        resync=resync,
+    )
 
 
-def read_records(source: Source, **options) -> Iterator[Record]:
-    """Every record of every batch, in order."""
-    for batch in read_batches(source, **options):
-        yield from batch.records
+def read_records(source: Source, *, isolation_level: str = "read_uncommitted", **options) -> Iterator[Record]:
+    """Every record of every batch, in order; ``options`` are :func:`read_batches`'.
+
+    ``isolation_level="read_committed"`` returns what a consumer with that isolation.level gets: no
+    control records, none of an aborted transaction, none of a transaction whose marker is not in the
+    input (Kafka holds those back behind the last stable offset). Aborted transactions are found
+    from the ABORT markers first (kcodec.log.transactions), so the input is read twice; a stream is
+    read into memory for that."""
+    from kcodec.log.partition import check_isolation_level, committed_records
+
+    if not check_isolation_level(isolation_level):
+        for batch in read_batches(source, **options):
+            yield from batch.records
+        return
+    from kcodec.log.transactions import TxnTracker
+
+    if is_stream(source):
+        source = source.read()
+    tracker = TxnTracker({}, 0)  # the input is the log from its start: an ABORT without a start is empty
+    aborted = []
+    with read_batches(source, **options) as first_pass:
+        for batch in first_pass:
+            txn = tracker.observe(batch)
+            if txn is not None:
+                aborted.append((txn.producer_id, txn.first_offset, txn.last_offset))
+    with read_batches(source, **options) as reader:
+        yield from committed_records(reader, aborted, tracker.ongoing)

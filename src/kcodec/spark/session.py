@@ -11,10 +11,32 @@ zone, and registers the ``kafka-segments`` data source.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 
-__all__ = ["local_session", "LOOPBACK_CONF"]
+__all__ = ["local_session", "LOOPBACK_CONF", "JavaMissingError"]
+
+JAVA_HINT = (
+    "Spark needs Java 17 or later: install a JDK (e.g. apt-get install openjdk-17-jre-headless) and set JAVA_HOME"
+)
+
+
+class JavaMissingError(RuntimeError):
+    """No Java for Spark to start: said before PySpark fails with JAVA_GATEWAY_EXITED."""
+
+
+def _check_java() -> None:
+    """Spark's launcher runs $JAVA_HOME/bin/java when JAVA_HOME is set, else java from PATH."""
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return  # a JVM is running already
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        if not os.access(os.path.join(home, "bin", "java"), os.X_OK):
+            raise JavaMissingError(f"JAVA_HOME={home} holds no bin/java; {JAVA_HINT}")
+    elif shutil.which("java") is None:
+        raise JavaMissingError(f"no java on PATH and JAVA_HOME is not set; {JAVA_HINT}")
+
 
 LOOPBACK_CONF = {
     "spark.ui.enabled": "false",
@@ -37,8 +59,11 @@ def local_session(
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    if SparkContext._active_spark_context is None:
+        _check_java()
     base = LOOPBACK_CONF if local else {k: v for k, v in LOOPBACK_CONF.items() if "driver" not in k}
     settings = {**base, **(conf or {})}
     if "spark.driver.extraJavaOptions" not in settings and not os.environ.get("SPARK_CONF_DIR"):

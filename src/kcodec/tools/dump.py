@@ -1,6 +1,15 @@
 """``kcodec dump``: batches and records printed as Kafka's DumpLogSegments
 (kafka-dump-log.sh) prints them, so the output diffs against Kafka's tool,
-or as NDJSON for scripts."""
+or as NDJSON for scripts.
+
+Two generations of the tool differ in small ways, and ``legacy=True`` selects the older: the Scala
+``kafka.tools.DumpLogSegments`` of Kafka up to 4.2, against the Java
+``org.apache.kafka.tools.DumpLogSegments`` that Kafka 4.3 ported it to (KAFKA-14579). The Java tool
+drops the stray ``}`` after a legacy record's CRC, starts ``--skip-record-metadata`` data lines with
+``| `` even without a key, tracks non-consecutive offsets from -1 (so a file whose first record is not
+offset 0 reports ``-1 is followed by N``) and prints them in ascending order, where the Scala tool
+printed the latest pair first. Both print index mismatches, time-index errors and non-consecutive
+offsets on stderr after all files, under absolute paths (:class:`DeferredErrors`)."""
 
 from __future__ import annotations
 
@@ -12,6 +21,7 @@ from pathlib import Path
 
 from kcodec.records.model import Batch, Record, TimestampType
 from kcodec.tools.dump_decoders import STRING, DataDecoders
+from kcodec.tools.records_io import DUMP_ENCODING, encode_bytes
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|checkpoint)$")
 
@@ -43,11 +53,17 @@ def batch_line(batch: Batch) -> str:
 
 
 def record_line(
-    batch: Batch, record: Record, print_data: bool, skip_metadata: bool = False, decoders: DataDecoders = STRING
+    batch: Batch,
+    record: Record,
+    print_data: bool,
+    skip_metadata: bool = False,
+    decoders: DataDecoders = STRING,
+    legacy: bool = False,
 ) -> str:
     """One ``| offset: ...`` line. As DumpLogSegments, ``skip_metadata`` drops the metadata and with it the
     control-record part (a control record's line is then empty), and data is never printed for control
-    batches; ``decoders`` turn key and value bytes into text (default: UTF-8, as Kafka's StringDecoder)."""
+    batches; ``decoders`` turn key and value bytes into text (default: UTF-8, as Kafka's StringDecoder);
+    ``legacy`` prints the Scala tool's line (Kafka up to 4.2)."""
     parts = []
     if not skip_metadata:
         key_size = -1 if record.key is None else len(record.key)
@@ -59,7 +75,8 @@ def record_line(
         if batch.magic >= 2:
             parts.append(f"sequence: {record.sequence} headerKeys: [{','.join(k for k, _ in record.headers)}]")
         else:
-            parts.append(f"isValid: {_bool(bool(record.crc_valid))} crc: {record.crc}}}")  # Kafka's stray brace
+            brace = "}" if legacy else ""  # the Scala tool's stray brace, gone in the Java port
+            parts.append(f"isValid: {_bool(bool(record.crc_valid))} crc: {record.crc}{brace}")
         if batch.is_control and record.control is not None:
             c = record.control
             if c.is_transaction_marker:
@@ -71,21 +88,21 @@ def record_line(
             parts.append(f"key: {decoders.key_text(record.key, record.offset)}")
         if record.value is not None:
             parts.append(f"payload: {decoders.value_text(record.value, record.offset)}")
+    if legacy and skip_metadata and parts and record.key is None:
+        return " " + parts[0]  # the Scala tool's " payload: ..." with no "| " when there is no key
     return "| " + " ".join(parts) if parts else ""
 
 
-def _hex(b: bytes | None) -> str | None:
-    return None if b is None else b.hex()
-
-
-def record_json(record: Record) -> dict:
+def record_json(record: Record, encoding: str = DUMP_ENCODING) -> dict:
+    """One record as ``kcodec dump --json`` prints it; bytes in ``encoding`` (records_io.ENCODINGS)."""
+    where = f"record at offset {record.offset}"
     out = {
         "offset": record.offset,
         "timestamp": record.timestamp,
         "timestampType": record.timestamp_type.kafka_name,
-        "key": _hex(record.key),
-        "value": _hex(record.value),
-        "headers": [[k, _hex(v)] for k, v in record.headers],
+        "key": encode_bytes(record.key, encoding, f"{where}: key"),
+        "value": encode_bytes(record.value, encoding, f"{where}: value"),
+        "headers": [[k, encode_bytes(v, encoding, f"{where}: header {k!r}")] for k, v in record.headers],
         "sequence": record.sequence,
     }
     if record.crc is not None:
@@ -98,7 +115,8 @@ def record_json(record: Record) -> dict:
     return out
 
 
-def batch_json(batch: Batch, file: str | None = None) -> dict:
+def batch_json(batch: Batch, file: str | None = None, encoding: str = DUMP_ENCODING) -> dict:
+    """One batch line of ``kcodec dump --json``; ``bytesEncoding`` is there when bytes are not hex."""
     out = {
         "file": file,
         "position": batch.position,
@@ -124,7 +142,9 @@ def batch_json(batch: Batch, file: str | None = None) -> dict:
             isControl=batch.is_control,
             deleteHorizonMs=batch.delete_horizon_ms,
         )
-    out["records"] = [record_json(r) for r in batch.records]
+    if encoding != DUMP_ENCODING:
+        out["bytesEncoding"] = encoding
+    out["records"] = [record_json(r, encoding) for r in batch.records]
     return out
 
 
@@ -149,9 +169,11 @@ def dump_log_lines(
     non_consecutive: list | None = None,
     decoders: DataDecoders = STRING,
     report_tail: bool = True,
+    legacy: bool = False,
 ) -> Iterator[str]:
     """Kafka's dumpLog for one file, line by line; ``batches`` is a BatchReader.
-    Pairs of non-consecutive record offsets are appended to ``non_consecutive``.
+    Pairs of non-consecutive record offsets are appended to ``non_consecutive`` as the tool ``legacy``
+    selects finds them (see the module's docstring).
     ``report_tail=False`` leaves out the "invalid bytes at the end" line, as Kafka does under --max-bytes."""
     yield f"Dumping {path}"
     start = log_start_offset(path)
@@ -165,16 +187,87 @@ def dump_log_lines(
         yield batch_line(batch)
         if deep or print_data:
             for r in batch.records:
-                if last != -1 and r.offset != last + 1:
+                # the Scala tool let the first record set the start; the Java port counts from -1
+                if r.offset != last + 1 and not (legacy and last == -1):
                     pairs.append((last, r.offset))
                 last = r.offset
-                yield record_line(batch, r, print_data, skip_metadata, decoders)
+                yield record_line(batch, r, print_data, skip_metadata, decoders, legacy)
     if batches.partial_tail is not None and report_tail:
         yield f"Found {batches.partial_tail.size} invalid bytes at the end of {path.name}"
+
+
+@dataclass
+class DeferredErrors:
+    """What DumpLogSegments prints on stderr once all files are dumped, keyed by absolute path: index
+    entries whose batch ends elsewhere, the three time-index errors, non-consecutive record offsets."""
+
+    legacy: bool = False
+    index_mismatches: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    time_index: dict[str, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)
+    non_consecutive: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    TIME_INDEX_KINDS = ("timestamp_mismatch", "timestamp_order", "offset_not_found")
+
+    def add_index_problems(self, path: Path, problems) -> list:
+        """Keep the IndexProblems Kafka reports at the end; return the others (kcodec's own checks)."""
+        others = []
+        for p in problems:
+            key = str(Path(p.file).absolute())
+            if p.kind == "offset_mismatch":
+                self.index_mismatches.setdefault(key, []).append((p.index_value, p.log_value))
+            elif p.kind in self.TIME_INDEX_KINDS:
+                log_value = -1 if p.log_value is None else p.log_value
+                self.time_index.setdefault(key, {}).setdefault(p.kind, []).append((p.index_value, log_value))
+            else:
+                others.append(p)
+        return others
+
+    def add_non_consecutive(self, path: Path, pairs: list[tuple[int, int]]) -> None:
+        if pairs:
+            self.non_consecutive.setdefault(str(path.absolute()), []).extend(pairs)
+
+    def _ordered(self, pairs: list[tuple[int, int]], descending: bool = False) -> list[tuple[int, int]]:
+        if self.legacy:
+            return pairs[::-1]  # the Scala tool prepended each pair to a list
+        return sorted(dict(pairs).items(), reverse=descending)  # the Java port's TreeMap: one pair per key
+
+    def lines(self) -> list[str]:
+        out = []
+        for name, pairs in self.index_mismatches.items():
+            out.append(f"Mismatches in :{name}")
+            out += [f"  Index offset: {i}, log offset: {o}" for i, o in self._ordered(pairs, descending=True)]
+        errors = self.time_index
+        for name, kinds in errors.items():
+            if "timestamp_mismatch" in kinds:
+                out.append(f"Found timestamp mismatch in :{name}")
+                out += [f"  Index timestamp: {i}, log timestamp: {t}" for i, t in kinds["timestamp_mismatch"]]
+        for name, kinds in errors.items():
+            if "timestamp_order" in kinds:
+                out.append(f"Found out of order timestamp in :{name}")
+                out += [
+                    f"  Index timestamp: {i}, Previously indexed timestamp: {t}" for i, t in kinds["timestamp_order"]
+                ]
+        for kinds in errors.values():
+            if "offset_not_found" in kinds:
+                out.append("The following indexed offsets are not found in the log.")
+                out += [f"Indexed offset: {i}, found log offset: {o}" for i, o in kinds["offset_not_found"]]
+        for name, pairs in self.non_consecutive.items():
+            out.append(f"Non-consecutive offsets in {name}")
+            out += [f"  {a} is followed by {b}" for a, b in self._ordered(pairs)]
+        return out
 
 
 def as_ndjson(obj: dict) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-__all__ = ["batch_line", "record_line", "batch_json", "record_json", "dump_log_lines", "as_ndjson", "TimestampType"]
+__all__ = [
+    "batch_line",
+    "record_line",
+    "batch_json",
+    "record_json",
+    "dump_log_lines",
+    "DeferredErrors",
+    "as_ndjson",
+    "TimestampType",
+]

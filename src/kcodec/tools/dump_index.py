@@ -1,7 +1,8 @@
 """``kcodec dump`` of index files, as DumpLogSegments prints them (``DumpLogSegments``):
 ``.index`` → ``offset: O position: P``; ``.timeindex`` → ``timestamp: T offset: O``;
 ``.txnindex`` → ``version: 0 producerId: P firstOffset: F lastOffset: L lastStableOffset: S``.
-Mismatches against the log go to the second list (stderr), in Kafka's words.
+Disagreements with the log are returned as IndexProblems: ``kcodec dump`` prints those Kafka reports in
+Kafka's words after all files (tools.dump.DeferredErrors), the others (kcodec's own checks) at once.
 
 kafka-dump-log's index options: ``--verify-index-only`` checks without printing the entries,
 ``--index-sanity-check`` runs only the checks a broker runs on start-up to decide whether to
@@ -20,11 +21,12 @@ DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024  # kafka-dump-log's --max-message-siz
 
 @dataclass
 class IndexDump:
-    """What dumping one index prints: ``lines`` on stdout, ``problems`` on stderr, and ``refused``, the
-    one-line reason the walk stopped early (a batch larger than --max-message-size), if it did."""
+    """What dumping one index prints: ``lines`` on stdout, ``problems`` found against the log
+    (``IndexProblem``), and ``refused``, the one-line reason the walk stopped early (a batch larger than
+    --max-message-size), if it did."""
 
     lines: list[str]
-    problems: list[str] = field(default_factory=list)
+    problems: list = field(default_factory=list)
     refused: str | None = None
 
 
@@ -77,7 +79,7 @@ def dump_index_lines(path: Path, *, verify_only: bool = False, max_message_size:
     from kcodec.log.index_check import check_indexes
 
     out = [f"Dumping {path}"]
-    err: list[str] = []
+    problems = []
     refused = None
     log = path.with_suffix(".log")
     if path.suffix == ".index":
@@ -103,9 +105,4 @@ def dump_index_lines(path: Path, *, verify_only: bool = False, max_message_size:
         out.append(f"{path} is empty.")
     if log.exists() and entries:
         problems = [p for p in check_indexes(path) if Path(p.file) == path]
-        mismatches = [p for p in problems if p.kind == "offset_mismatch"]
-        if mismatches:
-            err.append(f"Mismatches in :{path}")
-            err += [f"  Index offset: {p.index_value}, log offset: {p.log_value}" for p in mismatches]
-        err += [f"{p.kind}: {p.message}" for p in problems if p.kind != "offset_mismatch"]
-    return IndexDump(out, err, refused)
+    return IndexDump(out, problems, refused)

@@ -4,7 +4,7 @@ One object per line: ``{"key": ..., "value": ..., "headers": [[k, v], ...] or
 {k: v}, "timestamp": ms, "offset": n}`` (all optional). Keys, values and
 header values are text in the chosen encoding (utf8, hex or base64); null is
 null. A line holding a ``records`` list (what ``kcodec dump --json`` prints,
-bytes as hex) is one :class:`DumpedBatch`: its records with the batch's
+bytes as hex unless its ``bytesEncoding`` names another) is one :class:`DumpedBatch`: its records with the batch's
 producer id, epoch and base sequence, transactional flag, partition leader
 epoch and, for a control batch, its COMMIT/ABORT (or KRaft) record, so dump
 and write round-trip without turning an aborted transaction into a committed one.
@@ -21,6 +21,26 @@ from dataclasses import dataclass, field
 from kcodec.errors import EncodeError
 
 ENCODINGS = ("utf8", "hex", "base64")
+DUMP_ENCODING = "hex"  # how kcodec dump --json writes bytes unless --bytes-encoding says otherwise
+
+
+def encode_bytes(data: bytes | None, encoding: str, where: str) -> str | None:
+    """``data`` as JSON text in one of ENCODINGS, the inverse of what ``kcodec write`` reads; bytes that
+    are not UTF-8 are refused under utf8 (a replacement character would not read back as them)."""
+    if data is None:
+        return None
+    if encoding == "hex":
+        return data.hex()
+    if encoding == "base64":
+        return base64.b64encode(data).decode("ascii")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EncodeError(
+            f"{where} is not UTF-8 (byte 0x{data[exc.start]:02x} at {exc.start}): "
+            "--bytes-encoding hex or base64 keeps any bytes"
+        ) from None
+
 
 # RecordBatch.NO_PRODUCER_ID / NO_PRODUCER_EPOCH / NO_SEQUENCE / NO_PARTITION_LEADER_EPOCH
 _NONE = -1
@@ -151,7 +171,7 @@ def _int_field(obj: dict, name: str, where: str, default: int = _NONE) -> int:
     return value
 
 
-def _control_record(rec: dict, where: str) -> ControlRecord:
+def _control_record(rec: dict, where: str, encoding: str) -> ControlRecord:
     control = rec["control"]
     if not isinstance(control, dict) or not isinstance(control.get("typeName"), str):
         raise EncodeError(f"{where}: a control record needs control.typeName")
@@ -166,13 +186,16 @@ def _control_record(rec: dict, where: str) -> ControlRecord:
         offset=offset,
         timestamp=ts,
         coordinator_epoch=_int_field(control, "coordinatorEpoch", where, 0),
-        value=_decode(rec.get("value"), "hex", f"{where} value"),
+        value=_decode(rec.get("value"), encoding, f"{where} value"),
     )
 
 
 def parse_dumped_batch(obj: dict, where: str, keep_offsets: bool) -> DumpedBatch:
     """A batch line of ``kcodec dump --json`` with the state a re-write must keep."""
     records = obj["records"] or []
+    encoding = obj.get("bytesEncoding", DUMP_ENCODING)
+    if encoding not in ENCODINGS:
+        raise EncodeError(f"{where}: bytesEncoding must be one of {', '.join(ENCODINGS)}, not {encoding!r}")
     if not isinstance(records, list):
         raise EncodeError(f"{where}: records must be an array, not {_json_type(records)}")
     transactional = obj.get("isTransactional", False)
@@ -192,9 +215,9 @@ def parse_dumped_batch(obj: dict, where: str, keep_offsets: bool) -> DumpedBatch
         if rec.get("control"):
             if obj.get("isControl") is not True or len(records) != 1:
                 raise EncodeError(f"{where} record {j}: a control record belongs alone in a control batch")
-            batch.control = _control_record(rec, f"{where} record {j}")
+            batch.control = _control_record(rec, f"{where} record {j}", encoding)
         else:
-            batch.records.append(parse_record(rec, "hex", f"{where} record {j}", keep_offsets))
+            batch.records.append(parse_record(rec, encoding, f"{where} record {j}", keep_offsets))
     if obj.get("isControl") is True and batch.control is None:
         raise EncodeError(f"{where}: a control batch without its control record cannot be written back")
     return batch

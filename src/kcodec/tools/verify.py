@@ -47,6 +47,17 @@ class VerifyReport:
     def ok(self) -> bool:
         return not self.problems
 
+    def as_dict(self) -> dict:
+        """``kcodec verify --json``'s line for one file."""
+        return {
+            "file": self.source,
+            "batches": self.batches,
+            "records": self.records,
+            "bytes": self.bytes,
+            "valid": self.ok,
+            "problems": [{"position": p.position, "offset": p.offset, "rule": p.rule} for p in self.problems],
+        }
+
 
 def batch_problems(batch: Batch) -> list[Problem]:
     """Rules a decoded batch can still break (the decoder already enforced framing)."""
@@ -82,9 +93,11 @@ def _error_problem(exc: KcodecError) -> Problem:
     return Problem(exc.position, exc.base_offset, f"{exc.message}" + (f" [field {exc.field}]" if exc.field else ""))
 
 
-def verify_source(source, name: str, *, strict: bool = True, max_decompressed_size: int | None = None) -> VerifyReport:
+def verify_source(
+    source, name: str, *, strict: bool = True, max_decompressed_size: int | None = None, progress=None
+) -> VerifyReport:
     """Check every entry; a damaged one is reported (with the byte range skipped to the next valid batch)
-    and checking goes on after it."""
+    and checking goes on after it. ``progress(position)`` is called after each batch."""
     report = VerifyReport(name)
     skipped = []
 
@@ -106,6 +119,8 @@ def verify_source(source, name: str, *, strict: bool = True, max_decompressed_si
         report.batches += 1
         report.records += len(batch.records)
         report.bytes = batch.position + batch.size
+        if progress is not None:
+            progress(report.bytes)
         report.problems += batch_problems(batch)
         if last_offset is not None and batch.last_offset <= last_offset:
             report.problems.append(
@@ -135,8 +150,10 @@ def _skipped_problem(r) -> Problem:
     return Problem(r.start, None, f"{r.reason}; skipped bytes {r.start}..{r.end} ({r.size} bytes)")
 
 
-def verify_path(path: Path, *, strict: bool = True, max_decompressed_size: int | None = None) -> VerifyReport:
-    return verify_source(path, str(path), strict=strict, max_decompressed_size=max_decompressed_size)
+def verify_path(
+    path: Path, *, strict: bool = True, max_decompressed_size: int | None = None, progress=None
+) -> VerifyReport:
+    return verify_source(path, str(path), strict=strict, max_decompressed_size=max_decompressed_size, progress=progress)
 
 
 # ---------------------------------------------------------------------------- recovery
@@ -163,6 +180,17 @@ class RecoveryReport:
     @property
     def dropped_batches(self) -> int:
         return self.damaged_ranges + self.readable_dropped
+
+    def as_dict(self) -> dict:
+        return {
+            "output": self.output,
+            "keptBatches": self.kept_batches,
+            "keptBytes": self.kept_bytes,
+            "droppedBatches": self.dropped_batches,
+            "droppedBytes": self.dropped_bytes,
+            "partialTailBytes": self.partial_tail,
+            "reason": self.reason,
+        }
 
     def __str__(self) -> str:
         def n(k: int, what: str) -> str:

@@ -330,10 +330,11 @@ def _document(lay: EntityLayout, layouts: Layouts, height: float, body: _Canvas)
         f'<rect x="0" y="0" width="{WIDTH}" height="{height:.0f}" fill="#ffffff"/>',
     ]
     title = _Canvas()
-    title.text(LEFT, 24, f"{lay.entity} v{lay.version}", 17, anchor="start", weight="bold")
+    # the subtitle on its own line: beside the title it ran into bold names wider than the width estimate
+    title.text(LEFT, 20, f"{lay.entity} v{lay.version}", 17, anchor="start", weight="bold")
     title.text(
-        LEFT + _text_w(f"{lay.entity} v{lay.version}", 17) + 14,
-        25,
+        LEFT,
+        40,
         f"{_overhead_text(lay, layouts)}; 32 bits per row, offsets in bytes",
         12,
         anchor="start",

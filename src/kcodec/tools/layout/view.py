@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from kcodec.runtime.layout import EntityLayout, FieldLayout
+
+_INDENT = " " * 6  # notes and doc under their row, on a narrow terminal
 
 
 def _cells(f: FieldLayout) -> list[str]:
@@ -25,7 +29,9 @@ def _summary(lay: EntityLayout) -> str:
     return f"overhead {lay.min_overhead}..{lay.max_overhead} bytes before payloads (varints)"
 
 
-def render_layout(lay: EntityLayout, markdown: bool = False) -> str:
+def render_layout(lay: EntityLayout, markdown: bool = False, width: int | None = None) -> str:
+    """The layout as a text table (or markdown). With ``width`` (a terminal's columns) a table that is
+    wider puts each row's notes and doc on wrapped lines under it, and cuts what is still too long."""
     rows = [_cells(f) for f in lay.fields]
     title = f"{lay.entity} v{lay.version}: {_summary(lay)}"
     if markdown:
@@ -41,11 +47,25 @@ def render_layout(lay: EntityLayout, markdown: bool = False) -> str:
         return "\n".join(out)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADINGS[:-1])]
 
-    def line(cells: list[str]) -> str:
-        parts = [cells[i].rjust(widths[i]) if i < 2 else cells[i].ljust(widths[i]) for i in range(len(widths))]
-        return ("  ".join(parts) + "  " + cells[-1]).rstrip()
+    def line(cells: list[str], columns: int) -> str:
+        parts = [cells[i].rjust(widths[i]) if i < 2 else cells[i].ljust(widths[i]) for i in range(columns)]
+        return "  ".join(parts)
 
-    return "\n".join([title, lay.doc, "", line(_HEADINGS), *(line(r) for r in rows)])
+    full = [(line(r, len(widths)) + "  " + r[-1]).rstrip() for r in rows]
+    if width is None or max(map(len, full)) <= width:
+        return "\n".join([title, lay.doc, "", (line(_HEADINGS, len(widths)) + "  " + _HEADINGS[-1]).rstrip(), *full])
+    # too wide for the terminal: notes and doc go under each row, wrapped to the width
+    short = len(widths) - 1
+    out = [_cut(title, width), textwrap.fill(lay.doc, width), "", _cut(line(_HEADINGS, short).rstrip(), width)]
+    for r in rows:
+        out.append(_cut(line(r, short).rstrip(), width))
+        text = f"{r[-2]}; {r[-1]}" if r[-2] else r[-1]
+        out += textwrap.wrap(text, width, initial_indent=_INDENT, subsequent_indent=_INDENT)
+    return "\n".join(out)
+
+
+def _cut(text: str, width: int | None) -> str:
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
 
 
 def _shape(q) -> str:
