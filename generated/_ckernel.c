@@ -14,14 +14,14 @@
 #include <string.h>
 
 static PyObject *E_Truncated, *E_BadLength, *E_RecordCount, *E_VarintTooLong, *E_Corrupt, *E_Encode;
+static PyObject *E_Magic, *E_Compression, *E_Crc, *E_Decode;
+/* kcodec's own functions the kernel calls: decompression and Kafka's wording of a CRC mismatch */
+static PyObject *F_decompress, *F_corrupt_message, *DEFAULT_LIMIT, *INSIDE_COMPRESSED;
 
 /* ---- errors: kcodec's exception classes with position and field */
 
-static void raise_at(PyObject *cls, Py_ssize_t pos, const char *field, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
-    va_end(ap);
+/* Raise cls(msg, position=pos, field=field); steals msg. */
+static void raise_msg(PyObject *cls, Py_ssize_t pos, const char *field, PyObject *msg) {
     if (!msg) return;
     PyObject *args = PyTuple_Pack(1, msg);
     PyObject *kw = Py_BuildValue("{s:n,s:s}", "position", pos, "field", field);
@@ -33,6 +33,14 @@ static void raise_at(PyObject *cls, Py_ssize_t pos, const char *field, const cha
     Py_XDECREF(args);
     Py_XDECREF(kw);
     Py_DECREF(msg);
+}
+
+static void raise_at(PyObject *cls, Py_ssize_t pos, const char *field, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    raise_msg(cls, pos, field, msg);
 }
 
 /* An error from a nested entity: put the parent field in front of its path ("headers.key"). */
@@ -120,6 +128,156 @@ static int utf8_valid(const uint8_t *s, int64_t n) {
         i += len;
     }
     return 1;
+}
+
+/* ---- decoder options (the Python decoders' verify_crc, limit, contents) */
+
+enum { CONTENTS_NO, CONTENTS_YES, CONTENTS_INSIDE };  /* INSIDE: in a decompressed stream, no second level */
+typedef struct { int verify_crc; PyObject *limit; int contents; } Opts;
+
+static int parse_opts(PyObject *verify_crc, PyObject *limit, PyObject *contents, Opts *o) {
+    int v = verify_crc ? PyObject_IsTrue(verify_crc) : 1;
+    if (v < 0) return -1;
+    o->verify_crc = v;
+    o->limit = limit ? limit : DEFAULT_LIMIT;
+    o->contents = CONTENTS_YES;
+    if (contents) {
+        int eq = PyObject_RichCompareBool(contents, INSIDE_COMPRESSED, Py_EQ);
+        int yes = eq > 0 ? 1 : PyObject_IsTrue(contents);
+        if (eq < 0 || yes < 0) return -1;
+        o->contents = eq > 0 ? CONTENTS_INSIDE : yes ? CONTENTS_YES : CONTENTS_NO;
+    }
+    return 0;
+}
+
+/* ---- CRC-32 (IEEE, zlib's), slicing by 8 */
+
+static uint32_t crc32_table[8][256];
+
+static void crc32_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc32_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++) crc32_table[t][i] = (crc32_table[t - 1][i] >> 8) ^ crc32_table[0][crc32_table[t - 1][i] & 0xFF];
+}
+
+static uint32_t crc32_of(const uint8_t *p, Py_ssize_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t a = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = crc32_table[7][a & 0xFF] ^ crc32_table[6][(a >> 8) & 0xFF] ^ crc32_table[5][(a >> 16) & 0xFF] ^
+            crc32_table[4][a >> 24] ^ crc32_table[3][p[4]] ^ crc32_table[2][p[5]] ^ crc32_table[1][p[6]] ^
+            crc32_table[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = crc32_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+/* A stored CRC-32 (read at `at`) that does not match its bytes: Kafka's LegacyRecord wording. */
+__attribute__((unused)) static int crc_differs(const uint8_t *p, Py_ssize_t n, int64_t stored, Py_ssize_t at,
+                                               const char *field) {
+    uint32_t computed = crc32_of(p, n);
+    if (computed == (uint32_t)stored) return 0;
+    raise_msg(E_Crc, at, field, PyObject_CallFunction(F_corrupt_message, "kk", (unsigned long)stored,
+                                                      (unsigned long)computed));
+    return 1;
+}
+
+/* ---- compressed values: kcodec's decompressor, then the entities the stream holds, decoded here */
+
+typedef PyObject *(*decode_fn)(const uint8_t *, Py_ssize_t, Py_ssize_t *, Py_ssize_t, const Opts *);
+
+/* The pending exception, taken (normalized) so its attributes can be changed, then given back. */
+typedef struct { PyObject *type, *value, *tb; } Pending;
+
+static int take_decode_error(Pending *e) {  /* 1 when it is one of kcodec's DecodeErrors */
+    PyErr_Fetch(&e->type, &e->value, &e->tb);
+    PyErr_NormalizeException(&e->type, &e->value, &e->tb);
+    return e->value && PyObject_IsInstance(e->value, E_Decode) == 1;
+}
+
+static void give_back(Pending *e) {
+    PyErr_Clear();
+    PyErr_Restore(e->type, e->value, e->tb);
+}
+
+static void set_attr(PyObject *o, const char *name, PyObject *v) {
+    if (v) PyObject_SetAttrString(o, name, v);
+    Py_XDECREF(v);
+}
+
+/* exc.position (None counts as 0) */
+static Py_ssize_t error_position(PyObject *exc) {
+    PyObject *p = PyObject_GetAttrString(exc, "position");
+    Py_ssize_t v = p && p != Py_None ? PyLong_AsSsize_t(p) : 0;
+    Py_XDECREF(p);
+    PyErr_Clear();
+    return v;
+}
+
+/* An error decoding a decompressed stream: said where in the stream, placed at the stored value. */
+static void in_stream_error(Py_ssize_t start, const char *codec) {
+    Pending e;
+    if (take_decode_error(&e)) {
+        PyObject *message = PyObject_GetAttrString(e.value, "message");
+        if (message)
+            set_attr(e.value, "message", PyUnicode_FromFormat("%S (at byte %zd of the decompressed %s stream)",
+                                                              message, error_position(e.value), codec));
+        Py_XDECREF(message);
+        set_attr(e.value, "position", PyLong_FromSsize_t(start));
+    }
+    give_back(&e);
+}
+
+/* An error decompressing: placed in the input, named after the field unless it names its own. */
+static void decompress_error(Py_ssize_t start, const char *field) {
+    Pending e;
+    if (take_decode_error(&e)) {
+        set_attr(e.value, "position", PyLong_FromSsize_t(start + error_position(e.value)));
+        PyObject *f = PyObject_GetAttrString(e.value, "field");
+        if (!f || PyObject_IsTrue(f) != 1) set_attr(e.value, "field", PyUnicode_FromString(field));
+        Py_XDECREF(f);
+    }
+    give_back(&e);
+}
+
+__attribute__((unused)) static PyObject *decode_compressed(PyObject *stored, const char *codec, int magic,
+                                                           Py_ssize_t start, const char *field, const Opts *opts,
+                                                           decode_fn decode) {
+    PyObject *kw = Py_BuildValue("{s:i,s:O}", "magic", magic, "max_size", opts->limit);
+    PyObject *args = kw ? Py_BuildValue("(sO)", codec, stored) : NULL;
+    PyObject *data = args ? PyObject_Call(F_decompress, args, kw) : NULL;
+    Py_XDECREF(kw);
+    Py_XDECREF(args);
+    if (!data) {
+        decompress_error(start, field);
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(data); return NULL; }
+    Opts inner = *opts;
+    inner.contents = CONTENTS_INSIDE;
+    PyObject *items = PyList_New(0);
+    Py_ssize_t q = 0;
+    while (items && q < view.len) {
+        PyObject *item = decode((const uint8_t *)view.buf, view.len, &q, view.len, &inner);
+        if (!item || PyList_Append(items, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(items);
+            scope_error(field);
+            in_stream_error(start, codec);
+            break;
+        }
+        Py_DECREF(item);
+    }
+    PyBuffer_Release(&view);
+    Py_DECREF(data);
+    return items;
 }
 
 /* ---- growable buffers for Arrow columns */
@@ -306,6 +464,25 @@ static int parse_args(PyObject *args, Args *a, int with_count) {
     }
     return 0;
 }
+
+/* Entry points of decoders that take options: args beyond the first `head` are verify_crc, limit,
+ * contents (as the Python decoders'); *rest becomes a new reference to the first `head` args. */
+__attribute__((unused)) static int split_opts(PyObject *args, Py_ssize_t head, PyObject **rest, Opts *o) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n > head + 3) {
+        PyErr_Format(PyExc_TypeError, "takes at most %zd arguments (%zd given)", head + 3, n);
+        return -1;
+    }
+    PyObject *v = n > head ? PyTuple_GET_ITEM(args, head) : NULL;
+    PyObject *l = n > head + 1 ? PyTuple_GET_ITEM(args, head + 1) : NULL;
+    PyObject *c = n > head + 2 ? PyTuple_GET_ITEM(args, head + 2) : NULL;
+    if (parse_opts(v, l, c, o) < 0) return -1;
+    *rest = n > head ? PyTuple_GetSlice(args, 0, head) : (Py_INCREF(args), args);
+    return *rest ? 0 : -1;
+}
+
+static const Opts NO_OPTS = {1, NULL, CONTENTS_YES};
+
 /* ---- projections: build caller-shaped tuples (e.g. kcodec's Record) straight from decoded fields.
  * A plan is a tuple of ("f", i) field i, ("t", i) list field i as a tuple, ("a", i, n) integer field i
  * plus n, ("c", obj) a constant. */
@@ -400,11 +577,33 @@ static PyObject *apply_plan(PyObject *fields, PyTypeObject *type, PlanOp *ops, P
     untrack_if_atomic(o, 0, ops);
     return o;
 }
+static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_legacy_log_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_legacy_log_entry_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
 
 /* ================================================================ aborted_txn_entry v0 */
 
-static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(5);
     if (!out) return NULL;
@@ -412,6 +611,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     {
         int64_t value;
         if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int16_t)load_be16(buf + p);
         p += 2;
         PyObject *o = PyLong_FromLongLong(value);
@@ -421,6 +622,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* producer_id */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -430,6 +633,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* first_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -439,6 +644,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* last_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -448,6 +655,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* last_stable_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -459,6 +668,45 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+static PyObject *py_decode_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_aborted_txn_entry_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
@@ -562,6 +810,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     {
         int64_t value;
         if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int16_t)load_be16(buf + p);
         p += 2;
         if (buf_put_i64(&c->version, (int64_t)value) < 0) goto fail;
@@ -569,6 +819,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     /* producer_id */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->producer_id, (int64_t)value) < 0) goto fail;
@@ -576,6 +828,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     /* first_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->first_offset, (int64_t)value) < 0) goto fail;
@@ -583,6 +837,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     /* last_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->last_offset, (int64_t)value) < 0) goto fail;
@@ -590,6 +846,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     /* last_stable_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->last_stable_offset, (int64_t)value) < 0) goto fail;
@@ -599,37 +857,6 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_decode_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_aborted_txn_entry_v0_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static PyObject *py_project_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
@@ -663,7 +890,7 @@ static PyObject *py_project_aborted_txn_entry_v0(PyObject *self, PyObject *args)
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_aborted_txn_entry_v0((const uint8_t *)view.buf, view.len, &p, end);
+        PyObject *fields = dec_aborted_txn_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
         PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
         Py_XDECREF(fields);
         if (!o) { Py_CLEAR(list); break; }
@@ -744,8 +971,10 @@ done:
 
 /* ================================================================ end_txn_marker v0 */
 
-static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(2);
     if (!out) return NULL;
@@ -753,6 +982,8 @@ static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py
     {
         int64_t value;
         if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int16_t)load_be16(buf + p);
         p += 2;
         PyObject *o = PyLong_FromLongLong(value);
@@ -762,6 +993,8 @@ static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py
     /* coordinator_epoch */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(value);
@@ -773,6 +1006,45 @@ static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+static PyObject *py_decode_end_txn_marker_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_end_txn_marker_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
@@ -849,6 +1121,8 @@ static int col_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
     {
         int64_t value;
         if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int16_t)load_be16(buf + p);
         p += 2;
         if (buf_put_i64(&c->version, (int64_t)value) < 0) goto fail;
@@ -856,6 +1130,8 @@ static int col_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
     /* coordinator_epoch */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->coordinator_epoch, (int64_t)value) < 0) goto fail;
@@ -865,37 +1141,6 @@ static int col_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_decode_end_txn_marker_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_end_txn_marker_v0_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static PyObject *py_project_end_txn_marker_v0(PyObject *self, PyObject *args) {
@@ -929,7 +1174,7 @@ static PyObject *py_project_end_txn_marker_v0(PyObject *self, PyObject *args) {
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_end_txn_marker_v0((const uint8_t *)view.buf, view.len, &p, end);
+        PyObject *fields = dec_end_txn_marker_v0((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
         PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
         Py_XDECREF(fields);
         if (!o) { Py_CLEAR(list); break; }
@@ -1005,10 +1250,590 @@ done:
     return d ? Py_BuildValue("(Nnn)", d, a.count, p) : NULL;
 }
 
+/* ================================================================ legacy_message v0 */
+
+static PyObject *dec_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    PyObject *out = PyTuple_New(5);
+    if (!out) return NULL;
+    int64_t v_crc; Py_ssize_t start_crc;
+    Py_ssize_t at_crc;
+    const char *name_attributes_compression = NULL;
+    /* crc */
+    {
+        if (p + 6 > buflen) { truncated(p, "crc"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        at_crc = p;
+        v_crc = load_be32(buf + p);
+        p += 4;
+        PyObject *o = PyLong_FromUnsignedLong((unsigned long)v_crc);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 0, o);
+    }
+    start_crc = p;
+    /* magic */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        if (value != 0) {
+            raise_at(E_Magic, at, "magic", "magic is %lld, expected 0", (long long)value);
+            goto fail;
+        }
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 1, o);
+    }
+    /* attributes */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        uint64_t bits = (uint64_t)value & 0xffULL;
+        int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        switch (compression) {
+            case 0: name_attributes_compression = "none"; break;
+            case 1: name_attributes_compression = "gzip"; break;
+            case 2: name_attributes_compression = "snappy"; break;
+            case 3: name_attributes_compression = "lz4"; break;
+            default: name_attributes_compression = NULL;
+        }
+        if (!name_attributes_compression) {
+            raise_at(E_Compression, at, "attributes.compression", "unknown or disallowed compression_type %lld (allowed here: 0=none, 1=gzip, 2=snappy, 3=lz4)",
+                     (long long)compression);
+            goto fail;
+        }
+        PyObject *o = PyDict_New();
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 2, o);
+        if (put_item(o, "compression", PyUnicode_FromString(name_attributes_compression)) < 0) goto fail;
+        if (put_item(o, "unused", PyLong_FromLongLong((int64_t)((bits >> 3) & 0x1f))) < 0) goto fail;
+    }
+    /* key */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "key"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        PyTuple_SET_ITEM(out, 3, o);
+    }
+    /* value */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "value"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        PyTuple_SET_ITEM(out, 4, o);
+        const char *codec = name_attributes_compression;
+        if (strcmp(codec, "none") != 0 && opts->contents != CONTENTS_NO) {
+            PyObject *stored = PyTuple_GET_ITEM(out, 4);
+            if (stored == Py_None) {
+                raise_at(E_Corrupt, p, "value", "compressed (%s) wrapper has a null value", codec);
+                goto fail;
+            }
+            Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
+            if (opts->contents == CONTENTS_INSIDE) {
+                raise_at(E_Corrupt, start_value, "value", "a compressed (%s) value inside a compressed stream: only one level of compression is allowed",
+                         codec);
+                goto fail;
+            }
+            PyObject *items = decode_compressed(stored, codec, 0, start_value, "value", opts, dec_legacy_log_entry_v0);
+            if (!items) goto fail;
+            PyTuple_SET_ITEM(out, 4, items);
+            Py_DECREF(stored);
+        }
+    }
+    if (opts->verify_crc && crc_differs(buf + start_crc, p - start_crc, v_crc, at_crc,
+                                        "crc"))
+        goto fail;
+    *pos = p;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *py_decode_legacy_message_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 3, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_legacy_message_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_legacy_message_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 4, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_legacy_message_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+/* ================================================================ legacy_log_entry v0 */
+
+static PyObject *dec_legacy_log_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    PyObject *out = PyTuple_New(3);
+    if (!out) return NULL;
+    int64_t v_size; Py_ssize_t start_size;
+    /* offset */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 0, o);
+    }
+    /* size */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        v_size = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o = PyLong_FromLongLong(v_size);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 1, o);
+    }
+    start_size = p;
+    if (v_size < 14) {
+        raise_at(E_BadLength, p, "size", "size is %lld, less than the 14 bytes the fields it covers need at least",
+                 (long long)v_size);
+        goto fail;
+    }
+    if (v_size > end - p) {
+        raise_at(E_Truncated, p, "size", "size says %lld bytes but only %lld remain",
+                 (long long)v_size, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_size;
+    /* message */
+    {
+        PyObject *o = dec_legacy_message_v0(buf, buflen, &p, end, opts);
+        if (!o) { scope_error("message"); goto fail; }
+        PyTuple_SET_ITEM(out, 2, o);
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_size, "size", "size says %lld bytes but the fields it covers take %lld",
+                 (long long)v_size, (long long)(p - start_size));
+        goto fail;
+    }
+    *pos = p;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *py_decode_legacy_log_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 3, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_legacy_log_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_legacy_log_entry_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 4, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_legacy_log_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+/* ================================================================ legacy_message v1 */
+
+static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    PyObject *out = PyTuple_New(6);
+    if (!out) return NULL;
+    int64_t v_crc; Py_ssize_t start_crc;
+    Py_ssize_t at_crc;
+    const char *name_attributes_compression = NULL;
+    const char *name_attributes_timestamp_type = NULL;
+    /* crc */
+    {
+        if (p + 14 > buflen) { truncated(p, "crc"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        at_crc = p;
+        v_crc = load_be32(buf + p);
+        p += 4;
+        PyObject *o = PyLong_FromUnsignedLong((unsigned long)v_crc);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 0, o);
+    }
+    start_crc = p;
+    /* magic */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        if (value != 1) {
+            raise_at(E_Magic, at, "magic", "magic is %lld, expected 1", (long long)value);
+            goto fail;
+        }
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 1, o);
+    }
+    /* attributes */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        uint64_t bits = (uint64_t)value & 0xffULL;
+        int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        switch (compression) {
+            case 0: name_attributes_compression = "none"; break;
+            case 1: name_attributes_compression = "gzip"; break;
+            case 2: name_attributes_compression = "snappy"; break;
+            case 3: name_attributes_compression = "lz4"; break;
+            default: name_attributes_compression = NULL;
+        }
+        if (!name_attributes_compression) {
+            raise_at(E_Compression, at, "attributes.compression", "unknown or disallowed compression_type %lld (allowed here: 0=none, 1=gzip, 2=snappy, 3=lz4)",
+                     (long long)compression);
+            goto fail;
+        }
+        int64_t timestamp_type = (int64_t)((bits >> 3) & 0x1);
+        switch (timestamp_type) {
+            case 0: name_attributes_timestamp_type = "create_time"; break;
+            case 1: name_attributes_timestamp_type = "log_append_time"; break;
+            default: name_attributes_timestamp_type = NULL;
+        }
+        if (!name_attributes_timestamp_type) {
+            raise_at(E_Corrupt, at, "attributes.timestamp_type", "unknown or disallowed timestamp_type %lld (allowed here: 0=create_time, 1=log_append_time)",
+                     (long long)timestamp_type);
+            goto fail;
+        }
+        PyObject *o = PyDict_New();
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 2, o);
+        if (put_item(o, "compression", PyUnicode_FromString(name_attributes_compression)) < 0) goto fail;
+        if (put_item(o, "timestamp_type", PyUnicode_FromString(name_attributes_timestamp_type)) < 0) goto fail;
+        if (put_item(o, "unused", PyLong_FromLongLong((int64_t)((bits >> 4) & 0xf))) < 0) goto fail;
+    }
+    /* timestamp */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 3, o);
+    }
+    /* key */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "key"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        PyTuple_SET_ITEM(out, 4, o);
+    }
+    /* value */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "value"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        PyTuple_SET_ITEM(out, 5, o);
+        const char *codec = name_attributes_compression;
+        if (strcmp(codec, "none") != 0 && opts->contents != CONTENTS_NO) {
+            PyObject *stored = PyTuple_GET_ITEM(out, 5);
+            if (stored == Py_None) {
+                raise_at(E_Corrupt, p, "value", "compressed (%s) wrapper has a null value", codec);
+                goto fail;
+            }
+            Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
+            if (opts->contents == CONTENTS_INSIDE) {
+                raise_at(E_Corrupt, start_value, "value", "a compressed (%s) value inside a compressed stream: only one level of compression is allowed",
+                         codec);
+                goto fail;
+            }
+            PyObject *items = decode_compressed(stored, codec, 1, start_value, "value", opts, dec_legacy_log_entry_v1);
+            if (!items) goto fail;
+            PyTuple_SET_ITEM(out, 5, items);
+            Py_DECREF(stored);
+        }
+    }
+    if (opts->verify_crc && crc_differs(buf + start_crc, p - start_crc, v_crc, at_crc,
+                                        "crc"))
+        goto fail;
+    *pos = p;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *py_decode_legacy_message_v1(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 3, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_legacy_message_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_legacy_message_v1_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 4, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_legacy_message_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+/* ================================================================ legacy_log_entry v1 */
+
+static PyObject *dec_legacy_log_entry_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    PyObject *out = PyTuple_New(3);
+    if (!out) return NULL;
+    int64_t v_size; Py_ssize_t start_size;
+    /* offset */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 0, o);
+    }
+    /* size */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        v_size = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o = PyLong_FromLongLong(v_size);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 1, o);
+    }
+    start_size = p;
+    if (v_size < 22) {
+        raise_at(E_BadLength, p, "size", "size is %lld, less than the 22 bytes the fields it covers need at least",
+                 (long long)v_size);
+        goto fail;
+    }
+    if (v_size > end - p) {
+        raise_at(E_Truncated, p, "size", "size says %lld bytes but only %lld remain",
+                 (long long)v_size, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_size;
+    /* message */
+    {
+        PyObject *o = dec_legacy_message_v1(buf, buflen, &p, end, opts);
+        if (!o) { scope_error("message"); goto fail; }
+        PyTuple_SET_ITEM(out, 2, o);
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_size, "size", "size says %lld bytes but the fields it covers take %lld",
+                 (long long)v_size, (long long)(p - start_size));
+        goto fail;
+    }
+    *pos = p;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *py_decode_legacy_log_entry_v1(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 3, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_legacy_log_entry_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_legacy_log_entry_v1_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 4, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_legacy_log_entry_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 /* ================================================================ offset_index_entry v0 */
 
-static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(2);
     if (!out) return NULL;
@@ -1016,6 +1841,8 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
     {
         int64_t value;
         if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(value);
@@ -1025,6 +1852,8 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
     /* position */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(value);
@@ -1036,6 +1865,45 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+static PyObject *py_decode_offset_index_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_offset_index_entry_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
@@ -1112,6 +1980,8 @@ static int col_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_s
     {
         int64_t value;
         if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->relative_offset, (int64_t)value) < 0) goto fail;
@@ -1119,6 +1989,8 @@ static int col_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_s
     /* position */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->position, (int64_t)value) < 0) goto fail;
@@ -1128,37 +2000,6 @@ static int col_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_s
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_decode_offset_index_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_offset_index_entry_v0_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static PyObject *py_project_offset_index_entry_v0(PyObject *self, PyObject *args) {
@@ -1192,7 +2033,7 @@ static PyObject *py_project_offset_index_entry_v0(PyObject *self, PyObject *args
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_offset_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end);
+        PyObject *fields = dec_offset_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
         PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
         Py_XDECREF(fields);
         if (!o) { Py_CLEAR(list); break; }
@@ -1270,8 +2111,10 @@ done:
 
 /* ================================================================ record_header v2 */
 
-static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(2);
     if (!out) return NULL;
@@ -1323,6 +2166,45 @@ static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+static PyObject *py_decode_record_header_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_record_header_v2_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static int enc_record_header_v2(PyObject *v, Buf *out) {
@@ -1457,37 +2339,6 @@ fail:
     return -1;
 }
 
-static PyObject *py_decode_record_header_v2(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_record_header_v2_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
 static PyObject *py_project_record_header_v2(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
@@ -1519,7 +2370,7 @@ static PyObject *py_project_record_header_v2(PyObject *self, PyObject *args) {
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_record_header_v2((const uint8_t *)view.buf, view.len, &p, end);
+        PyObject *fields = dec_record_header_v2((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
         PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
         Py_XDECREF(fields);
         if (!o) { Py_CLEAR(list); break; }
@@ -1595,14 +2446,18 @@ done:
 
 /* ================================================================ record v2 */
 
-static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(7);
     if (!out) return NULL;
     int64_t v_length; Py_ssize_t start_length;
     /* length */
     {
+        Py_ssize_t at = p;
+        (void)at;
         uint32_t v_length_raw;
         if (read_uvarint32(buf, &p, buflen, &v_length_raw, "length") < 0) goto fail;
         v_length = zigzag32(v_length_raw);
@@ -1626,6 +2481,8 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
     {
         int64_t value;
         if (p + 1 > buflen) { truncated(p, "attributes"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int8_t)buf[p];
         p += 1;
         PyObject *o = PyLong_FromLongLong(value);
@@ -1635,6 +2492,8 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
     /* timestamp_delta */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         uint64_t value_raw;
         if (read_uvarint64(buf, &p, buflen, &value_raw, "timestamp_delta") < 0) goto fail;
         value = zigzag64(value_raw);
@@ -1645,6 +2504,8 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
     /* offset_delta */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         uint32_t value_raw;
         if (read_uvarint32(buf, &p, buflen, &value_raw, "offset_delta") < 0) goto fail;
         value = zigzag32(value_raw);
@@ -1713,7 +2574,7 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 6, o);
         for (Py_ssize_t k = 0; k < (Py_ssize_t)count; k++) {
-            PyObject *item = dec_record_header_v2(buf, buflen, &p, end);
+            PyObject *item = dec_record_header_v2(buf, buflen, &p, end, opts);
             if (!item) { scope_error("headers"); goto fail; }
             PyList_SET_ITEM(o, k, item);
         }
@@ -1728,6 +2589,45 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+static PyObject *py_decode_record_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_record_v2_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static int enc_record_v2(PyObject *v, Buf *out) {
@@ -1867,6 +2767,8 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
     int64_t v_length; Py_ssize_t start_length;
     /* length */
     {
+        Py_ssize_t at = p;
+        (void)at;
         uint32_t v_length_raw;
         if (read_uvarint32(buf, &p, buflen, &v_length_raw, "length") < 0) goto fail;
         v_length = zigzag32(v_length_raw);
@@ -1888,6 +2790,8 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
     {
         int64_t value;
         if (p + 1 > buflen) { truncated(p, "attributes"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int8_t)buf[p];
         p += 1;
         if (buf_put_i64(&c->attributes, (int64_t)value) < 0) goto fail;
@@ -1895,6 +2799,8 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
     /* timestamp_delta */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         uint64_t value_raw;
         if (read_uvarint64(buf, &p, buflen, &value_raw, "timestamp_delta") < 0) goto fail;
         value = zigzag64(value_raw);
@@ -1903,6 +2809,8 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
     /* offset_delta */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         uint32_t value_raw;
         if (read_uvarint32(buf, &p, buflen, &value_raw, "offset_delta") < 0) goto fail;
         value = zigzag32(value_raw);
@@ -1979,37 +2887,6 @@ fail:
     return -1;
 }
 
-static PyObject *py_decode_record_v2(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_record_v2_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
 static PyObject *py_project_record_v2(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
@@ -2041,7 +2918,7 @@ static PyObject *py_project_record_v2(PyObject *self, PyObject *args) {
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_record_v2((const uint8_t *)view.buf, view.len, &p, end);
+        PyObject *fields = dec_record_v2((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
         PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
         Py_XDECREF(fields);
         if (!o) { Py_CLEAR(list); break; }
@@ -2121,8 +2998,10 @@ done:
 
 /* ================================================================ time_index_entry v0 */
 
-static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(2);
     if (!out) return NULL;
@@ -2130,6 +3009,8 @@ static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, 
     {
         int64_t value;
         if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -2139,6 +3020,8 @@ static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, 
     /* relative_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(value);
@@ -2150,6 +3033,45 @@ static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, 
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+static PyObject *py_decode_time_index_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_time_index_entry_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
@@ -2226,6 +3148,8 @@ static int col_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssi
     {
         int64_t value;
         if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->timestamp, (int64_t)value) < 0) goto fail;
@@ -2233,6 +3157,8 @@ static int col_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssi
     /* relative_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->relative_offset, (int64_t)value) < 0) goto fail;
@@ -2242,37 +3168,6 @@ static int col_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssi
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_decode_time_index_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_time_index_entry_v0_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 static PyObject *py_project_time_index_entry_v0(PyObject *self, PyObject *args) {
@@ -2306,7 +3201,7 @@ static PyObject *py_project_time_index_entry_v0(PyObject *self, PyObject *args) 
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_time_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end);
+        PyObject *fields = dec_time_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
         PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
         Py_XDECREF(fields);
         if (!o) { Py_CLEAR(list); break; }
@@ -2405,6 +3300,22 @@ static PyMethodDef methods[] = {
      "project_end_txn_marker_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_end_txn_marker_v0", py_columns_end_txn_marker_v0, METH_VARARGS,
      "columns_end_txn_marker_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
+    {"decode_legacy_message_v0", py_decode_legacy_message_v0, METH_VARARGS,
+     "decode_legacy_message_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
+    {"decode_legacy_message_v0_array", py_decode_legacy_message_v0_array, METH_VARARGS,
+     "decode_legacy_message_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"decode_legacy_log_entry_v0", py_decode_legacy_log_entry_v0, METH_VARARGS,
+     "decode_legacy_log_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
+    {"decode_legacy_log_entry_v0_array", py_decode_legacy_log_entry_v0_array, METH_VARARGS,
+     "decode_legacy_log_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"decode_legacy_message_v1", py_decode_legacy_message_v1, METH_VARARGS,
+     "decode_legacy_message_v1(buf, pos=0, end=None) -> (tuple, next_pos)"},
+    {"decode_legacy_message_v1_array", py_decode_legacy_message_v1_array, METH_VARARGS,
+     "decode_legacy_message_v1_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"decode_legacy_log_entry_v1", py_decode_legacy_log_entry_v1, METH_VARARGS,
+     "decode_legacy_log_entry_v1(buf, pos=0, end=None) -> (tuple, next_pos)"},
+    {"decode_legacy_log_entry_v1_array", py_decode_legacy_log_entry_v1_array, METH_VARARGS,
+     "decode_legacy_log_entry_v1_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
     {"decode_offset_index_entry_v0", py_decode_offset_index_entry_v0, METH_VARARGS,
      "decode_offset_index_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_offset_index_entry_v0_array", py_decode_offset_index_entry_v0_array, METH_VARARGS,
@@ -2465,12 +3376,28 @@ PyMODINIT_FUNC PyInit__ckernel(void) {
     E_VarintTooLong = PyObject_GetAttrString(errors, "VarintTooLongError");
     E_Corrupt = PyObject_GetAttrString(errors, "CorruptError");
     E_Encode = PyObject_GetAttrString(errors, "EncodeError");
+    E_Magic = PyObject_GetAttrString(errors, "UnknownMagicError");
+    E_Compression = PyObject_GetAttrString(errors, "CompressionError");
+    E_Crc = PyObject_GetAttrString(errors, "CrcMismatchError");
+    E_Decode = PyObject_GetAttrString(errors, "DecodeError");
+    F_corrupt_message = PyObject_GetAttrString(errors, "record_corrupt_message");
     Py_DECREF(errors);
-    if (!E_Truncated || !E_BadLength || !E_RecordCount || !E_VarintTooLong || !E_Corrupt || !E_Encode) return NULL;
+    if (!E_Truncated || !E_BadLength || !E_RecordCount || !E_VarintTooLong || !E_Corrupt || !E_Encode || !E_Magic ||
+        !E_Compression || !E_Crc || !E_Decode || !F_corrupt_message)
+        return NULL;
+    /* the inner message set of a compressed wrapper; imported lazily by Python's decoders too */
+    PyObject *compression = PyImport_ImportModule("kcodec.runtime.compression");
+    if (!compression) return NULL;
+    F_decompress = PyObject_GetAttrString(compression, "decompress");
+    DEFAULT_LIMIT = PyObject_GetAttrString(compression, "DEFAULT_MAX_DECOMPRESSED_SIZE");
+    Py_DECREF(compression);
+    INSIDE_COMPRESSED = PyUnicode_InternFromString("inside a compressed stream");
+    if (!F_decompress || !DEFAULT_LIMIT || !INSIDE_COMPRESSED) return NULL;
+    crc32_init();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddStringConstant(m, "SCHEMA_SHA256", "05ebe699968744519074eefc44a907cd6261f0299c9302c1ae01efa245f3bcc2") < 0) return NULL;
-    PyObject *entities = Py_BuildValue("((si)(si)(si)(si)(si)(si))", "aborted_txn_entry", 0, "end_txn_marker", 0, "offset_index_entry", 0, "record_header", 2, "record", 2, "time_index_entry", 0);
+    PyObject *entities = Py_BuildValue("((si)(si)(si)(si)(si)(si)(si)(si)(si)(si))", "aborted_txn_entry", 0, "end_txn_marker", 0, "legacy_message", 0, "legacy_log_entry", 0, "legacy_message", 1, "legacy_log_entry", 1, "offset_index_entry", 0, "record_header", 2, "record", 2, "time_index_entry", 0);
     if (!entities || PyModule_AddObject(m, "ENTITIES", entities) < 0) return NULL;
     return m;
 }

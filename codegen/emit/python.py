@@ -620,7 +620,7 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
         body,
         tuple(f.name for f in fields),
         "x, level" if opts else "x",
-        ev.compiled,
+        ev.compiled_plain,
         "values, level=None" if opts else "values",
     )
 
