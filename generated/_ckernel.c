@@ -161,7 +161,8 @@ static void crc32_init(void) {
         crc32_table[0][i] = c;
     }
     for (uint32_t i = 0; i < 256; i++)
-        for (int t = 1; t < 8; t++) crc32_table[t][i] = (crc32_table[t - 1][i] >> 8) ^ crc32_table[0][crc32_table[t - 1][i] & 0xFF];
+        for (int t = 1; t < 8; t++)
+            crc32_table[t][i] = (crc32_table[t - 1][i] >> 8) ^ crc32_table[0][crc32_table[t - 1][i] & 0xFF];
 }
 
 static uint32_t crc32_of(const uint8_t *p, Py_ssize_t n) {
@@ -485,9 +486,9 @@ static const Opts NO_OPTS = {1, NULL, CONTENTS_YES};
 
 /* ---- projections: build caller-shaped tuples (e.g. kcodec's Record) straight from decoded fields.
  * A plan is a tuple of ("f", i) field i, ("t", i) list field i as a tuple, ("a", i, n) integer field i
- * plus n, ("c", obj) a constant. */
+ * plus n, ("n", i, j) field j of the entity in field i, ("c", obj) a constant. */
 
-typedef struct { char kind; Py_ssize_t field; long long addend; PyObject *constant; } PlanOp;
+typedef struct { char kind; Py_ssize_t field, nested; long long addend; PyObject *constant; } PlanOp;
 
 static PlanOp *parse_plan(PyObject *plan, Py_ssize_t nfields, Py_ssize_t *n) {
     if (!PyTuple_Check(plan)) { PyErr_SetString(PyExc_TypeError, "plan must be a tuple"); return NULL; }
@@ -507,6 +508,11 @@ static PlanOp *parse_plan(PyObject *plan, Py_ssize_t nfields, Py_ssize_t *n) {
         ops[i].field = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 1));
         if (ops[i].field < 0 || ops[i].field >= nfields) goto bad;
         if ((kind[0] == 'f' || kind[0] == 't') && PyTuple_GET_SIZE(item) == 2) continue;
+        if (kind[0] == 'n' && PyTuple_GET_SIZE(item) == 3) {
+            ops[i].nested = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 2));
+            if (ops[i].nested < 0) goto bad;
+            continue;
+        }
         if (kind[0] == 'a' && PyTuple_GET_SIZE(item) == 3) {
             ops[i].addend = PyLong_AsLongLong(PyTuple_GET_ITEM(item, 2));
             if (ops[i].addend == -1 && PyErr_Occurred()) goto bad;
@@ -557,6 +563,15 @@ static PyObject *apply_plan(PyObject *fields, PyTypeObject *type, PlanOp *ops, P
         } else if (ops[k].kind == 'f') {
             v = PyTuple_GET_ITEM(fields, ops[k].field);
             Py_INCREF(v);
+        } else if (ops[k].kind == 'n') {
+            PyObject *inner = PyTuple_GET_ITEM(fields, ops[k].field);
+            if (!PyTuple_Check(inner) || ops[k].nested >= PyTuple_GET_SIZE(inner)) {
+                PyErr_SetString(PyExc_ValueError, "plan: no such nested field");
+                Py_DECREF(o);
+                return NULL;
+            }
+            v = PyTuple_GET_ITEM(inner, ops[k].nested);
+            Py_INCREF(v);
         } else if (ops[k].kind == 't') {
             v = tuple_of_list(PyTuple_GET_ITEM(fields, ops[k].field));
             if (!v) { Py_DECREF(o); return NULL; }
@@ -577,6 +592,36 @@ static PyObject *apply_plan(PyObject *fields, PyTypeObject *type, PlanOp *ops, P
     untrack_if_atomic(o, 0, ops);
     return o;
 }
+/* add_to_items(list, i, n): add n to integer item i of every tuple in list, in place. For projections
+ * whose addend is known only once every entity is decoded (v1 inner offsets are relative to the last);
+ * the tuples must be the list's alone, fresh from a projection. */
+static PyObject *py_add_to_items(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *list;
+    Py_ssize_t index;
+    long long addend;
+    if (!PyArg_ParseTuple(args, "O!nL", &PyList_Type, &list, &index, &addend)) return NULL;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); k++) {
+        PyObject *t = PyList_GET_ITEM(list, k);
+        if (!PyTuple_Check(t) || Py_REFCNT(t) != 1 || index < 0 || index >= PyTuple_GET_SIZE(t)) {
+            PyErr_SetString(PyExc_ValueError, "add_to_items needs tuples only the list holds, with that item");
+            return NULL;
+        }
+        long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(t, index)), sum;
+        if (x == -1 && PyErr_Occurred()) return NULL;
+        if (__builtin_add_overflow(x, addend, &sum)) {  /* an offset no log holds */
+            raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps", addend, x);
+            return NULL;
+        }
+        PyObject *v = PyLong_FromLongLong(sum);
+        if (!v) return NULL;
+        PyObject *old = PyTuple_GET_ITEM(t, index);
+        PyTuple_SET_ITEM(t, index, v);
+        Py_DECREF(old);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
                                     const Opts *opts);
 static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
@@ -708,6 +753,63 @@ static PyObject *py_decode_aborted_txn_entry_v0_array(PyObject *self, PyObject *
     PyBuffer_Release(&a.view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
+
+static PyObject *py_project_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 5, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_aborted_txn_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
@@ -859,50 +961,6 @@ fail:
     return -1;
 }
 
-static PyObject *py_project_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 5, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_aborted_txn_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
 static int add_to_column_aborted_txn_entry_v0(cols_aborted_txn_entry_v0 *c, const char *name, long long addend) {
     Buf *b = NULL;
@@ -1047,6 +1105,63 @@ static PyObject *py_decode_end_txn_marker_v0_array(PyObject *self, PyObject *arg
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+static PyObject *py_project_end_txn_marker_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_end_txn_marker_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+
 static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "end_txn_marker v0 needs a tuple or list of 2 fields");
@@ -1141,50 +1256,6 @@ static int col_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_project_end_txn_marker_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_end_txn_marker_v0((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
@@ -1307,8 +1378,9 @@ static PyObject *dec_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py
             default: name_attributes_compression = NULL;
         }
         if (!name_attributes_compression) {
-            raise_at(E_Compression, at, "attributes.compression", "unknown or disallowed compression_type %lld (allowed here: 0=none, 1=gzip, 2=snappy, 3=lz4)",
-                     (long long)compression);
+            raise_at(E_Compression, at, "attributes.compression",
+                     "unknown or disallowed compression_type %lld (allowed "
+                     "here: 0=none, 1=gzip, 2=snappy, 3=lz4)", (long long)compression);
             goto fail;
         }
         PyObject *o = PyDict_New();
@@ -1367,8 +1439,9 @@ static PyObject *dec_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py
             }
             Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
             if (opts->contents == CONTENTS_INSIDE) {
-                raise_at(E_Corrupt, start_value, "value", "a compressed (%s) value inside a compressed stream: only one level of compression is allowed",
-                         codec);
+                raise_at(E_Corrupt, start_value, "value",
+                         "a compressed (%s) value inside a compressed stream: "
+                         "only one level of compression is allowed", codec);
                 goto fail;
             }
             PyObject *items = decode_compressed(stored, codec, 0, start_value, "value", opts, dec_legacy_log_entry_v0);
@@ -1425,6 +1498,63 @@ static PyObject *py_decode_legacy_message_v0_array(PyObject *self, PyObject *arg
     PyBuffer_Release(&a.view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
+
+static PyObject *py_project_legacy_message_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 6, &args, &o) < 0) return NULL;
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 5, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_legacy_message_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 /* ================================================================ legacy_log_entry v0 */
 
@@ -1527,6 +1657,63 @@ static PyObject *py_decode_legacy_log_entry_v0_array(PyObject *self, PyObject *a
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+static PyObject *py_project_legacy_log_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 6, &args, &o) < 0) return NULL;
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 3, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_legacy_log_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+
 /* ================================================================ legacy_message v1 */
 
 static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
@@ -1585,8 +1772,9 @@ static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py
             default: name_attributes_compression = NULL;
         }
         if (!name_attributes_compression) {
-            raise_at(E_Compression, at, "attributes.compression", "unknown or disallowed compression_type %lld (allowed here: 0=none, 1=gzip, 2=snappy, 3=lz4)",
-                     (long long)compression);
+            raise_at(E_Compression, at, "attributes.compression",
+                     "unknown or disallowed compression_type %lld (allowed "
+                     "here: 0=none, 1=gzip, 2=snappy, 3=lz4)", (long long)compression);
             goto fail;
         }
         int64_t timestamp_type = (int64_t)((bits >> 3) & 0x1);
@@ -1596,8 +1784,9 @@ static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py
             default: name_attributes_timestamp_type = NULL;
         }
         if (!name_attributes_timestamp_type) {
-            raise_at(E_Corrupt, at, "attributes.timestamp_type", "unknown or disallowed timestamp_type %lld (allowed here: 0=create_time, 1=log_append_time)",
-                     (long long)timestamp_type);
+            raise_at(E_Corrupt, at, "attributes.timestamp_type",
+                     "unknown or disallowed timestamp_type %lld (allowed "
+                     "here: 0=create_time, 1=log_append_time)", (long long)timestamp_type);
             goto fail;
         }
         PyObject *o = PyDict_New();
@@ -1668,8 +1857,9 @@ static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py
             }
             Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
             if (opts->contents == CONTENTS_INSIDE) {
-                raise_at(E_Corrupt, start_value, "value", "a compressed (%s) value inside a compressed stream: only one level of compression is allowed",
-                         codec);
+                raise_at(E_Corrupt, start_value, "value",
+                         "a compressed (%s) value inside a compressed stream: "
+                         "only one level of compression is allowed", codec);
                 goto fail;
             }
             PyObject *items = decode_compressed(stored, codec, 1, start_value, "value", opts, dec_legacy_log_entry_v1);
@@ -1726,6 +1916,63 @@ static PyObject *py_decode_legacy_message_v1_array(PyObject *self, PyObject *arg
     PyBuffer_Release(&a.view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
+
+static PyObject *py_project_legacy_message_v1(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 6, &args, &o) < 0) return NULL;
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 6, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_legacy_message_v1((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 /* ================================================================ legacy_log_entry v1 */
 
@@ -1828,6 +2075,63 @@ static PyObject *py_decode_legacy_log_entry_v1_array(PyObject *self, PyObject *a
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+static PyObject *py_project_legacy_log_entry_v1(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 6, &args, &o) < 0) return NULL;
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 3, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_legacy_log_entry_v1((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+
 /* ================================================================ offset_index_entry v0 */
 
 static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
@@ -1905,6 +2209,63 @@ static PyObject *py_decode_offset_index_entry_v0_array(PyObject *self, PyObject 
     PyBuffer_Release(&a.view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
+
+static PyObject *py_project_offset_index_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_offset_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
@@ -2000,50 +2361,6 @@ static int col_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_s
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_project_offset_index_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_offset_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
@@ -2207,6 +2524,63 @@ static PyObject *py_decode_record_header_v2_array(PyObject *self, PyObject *args
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+static PyObject *py_project_record_header_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_record_header_v2((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+
 static int enc_record_header_v2(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "record_header v2 needs a tuple or list of 2 fields");
@@ -2337,50 +2711,6 @@ static int col_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_project_record_header_v2(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_record_header_v2((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
@@ -2629,6 +2959,63 @@ static PyObject *py_decode_record_v2_array(PyObject *self, PyObject *args) {
     PyBuffer_Release(&a.view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
+
+static PyObject *py_project_record_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 7, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_record_v2((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 static int enc_record_v2(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
@@ -2887,50 +3274,6 @@ fail:
     return -1;
 }
 
-static PyObject *py_project_record_v2(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 7, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_record_v2((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
 static int add_to_column_record_v2(cols_record_v2 *c, const char *name, long long addend) {
     Buf *b = NULL;
@@ -3074,6 +3417,63 @@ static PyObject *py_decode_time_index_entry_v0_array(PyObject *self, PyObject *a
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+static PyObject *py_project_time_index_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *fields = dec_time_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
+        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
+        Py_XDECREF(fields);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+
 static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "time_index_entry v0 needs a tuple or list of 2 fields");
@@ -3170,50 +3570,6 @@ fail:
     return -1;
 }
 
-static PyObject *py_project_time_index_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_time_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &NO_OPTS);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
 static int add_to_column_time_index_entry_v0(cols_time_index_entry_v0 *c, const char *name, long long addend) {
     Buf *b = NULL;
@@ -3278,86 +3634,105 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"add_to_items", py_add_to_items, METH_VARARGS, "add_to_items(list, i, n): add n to item i of every tuple"},
     {"decode_aborted_txn_entry_v0", py_decode_aborted_txn_entry_v0, METH_VARARGS,
      "decode_aborted_txn_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_aborted_txn_entry_v0_array", py_decode_aborted_txn_entry_v0_array, METH_VARARGS,
      "decode_aborted_txn_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_aborted_txn_entry_v0", py_project_aborted_txn_entry_v0, METH_VARARGS,
+     "project_aborted_txn_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_aborted_txn_entry_v0", py_encode_aborted_txn_entry_v0, METH_O, "encode_aborted_txn_entry_v0(values) -> bytes"},
     {"encode_aborted_txn_entry_v0_array", py_encode_aborted_txn_entry_v0_array, METH_O,
      "encode_aborted_txn_entry_v0_array(list of values) -> bytes, back to back"},
-    {"project_aborted_txn_entry_v0", py_project_aborted_txn_entry_v0, METH_VARARGS,
-     "project_aborted_txn_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_aborted_txn_entry_v0", py_columns_aborted_txn_entry_v0, METH_VARARGS,
      "columns_aborted_txn_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_end_txn_marker_v0", py_decode_end_txn_marker_v0, METH_VARARGS,
      "decode_end_txn_marker_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_end_txn_marker_v0_array", py_decode_end_txn_marker_v0_array, METH_VARARGS,
      "decode_end_txn_marker_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_end_txn_marker_v0", py_project_end_txn_marker_v0, METH_VARARGS,
+     "project_end_txn_marker_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_end_txn_marker_v0", py_encode_end_txn_marker_v0, METH_O, "encode_end_txn_marker_v0(values) -> bytes"},
     {"encode_end_txn_marker_v0_array", py_encode_end_txn_marker_v0_array, METH_O,
      "encode_end_txn_marker_v0_array(list of values) -> bytes, back to back"},
-    {"project_end_txn_marker_v0", py_project_end_txn_marker_v0, METH_VARARGS,
-     "project_end_txn_marker_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_end_txn_marker_v0", py_columns_end_txn_marker_v0, METH_VARARGS,
      "columns_end_txn_marker_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_legacy_message_v0", py_decode_legacy_message_v0, METH_VARARGS,
      "decode_legacy_message_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_legacy_message_v0_array", py_decode_legacy_message_v0_array, METH_VARARGS,
      "decode_legacy_message_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_legacy_message_v0", py_project_legacy_message_v0, METH_VARARGS,
+     "project_legacy_message_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"decode_legacy_log_entry_v0", py_decode_legacy_log_entry_v0, METH_VARARGS,
      "decode_legacy_log_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_legacy_log_entry_v0_array", py_decode_legacy_log_entry_v0_array, METH_VARARGS,
      "decode_legacy_log_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_legacy_log_entry_v0", py_project_legacy_log_entry_v0, METH_VARARGS,
+     "project_legacy_log_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"decode_legacy_message_v1", py_decode_legacy_message_v1, METH_VARARGS,
      "decode_legacy_message_v1(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_legacy_message_v1_array", py_decode_legacy_message_v1_array, METH_VARARGS,
      "decode_legacy_message_v1_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_legacy_message_v1", py_project_legacy_message_v1, METH_VARARGS,
+     "project_legacy_message_v1(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"decode_legacy_log_entry_v1", py_decode_legacy_log_entry_v1, METH_VARARGS,
      "decode_legacy_log_entry_v1(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_legacy_log_entry_v1_array", py_decode_legacy_log_entry_v1_array, METH_VARARGS,
      "decode_legacy_log_entry_v1_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_legacy_log_entry_v1", py_project_legacy_log_entry_v1, METH_VARARGS,
+     "project_legacy_log_entry_v1(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"decode_offset_index_entry_v0", py_decode_offset_index_entry_v0, METH_VARARGS,
      "decode_offset_index_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_offset_index_entry_v0_array", py_decode_offset_index_entry_v0_array, METH_VARARGS,
      "decode_offset_index_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_offset_index_entry_v0", py_project_offset_index_entry_v0, METH_VARARGS,
+     "project_offset_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_offset_index_entry_v0", py_encode_offset_index_entry_v0, METH_O, "encode_offset_index_entry_v0(values) -> bytes"},
     {"encode_offset_index_entry_v0_array", py_encode_offset_index_entry_v0_array, METH_O,
      "encode_offset_index_entry_v0_array(list of values) -> bytes, back to back"},
-    {"project_offset_index_entry_v0", py_project_offset_index_entry_v0, METH_VARARGS,
-     "project_offset_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_offset_index_entry_v0", py_columns_offset_index_entry_v0, METH_VARARGS,
      "columns_offset_index_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_record_header_v2", py_decode_record_header_v2, METH_VARARGS,
      "decode_record_header_v2(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_record_header_v2_array", py_decode_record_header_v2_array, METH_VARARGS,
      "decode_record_header_v2_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_record_header_v2", py_project_record_header_v2, METH_VARARGS,
+     "project_record_header_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_record_header_v2", py_encode_record_header_v2, METH_O, "encode_record_header_v2(values) -> bytes"},
     {"encode_record_header_v2_array", py_encode_record_header_v2_array, METH_O,
      "encode_record_header_v2_array(list of values) -> bytes, back to back"},
-    {"project_record_header_v2", py_project_record_header_v2, METH_VARARGS,
-     "project_record_header_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_record_header_v2", py_columns_record_header_v2, METH_VARARGS,
      "columns_record_header_v2(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_record_v2", py_decode_record_v2, METH_VARARGS,
      "decode_record_v2(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_record_v2_array", py_decode_record_v2_array, METH_VARARGS,
      "decode_record_v2_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_record_v2", py_project_record_v2, METH_VARARGS,
+     "project_record_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_record_v2", py_encode_record_v2, METH_O, "encode_record_v2(values) -> bytes"},
     {"encode_record_v2_array", py_encode_record_v2_array, METH_O,
      "encode_record_v2_array(list of values) -> bytes, back to back"},
-    {"project_record_v2", py_project_record_v2, METH_VARARGS,
-     "project_record_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_record_v2", py_columns_record_v2, METH_VARARGS,
      "columns_record_v2(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_time_index_entry_v0", py_decode_time_index_entry_v0, METH_VARARGS,
      "decode_time_index_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_time_index_entry_v0_array", py_decode_time_index_entry_v0_array, METH_VARARGS,
      "decode_time_index_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_time_index_entry_v0", py_project_time_index_entry_v0, METH_VARARGS,
+     "project_time_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_time_index_entry_v0", py_encode_time_index_entry_v0, METH_O, "encode_time_index_entry_v0(values) -> bytes"},
     {"encode_time_index_entry_v0_array", py_encode_time_index_entry_v0_array, METH_O,
      "encode_time_index_entry_v0_array(list of values) -> bytes, back to back"},
-    {"project_time_index_entry_v0", py_project_time_index_entry_v0, METH_VARARGS,
-     "project_time_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_time_index_entry_v0", py_columns_time_index_entry_v0, METH_VARARGS,
      "columns_time_index_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {NULL, NULL, 0, NULL}

@@ -121,9 +121,15 @@ def _raise(w: Code, cond: str, error: str, at: str, path: str, fmt: str, *args: 
         one = f"{call}, {', '.join(args)});" if args else f"{call});"
         if len(one) + 4 * w.depth <= 120:
             w(one)
-        else:  # the values on a line of their own
+        elif len(call) + 1 + 4 * w.depth <= 120:  # the values on a line of their own
             w(f"{call},")
             w(" " * len("raise_at(") + f"{', '.join(args)});")
+        else:  # the message too, in two adjacent literals
+            cut = fmt.rfind(" ", 0, len(fmt) // 2 + 10) + 1
+            indent = " " * len("raise_at(")
+            w(f'raise_at({error}, {at}, "{path}",')
+            w(f'{indent}"{fmt[:cut]}"')
+            w(f'{indent}"{fmt[cut:]}"' + (f", {', '.join(args)});" if args else ");"))
         w("goto fail;")
     w("}")
 

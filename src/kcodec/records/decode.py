@@ -76,6 +76,11 @@ class _Fast:
 
         self.kernel = compiled_kernel()
         self.project = getattr(self.kernel, "project_record_v2", None)  # builds Records in C
+        # and the Records of a v0/v1 compressed wrapper's message set
+        self.project_legacy = {m: getattr(self.kernel, f"project_legacy_log_entry_v{m}", None) for m in (0, 1)}
+        from kcodec.generated.fast.legacy_message import INSIDE_COMPRESSED
+
+        self.inside_compressed = INSIDE_COMPRESSED  # the contents option: no compressed message inside
 
 
 _fast: _Fast | None = None
@@ -483,10 +488,12 @@ def _decode_legacy_covered(entry: bytes, position: int, verify_crc: bool, limit:
         )
     value_start = position + LOG_OVERHEAD + size - len(m.value)  # the value ends the entry
     data = _decompress(codec_name, m.value, magic, limit, value_start, offset, "message.value")
-    try:
-        inner = _inner_records(data, magic, offset, m, ts_type, verify_crc, limit)
-    except KcodecError as exc:
-        raise _in_stream(exc, value_start, offset, codec_name, "message.value") from None
+    inner = _inner_compiled(data, magic, offset, m, ts_type, limit)
+    if inner is None:
+        try:
+            inner = _inner_records(data, magic, offset, m, ts_type, verify_crc, limit)
+        except KcodecError as exc:
+            raise _in_stream(exc, value_start, offset, codec_name, "message.value") from None
     return Batch(
         base_offset=inner[0].offset,
         last_offset=offset,
@@ -539,6 +546,55 @@ def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, o
             field="message.crc",
         )
     return m, crc_valid
+
+
+def _inner_compiled(
+    data: bytes, magic: int, wrapper_offset: int, wrapper: _Message, wrapper_ts_type: TimestampType, limit: int
+) -> list[Record] | None:
+    """The messages of a compressed wrapper as the compiled kernel builds them (no Python per message),
+    when the stream is exactly a message set of the wrapper's magic whose every CRC holds. None leaves
+    the stream to :func:`_inner_records`: it decides what Kafka makes of anything else (a truncated
+    trailing entry, mixed magics, a CRC that does not hold) and says where an error is."""
+    f = _decoders()
+    project = f.project_legacy[magic]
+    if project is None:
+        return None
+    m = f.m[magic]
+    message = f.e_message
+    timestamp: tuple
+    if magic == 0:
+        timestamp, ts_type = ("c", -1), TimestampType.NO_TIMESTAMP_TYPE
+    else:
+        ts_type = wrapper_ts_type
+        log_append = wrapper_ts_type is TimestampType.LOG_APPEND_TIME
+        timestamp = ("c", wrapper.timestamp) if log_append else ("n", message, m["timestamp"])
+    plan = (
+        ("f", f.e_offset),
+        timestamp,
+        ("c", ts_type),
+        ("n", message, m["key"]),
+        ("n", message, m["value"]),
+        ("c", ()),
+        ("c", -1),
+        ("c", None),
+        ("n", message, m["crc"]),
+        ("c", True),
+        ("c", magic),
+    )
+    try:
+        records, _ = project(data, 0, len(data), -1, Record, plan, True, limit, f.inside_compressed)
+    except KcodecError:
+        return None
+    if not records:
+        return None
+    # Inner offsets: absolute in v0; relative in v1, anchored at the wrapper (= last inner) offset.
+    if magic == 1 and wrapper_offset != 0:
+        last_inner = records[-1][0]
+        if wrapper_offset < last_inner:
+            return None
+        if wrapper_offset != last_inner:
+            f.kernel.add_to_items(records, 0, wrapper_offset - last_inner)
+    return records
 
 
 def _inner_records(
