@@ -485,12 +485,15 @@ __attribute__((unused)) static int split_opts(PyObject *args, Py_ssize_t head, P
 static const Opts NO_OPTS = {1, NULL, CONTENTS_YES};
 
 /* ---- projections: build caller-shaped tuples (e.g. kcodec's Record) straight from decoded fields.
- * A plan is a tuple of ("f", i) field i, ("t", i) list field i as a tuple, ("a", i, n) integer field i
- * plus n, ("n", i, j) field j of the entity in field i, ("c", obj) a constant. */
+ * A plan is a tuple of ("f", i) field i, ("t", i) array field i as a tuple, ("a", i, n) integer field i
+ * plus n, ("n", i, j) field j of the entity in field i, ("c", obj) a constant. The decoded fields are
+ * never a tuple: integers stay int64 (num[i]) until a plan item asks for one, other values are objects
+ * (obj[i]); `kinds` says which (i int64, u uint32, l array as a tuple, o another object). */
 
 typedef struct { char kind; Py_ssize_t field, nested; long long addend; PyObject *constant; } PlanOp;
 
-static PlanOp *parse_plan(PyObject *plan, Py_ssize_t nfields, Py_ssize_t *n) {
+static PlanOp *parse_plan(PyObject *plan, const char *kinds, Py_ssize_t *n) {
+    Py_ssize_t nfields = (Py_ssize_t)strlen(kinds);
     if (!PyTuple_Check(plan)) { PyErr_SetString(PyExc_TypeError, "plan must be a tuple"); return NULL; }
     *n = PyTuple_GET_SIZE(plan);
     PlanOp *ops = PyMem_Calloc((size_t)(*n ? *n : 1), sizeof(PlanOp));
@@ -507,13 +510,15 @@ static PlanOp *parse_plan(PyObject *plan, Py_ssize_t nfields, Py_ssize_t *n) {
         }
         ops[i].field = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 1));
         if (ops[i].field < 0 || ops[i].field >= nfields) goto bad;
-        if ((kind[0] == 'f' || kind[0] == 't') && PyTuple_GET_SIZE(item) == 2) continue;
-        if (kind[0] == 'n' && PyTuple_GET_SIZE(item) == 3) {
+        char has = kinds[ops[i].field];
+        if (kind[0] == 'f' && PyTuple_GET_SIZE(item) == 2) continue;
+        if (kind[0] == 't' && PyTuple_GET_SIZE(item) == 2 && has == 'l') continue;
+        if (kind[0] == 'n' && PyTuple_GET_SIZE(item) == 3 && has == 'o') {
             ops[i].nested = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 2));
             if (ops[i].nested < 0) goto bad;
             continue;
         }
-        if (kind[0] == 'a' && PyTuple_GET_SIZE(item) == 3) {
+        if (kind[0] == 'a' && PyTuple_GET_SIZE(item) == 3 && (has == 'i' || has == 'u')) {
             ops[i].addend = PyLong_AsLongLong(PyTuple_GET_ITEM(item, 2));
             if (ops[i].addend == -1 && PyErr_Occurred()) goto bad;
             continue;
@@ -530,68 +535,61 @@ bad:
 /* A tuple whose items the garbage collector need not follow can leave its
  * lists: it can never close a reference cycle. (CPython does the same for
  * tuples lazily, at the next collection; doing it now spares those scans.) */
-static int untrack_if_atomic(PyObject *t, Py_ssize_t skip_consts_from, PlanOp *ops) {
+static int untrack_if_atomic(PyObject *t, PlanOp *ops) {
+    if (!PyTuple_CheckExact(t) && !ops) return 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
         if (ops && ops[i].kind == 'c') continue;  /* the caller's constants (enum members, None) */
         PyObject *x = PyTuple_GET_ITEM(t, i);
         if (PyObject_GC_IsTracked(x)) return 0;
     }
-    (void)skip_consts_from;
     if (PyObject_GC_IsTracked(t)) PyObject_GC_UnTrack(t);
     return 1;
 }
 
-static PyObject *tuple_of_list(PyObject *list) {
-    PyObject *t = PySequence_Tuple(list);
-    if (!t) return NULL;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
-        PyObject *x = PyTuple_GET_ITEM(t, i);
-        if (PyTuple_CheckExact(x)) untrack_if_atomic(x, 0, NULL);
-    }
-    untrack_if_atomic(t, 0, NULL);
-    return t;
-}
-
-static PyObject *apply_plan(PyObject *fields, PyTypeObject *type, PlanOp *ops, Py_ssize_t n) {
+static PyObject *apply_plan(PyObject **obj, const int64_t *num, const char *kinds, PyTypeObject *type, PlanOp *ops,
+                            Py_ssize_t n) {
     PyObject *o = type == &PyTuple_Type ? PyTuple_New(n) : type->tp_alloc(type, n);
     if (!o) return NULL;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *v;
+        Py_ssize_t i = ops[k].field;
         if (ops[k].kind == 'c') {
             v = ops[k].constant;
             Py_INCREF(v);
-        } else if (ops[k].kind == 'f') {
-            v = PyTuple_GET_ITEM(fields, ops[k].field);
-            Py_INCREF(v);
+        } else if (ops[k].kind == 'f' && kinds[i] == 'i') {
+            v = PyLong_FromLongLong(num[i]);
+        } else if (ops[k].kind == 'f' && kinds[i] == 'u') {
+            v = PyLong_FromUnsignedLongLong((unsigned long long)num[i]);
+        } else if (ops[k].kind == 'f' && kinds[i] == 'l') {
+            v = PySequence_List(obj[i]);  /* as the tuple decoders give it */
         } else if (ops[k].kind == 'n') {
-            PyObject *inner = PyTuple_GET_ITEM(fields, ops[k].field);
-            if (!PyTuple_Check(inner) || ops[k].nested >= PyTuple_GET_SIZE(inner)) {
+            if (!PyTuple_Check(obj[i]) || ops[k].nested >= PyTuple_GET_SIZE(obj[i])) {
                 PyErr_SetString(PyExc_ValueError, "plan: no such nested field");
                 Py_DECREF(o);
                 return NULL;
             }
-            v = PyTuple_GET_ITEM(inner, ops[k].nested);
+            v = PyTuple_GET_ITEM(obj[i], ops[k].nested);
             Py_INCREF(v);
-        } else if (ops[k].kind == 't') {
-            v = tuple_of_list(PyTuple_GET_ITEM(fields, ops[k].field));
-            if (!v) { Py_DECREF(o); return NULL; }
-        } else {
-            long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(fields, ops[k].field)), sum;
-            if (x == -1 && PyErr_Occurred()) { Py_DECREF(o); return NULL; }
-            if (__builtin_add_overflow(x, ops[k].addend, &sum)) {  /* an offset or timestamp no log holds */
+        } else if (ops[k].kind == 'a') {
+            long long sum;
+            if (__builtin_add_overflow((long long)num[i], ops[k].addend, &sum)) {  /* no log holds it */
                 raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
-                         (long long)ops[k].addend, x);
+                         (long long)ops[k].addend, (long long)num[i]);
                 Py_DECREF(o);
                 return NULL;
             }
             v = PyLong_FromLongLong(sum);
-            if (!v) { Py_DECREF(o); return NULL; }
+        } else {  /* 'f' on an object, 't' on an array: the object itself */
+            v = obj[i];
+            Py_INCREF(v);
         }
+        if (!v) { Py_DECREF(o); return NULL; }
         PyTuple_SET_ITEM(o, k, v);
     }
-    untrack_if_atomic(o, 0, ops);
+    untrack_if_atomic(o, ops);
     return o;
 }
+
 /* add_to_items(list, i, n): add n to integer item i of every tuple in list, in place. For projections
  * whose addend is known only once every entity is decoded (v1 inner offsets are relative to the last);
  * the tuples must be the list's alone, fresh from a projection. */
@@ -715,6 +713,64 @@ fail:
     return NULL;
 }
 
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* version */
+    {
+        int64_t value;
+        if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int16_t)load_be16(buf + p);
+        p += 2;
+        num[0] = (int64_t)value;
+    }
+    /* producer_id */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[1] = (int64_t)value;
+    }
+    /* first_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[2] = (int64_t)value;
+    }
+    /* last_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[3] = (int64_t)value;
+    }
+    /* last_stable_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[4] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -785,15 +841,18 @@ static PyObject *py_project_aborted_txn_entry_v0(PyObject *self, PyObject *args)
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 5, &nops))) goto done;
+    static const char kinds[] = "iiiii";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_aborted_txn_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[5] = {0};
+        int64_t num[5] = {0};
+        int decoded = prj_aborted_txn_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 5; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);
@@ -1066,6 +1125,37 @@ fail:
     return NULL;
 }
 
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* version */
+    {
+        int64_t value;
+        if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int16_t)load_be16(buf + p);
+        p += 2;
+        num[0] = (int64_t)value;
+    }
+    /* coordinator_epoch */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_end_txn_marker_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -1136,15 +1226,18 @@ static PyObject *py_project_end_txn_marker_v0(PyObject *self, PyObject *args) {
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
+    static const char kinds[] = "ii";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_end_txn_marker_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[2] = {0};
+        int64_t num[2] = {0};
+        int decoded = prj_end_txn_marker_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 2; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);
@@ -1460,6 +1553,137 @@ fail:
     return NULL;
 }
 
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_crc; Py_ssize_t start_crc;
+    Py_ssize_t at_crc;
+    const char *name_attributes_compression = NULL;
+    /* crc */
+    {
+        if (p + 6 > buflen) { truncated(p, "crc"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        at_crc = p;
+        v_crc = load_be32(buf + p);
+        p += 4;
+        num[0] = (int64_t)v_crc;
+    }
+    start_crc = p;
+    /* magic */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        if (value != 0) {
+            raise_at(E_Magic, at, "magic", "magic is %lld, expected 0", (long long)value);
+            goto fail;
+        }
+        num[1] = (int64_t)value;
+    }
+    /* attributes */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        uint64_t bits = (uint64_t)value & 0xffULL;
+        int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        switch (compression) {
+            case 0: name_attributes_compression = "none"; break;
+            case 1: name_attributes_compression = "gzip"; break;
+            case 2: name_attributes_compression = "snappy"; break;
+            case 3: name_attributes_compression = "lz4"; break;
+            default: name_attributes_compression = NULL;
+        }
+        if (!name_attributes_compression) {
+            raise_at(E_Compression, at, "attributes.compression",
+                     "unknown or disallowed compression_type %lld (allowed "
+                     "here: 0=none, 1=gzip, 2=snappy, 3=lz4)", (long long)compression);
+            goto fail;
+        }
+        PyObject *o = PyDict_New();
+        if (!o) goto fail;
+        obj[2] = o;
+        if (put_item(o, "compression", PyUnicode_FromString(name_attributes_compression)) < 0) goto fail;
+        if (put_item(o, "unused", PyLong_FromLongLong((int64_t)((bits >> 3) & 0x1f))) < 0) goto fail;
+    }
+    /* key */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "key"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[3] = o;
+    }
+    /* value */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "value"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[4] = o;
+        const char *codec = name_attributes_compression;
+        if (strcmp(codec, "none") != 0 && opts->contents != CONTENTS_NO) {
+            PyObject *stored = obj[4];
+            if (stored == Py_None) {
+                raise_at(E_Corrupt, p, "value", "compressed (%s) wrapper has a null value", codec);
+                goto fail;
+            }
+            Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
+            if (opts->contents == CONTENTS_INSIDE) {
+                raise_at(E_Corrupt, start_value, "value",
+                         "a compressed (%s) value inside a compressed stream: "
+                         "only one level of compression is allowed", codec);
+                goto fail;
+            }
+            PyObject *items = decode_compressed(stored, codec, 0, start_value, "value", opts, dec_legacy_log_entry_v0);
+            if (!items) goto fail;
+            obj[4] = items;
+            Py_DECREF(stored);
+        }
+    }
+    if (opts->verify_crc && crc_differs(buf + start_crc, p - start_crc, v_crc, at_crc,
+                                        "crc"))
+        goto fail;
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_legacy_message_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -1530,15 +1754,18 @@ static PyObject *py_project_legacy_message_v0(PyObject *self, PyObject *args) {
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 5, &nops))) goto done;
+    static const char kinds[] = "uiooo";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_legacy_message_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[5] = {0};
+        int64_t num[5] = {0};
+        int decoded = prj_legacy_message_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 5; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);
@@ -1618,6 +1845,60 @@ fail:
     return NULL;
 }
 
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_legacy_log_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_size; Py_ssize_t start_size;
+    /* offset */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[0] = (int64_t)value;
+    }
+    /* size */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        v_size = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)v_size;
+    }
+    start_size = p;
+    if (v_size < 14) {
+        raise_at(E_BadLength, p, "size", "size is %lld, less than the 14 bytes the fields it covers need at least",
+                 (long long)v_size);
+        goto fail;
+    }
+    if (v_size > end - p) {
+        raise_at(E_Truncated, p, "size", "size says %lld bytes but only %lld remain",
+                 (long long)v_size, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_size;
+    /* message */
+    {
+        PyObject *o = dec_legacy_message_v0(buf, buflen, &p, end, opts);
+        if (!o) { scope_error("message"); goto fail; }
+        obj[2] = o;
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_size, "size", "size says %lld bytes but the fields it covers take %lld",
+                 (long long)v_size, (long long)(p - start_size));
+        goto fail;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_legacy_log_entry_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -1688,15 +1969,18 @@ static PyObject *py_project_legacy_log_entry_v0(PyObject *self, PyObject *args) 
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 3, &nops))) goto done;
+    static const char kinds[] = "iio";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_legacy_log_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[3] = {0};
+        int64_t num[3] = {0};
+        int decoded = prj_legacy_log_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 3; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);
@@ -1878,6 +2162,160 @@ fail:
     return NULL;
 }
 
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_crc; Py_ssize_t start_crc;
+    Py_ssize_t at_crc;
+    const char *name_attributes_compression = NULL;
+    const char *name_attributes_timestamp_type = NULL;
+    /* crc */
+    {
+        if (p + 14 > buflen) { truncated(p, "crc"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        at_crc = p;
+        v_crc = load_be32(buf + p);
+        p += 4;
+        num[0] = (int64_t)v_crc;
+    }
+    start_crc = p;
+    /* magic */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        if (value != 1) {
+            raise_at(E_Magic, at, "magic", "magic is %lld, expected 1", (long long)value);
+            goto fail;
+        }
+        num[1] = (int64_t)value;
+    }
+    /* attributes */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        uint64_t bits = (uint64_t)value & 0xffULL;
+        int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        switch (compression) {
+            case 0: name_attributes_compression = "none"; break;
+            case 1: name_attributes_compression = "gzip"; break;
+            case 2: name_attributes_compression = "snappy"; break;
+            case 3: name_attributes_compression = "lz4"; break;
+            default: name_attributes_compression = NULL;
+        }
+        if (!name_attributes_compression) {
+            raise_at(E_Compression, at, "attributes.compression",
+                     "unknown or disallowed compression_type %lld (allowed "
+                     "here: 0=none, 1=gzip, 2=snappy, 3=lz4)", (long long)compression);
+            goto fail;
+        }
+        int64_t timestamp_type = (int64_t)((bits >> 3) & 0x1);
+        switch (timestamp_type) {
+            case 0: name_attributes_timestamp_type = "create_time"; break;
+            case 1: name_attributes_timestamp_type = "log_append_time"; break;
+            default: name_attributes_timestamp_type = NULL;
+        }
+        if (!name_attributes_timestamp_type) {
+            raise_at(E_Corrupt, at, "attributes.timestamp_type",
+                     "unknown or disallowed timestamp_type %lld (allowed "
+                     "here: 0=create_time, 1=log_append_time)", (long long)timestamp_type);
+            goto fail;
+        }
+        PyObject *o = PyDict_New();
+        if (!o) goto fail;
+        obj[2] = o;
+        if (put_item(o, "compression", PyUnicode_FromString(name_attributes_compression)) < 0) goto fail;
+        if (put_item(o, "timestamp_type", PyUnicode_FromString(name_attributes_timestamp_type)) < 0) goto fail;
+        if (put_item(o, "unused", PyLong_FromLongLong((int64_t)((bits >> 4) & 0xf))) < 0) goto fail;
+    }
+    /* timestamp */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[3] = (int64_t)value;
+    }
+    /* key */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "key"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[4] = o;
+    }
+    /* value */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "value"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[5] = o;
+        const char *codec = name_attributes_compression;
+        if (strcmp(codec, "none") != 0 && opts->contents != CONTENTS_NO) {
+            PyObject *stored = obj[5];
+            if (stored == Py_None) {
+                raise_at(E_Corrupt, p, "value", "compressed (%s) wrapper has a null value", codec);
+                goto fail;
+            }
+            Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
+            if (opts->contents == CONTENTS_INSIDE) {
+                raise_at(E_Corrupt, start_value, "value",
+                         "a compressed (%s) value inside a compressed stream: "
+                         "only one level of compression is allowed", codec);
+                goto fail;
+            }
+            PyObject *items = decode_compressed(stored, codec, 1, start_value, "value", opts, dec_legacy_log_entry_v1);
+            if (!items) goto fail;
+            obj[5] = items;
+            Py_DECREF(stored);
+        }
+    }
+    if (opts->verify_crc && crc_differs(buf + start_crc, p - start_crc, v_crc, at_crc,
+                                        "crc"))
+        goto fail;
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_legacy_message_v1(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -1948,15 +2386,18 @@ static PyObject *py_project_legacy_message_v1(PyObject *self, PyObject *args) {
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 6, &nops))) goto done;
+    static const char kinds[] = "uioioo";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_legacy_message_v1((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[6] = {0};
+        int64_t num[6] = {0};
+        int decoded = prj_legacy_message_v1((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 6; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);
@@ -2036,6 +2477,60 @@ fail:
     return NULL;
 }
 
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_legacy_log_entry_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_size; Py_ssize_t start_size;
+    /* offset */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[0] = (int64_t)value;
+    }
+    /* size */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        v_size = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)v_size;
+    }
+    start_size = p;
+    if (v_size < 22) {
+        raise_at(E_BadLength, p, "size", "size is %lld, less than the 22 bytes the fields it covers need at least",
+                 (long long)v_size);
+        goto fail;
+    }
+    if (v_size > end - p) {
+        raise_at(E_Truncated, p, "size", "size says %lld bytes but only %lld remain",
+                 (long long)v_size, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_size;
+    /* message */
+    {
+        PyObject *o = dec_legacy_message_v1(buf, buflen, &p, end, opts);
+        if (!o) { scope_error("message"); goto fail; }
+        obj[2] = o;
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_size, "size", "size says %lld bytes but the fields it covers take %lld",
+                 (long long)v_size, (long long)(p - start_size));
+        goto fail;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_legacy_log_entry_v1(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -2106,15 +2601,18 @@ static PyObject *py_project_legacy_log_entry_v1(PyObject *self, PyObject *args) 
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 3, &nops))) goto done;
+    static const char kinds[] = "iio";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_legacy_log_entry_v1((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[3] = {0};
+        int64_t num[3] = {0};
+        int decoded = prj_legacy_log_entry_v1((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 3; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);
@@ -2169,6 +2667,37 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
 fail:
     Py_DECREF(out);
     return NULL;
+}
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* relative_offset */
+    {
+        int64_t value;
+        if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[0] = (int64_t)value;
+    }
+    /* position */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
 }
 
 static PyObject *py_decode_offset_index_entry_v0(PyObject *self, PyObject *args) {
@@ -2241,15 +2770,18 @@ static PyObject *py_project_offset_index_entry_v0(PyObject *self, PyObject *args
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
+    static const char kinds[] = "ii";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_offset_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[2] = {0};
+        int64_t num[2] = {0};
+        int decoded = prj_offset_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 2; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);
@@ -2485,6 +3017,61 @@ fail:
     return NULL;
 }
 
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* key */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
+        PyObject *o;
+        if (length < 0) {
+            raise_at(E_BadLength, p, "key", "length %lld is negative but key cannot be null", (long long)length);
+            goto fail;
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t)length, NULL);
+            if (!o) { utf8_error(p, "key"); goto fail; }
+            p += length;
+        }
+        obj[0] = o;
+    }
+    /* value */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[1] = o;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_record_header_v2(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -2555,15 +3142,18 @@ static PyObject *py_project_record_header_v2(PyObject *self, PyObject *args) {
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
+    static const char kinds[] = "oo";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_record_header_v2((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[2] = {0};
+        int64_t num[2] = {0};
+        int decoded = prj_record_header_v2((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 2; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);
@@ -2921,6 +3511,143 @@ fail:
     return NULL;
 }
 
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_length; Py_ssize_t start_length;
+    /* length */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        uint32_t v_length_raw;
+        if (read_uvarint32(buf, &p, buflen, &v_length_raw, "length") < 0) goto fail;
+        v_length = zigzag32(v_length_raw);
+        num[0] = (int64_t)v_length;
+    }
+    start_length = p;
+    if (v_length < 6) {
+        raise_at(E_BadLength, p, "length", "length is %lld, less than the 6 bytes the fields it covers need at least",
+                 (long long)v_length);
+        goto fail;
+    }
+    if (v_length > end - p) {
+        raise_at(E_Truncated, p, "length", "length says %lld bytes but only %lld remain",
+                 (long long)v_length, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_length;
+    /* attributes */
+    {
+        int64_t value;
+        if (p + 1 > buflen) { truncated(p, "attributes"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        num[1] = (int64_t)value;
+    }
+    /* timestamp_delta */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        uint64_t value_raw;
+        if (read_uvarint64(buf, &p, buflen, &value_raw, "timestamp_delta") < 0) goto fail;
+        value = zigzag64(value_raw);
+        num[2] = (int64_t)value;
+    }
+    /* offset_delta */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        uint32_t value_raw;
+        if (read_uvarint32(buf, &p, buflen, &value_raw, "offset_delta") < 0) goto fail;
+        value = zigzag32(value_raw);
+        num[3] = (int64_t)value;
+    }
+    /* key */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[4] = o;
+    }
+    /* value */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[5] = o;
+    }
+    /* headers */
+    {
+        int64_t count;
+        uint32_t count_raw;
+        if (read_uvarint32(buf, &p, buflen, &count_raw, "headers") < 0) goto fail;
+        count = zigzag32(count_raw);
+        if (count < 0) {
+            raise_at(E_Corrupt, p, "headers", "headers: negative count %lld", (long long)count);
+            goto fail;
+        }
+        if (count > end - p) {
+            raise_at(E_RecordCount, p, "headers", "headers: %lld elements cannot fit in the %lld bytes left",
+                     (long long)count, (long long)(end - p));
+            goto fail;
+        }
+        PyObject *o = PyTuple_New((Py_ssize_t)count);
+        if (!o) goto fail;
+        obj[6] = o;
+        for (Py_ssize_t k = 0; k < (Py_ssize_t)count; k++) {
+            PyObject *item = dec_record_header_v2(buf, buflen, &p, end, opts);
+            if (!item) { scope_error("headers"); goto fail; }
+            PyTuple_SET_ITEM(o, k, item);
+            untrack_if_atomic(item, NULL);
+        }
+        untrack_if_atomic(o, NULL);
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_length, "length", "length says %lld bytes but the fields it covers take %lld",
+                 (long long)v_length, (long long)(p - start_length));
+        goto fail;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_record_v2(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -2991,15 +3718,18 @@ static PyObject *py_project_record_v2(PyObject *self, PyObject *args) {
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 7, &nops))) goto done;
+    static const char kinds[] = "iiiiool";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_record_v2((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[7] = {0};
+        int64_t num[7] = {0};
+        int decoded = prj_record_v2((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 7; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);
@@ -3378,6 +4108,37 @@ fail:
     return NULL;
 }
 
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* timestamp */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[0] = (int64_t)value;
+    }
+    /* relative_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_time_index_entry_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -3448,15 +4209,18 @@ static PyObject *py_project_time_index_entry_v0(PyObject *self, PyObject *args) 
         raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
         goto done;
     }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
+    static const char kinds[] = "ii";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
     /* A batch allocates thousands of containers at once; collecting young
      * objects over and over while they are all still alive only costs time. */
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
-        PyObject *fields = dec_time_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o);
-        PyObject *item = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
+        PyObject *obj[2] = {0};
+        int64_t num[2] = {0};
+        int decoded = prj_time_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 2; k++) Py_XDECREF(obj[k]);
         if (!item) { Py_CLEAR(list); break; }
         if (greedy) {
             int appended = PyList_Append(list, item);

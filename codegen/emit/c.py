@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..schema import (
+    ArrayType,
     BitsType,
     BytesType,
     EntityRef,
@@ -72,6 +73,8 @@ class CEntity:
     export_lines: list[str] = field(default_factory=list)
     int_columns: list[str] = field(default_factory=list)  # top-level integer fields, for addends
     encode_lines: list[str] = field(default_factory=list)
+    project_lines: list[str] = field(default_factory=list)
+    kinds: str = ""  # per field, what a projection finds there (_kinds)
     plain: bool = True  # columns, projections and an encoder too (EntityVersion.compiled_plain)
     options: bool = False  # the decoder takes verify_crc, limit, contents
 
@@ -99,6 +102,8 @@ def c_entities(schemas: SchemaSet) -> list[CEntity]:
 def c_entity(ev: EntityVersion) -> CEntity:
     ce = CEntity(ev.suffix, ev.name, ev.version, len(ev.fields), plain=ev.compiled_plain, options=ev.needs_options)
     ce.decode_lines = _decode_fields(ev, _TupleSink(ev))
+    ce.project_lines = _decode_fields(ev, _ProjectSink(ev))
+    ce.kinds = _kinds(ev)
     if ce.plain:
         ce.column_lines = _decode_fields(ev, _ColumnSink(ev))
         ce.column_struct, ce.free_lines, ce.export_lines = _column_parts(ev)
@@ -166,6 +171,14 @@ class _TupleSink:
     def __init__(self, ev: EntityVersion):
         self.ev = ev
 
+    def store(self, i: int, expr: str) -> str:
+        """The statement putting a new reference in field i's place."""
+        return f"PyTuple_SET_ITEM(out, {i}, {expr});"
+
+    def slot(self, i: int) -> str:
+        """The object in field i's place (borrowed)."""
+        return f"PyTuple_GET_ITEM(out, {i})"
+
     def begin(self, w: Code) -> None:
         w(f"PyObject *out = PyTuple_New({len(self.ev.fields)});")
         w("if (!out) return NULL;")
@@ -173,7 +186,7 @@ class _TupleSink:
     def integer(self, w: Code, i: int, f: ResolvedField, value: str) -> None:
         w(f"PyObject *o = {_py_int(f.type, value)};")
         w("if (!o) goto fail;")
-        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(self.store(i, "o"))
 
     def bytes_begin(self, w: Code) -> None:
         w("PyObject *o;")
@@ -190,25 +203,25 @@ class _TupleSink:
             w("if (!o) goto fail;")
 
     def bytes_end(self, w: Code, i: int) -> None:
-        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(self.store(i, "o"))
 
     def bits(self, w: Code, i: int, f: ResolvedField, raw: str, groups: list[tuple[str, str]]) -> None:
         """A bit-group field becomes a dict {group: value} (enum names, flags as bools, ints)."""
         w("PyObject *o = PyDict_New();")
         w("if (!o) goto fail;")
-        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(self.store(i, "o"))
         for name, expr in groups:
             w(f'if (put_item(o, "{name}", {expr}) < 0) goto fail;')
 
     def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:
         w(f"PyObject *o = dec_{child.suffix}(buf, buflen, &p, end, opts);")
         w(f'if (!o) {{ scope_error("{f.name}"); goto fail; }}')
-        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(self.store(i, "o"))
 
     def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
         w(f"PyObject *o = PyList_New((Py_ssize_t){count});")
         w("if (!o) goto fail;")
-        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(self.store(i, "o"))
         w(f"for (Py_ssize_t k = 0; k < (Py_ssize_t){count}; k++) {{")
         w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end, opts);")
         w(f'    if (!item) {{ scope_error("{f.name}"); goto fail; }}')
@@ -219,7 +232,7 @@ class _TupleSink:
         """A compressed value (bytes at tuple slot i, the codec's name in ``codec``) becomes the list of
         entities its decompressed stream holds, as the Python decoders do."""
         child = ev.child(f.field.compressed.contents.element.name)
-        w(f"PyObject *stored = PyTuple_GET_ITEM(out, {i});")
+        w(f"PyObject *stored = {self.slot(i)};")
         _raise(
             w,
             "stored == Py_None",
@@ -244,7 +257,7 @@ class _TupleSink:
             f"dec_{child.suffix});"
         )
         w("if (!items) goto fail;")
-        w(f"PyTuple_SET_ITEM(out, {i}, items);")
+        w(self.store(i, "items"))
         w("Py_DECREF(stored);")
 
     def end(self, w: Code) -> None:
@@ -254,6 +267,55 @@ class _TupleSink:
         w("fail:")
         w("    Py_DECREF(out);")
         w("    return NULL;")
+
+
+class _ProjectSink(_TupleSink):
+    """Decoded values stay in C for a projection (:func:`apply_plan` in the template builds the caller's
+    tuple from them): integers unboxed in ``num[i]``, other values in ``obj[i]`` (the caller releases
+    them), arrays as tuples. No tuple of fields, no int objects the plan does not ask for."""
+
+    def store(self, i: int, expr: str) -> str:
+        return f"obj[{i}] = {expr};"
+
+    def slot(self, i: int) -> str:
+        return f"obj[{i}]"
+
+    def begin(self, w: Code) -> None:
+        pass
+
+    def integer(self, w: Code, i: int, f: ResolvedField, value: str) -> None:
+        w(f"num[{i}] = (int64_t){value};")
+
+    def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
+        w(f"PyObject *o = PyTuple_New((Py_ssize_t){count});")
+        w("if (!o) goto fail;")
+        w(self.store(i, "o"))
+        w(f"for (Py_ssize_t k = 0; k < (Py_ssize_t){count}; k++) {{")
+        w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end, opts);")
+        w(f'    if (!item) {{ scope_error("{f.name}"); goto fail; }}')
+        w("    PyTuple_SET_ITEM(o, k, item);")
+        w("    untrack_if_atomic(item, NULL);")
+        w("}")
+        w("untrack_if_atomic(o, NULL);")
+
+    def end(self, w: Code) -> None:
+        w("*pos = p;")
+        w("return 0;")
+        w.depth = 0
+        w("fail:")
+        w("    return -1;")
+
+
+def _kinds(ev: EntityVersion) -> str:
+    """What a projection finds in each field: i (an int64), u (a uint32), l (an array, as a tuple),
+    o (any other object)."""
+    out = ""
+    for f in ev.fields:
+        t = f.type
+        out += "u" if isinstance(t, IntType) and t.name == "uint32" else "i" if isinstance(t, IntType) else "o"
+        if isinstance(t, ArrayType):
+            out = out[:-1] + "l"
+    return out
 
 
 class _ColumnSink:
