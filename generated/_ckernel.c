@@ -413,6 +413,22 @@ static int put_item(PyObject *d, const char *name, PyObject *v) {
     return r;
 }
 
+/* A str made once and kept in *slot (a new reference each call): names that repeat on every entity. */
+__attribute__((unused)) static PyObject *interned_str(PyObject **slot, const char *s) {
+    if (!*slot) *slot = PyUnicode_InternFromString(s);
+    Py_XINCREF(*slot);
+    return *slot;
+}
+
+/* d[name] = v (stolen), the key made once and kept in *key. */
+__attribute__((unused)) static int put_keyed(PyObject *d, PyObject **key, const char *name, PyObject *v) {
+    PyObject *k = v ? interned_str(key, name) : NULL;
+    int r = k ? PyDict_SetItem(d, k, v) : -1;
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+    return r;
+}
+
 static int put_ints(PyObject *d, const char *name, Buf *b) {
     return put_item(d, name, Py_BuildValue("(sN)", "int64", bytes_of(b)));
 }
@@ -1463,11 +1479,13 @@ static PyObject *dec_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py
         p += 1;
         uint64_t bits = (uint64_t)value & 0xffULL;
         int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        static PyObject *names_compression[4];
+        int index_compression = 0;
         switch (compression) {
-            case 0: name_attributes_compression = "none"; break;
-            case 1: name_attributes_compression = "gzip"; break;
-            case 2: name_attributes_compression = "snappy"; break;
-            case 3: name_attributes_compression = "lz4"; break;
+            case 0: name_attributes_compression = "none"; index_compression = 0; break;
+            case 1: name_attributes_compression = "gzip"; index_compression = 1; break;
+            case 2: name_attributes_compression = "snappy"; index_compression = 2; break;
+            case 3: name_attributes_compression = "lz4"; index_compression = 3; break;
             default: name_attributes_compression = NULL;
         }
         if (!name_attributes_compression) {
@@ -1479,8 +1497,12 @@ static PyObject *dec_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py
         PyObject *o = PyDict_New();
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 2, o);
-        if (put_item(o, "compression", PyUnicode_FromString(name_attributes_compression)) < 0) goto fail;
-        if (put_item(o, "unused", PyLong_FromLongLong((int64_t)((bits >> 3) & 0x1f))) < 0) goto fail;
+        static PyObject *key_compression;
+        PyObject *value_compression = interned_str(&names_compression[index_compression], name_attributes_compression);
+        if (put_keyed(o, &key_compression, "compression", value_compression) < 0) goto fail;
+        static PyObject *key_unused;
+        PyObject *value_unused = PyLong_FromLongLong((int64_t)((bits >> 3) & 0x1f));
+        if (put_keyed(o, &key_unused, "unused", value_unused) < 0) goto fail;
     }
     /* key */
     {
@@ -1595,11 +1617,13 @@ static int prj_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
         p += 1;
         uint64_t bits = (uint64_t)value & 0xffULL;
         int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        static PyObject *names_compression[4];
+        int index_compression = 0;
         switch (compression) {
-            case 0: name_attributes_compression = "none"; break;
-            case 1: name_attributes_compression = "gzip"; break;
-            case 2: name_attributes_compression = "snappy"; break;
-            case 3: name_attributes_compression = "lz4"; break;
+            case 0: name_attributes_compression = "none"; index_compression = 0; break;
+            case 1: name_attributes_compression = "gzip"; index_compression = 1; break;
+            case 2: name_attributes_compression = "snappy"; index_compression = 2; break;
+            case 3: name_attributes_compression = "lz4"; index_compression = 3; break;
             default: name_attributes_compression = NULL;
         }
         if (!name_attributes_compression) {
@@ -1611,8 +1635,12 @@ static int prj_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
         PyObject *o = PyDict_New();
         if (!o) goto fail;
         obj[2] = o;
-        if (put_item(o, "compression", PyUnicode_FromString(name_attributes_compression)) < 0) goto fail;
-        if (put_item(o, "unused", PyLong_FromLongLong((int64_t)((bits >> 3) & 0x1f))) < 0) goto fail;
+        static PyObject *key_compression;
+        PyObject *value_compression = interned_str(&names_compression[index_compression], name_attributes_compression);
+        if (put_keyed(o, &key_compression, "compression", value_compression) < 0) goto fail;
+        static PyObject *key_unused;
+        PyObject *value_unused = PyLong_FromLongLong((int64_t)((bits >> 3) & 0x1f));
+        if (put_keyed(o, &key_unused, "unused", value_unused) < 0) goto fail;
     }
     /* key */
     {
@@ -2048,11 +2076,13 @@ static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py
         p += 1;
         uint64_t bits = (uint64_t)value & 0xffULL;
         int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        static PyObject *names_compression[4];
+        int index_compression = 0;
         switch (compression) {
-            case 0: name_attributes_compression = "none"; break;
-            case 1: name_attributes_compression = "gzip"; break;
-            case 2: name_attributes_compression = "snappy"; break;
-            case 3: name_attributes_compression = "lz4"; break;
+            case 0: name_attributes_compression = "none"; index_compression = 0; break;
+            case 1: name_attributes_compression = "gzip"; index_compression = 1; break;
+            case 2: name_attributes_compression = "snappy"; index_compression = 2; break;
+            case 3: name_attributes_compression = "lz4"; index_compression = 3; break;
             default: name_attributes_compression = NULL;
         }
         if (!name_attributes_compression) {
@@ -2062,9 +2092,11 @@ static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py
             goto fail;
         }
         int64_t timestamp_type = (int64_t)((bits >> 3) & 0x1);
+        static PyObject *names_timestamp_type[2];
+        int index_timestamp_type = 0;
         switch (timestamp_type) {
-            case 0: name_attributes_timestamp_type = "create_time"; break;
-            case 1: name_attributes_timestamp_type = "log_append_time"; break;
+            case 0: name_attributes_timestamp_type = "create_time"; index_timestamp_type = 0; break;
+            case 1: name_attributes_timestamp_type = "log_append_time"; index_timestamp_type = 1; break;
             default: name_attributes_timestamp_type = NULL;
         }
         if (!name_attributes_timestamp_type) {
@@ -2076,9 +2108,15 @@ static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py
         PyObject *o = PyDict_New();
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 2, o);
-        if (put_item(o, "compression", PyUnicode_FromString(name_attributes_compression)) < 0) goto fail;
-        if (put_item(o, "timestamp_type", PyUnicode_FromString(name_attributes_timestamp_type)) < 0) goto fail;
-        if (put_item(o, "unused", PyLong_FromLongLong((int64_t)((bits >> 4) & 0xf))) < 0) goto fail;
+        static PyObject *key_compression;
+        PyObject *value_compression = interned_str(&names_compression[index_compression], name_attributes_compression);
+        if (put_keyed(o, &key_compression, "compression", value_compression) < 0) goto fail;
+        static PyObject *key_timestamp_type;
+        PyObject *value_timestamp_type = interned_str(&names_timestamp_type[index_timestamp_type], name_attributes_timestamp_type);
+        if (put_keyed(o, &key_timestamp_type, "timestamp_type", value_timestamp_type) < 0) goto fail;
+        static PyObject *key_unused;
+        PyObject *value_unused = PyLong_FromLongLong((int64_t)((bits >> 4) & 0xf));
+        if (put_keyed(o, &key_unused, "unused", value_unused) < 0) goto fail;
     }
     /* timestamp */
     {
@@ -2205,11 +2243,13 @@ static int prj_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
         p += 1;
         uint64_t bits = (uint64_t)value & 0xffULL;
         int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        static PyObject *names_compression[4];
+        int index_compression = 0;
         switch (compression) {
-            case 0: name_attributes_compression = "none"; break;
-            case 1: name_attributes_compression = "gzip"; break;
-            case 2: name_attributes_compression = "snappy"; break;
-            case 3: name_attributes_compression = "lz4"; break;
+            case 0: name_attributes_compression = "none"; index_compression = 0; break;
+            case 1: name_attributes_compression = "gzip"; index_compression = 1; break;
+            case 2: name_attributes_compression = "snappy"; index_compression = 2; break;
+            case 3: name_attributes_compression = "lz4"; index_compression = 3; break;
             default: name_attributes_compression = NULL;
         }
         if (!name_attributes_compression) {
@@ -2219,9 +2259,11 @@ static int prj_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
             goto fail;
         }
         int64_t timestamp_type = (int64_t)((bits >> 3) & 0x1);
+        static PyObject *names_timestamp_type[2];
+        int index_timestamp_type = 0;
         switch (timestamp_type) {
-            case 0: name_attributes_timestamp_type = "create_time"; break;
-            case 1: name_attributes_timestamp_type = "log_append_time"; break;
+            case 0: name_attributes_timestamp_type = "create_time"; index_timestamp_type = 0; break;
+            case 1: name_attributes_timestamp_type = "log_append_time"; index_timestamp_type = 1; break;
             default: name_attributes_timestamp_type = NULL;
         }
         if (!name_attributes_timestamp_type) {
@@ -2233,9 +2275,15 @@ static int prj_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
         PyObject *o = PyDict_New();
         if (!o) goto fail;
         obj[2] = o;
-        if (put_item(o, "compression", PyUnicode_FromString(name_attributes_compression)) < 0) goto fail;
-        if (put_item(o, "timestamp_type", PyUnicode_FromString(name_attributes_timestamp_type)) < 0) goto fail;
-        if (put_item(o, "unused", PyLong_FromLongLong((int64_t)((bits >> 4) & 0xf))) < 0) goto fail;
+        static PyObject *key_compression;
+        PyObject *value_compression = interned_str(&names_compression[index_compression], name_attributes_compression);
+        if (put_keyed(o, &key_compression, "compression", value_compression) < 0) goto fail;
+        static PyObject *key_timestamp_type;
+        PyObject *value_timestamp_type = interned_str(&names_timestamp_type[index_timestamp_type], name_attributes_timestamp_type);
+        if (put_keyed(o, &key_timestamp_type, "timestamp_type", value_timestamp_type) < 0) goto fail;
+        static PyObject *key_unused;
+        PyObject *value_unused = PyLong_FromLongLong((int64_t)((bits >> 4) & 0xf));
+        if (put_keyed(o, &key_unused, "unused", value_unused) < 0) goto fail;
     }
     /* timestamp */
     {

@@ -210,8 +210,10 @@ class _TupleSink:
         w("PyObject *o = PyDict_New();")
         w("if (!o) goto fail;")
         w(self.store(i, "o"))
-        for name, expr in groups:
-            w(f'if (put_item(o, "{name}", {expr}) < 0) goto fail;')
+        for name, expr in groups:  # the keys and enum names repeat on every message: made once
+            w(f"static PyObject *key_{name};")
+            w(f"PyObject *value_{name} = {expr};")
+            w(f'if (put_keyed(o, &key_{name}, "{name}", value_{name}) < 0) goto fail;')
 
     def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:
         w(f"PyObject *o = dec_{child.suffix}(buf, buflen, &p, end, opts);")
@@ -519,13 +521,16 @@ def _bit_groups(w: Code, ev: EntityVersion, f: ResolvedField, t: BitsType, value
             e, target = ev.enum(b.enum), f"name_{f.name}_{b.name}"
             values = ev.enum_values(b.enum)
             w(f"int64_t {b.name} = {expr};")
+            w(f"static PyObject *names_{b.name}[{len(values)}];")
+            w(f"int index_{b.name} = 0;")
             w(f"switch ({b.name}) {{")
-            for name, number in values.items():
-                w(f'    case {number}: {target} = "{name}"; break;')
+            for k, (name, number) in enumerate(values.items()):
+                w(f'    case {number}: {target} = "{name}"; index_{b.name} = {k}; break;')
             w(f"    default: {target} = NULL;")
             w("}")
+            named = f"interned_str(&names_{b.name}[index_{b.name}], {target})"
             if e.open:
-                groups.append((b.name, f"{target} ? PyUnicode_FromString({target}) : PyLong_FromLongLong({b.name})"))
+                groups.append((b.name, f"{target} ? {named} : PyLong_FromLongLong({b.name})"))
                 continue
             allowed = ", ".join(f"{v}={k}" for k, v in values.items())
             _raise(
@@ -537,7 +542,7 @@ def _bit_groups(w: Code, ev: EntityVersion, f: ResolvedField, t: BitsType, value
                 f"unknown or disallowed {b.enum} %lld (allowed here: {allowed})",
                 f"(long long){b.name}",
             )
-            groups.append((b.name, f"PyUnicode_FromString({target})"))
+            groups.append((b.name, named))
         else:
             groups.append((b.name, f"PyLong_FromLongLong({expr})"))
     return groups
