@@ -14,14 +14,14 @@
 #include <string.h>
 
 static PyObject *E_Truncated, *E_BadLength, *E_RecordCount, *E_VarintTooLong, *E_Corrupt, *E_Encode;
+static PyObject *E_Magic, *E_Compression, *E_Crc, *E_Decode;
+/* kcodec's own functions the kernel calls: decompression and Kafka's wording of a CRC mismatch */
+static PyObject *F_decompress, *F_corrupt_message, *DEFAULT_LIMIT, *INSIDE_COMPRESSED;
 
 /* ---- errors: kcodec's exception classes with position and field */
 
-static void raise_at(PyObject *cls, Py_ssize_t pos, const char *field, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
-    va_end(ap);
+/* Raise cls(msg, position=pos, field=field); steals msg. */
+static void raise_msg(PyObject *cls, Py_ssize_t pos, const char *field, PyObject *msg) {
     if (!msg) return;
     PyObject *args = PyTuple_Pack(1, msg);
     PyObject *kw = Py_BuildValue("{s:n,s:s}", "position", pos, "field", field);
@@ -33,6 +33,14 @@ static void raise_at(PyObject *cls, Py_ssize_t pos, const char *field, const cha
     Py_XDECREF(args);
     Py_XDECREF(kw);
     Py_DECREF(msg);
+}
+
+static void raise_at(PyObject *cls, Py_ssize_t pos, const char *field, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    raise_msg(cls, pos, field, msg);
 }
 
 /* An error from a nested entity: put the parent field in front of its path ("headers.key"). */
@@ -115,6 +123,157 @@ static int utf8_valid(const uint8_t *s, int64_t n) {
         i += len;
     }
     return 1;
+}
+
+/* ---- decoder options (the Python decoders' verify_crc, limit, contents) */
+
+enum { CONTENTS_NO, CONTENTS_YES, CONTENTS_INSIDE };  /* INSIDE: in a decompressed stream, no second level */
+typedef struct { int verify_crc; PyObject *limit; int contents; } Opts;
+
+static int parse_opts(PyObject *verify_crc, PyObject *limit, PyObject *contents, Opts *o) {
+    int v = verify_crc ? PyObject_IsTrue(verify_crc) : 1;
+    if (v < 0) return -1;
+    o->verify_crc = v;
+    o->limit = limit ? limit : DEFAULT_LIMIT;
+    o->contents = CONTENTS_YES;
+    if (contents) {
+        int eq = PyObject_RichCompareBool(contents, INSIDE_COMPRESSED, Py_EQ);
+        int yes = eq > 0 ? 1 : PyObject_IsTrue(contents);
+        if (eq < 0 || yes < 0) return -1;
+        o->contents = eq > 0 ? CONTENTS_INSIDE : yes ? CONTENTS_YES : CONTENTS_NO;
+    }
+    return 0;
+}
+
+/* ---- CRC-32 (IEEE, zlib's), slicing by 8 */
+
+static uint32_t crc32_table[8][256];
+
+static void crc32_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc32_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc32_table[t][i] = (crc32_table[t - 1][i] >> 8) ^ crc32_table[0][crc32_table[t - 1][i] & 0xFF];
+}
+
+static uint32_t crc32_of(const uint8_t *p, Py_ssize_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t a = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = crc32_table[7][a & 0xFF] ^ crc32_table[6][(a >> 8) & 0xFF] ^ crc32_table[5][(a >> 16) & 0xFF] ^
+            crc32_table[4][a >> 24] ^ crc32_table[3][p[4]] ^ crc32_table[2][p[5]] ^ crc32_table[1][p[6]] ^
+            crc32_table[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = crc32_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+/* A stored CRC-32 (read at `at`) that does not match its bytes: Kafka's LegacyRecord wording. */
+__attribute__((unused)) static int crc_differs(const uint8_t *p, Py_ssize_t n, int64_t stored, Py_ssize_t at,
+                                               const char *field) {
+    uint32_t computed = crc32_of(p, n);
+    if (computed == (uint32_t)stored) return 0;
+    raise_msg(E_Crc, at, field, PyObject_CallFunction(F_corrupt_message, "kk", (unsigned long)stored,
+                                                      (unsigned long)computed));
+    return 1;
+}
+
+/* ---- compressed values: kcodec's decompressor, then the entities the stream holds, decoded here */
+
+typedef PyObject *(*decode_fn)(const uint8_t *, Py_ssize_t, Py_ssize_t *, Py_ssize_t, const Opts *);
+
+/* The pending exception, taken (normalized) so its attributes can be changed, then given back. */
+typedef struct { PyObject *type, *value, *tb; } Pending;
+
+static int take_decode_error(Pending *e) {  /* 1 when it is one of kcodec's DecodeErrors */
+    PyErr_Fetch(&e->type, &e->value, &e->tb);
+    PyErr_NormalizeException(&e->type, &e->value, &e->tb);
+    return e->value && PyObject_IsInstance(e->value, E_Decode) == 1;
+}
+
+static void give_back(Pending *e) {
+    PyErr_Clear();
+    PyErr_Restore(e->type, e->value, e->tb);
+}
+
+static void set_attr(PyObject *o, const char *name, PyObject *v) {
+    if (v) PyObject_SetAttrString(o, name, v);
+    Py_XDECREF(v);
+}
+
+/* exc.position (None counts as 0) */
+static Py_ssize_t error_position(PyObject *exc) {
+    PyObject *p = PyObject_GetAttrString(exc, "position");
+    Py_ssize_t v = p && p != Py_None ? PyLong_AsSsize_t(p) : 0;
+    Py_XDECREF(p);
+    PyErr_Clear();
+    return v;
+}
+
+/* An error decoding a decompressed stream: said where in the stream, placed at the stored value. */
+static void in_stream_error(Py_ssize_t start, const char *codec) {
+    Pending e;
+    if (take_decode_error(&e)) {
+        PyObject *message = PyObject_GetAttrString(e.value, "message");
+        if (message)
+            set_attr(e.value, "message", PyUnicode_FromFormat("%S (at byte %zd of the decompressed %s stream)",
+                                                              message, error_position(e.value), codec));
+        Py_XDECREF(message);
+        set_attr(e.value, "position", PyLong_FromSsize_t(start));
+    }
+    give_back(&e);
+}
+
+/* An error decompressing: placed in the input, named after the field unless it names its own. */
+static void decompress_error(Py_ssize_t start, const char *field) {
+    Pending e;
+    if (take_decode_error(&e)) {
+        set_attr(e.value, "position", PyLong_FromSsize_t(start + error_position(e.value)));
+        PyObject *f = PyObject_GetAttrString(e.value, "field");
+        if (!f || PyObject_IsTrue(f) != 1) set_attr(e.value, "field", PyUnicode_FromString(field));
+        Py_XDECREF(f);
+    }
+    give_back(&e);
+}
+
+__attribute__((unused)) static PyObject *decode_compressed(PyObject *stored, const char *codec, int magic,
+                                                           Py_ssize_t start, const char *field, const Opts *opts,
+                                                           decode_fn decode) {
+    PyObject *kw = Py_BuildValue("{s:i,s:O}", "magic", magic, "max_size", opts->limit);
+    PyObject *args = kw ? Py_BuildValue("(sO)", codec, stored) : NULL;
+    PyObject *data = args ? PyObject_Call(F_decompress, args, kw) : NULL;
+    Py_XDECREF(kw);
+    Py_XDECREF(args);
+    if (!data) {
+        decompress_error(start, field);
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(data); return NULL; }
+    Opts inner = *opts;
+    inner.contents = CONTENTS_INSIDE;
+    PyObject *items = PyList_New(0);
+    Py_ssize_t q = 0;
+    while (items && q < view.len) {
+        PyObject *item = decode((const uint8_t *)view.buf, view.len, &q, view.len, &inner);
+        if (!item || PyList_Append(items, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(items);
+            scope_error(field);
+            in_stream_error(start, codec);
+            break;
+        }
+        Py_DECREF(item);
+    }
+    PyBuffer_Release(&view);
+    Py_DECREF(data);
+    return items;
 }
 
 /* ---- growable buffers for Arrow columns */
@@ -259,6 +418,22 @@ static int put_item(PyObject *d, const char *name, PyObject *v) {
     return r;
 }
 
+/* A str made once and kept in *slot (a new reference each call): names that repeat on every entity. */
+__attribute__((unused)) static PyObject *interned_str(PyObject **slot, const char *s) {
+    if (!*slot) *slot = PyUnicode_InternFromString(s);
+    Py_XINCREF(*slot);
+    return *slot;
+}
+
+/* d[name] = v (stolen), the key made once and kept in *key. */
+__attribute__((unused)) static int put_keyed(PyObject *d, PyObject **key, const char *name, PyObject *v) {
+    PyObject *k = v ? interned_str(key, name) : NULL;
+    int r = k ? PyDict_SetItem(d, k, v) : -1;
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+    return r;
+}
+
 static int put_ints(PyObject *d, const char *name, Buf *b) {
     return put_item(d, name, Py_BuildValue("(sN)", "int64", bytes_of(b)));
 }
@@ -311,13 +486,35 @@ static int parse_args(PyObject *args, Args *a, int with_count) {
     }
     return 0;
 }
+
+/* Entry points of decoders that take options: args beyond the first `head` are verify_crc, limit,
+ * contents (as the Python decoders'); *rest becomes a new reference to the first `head` args. */
+__attribute__((unused)) static int split_opts(PyObject *args, Py_ssize_t head, PyObject **rest, Opts *o) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n > head + 3) {
+        PyErr_Format(PyExc_TypeError, "takes at most %zd arguments (%zd given)", head + 3, n);
+        return -1;
+    }
+    PyObject *v = n > head ? PyTuple_GET_ITEM(args, head) : NULL;
+    PyObject *l = n > head + 1 ? PyTuple_GET_ITEM(args, head + 1) : NULL;
+    PyObject *c = n > head + 2 ? PyTuple_GET_ITEM(args, head + 2) : NULL;
+    if (parse_opts(v, l, c, o) < 0) return -1;
+    *rest = n > head ? PyTuple_GetSlice(args, 0, head) : (Py_INCREF(args), args);
+    return *rest ? 0 : -1;
+}
+
+static const Opts NO_OPTS = {1, NULL, CONTENTS_YES};
+
 /* ---- projections: build caller-shaped tuples (e.g. kcodec's Record) straight from decoded fields.
- * A plan is a tuple of ("f", i) field i, ("t", i) list field i as a tuple, ("a", i, n) integer field i
- * plus n, ("c", obj) a constant. */
+ * A plan is a tuple of ("f", i) field i, ("t", i) array field i as a tuple, ("a", i, n) integer field i
+ * plus n, ("n", i, j) field j of the entity in field i, ("c", obj) a constant. The decoded fields are
+ * never a tuple: integers stay int64 (num[i]) until a plan item asks for one, other values are objects
+ * (obj[i]); `kinds` says which (i int64, u uint32, l array as a tuple, o another object). */
 
-typedef struct { char kind; Py_ssize_t field; long long addend; PyObject *constant; } PlanOp;
+typedef struct { char kind; Py_ssize_t field, nested; long long addend; PyObject *constant; } PlanOp;
 
-static PlanOp *parse_plan(PyObject *plan, Py_ssize_t nfields, Py_ssize_t *n) {
+static PlanOp *parse_plan(PyObject *plan, const char *kinds, Py_ssize_t *n) {
+    Py_ssize_t nfields = (Py_ssize_t)strlen(kinds);
     if (!PyTuple_Check(plan)) { PyErr_SetString(PyExc_TypeError, "plan must be a tuple"); return NULL; }
     *n = PyTuple_GET_SIZE(plan);
     PlanOp *ops = PyMem_Calloc((size_t)(*n ? *n : 1), sizeof(PlanOp));
@@ -334,8 +531,15 @@ static PlanOp *parse_plan(PyObject *plan, Py_ssize_t nfields, Py_ssize_t *n) {
         }
         ops[i].field = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 1));
         if (ops[i].field < 0 || ops[i].field >= nfields) goto bad;
-        if ((kind[0] == 'f' || kind[0] == 't') && PyTuple_GET_SIZE(item) == 2) continue;
-        if (kind[0] == 'a' && PyTuple_GET_SIZE(item) == 3) {
+        char has = kinds[ops[i].field];
+        if (kind[0] == 'f' && PyTuple_GET_SIZE(item) == 2) continue;
+        if (kind[0] == 't' && PyTuple_GET_SIZE(item) == 2 && has == 'l') continue;
+        if (kind[0] == 'n' && PyTuple_GET_SIZE(item) == 3 && has == 'o') {
+            ops[i].nested = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 2));
+            if (ops[i].nested < 0) goto bad;
+            continue;
+        }
+        if (kind[0] == 'a' && PyTuple_GET_SIZE(item) == 3 && (has == 'i' || has == 'u')) {
             ops[i].addend = PyLong_AsLongLong(PyTuple_GET_ITEM(item, 2));
             if (ops[i].addend == -1 && PyErr_Occurred()) goto bad;
             continue;
@@ -352,64 +556,118 @@ bad:
 /* A tuple whose items the garbage collector need not follow can leave its
  * lists: it can never close a reference cycle. (CPython does the same for
  * tuples lazily, at the next collection; doing it now spares those scans.) */
-static int untrack_if_atomic(PyObject *t, Py_ssize_t skip_consts_from, PlanOp *ops) {
+static int untrack_if_atomic(PyObject *t, PlanOp *ops) {
+    if (!PyTuple_CheckExact(t) && !ops) return 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
         if (ops && ops[i].kind == 'c') continue;  /* the caller's constants (enum members, None) */
         PyObject *x = PyTuple_GET_ITEM(t, i);
         if (PyObject_GC_IsTracked(x)) return 0;
     }
-    (void)skip_consts_from;
     if (PyObject_GC_IsTracked(t)) PyObject_GC_UnTrack(t);
     return 1;
 }
 
-static PyObject *tuple_of_list(PyObject *list) {
-    PyObject *t = PySequence_Tuple(list);
-    if (!t) return NULL;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
-        PyObject *x = PyTuple_GET_ITEM(t, i);
-        if (PyTuple_CheckExact(x)) untrack_if_atomic(x, 0, NULL);
-    }
-    untrack_if_atomic(t, 0, NULL);
-    return t;
-}
-
-static PyObject *apply_plan(PyObject *fields, PyTypeObject *type, PlanOp *ops, Py_ssize_t n) {
+static PyObject *apply_plan(PyObject **obj, const int64_t *num, const char *kinds, PyTypeObject *type, PlanOp *ops,
+                            Py_ssize_t n) {
     PyObject *o = type == &PyTuple_Type ? PyTuple_New(n) : type->tp_alloc(type, n);
     if (!o) return NULL;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *v;
+        Py_ssize_t i = ops[k].field;
         if (ops[k].kind == 'c') {
             v = ops[k].constant;
             Py_INCREF(v);
-        } else if (ops[k].kind == 'f') {
-            v = PyTuple_GET_ITEM(fields, ops[k].field);
+        } else if (ops[k].kind == 'f' && kinds[i] == 'i') {
+            v = PyLong_FromLongLong(num[i]);
+        } else if (ops[k].kind == 'f' && kinds[i] == 'u') {
+            v = PyLong_FromUnsignedLongLong((unsigned long long)num[i]);
+        } else if (ops[k].kind == 'f' && kinds[i] == 'l') {
+            v = PySequence_List(obj[i]);  /* as the tuple decoders give it */
+        } else if (ops[k].kind == 'n') {
+            if (!PyTuple_Check(obj[i]) || ops[k].nested >= PyTuple_GET_SIZE(obj[i])) {
+                PyErr_SetString(PyExc_ValueError, "plan: no such nested field");
+                Py_DECREF(o);
+                return NULL;
+            }
+            v = PyTuple_GET_ITEM(obj[i], ops[k].nested);
             Py_INCREF(v);
-        } else if (ops[k].kind == 't') {
-            v = tuple_of_list(PyTuple_GET_ITEM(fields, ops[k].field));
-            if (!v) { Py_DECREF(o); return NULL; }
-        } else {
-            long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(fields, ops[k].field)), sum;
-            if (x == -1 && PyErr_Occurred()) { Py_DECREF(o); return NULL; }
-            if (__builtin_add_overflow(x, ops[k].addend, &sum)) {  /* an offset or timestamp no log holds */
+        } else if (ops[k].kind == 'a') {
+            long long sum;
+            if (__builtin_add_overflow((long long)num[i], ops[k].addend, &sum)) {  /* no log holds it */
                 raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
-                         (long long)ops[k].addend, x);
+                         (long long)ops[k].addend, (long long)num[i]);
                 Py_DECREF(o);
                 return NULL;
             }
             v = PyLong_FromLongLong(sum);
-            if (!v) { Py_DECREF(o); return NULL; }
+        } else {  /* 'f' on an object, 't' on an array: the object itself */
+            v = obj[i];
+            Py_INCREF(v);
         }
+        if (!v) { Py_DECREF(o); return NULL; }
         PyTuple_SET_ITEM(o, k, v);
     }
-    untrack_if_atomic(o, 0, ops);
+    untrack_if_atomic(o, ops);
     return o;
 }
 
+/* add_to_items(list, i, n): add n to integer item i of every tuple in list, in place. For projections
+ * whose addend is known only once every entity is decoded (v1 inner offsets are relative to the last);
+ * the tuples must be the list's alone, fresh from a projection. */
+static PyObject *py_add_to_items(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *list;
+    Py_ssize_t index;
+    long long addend;
+    if (!PyArg_ParseTuple(args, "O!nL", &PyList_Type, &list, &index, &addend)) return NULL;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); k++) {
+        PyObject *t = PyList_GET_ITEM(list, k);
+        if (!PyTuple_Check(t) || Py_REFCNT(t) != 1 || index < 0 || index >= PyTuple_GET_SIZE(t)) {
+            PyErr_SetString(PyExc_ValueError, "add_to_items needs tuples only the list holds, with that item");
+            return NULL;
+        }
+        long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(t, index)), sum;
+        if (x == -1 && PyErr_Occurred()) return NULL;
+        if (__builtin_add_overflow(x, addend, &sum)) {  /* an offset no log holds */
+            raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps", addend, x);
+            return NULL;
+        }
+        PyObject *v = PyLong_FromLongLong(sum);
+        if (!v) return NULL;
+        PyObject *old = PyTuple_GET_ITEM(t, index);
+        PyTuple_SET_ITEM(t, index, v);
+        Py_DECREF(old);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_legacy_log_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_legacy_log_entry_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts);
+
 /* ================================================================ aborted_txn_entry v0 */
 
-static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(5);
     if (!out) return NULL;
@@ -417,6 +675,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     {
         int64_t value;
         if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int16_t)load_be16(buf + p);
         p += 2;
         PyObject *o = PyLong_FromLongLong(value);
@@ -426,6 +686,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* producer_id */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -435,6 +697,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* first_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -444,6 +708,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* last_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -453,6 +719,8 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
     /* last_stable_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -465,6 +733,163 @@ fail:
     Py_DECREF(out);
     return NULL;
 }
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* version */
+    {
+        int64_t value;
+        if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int16_t)load_be16(buf + p);
+        p += 2;
+        num[0] = (int64_t)value;
+    }
+    /* producer_id */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[1] = (int64_t)value;
+    }
+    /* first_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[2] = (int64_t)value;
+    }
+    /* last_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[3] = (int64_t)value;
+    }
+    /* last_stable_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[4] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_aborted_txn_entry_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "iiiii";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[5] = {0};
+        int64_t num[5] = {0};
+        int decoded = prj_aborted_txn_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 5; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
@@ -567,6 +992,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     {
         int64_t value;
         if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int16_t)load_be16(buf + p);
         p += 2;
         if (buf_put_i64(&c->version, (int64_t)value) < 0) goto fail;
@@ -574,6 +1001,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     /* producer_id */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->producer_id, (int64_t)value) < 0) goto fail;
@@ -581,6 +1010,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     /* first_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->first_offset, (int64_t)value) < 0) goto fail;
@@ -588,6 +1019,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     /* last_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->last_offset, (int64_t)value) < 0) goto fail;
@@ -595,6 +1028,8 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     /* last_stable_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->last_stable_offset, (int64_t)value) < 0) goto fail;
@@ -604,81 +1039,6 @@ static int col_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ss
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_decode_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_aborted_txn_entry_v0_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
-static PyObject *py_project_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 5, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_aborted_txn_entry_v0((const uint8_t *)view.buf, view.len, &p, end);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
@@ -749,8 +1109,10 @@ done:
 
 /* ================================================================ end_txn_marker v0 */
 
-static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(2);
     if (!out) return NULL;
@@ -758,6 +1120,8 @@ static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py
     {
         int64_t value;
         if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int16_t)load_be16(buf + p);
         p += 2;
         PyObject *o = PyLong_FromLongLong(value);
@@ -767,6 +1131,8 @@ static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py
     /* coordinator_epoch */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(value);
@@ -779,6 +1145,136 @@ fail:
     Py_DECREF(out);
     return NULL;
 }
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* version */
+    {
+        int64_t value;
+        if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int16_t)load_be16(buf + p);
+        p += 2;
+        num[0] = (int64_t)value;
+    }
+    /* coordinator_epoch */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_end_txn_marker_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_end_txn_marker_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_end_txn_marker_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "ii";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[2] = {0};
+        int64_t num[2] = {0};
+        int decoded = prj_end_txn_marker_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 2; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
@@ -854,6 +1350,8 @@ static int col_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
     {
         int64_t value;
         if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int16_t)load_be16(buf + p);
         p += 2;
         if (buf_put_i64(&c->version, (int64_t)value) < 0) goto fail;
@@ -861,6 +1359,8 @@ static int col_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
     /* coordinator_epoch */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->coordinator_epoch, (int64_t)value) < 0) goto fail;
@@ -870,81 +1370,6 @@ static int col_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_decode_end_txn_marker_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_end_txn_marker_v0_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
-static PyObject *py_project_end_txn_marker_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_end_txn_marker_v0((const uint8_t *)view.buf, view.len, &p, end);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
@@ -1010,10 +1435,1260 @@ done:
     return d ? Py_BuildValue("(Nnn)", d, a.count, p) : NULL;
 }
 
+/* ================================================================ legacy_message v0 */
+
+static PyObject *dec_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    PyObject *out = PyTuple_New(5);
+    if (!out) return NULL;
+    int64_t v_crc; Py_ssize_t start_crc;
+    Py_ssize_t at_crc;
+    const char *name_attributes_compression = NULL;
+    /* crc */
+    {
+        if (p + 6 > buflen) { truncated(p, "crc"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        at_crc = p;
+        v_crc = load_be32(buf + p);
+        p += 4;
+        PyObject *o = PyLong_FromUnsignedLong((unsigned long)v_crc);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 0, o);
+    }
+    start_crc = p;
+    /* magic */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        if (value != 0) {
+            raise_at(E_Magic, at, "magic", "magic is %lld, expected 0", (long long)value);
+            goto fail;
+        }
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 1, o);
+    }
+    /* attributes */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        uint64_t bits = (uint64_t)value & 0xffULL;
+        int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        static PyObject *names_compression[4];
+        int index_compression = 0;
+        switch (compression) {
+            case 0: name_attributes_compression = "none"; index_compression = 0; break;
+            case 1: name_attributes_compression = "gzip"; index_compression = 1; break;
+            case 2: name_attributes_compression = "snappy"; index_compression = 2; break;
+            case 3: name_attributes_compression = "lz4"; index_compression = 3; break;
+            default: name_attributes_compression = NULL;
+        }
+        if (!name_attributes_compression) {
+            raise_at(E_Compression, at, "attributes.compression",
+                     "unknown or disallowed compression_type %lld (allowed "
+                     "here: 0=none, 1=gzip, 2=snappy, 3=lz4)", (long long)compression);
+            goto fail;
+        }
+        PyObject *o = PyDict_New();
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 2, o);
+        static PyObject *key_compression;
+        PyObject *value_compression = interned_str(&names_compression[index_compression], name_attributes_compression);
+        if (put_keyed(o, &key_compression, "compression", value_compression) < 0) goto fail;
+        static PyObject *key_unused;
+        PyObject *value_unused = PyLong_FromLongLong((int64_t)((bits >> 3) & 0x1f));
+        if (put_keyed(o, &key_unused, "unused", value_unused) < 0) goto fail;
+    }
+    /* key */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "key"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        PyTuple_SET_ITEM(out, 3, o);
+    }
+    /* value */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "value"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        PyTuple_SET_ITEM(out, 4, o);
+        const char *codec = name_attributes_compression;
+        if (strcmp(codec, "none") != 0 && opts->contents != CONTENTS_NO) {
+            PyObject *stored = PyTuple_GET_ITEM(out, 4);
+            if (stored == Py_None) {
+                raise_at(E_Corrupt, p, "value", "compressed (%s) wrapper has a null value", codec);
+                goto fail;
+            }
+            Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
+            if (opts->contents == CONTENTS_INSIDE) {
+                raise_at(E_Corrupt, start_value, "value",
+                         "a compressed (%s) value inside a compressed stream: "
+                         "only one level of compression is allowed", codec);
+                goto fail;
+            }
+            PyObject *items = decode_compressed(stored, codec, 0, start_value, "value", opts, dec_legacy_log_entry_v0);
+            if (!items) goto fail;
+            PyTuple_SET_ITEM(out, 4, items);
+            Py_DECREF(stored);
+        }
+    }
+    if (opts->verify_crc && crc_differs(buf + start_crc, p - start_crc, v_crc, at_crc,
+                                        "crc"))
+        goto fail;
+    *pos = p;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_legacy_message_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_crc; Py_ssize_t start_crc;
+    Py_ssize_t at_crc;
+    const char *name_attributes_compression = NULL;
+    /* crc */
+    {
+        if (p + 6 > buflen) { truncated(p, "crc"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        at_crc = p;
+        v_crc = load_be32(buf + p);
+        p += 4;
+        num[0] = (int64_t)v_crc;
+    }
+    start_crc = p;
+    /* magic */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        if (value != 0) {
+            raise_at(E_Magic, at, "magic", "magic is %lld, expected 0", (long long)value);
+            goto fail;
+        }
+        num[1] = (int64_t)value;
+    }
+    /* attributes */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        uint64_t bits = (uint64_t)value & 0xffULL;
+        int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        static PyObject *names_compression[4];
+        int index_compression = 0;
+        switch (compression) {
+            case 0: name_attributes_compression = "none"; index_compression = 0; break;
+            case 1: name_attributes_compression = "gzip"; index_compression = 1; break;
+            case 2: name_attributes_compression = "snappy"; index_compression = 2; break;
+            case 3: name_attributes_compression = "lz4"; index_compression = 3; break;
+            default: name_attributes_compression = NULL;
+        }
+        if (!name_attributes_compression) {
+            raise_at(E_Compression, at, "attributes.compression",
+                     "unknown or disallowed compression_type %lld (allowed "
+                     "here: 0=none, 1=gzip, 2=snappy, 3=lz4)", (long long)compression);
+            goto fail;
+        }
+        PyObject *o = PyDict_New();
+        if (!o) goto fail;
+        obj[2] = o;
+        static PyObject *key_compression;
+        PyObject *value_compression = interned_str(&names_compression[index_compression], name_attributes_compression);
+        if (put_keyed(o, &key_compression, "compression", value_compression) < 0) goto fail;
+        static PyObject *key_unused;
+        PyObject *value_unused = PyLong_FromLongLong((int64_t)((bits >> 3) & 0x1f));
+        if (put_keyed(o, &key_unused, "unused", value_unused) < 0) goto fail;
+    }
+    /* key */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "key"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[3] = o;
+    }
+    /* value */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "value"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[4] = o;
+        const char *codec = name_attributes_compression;
+        if (strcmp(codec, "none") != 0 && opts->contents != CONTENTS_NO) {
+            PyObject *stored = obj[4];
+            if (stored == Py_None) {
+                raise_at(E_Corrupt, p, "value", "compressed (%s) wrapper has a null value", codec);
+                goto fail;
+            }
+            Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
+            if (opts->contents == CONTENTS_INSIDE) {
+                raise_at(E_Corrupt, start_value, "value",
+                         "a compressed (%s) value inside a compressed stream: "
+                         "only one level of compression is allowed", codec);
+                goto fail;
+            }
+            PyObject *items = decode_compressed(stored, codec, 0, start_value, "value", opts, dec_legacy_log_entry_v0);
+            if (!items) goto fail;
+            obj[4] = items;
+            Py_DECREF(stored);
+        }
+    }
+    if (opts->verify_crc && crc_differs(buf + start_crc, p - start_crc, v_crc, at_crc,
+                                        "crc"))
+        goto fail;
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_legacy_message_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 3, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_legacy_message_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_legacy_message_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 4, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_legacy_message_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_legacy_message_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 6, &args, &o) < 0) return NULL;
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "uiooo";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[5] = {0};
+        int64_t num[5] = {0};
+        int decoded = prj_legacy_message_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 5; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+
+/* ================================================================ legacy_log_entry v0 */
+
+static PyObject *dec_legacy_log_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    PyObject *out = PyTuple_New(3);
+    if (!out) return NULL;
+    int64_t v_size; Py_ssize_t start_size;
+    /* offset */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 0, o);
+    }
+    /* size */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        v_size = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o = PyLong_FromLongLong(v_size);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 1, o);
+    }
+    start_size = p;
+    if (v_size < 14) {
+        raise_at(E_BadLength, p, "size", "size is %lld, less than the 14 bytes the fields it covers need at least",
+                 (long long)v_size);
+        goto fail;
+    }
+    if (v_size > end - p) {
+        raise_at(E_Truncated, p, "size", "size says %lld bytes but only %lld remain",
+                 (long long)v_size, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_size;
+    /* message */
+    {
+        PyObject *o = dec_legacy_message_v0(buf, buflen, &p, end, opts);
+        if (!o) { scope_error("message"); goto fail; }
+        PyTuple_SET_ITEM(out, 2, o);
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_size, "size", "size says %lld bytes but the fields it covers take %lld",
+                 (long long)v_size, (long long)(p - start_size));
+        goto fail;
+    }
+    *pos = p;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_legacy_log_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_size; Py_ssize_t start_size;
+    /* offset */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[0] = (int64_t)value;
+    }
+    /* size */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        v_size = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)v_size;
+    }
+    start_size = p;
+    if (v_size < 14) {
+        raise_at(E_BadLength, p, "size", "size is %lld, less than the 14 bytes the fields it covers need at least",
+                 (long long)v_size);
+        goto fail;
+    }
+    if (v_size > end - p) {
+        raise_at(E_Truncated, p, "size", "size says %lld bytes but only %lld remain",
+                 (long long)v_size, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_size;
+    /* message */
+    {
+        PyObject *o = dec_legacy_message_v0(buf, buflen, &p, end, opts);
+        if (!o) { scope_error("message"); goto fail; }
+        obj[2] = o;
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_size, "size", "size says %lld bytes but the fields it covers take %lld",
+                 (long long)v_size, (long long)(p - start_size));
+        goto fail;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_legacy_log_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 3, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_legacy_log_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_legacy_log_entry_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 4, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_legacy_log_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_legacy_log_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 6, &args, &o) < 0) return NULL;
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "iio";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[3] = {0};
+        int64_t num[3] = {0};
+        int decoded = prj_legacy_log_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 3; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+
+/* ================================================================ legacy_message v1 */
+
+static PyObject *dec_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    PyObject *out = PyTuple_New(6);
+    if (!out) return NULL;
+    int64_t v_crc; Py_ssize_t start_crc;
+    Py_ssize_t at_crc;
+    const char *name_attributes_compression = NULL;
+    const char *name_attributes_timestamp_type = NULL;
+    /* crc */
+    {
+        if (p + 14 > buflen) { truncated(p, "crc"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        at_crc = p;
+        v_crc = load_be32(buf + p);
+        p += 4;
+        PyObject *o = PyLong_FromUnsignedLong((unsigned long)v_crc);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 0, o);
+    }
+    start_crc = p;
+    /* magic */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        if (value != 1) {
+            raise_at(E_Magic, at, "magic", "magic is %lld, expected 1", (long long)value);
+            goto fail;
+        }
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 1, o);
+    }
+    /* attributes */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        uint64_t bits = (uint64_t)value & 0xffULL;
+        int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        static PyObject *names_compression[4];
+        int index_compression = 0;
+        switch (compression) {
+            case 0: name_attributes_compression = "none"; index_compression = 0; break;
+            case 1: name_attributes_compression = "gzip"; index_compression = 1; break;
+            case 2: name_attributes_compression = "snappy"; index_compression = 2; break;
+            case 3: name_attributes_compression = "lz4"; index_compression = 3; break;
+            default: name_attributes_compression = NULL;
+        }
+        if (!name_attributes_compression) {
+            raise_at(E_Compression, at, "attributes.compression",
+                     "unknown or disallowed compression_type %lld (allowed "
+                     "here: 0=none, 1=gzip, 2=snappy, 3=lz4)", (long long)compression);
+            goto fail;
+        }
+        int64_t timestamp_type = (int64_t)((bits >> 3) & 0x1);
+        static PyObject *names_timestamp_type[2];
+        int index_timestamp_type = 0;
+        switch (timestamp_type) {
+            case 0: name_attributes_timestamp_type = "create_time"; index_timestamp_type = 0; break;
+            case 1: name_attributes_timestamp_type = "log_append_time"; index_timestamp_type = 1; break;
+            default: name_attributes_timestamp_type = NULL;
+        }
+        if (!name_attributes_timestamp_type) {
+            raise_at(E_Corrupt, at, "attributes.timestamp_type",
+                     "unknown or disallowed timestamp_type %lld (allowed "
+                     "here: 0=create_time, 1=log_append_time)", (long long)timestamp_type);
+            goto fail;
+        }
+        PyObject *o = PyDict_New();
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 2, o);
+        static PyObject *key_compression;
+        PyObject *value_compression = interned_str(&names_compression[index_compression], name_attributes_compression);
+        if (put_keyed(o, &key_compression, "compression", value_compression) < 0) goto fail;
+        static PyObject *key_timestamp_type;
+        PyObject *value_timestamp_type = interned_str(&names_timestamp_type[index_timestamp_type], name_attributes_timestamp_type);
+        if (put_keyed(o, &key_timestamp_type, "timestamp_type", value_timestamp_type) < 0) goto fail;
+        static PyObject *key_unused;
+        PyObject *value_unused = PyLong_FromLongLong((int64_t)((bits >> 4) & 0xf));
+        if (put_keyed(o, &key_unused, "unused", value_unused) < 0) goto fail;
+    }
+    /* timestamp */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 3, o);
+    }
+    /* key */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "key"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        PyTuple_SET_ITEM(out, 4, o);
+    }
+    /* value */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "value"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        PyTuple_SET_ITEM(out, 5, o);
+        const char *codec = name_attributes_compression;
+        if (strcmp(codec, "none") != 0 && opts->contents != CONTENTS_NO) {
+            PyObject *stored = PyTuple_GET_ITEM(out, 5);
+            if (stored == Py_None) {
+                raise_at(E_Corrupt, p, "value", "compressed (%s) wrapper has a null value", codec);
+                goto fail;
+            }
+            Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
+            if (opts->contents == CONTENTS_INSIDE) {
+                raise_at(E_Corrupt, start_value, "value",
+                         "a compressed (%s) value inside a compressed stream: "
+                         "only one level of compression is allowed", codec);
+                goto fail;
+            }
+            PyObject *items = decode_compressed(stored, codec, 1, start_value, "value", opts, dec_legacy_log_entry_v1);
+            if (!items) goto fail;
+            PyTuple_SET_ITEM(out, 5, items);
+            Py_DECREF(stored);
+        }
+    }
+    if (opts->verify_crc && crc_differs(buf + start_crc, p - start_crc, v_crc, at_crc,
+                                        "crc"))
+        goto fail;
+    *pos = p;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_legacy_message_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_crc; Py_ssize_t start_crc;
+    Py_ssize_t at_crc;
+    const char *name_attributes_compression = NULL;
+    const char *name_attributes_timestamp_type = NULL;
+    /* crc */
+    {
+        if (p + 14 > buflen) { truncated(p, "crc"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        at_crc = p;
+        v_crc = load_be32(buf + p);
+        p += 4;
+        num[0] = (int64_t)v_crc;
+    }
+    start_crc = p;
+    /* magic */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        if (value != 1) {
+            raise_at(E_Magic, at, "magic", "magic is %lld, expected 1", (long long)value);
+            goto fail;
+        }
+        num[1] = (int64_t)value;
+    }
+    /* attributes */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        uint64_t bits = (uint64_t)value & 0xffULL;
+        int64_t compression = (int64_t)((bits >> 0) & 0x7);
+        static PyObject *names_compression[4];
+        int index_compression = 0;
+        switch (compression) {
+            case 0: name_attributes_compression = "none"; index_compression = 0; break;
+            case 1: name_attributes_compression = "gzip"; index_compression = 1; break;
+            case 2: name_attributes_compression = "snappy"; index_compression = 2; break;
+            case 3: name_attributes_compression = "lz4"; index_compression = 3; break;
+            default: name_attributes_compression = NULL;
+        }
+        if (!name_attributes_compression) {
+            raise_at(E_Compression, at, "attributes.compression",
+                     "unknown or disallowed compression_type %lld (allowed "
+                     "here: 0=none, 1=gzip, 2=snappy, 3=lz4)", (long long)compression);
+            goto fail;
+        }
+        int64_t timestamp_type = (int64_t)((bits >> 3) & 0x1);
+        static PyObject *names_timestamp_type[2];
+        int index_timestamp_type = 0;
+        switch (timestamp_type) {
+            case 0: name_attributes_timestamp_type = "create_time"; index_timestamp_type = 0; break;
+            case 1: name_attributes_timestamp_type = "log_append_time"; index_timestamp_type = 1; break;
+            default: name_attributes_timestamp_type = NULL;
+        }
+        if (!name_attributes_timestamp_type) {
+            raise_at(E_Corrupt, at, "attributes.timestamp_type",
+                     "unknown or disallowed timestamp_type %lld (allowed "
+                     "here: 0=create_time, 1=log_append_time)", (long long)timestamp_type);
+            goto fail;
+        }
+        PyObject *o = PyDict_New();
+        if (!o) goto fail;
+        obj[2] = o;
+        static PyObject *key_compression;
+        PyObject *value_compression = interned_str(&names_compression[index_compression], name_attributes_compression);
+        if (put_keyed(o, &key_compression, "compression", value_compression) < 0) goto fail;
+        static PyObject *key_timestamp_type;
+        PyObject *value_timestamp_type = interned_str(&names_timestamp_type[index_timestamp_type], name_attributes_timestamp_type);
+        if (put_keyed(o, &key_timestamp_type, "timestamp_type", value_timestamp_type) < 0) goto fail;
+        static PyObject *key_unused;
+        PyObject *value_unused = PyLong_FromLongLong((int64_t)((bits >> 4) & 0xf));
+        if (put_keyed(o, &key_unused, "unused", value_unused) < 0) goto fail;
+    }
+    /* timestamp */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[3] = (int64_t)value;
+    }
+    /* key */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "key"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[4] = o;
+    }
+    /* value */
+    {
+        int64_t length;
+        if (p + 4 > buflen) { truncated(p, "value"); goto fail; }
+        length = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[5] = o;
+        const char *codec = name_attributes_compression;
+        if (strcmp(codec, "none") != 0 && opts->contents != CONTENTS_NO) {
+            PyObject *stored = obj[5];
+            if (stored == Py_None) {
+                raise_at(E_Corrupt, p, "value", "compressed (%s) wrapper has a null value", codec);
+                goto fail;
+            }
+            Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);
+            if (opts->contents == CONTENTS_INSIDE) {
+                raise_at(E_Corrupt, start_value, "value",
+                         "a compressed (%s) value inside a compressed stream: "
+                         "only one level of compression is allowed", codec);
+                goto fail;
+            }
+            PyObject *items = decode_compressed(stored, codec, 1, start_value, "value", opts, dec_legacy_log_entry_v1);
+            if (!items) goto fail;
+            obj[5] = items;
+            Py_DECREF(stored);
+        }
+    }
+    if (opts->verify_crc && crc_differs(buf + start_crc, p - start_crc, v_crc, at_crc,
+                                        "crc"))
+        goto fail;
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_legacy_message_v1(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 3, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_legacy_message_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_legacy_message_v1_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 4, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_legacy_message_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_legacy_message_v1(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 6, &args, &o) < 0) return NULL;
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "uioioo";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[6] = {0};
+        int64_t num[6] = {0};
+        int decoded = prj_legacy_message_v1((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 6; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+
+/* ================================================================ legacy_log_entry v1 */
+
+static PyObject *dec_legacy_log_entry_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    PyObject *out = PyTuple_New(3);
+    if (!out) return NULL;
+    int64_t v_size; Py_ssize_t start_size;
+    /* offset */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        PyObject *o = PyLong_FromLongLong(value);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 0, o);
+    }
+    /* size */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        v_size = (int32_t)load_be32(buf + p);
+        p += 4;
+        PyObject *o = PyLong_FromLongLong(v_size);
+        if (!o) goto fail;
+        PyTuple_SET_ITEM(out, 1, o);
+    }
+    start_size = p;
+    if (v_size < 22) {
+        raise_at(E_BadLength, p, "size", "size is %lld, less than the 22 bytes the fields it covers need at least",
+                 (long long)v_size);
+        goto fail;
+    }
+    if (v_size > end - p) {
+        raise_at(E_Truncated, p, "size", "size says %lld bytes but only %lld remain",
+                 (long long)v_size, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_size;
+    /* message */
+    {
+        PyObject *o = dec_legacy_message_v1(buf, buflen, &p, end, opts);
+        if (!o) { scope_error("message"); goto fail; }
+        PyTuple_SET_ITEM(out, 2, o);
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_size, "size", "size says %lld bytes but the fields it covers take %lld",
+                 (long long)v_size, (long long)(p - start_size));
+        goto fail;
+    }
+    *pos = p;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_legacy_log_entry_v1(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_size; Py_ssize_t start_size;
+    /* offset */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[0] = (int64_t)value;
+    }
+    /* size */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        v_size = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)v_size;
+    }
+    start_size = p;
+    if (v_size < 22) {
+        raise_at(E_BadLength, p, "size", "size is %lld, less than the 22 bytes the fields it covers need at least",
+                 (long long)v_size);
+        goto fail;
+    }
+    if (v_size > end - p) {
+        raise_at(E_Truncated, p, "size", "size says %lld bytes but only %lld remain",
+                 (long long)v_size, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_size;
+    /* message */
+    {
+        PyObject *o = dec_legacy_message_v1(buf, buflen, &p, end, opts);
+        if (!o) { scope_error("message"); goto fail; }
+        obj[2] = o;
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_size, "size", "size says %lld bytes but the fields it covers take %lld",
+                 (long long)v_size, (long long)(p - start_size));
+        goto fail;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_legacy_log_entry_v1(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 3, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_legacy_log_entry_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_legacy_log_entry_v1_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 4, &args, &o) < 0) return NULL;
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_legacy_log_entry_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_legacy_log_entry_v1(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    if (split_opts(args, 6, &args, &o) < 0) return NULL;
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "iio";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[3] = {0};
+        int64_t num[3] = {0};
+        int decoded = prj_legacy_log_entry_v1((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 3; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+
 /* ================================================================ offset_index_entry v0 */
 
-static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(2);
     if (!out) return NULL;
@@ -1021,6 +2696,8 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
     {
         int64_t value;
         if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(value);
@@ -1030,6 +2707,8 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
     /* position */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(value);
@@ -1042,6 +2721,136 @@ fail:
     Py_DECREF(out);
     return NULL;
 }
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* relative_offset */
+    {
+        int64_t value;
+        if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[0] = (int64_t)value;
+    }
+    /* position */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_offset_index_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_offset_index_entry_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_offset_index_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "ii";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[2] = {0};
+        int64_t num[2] = {0};
+        int decoded = prj_offset_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 2; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
@@ -1117,6 +2926,8 @@ static int col_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_s
     {
         int64_t value;
         if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->relative_offset, (int64_t)value) < 0) goto fail;
@@ -1124,6 +2935,8 @@ static int col_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_s
     /* position */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->position, (int64_t)value) < 0) goto fail;
@@ -1133,81 +2946,6 @@ static int col_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_s
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_decode_offset_index_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_offset_index_entry_v0_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
-static PyObject *py_project_offset_index_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_offset_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
@@ -1275,8 +3013,10 @@ done:
 
 /* ================================================================ record_header v2 */
 
-static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(2);
     if (!out) return NULL;
@@ -1329,6 +3069,160 @@ fail:
     Py_DECREF(out);
     return NULL;
 }
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* key */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
+        PyObject *o;
+        if (length < 0) {
+            raise_at(E_BadLength, p, "key", "length %lld is negative but key cannot be null", (long long)length);
+            goto fail;
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t)length, "replace");
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[0] = o;
+    }
+    /* value */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[1] = o;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_record_header_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_record_header_v2_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_record_header_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "oo";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[2] = {0};
+        int64_t num[2] = {0};
+        int decoded = prj_record_header_v2((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 2; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 static int enc_record_header_v2(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
@@ -1465,81 +3359,6 @@ fail:
     return -1;
 }
 
-static PyObject *py_decode_record_header_v2(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_record_header_v2_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
-static PyObject *py_project_record_header_v2(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_record_header_v2((const uint8_t *)view.buf, view.len, &p, end);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
 static int add_to_column_record_header_v2(cols_record_header_v2 *c, const char *name, long long addend) {
     Buf *b = NULL;
@@ -1603,14 +3422,18 @@ done:
 
 /* ================================================================ record v2 */
 
-static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(7);
     if (!out) return NULL;
     int64_t v_length; Py_ssize_t start_length;
     /* length */
     {
+        Py_ssize_t at = p;
+        (void)at;
         uint32_t v_length_raw;
         if (read_uvarint32(buf, &p, buflen, &v_length_raw, "length") < 0) goto fail;
         v_length = zigzag32(v_length_raw);
@@ -1634,6 +3457,8 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
     {
         int64_t value;
         if (p + 1 > buflen) { truncated(p, "attributes"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int8_t)buf[p];
         p += 1;
         PyObject *o = PyLong_FromLongLong(value);
@@ -1643,6 +3468,8 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
     /* timestamp_delta */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         uint64_t value_raw;
         if (read_uvarint64(buf, &p, buflen, &value_raw, "timestamp_delta") < 0) goto fail;
         value = zigzag64(value_raw);
@@ -1653,6 +3480,8 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
     /* offset_delta */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         uint32_t value_raw;
         if (read_uvarint32(buf, &p, buflen, &value_raw, "offset_delta") < 0) goto fail;
         value = zigzag32(value_raw);
@@ -1721,7 +3550,7 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 6, o);
         for (Py_ssize_t k = 0; k < (Py_ssize_t)count; k++) {
-            PyObject *item = dec_record_header_v2(buf, buflen, &p, end);
+            PyObject *item = dec_record_header_v2(buf, buflen, &p, end, opts);
             if (!item) { scope_error("headers"); goto fail; }
             PyList_SET_ITEM(o, k, item);
         }
@@ -1737,6 +3566,242 @@ fail:
     Py_DECREF(out);
     return NULL;
 }
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    int64_t v_length; Py_ssize_t start_length;
+    /* length */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        uint32_t v_length_raw;
+        if (read_uvarint32(buf, &p, buflen, &v_length_raw, "length") < 0) goto fail;
+        v_length = zigzag32(v_length_raw);
+        num[0] = (int64_t)v_length;
+    }
+    start_length = p;
+    if (v_length < 6) {
+        raise_at(E_BadLength, p, "length", "length is %lld, less than the 6 bytes the fields it covers need at least",
+                 (long long)v_length);
+        goto fail;
+    }
+    if (v_length > end - p) {
+        raise_at(E_Truncated, p, "length", "length says %lld bytes but only %lld remain",
+                 (long long)v_length, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_length;
+    /* attributes */
+    {
+        int64_t value;
+        if (p + 1 > buflen) { truncated(p, "attributes"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        num[1] = (int64_t)value;
+    }
+    /* timestamp_delta */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        uint64_t value_raw;
+        if (read_uvarint64(buf, &p, buflen, &value_raw, "timestamp_delta") < 0) goto fail;
+        value = zigzag64(value_raw);
+        num[2] = (int64_t)value;
+    }
+    /* offset_delta */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        uint32_t value_raw;
+        if (read_uvarint32(buf, &p, buflen, &value_raw, "offset_delta") < 0) goto fail;
+        value = zigzag32(value_raw);
+        num[3] = (int64_t)value;
+    }
+    /* key */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[4] = o;
+    }
+    /* value */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
+        PyObject *o;
+        if (length < 0) {
+            o = Py_None; Py_INCREF(o);
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)length);
+            if (!o) goto fail;
+            p += length;
+        }
+        obj[5] = o;
+    }
+    /* headers */
+    {
+        int64_t count;
+        uint32_t count_raw;
+        if (read_uvarint32(buf, &p, buflen, &count_raw, "headers") < 0) goto fail;
+        count = zigzag32(count_raw);
+        if (count < 0) {
+            raise_at(E_Corrupt, p, "headers", "headers: negative count %lld", (long long)count);
+            goto fail;
+        }
+        if (count > end - p) {
+            raise_at(E_RecordCount, p, "headers", "headers: %lld elements cannot fit in the %lld bytes left",
+                     (long long)count, (long long)(end - p));
+            goto fail;
+        }
+        PyObject *o = PyTuple_New((Py_ssize_t)count);
+        if (!o) goto fail;
+        obj[6] = o;
+        for (Py_ssize_t k = 0; k < (Py_ssize_t)count; k++) {
+            PyObject *item = dec_record_header_v2(buf, buflen, &p, end, opts);
+            if (!item) { scope_error("headers"); goto fail; }
+            PyTuple_SET_ITEM(o, k, item);
+            untrack_if_atomic(item, NULL);
+        }
+        untrack_if_atomic(o, NULL);
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_length, "length", "length says %lld bytes but the fields it covers take %lld",
+                 (long long)v_length, (long long)(p - start_length));
+        goto fail;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_record_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_record_v2_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_record_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "iiiiool";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[7] = {0};
+        int64_t num[7] = {0};
+        int decoded = prj_record_v2((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 7; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 static int enc_record_v2(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
@@ -1875,6 +3940,8 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
     int64_t v_length; Py_ssize_t start_length;
     /* length */
     {
+        Py_ssize_t at = p;
+        (void)at;
         uint32_t v_length_raw;
         if (read_uvarint32(buf, &p, buflen, &v_length_raw, "length") < 0) goto fail;
         v_length = zigzag32(v_length_raw);
@@ -1896,6 +3963,8 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
     {
         int64_t value;
         if (p + 1 > buflen) { truncated(p, "attributes"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int8_t)buf[p];
         p += 1;
         if (buf_put_i64(&c->attributes, (int64_t)value) < 0) goto fail;
@@ -1903,6 +3972,8 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
     /* timestamp_delta */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         uint64_t value_raw;
         if (read_uvarint64(buf, &p, buflen, &value_raw, "timestamp_delta") < 0) goto fail;
         value = zigzag64(value_raw);
@@ -1911,6 +3982,8 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
     /* offset_delta */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         uint32_t value_raw;
         if (read_uvarint32(buf, &p, buflen, &value_raw, "offset_delta") < 0) goto fail;
         value = zigzag32(value_raw);
@@ -1987,81 +4060,6 @@ fail:
     return -1;
 }
 
-static PyObject *py_decode_record_v2(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_record_v2_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
-static PyObject *py_project_record_v2(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 7, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_record_v2((const uint8_t *)view.buf, view.len, &p, end);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
 static int add_to_column_record_v2(cols_record_v2 *c, const char *name, long long addend) {
     Buf *b = NULL;
@@ -2129,8 +4127,10 @@ done:
 
 /* ================================================================ time_index_entry v0 */
 
-static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end) {
+static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                                    const Opts *opts) {
     (void)end;
+    (void)opts;
     Py_ssize_t p = *pos;
     PyObject *out = PyTuple_New(2);
     if (!out) return NULL;
@@ -2138,6 +4138,8 @@ static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, 
     {
         int64_t value;
         if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         PyObject *o = PyLong_FromLongLong(value);
@@ -2147,6 +4149,8 @@ static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, 
     /* relative_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         PyObject *o = PyLong_FromLongLong(value);
@@ -2159,6 +4163,136 @@ fail:
     Py_DECREF(out);
     return NULL;
 }
+
+/* The same fields for a projection: into obj (new references, released by the caller) and num. */
+static int prj_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    Py_ssize_t p = *pos;
+    /* timestamp */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[0] = (int64_t)value;
+    }
+    /* relative_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
+static PyObject *py_decode_time_index_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 0);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    Py_ssize_t p = a.pos;
+    PyObject *v = dec_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+    PyBuffer_Release(&a.view);
+    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
+}
+
+static PyObject *py_decode_time_index_entry_v0_array(PyObject *self, PyObject *args) {
+    (void)self;
+    Args a;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = parse_args(args, &a, 1);
+    Py_DECREF(args);
+    if (parsed < 0) return NULL;
+    if (a.count > a.end - a.pos) {
+        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
+                 a.end - a.pos);
+        PyBuffer_Release(&a.view);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.count);
+    Py_ssize_t p = a.pos;
+    for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        PyObject *v = dec_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
+        if (!v) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyBuffer_Release(&a.view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+static PyObject *py_project_time_index_entry_v0(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end, count;
+    PyObject *type, *plan;
+    Opts o = NO_OPTS;
+    Py_INCREF(args);
+    int parsed = PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan);
+    Py_DECREF(args);
+    if (!parsed) return NULL;
+    PyObject *list = NULL;
+    PlanOp *ops = NULL;
+    Py_ssize_t nops = 0, p = pos;
+    int greedy = count == -1;  /* as many as there are, up to end */
+    if (greedy) count = 0;
+    if (count < 0) {
+        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
+        goto done;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
+        goto done;
+    }
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
+        goto done;
+    }
+    if (count > end - pos) {
+        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
+        goto done;
+    }
+    static const char kinds[] = "ii";
+    if (!(ops = parse_plan(plan, kinds, &nops))) goto done;
+    /* A batch allocates thousands of containers at once; collecting young
+     * objects over and over while they are all still alive only costs time. */
+    int gc_was_enabled = PyGC_Disable();
+    list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        PyObject *obj[2] = {0};
+        int64_t num[2] = {0};
+        int decoded = prj_time_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
+        PyObject *item = decoded == 0 ? apply_plan(obj, num, kinds, (PyTypeObject *)type, ops, nops) : NULL;
+        for (int k = 0; k < 2; k++) Py_XDECREF(obj[k]);
+        if (!item) { Py_CLEAR(list); break; }
+        if (greedy) {
+            int appended = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (appended < 0) { Py_CLEAR(list); break; }
+        } else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    if (gc_was_enabled) PyGC_Enable();
+done:
+    PyMem_Free(ops);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
 
 static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
@@ -2234,6 +4368,8 @@ static int col_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssi
     {
         int64_t value;
         if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
         value = (int64_t)load_be64(buf + p);
         p += 8;
         if (buf_put_i64(&c->timestamp, (int64_t)value) < 0) goto fail;
@@ -2241,6 +4377,8 @@ static int col_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssi
     /* relative_offset */
     {
         int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
         value = (int32_t)load_be32(buf + p);
         p += 4;
         if (buf_put_i64(&c->relative_offset, (int64_t)value) < 0) goto fail;
@@ -2250,81 +4388,6 @@ static int col_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssi
     return 0;
 fail:
     return -1;
-}
-
-static PyObject *py_decode_time_index_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 0) < 0) return NULL;
-    Py_ssize_t p = a.pos;
-    PyObject *v = dec_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-    PyBuffer_Release(&a.view);
-    return v ? Py_BuildValue("(Nn)", v, p) : NULL;
-}
-
-static PyObject *py_decode_time_index_entry_v0_array(PyObject *self, PyObject *args) {
-    (void)self;
-    Args a;
-    if (parse_args(args, &a, 1) < 0) return NULL;
-    if (a.count > a.end - a.pos) {
-        raise_at(E_RecordCount, a.pos, NULL, "%zd elements cannot fit in the %zd bytes left", a.count,
-                 a.end - a.pos);
-        PyBuffer_Release(&a.view);
-        return NULL;
-    }
-    PyObject *list = PyList_New(a.count);
-    Py_ssize_t p = a.pos;
-    for (Py_ssize_t i = 0; list && i < a.count; i++) {
-        PyObject *v = dec_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end);
-        if (!v) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, v);
-    }
-    PyBuffer_Release(&a.view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
-}
-
-static PyObject *py_project_time_index_entry_v0(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t pos, end, count;
-    PyObject *type, *plan;
-    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &end, &count, &type, &plan)) return NULL;
-    PyObject *list = NULL;
-    PlanOp *ops = NULL;
-    Py_ssize_t nops = 0, p = pos;
-    if (count < 0) {
-        raise_at(E_RecordCount, pos, NULL, "negative count %zd", count);
-        goto done;
-    }
-    if (pos < 0 || end > view.len || pos > end) {
-        raise_at(E_BadLength, pos, NULL, "need 0 <= pos <= end <= len(buf)");
-        goto done;
-    }
-    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "type must be tuple or a subclass of it");
-        goto done;
-    }
-    if (count > end - pos) {
-        raise_at(E_RecordCount, pos, NULL, "%zd elements cannot fit in the %zd bytes left", count, end - pos);
-        goto done;
-    }
-    if (!(ops = parse_plan(plan, 2, &nops))) goto done;
-    /* A batch allocates thousands of containers at once; collecting young
-     * objects over and over while they are all still alive only costs time. */
-    int gc_was_enabled = PyGC_Disable();
-    list = PyList_New(count);
-    for (Py_ssize_t i = 0; list && i < count; i++) {
-        PyObject *fields = dec_time_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end);
-        PyObject *o = fields ? apply_plan(fields, (PyTypeObject *)type, ops, nops) : NULL;
-        Py_XDECREF(fields);
-        if (!o) { Py_CLEAR(list); break; }
-        PyList_SET_ITEM(list, i, o);
-    }
-    if (gc_was_enabled) PyGC_Enable();
-done:
-    PyMem_Free(ops);
-    PyBuffer_Release(&view);
-    return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
 /* Add a constant to every value of an integer column (base offsets, base timestamps). */
@@ -2391,70 +4454,105 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"add_to_items", py_add_to_items, METH_VARARGS, "add_to_items(list, i, n): add n to item i of every tuple"},
     {"decode_aborted_txn_entry_v0", py_decode_aborted_txn_entry_v0, METH_VARARGS,
      "decode_aborted_txn_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_aborted_txn_entry_v0_array", py_decode_aborted_txn_entry_v0_array, METH_VARARGS,
      "decode_aborted_txn_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_aborted_txn_entry_v0", py_project_aborted_txn_entry_v0, METH_VARARGS,
+     "project_aborted_txn_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_aborted_txn_entry_v0", py_encode_aborted_txn_entry_v0, METH_O, "encode_aborted_txn_entry_v0(values) -> bytes"},
     {"encode_aborted_txn_entry_v0_array", py_encode_aborted_txn_entry_v0_array, METH_O,
      "encode_aborted_txn_entry_v0_array(list of values) -> bytes, back to back"},
-    {"project_aborted_txn_entry_v0", py_project_aborted_txn_entry_v0, METH_VARARGS,
-     "project_aborted_txn_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_aborted_txn_entry_v0", py_columns_aborted_txn_entry_v0, METH_VARARGS,
      "columns_aborted_txn_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_end_txn_marker_v0", py_decode_end_txn_marker_v0, METH_VARARGS,
      "decode_end_txn_marker_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_end_txn_marker_v0_array", py_decode_end_txn_marker_v0_array, METH_VARARGS,
      "decode_end_txn_marker_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_end_txn_marker_v0", py_project_end_txn_marker_v0, METH_VARARGS,
+     "project_end_txn_marker_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_end_txn_marker_v0", py_encode_end_txn_marker_v0, METH_O, "encode_end_txn_marker_v0(values) -> bytes"},
     {"encode_end_txn_marker_v0_array", py_encode_end_txn_marker_v0_array, METH_O,
      "encode_end_txn_marker_v0_array(list of values) -> bytes, back to back"},
-    {"project_end_txn_marker_v0", py_project_end_txn_marker_v0, METH_VARARGS,
-     "project_end_txn_marker_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_end_txn_marker_v0", py_columns_end_txn_marker_v0, METH_VARARGS,
      "columns_end_txn_marker_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
+    {"decode_legacy_message_v0", py_decode_legacy_message_v0, METH_VARARGS,
+     "decode_legacy_message_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
+    {"decode_legacy_message_v0_array", py_decode_legacy_message_v0_array, METH_VARARGS,
+     "decode_legacy_message_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_legacy_message_v0", py_project_legacy_message_v0, METH_VARARGS,
+     "project_legacy_message_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
+    {"decode_legacy_log_entry_v0", py_decode_legacy_log_entry_v0, METH_VARARGS,
+     "decode_legacy_log_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
+    {"decode_legacy_log_entry_v0_array", py_decode_legacy_log_entry_v0_array, METH_VARARGS,
+     "decode_legacy_log_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_legacy_log_entry_v0", py_project_legacy_log_entry_v0, METH_VARARGS,
+     "project_legacy_log_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
+    {"decode_legacy_message_v1", py_decode_legacy_message_v1, METH_VARARGS,
+     "decode_legacy_message_v1(buf, pos=0, end=None) -> (tuple, next_pos)"},
+    {"decode_legacy_message_v1_array", py_decode_legacy_message_v1_array, METH_VARARGS,
+     "decode_legacy_message_v1_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_legacy_message_v1", py_project_legacy_message_v1, METH_VARARGS,
+     "project_legacy_message_v1(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
+    {"decode_legacy_log_entry_v1", py_decode_legacy_log_entry_v1, METH_VARARGS,
+     "decode_legacy_log_entry_v1(buf, pos=0, end=None) -> (tuple, next_pos)"},
+    {"decode_legacy_log_entry_v1_array", py_decode_legacy_log_entry_v1_array, METH_VARARGS,
+     "decode_legacy_log_entry_v1_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_legacy_log_entry_v1", py_project_legacy_log_entry_v1, METH_VARARGS,
+     "project_legacy_log_entry_v1(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"decode_offset_index_entry_v0", py_decode_offset_index_entry_v0, METH_VARARGS,
      "decode_offset_index_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_offset_index_entry_v0_array", py_decode_offset_index_entry_v0_array, METH_VARARGS,
      "decode_offset_index_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_offset_index_entry_v0", py_project_offset_index_entry_v0, METH_VARARGS,
+     "project_offset_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_offset_index_entry_v0", py_encode_offset_index_entry_v0, METH_O, "encode_offset_index_entry_v0(values) -> bytes"},
     {"encode_offset_index_entry_v0_array", py_encode_offset_index_entry_v0_array, METH_O,
      "encode_offset_index_entry_v0_array(list of values) -> bytes, back to back"},
-    {"project_offset_index_entry_v0", py_project_offset_index_entry_v0, METH_VARARGS,
-     "project_offset_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_offset_index_entry_v0", py_columns_offset_index_entry_v0, METH_VARARGS,
      "columns_offset_index_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_record_header_v2", py_decode_record_header_v2, METH_VARARGS,
      "decode_record_header_v2(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_record_header_v2_array", py_decode_record_header_v2_array, METH_VARARGS,
      "decode_record_header_v2_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_record_header_v2", py_project_record_header_v2, METH_VARARGS,
+     "project_record_header_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_record_header_v2", py_encode_record_header_v2, METH_O, "encode_record_header_v2(values) -> bytes"},
     {"encode_record_header_v2_array", py_encode_record_header_v2_array, METH_O,
      "encode_record_header_v2_array(list of values) -> bytes, back to back"},
-    {"project_record_header_v2", py_project_record_header_v2, METH_VARARGS,
-     "project_record_header_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_record_header_v2", py_columns_record_header_v2, METH_VARARGS,
      "columns_record_header_v2(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_record_v2", py_decode_record_v2, METH_VARARGS,
      "decode_record_v2(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_record_v2_array", py_decode_record_v2_array, METH_VARARGS,
      "decode_record_v2_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_record_v2", py_project_record_v2, METH_VARARGS,
+     "project_record_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_record_v2", py_encode_record_v2, METH_O, "encode_record_v2(values) -> bytes"},
     {"encode_record_v2_array", py_encode_record_v2_array, METH_O,
      "encode_record_v2_array(list of values) -> bytes, back to back"},
-    {"project_record_v2", py_project_record_v2, METH_VARARGS,
-     "project_record_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_record_v2", py_columns_record_v2, METH_VARARGS,
      "columns_record_v2(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {"decode_time_index_entry_v0", py_decode_time_index_entry_v0, METH_VARARGS,
      "decode_time_index_entry_v0(buf, pos=0, end=None) -> (tuple, next_pos)"},
     {"decode_time_index_entry_v0_array", py_decode_time_index_entry_v0_array, METH_VARARGS,
      "decode_time_index_entry_v0_array(buf, pos, end, count) -> (list of tuples, next_pos)"},
+    {"project_time_index_entry_v0", py_project_time_index_entry_v0, METH_VARARGS,
+     "project_time_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
+     "count -1: every entity up to end"},
     {"encode_time_index_entry_v0", py_encode_time_index_entry_v0, METH_O, "encode_time_index_entry_v0(values) -> bytes"},
     {"encode_time_index_entry_v0_array", py_encode_time_index_entry_v0_array, METH_O,
      "encode_time_index_entry_v0_array(list of values) -> bytes, back to back"},
-    {"project_time_index_entry_v0", py_project_time_index_entry_v0, METH_VARARGS,
-     "project_time_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape"},
     {"columns_time_index_entry_v0", py_columns_time_index_entry_v0, METH_VARARGS,
      "columns_time_index_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
     {NULL, NULL, 0, NULL}
@@ -2473,12 +4571,28 @@ PyMODINIT_FUNC PyInit__ckernel(void) {
     E_VarintTooLong = PyObject_GetAttrString(errors, "VarintTooLongError");
     E_Corrupt = PyObject_GetAttrString(errors, "CorruptError");
     E_Encode = PyObject_GetAttrString(errors, "EncodeError");
+    E_Magic = PyObject_GetAttrString(errors, "UnknownMagicError");
+    E_Compression = PyObject_GetAttrString(errors, "CompressionError");
+    E_Crc = PyObject_GetAttrString(errors, "CrcMismatchError");
+    E_Decode = PyObject_GetAttrString(errors, "DecodeError");
+    F_corrupt_message = PyObject_GetAttrString(errors, "record_corrupt_message");
     Py_DECREF(errors);
-    if (!E_Truncated || !E_BadLength || !E_RecordCount || !E_VarintTooLong || !E_Corrupt || !E_Encode) return NULL;
+    if (!E_Truncated || !E_BadLength || !E_RecordCount || !E_VarintTooLong || !E_Corrupt || !E_Encode || !E_Magic ||
+        !E_Compression || !E_Crc || !E_Decode || !F_corrupt_message)
+        return NULL;
+    /* the inner message set of a compressed wrapper; imported lazily by Python's decoders too */
+    PyObject *compression = PyImport_ImportModule("kcodec.runtime.compression");
+    if (!compression) return NULL;
+    F_decompress = PyObject_GetAttrString(compression, "decompress");
+    DEFAULT_LIMIT = PyObject_GetAttrString(compression, "DEFAULT_MAX_DECOMPRESSED_SIZE");
+    Py_DECREF(compression);
+    INSIDE_COMPRESSED = PyUnicode_InternFromString("inside a compressed stream");
+    if (!F_decompress || !DEFAULT_LIMIT || !INSIDE_COMPRESSED) return NULL;
+    crc32_init();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddStringConstant(m, "SCHEMA_SHA256", "05ebe699968744519074eefc44a907cd6261f0299c9302c1ae01efa245f3bcc2") < 0) return NULL;
-    PyObject *entities = Py_BuildValue("((si)(si)(si)(si)(si)(si))", "aborted_txn_entry", 0, "end_txn_marker", 0, "offset_index_entry", 0, "record_header", 2, "record", 2, "time_index_entry", 0);
+    PyObject *entities = Py_BuildValue("((si)(si)(si)(si)(si)(si)(si)(si)(si)(si))", "aborted_txn_entry", 0, "end_txn_marker", 0, "legacy_message", 0, "legacy_log_entry", 0, "legacy_message", 1, "legacy_log_entry", 1, "offset_index_entry", 0, "record_header", 2, "record", 2, "time_index_entry", 0);
     if (!entities || PyModule_AddObject(m, "ENTITIES", entities) < 0) return NULL;
     return m;
 }

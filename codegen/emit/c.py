@@ -1,16 +1,22 @@
 """The compiled backend: a C extension printed from the same IR.
 
 It covers the entity versions :attr:`EntityVersion.compiled` accepts (integers,
-length-prefixed bytes and strings, nested entities and prefixed arrays of
-them, lengths that cover the rest of the entity): in Kafka's formats that is
-the v2 record and its headers, where the time goes. Batch headers, CRCs and
-codecs stay in Python (once per batch).
+constants and bit groups, length-prefixed bytes and strings, nested entities
+and prefixed arrays of them, lengths that cover the rest of the entity,
+CRC-32s, compressed message sets): in Kafka's formats the v2 record and its
+headers, and the v0/v1 log entry and message (Kafka's LegacyRecord). v2 batch
+headers stay in Python (once per batch); decompression is kcodec's, called
+from C.
 
 Per supported entity version it prints:
 * ``decode_<e>_v<N>(buf, pos=0, end=None)`` and ``decode_<e>_v<N>_array(buf, pos, end, count)``:
   drop-in replacements for the fast Python decoders (same tuples, same errors);
 * ``columns_<e>_v<N>(buf, pos, end, count)``: decode ``count`` entities straight
-  into Arrow-layout column buffers (no Python object per entity).
+  into Arrow-layout column buffers (no Python object per entity);
+  with ``encode_<e>_v<N>``, for the :attr:`EntityVersion.compiled_plain` ones.
+
+Decoders of entities that check a CRC or decompress take the Python
+decoders' options too (``verify_crc, limit, contents``).
 
 Both decoders walk the fields with one switch (:func:`_decode_fields`); what
 differs is where a decoded value goes (:class:`_TupleSink`, :class:`_ColumnSink`).
@@ -22,7 +28,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..schema import BytesType, EntityRef, EntityVersion, IntType, ResolvedField, SchemaSet, resolve_all
+from ..schema import (
+    ArrayType,
+    BitsType,
+    BytesType,
+    EntityRef,
+    EntityVersion,
+    IntType,
+    ResolvedField,
+    SchemaSet,
+    resolve_all,
+)
 from .buffer import Code
 
 _LOAD = {
@@ -57,15 +73,22 @@ class CEntity:
     export_lines: list[str] = field(default_factory=list)
     int_columns: list[str] = field(default_factory=list)  # top-level integer fields, for addends
     encode_lines: list[str] = field(default_factory=list)
+    project_lines: list[str] = field(default_factory=list)
+    kinds: str = ""  # per field, what a projection finds there (_kinds)
+    plain: bool = True  # columns, projections and an encoder too (EntityVersion.compiled_plain)
+    options: bool = False  # the decoder takes verify_crc, limit, contents
 
 
 def c_entities(schemas: SchemaSet) -> list[CEntity]:
     """Supported entity versions, children before parents (C needs declarations first)."""
     ordered: list[EntityVersion] = []
+    visiting: set[tuple[str, int]] = set()
 
     def visit(ev: EntityVersion) -> None:
-        if any(o.name == ev.name and o.version == ev.version for o in ordered):
-            return
+        key = (ev.name, ev.version)
+        if key in visiting or any(o.name == ev.name and o.version == ev.version for o in ordered):
+            return  # a cycle (a message set inside a compressed message) is declared ahead of time
+        visiting.add(key)
         for ref in ev.refs:
             visit(ev.child(ref))
         ordered.append(ev)
@@ -77,13 +100,19 @@ def c_entities(schemas: SchemaSet) -> list[CEntity]:
 
 
 def c_entity(ev: EntityVersion) -> CEntity:
-    ce = CEntity(ev.suffix, ev.name, ev.version, len(ev.fields))
+    ce = CEntity(ev.suffix, ev.name, ev.version, len(ev.fields), plain=ev.compiled_plain, options=ev.needs_options)
     ce.decode_lines = _decode_fields(ev, _TupleSink(ev))
-    ce.column_lines = _decode_fields(ev, _ColumnSink(ev))
-    ce.column_struct, ce.free_lines, ce.export_lines = _column_parts(ev)
-    ce.int_columns = [f.name for f in ev.fields if isinstance(f.type, IntType)]
-    ce.encode_lines = _encode_body(ev)
+    ce.project_lines = _decode_fields(ev, _ProjectSink(ev))
+    ce.kinds = _kinds(ev)
+    if ce.plain:
+        ce.column_lines = _decode_fields(ev, _ColumnSink(ev))
+        ce.column_struct, ce.free_lines, ce.export_lines = _column_parts(ev)
+        ce.int_columns = [f.name for f in ev.fields if isinstance(f.type, IntType)]
+        ce.encode_lines = _encode_body(ev)
     return ce
+
+
+_ERRORS = {"corrupt": "E_Corrupt", "compression": "E_Compression", "magic": "E_Magic"}
 
 
 # ---------------------------------------------------------------------------- errors
@@ -97,9 +126,15 @@ def _raise(w: Code, cond: str, error: str, at: str, path: str, fmt: str, *args: 
         one = f"{call}, {', '.join(args)});" if args else f"{call});"
         if len(one) + 4 * w.depth <= 120:
             w(one)
-        else:  # the values on a line of their own
+        elif len(call) + 1 + 4 * w.depth <= 120:  # the values on a line of their own
             w(f"{call},")
             w(" " * len("raise_at(") + f"{', '.join(args)});")
+        else:  # the message too, in two adjacent literals
+            cut = fmt.rfind(" ", 0, len(fmt) // 2 + 10) + 1
+            indent = " " * len("raise_at(")
+            w(f'raise_at({error}, {at}, "{path}",')
+            w(f'{indent}"{fmt[:cut]}"')
+            w(f'{indent}"{fmt[cut:]}"' + (f", {', '.join(args)});" if args else ");"))
         w("goto fail;")
     w("}")
 
@@ -136,6 +171,14 @@ class _TupleSink:
     def __init__(self, ev: EntityVersion):
         self.ev = ev
 
+    def store(self, i: int, expr: str) -> str:
+        """The statement putting a new reference in field i's place."""
+        return f"PyTuple_SET_ITEM(out, {i}, {expr});"
+
+    def slot(self, i: int) -> str:
+        """The object in field i's place (borrowed)."""
+        return f"PyTuple_GET_ITEM(out, {i})"
+
     def begin(self, w: Code) -> None:
         w(f"PyObject *out = PyTuple_New({len(self.ev.fields)});")
         w("if (!out) return NULL;")
@@ -143,7 +186,7 @@ class _TupleSink:
     def integer(self, w: Code, i: int, f: ResolvedField, value: str) -> None:
         w(f"PyObject *o = {_py_int(f.type, value)};")
         w("if (!o) goto fail;")
-        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(self.store(i, "o"))
 
     def bytes_begin(self, w: Code) -> None:
         w("PyObject *o;")
@@ -161,22 +204,64 @@ class _TupleSink:
             w("if (!o) goto fail;")
 
     def bytes_end(self, w: Code, i: int) -> None:
-        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(self.store(i, "o"))
+
+    def bits(self, w: Code, i: int, f: ResolvedField, raw: str, groups: list[tuple[str, str]]) -> None:
+        """A bit-group field becomes a dict {group: value} (enum names, flags as bools, ints)."""
+        w("PyObject *o = PyDict_New();")
+        w("if (!o) goto fail;")
+        w(self.store(i, "o"))
+        for name, expr in groups:  # the keys and enum names repeat on every message: made once
+            w(f"static PyObject *key_{name};")
+            w(f"PyObject *value_{name} = {expr};")
+            w(f'if (put_keyed(o, &key_{name}, "{name}", value_{name}) < 0) goto fail;')
 
     def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:
-        w(f"PyObject *o = dec_{child.suffix}(buf, buflen, &p, end);")
+        w(f"PyObject *o = dec_{child.suffix}(buf, buflen, &p, end, opts);")
         w(f'if (!o) {{ scope_error("{f.name}"); goto fail; }}')
-        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(self.store(i, "o"))
 
     def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
         w(f"PyObject *o = PyList_New((Py_ssize_t){count});")
         w("if (!o) goto fail;")
-        w(f"PyTuple_SET_ITEM(out, {i}, o);")
+        w(self.store(i, "o"))
         w(f"for (Py_ssize_t k = 0; k < (Py_ssize_t){count}; k++) {{")
-        w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end);")
+        w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end, opts);")
         w(f'    if (!item) {{ scope_error("{f.name}"); goto fail; }}')
         w("    PyList_SET_ITEM(o, k, item);")
         w("}")
+
+    def contents(self, w: Code, i: int, f: ResolvedField, ev: EntityVersion) -> None:
+        """A compressed value (bytes at tuple slot i, the codec's name in ``codec``) becomes the list of
+        entities its decompressed stream holds, as the Python decoders do."""
+        child = ev.child(f.field.compressed.contents.element.name)
+        w(f"PyObject *stored = {self.slot(i)};")
+        _raise(
+            w,
+            "stored == Py_None",
+            "E_Corrupt",
+            "p",
+            f.name,
+            "compressed (%s) wrapper has a null value",
+            "codec",
+        )
+        w("Py_ssize_t start_value = p - PyBytes_GET_SIZE(stored);")
+        _raise(
+            w,
+            "opts->contents == CONTENTS_INSIDE",
+            "E_Corrupt",
+            "start_value",
+            f.name,
+            f"a compressed (%s) {f.name} inside a compressed stream: only one level of compression is allowed",
+            "codec",
+        )
+        w(
+            f'PyObject *items = decode_compressed(stored, codec, {ev.version}, start_value, "{f.name}", opts, '
+            f"dec_{child.suffix});"
+        )
+        w("if (!items) goto fail;")
+        w(self.store(i, "items"))
+        w("Py_DECREF(stored);")
 
     def end(self, w: Code) -> None:
         w("*pos = p;")
@@ -185,6 +270,55 @@ class _TupleSink:
         w("fail:")
         w("    Py_DECREF(out);")
         w("    return NULL;")
+
+
+class _ProjectSink(_TupleSink):
+    """Decoded values stay in C for a projection (:func:`apply_plan` in the template builds the caller's
+    tuple from them): integers unboxed in ``num[i]``, other values in ``obj[i]`` (the caller releases
+    them), arrays as tuples. No tuple of fields, no int objects the plan does not ask for."""
+
+    def store(self, i: int, expr: str) -> str:
+        return f"obj[{i}] = {expr};"
+
+    def slot(self, i: int) -> str:
+        return f"obj[{i}]"
+
+    def begin(self, w: Code) -> None:
+        pass
+
+    def integer(self, w: Code, i: int, f: ResolvedField, value: str) -> None:
+        w(f"num[{i}] = (int64_t){value};")
+
+    def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
+        w(f"PyObject *o = PyTuple_New((Py_ssize_t){count});")
+        w("if (!o) goto fail;")
+        w(self.store(i, "o"))
+        w(f"for (Py_ssize_t k = 0; k < (Py_ssize_t){count}; k++) {{")
+        w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end, opts);")
+        w(f'    if (!item) {{ scope_error("{f.name}"); goto fail; }}')
+        w("    PyTuple_SET_ITEM(o, k, item);")
+        w("    untrack_if_atomic(item, NULL);")
+        w("}")
+        w("untrack_if_atomic(o, NULL);")
+
+    def end(self, w: Code) -> None:
+        w("*pos = p;")
+        w("return 0;")
+        w.depth = 0
+        w("fail:")
+        w("    return -1;")
+
+
+def _kinds(ev: EntityVersion) -> str:
+    """What a projection finds in each field: i (an int64), u (a uint32), l (an array, as a tuple),
+    o (any other object)."""
+    out = ""
+    for f in ev.fields:
+        t = f.type
+        out += "u" if isinstance(t, IntType) and t.name == "uint32" else "i" if isinstance(t, IntType) else "o"
+        if isinstance(t, ArrayType):
+            out = out[:-1] + "l"
+    return out
 
 
 class _ColumnSink:
@@ -198,6 +332,12 @@ class _ColumnSink:
 
     def integer(self, w: Code, i: int, f: ResolvedField, value: str) -> None:
         w(f"if (buf_put_i64(&c->{f.name}, (int64_t){value}) < 0) goto fail;")
+
+    def bits(self, w: Code, i: int, f: ResolvedField, raw: str, groups: list[tuple[str, str]]) -> None:
+        raise NotImplementedError("bit groups have no column form (EntityVersion.compiled_plain)")
+
+    def contents(self, w: Code, i: int, f: ResolvedField, ev: EntityVersion) -> None:
+        raise NotImplementedError("compressed values have no column form (EntityVersion.compiled_plain)")
 
     def bytes_begin(self, w: Code) -> None:
         pass
@@ -248,15 +388,25 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
     for f in ev.fields:
         if f.field.derived:
             w(f"int64_t v_{f.name}; Py_ssize_t start_{f.name};")
+        if f.derived_kind == "crc":
+            w(f"Py_ssize_t at_{f.name};")
+        if isinstance(f.type, BitsType):
+            for b in f.type.bits:
+                if b.kind == "enum":
+                    w(f"const char *name_{f.name}_{b.name} = NULL;")
     starts = ev.length_starts()
     for i, f in enumerate(ev.fields):
+        for owner in ev.covered_starts.get(f.name, ()):
+            if ev.field(owner).derived_kind == "crc":
+                w(f"start_{owner} = p;")
         for owner in starts.get(f.name, ()):
             _length_checks(w, ev, owner)
         t = f.type
         w(f"/* {f.name} */")
         w("{")
         with w.indented():
-            if isinstance(t, IntType):
+            if isinstance(t, (IntType, BitsType)):
+                base = t.base if isinstance(t, BitsType) else t
                 value = f"v_{f.name}" if f.field.derived else "value"
                 if not f.field.derived:
                     w(f"int64_t {value};")
@@ -265,8 +415,26 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
                     # short buffer fails at the run's start; checking the run here fails at the same byte
                     size = ev.fixed_runs[i].size
                     w(f'if (p + {size} > buflen) {{ truncated(p, "{f.name}"); goto fail; }}')
-                _read_int(w, t, value, f.name, checked=t.fixed)
-                sink.integer(w, i, f, value)
+                w("Py_ssize_t at = p;")
+                w("(void)at;")
+                if f.derived_kind == "crc":
+                    w(f"at_{f.name} = p;")
+                _read_int(w, base, value, f.name, checked=base.fixed)
+                if f.field.const is not None:
+                    expected = ev.version if f.field.const == "version" else f.field.const
+                    _raise(
+                        w,
+                        f"{value} != {expected}",
+                        _ERRORS[f.field.error],
+                        "at",
+                        f.name,
+                        f"{f.name} is %lld, expected {expected}",
+                        f"(long long){value}",
+                    )
+                if isinstance(t, BitsType):
+                    sink.bits(w, i, f, value, _bit_groups(w, ev, f, t, value))
+                else:
+                    sink.integer(w, i, f, value)
             elif isinstance(t, BytesType):
                 w("int64_t length;")
                 _read_int(w, t.prefix, "length", f.name)
@@ -297,6 +465,13 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
                     w("p += length;")
                 w("}")
                 sink.bytes_end(w, i)
+                if f.field.compressed:
+                    codec = "name_" + "_".join(f.field.compressed.codec_path)
+                    w(f"const char *codec = {codec};")
+                    w('if (strcmp(codec, "none") != 0 && opts->contents != CONTENTS_NO) {')
+                    with w.indented():
+                        sink.contents(w, i, f, ev)
+                    w("}")
             elif isinstance(t, EntityRef):
                 sink.entity(w, i, f, ev.child(t.name))
             else:
@@ -318,6 +493,11 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
                 sink.array(w, i, f, ev.child(t.element.name), "count")
         w("}")
     for f in ev.fields:
+        if f.derived_kind == "crc":
+            w(f"if (opts->verify_crc && crc_differs(buf + start_{f.name}, p - start_{f.name}, v_{f.name}, at_{f.name},")
+            w(f'                                    "{f.name}"))')
+            w("    goto fail;")
+    for f in ev.fields:
         if f.derived_kind == "length":
             _raise(
                 w,
@@ -331,6 +511,47 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
             )
     sink.end(w)
     return w.lines
+
+
+def _bit_groups(w: Code, ev: EntityVersion, f: ResolvedField, t: BitsType, value: str) -> list[tuple[str, str]]:
+    """Split a bit-group field read into ``value``: enum groups are named (an unknown value of a closed
+    enum fails at the field, as in Python); returns (group, C expression of a new Python object)."""
+    width = (t.base.width or 8) * 8
+    w(f"uint64_t bits = (uint64_t){value} & {(1 << width) - 1:#x}ULL;")
+    groups = []
+    for b in sorted(t.bits, key=lambda b: b.low):
+        expr = f"(int64_t)((bits >> {b.low}) & {(1 << b.width) - 1:#x})"
+        if b.kind == "flag":
+            groups.append((b.name, f"PyBool_FromLong((long){expr})"))
+        elif b.kind == "enum":
+            e, target = ev.enum(b.enum), f"name_{f.name}_{b.name}"
+            values = ev.enum_values(b.enum)
+            w(f"int64_t {b.name} = {expr};")
+            w(f"static PyObject *names_{b.name}[{len(values)}];")
+            w(f"int index_{b.name} = 0;")
+            w(f"switch ({b.name}) {{")
+            for k, (name, number) in enumerate(values.items()):
+                w(f'    case {number}: {target} = "{name}"; index_{b.name} = {k}; break;')
+            w(f"    default: {target} = NULL;")
+            w("}")
+            named = f"interned_str(&names_{b.name}[index_{b.name}], {target})"
+            if e.open:
+                groups.append((b.name, f"{target} ? {named} : PyLong_FromLongLong({b.name})"))
+                continue
+            allowed = ", ".join(f"{v}={k}" for k, v in values.items())
+            _raise(
+                w,
+                f"!{target}",
+                _ERRORS[e.error],
+                "at",
+                f"{f.name}.{b.name}",
+                f"unknown or disallowed {b.enum} %lld (allowed here: {allowed})",
+                f"(long long){b.name}",
+            )
+            groups.append((b.name, named))
+        else:
+            groups.append((b.name, f"PyLong_FromLongLong({expr})"))
+    return groups
 
 
 def _length_checks(w: Code, ev: EntityVersion, owner: str) -> None:

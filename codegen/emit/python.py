@@ -705,7 +705,7 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
         body,
         ev.value_names,
         "x, level" if opts else "x",
-        ev.compiled,
+        ev.compiled_plain,
         "values, level=None" if opts else "values",
     )
 

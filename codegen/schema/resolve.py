@@ -205,11 +205,18 @@ class EntityVersion:
 
     @cached_property
     def compiled(self) -> bool:
-        """Whether the compiled kernel covers this entity version: integers (fixed or varint),
-        length-prefixed bytes and strings, nested entities and prefixed arrays of them, and lengths
-        that cover the rest of the entity right after themselves. Batch headers, CRCs and codecs
-        stay in Python (once per batch)."""
+        """Whether the compiled kernel decodes this entity version: integers (fixed or varint, constants,
+        bit groups), length-prefixed bytes and strings, nested entities and prefixed arrays of them,
+        lengths that cover the rest of the entity right after themselves, CRC-32s, and compressed bytes
+        holding a message set (the kernel calls kcodec's decompressor, then decodes the message set).
+        Batch headers (CRC-32C, record counts) stay in Python (once per batch)."""
         return _compiled(self, frozenset())
+
+    @cached_property
+    def compiled_plain(self) -> bool:
+        """Compiled, and nothing but plain integers, bytes and nesting: the kernel also encodes it and
+        decodes it into columns (constants, bit groups, CRCs and codecs stay with the Python encoders)."""
+        return self.compiled and _plain(self, frozenset())
 
     def enclosing_length(self, index: int) -> str:
         """The innermost length field whose covered range contains field ``index``."""
@@ -247,20 +254,55 @@ def _needs_options(ev: EntityVersion, seen: frozenset) -> bool:
     return False
 
 
+def _plain(ev: EntityVersion, seen: frozenset) -> bool:
+    key = (ev.name, ev.version)
+    if key in seen:
+        return True
+    for f in ev.fields:
+        fld = f.field
+        if fld.compressed or fld.const is not None or isinstance(f.type, BitsType):
+            return False
+        if fld.derived and fld.derived.kind != "length":
+            return False
+        if not all(_plain(ev.child(ref), seen | {key}) for ref in type_refs(f.type)):
+            return False
+    return True
+
+
 def _compiled(ev: EntityVersion, seen: frozenset) -> bool:
     key = (ev.name, ev.version)
-    if key in seen or ev.flexible or ev.absent:
+    if ev.flexible or ev.absent:
         return False  # the kernel has no tagged sections, compact prefixes or defaults
+    if key in seen:
+        return True  # a message set inside a compressed wrapper: the entity is being checked already
     for i, f in enumerate(ev.fields):
         fld, t = f.field, f.type
-        if fld.compressed or fld.enum or fld.const is not None:
+        if fld.enum:
             return False
         if getattr(t, "nullable", False) and not isinstance(t, BytesType) or t == _UINT16:
             return False  # nullable arrays and structs, uint16: not in the kernel
-        if fld.derived and fld.derived.kind != "length":
+        if fld.derived and not (
+            fld.derived.kind == "length" or (fld.derived.kind == "crc" and fld.derived.algorithm == "crc32")
+        ):
             return False
+        if fld.compressed:
+            contents = fld.compressed.contents
+            if not (
+                isinstance(t, BytesType)
+                and len(fld.compressed.codec_path) == 2
+                and isinstance(contents, ArrayType)
+                and contents.greedy
+                and isinstance(contents.element, EntityRef)
+                and _compiled(ev.child(contents.element.name), seen | {key})
+            ):
+                return False
+            continue
+        if isinstance(t, BitsType):
+            if not t.base.fixed:
+                return False
+            continue
         if isinstance(t, IntType):
-            if fld.derived and fld.derived.covers != ev.fields[i + 1].name:
+            if fld.derived and fld.derived.kind == "length" and fld.derived.covers != ev.fields[i + 1].name:
                 return False  # the encoder patches a length in front of the bytes it covers
         elif isinstance(t, BytesType):
             continue

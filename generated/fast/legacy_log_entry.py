@@ -14,6 +14,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
 
 from . import legacy_message as _legacy_message
+from .kernel import compiled_kernel
 
 require_runtime_api(1)
 
@@ -183,3 +184,16 @@ def encode_legacy_log_entry_v1(v, level=None):
 def encode_legacy_log_entry_v1_array(values, level=None):
     """Bytes of each of ``values``, back to back."""
     return b"".join([encode_legacy_log_entry_v1(x, level) for x in values])
+
+
+# The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
+_python = {
+    "decode_legacy_log_entry_v0": (decode_legacy_log_entry_v0, decode_legacy_log_entry_v0_array),
+    "decode_legacy_log_entry_v1": (decode_legacy_log_entry_v1, decode_legacy_log_entry_v1_array),
+}
+_kernel = compiled_kernel()
+if _kernel is not None:
+    decode_legacy_log_entry_v0 = _kernel.decode_legacy_log_entry_v0
+    decode_legacy_log_entry_v0_array = _kernel.decode_legacy_log_entry_v0_array
+    decode_legacy_log_entry_v1 = _kernel.decode_legacy_log_entry_v1
+    decode_legacy_log_entry_v1_array = _kernel.decode_legacy_log_entry_v1_array

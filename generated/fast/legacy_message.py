@@ -28,6 +28,7 @@ from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32
 
 from . import legacy_log_entry as _legacy_log_entry
+from .kernel import compiled_kernel
 
 require_runtime_api(1)
 
@@ -463,3 +464,16 @@ def encode_legacy_message_v1(v, level=None):
 def encode_legacy_message_v1_array(values, level=None):
     """Bytes of each of ``values``, back to back."""
     return b"".join([encode_legacy_message_v1(x, level) for x in values])
+
+
+# The compiled kernel (generated from the same schemas) replaces these when it is built and selected.
+_python = {
+    "decode_legacy_message_v0": (decode_legacy_message_v0, decode_legacy_message_v0_array),
+    "decode_legacy_message_v1": (decode_legacy_message_v1, decode_legacy_message_v1_array),
+}
+_kernel = compiled_kernel()
+if _kernel is not None:
+    decode_legacy_message_v0 = _kernel.decode_legacy_message_v0
+    decode_legacy_message_v0_array = _kernel.decode_legacy_message_v0_array
+    decode_legacy_message_v1 = _kernel.decode_legacy_message_v1
+    decode_legacy_message_v1_array = _kernel.decode_legacy_message_v1_array

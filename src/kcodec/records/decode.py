@@ -22,8 +22,10 @@ from kcodec.generated.enums import CONTROL_RECORD_TYPE
 from kcodec.records.framing import (
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_ATTRIBUTES_OFFSET,
+    LEGACY_COMPRESSION_MASK,
     LEGACY_CRC_OFFSET,
     LEGACY_CRC_START,
+    LEGACY_TIMESTAMP_TYPE_MASK,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MIN_LEGACY_RECORD_SIZE,
@@ -76,6 +78,11 @@ class _Fast:
 
         self.kernel = compiled_kernel()
         self.project = getattr(self.kernel, "project_record_v2", None)  # builds Records in C
+        # and the Records of a v0/v1 compressed wrapper's message set
+        self.project_legacy = {m: getattr(self.kernel, f"project_legacy_log_entry_v{m}", None) for m in (0, 1)}
+        from kcodec.generated.fast.legacy_message import INSIDE_COMPRESSED
+
+        self.inside_compressed = INSIDE_COMPRESSED  # the contents option: no compressed message inside
 
 
 _fast: _Fast | None = None
@@ -433,6 +440,10 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
             base_offset=offset,
             field="size",
         )
+    if len(entry) > LEGACY_ATTRIBUTES_OFFSET and not entry[LEGACY_ATTRIBUTES_OFFSET] & LEGACY_COMPRESSION_MASK:
+        batch = _legacy_compiled(entry, position, limit, offset, size)
+        if batch is not None:
+            return batch
     try:
         return _decode_legacy_covered(entry, position, verify_crc, limit, offset, size)
     except DecodeError as exc:
@@ -443,6 +454,71 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
         if stored == computed:
             raise
         raise _crc_first(exc, stored, computed, position + LEGACY_CRC_OFFSET, offset, "message.crc") from None
+
+
+def _legacy_plan(magic: int, ts_type: TimestampType, timestamp: tuple) -> tuple:
+    """How the compiled kernel builds a Record from a v0/v1 log entry (offset, size, message) whose CRC holds."""
+    f = _decoders()
+    m, message = f.m[magic], f.e_message
+    return (
+        ("f", f.e_offset),
+        timestamp,
+        ("c", ts_type),
+        ("n", message, m["key"]),
+        ("n", message, m["value"]),
+        ("c", ()),
+        ("c", -1),
+        ("c", None),
+        ("n", message, m["crc"]),
+        ("c", True),
+        ("c", magic),
+    )
+
+
+_single_plans: dict[tuple[int, int], tuple[TimestampType, tuple]] = {}
+
+
+def _legacy_compiled(entry: bytes, position: int, limit: int, offset: int, size: int) -> Batch | None:
+    """An uncompressed v0/v1 message as one Batch, its Record built by the compiled kernel; None when the
+    kernel is not there or the entry does not decode with its CRC holding (the general path then decides)."""
+    magic = entry[MAGIC_OFFSET]
+    f = _decoders()
+    project = f.project_legacy.get(magic)
+    if project is None:
+        return None
+    key = (magic, entry[LEGACY_ATTRIBUTES_OFFSET] & LEGACY_TIMESTAMP_TYPE_MASK if magic == 1 else 0)
+    if key not in _single_plans:
+        timestamp: tuple
+        if magic == 0:
+            ts_type, timestamp = TimestampType.NO_TIMESTAMP_TYPE, ("c", -1)
+        else:
+            ts_type = TimestampType.LOG_APPEND_TIME if key[1] else TimestampType.CREATE_TIME
+            timestamp = ("n", f.e_message, f.m[1]["timestamp"])
+        _single_plans[key] = ts_type, _legacy_plan(magic, ts_type, timestamp)
+    ts_type, plan = _single_plans[key]
+    try:
+        records, _ = project(entry, 0, len(entry), 1, Record, plan, True, limit, False)
+    except KcodecError:
+        return None
+    rec = records[0]
+    n = 0 if rec[4] is None else len(rec[4])
+    return Batch(
+        position=position,
+        size=LOG_OVERHEAD + size,
+        magic=magic,
+        crc=rec[8],
+        crc_valid=True,
+        computed_crc=rec[8],
+        compression="none",
+        timestamp_type=ts_type,
+        max_timestamp=rec[1],
+        base_offset=offset,
+        last_offset=offset,
+        records=records,
+        record_count=1,
+        stored_records_size=n,
+        records_size=n,
+    )
 
 
 def _decode_legacy_covered(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int, size: int) -> Batch:
@@ -483,10 +559,12 @@ def _decode_legacy_covered(entry: bytes, position: int, verify_crc: bool, limit:
         )
     value_start = position + LOG_OVERHEAD + size - len(m.value)  # the value ends the entry
     data = _decompress(codec_name, m.value, magic, limit, value_start, offset, "message.value")
-    try:
-        inner = _inner_records(data, magic, offset, m, ts_type, verify_crc, limit)
-    except KcodecError as exc:
-        raise _in_stream(exc, value_start, offset, codec_name, "message.value") from None
+    inner = _inner_compiled(data, magic, offset, m, ts_type, limit)
+    if inner is None:
+        try:
+            inner = _inner_records(data, magic, offset, m, ts_type, verify_crc, limit)
+        except KcodecError as exc:
+            raise _in_stream(exc, value_start, offset, codec_name, "message.value") from None
     return Batch(
         base_offset=inner[0].offset,
         last_offset=offset,
@@ -539,6 +617,44 @@ def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, o
             field="message.crc",
         )
     return m, crc_valid
+
+
+def _inner_compiled(
+    data: bytes, magic: int, wrapper_offset: int, wrapper: _Message, wrapper_ts_type: TimestampType, limit: int
+) -> list[Record] | None:
+    """The messages of a compressed wrapper as the compiled kernel builds them (no Python per message),
+    when the stream is exactly a message set of the wrapper's magic whose every CRC holds. None leaves
+    the stream to :func:`_inner_records`: it decides what Kafka makes of anything else (a truncated
+    trailing entry, mixed magics, a CRC that does not hold) and says where an error is."""
+    f = _decoders()
+    project = f.project_legacy[magic]
+    if project is None:
+        return None
+    timestamp: tuple
+    if magic == 0:
+        timestamp, ts_type = ("c", -1), TimestampType.NO_TIMESTAMP_TYPE
+    else:
+        ts_type = wrapper_ts_type
+        log_append = wrapper_ts_type is TimestampType.LOG_APPEND_TIME
+        timestamp = ("c", wrapper.timestamp) if log_append else ("n", f.e_message, f.m[1]["timestamp"])
+    plan = _legacy_plan(magic, ts_type, timestamp)
+    try:
+        records, _ = project(data, 0, len(data), -1, Record, plan, True, limit, f.inside_compressed)
+    except KcodecError:
+        return None
+    if not records:
+        return None
+    # Inner offsets: absolute in v0; relative in v1, anchored at the wrapper (= last inner) offset.
+    if magic == 1 and wrapper_offset != 0:
+        last_inner = records[-1][0]
+        if wrapper_offset < last_inner:
+            return None
+        if wrapper_offset != last_inner:
+            try:
+                f.kernel.add_to_items(records, 0, wrapper_offset - last_inner)
+            except (KcodecError, OverflowError):  # an offset past int64: the general path's to judge
+                return None
+    return records
 
 
 def _inner_records(
