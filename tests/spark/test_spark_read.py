@@ -415,8 +415,7 @@ def test_values_past_spark_types_are_skipped_or_named(spark, tmp_path):
         (0, b"v0", None),
         (1, b"v1", [("\ufffd(", b"h")]),  # as Kafka's Java client decodes the key
         (3, b"v3", None),
-        (2**63 - 1, b"v4", None),
-    ]
+    ]  # the last batch's offsets run past int64: the decoder refuses the whole batch as corrupt, skip reports it
     batches = read(spark, part, onCorrupt="skip", view="batches").select("baseOffset").collect()
     assert sorted(r.baseOffset for r in batches) == [0]  # rows whose max timestamp / last offset do not fit
     for view, field in (("records", "timestamp 4611686018427387904 ms"), ("batches", "timestamp")):
