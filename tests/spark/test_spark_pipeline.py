@@ -61,6 +61,10 @@ def test_pipeline_on_the_samples(spark, samples, tmp_path, capsys):
     assert {"position", "size", "compression", "records", "compressedBytes", "uncompressedBytes", "crcValid"} <= set(
         batches.columns
     )
+    # the cost table as a chart beside the tables, named in the summary
+    assert summary["charts"] == [str(dest / "cost_table.svg")]
+    svg = (dest / "cost_table.svg").read_text()
+    assert svg.count('class="bar"') == len(COMBINATIONS) and "on disk now" in svg
 
 
 def test_pipeline_table_output_and_corrupt_skip(spark, samples, tmp_path, capsys):

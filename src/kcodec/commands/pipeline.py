@@ -55,6 +55,8 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     fs, src = resolve(args.src)
     if not has_glob(src) and not fs.exists(src):
         raise UsageError(f"{args.src}: no such file or directory")
+    if args.png:
+        require_extra("chart", "resvg_py")
     refuse_overlap([args.src], [args.dest])  # the tables are overwritten: DEST must not hold SRC
     options = dict(args.option or [])
     options["onCorrupt"] = args.on_corrupt
@@ -74,6 +76,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
                 sizes=not args.no_sizes,
                 size_sample=args.size_sample,
                 log_level="off",
+                chart_png=args.png,
             )
     except (UsageError, KcodecError):
         raise
@@ -137,6 +140,11 @@ def add_parser(sub) -> None:
         action="append",
         metavar="KEY=VALUE",
         help="another kafka-segments read option (repeatable)",
+    )
+    p.add_argument(
+        "--png",
+        action="store_true",
+        help="also write the cost table chart as PNG (DEST/cost_table.png; needs resvg-py), beside the SVG",
     )
     add_json(p, "the summary: per topic-partition counts and the v0/v1/v2 x codec sizes")
     p.set_defaults(func=cmd_pipeline)

@@ -66,6 +66,7 @@ class Summary:
     size_sample: float = 1.0  # below 1: compressed sizes estimated from this fraction of the batches
     sampled_batches: int | None = None  # when sampling: data batches that got compressed sizes
     sized_batches: int | None = None  # when sampling: data batches
+    charts: list[str] = field(default_factory=list)  # the cost table as pictures, beside the tables
 
     def total(self) -> PartitionSummary:
         t = PartitionSummary("total", None, 0, 0, 0, 0, 0, 0, 0, 0, {})
@@ -106,6 +107,7 @@ def run_pipeline(
     sizes: bool = True,
     size_sample: float = 1.0,
     log_level: str = "error",
+    chart_png: bool = False,
 ) -> Summary:
     """Decode ``source`` into ``dest``/records and ``dest``/batches and summarize.
 
@@ -113,7 +115,8 @@ def run_pipeline(
     ``isolationLevel``, ``verifyCrc`` ...). A ``spark`` session may be given;
     otherwise a local one is started on ``master``. ``size_sample`` below 1
     computes compressed sizes for that fraction of the batches only and
-    estimates the rest (uncompressed sizes stay exact)."""
+    estimates the rest (uncompressed sizes stay exact). With sizes, the cost
+    table is also drawn as ``dest``/cost_table.svg (and .png with ``chart_png``)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if not 0 < size_sample <= 1:
@@ -194,7 +197,7 @@ def run_pipeline(
         )
     parts.sort(key=lambda p: (p.topic or "", -1 if p.partition is None else p.partition))
     skipped = _read_reports(report_path) if report_path else []
-    return Summary(
+    summary = Summary(
         source,
         dest,
         fmt,
@@ -208,6 +211,9 @@ def run_pipeline(
         sampled_batches,
         sized_batches,
     )
+    if sizes:
+        summary.charts = _write_charts(summary, dest, png=chart_png)
+    return summary
 
 
 def _size_totals(batches, size_sample: float) -> tuple[dict[tuple, dict[str, int]], int | None, int | None]:
@@ -241,6 +247,28 @@ def _size_totals(batches, size_sample: float) -> tuple[dict[tuple, dict[str, int
     return totals, sampled_batches, sized_batches
 
 
+def _write_charts(s: Summary, dest: str, *, png: bool) -> list[str]:
+    """The cost table as an SVG (and PNG) chart beside the tables; their paths."""
+    from kcodec.log.fs import resolve
+    from kcodec.tools.cost_chart import cost_chart_svg, svg_to_png
+
+    total = s.total()
+    svg = cost_chart_svg(
+        total.sizes,
+        total.data_bytes,
+        f"{_n(total.records)} records as v0, v1 and v2 with each codec",
+        estimated=s.size_sample < 1,
+    )
+    outputs = [(_join(dest, "cost_table.svg"), svg.encode())]
+    if png:
+        outputs.append((_join(dest, "cost_table.png"), svg_to_png(svg)))
+    fs, _ = resolve(dest)
+    for path, data in outputs:
+        with fs.open_output(resolve(path)[1]) as out:
+            out.write(data)
+    return [path for path, _ in outputs]
+
+
 def _read_reports(path: str) -> list[dict]:
     from kcodec.log.fs import resolve
 
@@ -265,7 +293,7 @@ def render_summary(s: Summary) -> str:
         f"  batches table  {s.batches_table}  ({_n(sum(p.batches for p in s.partitions))} rows)",
         "",
     ]
-    head = ("topic-partition", "batches", "records", "control", "bytes on disk", "compressed", "uncompressed", "ratio")
+    head = ("topic-partition", "batches", "records", "control", "on disk", "compressed", "uncompressed", "ratio")
     table = [head]
     for p in s.partitions + [s.total()]:
         name = "total" if p.topic == "total" and p.partition is None else p.name
@@ -283,15 +311,16 @@ def render_summary(s: Summary) -> str:
         )
     lines += _columns(table, left=1)
     lines.append(
-        "  (compressed / uncompressed: bytes of the records regions as stored / once decompressed; "
-        "ratio = uncompressed / compressed)"
+        "  (on disk: every batch, control batches included; compressed / uncompressed: bytes of the "
+        "records regions as stored / once decompressed; ratio = uncompressed / compressed)"
     )
     if s.sizes_computed:
         total = s.total()
         lines += [
             "",
             "The same records in each format and codec (data batches only, grouped as on disk;",
-            f"v0/v1 drop headers, v0 timestamps). On disk now: {_n(total.data_bytes)} bytes.",
+            f"v0/v1 drop headers, v0 timestamps). On disk now, data batches only: {_n(total.data_bytes)} bytes",
+            f"(the {_n(total.bytes)} above include control batches: {_n(total.bytes - total.data_bytes)} bytes).",
             _sizes_method(s),
             "",
         ]
@@ -311,6 +340,8 @@ def render_summary(s: Summary) -> str:
                 )
             )
         lines += _columns(table, left=2)
+    for chart in s.charts:
+        lines.append(f"  chart: {chart}")
     if s.skipped:
         lines += ["", f"onCorrupt=skip skipped {len(s.skipped)} region(s):"]
         for d in s.skipped:

@@ -14,6 +14,8 @@ from xml.sax.saxutils import escape
 
 from kcodec.runtime.layout import EntityLayout
 from kcodec.tools.layout.diff import Layouts, Row, flatten, total_overhead
+from kcodec.tools.svg_canvas import FONT
+from kcodec.tools.svg_canvas import Canvas as _Canvas
 
 __all__ = ["layout_svg"]
 
@@ -24,7 +26,6 @@ LEFT = 78
 TOP = 92
 RIGHT = 24
 WIDTH = LEFT + 32 * BIT_W + RIGHT
-FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 
 # Fill colours by what a field is (read from the layout's notes).
 _FILLS = {
@@ -75,37 +76,6 @@ def _fit(text: str, width: float, size: float, smallest: float = 8.0) -> tuple[s
         keep = max(1, int(width / (0.6 * size)) - 1)
         text = text[:keep] + "…"
     return text, size
-
-
-class _Canvas:
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def rect(self, x, y, w, h, fill, dashed=False, hatched=False, stroke="#333", cls="") -> None:
-        dash = ' stroke-dasharray="6 4"' if dashed else ""
-        klass = f' class="{cls}"' if cls else ""
-        self.parts.append(
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{fill}" '
-            f'stroke="{stroke}" stroke-width="1.2"{dash}{klass}/>'
-        )
-        if hatched:
-            self.parts.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="url(#hatch)" stroke="none"/>'
-            )
-
-    def text(self, x, y, s, size=12.0, anchor="middle", weight="normal", fill="#111", rotate=False, cls="") -> None:
-        transform = f' transform="rotate(-90 {x:.1f} {y:.1f})"' if rotate else ""
-        klass = f' class="{cls}"' if cls else ""
-        self.parts.append(
-            f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:.1f}" text-anchor="{anchor}" '
-            f'font-weight="{weight}" fill="{fill}" dominant-baseline="middle"{transform}{klass}>'
-            f"{escape(s)}</text>"
-        )
-
-    def line(self, x1, y1, x2, y2, stroke="#999", width=1.0) -> None:
-        self.parts.append(
-            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" stroke-width="{width}"/>'
-        )
 
 
 _VARINT_SIZES = {"varint": "1-5 bytes", "uvarint": "1-5 bytes", "varlong": "1-10 bytes"}
