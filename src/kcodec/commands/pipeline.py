@@ -12,7 +12,7 @@ from kcodec.commands.common import EXIT_OK, UsageError, refuse_overlap
 
 def _option(text: str) -> tuple[str, str]:
     if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--option takes KEY=VALUE, not {text!r}")
+        raise argparse.ArgumentTypeError(f"takes KEY=VALUE, not {text!r}")
     k, v = text.split("=", 1)
     return k.strip(), v.strip()
 
@@ -52,6 +52,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
             args.src,
             args.dest,
             master=args.master,
+            conf=dict(args.conf or []),
             fmt=args.format,
             options=options,
             sizes=not args.no_sizes,
@@ -83,7 +84,19 @@ def add_parser(sub) -> None:
     )
     p.add_argument("src", metavar="SRC")
     p.add_argument("dest", metavar="DEST", help="output directory (tables are overwritten)")
-    p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*]: all cores)")
+    p.add_argument(
+        "--master",
+        default="local[*]",
+        help="Spark master URL: local[*] (default: all cores), spark://HOST:PORT, yarn, k8s://... "
+        "(executors need kcodec[spark] installed, and SRC and DEST must be paths every executor can read)",
+    )
+    p.add_argument(
+        "--conf",
+        type=_option,
+        action="append",
+        metavar="KEY=VALUE",
+        help="a Spark setting, as spark-submit --conf takes it (repeatable)",
+    )
     p.add_argument("--format", choices=("parquet", "orc", "json"), default="parquet", help="table format")
     p.add_argument(
         "--on-corrupt",

@@ -97,6 +97,7 @@ def run_pipeline(
     *,
     spark=None,
     master: str = "local[*]",
+    conf: dict | None = None,
     fmt: str = "parquet",
     options: dict | None = None,
     sizes: bool = True,
@@ -106,7 +107,7 @@ def run_pipeline(
 
     ``options`` are read options of the data source (``onCorrupt``,
     ``isolationLevel``, ``verifyCrc`` ...). A ``spark`` session may be given;
-    otherwise a local one is started on ``master``."""
+    otherwise one is started on ``master`` with the Spark settings ``conf``."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     from pyspark.sql import functions as F
@@ -114,7 +115,7 @@ def run_pipeline(
     if spark is None:
         from kcodec.spark.session import local_session
 
-        spark = local_session(master, "kcodec pipeline", log_level=log_level)
+        spark = local_session(master, "kcodec pipeline", conf=conf, log_level=log_level)
     else:
         from kcodec.spark import register
 
