@@ -25,8 +25,8 @@ import sys
 from dataclasses import dataclass, field
 
 from kcodec.errors import KcodecError
-from kcodec.log.files import Segment, list_segments, parse_partition_dir
-from kcodec.log.fs import has_glob, resolve
+from kcodec.log.files import Segment, list_segments, parse_partition_dir, skip_reason
+from kcodec.log.fs import Storage, has_glob, resolve, storage_options
 from kcodec.log.index import OffsetLookup
 from kcodec.log.partition import aborted_transactions, seek_timestamp, segment_for_offset
 from kcodec.spark.options import bool_option, choice_option, int_option, timestamp_option
@@ -62,6 +62,7 @@ class ReadOptions:
     sizes: bool = False  # batches view: what each batch would take as v0/v1/v2 with each codec
     txn_index: str = "auto"  # auto | derive
     max_decompressed_size: int | None = None
+    storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
 
     @classmethod
     def from_options(cls, options) -> ReadOptions:
@@ -90,6 +91,7 @@ class ReadOptions:
             sizes=bool_option(opts, "sizes", False),
             txn_index=choice_option(opts, "txnIndex", "auto", ("auto", "derive")),
             max_decompressed_size=int_option(opts, "maxDecompressedSize", None, 1),
+            storage=storage_options(opts),
         )
 
     def reader_options(self) -> dict:
@@ -133,22 +135,25 @@ def _is_partition_dir_name(name: str) -> bool:
 def _report_skipped(info: PartitionInfo) -> None:
     for name in info.skipped:
         print(
-            f"kcodec: kafka-segments: skipped {info.path}/{name}: not a Kafka segment name "
-            "(20 ASCII digits and a suffix)",
+            f"kcodec: kafka-segments: skipped {info.path}/{name}: {skip_reason(name)}",
             file=sys.stderr,
             flush=True,
         )
 
 
-def discover(path: str, *, topic: str | None = None, partition: int | None = None) -> list[PartitionInfo]:
+def discover(
+    path: str, *, topic: str | None = None, partition: int | None = None, storage: Storage = ()
+) -> list[PartitionInfo]:
     """The partitions and segments ``path`` names: a segment file, a partition
     directory, a directory of ``<topic>-<n>`` partition directories, or a glob
     of any of these. Topic and partition come from directory names unless
     given. A file given by name is read even when it is not named as a
     segment, unless its name looks like one without being Kafka's
     (``123.log``): such names are reported on stderr and skipped, as in
-    directories. Raises FileNotFoundError when nothing matches."""
-    fs, p = resolve(path)
+    directories. Tiered-storage layouts (``<topic>-<n>-<topic id>`` directories
+    of ``<offset>-<segment id>.log`` objects) are read too. ``storage``
+    configures an object store. Raises FileNotFoundError when nothing matches."""
+    fs, p = resolve(path, storage)
     targets = fs.glob(p) if has_glob(p) else ([p] if fs.exists(p) else [])
     if not targets:
         raise FileNotFoundError(f"kafka-segments: no such file or directory: {path}")

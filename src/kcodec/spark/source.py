@@ -80,7 +80,9 @@ class KafkaSegmentsReader(DataSourceReader):
         self.columns = check_requested(fields, self.opts.view, self.opts.sizes)
 
     def partitions(self):
-        parts = discover(self.opts.path, topic=self.opts.topic, partition=self.opts.partition)
+        parts = discover(
+            self.opts.path, topic=self.opts.topic, partition=self.opts.partition, storage=self.opts.storage
+        )
         splits = plan(parts, self.opts)
         if not splits:  # nothing to read; Spark still wants a partition
             return [SegmentSplit(Split(0, "", None, None, None, 0, 0, empty=True))]

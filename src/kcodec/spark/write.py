@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from kcodec.errors import EncodeError
 from kcodec.log.files import parse_partition_dir, parse_segment_name
-from kcodec.log.fs import resolve
+from kcodec.log.fs import Storage, resolve, storage_options
 from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
 from kcodec.log.partition import Partition
 from kcodec.log.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
@@ -65,6 +65,7 @@ class WriteOptions:
     topic: str | None = None
     partition: int | None = None
     keep_offsets: bool = False
+    storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
 
     @classmethod
     def from_options(cls, options) -> WriteOptions:
@@ -90,6 +91,7 @@ class WriteOptions:
             topic=opts.get("topic") or None,
             partition=int_option(opts, "partition", None, 0),
             keep_offsets=bool_option(opts, "keepOffsets", False),
+            storage=storage_options(opts),
         )
 
 
@@ -141,7 +143,7 @@ class Chunk:
 
 
 def staging_root(opts: WriteOptions, job: str) -> str:
-    fs, root = resolve(opts.path)
+    fs, root = resolve(opts.path, opts.storage)
     return fs.join(root, STAGING_DIR, job)
 
 
@@ -177,7 +179,7 @@ def _bytes(v):
 def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int) -> list[Chunk]:
     """Stage one task's rows (an iterator of pyarrow RecordBatches)."""
 
-    fs, _ = resolve(opts.path)
+    fs, _ = resolve(opts.path, opts.storage)
     root = staging_root(opts, job)
     stages: dict[tuple[str, int], _Stage] = {}
 
@@ -341,7 +343,7 @@ def _publish_into_existing(fs, local_dir: str, target: str) -> None:
 
 def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: bool) -> dict[tuple[str, int], int]:
     """Turn the staged chunks into partition directories; returns records written per topic-partition."""
-    fs, root = resolve(opts.path)
+    fs, root = resolve(opts.path, opts.storage)
     staging = staging_root(opts, job)
     by_tp: dict[tuple[str, int], list[Chunk]] = {}
     for c in chunks:
@@ -398,7 +400,7 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
 
 def abort_job(opts: WriteOptions, job: str) -> None:
     """Remove the job's staging directory (and the staging root when it is left empty)."""
-    fs, root = resolve(opts.path)
+    fs, root = resolve(opts.path, opts.storage)
     fs.delete_dir(staging_root(opts, job))
     parent = fs.join(root, STAGING_DIR)
     try:
