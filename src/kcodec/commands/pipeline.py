@@ -35,10 +35,10 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UsageError(f"needs PySpark 4 and pyarrow ({exc.name} is missing): pip install 'kcodec[spark]'") from None
     from kcodec.errors import KcodecError
-    from kcodec.log.fs import has_glob, resolve
+    from kcodec.log.fs import has_glob, resolve, storage_options
     from kcodec.spark.pipeline import render_summary, run_pipeline
 
-    fs, src = resolve(args.src)
+    fs, src = resolve(args.src, storage_options(dict(args.option or [])))  # --option s3.endpoint=... too
     if not has_glob(src) and not fs.exists(src):
         raise UsageError(f"{args.src}: no such file or directory")
     refuse_overlap([args.src], [args.dest])  # the tables are overwritten: DEST must not hold SRC
