@@ -135,19 +135,19 @@ def through_pyarrow(monkeypatch):
     """file:// paths go through pyarrow.fs (the code path of s3://, hdfs:// ...) instead of plain os calls."""
     pytest.importorskip("pyarrow")
     from kcodec.log import fs as kfs
-    from kcodec.spark import planning, write
+    from kcodec.spark import planning, read, write
 
     real = kfs.resolve
 
-    def resolve(path):
+    def resolve(path, storage=()):
         path = str(path)
         if path.startswith("file://"):
-            return kfs.ArrowFS("file:///"), path
-        return real(path)
+            return kfs.ArrowFS("file:///", storage), path
+        return real(path, storage)
 
-    for module in (kfs, planning, write):
+    for module in (kfs, planning, read, write):
         monkeypatch.setattr(module, "resolve", resolve)
-    monkeypatch.setattr(kfs, "filesystem_of", lambda p: resolve(p)[0])
+    monkeypatch.setattr(kfs, "filesystem_of", lambda p, storage=(): resolve(p, storage)[0])
     return resolve
 
 

@@ -19,7 +19,7 @@ from kcodec.commands.common import (
 
 def _option(text: str) -> tuple[str, str]:
     if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--option takes KEY=VALUE, not {text!r}")
+        raise argparse.ArgumentTypeError(f"takes KEY=VALUE, not {text!r}")
     k, v = text.split("=", 1)
     return k.strip(), v.strip()
 
@@ -48,11 +48,11 @@ def _spark_error(exc: BaseException) -> str:
 def cmd_pipeline(args: argparse.Namespace) -> int:
     require_extra("spark", "pyspark", "pyarrow")
     from kcodec.errors import KcodecError
-    from kcodec.log.fs import has_glob, resolve
+    from kcodec.log.fs import has_glob, resolve, storage_options
     from kcodec.spark.pipeline import render_summary, run_pipeline
     from kcodec.spark.session import JavaMissingError
 
-    fs, src = resolve(args.src)
+    fs, src = resolve(args.src, storage_options(dict(args.option or [])))  # --option s3.endpoint=... too
     if not has_glob(src) and not fs.exists(src):
         raise UsageError(f"{args.src}: no such file or directory")
     if args.png:
@@ -71,6 +71,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
                 args.src,
                 args.dest,
                 master=args.master,
+                conf=dict(args.conf or []),
                 fmt=args.format,
                 options=options,
                 sizes=not args.no_sizes,
@@ -106,7 +107,19 @@ def add_parser(sub) -> None:
     )
     p.add_argument("src", metavar="SRC")
     p.add_argument("dest", metavar="DEST", help="output directory (tables are overwritten)")
-    p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*]: all cores)")
+    p.add_argument(
+        "--master",
+        default="local[*]",
+        help="Spark master URL: local[*] (default: all cores), spark://HOST:PORT, yarn, k8s://... "
+        "(executors need kcodec[spark] installed, and SRC and DEST must be paths every executor can read)",
+    )
+    p.add_argument(
+        "--conf",
+        type=_option,
+        action="append",
+        metavar="KEY=VALUE",
+        help="a Spark setting, as spark-submit --conf takes it (repeatable)",
+    )
     p.add_argument("--format", choices=("parquet", "orc", "json"), default="parquet", help="table format")
     p.add_argument(
         "--on-corrupt",

@@ -8,6 +8,15 @@ index (``.txnindex``); Kafka's ``LogFileUtils`` names them so. Any other
 name is not a segment: a listing reports such names in
 :attr:`SegmentListing.skipped` and never reads them.
 
+Kafka tiered storage (KIP-405) copies inactive segments out with their
+indexes; its reference layout (``LocalTieredStorage``'s
+``RemoteTopicPartitionDirectory`` and ``RemoteLogSegmentFileset``) names a
+partition directory ``<topic>-<partition>-<topic id>`` and a segment's files
+``<base offset>-<segment id>.<suffix>``, ids being Kafka ``Uuid`` strings (22
+URL-safe base64 characters). A segment uploaded again (after a failed or
+retried copy) has a new segment id: the newest copy of a base offset is read
+and the others are listed in :attr:`SegmentListing.skipped`.
+
 Segments live on any filesystem of :mod:`kcodec.log.fs`: a local segment's
 paths are :class:`~pathlib.Path` objects, a remote one's are full URIs.
 """
@@ -41,6 +50,8 @@ __all__ = [
     "segment_name",
     "parse_segment_name",
     "parse_partition_dir",
+    "parse_tiered_name",
+    "skip_reason",
     "Segment",
     "SegmentListing",
     "list_segments",
@@ -67,6 +78,9 @@ _SEGMENT_NAME = re.compile(r"([0-9]{20})\.(.+)", re.ASCII)
 # What a reader could take for a segment name: some digits, a dot, a suffix. Reported when not a real one.
 _LOOKS_LIKE_SEGMENT = re.compile(r"\d+\..+")
 _PARTITION_DIR = re.compile(r"(.+)-([0-9]+)", re.ASCII)
+_KAFKA_UUID = r"[A-Za-z0-9_-]{22}"  # org.apache.kafka.common.Uuid.toString: URL-safe base64, no padding
+_TIERED_NAME = re.compile(rf"([0-9]{{1,20}})-({_KAFKA_UUID})\.(.+)", re.ASCII)
+_TIERED_PARTITION_DIR = re.compile(rf"(.+)-([0-9]+)-{_KAFKA_UUID}", re.ASCII)
 
 
 def index_too_large(path: PathLike, max_bytes: int) -> KcodecError:
@@ -107,12 +121,30 @@ def parse_segment_name(path: PathLike) -> SegmentFileName:
     return SegmentFileName(int(m.group(1)), m.group(2))
 
 
+def parse_tiered_name(path: PathLike) -> tuple[int, str, str] | None:
+    """``"00000000000000000042-oAtiIQ95REujbuzNd_lkLQ.log"`` -> ``(42, "oAtiIQ95REujbuzNd_lkLQ", "log")``:
+    a tiered-storage object's base offset, segment id and kind; None for other names."""
+    m = _TIERED_NAME.fullmatch(os.path.basename(os.fspath(path)))
+    if not m or int(m.group(1)) > _INT64_MAX:
+        return None
+    return int(m.group(1)), m.group(2), m.group(3)
+
+
+def skip_reason(name: str) -> str:
+    """Why a listing skipped ``name`` (one of :attr:`SegmentListing.skipped`)."""
+    if parse_tiered_name(name) is not None:
+        return "an older tiered-storage copy of the same base offset (the newest copy is read)"
+    return "not a Kafka segment name (20 ASCII digits and a suffix)"
+
+
 def parse_partition_dir(path: PathLike) -> tuple[str, int]:
     """``"orders-3"`` -> ``("orders", 3)``; topic names may hold dashes, the
-    partition follows the last one. Raises ValueError for other names,
-    including directories being deleted (``<topic>-<n>.<id>-delete``)."""
+    partition follows the last one. A tiered-storage directory
+    ``orders-3-<topic id>`` is partition 3 of ``orders`` too. Raises
+    ValueError for other names, including directories being deleted
+    (``<topic>-<n>.<id>-delete``)."""
     name = os.path.basename(os.path.normpath(os.fspath(path)))
-    m = _PARTITION_DIR.fullmatch(name)
+    m = _PARTITION_DIR.fullmatch(name) or _TIERED_PARTITION_DIR.fullmatch(name)
     if not m:
         raise ValueError(f"{name!r} is not a partition directory name (<topic>-<partition>)")
     return m.group(1), int(m.group(2))
@@ -132,11 +164,12 @@ class Segment:
     fs: FileSystem = field(default_factory=LocalFS, compare=False, repr=False)
     listed_size: int | None = field(default=None, compare=False, repr=False)
     listed_indexes: frozenset[str] | None = field(default=None, compare=False, repr=False)  # suffixes seen
+    stem: str | None = None  # a tiered-storage copy's "<base offset>-<segment id>"; Kafka's name otherwise
 
     def _sibling(self, suffix: str) -> Path | str:
         if self.base_offset is None:
             raise ValueError(f"{self.log} is not named as a segment: it has no index files")
-        name = segment_name(self.base_offset, suffix)
+        name = self.stem + suffix if self.stem else segment_name(self.base_offset, suffix)
         if isinstance(self.log, Path):
             return self.log.with_name(name)
         return self.fs.join(self.fs.parent(self.log), name)
@@ -216,7 +249,8 @@ class Segment:
 @dataclass(frozen=True)
 class SegmentListing:
     """The segments of a directory in base-offset order, and the names that look
-    like segment files but are not Kafka's (reported, never read)."""
+    like segment files but are not Kafka's, or are older tiered-storage copies
+    of a base offset (reported, never read; :func:`skip_reason` says which)."""
 
     segments: list[Segment]
     skipped: list[str]
@@ -239,8 +273,11 @@ def list_segments(fs: FileSystem, directory: PathLike, entries: list[Entry] | No
     listing, when the caller has it). Transient files (``.deleted``,
     ``.cleaned``, ``.swap``, ``.tmp``) and subdirectories are ignored; names
     such as ``123.log``, 21 digits or non-ASCII digits are listed in ``skipped``.
-    While a commit into the parent log directory is being published, the
-    directory reads as that commit's new state (:mod:`kcodec.log.commit`)."""
+    Tiered-storage objects (``<offset>-<segment id>.log``) are segments too; of
+    several copies of one base offset the newest (modification time, then
+    name) is kept and the others are listed in ``skipped``. While a commit into
+    the parent log directory is being published, the directory reads as that
+    commit's new state (:mod:`kcodec.log.commit`)."""
     sources = segment_sources(fs, os.fspath(directory))
     if sources is None:
         return _list_directory(fs, directory, entries)
@@ -262,21 +299,30 @@ def _list_directory(fs: FileSystem, directory: PathLike, entries: list[Entry] | 
         entries = fs.list(str(directory))
     entries = [e for e in entries if not e.is_dir]
     names = {fs.name(e.path) for e in entries}
-    segments, skipped = [], []
+    copies: dict[int, list[tuple[Entry, str]]] = {}  # base offset -> (entry, stem) of each .log
+    skipped = []
     for e in entries:
         name = fs.name(e.path)
-        try:
-            base, kind = parse_segment_name(name)
-        except ValueError:
-            if _LOOKS_LIKE_SEGMENT.fullmatch(name):
-                skipped.append(name)
-            continue
+        tiered = parse_tiered_name(name)
+        if tiered is not None:
+            base, _, kind = tiered
+        else:
+            try:
+                base, kind = parse_segment_name(name)
+            except ValueError:
+                if _LOOKS_LIKE_SEGMENT.fullmatch(name):
+                    skipped.append(name)
+                continue
         if kind != "log":  # not log.deleted / log.cleaned / log.swap / log.tmp
             continue
-        stem = name[: -len(LOG_SUFFIX)]
+        copies.setdefault(base, []).append((e, name[: -len(LOG_SUFFIX)]))
+    segments = []
+    for base, found in copies.items():
+        found.sort(key=lambda c: (c[0].mtime or 0.0, fs.name(c[0].path)))
+        e, stem = found[-1]
+        skipped += [fs.name(older.path) for older, _ in found[:-1]]
         present = frozenset(s for s in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX) if stem + s in names)
-        log = Path(directory) / name if fs.local else e.path
-        segments.append(Segment(base, log, fs, e.size, present))
-    return SegmentListing(
-        sorted(segments, key=lambda s: -1 if s.base_offset is None else s.base_offset), sorted(skipped)
-    )
+        log = Path(directory) / fs.name(e.path) if fs.local else e.path
+        tiered_stem = stem if parse_tiered_name(fs.name(e.path)) is not None else None
+        segments.append(Segment(base, log, fs, e.size, present, tiered_stem))
+    return SegmentListing(sorted(segments, key=lambda s: s.base_offset or 0), sorted(skipped))

@@ -3,6 +3,12 @@
 Local files take the fast path (kcodec's reader memory-maps them); anything
 else (``s3://``, ``gs://``, ``hdfs://``, ``abfs://`` ...) goes through
 :mod:`pyarrow.fs`, and a byte range of a segment is fetched as one read.
+Hadoop's ``s3a://`` and ``s3n://`` are S3. Credentials and endpoints come from
+the environment as pyarrow reads it (``AWS_ACCESS_KEY_ID``,
+``AWS_ENDPOINT_URL`` ...) or from :data:`STORAGE_OPTIONS` (``s3.endpoint``,
+``s3.accessKey``, or Hadoop's ``fs.s3a.endpoint`` ...), given to
+:func:`resolve` as :func:`storage_options` picked them from a reader's or
+writer's options.
 
 Paths stay strings so they pickle into Spark input partitions: a local path
 as an absolute path, a remote one as its full URI.
@@ -39,6 +45,54 @@ class Entry:
     path: str
     is_dir: bool
     size: int
+    mtime: float | None = None  # seconds since the epoch, when the filesystem says
+
+
+# Option name (lower case, as Spark passes options) -> (filesystem family, pyarrow keyword).
+STORAGE_OPTIONS: dict[str, tuple[str, str]] = {
+    "s3.endpoint": ("s3", "endpoint_override"),
+    "s3.accesskey": ("s3", "access_key"),
+    "s3.secretkey": ("s3", "secret_key"),
+    "s3.sessiontoken": ("s3", "session_token"),
+    "s3.region": ("s3", "region"),
+    "s3.anonymous": ("s3", "anonymous"),
+    "fs.s3a.endpoint": ("s3", "endpoint_override"),  # Hadoop S3A's names, as spark.hadoop.* users know them
+    "fs.s3a.access.key": ("s3", "access_key"),
+    "fs.s3a.secret.key": ("s3", "secret_key"),
+    "fs.s3a.session.token": ("s3", "session_token"),
+    "fs.s3a.endpoint.region": ("s3", "region"),
+    "gs.endpoint": ("gs", "endpoint_override"),
+    "gs.anonymous": ("gs", "anonymous"),
+    "gs.projectid": ("gs", "project_id"),
+    "hdfs.user": ("hdfs", "user"),
+    "hdfs.kerberosticket": ("hdfs", "kerb_ticket"),
+}
+_FAMILY = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "gcs": "gs", "hdfs": "hdfs", "viewfs": "hdfs"}
+_BOOL_KWARGS = ("anonymous",)
+
+Storage = tuple[tuple[str, str], ...]  # hashable and picklable: it travels in Spark's options to executors
+
+
+def storage_options(options) -> Storage:
+    """The filesystem options among a reader's or writer's ``options`` (any case), sorted."""
+    picked = {str(k).lower(): str(v) for k, v in dict(options or {}).items() if str(k).lower() in STORAGE_OPTIONS}
+    return tuple(sorted(picked.items()))
+
+
+def _filesystem_kwargs(family: str, storage: Storage) -> dict:
+    kwargs: dict = {}
+    for name, value in storage:
+        fam, kw = STORAGE_OPTIONS[name]
+        if fam != family:
+            continue
+        if kw in _BOOL_KWARGS:
+            kwargs[kw] = value.strip().lower() in ("true", "1", "yes", "on")
+        elif kw == "endpoint_override" and "://" in value:  # http://127.0.0.1:9000: the scheme apart
+            kwargs["scheme"], kwargs[kw] = value.split("://", 1)
+            kwargs[kw] = kwargs[kw].rstrip("/")
+        else:
+            kwargs[kw] = value
+    return kwargs
 
 
 class FileSystem(Protocol):
@@ -98,7 +152,8 @@ class LocalFS:
         with os.scandir(path) as it:
             for e in it:
                 is_dir = e.is_dir()
-                out.append(Entry(e.path, is_dir, 0 if is_dir else e.stat().st_size))
+                st = e.stat()
+                out.append(Entry(e.path, is_dir, 0 if is_dir else st.st_size, st.st_mtime))
         return sorted(out, key=lambda e: e.path)
 
     def glob(self, pattern: str) -> builtins.list[str]:
@@ -145,27 +200,43 @@ class ArrowFS:
 
     local = False
 
-    def __init__(self, uri: str):
+    def __init__(self, uri: str, storage: Storage = ()):
         from pyarrow import fs as pafs
 
         self._pafs = pafs
-        self.fs, _ = pafs.FileSystem.from_uri(uri)
         parsed = urlparse(uri)
+        family = _FAMILY.get(parsed.scheme.lower(), "")
+        kwargs = _filesystem_kwargs(family, storage)
+        if family == "s3" and (kwargs or parsed.scheme.lower() != "s3"):
+            self.fs = pafs.S3FileSystem(**kwargs)  # s3a:// and s3n:// are Hadoop's names for S3
+        elif family == "gs" and kwargs:
+            self.fs = pafs.GcsFileSystem(**kwargs)
+        elif family == "hdfs" and kwargs:
+            self.fs = pafs.HadoopFileSystem(parsed.hostname or "default", parsed.port or 0, **kwargs)
+        else:
+            self.fs, _ = pafs.FileSystem.from_uri(uri)
         self.prefix = f"{parsed.scheme}://"
         # hdfs://namenode:8020/path keeps its authority in the URI but not in the fs path
         self.authority = parsed.netloc if parsed.scheme in ("hdfs", "viewfs") else ""
+        # abfss://container@account.dfs.core.windows.net/path is "container/path" to pyarrow's Azure filesystem
+        self.account = "@" + parsed.netloc.split("@", 1)[1] if family == "" and "@" in parsed.netloc else ""
 
     def _p(self, uri: str) -> str:
         if uri.startswith(self.prefix):
             rest = uri[len(self.prefix) :]
             if self.authority and rest.startswith(self.authority):
                 rest = rest[len(self.authority) :]
+            if self.account:
+                rest = rest.replace(self.account, "", 1)
             return rest
         return uri
 
     def _uri(self, path: str) -> str:
         if self.authority:
             return f"{self.prefix}{self.authority}{path if path.startswith('/') else '/' + path}"
+        if self.account:
+            container, _, rest = path.partition("/")
+            return f"{self.prefix}{container}{self.account}/{rest}"
         return f"{self.prefix}{path}"
 
     def join(self, *parts: str) -> str:
@@ -194,7 +265,15 @@ class ArrowFS:
 
     def list(self, path: str) -> list[Entry]:
         infos = self.fs.get_file_info(self._pafs.FileSelector(self._p(path), recursive=False))
-        out = [Entry(self._uri(i.path), i.type == self._pafs.FileType.Directory, i.size or 0) for i in infos]
+        out = [
+            Entry(
+                self._uri(i.path),
+                i.type == self._pafs.FileType.Directory,
+                i.size or 0,
+                i.mtime.timestamp() if i.mtime is not None else None,
+            )
+            for i in infos
+        ]
         return sorted(out, key=lambda e: e.path)
 
     def glob(self, pattern: str) -> builtins.list[str]:
@@ -265,13 +344,14 @@ class ArrowFS:
 
 
 @functools.lru_cache(maxsize=16)
-def _arrow_fs(key: str) -> ArrowFS:
-    return ArrowFS(key)
+def _arrow_fs(key: str, storage: Storage) -> ArrowFS:
+    return ArrowFS(key, storage)
 
 
-def resolve(path: str) -> tuple[FileSystem, str]:
+def resolve(path: str, storage: Storage = ()) -> tuple[FileSystem, str]:
     """The filesystem of ``path`` and the path as that filesystem names it:
-    an absolute local path, or the full URI of a remote object."""
+    an absolute local path, or the full URI of a remote object; ``storage``
+    (from :func:`storage_options`) configures a remote filesystem."""
     path = os.fspath(path)
     scheme = _scheme(path)
     if scheme in ("", "file", "local"):
@@ -282,8 +362,8 @@ def resolve(path: str) -> tuple[FileSystem, str]:
                 path = f"//{parsed.netloc}{path}"
         return LocalFS(), os.path.abspath(os.path.expanduser(path))
     parsed = urlparse(path)
-    return _arrow_fs(f"{parsed.scheme}://{parsed.netloc}/"), path
+    return _arrow_fs(f"{parsed.scheme}://{parsed.netloc}/", tuple(storage)), path
 
 
-def filesystem_of(path: str) -> FileSystem:
-    return resolve(path)[0]
+def filesystem_of(path: str, storage: Storage = ()) -> FileSystem:
+    return resolve(path, storage)[0]

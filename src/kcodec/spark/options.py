@@ -282,6 +282,9 @@ def check_read_names(opts: dict) -> None:
     for name in opts:
         if name in _REFUSED_KAFKA:
             raise OptionError(f"kafka-segments: option {name} is not supported (as in Spark): {_REFUSED_KAFKA[name]}")
+    from kcodec.log.fs import STORAGE_OPTIONS  # object-store endpoint and credentials: known names too
+
+    opts = {k: v for k, v in opts.items() if str(k).lower() not in STORAGE_OPTIONS}
     plain = {k: v for k, v in opts.items() if not k.startswith("kafka.") or k in _REFUSED_KAFKA}
     kafka = {k: v for k, v in opts.items() if k not in plain}
     check_known(plain, READ_OPTIONS, "kafka-segments")

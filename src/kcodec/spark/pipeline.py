@@ -102,6 +102,7 @@ def run_pipeline(
     *,
     spark=None,
     master: str = "local[*]",
+    conf: dict | None = None,
     fmt: str = "parquet",
     options: dict | None = None,
     sizes: bool = True,
@@ -113,7 +114,7 @@ def run_pipeline(
 
     ``options`` are read options of the data source (``onCorrupt``,
     ``isolationLevel``, ``verifyCrc`` ...). A ``spark`` session may be given;
-    otherwise a local one is started on ``master``. ``size_sample`` below 1
+    otherwise one is started on ``master`` with the Spark settings ``conf``. ``size_sample`` below 1
     computes compressed sizes for that fraction of the batches only and
     estimates the rest (uncompressed sizes stay exact). With sizes, the cost
     table is also drawn as ``dest``/cost_table.svg (and .png with ``chart_png``)."""
@@ -126,7 +127,7 @@ def run_pipeline(
     if spark is None:
         from kcodec.spark.session import local_session
 
-        spark = local_session(master, "kcodec pipeline", log_level=log_level)
+        spark = local_session(master, "kcodec pipeline", conf=conf, log_level=log_level)
     else:
         from kcodec.spark import register
 

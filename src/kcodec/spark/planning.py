@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 from kcodec.errors import KcodecError
 from kcodec.log.commit import visible_partition_names
-from kcodec.log.files import Segment, is_partition_dir_name, list_segments, parse_partition_dir
-from kcodec.log.fs import has_glob, resolve
+from kcodec.log.files import Segment, is_partition_dir_name, list_segments, parse_partition_dir, skip_reason
+from kcodec.log.fs import Storage, has_glob, resolve, storage_options
 from kcodec.log.headers import HEADER_SIZE, last_offset
 from kcodec.log.index import OffsetLookup
 from kcodec.log.partition import aborted_transactions, next_offset, seek_timestamp, segment_for_offset
@@ -113,6 +113,7 @@ class ReadOptions:
     fail_on_data_loss: bool = True
     include_headers: bool = True
     max_records_per_partition: int | None = None
+    storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
 
     @classmethod
     def from_options(cls, options) -> ReadOptions:
@@ -176,6 +177,7 @@ class ReadOptions:
             size_sample=fraction_option(opts, "sizeSample", 1.0),
             txn_index=choice_option(opts, "txnIndex", "auto", ("auto", "derive")),
             max_decompressed_size=int_option(opts, "maxDecompressedSize", None, 1),
+            storage=storage_options(opts),
         )
 
     @property
@@ -220,22 +222,25 @@ def _partition_name(fs, directory: str) -> tuple[str | None, int | None]:
 def _report_skipped(info: PartitionInfo) -> None:
     for name in info.skipped:
         print(
-            f"kcodec: kafka-segments: skipped {info.path}/{name}: not a Kafka segment name "
-            "(20 ASCII digits and a suffix)",
+            f"kcodec: kafka-segments: skipped {info.path}/{name}: {skip_reason(name)}",
             file=sys.stderr,
             flush=True,
         )
 
 
-def discover(path: str, *, topic: str | None = None, partition: int | None = None) -> list[PartitionInfo]:
+def discover(
+    path: str, *, topic: str | None = None, partition: int | None = None, storage: Storage = ()
+) -> list[PartitionInfo]:
     """The partitions and segments ``path`` names: a segment file, a partition
     directory, a directory of ``<topic>-<n>`` partition directories, or a glob
     of any of these. Topic and partition come from directory names unless
     given. A file given by name is read even when it is not named as a
     segment, unless its name looks like one without being Kafka's
     (``123.log``): such names are reported on stderr and skipped, as in
-    directories. Raises FileNotFoundError when nothing matches."""
-    fs, p = resolve(path)
+    directories. Tiered-storage layouts (``<topic>-<n>-<topic id>`` directories
+    of ``<offset>-<segment id>.log`` objects) are read too. ``storage``
+    configures an object store. Raises FileNotFoundError when nothing matches."""
+    fs, p = resolve(path, storage)
     targets = fs.glob(p) if has_glob(p) else ([p] if fs.exists(p) else [])
     if not targets:
         raise FileNotFoundError(f"kafka-segments: no such file or directory: {path}")

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterator
 
 from kcodec.errors import DecodeError, KcodecError, TruncatedError
-from kcodec.log.fs import filesystem_of
+from kcodec.log.fs import resolve
 from kcodec.records.reader import read_batches
 from kcodec.records.resync import SkippedRange
 from kcodec.runtime.varint import INT64_MAX
@@ -89,12 +89,7 @@ class Reporter:
     def close(self) -> None:
         if not self.skipped or not self.opts.corrupt_report_path:
             return
-        fs = filesystem_of(self.opts.corrupt_report_path)
-        root = self.opts.corrupt_report_path
-        if fs.local:
-            from kcodec.log.fs import resolve
-
-            root = resolve(root)[1]
+        fs, root = resolve(self.opts.corrupt_report_path, self.opts.storage)
         fs.makedirs(root)
         name = f"split-{self.split.index:05d}-{uuid.uuid4().hex[:12]}.jsonl"
         tmp = fs.join(root, "." + name + ".tmp")
@@ -169,19 +164,18 @@ def _wrap(exc: KcodecError, split: Split) -> CorruptSegmentError:
     return err
 
 
-def _source(split: Split):
-    """(what read_batches reads, start, end, position shift) for the split's bytes."""
-    fs = filesystem_of(split.log)
+def _source(split: Split, storage=()):
+    """(what read_batches reads, start, end, position shift) for the split's bytes: a
+    local file is memory-mapped; a remote one's range is fetched with one ranged read."""
+    fs, path = resolve(split.log, storage)
     if fs.local:
-        from kcodec.log.fs import resolve
-
-        return resolve(split.log)[1], split.start, split.end, 0
+        return path, split.start, split.end, 0
     return fs.read_range(split.log, split.start, split.end), 0, None, split.start
 
 
 def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = None) -> Iterator:
     """The decoded batches of ``split`` in order (positions in the segment file)."""
-    source, start, end, shift = _source(split)
+    source, start, end, shift = _source(split, opts.storage)
     ropts = opts.reader_options()
     if opts.on_corrupt == "fail":
         try:

@@ -1,11 +1,14 @@
-"""A local SparkSession fit for kcodec: loopback only, no UI, workers on this interpreter.
+"""A SparkSession fit for kcodec: loopback only, no UI, workers on this interpreter.
 
 By default Spark binds the machine's outside address and serves a UI on every
 interface, and its Python workers run ``python3`` from PATH (which may not
 have kcodec). This sets ``SPARK_LOCAL_IP=127.0.0.1`` and the driver's host and
 bind address to 127.0.0.1, turns the UI off, points ``PYSPARK_PYTHON`` at the
 running interpreter (unless it is set already), uses UTC as the session time
-zone, and registers the ``kafka-segments`` data source.
+zone, and registers the ``kafka-segments`` data source. A standalone master on
+the loopback address (``spark://127.0.0.1:7077``) is a cluster on this machine,
+so it gets the same settings: its executors can only reach a driver there, and
+they share this interpreter's environment.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import shutil
 import sys
 import tempfile
 
-__all__ = ["local_session", "LOOPBACK_CONF", "JavaMissingError"]
+__all__ = ["local_session", "on_this_machine", "LOOPBACK_CONF", "JavaMissingError"]
 
 JAVA_HINT = (
     "Spark needs Java 17 or later: install a JDK (e.g. apt-get install openjdk-17-jre-headless) and set JAVA_HOME"
@@ -47,14 +50,27 @@ LOOPBACK_CONF = {
 }
 
 
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def on_this_machine(master: str) -> bool:
+    """``local``, ``local[N]``, or a standalone master on the loopback address."""
+    if master.startswith("local"):
+        return True
+    if not master.startswith("spark://"):
+        return False
+    hosts = master[len("spark://") :].split(",")  # spark://h1:7077,h2:7077 (standby masters)
+    return all(h.rsplit(":", 1)[0] in _LOOPBACK_HOSTS for h in hosts)
+
+
 def local_session(
     master: str = "local[*]", app_name: str = "kcodec", conf: dict | None = None, log_level: str = "error"
 ):
     """Start (or get) a SparkSession on ``master`` with kcodec's settings (the
-    loopback and interpreter settings only for a ``local`` master);
+    loopback and interpreter settings only for a master on this machine);
     ``conf`` adds or overrides Spark settings; ``log_level`` is the JVM's
     (``error`` by default, ``off`` for a command whose errors kcodec reports)."""
-    local = master.startswith("local")
+    local = on_this_machine(master)
     if local:  # a cluster master keeps its own addresses and Python
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

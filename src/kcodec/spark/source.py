@@ -127,7 +127,10 @@ class KafkaSegmentsReader(DataSourceReader):
         self.columns = check_requested(fields, self.opts.view, self.opts.sizes)
 
     def partitions(self):
-        parts = select(discover(self.opts.path, topic=self.opts.topic, partition=self.opts.partition), self.opts)
+        parts = select(
+            discover(self.opts.path, topic=self.opts.topic, partition=self.opts.partition, storage=self.opts.storage),
+            self.opts,
+        )
         splits = plan(parts, self.opts)
         if not splits:  # nothing to read; Spark still wants a partition
             return [SegmentSplit(Split(0, "", None, None, None, 0, 0, empty=True))]

@@ -57,7 +57,7 @@ from kcodec.log.commit import (
     staged_dir,
     write_record,
 )
-from kcodec.log.fs import resolve
+from kcodec.log.fs import Storage, resolve, storage_options
 from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
 from kcodec.log.partition import Partition
 from kcodec.log.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
@@ -84,6 +84,7 @@ class WriteOptions:
     topic: str | None = None
     partition: int | None = None
     keep_offsets: bool = False
+    storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
 
     @classmethod
     def from_options(cls, options) -> WriteOptions:
@@ -109,6 +110,7 @@ class WriteOptions:
             topic=opts.get("topic") or None,
             partition=int_option(opts, "partition", None, 0),
             keep_offsets=bool_option(opts, "keepOffsets", False),
+            storage=storage_options(opts),
         )
 
 
@@ -160,7 +162,7 @@ class Chunk:
 
 
 def staging_root(opts: WriteOptions, job: str) -> str:
-    fs, root = resolve(opts.path)
+    fs, root = resolve(opts.path, opts.storage)
     return job_dir(fs, root, job)
 
 
@@ -217,7 +219,7 @@ def _refuse_reading_target(segments: list, target: str) -> None:
 def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, overwrite: bool = False) -> list[Chunk]:
     """Stage one task's rows (an iterator of pyarrow RecordBatches)."""
 
-    fs, target = resolve(opts.path)
+    fs, target = resolve(opts.path, opts.storage)
     if fs.local:
         target = os.path.realpath(target)
     root = staging_root(opts, job)
@@ -358,7 +360,7 @@ def _write_partition(fs, chunks: list[Chunk], directory: str, base: int, opts: W
 def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: bool) -> dict[tuple[str, int], int]:
     """Turn the staged chunks into partition directories, published as one step
     (:mod:`kcodec.log.commit`); returns records written per topic-partition."""
-    fs, root = resolve(opts.path)
+    fs, root = resolve(opts.path, opts.storage)
     by_tp: dict[tuple[str, int], list[Chunk]] = {}
     for c in chunks:
         by_tp.setdefault((c.topic, c.partition), []).append(c)
@@ -412,7 +414,7 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
 def abort_job(opts: WriteOptions, job: str) -> None:
     """Remove the job's staging directory (and the staging root when it is left
     empty); a job whose commit record is written is decided and rolls forward instead."""
-    fs, root = resolve(opts.path)
+    fs, root = resolve(opts.path, opts.storage)
     record = read_record(fs, root) if fs.is_dir(root) else None
     if record is not None and record.job == job:
         with commit_lock(fs, root):
@@ -425,7 +427,7 @@ def abort_job(opts: WriteOptions, job: str) -> None:
 def recover_path(opts: WriteOptions, keep: str | None = None) -> None:
     """Before a job writes ``opts.path``: finish a commit a killed job left
     half-published there and remove what crashed jobs staged (see :mod:`kcodec.log.commit`)."""
-    fs, root = resolve(opts.path)
+    fs, root = resolve(opts.path, opts.storage)
     if not fs.is_dir(root):
         return
     with commit_lock(fs, root):

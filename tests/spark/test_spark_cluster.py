@@ -1,0 +1,105 @@
+"""kcodec on a real Spark cluster: a standalone master and a worker on 127.0.0.1,
+``kcodec pipeline --master spark://...`` and a kafka-segments write/read round
+trip, with the records decoded by executors, JVM and Python processes of the
+worker's own, not the driver's."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+from . import cluster as standalone
+from .expected import expected_rows
+from .test_spark_pipeline import _python_summary
+
+DRIVER_TIMEOUT_S = 600  # a bound, not an expectation: the driver's JVM, two jobs, the executors' start
+pytestmark = pytest.mark.slow  # two JVMs of its own and two drivers: minutes on a shared two-core machine
+
+EXECUTOR_CONF = ["--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2"]
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    if not standalone.java():
+        pytest.skip("Spark needs Java")
+    c = standalone.start(tmp_path / "cluster")
+    try:
+        yield c
+    finally:
+        standalone.stop(c)
+    assert all(p.poll() is not None for p in c.procs)  # no JVM left behind
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(args, env=standalone.loopback_env(), capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
+
+
+def _digest(rows) -> str:
+    """A digest of (topic, partition, offset, key, value) rows, in order."""
+    h = hashlib.sha256()
+    for topic, partition, offset, key, value in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
+        h.update(repr((topic, partition, offset, key, value)).encode())
+    return h.hexdigest()
+
+
+_ROUND_TRIP = """
+import hashlib, json, os, sys
+from kcodec.spark.session import local_session
+
+master, src, out = sys.argv[1:4]
+conf = {"spark.executor.memory": "512m", "spark.cores.max": "2"}
+spark = local_session(master, "kcodec cluster round trip", conf=conf)
+df = spark.read.format("kafka-segments").load(src)
+writer = df.write.format("kafka-segments").mode("overwrite").option("keepOffsets", "true")
+writer.option("compression", "zstd").save(out)
+back = spark.read.format("kafka-segments").load(out)
+rows = [
+    (r["topic"], r["partition"], r["offset"], None if r["key"] is None else bytes(r["key"]),
+     None if r["value"] is None else bytes(r["value"]))
+    for r in back.select("topic", "partition", "offset", "key", "value").collect()
+]
+h = hashlib.sha256()
+for row in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
+    h.update(repr(row).encode())
+pids = spark.sparkContext.parallelize(range(4), 2).map(lambda _: os.getpid()).distinct().collect()
+print(json.dumps({"master": spark.sparkContext.master, "rows": len(rows), "digest": h.hexdigest(),
+                  "codecs": sorted({r["compression"] for r in back.select("compression").distinct().collect()}),
+                  "driver_pid": os.getpid(), "task_pids": pids}))
+spark.stop()
+"""
+
+
+def test_pipeline_and_round_trip_on_a_standalone_cluster(cluster, samples, tmp_path):
+    dest = tmp_path / "tables"
+    kcodec = [sys.executable, "-c", "import sys; from kcodec.cli import main; sys.exit(main(sys.argv[1:]))"]
+    run = _run([*kcodec, "pipeline", "--master", cluster.url, *EXECUTOR_CONF, str(samples), str(dest), "--json"])
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads(run.stdout)
+    assert summary["master"] == cluster.url
+    want = _python_summary(samples)
+    got = {f"{p['topic']}-{p['partition']}": p for p in summary["partitions"]}
+    assert set(got) == set(want)
+    for name, w in want.items():
+        for k, v in w.items():
+            assert got[name][k] == v, (name, k)
+    assert len(cluster.apps()) == 1  # the worker ran the pipeline's executors
+
+    out = tmp_path / "copy"
+    run = _run([sys.executable, "-c", _ROUND_TRIP, cluster.url, str(samples), str(out)])
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["master"] == cluster.url
+    want_rows = [(r[2], r[3], r[4], r[0], r[1]) for r in expected_rows(samples)]
+    assert result["rows"] == len(want_rows)
+    assert result["digest"] == _digest(want_rows)
+    assert result["codecs"] == ["zstd"]
+    assert result["driver_pid"] not in result["task_pids"]  # executors' Python workers, not the driver's
+    assert len(cluster.apps()) == 2
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == sorted(want)
