@@ -305,6 +305,8 @@ def _array_size(ev: EntityVersion, t: ArrayType, v: str) -> str:
         items = f"sum(map({_SIZE_FN[e.name]}, {v}))"
     elif isinstance(e, ScalarType):
         items = f"{e.width} * len({v})"
+    elif isinstance(e, BytesType):
+        items = f"sum({_bytes_size(e, 'x')} for x in {v})"
     else:  # bits
         items = f"{e.base.width} * len({v})"
     if t.prefix is None:

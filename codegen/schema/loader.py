@@ -430,7 +430,8 @@ def _parse_type(ctx: _Ctx, text: object, spec: dict, schemas: SchemaSet, top: bo
         raise ctx.error("'count' applies to arrays")
     if text in ("bytes", "string"):
         if not top:
-            raise ctx.error(f"{text} needs a prefix; wrap it in an entity to use it in an array")
+            # an array element: Kafka's STRING (int16 length) or BYTES (int32 length), compact when flexible
+            return BytesType(INT_TYPES["int16" if text == "string" else "int32"], False, text == "string")
         if prefix is None:
             raise ctx.error(f"{text} needs a 'prefix' length type ({', '.join(sorted(_PREFIX_TYPES))})")
         return BytesType(_prefix_type(ctx, prefix), _nullable(ctx, spec), text == "string")

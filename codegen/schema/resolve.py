@@ -325,6 +325,8 @@ def field_type_at(f: Field, version: int, flexible: bool) -> Type:
         t = replace(t, nullable=version in f.nullable_versions)
     if flexible and f.flexible and isinstance(t, (BytesType, ArrayType)) and t.prefix is not None:
         t = replace(t, compact=True)
+        if isinstance(t, ArrayType) and isinstance(t.element, BytesType):  # []string: compact elements too
+            t = replace(t, element=replace(t.element, compact=True))
     return t
 
 
