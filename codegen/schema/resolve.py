@@ -251,6 +251,8 @@ def _compiled(ev: EntityVersion, seen: frozenset) -> bool:
     key = (ev.name, ev.version)
     if key in seen or ev.flexible or ev.absent:
         return False  # the kernel has no tagged sections, compact prefixes or defaults
+    if "/" in ev.entity.file:
+        return False  # Kafka's internal records (schemas/internal/) are few and small: the kernel is for the log
     for i, f in enumerate(ev.fields):
         fld, t = f.field, f.type
         if fld.compressed or fld.enum or fld.const is not None:
