@@ -77,6 +77,23 @@ def _data_decoders(args: argparse.Namespace):
         raise UsageError(str(exc)) from None
 
 
+def _internal_registry(args: argparse.Namespace, path: Path, print_data: bool) -> str | None:
+    """The registry decoding this file's records: the one a kafka-dump-log decoder option names, else (when
+    data is printed) the one of the internal topic the file's partition directory is named after."""
+    from kcodec.tools.dump_internal import DECODER_OPTIONS, registry_for_path
+
+    chosen = [registry for option, registry in DECODER_OPTIONS.items() if getattr(args, option)]
+    if len(chosen) > 1:
+        raise UsageError("name one of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder")
+    if chosen and (args.key_decoder or args.value_decoder):
+        raise UsageError("a topic decoder (--offsets-decoder ...) decodes keys and values: drop --key/--value-decoder")
+    if chosen:
+        return chosen[0]
+    if print_data and not (args.key_decoder or args.value_decoder):
+        return registry_for_path(path)
+    return None
+
+
 class _Bounded:
     """A binary stream that ends after ``limit`` bytes: --max-bytes on standard input."""
 
@@ -95,10 +112,13 @@ def cmd_dump(args: argparse.Namespace) -> int:
     from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
     from kcodec.tools.dump_decoders import STRING, DecoderError
     from kcodec.tools.dump_files import FileKind, file_kind
+    from kcodec.tools.dump_internal import DECODER_OPTIONS, InternalDecoders, record_json_fields
 
     names = dump_inputs(args)
     decoders = _data_decoders(args)
-    print_data = args.print_data_log or decoders is not None  # a decoder implies --print-data-log, as in Kafka
+    topic_decoder = any(getattr(args, option) for option in DECODER_OPTIONS)
+    # a decoder implies --print-data-log, as in Kafka
+    print_data = args.print_data_log or decoders is not None or topic_decoder
     status = EXIT_OK
     for name in names:
         stdin = name == STDIN
@@ -139,11 +159,17 @@ def cmd_dump(args: argparse.Namespace) -> int:
             on_skip=print_skipped if args.skip_corrupt else None,
         )
         progress = _Progress(None if stdin else path)
+        registry = _internal_registry(args, path, print_data or args.json)
+        file_decoders = InternalDecoders(registry) if registry else decoders
         try:
             if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
                     progress(batch.position + batch.size)
-                    print(as_ndjson(batch_json(batch, str(path))))
+                    out = batch_json(batch, str(path))
+                    if registry and not batch.is_control:  # typed key and value objects instead of hex
+                        for rec_json, rec in zip(out["records"], batch.records):
+                            rec_json.update(record_json_fields(registry, rec))
+                    print(as_ndjson(out))
                 if reader.partial_tail is not None and args.max_bytes is None:
                     t = reader.partial_tail
                     print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
@@ -157,7 +183,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
                     args.skip_record_metadata,
                     progress,
                     pairs,
-                    decoders or STRING,
+                    file_decoders or STRING,
                     report_tail=args.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
                 ):
                     print(line)
@@ -323,6 +349,17 @@ def add_parser(sub) -> None:
             metavar="DECODER",
             help=f"how {part}s print (implies --print-data-log): string (UTF-8, the default), hex, base64, "
             "json (checked, compact), or module:callable taking bytes and returning str",
+        )
+    for option, topic in (
+        ("offsets", "__consumer_offsets"),
+        ("transaction-log", "__transaction_state"),
+        ("cluster-metadata", "__cluster_metadata"),
+    ):
+        p.add_argument(
+            f"--{option}-decoder",
+            action="store_true",
+            help=f"decode records as {topic}'s, as kafka-dump-log does (implies --print-data-log; files under "
+            f"a {topic}-N directory are decoded so whenever data is printed)",
         )
     p.add_argument(
         "--max-bytes",
