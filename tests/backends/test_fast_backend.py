@@ -42,7 +42,11 @@ def _named(entity, version, values):
     _, fields = DECODERS[(entity, version)]
     ev = resolve(SCHEMAS, SCHEMAS.entities[entity], version)
     out = {}
-    for f, v in zip(ev.fields, values):
+    resolved = {f.name: f for f in (*ev.fields, *ev.tagged, *ev.absent)}  # values hold all three, in order
+    for name, v in zip(ev.value_names, values):
+        f = resolved.get(name)
+        if f is None:  # the unknown tags of a flexible version: as_plain leaves them out too
+            continue
         t = f.type
         if f.field.compressed and f.field.compressed.contents is not None and isinstance(v, list):
             t = f.field.compressed.contents
@@ -50,7 +54,7 @@ def _named(entity, version, values):
             v = _named(t.name, version, v)
         elif isinstance(t, ArrayType) and isinstance(t.element, EntityRef) and isinstance(v, list):
             v = [_named(t.element.name, version, x) for x in v]
-        out[f.name] = v
+        out[name] = v
     return out
 
 

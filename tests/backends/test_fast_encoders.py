@@ -16,11 +16,14 @@ from tests.codegen.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
 
 def as_tuple(entity, version, value):
     """A value dict as the fast encoder's tuple (nested entities too)."""
-    from kcodec.codegen.schema import ArrayType, EntityRef
+    from kcodec.codegen.schema import ArrayType, EntityRef, default_value
 
     ev = resolve(SCHEMAS, SCHEMAS.entities[entity], version)
     out = []
-    for f in ev.fields:
+    for f in (*ev.fields, *ev.tagged, *ev.absent):  # the fast values' order (EntityVersion.value_names)
+        if f.name not in value and f.field.default is not None or f in ev.tagged and f.name not in value:
+            out.append(default_value(ev, f, tuples=True))
+            continue
         v = value.get(f.name)
         t = f.type
         if f.field.compressed and f.field.compressed.contents is not None and isinstance(v, list):
@@ -30,6 +33,8 @@ def as_tuple(entity, version, value):
         elif isinstance(t, ArrayType) and isinstance(t.element, EntityRef) and v is not None:
             v = [as_tuple(t.element.name, version, x) for x in v]
         out.append(v)
+    if ev.flexible:
+        out.append(value.get("_unknown_tags", []))
     return tuple(out)
 
 
