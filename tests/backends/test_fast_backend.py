@@ -16,6 +16,7 @@ from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
 from tests.codegen.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
+from tests.roundtrip import examples
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 
@@ -77,7 +78,7 @@ def outcome(fn):
 def test_fast_equals_construct_on_schema_values(entity, version):
     c = codec(entity, version)
 
-    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(SCHEMAS, entity, 80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(entity_strategy(SCHEMAS, entity, version), st.data())
     def check(value, data):
         raw = c.build(value)

@@ -12,6 +12,7 @@ from kcodec.codegen.schema import resolve
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from tests.codegen.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
+from tests.roundtrip import examples
 
 
 def as_tuple(entity, version, value):
@@ -42,7 +43,7 @@ def as_tuple(entity, version, value):
 def test_fast_encoder_equals_construct(entity, version):
     encode = getattr(importlib.import_module(f"kcodec.generated.fast.{entity}"), f"encode_{entity}_v{version}")
 
-    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(SCHEMAS, entity, 80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(entity_strategy(SCHEMAS, entity, version))
     def check(value):
         assert encode(as_tuple(entity, version, value)) == codec(entity, version).build(value)
