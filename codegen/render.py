@@ -104,6 +104,10 @@ def render(schemas: SchemaSet) -> dict[str, str]:
     files["schema.py"] = env.get_template("schema.py.j2").render(
         schema_sha256=schemas.sha256, data=_literal("SCHEMA", to_data(schemas))
     )
+    files["registries.py"] = env.get_template("registries.py.j2").render(
+        schema_sha256=schemas.sha256,
+        data=_literal("REGISTRIES", {n: schemas.registries[n] for n in sorted(schemas.registries)}),
+    )
     decoders = []
     for entity in entities:
         fast = fast_module(entity.name, entity.file, schemas.sources[entity.file], resolved[entity.name])

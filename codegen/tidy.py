@@ -87,6 +87,9 @@ def _wrap(line: str) -> list[str]:
             break_long_words=False,
             break_on_hyphens=False,
         )
+    if text.startswith('"""') and text.endswith('"""') and len(text) > 6:  # a one-line docstring
+        body = textwrap.wrap(text[3:-3], _WIDTH - len(indent) - 6, break_long_words=False, break_on_hyphens=False)
+        return [indent + '"""' + body[0], *[indent + b for b in body[1:]], indent + '"""']
     tokens = _tokens(text)
     if tokens is None:
         return [line]
@@ -153,6 +156,17 @@ def _split_at(text: str, tokens: list[tokenize.TokenInfo], close: int) -> tuple[
     return head, items, bool(commas), tail
 
 
+def _next_space(body: str, start: int, fstring: bool) -> int:
+    """Where the next split may happen: the next space outside an f-string's braces (or the end)."""
+    braces = 0
+    for j in range(start, len(body)):
+        if fstring:
+            braces += (body[j] == "{") - (body[j] == "}")
+        if body[j] == " " and braces == 0:
+            return j
+    return len(body)
+
+
 def _string_split(indent: str, text: str, tokens: list[tokenize.TokenInfo]) -> list[str] | None:
     """Split the longest one-line string literal at spaces into adjacent literals in parentheses."""
     strings = [t for t in tokens if t.type == tokenize.STRING]
@@ -174,8 +188,7 @@ def _string_split(indent: str, text: str, tokens: list[tokenize.TokenInfo]) -> l
         if "f" in prefix.lower():
             braces += (ch == "{") - (ch == "}")
         if ch == " " and braces == 0:
-            following = body.find(" ", i + 1)
-            following = len(body) if following == -1 else following
+            following = _next_space(body, i + 1, "f" in prefix.lower())
             if len(current) + following - i > room:
                 chunks.append(current)
                 current = ""

@@ -305,6 +305,8 @@ def _array_size(ev: EntityVersion, t: ArrayType, v: str) -> str:
         items = f"sum(map({_SIZE_FN[e.name]}, {v}))"
     elif isinstance(e, ScalarType):
         items = f"{e.width} * len({v})"
+    elif isinstance(e, BytesType):
+        items = f"sum({_bytes_size(e, 'x')} for x in {v})"
     else:  # bits
         items = f"{e.base.width} * len({v})"
     if t.prefix is None:
@@ -341,7 +343,10 @@ def _tagged_lines(ev: EntityVersion) -> list[str]:
     """Lines setting s__tagged_fields: the tagged section's bytes for ``value`` (a tagged field absent
     from the value takes its default, and a default is not written)."""
     known = "frozenset({" + ", ".join(str(f.field.tag) for f in ev.tagged) + "})" if ev.tagged else "frozenset()"
-    lines = [f'tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), {known})]']
+    lines = [
+        f"known_tags = {known}",  # its own line: the wrapper of long lines would split the comprehension
+        'tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]',
+    ]
     for f in ev.tagged:
         d = repr(default_value(ev, f))
         lines.append(f'v_{f.name} = value.get("{f.name}", {d})')

@@ -428,7 +428,12 @@ def _emit_array(
 
     def loop():
         w(f"for _ in range({count}):" if count is not None else "while pos < end:")
-        w(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end', contents)}")
+        if isinstance(t.element, EntityRef):
+            w(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end', contents)}")
+        else:  # an array of integers, uuids or strings, read inline
+            w.depth += 1
+            _emit_primitive(w, item, t.element, path)
+            w.depth -= 1
         w(f"    {items}.append({item})")
 
     _guarded(w, path, loop)
@@ -487,6 +492,18 @@ def _emit_field(w: _Writer, f: ResolvedField) -> None:
             _emit_array(w, v, t, f"v_{t.count_field}" if t.count_field else None, "buf", f.name)
         return
     raise NotImplementedError(f"fast backend: {t!r}")
+
+
+def _emit_primitive(w: _Writer, target: str, t: Type, path: str) -> None:
+    """One integer, scalar or bytes value at pos into target (an element of an array of primitives)."""
+    if isinstance(t, IntType):
+        _read_int(w, target, t)
+    elif isinstance(t, ScalarType):
+        _emit_scalar(w, target, t)
+    elif isinstance(t, BytesType):
+        _emit_bytes(w, target, t, path)
+    else:
+        raise NotImplementedError(f"fast backend: arrays of {t!r}")
 
 
 def _emit_scalar(w: _Writer, target: str, t: ScalarType) -> None:
@@ -791,4 +808,14 @@ def _array_bytes(w: _Writer, t: ArrayType, x: str) -> str:
         return f"{_alias(e.name)}.encode_{child.suffix}_array({x}{level})"
     if isinstance(e, IntType):
         return f"b''.join(map({_packer(w, e)}, {x}))"
+    if isinstance(e, ScalarType) and e.name == "uuid":
+        return f"b''.join([u.bytes for u in {x}])"
+    if isinstance(e, ScalarType) and e.name == "bool":
+        return f"bytes([1 if b else 0 for b in {x}])"
+    if isinstance(e, ScalarType):
+        return f"b''.join(map({w.struct('>d')}.pack, {x}))"
+    if isinstance(e, BytesType):
+        data = "s.encode('utf-8')" if e.text else "bytes(s)"
+        prefix = "encode_uvarint(len(d) + 1)" if e.compact else f"{_packer(w, e.prefix)}(len(d))"
+        return f"b''.join([{prefix} + d for d in [{data} for s in {x}]])"
     raise NotImplementedError(f"fast encoder: arrays of {e!r}")

@@ -32,15 +32,18 @@ from .versions import VersionRange
 def to_data(schemas: SchemaSet) -> dict:
     """Literals only (dicts, lists, strings, ints, bools, None), in a stable order."""
     return {
-        "sources": dict(sorted(schemas.sources.items())),
+        # pairs, not a dict: pprint can wrap a pair whose path is long (schemas/internal/...)
+        "sources": [list(item) for item in sorted(schemas.sources.items())],
         "enums": [_enum(schemas.enums[n]) for n in sorted(schemas.enums)],
         "entities": [_entity(schemas.entities[n]) for n in sorted(schemas.entities)],
+        "registries": {n: schemas.registries[n] for n in sorted(schemas.registries)},
     }
 
 
 def from_data(data: dict) -> SchemaSet:
     schemas = SchemaSet()
-    schemas.sources.update(data["sources"])
+    schemas.sources.update(dict(data["sources"]))
+    schemas.registries.update(data.get("registries", {}))
     for e in data["enums"]:
         values = tuple(
             EnumValue(v["name"], v["value"], v["doc"], VersionRange.parse(v["versions"])) for v in e["values"]

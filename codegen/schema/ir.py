@@ -248,6 +248,8 @@ class SchemaSet:
     entities: dict[str, Entity] = dc_field(default_factory=dict)
     enums: dict[str, Enum] = dc_field(default_factory=dict)
     sources: dict[str, str] = dc_field(default_factory=dict)  # file name -> sha256 of its bytes
+    # how internal topics frame their records, as plain data: name -> {doc, framing, topics, records, file}
+    registries: dict[str, dict] = dc_field(default_factory=dict)
 
     @property
     def sha256(self) -> str:

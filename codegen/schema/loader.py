@@ -89,17 +89,19 @@ def load_schemas(directory: str | Path) -> SchemaSet:
     directory = Path(directory)
     if not directory.is_dir():
         raise SchemaError(f"schema directory {directory} does not exist")
-    files = sorted(directory.glob("*.yaml"))
+    files = sorted(directory.rglob("*.yaml"))  # subfolders group Kafka's internal topics (schemas/internal/)
     if not files:
         raise SchemaError(f"no *.yaml schema files in {directory}")
     import yaml  # the `generate` extra: only reading schema files needs it
 
     schemas = SchemaSet()
     raw_entities: list[tuple[_Ctx, dict]] = []
+    raw_registries: list[tuple[_Ctx, object]] = []
     for path in files:
         data = path.read_bytes()
-        schemas.sources[path.name] = hashlib.sha256(data).hexdigest()
-        ctx = _Ctx(path.name)
+        name = path.relative_to(directory).as_posix()
+        schemas.sources[name] = hashlib.sha256(data).hexdigest()
+        ctx = _Ctx(name)
         try:
             doc = yaml.safe_load(data)
         except yaml.YAMLError as exc:
@@ -112,8 +114,12 @@ def load_schemas(directory: str | Path) -> SchemaSet:
             _load_enums(ctx, doc["enums"], schemas)
         elif "entity" in doc:
             raw_entities.append((ctx, doc))
+        elif "registries" in doc:
+            if set(doc) != {"registries"}:
+                raise ctx.error("a file with 'registries' holds nothing else")
+            raw_registries.append((ctx, doc["registries"]))
         else:
-            raise ctx.error("a schema file must define an 'entity' or 'enums'")
+            raise ctx.error("a schema file must define an 'entity', 'enums' or 'registries'")
     for ctx, doc in raw_entities:
         entity = _load_entity(ctx, doc, schemas)
         if entity.name in schemas.entities:
@@ -121,7 +127,64 @@ def load_schemas(directory: str | Path) -> SchemaSet:
         schemas.entities[entity.name] = entity
     for entity in list(schemas.entities.values()):
         _check_references(entity, schemas)
+    for ctx, registries in raw_registries:
+        _load_registries(ctx, registries, schemas)
     return schemas
+
+
+# ---------------------------------------------------------------------------- registries
+
+_FRAMINGS = {"coordinator", "metadata", "control"}
+_REGISTRY_KEYS = {"doc", "framing", "topics", "records"}
+_RECORD_KEYS = {"type", "name", "key", "value", "doc"}
+
+
+def _load_registries(ctx: _Ctx, spec: object, schemas: SchemaSet) -> None:
+    """How each internal topic frames its records (record type -> entities), kept as plain data."""
+    if not isinstance(spec, dict):
+        raise ctx.error("'registries' maps registry names to {doc, framing, topics, records}")
+    for name, reg in spec.items():
+        rctx = _Ctx(ctx.file, f"registry {name}")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise rctx.error("registry names are lower_snake_case")
+        if name in schemas.registries:
+            raise rctx.error(f"registry {name!r} is defined twice")
+        if not isinstance(reg, dict):
+            raise rctx.error("a registry is a mapping")
+        _no_unknown_keys(rctx, reg, _REGISTRY_KEYS)
+        framing = reg.get("framing")
+        if not _one_of(framing, _FRAMINGS):
+            raise rctx.error(f"'framing' must be one of {sorted(_FRAMINGS)}")
+        topics = reg.get("topics", [])
+        if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+            raise rctx.error("'topics' is a list of topic names")
+        records, seen = [], set()
+        for item in reg.get("records") or []:
+            if not isinstance(item, dict):
+                raise rctx.error("each record is {type, name, key?, value, doc?}")
+            _no_unknown_keys(rctx, item, _RECORD_KEYS)
+            rtype, rname = item.get("type"), item.get("name")
+            ictx = rctx.at(str(rname))
+            if not isinstance(rtype, int) or isinstance(rtype, bool) or rtype < 0 or rtype in seen:
+                raise ictx.error("'type' is a non-negative integer, unique in its registry")
+            seen.add(rtype)
+            if not isinstance(rname, str) or not _NAME.match(rname):
+                raise ictx.error("record names are lower_snake_case")
+            if ("key" in item) != (framing == "coordinator"):
+                raise ictx.error("coordinator records name a 'key' entity; other framings have none")
+            for role in ("key", "value"):
+                if role in item and item[role] not in schemas.entities:
+                    raise ictx.error(f"{role} {item[role]!r} is not an entity")
+            if "value" not in item:
+                raise ictx.error("each record names its 'value' entity")
+            records.append({k: item[k] for k in ("type", "name", "key", "value") if k in item})
+        schemas.registries[name] = {
+            "doc": _doc(rctx, reg),
+            "framing": framing,
+            "topics": list(topics),
+            "records": sorted(records, key=lambda r: r["type"]),
+            "file": ctx.file,
+        }
 
 
 # ---------------------------------------------------------------------------- enums
@@ -224,8 +287,9 @@ def _load_fields(
     structs: list[Entity],
     owner: str,
 ) -> tuple[Field, ...]:
-    if not isinstance(fields_spec, list) or not fields_spec:
-        raise ctx.error("'fields' must be a non-empty list")
+    if not isinstance(fields_spec, list) or not fields_spec and flexible.empty:
+        # only a flexible entity may be empty (Kafka's NoOpRecord): its tagged section is still there
+        raise ctx.error("'fields' must be a non-empty list (empty only with flexible_versions)")
     fields: list[Field] = []
     for spec in fields_spec:
         fname = spec.get("name") if isinstance(spec, dict) else None
@@ -430,7 +494,8 @@ def _parse_type(ctx: _Ctx, text: object, spec: dict, schemas: SchemaSet, top: bo
         raise ctx.error("'count' applies to arrays")
     if text in ("bytes", "string"):
         if not top:
-            raise ctx.error(f"{text} needs a prefix; wrap it in an entity to use it in an array")
+            # an array element: Kafka's STRING (int16 length) or BYTES (int32 length), compact when flexible
+            return BytesType(INT_TYPES["int16" if text == "string" else "int32"], False, text == "string")
         if prefix is None:
             raise ctx.error(f"{text} needs a 'prefix' length type ({', '.join(sorted(_PREFIX_TYPES))})")
         return BytesType(_prefix_type(ctx, prefix), _nullable(ctx, spec), text == "string")

@@ -273,6 +273,8 @@ def _compiled(ev: EntityVersion, seen: frozenset) -> bool:
     key = (ev.name, ev.version)
     if ev.flexible or ev.absent:
         return False  # the kernel has no tagged sections, compact prefixes or defaults
+    if "/" in ev.entity.file:
+        return False  # Kafka's internal records (schemas/internal/) are few and small: the kernel is for the log
     if key in seen:
         return True  # a message set inside a compressed wrapper: the entity is being checked already
     for i, f in enumerate(ev.fields):
@@ -367,6 +369,8 @@ def field_type_at(f: Field, version: int, flexible: bool) -> Type:
         t = replace(t, nullable=version in f.nullable_versions)
     if flexible and f.flexible and isinstance(t, (BytesType, ArrayType)) and t.prefix is not None:
         t = replace(t, compact=True)
+        if isinstance(t, ArrayType) and isinstance(t.element, BytesType):  # []string: compact elements too
+            t = replace(t, element=replace(t.element, compact=True))
     return t
 
 

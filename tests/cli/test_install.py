@@ -71,7 +71,7 @@ def installed(tmp_path_factory) -> dict:
 def test_wheel_contains_package_data(installed) -> None:
     with zipfile.ZipFile(installed["wheel"]) as wheel:
         names = set(wheel.namelist())
-    schemas = sorted(p.name for p in (REPO / "schemas").glob("*.yaml"))
+    schemas = sorted(p.relative_to(REPO / "schemas").as_posix() for p in (REPO / "schemas").rglob("*.yaml"))
     templates = sorted(p.name for p in (REPO / "codegen" / "templates").glob("*.j2"))
     assert schemas and templates
     for name in schemas:

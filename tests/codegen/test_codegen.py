@@ -40,8 +40,10 @@ KCODEC = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "kcodec.
 
 def _copy_schemas(dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
-    for path in SCHEMAS.glob("*.yaml"):
-        shutil.copy(path, dest / path.name)
+    for path in SCHEMAS.rglob("*.yaml"):  # subfolders too (schemas/internal/)
+        target = dest / path.relative_to(SCHEMAS)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
     return dest
 
 
@@ -564,8 +566,9 @@ def test_stray_file_named_by_check_cli(schema_dir: Path, tmp_path: Path) -> None
 
 def _schema_set_sha(directory: Path) -> str:
     h = hashlib.sha256()
-    for path in sorted(directory.glob("*.yaml"), key=lambda p: p.name):
-        h.update(f"{path.name}\0{hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
+    named = {p.relative_to(directory).as_posix(): p for p in directory.rglob("*.yaml")}
+    for name, path in sorted(named.items()):
+        h.update(f"{name}\0{hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
     return h.hexdigest()
 
 
@@ -617,7 +620,7 @@ def test_generated_imports_only_construct_runtime_and_siblings() -> None:
                     if path.name == "schema.py" and mod == "kcodec.codegen.schema":
                         continue
                     assert (
-                        mod in ("construct", "__future__", "struct", "kcodec.errors")
+                        mod in ("construct", "__future__", "struct", "uuid", "kcodec.errors")
                         or mod.startswith("construct.")
                         or mod == "kcodec.runtime"
                         or mod.startswith("kcodec.runtime.")

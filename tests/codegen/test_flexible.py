@@ -77,6 +77,10 @@ def _flex_v1_bytes(tagged: bytes) -> bytes:
             b"\x00\x02cl",  # client_id: flexible: false keeps the int16 length
             b"\x04abc",  # name: compact
             b"\x02\x07",  # data: compact bytes
+            b"\x02\x00\x00\x00\x09",  # replica_ids: compact count 1 + 1, one int32
+            b"\x01",  # offsets: compact count of an empty array
+            b"\x03\x02t\x01",  # topics: compact count, then compact strings "t" and ""
+            b"\x02" + bytes(16),  # topic_ids: one zero uuid
             b"\x02h\x00\x01\x00",  # leader: compact host, port, empty tagged section
             b"\xff",  # backup: null struct marker
             b"\x00",  # partitions: compact null array
@@ -94,6 +98,10 @@ def _flex_v1_value(**changes) -> dict:
         "client_id": "cl",
         "name": "abc",
         "data": b"\x07",
+        "replica_ids": [9],
+        "offsets": [],
+        "topics": ["t", ""],
+        "topic_ids": [ZERO_UUID],
         "leader": {"host": "h", "port": 1},
         "backup": None,
         "partitions": None,
@@ -209,6 +217,24 @@ def test_layout_shows_tagged_fields(gen) -> None:
     assert rows["name"].type == "string (compact length)" and rows["client_id"].type.startswith("string (int16")
     assert gen.flex.FLEX_V2_OFFSET_CLIENT_ID == 25  # uuid 16 + bool 1 + float64 8
     assert gen.layout("flex", 0).fixed_size is None and resolve(SCHEMAS, SCHEMAS.entities["flex"], 0).absent
+
+
+def test_arrays_of_primitives_are_not_compact_before_flexible_versions(gen) -> None:
+    c = gen.codec("flex", 0)
+    value = _flex_v1_value(partitions=[])
+    fields = c.field_sizes(value)
+    data = c.build(value)
+    start = 16 + 1 + 8 + 4 + 5 + 5  # id, enabled, ratio, client_id "cl", name "abc" (int16 lengths), data (int32)
+    assert (fields["replica_ids"], fields["topics"], fields["topic_ids"]) == (8, 4 + 3 + 2, 4 + 16)
+    assert data[start : start + 8] == b"\x00\x00\x00\x01\x00\x00\x00\x09"  # int32 count, one int32
+    assert data[start + 8 : start + 17] == b"\x00\x00\x00\x02\x00\x01t\x00\x00"  # int16 string lengths
+    assert c.parse(data)["topics"] == ["t", ""]
+    _fast_roundtrip(gen, "flex", 0, data)
+    with pytest.raises(KcodecError):
+        c.build({**value, "topics": [None]})  # array elements are not nullable
+    encode = gen.fast.flex.encode_flex_v0
+    with pytest.raises(KcodecError):
+        encode(tuple(None if n == "topics" else value.get(n) for n in gen.fast.DECODERS[("flex", 0)][1]))
 
 
 def test_uuid_text_is_kafkas() -> None:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from kcodec.codegen.schema import resolve_all
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import CODECS, codec
-from tests.roundtrip import added_by_parse, check_roundtrip
+from tests.roundtrip import added_by_parse, check_roundtrip, examples
 
 
 def _entity_versions():
@@ -36,7 +36,7 @@ def test_every_schema_entity_version_has_a_codec():
 def test_size_equals_built_equals_parsed(entity, version):
     c = codec(entity, version)
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(SCHEMAS, entity, 60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(entity_strategy(SCHEMAS, entity, version))
     def check(value):
         check_roundtrip(c, value, ADDED_BY_PARSE)

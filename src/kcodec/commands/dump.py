@@ -55,6 +55,23 @@ def _data_decoders(args: argparse.Namespace):
         raise UsageError(str(exc)) from None
 
 
+def _internal_registry(args: argparse.Namespace, path: Path, print_data: bool) -> str | None:
+    """The registry decoding this file's records: the one a kafka-dump-log decoder option names, else (when
+    data is printed) the one of the internal topic the file's partition directory is named after."""
+    from kcodec.tools.dump_internal import DECODER_OPTIONS, registry_for_path
+
+    chosen = [registry for option, registry in DECODER_OPTIONS.items() if getattr(args, option)]
+    if len(chosen) > 1:
+        raise UsageError("name one of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder")
+    if chosen and (args.key_decoder or args.value_decoder):
+        raise UsageError("a topic decoder (--offsets-decoder ...) decodes keys and values: drop --key/--value-decoder")
+    if chosen:
+        return chosen[0]
+    if print_data and not (args.key_decoder or args.value_decoder):
+        return registry_for_path(path)
+    return None
+
+
 class _Bounded:
     """A binary stream that ends after ``limit`` bytes: --max-bytes on standard input."""
 
@@ -70,10 +87,13 @@ class _Bounded:
 
 def cmd_dump(args: argparse.Namespace) -> int:
     from kcodec.tools.dump import DeferredErrors
+    from kcodec.tools.dump_internal import DECODER_OPTIONS
 
     names = dump_inputs(args)
     decoders = _data_decoders(args)
-    print_data = args.print_data_log or decoders is not None  # a decoder implies --print-data-log, as in Kafka
+    topic_decoder = any(getattr(args, option) for option in DECODER_OPTIONS)
+    # a decoder implies --print-data-log, as in Kafka
+    print_data = args.print_data_log or decoders is not None or topic_decoder
     legacy = args.kafka_version < JAVA_PORT
     deferred = DeferredErrors(legacy=legacy)
     try:
@@ -90,6 +110,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
     from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
     from kcodec.tools.dump_decoders import STRING, DecoderError
     from kcodec.tools.dump_files import FileKind, file_kind
+    from kcodec.tools.dump_internal import InternalDecoders, record_json_fields
 
     status = EXIT_OK
     for name in names:
@@ -130,11 +151,17 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
         )
         # the lines themselves show progress when they scroll on the terminal
         progress = Progress(None if stdin else file_size(path), desc=path.name, enabled=not sys.stdout.isatty())
+        registry = _internal_registry(args, path, print_data or args.json)
+        file_decoders = InternalDecoders(registry) if registry else decoders
         try:
             if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
                     progress.to(batch.position + batch.size)
-                    print(as_ndjson(batch_json(batch, str(path), args.bytes_encoding)))
+                    out = batch_json(batch, str(path), args.bytes_encoding)
+                    if registry and not batch.is_control:  # typed key and value objects instead of hex
+                        for rec_json, rec in zip(out["records"], batch.records):
+                            rec_json.update(record_json_fields(registry, rec))
+                    print(as_ndjson(out))
                 if reader.partial_tail is not None and args.max_bytes is None:
                     t = reader.partial_tail
                     print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
@@ -148,7 +175,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
                     args.skip_record_metadata,
                     progress.to,
                     pairs,
-                    decoders or STRING,
+                    file_decoders or STRING,
                     report_tail=args.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
                     legacy=deferred.legacy,
                 ):
@@ -332,6 +359,17 @@ def add_parser(sub) -> None:
             metavar="DECODER",
             help=f"how {part}s print (implies --print-data-log): string (UTF-8, the default), hex, base64, "
             "json (checked, compact), or module:callable taking bytes and returning str",
+        )
+    for option, topic in (
+        ("offsets", "__consumer_offsets"),
+        ("transaction-log", "__transaction_state"),
+        ("cluster-metadata", "__cluster_metadata"),
+    ):
+        p.add_argument(
+            f"--{option}-decoder",
+            action="store_true",
+            help=f"decode records as {topic}'s, as kafka-dump-log does (implies --print-data-log; files under "
+            f"a {topic}-N directory are decoded so whenever data is printed)",
         )
     p.add_argument(
         "--max-bytes",

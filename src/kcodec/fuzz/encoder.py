@@ -328,7 +328,13 @@ def _raw(t: BytesType, v) -> bytes | None:
 
 def _array(schemas: SchemaSet, t: ArrayType, values: list, version: int, path: str) -> list:
     el = t.element
-    if not isinstance(el, EntityRef):  # pragma: no cover - Kafka's arrays hold entities
+    if isinstance(el, IntType):
+        return [Int(f"{path}[{i}]", el, v) for i, v in enumerate(values)]
+    if isinstance(el, ScalarType):
+        return [Scalar(f"{path}[{i}]", el, v) for i, v in enumerate(values)]
+    if isinstance(el, BytesType):
+        return [Bytes(f"{path}[{i}]", el.prefix, _raw(el, v), el.compact) for i, v in enumerate(values)]
+    if not isinstance(el, EntityRef):  # pragma: no cover - the IR has no other element types
         raise TypeError(f"arrays of {el!r}")
     return [encode_tree(schemas, el.name, version, v, f"{path}[{i}]") for i, v in enumerate(values)]
 

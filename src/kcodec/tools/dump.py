@@ -81,13 +81,16 @@ def record_line(
             c = record.control
             if c.is_transaction_marker:
                 parts.append(f"endTxnMarker: {c.name} coordinatorEpoch: {c.coordinator_epoch}")
-            else:
-                parts.append(f"controlType: {c.name}({c.type})")
+            else:  # KRaft control records print their JSON (SnapshotHeader {...}), others their type
+                from kcodec.tools.dump_internal import control_text
+
+                parts.append(control_text(c.type, record.value) or f"controlType: {c.name}({c.type})")
     if print_data and not batch.is_control:
-        if record.key is not None:
-            parts.append(f"key: {decoders.key_text(record.key, record.offset)}")
-        if record.value is not None:
-            parts.append(f"payload: {decoders.value_text(record.value, record.offset)}")
+        key, payload = decoders.parse(record)
+        if key is not None:
+            parts.append(f"key: {key}")
+        if payload is not None:
+            parts.append(f"payload: {payload}")
     if legacy and skip_metadata and parts and record.key is None:
         return " " + parts[0]  # the Scala tool's " payload: ..." with no "| " when there is no key
     return "| " + " ".join(parts) if parts else ""

@@ -90,5 +90,12 @@ class DataDecoders:
     def value_text(self, data: bytes, offset: int) -> str:
         return _apply(self._value, self.value_name, "value", data, offset)
 
+    def parse(self, record) -> tuple[str | None, str | None]:
+        """The texts after ``key:`` and ``payload:`` (None: not printed), as Kafka's MessageParser.parse;
+        the internal topics' decoders (kcodec.tools.dump_internal) read key and value together."""
+        key = None if record.key is None else self.key_text(record.key, record.offset)
+        value = None if record.value is None else self.value_text(record.value, record.offset)
+        return key, value
+
 
 STRING = DataDecoders()

@@ -1,0 +1,168 @@
+"""The records of Kafka's internal topics, decoded by the registries of ``schemas/internal/registries.yaml``
+(emitted as ``kcodec.generated.registries``): which entity a record's key and value hold, and how its
+topic frames them.
+
+- coordinator (``__consumer_offsets``, ``__transaction_state``): key = int16 record type + key struct, value =
+  int16 version + value struct, a null value is a tombstone (Kafka's CoordinatorRecordSerde);
+- metadata (``__cluster_metadata``): value = uvarint frame version (1) + uvarint api key + uvarint version +
+  record, no key (Kafka's MetadataRecordSerde);
+- control (KRaft control records): the control record key's type selects the value, at version 0.
+
+A record whose type or version the schemas do not know, or whose bytes are damaged, gives an
+:class:`InternalRecord` with ``error`` set, as kafka-dump-log reports it and goes on.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from kcodec.errors import DecodeError, KcodecError, TruncatedError
+from kcodec.generated import ENTITY_VERSIONS, codec
+from kcodec.generated.registries import REGISTRIES
+from kcodec.runtime.varint import decode_uvarint
+
+__all__ = [
+    "Decoded",
+    "InternalRecord",
+    "UnknownRecordTypeError",
+    "UnsupportedVersionError",
+    "registry_for_topic",
+    "decode_internal",
+    "decode_control",
+]
+
+METADATA_FRAME_VERSION = 1  # Kafka's MetadataRecordSerde DEFAULT_FRAME_VERSION
+
+
+class UnknownRecordTypeError(DecodeError):
+    """A record type (or api key) the registry does not list."""
+
+    kind = "unknown_record_type"
+
+    def __init__(self, record_type: int, registry: str):
+        super().__init__(f"unknown record type {record_type} in {registry}")
+        self.record_type = record_type
+
+
+class UnsupportedVersionError(DecodeError):
+    """A known record type at a version its schema does not define."""
+
+    kind = "unsupported_version"
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """One key or value: the entity, the version it was read at, and the parsed value."""
+
+    entity: str
+    version: int
+    value: Any
+
+
+@dataclass(frozen=True)
+class InternalRecord:
+    registry: str
+    type: int | None  # record type, api key or control type; None when not even that could be read
+    name: str | None  # the registry's name for the type (offset_commit, topic_record, snapshot_header)
+    key: Decoded | None = None
+    value: Decoded | None = None  # None with no error: a tombstone
+    error: KcodecError | None = None
+
+
+def registry_for_topic(topic: str) -> str | None:
+    """The registry decoding ``topic`` (a topic name, or a partition directory such as
+    ``__consumer_offsets-7``); None for a topic that is not an internal one. KRaft control records are
+    decoded by :func:`decode_control` whatever the topic."""
+    for name, reg in REGISTRIES.items():
+        if reg["framing"] == "control":
+            continue
+        for t in reg["topics"]:
+            if topic == t or topic.startswith(t + "-") and topic[len(t) + 1 :].isdigit():
+                return name
+    return None
+
+
+def _by_type(registry: str) -> dict[int, dict]:
+    return {r["type"]: r for r in REGISTRIES[registry]["records"]}
+
+
+def _parse(entity: str, version: int, data: bytes, at: int) -> Decoded:
+    if version not in ENTITY_VERSIONS.get(entity, ()):
+        raise UnsupportedVersionError(f"{entity} has no version {version}", position=at)
+    try:
+        return Decoded(entity, version, codec(entity, version).parse(data[at:]))
+    except DecodeError as exc:
+        raise exc.at(at) from None
+
+
+def _int16(data: bytes, what: str) -> int:
+    if len(data) < 2:
+        raise TruncatedError(f"{what} needs 2 bytes but only {len(data)} remain", position=0)
+    return struct.unpack_from(">h", data)[0]
+
+
+def decode_internal(registry: str, key: bytes | None, value: bytes | None) -> InternalRecord:
+    """Decode one record of a coordinator or metadata topic by its registry."""
+    framing = REGISTRIES[registry]["framing"]
+    if framing == "coordinator":
+        return _coordinator(registry, key, value)
+    if framing == "metadata":
+        return _metadata(registry, value)
+    raise ValueError(f"registry {registry} holds {framing} records: use decode_control")
+
+
+def _coordinator(registry: str, key: bytes | None, value: bytes | None) -> InternalRecord:
+    rtype = None
+    try:
+        if key is None:
+            raise DecodeError("a coordinator record needs a key")
+        rtype = _int16(key, "the record type")
+        rec = _by_type(registry).get(rtype)
+        if rec is None:
+            raise UnknownRecordTypeError(rtype, registry)
+        key_versions = ENTITY_VERSIONS[rec["key"]]
+        # keys are versioned by their record type (OffsetCommitKey 0 and 1); newer ones have one version
+        decoded_key = _parse(rec["key"], rtype if rtype in key_versions else key_versions[-1], key, 2)
+        if value is None:
+            return InternalRecord(registry, rtype, rec["name"], decoded_key)
+        decoded = _parse(rec["value"], _int16(value, "the value version"), value, 2)
+        return InternalRecord(registry, rtype, rec["name"], decoded_key, decoded)
+    except DecodeError as exc:
+        name = _by_type(registry).get(rtype, {}).get("name") if rtype is not None else None
+        return InternalRecord(registry, rtype, name, error=exc)
+
+
+def _metadata(registry: str, value: bytes | None) -> InternalRecord:
+    api_key = None
+    try:
+        if value is None:
+            raise DecodeError("a metadata record needs a value")
+        frame, pos = decode_uvarint(value, 0)
+        if frame != METADATA_FRAME_VERSION:
+            raise DecodeError(f"frame version {frame}, expected {METADATA_FRAME_VERSION}", position=0)
+        api_key, pos = decode_uvarint(value, pos)
+        version, pos = decode_uvarint(value, pos)
+        rec = _by_type(registry).get(api_key)
+        if rec is None:
+            raise UnknownRecordTypeError(api_key, registry)
+        return InternalRecord(registry, api_key, rec["name"], value=_parse(rec["value"], version, value, pos))
+    except DecodeError as exc:
+        name = _by_type(registry).get(api_key, {}).get("name") if api_key is not None else None
+        return InternalRecord(registry, api_key, name, error=exc)
+
+
+def decode_control(control_type: int, value: bytes | None) -> InternalRecord | None:
+    """A KRaft control record's value (type 2-6), at version 0; None for types the registry does not list
+    (transaction markers are decoded elsewhere)."""
+    registry = next(n for n, r in REGISTRIES.items() if r["framing"] == "control")
+    rec = _by_type(registry).get(control_type)
+    if rec is None:
+        return None
+    try:
+        if value is None:
+            raise DecodeError("a control record needs a value")
+        return InternalRecord(registry, control_type, rec["name"], value=_parse(rec["value"], 0, value, 0))
+    except DecodeError as exc:
+        return InternalRecord(registry, control_type, rec["name"], error=exc)

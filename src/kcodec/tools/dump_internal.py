@@ -1,0 +1,133 @@
+"""kafka-dump-log's decoders of Kafka's internal topics (``--offsets-decoder``, ``--transaction-log-decoder``,
+``--cluster-metadata-decoder``) and of KRaft control records, printing what current Kafka prints:
+
+- coordinator records: ``key: {"type":"0","data":{...}} payload: {"version":"3","data":{...}}``, ``<DELETE>``
+  for a tombstone, ``Unknown record type N at offset O, skipping.`` or ``Error at offset O, skipping. ...``;
+  a consumer group's member subscription and assignment decoded in place (Kafka's DumpLogSegments);
+- metadata records: ``payload: {"type":"TOPIC_RECORD","version":0,"data":{...}}`` and no key;
+- KRaft control records: ``SnapshotHeader {...}``, ``SnapshotFooter {...}``, ``KRaftVersion {...}``,
+  ``KRaftVoters {...}``, ``LeaderChange: {...}``.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from kcodec.errors import KcodecError
+from kcodec.generated import ENTITY_VERSIONS, codec
+from kcodec.generated.registries import REGISTRIES
+from kcodec.records.internal import (
+    Decoded,
+    InternalRecord,
+    UnknownRecordTypeError,
+    decode_control,
+    decode_internal,
+    registry_for_topic,
+)
+from kcodec.records.model import Record
+from kcodec.tools.dump_decoders import DataDecoders
+from kcodec.tools.kafka_json import compact_json, kafka_json
+
+__all__ = ["InternalDecoders", "DECODER_OPTIONS", "registry_for_path", "control_text", "record_json_fields"]
+
+# kafka-dump-log's option -> the registry it decodes with
+DECODER_OPTIONS = {
+    "offsets_decoder": "consumer_offsets",
+    "transaction_log_decoder": "transaction_state",
+    "cluster_metadata_decoder": "cluster_metadata",
+}
+
+# control record type -> how DumpLogSegments names it before its JSON
+_CONTROL_LABELS = {
+    "leader_change": "LeaderChange:",
+    "snapshot_header": "SnapshotHeader",
+    "snapshot_footer": "SnapshotFooter",
+    "kraft_version": "KRaftVersion",
+    "kraft_voters": "KRaftVoters",
+}
+_CONSUMER_PROTOCOL = {"subscription": "consumer_protocol_subscription", "assignment": "consumer_protocol_assignment"}
+
+
+def registry_for_path(path: Path) -> str | None:
+    """The registry of a segment under a partition directory named after an internal topic
+    (``__consumer_offsets-7/00000000000000000000.log``)."""
+    return registry_for_topic(path.parent.name) if path.parent.name else None
+
+
+def _group_members(data: dict, members: list) -> None:
+    """A consumer group's member subscriptions and assignments decoded in place (int16 version, then the
+    message), as DumpLogSegments does; bytes that do not decode stay base64."""
+    if data.get("protocolType") != "consumer":
+        return
+    for member, raw in zip(data.get("members") or [], members):
+        for field, entity in _CONSUMER_PROTOCOL.items():
+            blob = raw.get(field)
+            try:
+                version = struct.unpack_from(">h", blob)[0]
+                if version not in ENTITY_VERSIONS[entity]:
+                    continue
+                member[field] = kafka_json(entity, version, codec(entity, version).parse(blob[2:]))
+            except (KcodecError, struct.error):  # Kafka keeps the bytes of what does not decode
+                continue
+
+
+def _data(d: Decoded) -> dict:
+    data = kafka_json(d.entity, d.version, d.value)
+    if d.entity == "group_metadata_value":
+        _group_members(data, d.value["members"])
+    return data
+
+
+def _coordinator_texts(r: InternalRecord, offset: int) -> tuple[str | None, str | None]:
+    if r.error is not None:
+        if isinstance(r.error, UnknownRecordTypeError):
+            return f"Unknown record type {r.type} at offset {offset}, skipping.", None
+        return f"Error at offset {offset}, skipping. {r.error}", None
+    assert r.key is not None
+    key = compact_json({"type": str(r.type), "data": _data(r.key)})
+    if r.value is None:
+        return key, "<DELETE>"
+    return key, compact_json({"version": str(r.value.version), "data": _data(r.value)})
+
+
+def _metadata_text(r: InternalRecord, offset: int) -> str:
+    if r.error is not None or r.value is None or r.name is None:
+        return f"Error at {offset}, skipping. {r.error}"
+    return compact_json({"type": r.name.upper(), "version": r.value.version, "data": _data(r.value)})
+
+
+def control_text(control_type: int, value: bytes | None) -> str | None:
+    """What DumpLogSegments prints for a KRaft control record; None for other control types."""
+    r = decode_control(control_type, value)
+    if r is None or r.error is not None or r.value is None or r.name is None:
+        return None
+    return f"{_CONTROL_LABELS[r.name]} {compact_json(_data(r.value))}"
+
+
+class InternalDecoders(DataDecoders):
+    """Keys and values of one internal topic's records, decoded by its registry."""
+
+    def __init__(self, registry: str):
+        super().__init__()
+        self.registry = registry
+
+    def parse(self, record: Record) -> tuple[str | None, str | None]:
+        r = decode_internal(self.registry, record.key, record.value)
+        if REGISTRIES[self.registry]["framing"] == "metadata":
+            return None, _metadata_text(r, record.offset)  # metadata records have no key
+        return _coordinator_texts(r, record.offset)
+
+
+def record_json_fields(registry: str, record: Record) -> dict:
+    """The typed key and value of a record for ``--json``: ``{"key": {...}, "value": {...}}``, each with the
+    record type or version and the data; ``decodeError`` when it could not be decoded."""
+    r = decode_internal(registry, record.key, record.value)
+    out: dict = {"recordType": r.type, "recordName": r.name}
+    if r.error is not None:
+        out["decodeError"] = str(r.error)
+        return out
+    if r.key is not None:
+        out["key"] = {"type": r.type, "version": r.key.version, "data": _data(r.key)}
+    out["value"] = None if r.value is None else {"version": r.value.version, "data": _data(r.value)}
+    return out
