@@ -318,7 +318,25 @@ class ArrowFS:
         self.fs.create_dir(self._p(path), recursive=True)
 
     def move(self, src: str, dst: str) -> None:
-        self.fs.move(self._p(src), self._p(dst))
+        import pyarrow.fs as pafs
+
+        source, target = self._p(src), self._p(dst)
+        try:
+            self.fs.move(source, target)  # a rename where the filesystem has one (local, HDFS, GCS objects)
+            return
+        except OSError:
+            if self.fs.get_file_info(source).type != pafs.FileType.Directory:
+                raise
+        # an object store has no directory rename (S3 copies keys, and a prefix is no key): the objects
+        # move one by one; what readers see is decided by the commit record (kcodec.log.commit), not here
+        self.fs.create_dir(target, recursive=True)
+        for entry in self.fs.get_file_info(pafs.FileSelector(source, recursive=True)):
+            rel = entry.path[len(source.rstrip("/")) + 1 :]
+            if entry.type == pafs.FileType.Directory:
+                self.fs.create_dir(f"{target.rstrip('/')}/{rel}", recursive=True)
+            else:
+                self.fs.move(entry.path, f"{target.rstrip('/')}/{rel}")
+        self.fs.delete_dir(source)
 
     def delete_dir(self, path: str) -> None:
         try:
