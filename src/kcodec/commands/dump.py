@@ -2,7 +2,10 @@
 
 Exit status: 0 all read (dump) / all valid (verify); 1 verify found a problem,
 or ``dump --skip-corrupt`` skipped damaged bytes; 2 bad usage; 3 dump stopped
-at bytes it could not decode (the one-line error on stderr says where and why).
+at bytes it could not decode (the one-line error on stderr says where and why),
+or a batch was refused by ``--max-decompressed-size`` and nothing was damaged
+(a batch kcodec's own cap refuses is never taken for damage: ``--skip-corrupt``
+and ``verify`` report it and go on at its end, ``verify --recover`` keeps it).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from kcodec.commands.common import (
     non_negative_int,
     refuse_overlap,
 )
-from kcodec.errors import KcodecError
+from kcodec.errors import DecompressionLimitError, KcodecError
 
 
 class _Progress:
@@ -125,6 +128,23 @@ def cmd_dump(args: argparse.Namespace) -> int:
             else:
                 print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
 
+        def print_refused(r, path=path) -> None:  # kcodec's own cap, not damage: said apart, bytes kept
+            if args.json:
+                print(
+                    as_ndjson(
+                        {
+                            "file": str(path),
+                            "position": r.start,
+                            "size": r.size,
+                            "refused": True,
+                            "kind": r.kind,
+                            "reason": r.reason,
+                        }
+                    )
+                )
+            else:
+                print(f"Refused {r.size} bytes at position {r.start}..{r.end}: {r.reason}{_RAISE_LIMIT}")
+
         source = sys.stdin.buffer if stdin else path
         if stdin and args.max_bytes is not None:
             source = _Bounded(source, args.max_bytes)
@@ -135,6 +155,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
             max_decompressed_size=args.max_decompressed_size,
             skip_corrupt=args.skip_corrupt,
             on_skip=print_skipped if args.skip_corrupt else None,
+            on_refused=print_refused if args.skip_corrupt else None,
         )
         progress = _Progress(None if stdin else path)
         try:
@@ -165,8 +186,10 @@ def cmd_dump(args: argparse.Namespace) -> int:
                         print(f"  {a} is followed by {b}", file=sys.stderr)
         except KcodecError as exc:
             sys.stdout.flush()
-            damaged = not (args.skip_corrupt or isinstance(exc, DecoderError))
+            damaged = not (args.skip_corrupt or isinstance(exc, (DecoderError, DecompressionLimitError)))
             hint = " (--skip-corrupt reads on past damaged batches)" if damaged else ""
+            if isinstance(exc, DecompressionLimitError):
+                hint = _RAISE_LIMIT
             print(f"kcodec dump: {path}: {exc}{hint}", file=sys.stderr)
             status = EXIT_ERROR
         finally:
@@ -180,7 +203,18 @@ def cmd_dump(args: argparse.Namespace) -> int:
             n = sum(r.size for r in reader.skipped)
             print(f"kcodec dump: {path}: skipped {len(reader.skipped)} damaged range(s), {n} bytes", file=sys.stderr)
             status = max(status, EXIT_CHECK_FAILED)
+        elif reader.refused:
+            n = sum(r.size for r in reader.refused)
+            print(
+                f"kcodec dump: {path}: {len(reader.refused)} batch(es), {n} bytes, refused by the decompression "
+                f"limit and not shown{_RAISE_LIMIT}",
+                file=sys.stderr,
+            )
+            status = max(status, EXIT_ERROR)
     return status
+
+
+_RAISE_LIMIT = " (not damage: --max-decompressed-size raises the limit)"
 
 
 def _dump_other(path: Path, kind: str, args: argparse.Namespace) -> int:
@@ -268,7 +302,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     if args.recover and len(args.files) != 1:
         raise UsageError("--recover takes one input file")
-    status = EXIT_OK
+    damaged = refused = False
     for name in args.files:
         path = existing_file(name)
         if args.recover:
@@ -278,11 +312,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"{path}: {problem}")
         verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
         print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
-        if not report.ok:
-            status = EXIT_CHECK_FAILED
+        damaged = damaged or report.damaged
+        refused = refused or not report.ok  # a problem that is no damage: a batch the decompression limit refused
         if args.recover:
             print(recover(path, args.recover, max_decompressed_size=args.max_decompressed_size))
-    return status
+    return EXIT_CHECK_FAILED if damaged else EXIT_ERROR if refused else EXIT_OK
 
 
 def add_parser(sub) -> None:
@@ -391,5 +425,9 @@ def add_parser(sub) -> None:
         "as Kafka's log recovery truncates a segment, and say how many batches and bytes were dropped",
     )
     add_max_decompressed_size(p, default=None)
-    p.epilog = "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage"
+    p.epilog = (
+        "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage; "
+        "3 no damage, but a batch was refused by --max-decompressed-size (reported as 'refused by the "
+        "decompression limit', kept by --recover)"
+    )
     p.set_defaults(func=cmd_verify)
