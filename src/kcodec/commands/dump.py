@@ -95,7 +95,7 @@ class _Bounded:
 
 def cmd_dump(args: argparse.Namespace) -> int:
     from kcodec.records.reader import read_batches, shrank_message
-    from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
+    from kcodec.tools.dump import as_ndjson, batch_ndjson, dump_log_lines
     from kcodec.tools.dump_decoders import STRING, DecoderError
     from kcodec.tools.dump_files import FileKind, file_kind
 
@@ -162,7 +162,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
             if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
                     progress(batch.position + batch.size)
-                    print(as_ndjson(batch_json(batch, str(path))))
+                    for piece in batch_ndjson(batch, str(path)):  # a batch of millions of records streams
+                        sys.stdout.write(piece)
+                    sys.stdout.write("\n")
                 if reader.partial_tail is not None and args.max_bytes is None:
                     t = reader.partial_tail
                     print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kcodec.records.model import Batch, Record, TimestampType
@@ -128,6 +128,23 @@ def batch_json(batch: Batch, file: str | None = None) -> dict:
     return out
 
 
+def batch_ndjson(batch: Batch, file: str | None = None, records_per_piece: int = 4096) -> Iterator[str]:
+    """``as_ndjson(batch_json(batch, file))`` in pieces, a few thousand records at a time: a batch can hold
+    millions of records (a record-count bomb), which as one string would take gigabytes."""
+    head = as_ndjson({**batch_json(replace(batch, records=()), file), "records": None})
+    yield head[: -len("null}")] + "["
+    piece: list[str] = []
+    first = True
+    for r in batch.records:
+        piece.append(as_ndjson(record_json(r)))
+        if len(piece) == records_per_piece:
+            yield ("" if first else ",") + ",".join(piece)
+            first, piece = False, []
+    if piece:
+        yield ("" if first else ",") + ",".join(piece)
+    yield "]}"
+
+
 def log_start_offset(path: Path) -> int | None:
     m = _SEGMENT_NAME.match(path.name)
     return int(m.group(1)) if m else None
@@ -177,4 +194,13 @@ def as_ndjson(obj: dict) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-__all__ = ["batch_line", "record_line", "batch_json", "record_json", "dump_log_lines", "as_ndjson", "TimestampType"]
+__all__ = [
+    "batch_line",
+    "record_line",
+    "batch_json",
+    "batch_ndjson",
+    "record_json",
+    "dump_log_lines",
+    "as_ndjson",
+    "TimestampType",
+]
