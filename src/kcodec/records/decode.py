@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Sequence
 
 from kcodec.errors import (
     BadLengthError,
@@ -348,16 +349,17 @@ def _decode_v2_compiled(
     project = None if wraps else f.project
     if project is None and not chunked:  # callers come here only when the compiled kernel is loaded
         return None
+    records: Sequence[Record]
     try:
         if chunked:
             decode = (
                 _python_chunks(f, data, base_offset, base_ts, max_ts, base_seq, ts_type)
                 if project is None
-                else lambda pos, n, _index: project(data, pos, len(data), n, Record, plan)
+                else _kernel_chunks(project, data, plan)
             )
             records = ChunkedRecords(decode, start, count)
             end = records.end
-        else:
+        elif project is not None:
             records, end = project(data, start, len(data), count, Record, plan)
     except KcodecError as exc:
         if compression == "none":
@@ -397,6 +399,15 @@ def _decode_v2_compiled(
         stored_records_size=stored,
         records_size=stored if compression == "none" else len(data),
     )
+
+
+def _kernel_chunks(project, data: bytes, plan: tuple):
+    """A :data:`~kcodec.records.chunked.DecodeChunk` by the compiled kernel's ``project``."""
+
+    def decode(pos: int, n: int, _index: int) -> tuple[Sequence[Record], int]:
+        return project(data, pos, len(data), n, Record, plan)
+
+    return decode
 
 
 def _python_chunks(f: _Fast, data: bytes, base_offset: int, base_ts: int, max_ts: int, base_seq: int, ts_type):
