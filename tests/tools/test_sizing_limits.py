@@ -13,13 +13,14 @@ import pytest
 from kcodec.records.encode import encode_batch
 from kcodec.tools.sizing import SizeQuery, size_on_disk
 
-_CHILD = """import resource, sys
+_CHILD = """import sys
 from kcodec.cli import main
 try:
     rc = main(sys.argv[1:])
 finally:
     sys.stdout.flush()
-    sys.stderr.write(f"peak_kib {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n")
+    hwm = [line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")]
+    sys.stderr.write(f"peak_kib {hwm[0]}\\n")
 sys.exit(rc)
 """
 
