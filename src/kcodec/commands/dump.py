@@ -2,7 +2,10 @@
 
 Exit status: 0 all read (dump) / all valid (verify); 1 verify found a problem,
 or ``dump --skip-corrupt`` skipped damaged bytes; 2 bad usage; 3 dump stopped
-at bytes it could not decode (the one-line error on stderr says where and why).
+at bytes it could not decode (the one-line error on stderr says where and why),
+or a batch was refused by ``--max-decompressed-size`` and nothing was damaged
+(a batch kcodec's own cap refuses is never taken for damage: ``--skip-corrupt``
+and ``verify`` report it and go on at its end, ``verify --recover`` keeps it).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from kcodec.commands.common import (
     print_json,
     refuse_overlap,
 )
-from kcodec.errors import EncodeError, KcodecError
+from kcodec.errors import DecompressionLimitError, EncodeError, KcodecError
 
 JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
 
@@ -107,7 +110,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
 def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: bool, deferred) -> int:
     from kcodec.commands.progress import Progress, file_size  # not at start-up: --help stays as light
     from kcodec.records.reader import read_batches, shrank_message
-    from kcodec.tools.dump import as_ndjson, batch_json, dump_log_lines
+    from kcodec.tools.dump import as_ndjson, batch_json, batch_ndjson, dump_log_lines
     from kcodec.tools.dump_decoders import STRING, DecoderError
     from kcodec.tools.dump_files import FileKind, file_kind
     from kcodec.tools.dump_internal import InternalDecoders, record_json_fields
@@ -138,6 +141,23 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             else:
                 print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
 
+        def print_refused(r, path=path) -> None:  # kcodec's own cap, not damage: said apart, bytes kept
+            if args.json:
+                print(
+                    as_ndjson(
+                        {
+                            "file": str(path),
+                            "position": r.start,
+                            "size": r.size,
+                            "refused": True,
+                            "kind": r.kind,
+                            "reason": r.reason,
+                        }
+                    )
+                )
+            else:
+                print(f"Refused {r.size} bytes at position {r.start}..{r.end}: {r.reason}{_RAISE_LIMIT}")
+
         source = sys.stdin.buffer if stdin else path
         if stdin and args.max_bytes is not None:
             source = _Bounded(source, args.max_bytes)
@@ -148,6 +168,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             max_decompressed_size=args.max_decompressed_size,
             skip_corrupt=args.skip_corrupt,
             on_skip=print_skipped if args.skip_corrupt else None,
+            on_refused=print_refused if args.skip_corrupt else None,
         )
         # the lines themselves show progress when they scroll on the terminal
         progress = Progress(None if stdin else file_size(path), desc=path.name, enabled=not sys.stdout.isatty())
@@ -157,11 +178,16 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
                     progress.to(batch.position + batch.size)
-                    out = batch_json(batch, str(path), args.bytes_encoding)
-                    if registry and not batch.is_control:  # typed key and value objects instead of hex
-                        for rec_json, rec in zip(out["records"], batch.records):
-                            rec_json.update(record_json_fields(registry, rec))
-                    print(as_ndjson(out))
+                    if registry or args.bytes_encoding != "hex":
+                        out = batch_json(batch, str(path), args.bytes_encoding)
+                        if registry and not batch.is_control:  # typed key and value objects instead of hex
+                            for rec_json, rec in zip(out["records"], batch.records):
+                                rec_json.update(record_json_fields(registry, rec))
+                        print(as_ndjson(out))
+                        continue
+                    for piece in batch_ndjson(batch, str(path)):  # a batch of millions of records streams
+                        sys.stdout.write(piece)
+                    sys.stdout.write("\n")
                 if reader.partial_tail is not None and args.max_bytes is None:
                     t = reader.partial_tail
                     print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
@@ -183,8 +209,10 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
                 deferred.add_non_consecutive(path, pairs)
         except KcodecError as exc:
             sys.stdout.flush()
-            damaged = not (args.skip_corrupt or isinstance(exc, (DecoderError, EncodeError)))
+            damaged = not (args.skip_corrupt or isinstance(exc, (DecoderError, EncodeError, DecompressionLimitError)))
             hint = " (--skip-corrupt reads on past damaged batches)" if damaged else ""
+            if isinstance(exc, DecompressionLimitError):
+                hint = _RAISE_LIMIT
             print(f"kcodec dump: {path}: {exc}{hint}", file=sys.stderr)
             status = EXIT_ERROR
         finally:
@@ -198,7 +226,18 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             n = sum(r.size for r in reader.skipped)
             print(f"kcodec dump: {path}: skipped {len(reader.skipped)} damaged range(s), {n} bytes", file=sys.stderr)
             status = max(status, EXIT_CHECK_FAILED)
+        elif reader.refused:
+            n = sum(r.size for r in reader.refused)
+            print(
+                f"kcodec dump: {path}: {len(reader.refused)} batch(es), {n} bytes, refused by the decompression "
+                f"limit and not shown{_RAISE_LIMIT}",
+                file=sys.stderr,
+            )
+            status = max(status, EXIT_ERROR)
     return status
+
+
+_RAISE_LIMIT = " (not damage: --max-decompressed-size raises the limit)"
 
 
 def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred) -> int:
@@ -287,7 +326,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     if args.recover and len(args.files) != 1:
         raise UsageError("--recover takes one input file")
-    status = EXIT_OK
+    damaged = refused = False
     for name in args.files:
         path = existing_file(name)
         if args.recover:
@@ -296,8 +335,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             report = verify_path(
                 path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size, progress=progress.to
             )
-        if not report.ok:
-            status = EXIT_CHECK_FAILED
+        damaged = damaged or report.damaged
+        refused = refused or not report.ok  # a problem that is no damage: a batch the decompression limit refused
         if not args.json:
             for problem in report.problems:
                 print(f"{path}: {problem}")
@@ -310,7 +349,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print_json(report.as_dict() | ({"recovered": recovered.as_dict()} if recovered else {}))
         elif recovered:
             print(recovered)
-    return status
+    return EXIT_CHECK_FAILED if damaged else EXIT_ERROR if refused else EXIT_OK
 
 
 def _kafka_version(text: str) -> tuple[int, int]:
@@ -443,5 +482,9 @@ def add_parser(sub) -> None:
     )
     add_max_decompressed_size(p, default=None)
     add_json(p, "one line per FILE with its counts and problems (NDJSON)")
-    p.epilog = "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage"
+    p.epilog = (
+        "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage; "
+        "3 no damage, but a batch was refused by --max-decompressed-size (reported as 'refused by the "
+        "decompression limit', kept by --recover)"
+    )
     p.set_defaults(func=cmd_verify)

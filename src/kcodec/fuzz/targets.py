@@ -150,6 +150,7 @@ def _readers(
 def _check_skipping(data: bytes, reader: BatchReader, batches: list, lenient: list[int], intact) -> None:
     pieces = [(b.position, b.position + b.size, "batch") for b in batches]
     pieces += [(s.start, s.end, "skipped") for s in reader.skipped]
+    pieces += [(s.start, s.end, "refused") for s in reader.refused]  # whole entries over the decompression cap
     if reader.partial_tail is not None:
         t = reader.partial_tail
         pieces.append((t.position, t.position + t.size, "tail"))
@@ -160,7 +161,7 @@ def _check_skipping(data: bytes, reader: BatchReader, batches: list, lenient: li
             raise InvariantViolation(f"{what} {start}..{end} does not follow byte {pos}: {pieces}")
         pos = end
     if pos != len(data):
-        raise InvariantViolation(f"batches, skipped ranges and tail end at {pos}, the input at {len(data)}")
+        raise InvariantViolation(f"batches, skipped and refused ranges and tail end at {pos}, the input at {len(data)}")
     positions = [b.position for b in batches]
     for i, (p, crc_valid) in enumerate(lenient):
         if i < len(positions) and positions[i] == p:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Sequence
 
 from kcodec.errors import (
     BadLengthError,
@@ -19,6 +20,7 @@ from kcodec.errors import (
     record_corrupt_message,
 )
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
+from kcodec.records.chunked import CHUNKED_RECORD_COUNT, ChunkedRecords
 from kcodec.records.framing import (
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_ATTRIBUTES_OFFSET,
@@ -70,6 +72,7 @@ class _Fast:
         self.r = tuple(
             rfields.index(n) for n in ("length", "timestamp_delta", "offset_delta", "key", "value", "headers")
         )
+        self.record = DECODERS[("record", 2)][0]
         self.legacy = {m: DECODERS[("legacy_log_entry", m)][0] for m in (0, 1)}
         _, efields = DECODERS[("legacy_log_entry", 0)]
         self.e_offset, self.e_message = efields.index("offset"), efields.index("message")
@@ -222,9 +225,10 @@ def _decode_v2_covered(
             field="records_count",
         )
     f = _decoders()
-    if f.project is not None and not is_control_batch(entry):  # compiled kernel, not a control batch
+    chunked = count > CHUNKED_RECORD_COUNT  # a record-count bomb is never held as one Record each at once
+    if (f.project is not None or chunked) and not is_control_batch(entry):  # not a control batch
         batch = _decode_v2_compiled(
-            f, entry, position, base_offset, batch_length, count, stored_crc, computed_crc, limit
+            f, entry, position, base_offset, batch_length, count, stored_crc, computed_crc, limit, chunked
         )
         if batch is not None:
             return batch
@@ -309,9 +313,12 @@ def _decode_v2_compiled(
     stored_crc: int,
     computed_crc: int,
     limit: int,
+    chunked: bool = False,
 ) -> Batch | None:
     """The compiled kernel builds the Records themselves (no Python per record).
-    Returns None when a batch needs the general path (sequence numbers that wrap)."""
+    Returns None when a batch needs the general path (sequence numbers that wrap).
+    ``chunked``: the records are a :class:`~kcodec.records.chunked.ChunkedRecords`, decoded a chunk at a
+    time (by the compiled kernel when it is loaded and sequences do not wrap, else in Python)."""
     try:
         v, _ = f.batch(entry, 0, len(entry), False, limit, False)  # records left as stored
     except KcodecError as exc:
@@ -320,7 +327,8 @@ def _decode_v2_compiled(
     a = v[i["attributes"]]
     base_ts, max_ts, base_seq = v[i["base_timestamp"]], v[i["max_timestamp"]], v[i["base_sequence"]]
     last_delta = v[i["last_offset_delta"]]
-    if base_seq >= 0 and base_seq + max(last_delta, count) > 0x7FFFFFFF:
+    wraps = base_seq >= 0 and base_seq + max(last_delta, count) > 0x7FFFFFFF
+    if wraps and not chunked:
         return None
     ts_type = TimestampType.from_schema(a["timestamp_type"])
     _, r_ts, r_off, r_key, r_value, r_headers = f.r
@@ -345,11 +353,21 @@ def _decode_v2_compiled(
             _decompress(compression, v[i["records"]], 2, limit, position + V2_RECORDS_OFFSET, base_offset, "records"),
             0,
         )
-    project = f.project
-    if project is None:  # callers come here only when the compiled kernel is loaded
+    project = None if wraps else f.project
+    if project is None and not chunked:  # callers come here only when the compiled kernel is loaded
         return None
+    records: Sequence[Record]
     try:
-        records, end = project(data, start, len(data), count, Record, plan)
+        if chunked:
+            decode = (
+                _python_chunks(f, data, base_offset, base_ts, max_ts, base_seq, ts_type)
+                if project is None
+                else _kernel_chunks(project, data, plan)
+            )
+            records = ChunkedRecords(decode, start, count)
+            end = records.end
+        elif project is not None:
+            records, end = project(data, start, len(data), count, Record, plan)
     except KcodecError as exc:
         if compression == "none":
             raise exc.inside("records").at(position, base_offset=base_offset) from None
@@ -388,6 +406,37 @@ def _decode_v2_compiled(
         stored_records_size=stored,
         records_size=stored if compression == "none" else len(data),
     )
+
+
+def _kernel_chunks(project, data: bytes, plan: tuple):
+    """A :data:`~kcodec.records.chunked.DecodeChunk` by the compiled kernel's ``project``."""
+
+    def decode(pos: int, n: int, _index: int) -> tuple[Sequence[Record], int]:
+        return project(data, pos, len(data), n, Record, plan)
+
+    return decode
+
+
+def _python_chunks(f: _Fast, data: bytes, base_offset: int, base_ts: int, max_ts: int, base_seq: int, ts_type):
+    """A :data:`~kcodec.records.chunked.DecodeChunk` in Python: the general path's Records (sequences that
+    wrap, no compiled kernel) for a batch that is not a control batch."""
+    _, r_ts, r_off, r_key, r_value, r_headers = f.r
+    log_append = ts_type is TimestampType.LOG_APPEND_TIME
+    decode_record, end = f.record, len(data)
+
+    def decode(pos: int, n: int, _index: int) -> tuple[list[Record], int]:
+        out = []
+        for _ in range(n):
+            r, pos = decode_record(data, pos, end)
+            delta = r[r_off]
+            if base_offset + delta > _INT64_MAX or not (log_append or _INT64_MIN <= base_ts + r[r_ts] <= _INT64_MAX):
+                raise _past_int64(base_offset, delta, base_ts, r[r_ts])
+            seq = -1 if base_seq < 0 else increment_sequence(base_seq, delta)
+            ts = max_ts if log_append else base_ts + r[r_ts]
+            out.append(Record(base_offset + delta, ts, ts_type, r[r_key], r[r_value], tuple(r[r_headers]), seq))
+        return out, pos
+
+    return decode
 
 
 def _varint_size(n: int) -> int:

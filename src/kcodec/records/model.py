@@ -4,6 +4,7 @@ applied (absolute offsets, effective timestamps, control records by name)."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -166,7 +167,7 @@ class Batch:
     compression: str  # none, gzip, snappy, lz4, zstd
     timestamp_type: TimestampType
     max_timestamp: int
-    records: list[Record]
+    records: Sequence[Record]  # a list, or ChunkedRecords for a batch of very many records
     partition_leader_epoch: int = -1
     is_transactional: bool = False
     is_control: bool = False

@@ -15,6 +15,13 @@ position where a whole entry parses and its CRC holds, so nothing readable is
 lost), records the bytes passed over in :attr:`BatchReader.skipped` with the
 reason, and calls ``on_skip``.
 
+Limits: an entry whose CRC holds but that inflates past ``max_decompressed_size`` is refused by
+kcodec's own cap, not damaged (Kafka would read it). Without ``skip_corrupt`` its
+:class:`~kcodec.errors.DecompressionLimitError` is raised, unless ``on_refused`` is given; with
+``skip_corrupt`` or ``on_refused`` the entry is recorded in :attr:`BatchReader.refused` (and passed to
+``on_refused``, or to ``on_skip`` when that is not given) and reading goes on at its end: its bytes are
+never taken for damage, resynchronised over or dropped.
+
 Resources: sizes are checked against the bytes that remain before anything is
 copied; decompressed output is capped (``max_decompressed_size``, by default
 64 times the largest batch accepted, see :func:`default_max_decompressed_size`).
@@ -27,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from kcodec.errors import BadLengthError, TruncatedError
+from kcodec.errors import BadLengthError, DecompressionLimitError, TruncatedError
 from kcodec.records.decode import decode_entry
 from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
 from kcodec.records.model import Batch, Record
@@ -97,6 +104,7 @@ class BatchReader:
         skip_corrupt: bool = False,
         on_skip: Callable[[SkippedRange], None] | None = None,
         resync: bool = True,
+        on_refused: Callable[[SkippedRange], None] | None = None,
     ):
         self.source = source
         self.verify_crc, self.strict = verify_crc, strict
@@ -107,6 +115,8 @@ class BatchReader:
         self.skip_corrupt, self.on_skip, self.resync = skip_corrupt, on_skip, resync
         self.partial_tail: PartialTail | None = None
         self.skipped: list[SkippedRange] = []
+        self.on_refused = on_refused
+        self.refused: list[SkippedRange] = []  # whole entries refused by max_decompressed_size, not damage
         self.bytes_read = 0  # position after the last whole entry
         self.shrank_to: int | None = None  # the file got shorter while it was read: where it ended
         self._walks: weakref.WeakSet = weakref.WeakSet()  # iterations that may hold a file open
@@ -133,9 +143,16 @@ class BatchReader:
             yield from self._skipping()
             return
         for position, entry in self.entries():
-            yield decode_entry(
-                entry, position, verify_crc=self.verify_crc, max_decompressed_size=self.max_decompressed_size
-            )
+            try:
+                batch = decode_entry(
+                    entry, position, verify_crc=self.verify_crc, max_decompressed_size=self.max_decompressed_size
+                )
+            except DecompressionLimitError as exc:
+                if self.on_refused is None:
+                    raise
+                self._refuse(SkippedRange.from_error(position, position + len(entry), exc))
+                continue
+            yield batch
 
     def entries(self) -> Iterator[tuple[int, bytes]]:
         """(position, bytes) of every whole entry, without decoding it."""
@@ -163,6 +180,12 @@ class BatchReader:
                 position=position,
             )
 
+    def _refuse(self, refused: SkippedRange) -> None:
+        self.refused.append(refused)
+        callback = self.on_refused if self.on_refused is not None else self.on_skip
+        if callback is not None:
+            callback(refused)
+
     def _skip(self, skipped: SkippedRange) -> None:
         self.skipped.append(skipped)
         if self.on_skip is not None:
@@ -180,6 +203,7 @@ class BatchReader:
             on_tail=self._tail,
             on_progress=self._progress,
             resync=self.resync,
+            on_refused=self._refuse,
         )
         # resynchronising looks ahead: a stream is read whole (files are read in windows instead), and its
         # first byte is at position ``start``
@@ -256,6 +280,7 @@ def read_batches(
     skip_corrupt: bool = False,
     on_skip: Callable[[SkippedRange], None] | None = None,
     resync: bool = True,
+    on_refused: Callable[[SkippedRange], None] | None = None,
 ) -> BatchReader:
     """Batches of bytes, a memoryview, a file path (a regular file, read with pread) or a binary stream.
 
@@ -270,7 +295,9 @@ def read_batches(
       what was passed over, and ``on_skip`` is called with each
       :class:`~kcodec.records.resync.SkippedRange` as it is found;
     * ``resync`` (with ``skip_corrupt``): scan for the next valid entry (the default), or skip a
-      damaged entry alone and stop at broken framing (see :mod:`kcodec.records.skipping`).
+      damaged entry alone and stop at broken framing (see :mod:`kcodec.records.skipping`);
+    * ``on_refused``: called with each entry refused by ``max_decompressed_size``; reading goes on
+      after it (a limit kcodec sets for its own safety never makes it drop data Kafka keeps).
 
     The reader is also a context manager that closes the file it maps."""
     return BatchReader(
@@ -284,6 +311,7 @@ def read_batches(
         skip_corrupt=skip_corrupt,
         on_skip=on_skip,
         resync=resync,
+        on_refused=on_refused,
     )
 
 

@@ -28,7 +28,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from kcodec.errors import KcodecError
+from kcodec.errors import DecompressionLimitError, KcodecError
 from kcodec.records.decode import decode_entry
 from kcodec.records.framing import (
     HEADER_SIZE_UP_TO_MAGIC,
@@ -77,7 +77,14 @@ class SkippedRange:
     def size(self) -> int:
         return self.end - self.start
 
+    @property
+    def refused(self) -> bool:
+        """A whole entry whose CRC holds that kcodec's own decompression cap refused: not damage."""
+        return self.kind == DecompressionLimitError.kind
+
     def __str__(self) -> str:
+        if self.refused:
+            return f"refused bytes {self.start}..{self.end} ({self.size} bytes, kept): {self.reason}"
         return f"skipped bytes {self.start}..{self.end} ({self.size} bytes): {self.reason}"
 
     @classmethod
@@ -240,6 +247,8 @@ def _valid_at(source: Input, pos: int, end: int, head, max_batch_size: int, max_
         return 0
     try:
         decode_entry(bytes(entry), pos, verify_crc=True, **options)
+    except DecompressionLimitError:
+        return total  # a whole entry whose CRC holds: only kcodec's own cap refuses what it inflates to
     except KcodecError:
         return 0
     return total

@@ -12,6 +12,10 @@ One implementation for every reader that goes on after damage (``read_batches(sk
   (:attr:`SkippedRange.rest`), as no later boundary can be trusted.
 
 Either way, bytes at the end that do not hold a whole entry are a partial tail, not a skipped range.
+
+An entry whose CRC holds but that inflates past ``max_decompressed_size`` is not damage: Kafka would read
+it, only kcodec's own cap refuses it. It is reported to ``on_refused`` (a :class:`SkippedRange` whose
+``refused`` is true) and reading goes on at its end, with no resynchronisation.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from kcodec.errors import BadLengthError, CrcMismatchError, DecodeError, record_corrupt_message
+from kcodec.errors import (
+    BadLengthError,
+    CrcMismatchError,
+    DecodeError,
+    DecompressionLimitError,
+    record_corrupt_message,
+)
 from kcodec.records.decode import decode_entry
 from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, LEGACY_CRC_OFFSET, SIZE_OFFSET, V2_CRC_OFFSET, check_header
 from kcodec.records.model import Batch
@@ -48,6 +58,7 @@ class DamageSkipper:
     on_tail: Callable[[int, int], None]
     on_progress: Callable[[int], None]
     resync: bool = True
+    on_refused: Callable[[SkippedRange], None] | None = None  # None: refused entries go to on_skip
 
     def batches(self, source: Input, pos: int, end: int, shift: int = 0) -> Iterator[Batch]:
         while True:
@@ -96,6 +107,11 @@ class DamageSkipper:
                     verify_crc=self.verify_crc,
                     max_decompressed_size=self.max_decompressed_size,
                 )
+            except DecompressionLimitError as exc:  # kcodec's cap, not damage: keep going at the entry's end
+                refused = SkippedRange.from_error(pos + shift, pos + total + shift, exc)
+                (self.on_refused or self.on_skip)(refused)
+                pos += total
+                continue
             except DecodeError as exc:
                 if not self.resync:
                     self._report(pos, pos + total, end, shift, exc)

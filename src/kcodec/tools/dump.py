@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kcodec.records.model import Batch, Record, TimestampType
@@ -151,6 +151,23 @@ def batch_json(batch: Batch, file: str | None = None, encoding: str = DUMP_ENCOD
     return out
 
 
+def batch_ndjson(batch: Batch, file: str | None = None, records_per_piece: int = 4096) -> Iterator[str]:
+    """``as_ndjson(batch_json(batch, file))`` in pieces, a few thousand records at a time: a batch can hold
+    millions of records (a record-count bomb), which as one string would take gigabytes."""
+    head = as_ndjson({**batch_json(replace(batch, records=()), file), "records": None})
+    yield head[: -len("null}")] + "["
+    piece: list[str] = []
+    first = True
+    for r in batch.records:
+        piece.append(as_ndjson(record_json(r)))
+        if len(piece) == records_per_piece:
+            yield ("" if first else ",") + ",".join(piece)
+            first, piece = False, []
+    if piece:
+        yield ("" if first else ",") + ",".join(piece)
+    yield "]}"
+
+
 def log_start_offset(path: Path) -> int | None:
     m = _SEGMENT_NAME.match(path.name)
     return int(m.group(1)) if m else None
@@ -271,6 +288,7 @@ __all__ = [
     "record_json",
     "dump_log_lines",
     "DeferredErrors",
+    "batch_ndjson",
     "as_ndjson",
     "TimestampType",
 ]

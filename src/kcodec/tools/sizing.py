@@ -5,17 +5,24 @@ The totals are arithmetic on key, value and header lengths
 overheads the generator emits; ``kcodec size`` and the pipeline's cost table
 (:mod:`kcodec.spark.sizes`) both use them. The per-field breakdown comes from
 the generated ``field_sizes``.
+
+Size arithmetic needs no buffers: keys and values are objects whose ``len()`` is their size (the size
+functions read nothing else), and records that take the same bytes are sized once and counted (in v2 a
+record's size changes only where its offset delta's varint grows a byte), so ``--value-size 2**40`` or
+``--records 10**12`` costs no memory. What the format's int32 fields cannot hold is refused.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kcodec.errors import EncodeError
 from kcodec.generated import codec
 from kcodec.generated.legacy_log_entry import LEGACY_LOG_ENTRY_V0_OVERHEAD, LEGACY_LOG_ENTRY_V1_OVERHEAD
 from kcodec.generated.legacy_message import LEGACY_MESSAGE_V0_OVERHEAD, LEGACY_MESSAGE_V1_OVERHEAD
 from kcodec.generated.record_batch import RECORD_BATCH_V2_OVERHEAD
 from kcodec.records import values
+from kcodec.records.framing import LOG_OVERHEAD
 from kcodec.records.model import Record, TimestampType
 from kcodec.runtime.sizes import size_varint, size_varlong
 
@@ -83,8 +90,40 @@ class SizeResult:
         return out
 
 
-def _blob(n: int) -> bytes | None:
-    return None if n < 0 else b"\0" * n
+_INT32_MAX = 2**31 - 1
+
+
+class _Length:
+    """Stands for ``n`` bytes: the size functions only take ``len()`` of keys and values."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+
+def _blob(n: int) -> _Length | None:
+    if n > _INT32_MAX:
+        raise EncodeError(f"{n} bytes do not fit a key or value: its length is an int32 (at most {_INT32_MAX})")
+    return None if n < 0 else _Length(n)
+
+
+def _groups(count: int, magic: int) -> list[tuple[int, int]]:
+    """(first record index, records) of runs of records that take the same bytes: all of them in v0/v1;
+    in v2 those whose offset delta (the index, a zigzag varint) takes as many bytes."""
+    if magic != 2:
+        return [(0, count)]
+    out, start, width = [], 0, 1
+    while start < count:
+        stop = min(count, 1 << (7 * width - 1))  # zigzag(i) = 2i takes ``width`` bytes below 2**(7*width)
+        if stop > start:
+            out.append((start, stop - start))
+            start = stop
+        width += 1
+    return out
 
 
 def _add(into: dict[str, int], prefix: str, sizes: dict[str, int]) -> None:
@@ -92,39 +131,50 @@ def _add(into: dict[str, int], prefix: str, sizes: dict[str, int]) -> None:
         into[f"{prefix}{k}"] = into.get(f"{prefix}{k}", 0) + v
 
 
-def _records(q: SizeQuery, magic: int) -> list[Record]:
-    """The records the query describes: offsets 0.., timestamp 0 (none in v0), headers only in v2."""
+def _records(q: SizeQuery, magic: int) -> list[tuple[Record, int]]:
+    """One record per run of records of the same size (offsets 0.., timestamp 0, none in v0; headers only
+    in v2), with how many it stands for."""
     key, value = _blob(q.key_size), _blob(q.value_size)
     headers = tuple(("k" * k, _blob(v)) for k, v in q.headers) if magic == 2 else ()
     ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.CREATE_TIME
-    return [Record(i, 0 if magic else -1, ts_type, key, value, headers) for i in range(q.records)]
+    return [(Record(i, 0 if magic else -1, ts_type, key, value, headers), n) for i, n in _groups(q.records, magic)]
+
+
+def _check_int32(total: int, what: str) -> None:
+    if total > _INT32_MAX:
+        raise EncodeError(f"{what} of {total} bytes does not fit its int32 size field (at most {_INT32_MAX})")
 
 
 def size_on_disk(magic: int, q: SizeQuery) -> SizeResult:
     """v2: one batch holding every record; v0/v1: one log entry per record."""
-    records = _records(q, magic)
-    if magic == 2:
-        total = V2_BATCH_OVERHEAD + sum(
-            v2_record_size(0, i, q.key_size, q.value_size, q.headers) for i in range(q.records)
+    if q.records < 1:
+        raise EncodeError(f"a size query needs at least one record, not {q.records}")
+    if magic == 2 and q.records > _INT32_MAX:
+        raise EncodeError(
+            f"{q.records} records do not fit one v2 batch: its record count is an int32 (at most {_INT32_MAX})"
         )
-    else:
-        total = q.records * legacy_entry_size(magic, q.key_size, q.value_size)
-    return SizeResult(magic, total, _field_sizes(magic, records))
-
-
-def _field_sizes(magic: int, records: list[Record]) -> dict[str, int]:
-    """Bytes per field, summed over the records, from the generated field size functions."""
+    groups = _records(q, magic)
     fields: dict[str, int] = {}
     if magic == 2:
-        batch = values.v2_batch(records, base_offset=0)
+        batch = values.v2_batch([r for r, _ in groups], base_offset=0, last_offset=q.records - 1)
         batch_codec, record_codec = codec("record_batch", 2), codec("record", 2)
         sizes = batch_codec.field_sizes(batch)
         _add(fields, "", {k: v for k, v in sizes.items() if k != "records"})
-        for r in batch["records"]:
-            _add(fields, "records[].", record_codec.field_sizes(r))
-        return fields
+        total = sum(v for k, v in sizes.items() if k != "records")
+        for value, (_, n) in zip(batch["records"], groups):
+            size = record_codec.size(value)
+            _check_int32(size, "a record")
+            total += n * size
+            _add(fields, "records[].", {k: n * v for k, v in record_codec.field_sizes(value).items()})
+        _check_int32(total - LOG_OVERHEAD, "the batch")
+        return SizeResult(2, total, fields)
     entry_codec, message_codec = codec("legacy_log_entry", magic), codec("legacy_message", magic)
-    for entry in values.legacy_entries(records, magic=magic, base_offset=0):
-        _add(fields, "", {k: v for k, v in entry_codec.field_sizes(entry).items() if k != "message"})
-        _add(fields, "message.", message_codec.field_sizes(entry["message"]))
-    return fields
+    total = 0
+    entries = values.legacy_entries([r for r, _ in groups], magic=magic, base_offset=0)
+    for entry, (_, n) in zip(entries, groups):
+        size = entry_codec.size(entry)
+        _check_int32(size - LOG_OVERHEAD, "a message")
+        total += n * size
+        _add(fields, "", {k: n * v for k, v in entry_codec.field_sizes(entry).items() if k != "message"})
+        _add(fields, "message.", {k: n * v for k, v in message_codec.field_sizes(entry["message"]).items()})
+    return SizeResult(magic, total, fields)

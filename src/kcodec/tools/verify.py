@@ -5,6 +5,10 @@ longest valid prefix of a damaged segment, as Kafka's log recovery keeps it.
 Verification does not stop at the first damaged entry: it resynchronises at
 the next valid batch (:mod:`kcodec.records.resync`) and reports each damaged
 byte range, so one run shows everything that is wrong.
+
+A batch whose CRC holds but that inflates past ``max_decompressed_size`` is not damage: kcodec's own cap
+refused to look inside it. It is reported apart (:attr:`Problem.refused`, rule "refused by the
+decompression limit"), checking goes on at its end, and ``--recover`` keeps it and what follows.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ class Problem:
     position: int | None
     offset: int | None
     rule: str
+    refused: bool = False  # kcodec's decompression cap refused the batch: not checked, not damaged
 
     def __str__(self) -> str:
         where = []
@@ -57,6 +62,11 @@ class VerifyReport:
             "valid": self.ok,
             "problems": [{"position": p.position, "offset": p.offset, "rule": p.rule} for p in self.problems],
         }
+
+    @property
+    def damaged(self) -> bool:
+        """A problem other than a batch refused by the decompression limit."""
+        return any(not p.refused for p in self.problems)
 
 
 def batch_problems(batch: Batch) -> list[Problem]:
@@ -110,6 +120,7 @@ def verify_source(
         strict=False,
         skip_corrupt=True,
         on_skip=on_skip,
+        on_refused=on_skip,
         max_decompressed_size=max_decompressed_size,
     )
     last_offset = None
@@ -145,7 +156,18 @@ def verify_source(
     return report
 
 
+def refused_rule(r) -> str:
+    """What to say of a batch kcodec's decompression cap refused (a :class:`SkippedRange` whose
+    ``refused`` is true)."""
+    return (
+        f"refused by the decompression limit, not checked: {r.reason}; its bytes {r.start}..{r.end} "
+        f"({r.size} bytes) are kept; raise the limit (--max-decompressed-size) to check it"
+    )
+
+
 def _skipped_problem(r) -> Problem:
+    if r.refused:
+        return Problem(r.start, None, refused_rule(r), refused=True)
     # r.reason is the error's one-line text, with its own position; the problem is placed at the range start
     return Problem(r.start, None, f"{r.reason}; skipped bytes {r.start}..{r.end} ({r.size} bytes)")
 
@@ -172,6 +194,7 @@ class RecoveryReport:
     readable_dropped: int = 0  # valid batches dropped because they came after the damage
     partial_tail: int = 0  # bytes at the very end that do not hold a whole batch
     reason: str | None = None
+    refused: int = 0  # kept batches that the decompression limit refused: kept unchecked, never dropped
 
     @property
     def dropped_bytes(self) -> int:
@@ -197,6 +220,11 @@ class RecoveryReport:
             return f"{k} {what}{'' if k == 1 else 'es' if what.endswith('h') else 's'}"
 
         head = f"{self.source}: kept {n(self.kept_batches, 'batch')} ({self.kept_bytes} bytes) in {self.output}"
+        if self.refused:
+            head += (
+                f", {self.refused} of them refused by the decompression limit and kept unchecked "
+                "(--max-decompressed-size raises it)"
+            )
         if not self.dropped_bytes:
             return f"{head}; dropped nothing"
         parts = []
@@ -214,9 +242,23 @@ class RecoveryReport:
 
 def valid_prefix(source, *, max_decompressed_size: int | None = None) -> tuple[int, int, str | None]:
     """(batches, bytes, first problem) of the longest prefix whose entries all decode with valid CRCs (the
-    outer and, for v0/v1 wrappers, every inner one): where Kafka's log recovery truncates a segment."""
-    reader = read_batches(source, verify_crc=True, strict=False, max_decompressed_size=max_decompressed_size)
+    outer and, for v0/v1 wrappers, every inner one): where Kafka's log recovery truncates a segment.
+    A batch the decompression limit refuses (its CRC holds) is counted in and does not end the prefix."""
+    return _valid_prefix(source, [], max_decompressed_size)
+
+
+def _valid_prefix(source, refused: list, max_decompressed_size: int | None) -> tuple[int, int, str | None]:
+    """:func:`valid_prefix`, the batches refused by the limit appended to ``refused``."""
     batches = kept = 0
+
+    def on_refused(r) -> None:
+        nonlocal batches, kept
+        refused.append(r)
+        batches, kept = batches + 1, r.end
+
+    reader = read_batches(
+        source, verify_crc=True, strict=False, max_decompressed_size=max_decompressed_size, on_refused=on_refused
+    )
     try:
         for batch in reader:
             batches += 1
@@ -253,8 +295,9 @@ def recover(
     content or all of the new, never a mix; it may be ``source`` itself) and say what was dropped."""
     source, output = Path(source), Path(output)
     total = source.stat().st_size
-    batches, kept, reason = valid_prefix(source, max_decompressed_size=max_decompressed_size)
-    report = RecoveryReport(str(source), str(output), total, batches, kept, reason=reason)
+    refused: list = []
+    batches, kept, reason = _valid_prefix(source, refused, max_decompressed_size)
+    report = RecoveryReport(str(source), str(output), total, batches, kept, reason=reason, refused=len(refused))
     if kept < total:
         tail = read_batches(
             source,
@@ -264,7 +307,7 @@ def recover(
             skip_corrupt=True,
             max_decompressed_size=max_decompressed_size,
         )
-        report.readable_dropped = sum(1 for _ in tail)
+        report.readable_dropped = sum(1 for _ in tail) + len(tail.refused)
         report.damaged_ranges = len(tail.skipped)
         report.partial_tail = tail.partial_tail.size if tail.partial_tail else 0
     with open(source, "rb") as f:

@@ -20,11 +20,15 @@ from kcodec.tools.inspect.schema import SchemaModel, compression_path, plain_ele
 from kcodec.tools.inspect.spans import BAD, WARN, Span, plural
 from kcodec.tools.inspect.summary import summary
 
+#: An array walks at most this many elements: a legal batch can hold millions of tiny records (a
+#: record-count bomb), and a span tree for each would take gigabytes. The rest is one span, not inspected.
+MAX_ELEMENTS = 10_000
+
 
 class EntityWalker:
     """Walks entities over bytes. ``expand``: keep every array element's fields visible (otherwise
     elements that are entities are ``collapsed`` to one summary line; still fully decoded, so damage
-    inside them is found)."""
+    inside them is found). An array shows its first :data:`MAX_ELEMENTS` elements."""
 
     def __init__(
         self,
@@ -246,6 +250,11 @@ class EntityWalker:
         el = t.element
         while (pos < end) if count is None else (i < count):
             epath = f"{path}[{i}]"
+            if count is not None and i == MAX_ELEMENTS and pos < end:  # count elements claim the region's rest
+                rest = Span(pos, end, f"{path}[{i}:]", kind="unread", space=space)
+                rest.mark(WARN, f"{count - i} more elements, not inspected (inspect walks the first {i})")
+                out.append(rest)
+                return out, end, ok, count
             if count is not None and pos >= end:
                 miss = Span(pos, pos, epath, kind="unread", space=space)
                 miss.mark(BAD, f"truncated: {count} elements expected, the region ends after {i}")
