@@ -38,6 +38,7 @@ from kcodec.records.framing import (
     V2_OVERHEAD,
     V2_RECORDS_COUNT_OFFSET,
     V2_RECORDS_OFFSET,
+    check_min_size,
     is_control_batch,
     magic_error,
 )
@@ -482,13 +483,7 @@ def _control(key: bytes | None, value: bytes | None) -> ControlRecord:
 
 def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) -> Batch:
     offset, size = _I64_I32.unpack_from(entry, 0)
-    if size < MIN_LEGACY_RECORD_SIZE:
-        raise BadLengthError(
-            f"Record size {size} is less than the minimum record overhead ({MIN_LEGACY_RECORD_SIZE})",
-            position=position + SIZE_OFFSET,
-            base_offset=offset,
-            field="size",
-        )
+    check_min_size(offset, size, position)
     if len(entry) > LEGACY_ATTRIBUTES_OFFSET and not entry[LEGACY_ATTRIBUTES_OFFSET] & LEGACY_COMPRESSION_MASK:
         batch = _legacy_compiled(entry, position, limit, offset, size)
         if batch is not None:

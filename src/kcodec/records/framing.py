@@ -100,10 +100,8 @@ def magic_error(magic: int, position: int, base_offset: int) -> UnknownMagicErro
     )
 
 
-def check_header(header: bytes, position: int, max_batch_size: int) -> int:
-    """Validate the first :data:`HEADER_SIZE_UP_TO_MAGIC` bytes of an entry (the size and the magic, as
-    Kafka's log input streams do before reading on); returns the whole entry's size."""
-    offset, size = _I64_I32.unpack_from(header, 0)
+def check_min_size(offset: int, size: int, position: int) -> None:
+    """An entry's size field below the smallest message (Kafka's ``LegacyRecord.RECORD_OVERHEAD_V0``)."""
     if size < MIN_LEGACY_RECORD_SIZE:
         raise BadLengthError(
             f"Record size {size} is less than the minimum record overhead ({MIN_LEGACY_RECORD_SIZE})",
@@ -111,6 +109,13 @@ def check_header(header: bytes, position: int, max_batch_size: int) -> int:
             base_offset=offset,
             field="size",
         )
+
+
+def check_header(header: bytes, position: int, max_batch_size: int) -> int:
+    """Validate the first :data:`HEADER_SIZE_UP_TO_MAGIC` bytes of an entry (the size and the magic, as
+    Kafka's log input streams do before reading on); returns the whole entry's size."""
+    offset, size = _I64_I32.unpack_from(header, 0)
+    check_min_size(offset, size, position)
     if size > max_batch_size:
         raise BadLengthError(
             f"Record size {size} exceeds the largest allowable message size ({max_batch_size}).",
