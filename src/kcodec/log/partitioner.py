@@ -1,0 +1,50 @@
+"""Kafka's default partitioner for keyed records: which partition of a topic
+the Java producer sends a record to (``BuiltInPartitioner.partitionForKey``:
+``Utils.toPositive(Utils.murmur2(key)) % numPartitions``).
+
+Keyless records have no fixed partition in Kafka (the producer's uniform
+sticky partitioner, KIP-794, fills a batch for one partition and then picks
+another); writers here choose a deterministic rule and document it."""
+
+from __future__ import annotations
+
+__all__ = ["murmur2", "to_positive", "partition_for_key"]
+
+_SEED = 0x9747B28C
+_M = 0x5BD1E995
+_MASK = 0xFFFFFFFF
+
+
+def murmur2(data: bytes) -> int:
+    """MurmurHash2 of ``data`` as Kafka's ``Utils.murmur2`` computes it: a signed 32-bit int."""
+    length = len(data)
+    h = (_SEED ^ length) & _MASK
+    whole = length & ~3
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * _M) & _MASK
+        k ^= k >> 24
+        k = (k * _M) & _MASK
+        h = ((h * _M) & _MASK) ^ k
+    rest = length & 3
+    if rest:
+        if rest == 3:
+            h ^= data[whole + 2] << 16
+        if rest >= 2:
+            h ^= data[whole + 1] << 8
+        h ^= data[whole]
+        h = (h * _M) & _MASK
+    h ^= h >> 13
+    h = (h * _M) & _MASK
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def to_positive(n: int) -> int:
+    """Kafka's ``Utils.toPositive``: the low 31 bits (not ``abs``, which fails for the minimum int)."""
+    return n & 0x7FFFFFFF
+
+
+def partition_for_key(key: bytes, num_partitions: int) -> int:
+    """The partition the Java producer's default partitioner gives a record with this (serialized) key."""
+    return to_positive(murmur2(key)) % num_partitions
