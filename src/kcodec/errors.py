@@ -192,3 +192,9 @@ class NotRegularFileError(KcodecError):
     such a file has no size a reader can trust, and may block or never end."""
 
     kind = "not_regular_file"
+
+
+class PathExistsError(KcodecError):
+    """A write in Spark's ``ErrorIfExists`` save mode (its default) found data at the target path."""
+
+    kind = "path_exists"

@@ -141,6 +141,7 @@ def test_keep_offsets(spark, tmp_path):
         df.write.format(FORMAT)
         .mode("append")
         .option("topic", "t")
+        .option("partition", 0)
         .option("keepOffsets", "true")
         .option("recordsPerBatch", 4)
         .save(str(out))
@@ -150,7 +151,14 @@ def test_keep_offsets(spark, tmp_path):
     assert sorted(p.name for p in (out / "t-0").glob("*.log")) == ["00000000000000000005.log"]
     # kept offsets below what the partition already holds are refused, and nothing changes
     with pytest.raises(Exception, match="already holds offsets"):
-        (df.write.format(FORMAT).mode("append").option("topic", "t").option("keepOffsets", "true").save(str(out)))
+        (
+            df.write.format(FORMAT)
+            .mode("append")
+            .option("topic", "t")
+            .option("partition", 0)
+            .option("keepOffsets", "true")
+            .save(str(out))
+        )
     assert _on_disk(out) == disk and sorted(os.listdir(out)) == ["t-0"]
 
 
@@ -177,9 +185,7 @@ def test_failed_job_leaves_nothing(spark, source, tmp_path):
     assert not fresh.exists() or list(fresh.iterdir()) == []
 
 
-def test_write_needs_a_mode_and_the_right_columns(spark, source, tmp_path):
-    with pytest.raises(Exception, match="Append|Overwrite"):
-        source.write.format(FORMAT).save(str(tmp_path / "x"))
+def test_write_needs_the_right_columns(spark, source, tmp_path):
     with pytest.raises(Exception, match="'value' column"):
         source.select("key", "topic").write.format(FORMAT).mode("append").save(str(tmp_path / "x"))
     with pytest.raises(Exception, match="zstd needs magic 2"):

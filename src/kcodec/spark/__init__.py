@@ -79,9 +79,11 @@ FORMAT = "kafka-segments"
 
 def register(spark) -> None:
     """Register the ``kafka-segments`` data source with a SparkSession."""
+    from kcodec.spark.savemode import install
     from kcodec.spark.source import KafkaSegmentsDataSource
 
     spark.dataSource.register(KafkaSegmentsDataSource)
+    install()  # ErrorIfExists and Ignore save modes (kcodec.spark.savemode)
 
 
 def local_session(master: str = "local[*]", app_name: str = "kcodec", conf: dict | None = None):
@@ -98,3 +100,17 @@ def run_pipeline(source: str, dest: str, **options):
     from kcodec.spark.pipeline import run_pipeline as _run
 
     return _run(source, dest, **options)
+
+
+def _install_save_modes_if_pyspark_loaded() -> None:
+    """A session found by discovery (no register()) gets the save modes when kcodec.spark is imported
+    after pyspark; importing this package alone still never imports pyspark."""
+    import sys
+
+    if "pyspark.sql.readwriter" in sys.modules:
+        from kcodec.spark.savemode import install
+
+        install()
+
+
+_install_save_modes_if_pyspark_loaded()

@@ -28,6 +28,10 @@ __all__ = [
     "LATEST",
     "READ_OPTIONS",
     "check_read_names",
+    "check_names",
+    "WRITE_OPTIONS",
+    "check_write_names",
+    "SAVE_MODE_OPTION",
     "read_committed_option",
     "preferred",
     "as_items",
@@ -279,20 +283,79 @@ def check_read_names(opts: dict) -> None:
     """Unknown names fail, naming the closest known one. Other ``kafka.*`` consumer settings
     (security, timeouts ...) mean nothing for files and pass, as Spark hands them to a consumer,
     unless they are a near miss of ``kafka.isolation.level``."""
+    check_names(opts, READ_OPTIONS, _REFUSED_KAFKA)
+
+
+def check_names(opts: dict, known: tuple[str, ...], refused: dict[str, str]) -> None:
+    """The names check of a reader or writer: ``refused`` names fail with their reason, object-store
+    names pass, other names must be ``known``; a ``kafka.*`` name Spark would hand to a Kafka client
+    passes unless it is a near miss of a known ``kafka.*`` one (a misspelled setting must not be lost)."""
     for name in opts:
-        if name in _REFUSED_KAFKA:
-            raise OptionError(f"kafka-segments: option {name} is not supported (as in Spark): {_REFUSED_KAFKA[name]}")
+        if name in refused:
+            raise OptionError(f"kafka-segments: option {name} is not supported (as in Spark): {refused[name]}")
     from kcodec.log.fs import STORAGE_OPTIONS  # object-store endpoint and credentials: known names too
 
     opts = {k: v for k, v in opts.items() if str(k).lower() not in STORAGE_OPTIONS}
-    plain = {k: v for k, v in opts.items() if not k.startswith("kafka.") or k in _REFUSED_KAFKA}
+    plain = {k: v for k, v in opts.items() if not k.startswith("kafka.")}
     kafka = {k: v for k, v in opts.items() if k not in plain}
-    check_known(plain, READ_OPTIONS, "kafka-segments")
-    check_known(
-        {k: v for k, v in kafka.items() if difflib.SequenceMatcher(None, k, "kafka.isolation.level").ratio() >= 0.85},
-        ("kafka.isolation.level",),
-        "kafka-segments",
-    )
+    check_known(plain, known, "kafka-segments")
+    known_kafka = tuple(k for k in known if k.startswith("kafka."))
+    near = {
+        k: v
+        for k, v in kafka.items()
+        if any(difflib.SequenceMatcher(None, k, kk.lower()).ratio() >= 0.85 for kk in known_kafka)
+    }
+    check_known(near, known_kafka, "kafka-segments")
+
+
+#: Every write option of the kafka-segments sink: kcodec's own, then Spark's Kafka sink's
+#: (``kafka.*`` are the producer's settings); the README says what each does here.
+WRITE_OPTIONS: tuple[str, ...] = (
+    "path",
+    "magic",
+    "compression",
+    "compressionLevel",
+    "recordsPerBatch",
+    "batchBytes",
+    "segmentBytes",
+    "indexIntervalBytes",
+    "topic",
+    "partition",
+    "numPartitions",
+    "keepOffsets",
+    # Spark's Kafka sink: the producer's settings that shape the batches written
+    "kafka.compression.type",
+    "kafka.compression.gzip.level",
+    "kafka.compression.lz4.level",
+    "kafka.compression.zstd.level",
+    "kafka.batch.size",
+    "kafka.linger.ms",
+    "kafka.partitioner.ignore.keys",
+    # Spark's, with nothing to do on files: accepted so that a job switches format unchanged
+    "kafka.bootstrap.servers",
+    "kafka.acks",
+    "kafka.enable.idempotence",
+    "kafka.transactional.id",
+)
+
+#: Producer settings Spark's Kafka sink refuses (KafkaSourceProvider.kafkaParamsForProducer), and
+#: those that would run Java code on the records, refused here too.
+_REFUSED_KAFKA_WRITE = {
+    "kafka.key.serializer": "keys are serialized as bytes (Spark: ByteArraySerializer)",
+    "kafka.value.serializer": "values are serialized as bytes (Spark: ByteArraySerializer)",
+    "kafka.partitioner.class": "a Java partitioner cannot run here; give a partition column, or rely on "
+    "Kafka's default partitioner (murmur2 of the key)",
+    "kafka.interceptor.classes": "interceptors could change records",
+}
+
+
+def check_write_names(opts: dict) -> None:
+    """A writer's names, as :func:`check_read_names` checks a reader's."""
+    check_names(opts, WRITE_OPTIONS + (SAVE_MODE_OPTION,), _REFUSED_KAFKA_WRITE)
+
+
+#: How kcodec's DataFrameWriter hook (kcodec.spark.savemode) tells the writer Spark's save mode.
+SAVE_MODE_OPTION = "kcodec.saveMode"
 
 
 def read_committed_option(opts: dict) -> bool:

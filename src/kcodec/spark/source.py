@@ -38,6 +38,7 @@ from kcodec.spark.write import (
     commit_job,
     new_job_id,
     recover_path,
+    with_partition_counts,
     write_task,
 )
 
@@ -149,10 +150,11 @@ class SegmentsCommitMessage(WriterCommitMessage):
 
 class KafkaSegmentsWriter(DataSourceArrowWriter):
     """Stages each task's batches, then builds the partition directories on commit
-    (see :mod:`kcodec.spark.write`). Modes: ``append`` and ``overwrite``."""
+    (see :mod:`kcodec.spark.write`). Modes: ``append`` and ``overwrite``; ``errorifexists`` and
+    ``ignore`` through :mod:`kcodec.spark.savemode`."""
 
     def __init__(self, options: dict, schema, overwrite: bool):
-        self.opts = WriteOptions.from_options(options)
+        self.opts = with_partition_counts(WriteOptions.from_options(options), overwrite)
         self.columns = check_input_schema([(f.name, f.dataType.simpleString()) for f in schema.fields], self.opts)
         self.overwrite = overwrite
         self.job = new_job_id()

@@ -39,6 +39,7 @@ re-encoded.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import struct
@@ -46,7 +47,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 
-from kcodec.errors import EncodeError
+from kcodec.errors import EncodeError, PathExistsError
 from kcodec.log.commit import (
     STAGING_DIR,
     CommitRecord,
@@ -62,13 +63,31 @@ from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
 from kcodec.log.partition import Partition
 from kcodec.log.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
 from kcodec.records.encode import NewRecord, encode_batch
+from kcodec.records.framing import V2_OVERHEAD
 from kcodec.records.reader import read_batches
-from kcodec.spark.options import bool_option, choice_option, int_option
+from kcodec.spark.options import (
+    SAVE_MODE_OPTION,
+    OptionError,
+    bool_option,
+    check_write_names,
+    choice_option,
+    int_option,
+)
+from kcodec.spark.sink import Router, check_counts, partition_counts, producer_settings, v2_record_size
 
-__all__ = ["WriteOptions", "Chunk", "check_input_schema", "write_task", "commit_job", "abort_job", "recover_path"]
+__all__ = [
+    "WriteOptions",
+    "Chunk",
+    "check_input_schema",
+    "with_partition_counts",
+    "write_task",
+    "commit_job",
+    "abort_job",
+    "recover_path",
+]
 
 _I64 = struct.Struct(">q")
-_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+SAVE_MODES = ("errorifexists", "ignore", "append", "overwrite")
 
 
 @dataclass(frozen=True)
@@ -85,32 +104,44 @@ class WriteOptions:
     partition: int | None = None
     keep_offsets: bool = False
     storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
+    # Spark's Kafka sink (kcodec.spark.sink): the producer's batch.size rule, the default partitioner
+    batch_limit: int | None = None
+    ignore_keys: bool = False
+    num_partitions: int | None = None
+    partition_counts: tuple[tuple[str, int], ...] = ()  # from the target's directories, at save()
+    save_mode: str = "append"  # Spark's save mode (kcodec.spark.savemode): errorifexists, ignore, append, overwrite
 
     @classmethod
     def from_options(cls, options) -> WriteOptions:
         opts = {str(k).lower(): v for k, v in dict(options).items()}
+        check_write_names(opts)
         path = opts.get("path")
         if not path:
             raise ValueError("kafka-segments needs a path: df.write.format('kafka-segments').save(PATH)")
         magic = int_option(opts, "magic", 2, 0)
         if magic not in (0, 1, 2):
             raise ValueError(f"option magic must be 0, 1 or 2, not {magic}")
-        compression = choice_option(opts, "compression", "none", _CODECS)
+        producer = producer_settings(opts)
+        compression = producer["compression"]
         if compression == "zstd" and magic < 2:
             raise ValueError(f"zstd needs magic 2 (Kafka refuses it for magic {magic})")
         return cls(
             path=str(path),
             magic=magic,
             compression=compression,
-            compression_level=int_option(opts, "compressionLevel", None),
-            records_per_batch=int_option(opts, "recordsPerBatch", 1000, 1),
-            batch_bytes=int_option(opts, "batchBytes", 1 << 20, 1),
+            compression_level=producer["compression_level"],
+            records_per_batch=producer["records_per_batch"],
+            batch_bytes=producer["batch_bytes"],
             segment_bytes=int_option(opts, "segmentBytes", DEFAULT_SEGMENT_BYTES, 1),
             index_interval_bytes=int_option(opts, "indexIntervalBytes", DEFAULT_INDEX_INTERVAL_BYTES, 0),
             topic=opts.get("topic") or None,
             partition=int_option(opts, "partition", None, 0),
             keep_offsets=bool_option(opts, "keepOffsets", False),
             storage=storage_options(opts),
+            batch_limit=producer["batch_limit"],
+            ignore_keys=producer["ignore_keys"],
+            num_partitions=producer["num_partitions"],
+            save_mode=choice_option(opts, SAVE_MODE_OPTION, "append", SAVE_MODES),
         )
 
 
@@ -141,7 +172,19 @@ def check_input_schema(fields: list[tuple[str, str]], opts: WriteOptions) -> tup
     if "value" not in present:
         raise ValueError("kafka-segments: writing needs a 'value' column (binary or string)")
     if opts.topic is None and "topic" not in present:
-        raise ValueError("kafka-segments: writing needs a 'topic' column or the topic option")
+        # Spark's KafkaWriter: "topic option required when no 'topic' attribute is present"
+        raise ValueError(
+            "kafka-segments: no topic: give the topic option (it overrides a topic column, as in Spark) "
+            "or a 'topic' column"
+        )
+    if opts.partition is None and "partition" not in present and opts.num_partitions is None:
+        counts = dict(opts.partition_counts)
+        if not counts or (opts.topic is not None and opts.topic not in counts):
+            raise OptionError(
+                "kafka-segments: rows name no partition, so Kafka's default partitioner places them and needs "
+                f"the partition count: give the option numPartitions (or a partition column or option); {opts.path} "
+                f"has no {opts.topic or '<topic>'}-<n> directories to count"
+            )
     if opts.keep_offsets and "offset" not in present:
         raise ValueError("kafka-segments: keepOffsets needs an 'offset' column")
     return tuple(present)
@@ -185,6 +228,8 @@ class _Stage:
     records: int = 0
     first: int | None = None
     last: int | None = None
+    batch_v2: int = 0  # the open batch's records as v2 encodes them (kafka.batch.size)
+    first_ts: int = -1
 
 
 def _bytes(v):
@@ -193,6 +238,12 @@ def _bytes(v):
     if isinstance(v, str):
         return v.encode("utf-8")
     return bytes(v)
+
+
+def _v2_size(st: _Stage, key, value, headers, timestamp: int) -> int:
+    """The next record's size in the stage's open batch, as the producer estimates it."""
+    delta = timestamp - st.first_ts if st.pending else 0
+    return v2_record_size(len(st.pending), delta, key, value, headers)
 
 
 def _refuse_reading_target(segments: list, target: str) -> None:
@@ -224,6 +275,7 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, o
         target = os.path.realpath(target)
     root = staging_root(opts, job)
     stages: dict[tuple[str, int], _Stage] = {}
+    router = Router(task, dict(opts.partition_counts), opts.num_partitions, opts.ignore_keys, opts.path)
 
     def stage_for(topic: str, partition: int) -> _Stage:
         st = stages.get((topic, partition))
@@ -266,7 +318,8 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, o
                 continue
             keys, values = _column(rb, "key"), _column(rb, "value")
             topics = [opts.topic] * n if opts.topic is not None else _column(rb, "topic")
-            parts = [opts.partition] * n if opts.partition is not None else _column(rb, "partition", 0)
+            # no partition option or column, or a null in it: Kafka's default partitioner (kcodec.spark.sink)
+            parts = [opts.partition] * n if opts.partition is not None else _column(rb, "partition")
             tss = _column(rb, "timestamp")
             headers = _column(rb, "headers")
             offsets = _column(rb, "offset") if opts.keep_offsets else [None] * n
@@ -277,8 +330,8 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, o
                 if control[i]:
                     continue  # control records are written by Kafka's coordinator, not as data
                 topic, partition = topics[i], parts[i]
-                if topic is None or partition is None:
-                    raise EncodeError(f"row {i}: topic and partition must not be null")
+                if topic is None:
+                    raise EncodeError(f"row {i}: null topic; the topic option sets one for every row (as in Spark)")
                 if opts.keep_offsets and offsets[i] is None:
                     raise EncodeError(f"row {i}: keepOffsets needs an offset in every row")
                 ts = tss[i]
@@ -286,7 +339,17 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, o
                 hs = headers[i]
                 hs = () if not hs else tuple((h["key"], _bytes(h["value"])) for h in hs)
                 k, v = _bytes(keys[i]), _bytes(values[i])
-                st = stage_for(topic, int(partition))
+                sticky = partition is None and (k is None or opts.ignore_keys)
+                st = stage_for(topic, int(partition) if partition is not None else router.partition(topic, k))
+                if opts.batch_limit is not None:  # the producer's batch.size: close the batch before it overflows
+                    while st.pending and V2_OVERHEAD + st.batch_v2 + _v2_size(st, k, v, hs, ts) > opts.batch_limit:
+                        flush(st)
+                        if sticky:
+                            router.batch_closed(topic, st.partition)
+                            st = stage_for(topic, router.partition(topic, k))
+                    if not st.pending:
+                        st.batch_v2, st.first_ts = 0, ts
+                    st.batch_v2 += _v2_size(st, k, v, hs, ts)
                 st.pending.append(NewRecord(k, v, hs, ts, offsets[i]))
                 if opts.keep_offsets:
                     st.first = offsets[i] if st.first is None else st.first
@@ -296,6 +359,8 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, o
                 )
                 if len(st.pending) >= opts.records_per_batch or st.pending_bytes >= opts.batch_bytes:
                     flush(st)
+                    if sticky:
+                        router.batch_closed(topic, st.partition)
         for st in stages.values():
             flush(st)
     finally:
@@ -368,6 +433,16 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
     fs.makedirs(root)
     with commit_lock(fs, root):
         recover(fs, root, keep=job)  # an earlier job's interrupted commit first: the offsets continue after it
+        if opts.save_mode in ("errorifexists", "ignore") and _holds_data(fs, root):
+            # data appeared at the path while the job ran (kcodec.spark.savemode checked before it started)
+            fs.delete_dir(staging_root(opts, job))
+            _remove_empty_staging_root(fs, root)
+            if opts.save_mode == "ignore":
+                return {}
+            raise PathExistsError(
+                f"kafka-segments: {opts.path} gained data while the job ran (save mode ErrorIfExists); "
+                "nothing was written"
+            )
         scratch = None if fs.local else tempfile.mkdtemp(prefix="kcodec-spark-")
         try:
             names = []
@@ -409,6 +484,23 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
         roll_forward(fs, root, record)
     _remove_empty_staging_root(fs, root)
     return written
+
+
+def _holds_data(fs, root: str) -> bool:
+    """Anything at ``root`` but kcodec's own staging and commit record."""
+    return any(not fs.name(e.path).startswith("_kcodec") for e in fs.list(root))
+
+
+def with_partition_counts(opts: WriteOptions, overwrite: bool = False) -> WriteOptions:
+    """At save(), on the driver: the partition count of each topic already under the target, for
+    Kafka's default partitioner (kcodec.spark.sink); not needed when the partition option is given."""
+    if opts.partition is not None:
+        return opts
+    fs, root = resolve(opts.path, opts.storage)
+    counts = partition_counts(fs, root)
+    if not overwrite:  # overwrite replaces the topics: their old counts bind nothing
+        check_counts(counts, opts.num_partitions, opts.path)
+    return dataclasses.replace(opts, partition_counts=tuple(sorted(counts.items())))
 
 
 def abort_job(opts: WriteOptions, job: str) -> None:
