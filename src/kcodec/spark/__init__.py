@@ -49,14 +49,16 @@ Spark's Kafka source options mean what they mean there (``subscribe``,
 ``maxRecordsPerPartition``, ``kafka.isolation.level`` ...): the README's table
 says what each does here. An unknown option fails at ``load()``.
 
-Writing: ``df.write.format("kafka-segments").mode("append" | "overwrite")``
+Writing: ``df.write.format("kafka-segments")`` (save modes ``errorifexists``, ``ignore``,
+``append``, ``overwrite``: :mod:`kcodec.spark.savemode`; Spark's Kafka sink options:
+:mod:`kcodec.spark.sink`)
 with a ``value`` column (binary or string) and optional ``key``, ``topic``,
 ``partition``, ``timestamp``, ``headers``, ``offset`` columns (other columns
 are ignored, rows with ``isControl`` true are skipped). Options: ``magic``
 (2), ``compression`` (none), ``compressionLevel``, ``recordsPerBatch``
 (1000), ``batchBytes`` (1 MiB), ``segmentBytes`` (1 GiB),
-``indexIntervalBytes`` (4096), ``topic``, ``partition`` (0 without a
-column), ``keepOffsets`` (false: offsets are assigned in order per
+``indexIntervalBytes`` (4096), ``topic``, ``partition`` (without one, nor a
+column: Kafka's default partitioner over ``numPartitions``), ``keepOffsets`` (false: offsets are assigned in order per
 topic-partition). Below magic 2, headers (and at magic 0 timestamps) are
 dropped, as a down-conversion does. A job's output appears as one step, and
 a job killed while committing is finished or undone by the next writer (see
