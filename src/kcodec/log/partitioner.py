@@ -26,18 +26,13 @@ def murmur2(data: bytes) -> int:
         k ^= k >> 24
         k = (k * _M) & _MASK
         h = ((h * _M) & _MASK) ^ k
-    rest = length & 3
-    if rest:
-        if rest == 3:
-            h ^= data[whole + 2] << 16
-        if rest >= 2:
-            h ^= data[whole + 1] << 8
-        h ^= data[whole]
+    if length & 3:  # the last 1-3 bytes, little-endian, as Java's fall-through switch adds them
+        h ^= int.from_bytes(data[whole:], "little")
         h = (h * _M) & _MASK
     h ^= h >> 13
     h = (h * _M) & _MASK
     h ^= h >> 15
-    return h - (1 << 32) if h & 0x80000000 else h
+    return h if h < 0x80000000 else h - 0x100000000  # as a signed Java int
 
 
 def to_positive(n: int) -> int:
