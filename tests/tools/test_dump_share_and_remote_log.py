@@ -177,15 +177,15 @@ def _remote_segment(directory: Path) -> Path:
     snapshot = {k: v for k, v in _SEGMENT.items() if k != "remote_log_segment_id"}
     snapshot.update(segment_id=SEGMENT_ID, remote_log_segment_state=3, custom_metadata=b"")
     values = [
-        _framed(0, "remote_log_segment_metadata_record", _SEGMENT),
-        _framed(1, "remote_log_segment_metadata_update_record", update),
-        _framed(2, "remote_partition_delete_metadata_record", delete),
-        _framed(3, "remote_log_segment_metadata_snapshot_record", snapshot),
-        _framed(0, "remote_log_segment_metadata_record", dict(_SEGMENT, segment_leader_epochs=[])),
-        _framed(0, "remote_log_segment_metadata_record", dict(_SEGMENT, end_offset=-5)),
-        _framed(2, "remote_partition_delete_metadata_record", dict(delete, remote_partition_delete_state=9)),
+        _framed(0, "remote_segment_metadata", _SEGMENT),
+        _framed(1, "remote_segment_update", update),
+        _framed(2, "remote_partition_delete", delete),
+        _framed(3, "remote_segment_snapshot", snapshot),
+        _framed(0, "remote_segment_metadata", dict(_SEGMENT, segment_leader_epochs=[])),
+        _framed(0, "remote_segment_metadata", dict(_SEGMENT, end_offset=-5)),
+        _framed(2, "remote_partition_delete", dict(delete, remote_partition_delete_state=9)),
         encode_uvarint(1) + encode_uvarint(9) + encode_uvarint(0),  # an api key Kafka does not define
-        _framed(0, "remote_log_segment_metadata_record", _SEGMENT)[:3] + b"\x00\x02",  # remote_log_segment_id cut
+        _framed(0, "remote_segment_metadata", _SEGMENT)[:3] + b"\x00\x02",  # remote_log_segment_id cut
         encode_uvarint(1) + encode_uvarint(0) + encode_uvarint(4),  # a version Kafka does not define
         encode_uvarint(0) + encode_uvarint(0) + encode_uvarint(0),  # frame version 0 (KRaft's 2.8 preview)
     ]

@@ -109,7 +109,7 @@ def _parse(entity: str, version: int, data: bytes, at: int) -> Decoded:
         raise _located(entity, version, data, at, exc) from None
 
 
-def _located(entity: str, version: int, data: bytes, at: int, exc: DecodeError) -> DecodeError:
+def _located(entity: str, version: int, data: bytes, at: int, exc: DecodeError) -> KcodecError:
     """The error placed at its byte: the construct codec only knows the entity it failed in, the generated
     fast decoder knows the byte and the field path (``state_batches[1].last_offset``)."""
     from kcodec.generated.fast import DECODERS

@@ -111,10 +111,10 @@ def _segment_snapshot(v: Any) -> str:
 
 
 _TEXTS = {
-    "remote_log_segment_metadata_record": _segment,
-    "remote_log_segment_metadata_update_record": _segment_update,
-    "remote_partition_delete_metadata_record": _partition_delete,
-    "remote_log_segment_metadata_snapshot_record": _segment_snapshot,
+    "remote_segment_metadata": _segment,
+    "remote_segment_update": _segment_update,
+    "remote_partition_delete": _partition_delete,
+    "remote_segment_snapshot": _segment_snapshot,
 }
 
 
