@@ -65,7 +65,8 @@ def _internal_registry(args: argparse.Namespace, path: Path, print_data: bool) -
 
     chosen = [registry for option, registry in DECODER_OPTIONS.items() if getattr(args, option)]
     if len(chosen) > 1:
-        raise UsageError("name one of --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder")
+        names = ", ".join("--" + option.replace("_", "-") for option in DECODER_OPTIONS)
+        raise UsageError(f"name one of {names}")
     if chosen and (args.key_decoder or args.value_decoder):
         raise UsageError("a topic decoder (--offsets-decoder ...) decodes keys and values: drop --key/--value-decoder")
     if chosen:
@@ -402,7 +403,9 @@ def add_parser(sub) -> None:
     for option, topic in (
         ("offsets", "__consumer_offsets"),
         ("transaction-log", "__transaction_state"),
+        ("share-group-state", "__share_group_state"),
         ("cluster-metadata", "__cluster_metadata"),
+        ("remote-log-metadata", "__remote_log_metadata"),
     ):
         p.add_argument(
             f"--{option}-decoder",

@@ -2,10 +2,11 @@
 (emitted as ``kcodec.generated.registries``): which entity a record's key and value hold, and how its
 topic frames them.
 
-- coordinator (``__consumer_offsets``, ``__transaction_state``): key = int16 record type + key struct, value =
-  int16 version + value struct, a null value is a tombstone (Kafka's CoordinatorRecordSerde);
-- metadata (``__cluster_metadata``): value = uvarint frame version (1) + uvarint api key + uvarint version +
-  record, no key (Kafka's MetadataRecordSerde);
+- coordinator (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``): key = int16 record
+  type + key struct, value = int16 version + value struct, a null value is a tombstone (Kafka's
+  CoordinatorRecordSerde);
+- metadata (``__cluster_metadata``, ``__remote_log_metadata``): value = uvarint frame version (1) + uvarint
+  api key + uvarint version + record, no key (Kafka's MetadataRecordSerde, RemoteLogMetadataSerde);
 - control (KRaft control records): the control record key's type selects the value, at version 0.
 
 A record whose type or version the schemas do not know, or whose bytes are damaged, gives an
@@ -25,6 +26,7 @@ from kcodec.runtime.varint import decode_uvarint
 
 __all__ = [
     "Decoded",
+    "FrameVersionError",
     "InternalRecord",
     "UnknownRecordTypeError",
     "UnsupportedVersionError",
@@ -44,6 +46,16 @@ class UnknownRecordTypeError(DecodeError):
     def __init__(self, record_type: int, registry: str):
         super().__init__(f"unknown record type {record_type} in {registry}")
         self.record_type = record_type
+
+
+class FrameVersionError(DecodeError):
+    """A metadata-framed value whose frame version is not the one Kafka writes (1)."""
+
+    kind = "frame_version"
+
+    def __init__(self, frame_version: int):
+        super().__init__(f"frame version {frame_version}, expected {METADATA_FRAME_VERSION}", position=0)
+        self.frame_version = frame_version
 
 
 class UnsupportedVersionError(DecodeError):
@@ -94,7 +106,21 @@ def _parse(entity: str, version: int, data: bytes, at: int) -> Decoded:
     try:
         return Decoded(entity, version, codec(entity, version).parse(data[at:]))
     except DecodeError as exc:
-        raise exc.at(at) from None
+        raise _located(entity, version, data, at, exc) from None
+
+
+def _located(entity: str, version: int, data: bytes, at: int, exc: DecodeError) -> KcodecError:
+    """The error placed at its byte: the construct codec only knows the entity it failed in, the generated
+    fast decoder knows the byte and the field path (``state_batches[1].last_offset``)."""
+    from kcodec.generated.fast import DECODERS
+
+    decoder = DECODERS.get((entity, version))
+    if decoder is not None:
+        try:
+            decoder[0](data, at)
+        except DecodeError as precise:
+            return precise
+    return exc.at(at)
 
 
 def _int16(data: bytes, what: str) -> int:
@@ -141,7 +167,7 @@ def _metadata(registry: str, value: bytes | None) -> InternalRecord:
             raise DecodeError("a metadata record needs a value")
         frame, pos = decode_uvarint(value, 0)
         if frame != METADATA_FRAME_VERSION:
-            raise DecodeError(f"frame version {frame}, expected {METADATA_FRAME_VERSION}", position=0)
+            raise FrameVersionError(frame)
         api_key, pos = decode_uvarint(value, pos)
         version, pos = decode_uvarint(value, pos)
         rec = _by_type(registry).get(api_key)

@@ -1,10 +1,13 @@
 """kafka-dump-log's decoders of Kafka's internal topics (``--offsets-decoder``, ``--transaction-log-decoder``,
-``--cluster-metadata-decoder``) and of KRaft control records, printing what current Kafka prints:
+``--share-group-state-decoder``, ``--cluster-metadata-decoder``, ``--remote-log-metadata-decoder``) and of KRaft
+control records, printing what current Kafka prints:
 
 - coordinator records: ``key: {"type":"0","data":{...}} payload: {"version":"3","data":{...}}``, ``<DELETE>``
   for a tombstone, ``Unknown record type N at offset O, skipping.`` or ``Error at offset O, skipping. ...``;
   a consumer group's member subscription and assignment decoded in place (Kafka's DumpLogSegments);
 - metadata records: ``payload: {"type":"TOPIC_RECORD","version":0,"data":{...}}`` and no key;
+- remote log metadata: the Java ``toString()`` of the object Kafka builds
+  (:mod:`kcodec.tools.remote_log_metadata_text`);
 - KRaft control records: ``SnapshotHeader {...}``, ``SnapshotFooter {...}``, ``KRaftVersion {...}``,
   ``KRaftVoters {...}``, ``LeaderChange: {...}``.
 """
@@ -28,6 +31,7 @@ from kcodec.records.internal import (
 from kcodec.records.model import Record
 from kcodec.tools.dump_decoders import DataDecoders
 from kcodec.tools.kafka_json import compact_json, kafka_json
+from kcodec.tools.remote_log_metadata_text import remote_log_metadata_text
 
 __all__ = ["InternalDecoders", "DECODER_OPTIONS", "registry_for_path", "control_text", "record_json_fields"]
 
@@ -35,8 +39,12 @@ __all__ = ["InternalDecoders", "DECODER_OPTIONS", "registry_for_path", "control_
 DECODER_OPTIONS = {
     "offsets_decoder": "consumer_offsets",
     "transaction_log_decoder": "transaction_state",
+    "share_group_state_decoder": "share_group_state",
     "cluster_metadata_decoder": "cluster_metadata",
+    "remote_log_metadata_decoder": "remote_log_metadata",
 }
+# registries kafka-dump-log prints as Java objects' toString() rather than JSON
+_OBJECT_TEXTS = {"remote_log_metadata": remote_log_metadata_text}
 
 # control record type -> how DumpLogSegments names it before its JSON
 _CONTROL_LABELS = {
@@ -114,6 +122,8 @@ class InternalDecoders(DataDecoders):
 
     def parse(self, record: Record) -> tuple[str | None, str | None]:
         r = decode_internal(self.registry, record.key, record.value)
+        if self.registry in _OBJECT_TEXTS:
+            return None, _OBJECT_TEXTS[self.registry](r, record.offset)  # no key, as for metadata records
         if REGISTRIES[self.registry]["framing"] == "metadata":
             return None, _metadata_text(r, record.offset)  # metadata records have no key
         return _coordinator_texts(r, record.offset)
