@@ -41,10 +41,11 @@ def _fields(kind: str, subject: str, before: dict, after: dict, skip: tuple[str,
 def _entries(kind: str, before: dict, after: dict) -> list[dict]:
     out = []
     for key in sorted(before.keys() | after.keys(), key=str):
+        registers = kind in ("broker", "controller")
         if key not in before:
-            out.append(_change("broker_registered" if kind == "broker" else f"{kind}_created", key, after=after[key]))
+            out.append(_change(f"{kind}_registered" if registers else f"{kind}_created", key, after=after[key]))
         elif key not in after:
-            out.append(_change("broker_unregistered" if kind == "broker" else f"{kind}_deleted", key, before[key]))
+            out.append(_change(f"{kind}_unregistered" if registers else f"{kind}_deleted", key, before[key]))
         elif isinstance(before[key], dict):
             out += _fields(kind, key, before[key], after[key])
         elif before[key] != after[key]:

@@ -397,6 +397,8 @@ def _config(image: MetadataImage, v, offset: int) -> None:
         configs.pop(v["name"], None)
         if not configs:
             del resources[v["resource_name"]]
+        if not resources:
+            del image.configs[_name(CONFIG_RESOURCE_TYPES, v["resource_type"])]
     else:
         configs[v["name"]] = v["value"]
 
