@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from kcodec.log.kraft_snapshots import KRAFT_SNAPSHOT_SUFFIX
 from kcodec.records.model import Batch, Record, TimestampType
 from kcodec.tools.dump_decoders import STRING, DataDecoders
-from kcodec.tools.dump_files import KRAFT_SNAPSHOT_SUFFIX, kraft_snapshot_line
+from kcodec.tools.dump_files import kraft_snapshot_line
 from kcodec.tools.records_io import DUMP_ENCODING, encode_bytes
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|checkpoint)$")

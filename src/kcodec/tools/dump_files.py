@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kcodec.errors import CorruptError
 from kcodec.log.files import INDEX_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
+from kcodec.log.kraft_snapshots import KRAFT_BOOTSTRAP_SNAPSHOT, KRAFT_SNAPSHOT_SUFFIX, parse_kraft_snapshot_name
 
 __all__ = [
     "FileKind",
@@ -33,10 +34,6 @@ __all__ = [
     "MAX_TEXT_FILE_SIZE",
 ]
 
-KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"  # Kafka's Snapshots.SUFFIX
-KRAFT_BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"  # Kafka's BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME
-# Kafka's Snapshots.parse: <20-digit end offset>-<10-digit epoch>.checkpoint
-_KRAFT_SNAPSHOT_NAME = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint", re.ASCII)
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 PARTITION_METADATA = "partition.metadata"
 # The log directory's OffsetCheckpointFile instances (LogManager, ReplicaManager, LogCleanerManager).
@@ -178,8 +175,8 @@ def kraft_snapshot_line(path: Path) -> str | None:
     or ``KRaft bootstrap snapshot``); None for a ``.checkpoint`` name Kafka's Snapshots.parse does not take."""
     if path.name == KRAFT_BOOTSTRAP_SNAPSHOT:
         return "KRaft bootstrap snapshot"
-    m = _KRAFT_SNAPSHOT_NAME.fullmatch(path.name)
-    return f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}" if m else None
+    parsed = parse_kraft_snapshot_name(path.name)
+    return f"Snapshot end offset: {parsed[0]}, epoch: {parsed[1]}" if parsed else None
 
 
 def dump_producer_snapshot(path: Path) -> TextFileDump:

@@ -12,13 +12,13 @@ error naming the file and byte position.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from kcodec.errors import DecodeError, KcodecError
 from kcodec.log.files import list_segments
 from kcodec.log.fs import LocalFS
+from kcodec.log.kraft_snapshots import parse_kraft_snapshot_name
 from kcodec.records.internal import InternalRecord, decode_internal, registry_for_topic
 from kcodec.tools.metadata_image import HANDLERS, IGNORED, ImageProblem, MetadataImage
 
@@ -31,7 +31,6 @@ __all__ = [
 ]
 
 REGISTRY = "cluster_metadata"
-_SNAPSHOT_NAME = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint", re.ASCII)  # Kafka's Snapshots.parse
 _TRANSACTION = {"begin_transaction_record", "end_transaction_record", "abort_transaction_record"}
 
 
@@ -59,9 +58,9 @@ def list_snapshots(directory: str | os.PathLike) -> list[SnapshotFile]:
     """The KRaft snapshots of a directory, oldest first (``<end offset>-<epoch>.checkpoint``)."""
     out = []
     for entry in os.scandir(directory):
-        m = _SNAPSHOT_NAME.fullmatch(entry.name)
-        if m and entry.is_file():
-            out.append(SnapshotFile(int(m.group(1)), int(m.group(2)), Path(entry.path)))
+        parsed = parse_kraft_snapshot_name(entry.name)
+        if parsed and entry.is_file():
+            out.append(SnapshotFile(parsed[0], parsed[1], Path(entry.path)))
     return sorted(out, key=lambda s: (s.end_offset, s.epoch))
 
 
