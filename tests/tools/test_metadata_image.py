@@ -463,3 +463,14 @@ def test_later_records_replay_from_a_log(tmp_path: Path, name: str, value: dict)
     assert not image.problems
     assert image.acls or image.scram_credentials or image.delegation_tokens
     assert "secret" not in json.dumps(image.as_dict())
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_bash_completion_knows_the_metadata_command(capsys) -> None:
+    from tests.tools.test_dump_parity import _bash_complete
+
+    code, script, _ = run(capsys, "completion", "bash")
+    assert code == 0
+    assert "metadata" in _bash_complete(script, "kcodec", "met")
+    assert _bash_complete(script, "kcodec", "metadata", "di") == ["diff"]
+    assert set(_bash_complete(script, "kcodec", "metadata", "--")) >= {"--at-offset", "--from", "--to", "--json"}
