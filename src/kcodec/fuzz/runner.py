@@ -224,8 +224,9 @@ class Fuzzer:
         old = signal.signal(signal.SIGALRM, _alarm)
         try:
             weights = [TARGET_WEIGHTS.get(parse_target(t)[0], 1.0) for t in c.targets]
+            first_pass = iter(c.targets)  # each target once, then by weight: a bounded run reaches them all
             while not self.done(start):
-                target = self.rng.choices(c.targets, weights)[0]
+                target = next(first_pass, None) or self.rng.choices(c.targets, weights)[0]
                 if target == SEGMENT:
                     self.segment_round(start)
                 else:
