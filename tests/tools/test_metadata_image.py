@@ -329,7 +329,8 @@ def test_image_text_has_a_section_per_kind(metadata_dir: Path) -> None:
 @pytest.mark.parametrize(
     "args,status,message",
     [
-        pytest.param(["image", "{tmp}/missing"], 3, "is not a directory", id="missing"),
+        pytest.param(["image", "{tmp}/missing"], 2, "no such directory", id="missing"),
+        pytest.param(["image", "{dir}/00000000000000000000.log"], 2, "not a directory", id="file"),
         pytest.param(["image", "{tmp}"], 3, "is not a __cluster_metadata partition directory", id="not-metadata"),
         pytest.param(["image", "{dir}", "--at-offset", "999"], 3, "offset 999 is beyond the end of the log", id="end"),
         pytest.param(["diff", "{dir}", "--from", "1"], 2, "needs --from N and --to M", id="diff-needs-both"),

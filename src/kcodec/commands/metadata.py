@@ -2,12 +2,14 @@
 cluster image a ``__cluster_metadata`` partition directory holds as of an offset, and what changed between
 two offsets (text, or one JSON document with --json).
 
-Exit status: 0 done; 2 bad usage; 3 not a metadata directory, an offset the log does not reach, or damaged
-batches (one line on stderr naming the file and byte position)."""
+Exit status: 0 done; 2 bad usage (also a DIR that is missing or not a directory); 3 not a metadata
+directory, an offset the log does not reach, or damaged batches (one line on stderr naming the file and
+byte position)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from kcodec.commands.common import EXIT_OK, UsageError, add_json, offset_int, print_json
 
@@ -29,6 +31,9 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def cmd_metadata(args: argparse.Namespace) -> int:
     _check_options(args)
+    directory = Path(args.directory)
+    if not directory.is_dir():  # as a missing input FILE is for every command: bad usage
+        raise UsageError(f"{directory}: {'not a directory' if directory.exists() else 'no such directory'}")
     from kcodec.tools.metadata_replay import replay_metadata
 
     if args.action == "image":
@@ -75,7 +80,7 @@ def add_parser(sub) -> None:
     p.add_argument("--to", dest="to_offset", type=offset_int, metavar="M", help="diff: ... against the one at M")
     add_json(p, "the image (or the list of changes) as one document")
     p.epilog = (
-        "exit status: 0 done; 2 bad usage; 3 not a metadata directory, an offset the log does not reach, or "
-        "damaged batches"
+        "exit status: 0 done; 2 bad usage (a DIR missing or not a directory too); 3 not a metadata directory, "
+        "an offset the log does not reach, or damaged batches"
     )
     p.set_defaults(func=cmd_metadata)
