@@ -34,6 +34,7 @@ COMMANDS = (
     "inspect",
     "fuzz",
     "pipeline",
+    "metadata",
     "bench",
     "completion",
 )

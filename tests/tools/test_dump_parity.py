@@ -254,17 +254,16 @@ def test_malformed_text_files_are_refused_naming_the_line(tmp_path, capsys, name
     assert code == 3 and len(err.splitlines()) == 1 and f"{name}, {where}:" in err
 
 
-def test_snapshots_are_recognised_not_dumped_as_logs(tmp_path, capsys):
+def test_snapshots_are_not_dumped_as_segments(tmp_path, capsys):
+    """A .snapshot is a producer-state snapshot, not a log; a .checkpoint is a log with its own first line."""
     producer = tmp_path / "00000000000000000010.snapshot"
     kraft = tmp_path / "00000000000000000100-0000000001.checkpoint"
     for p in (producer, kraft):
         p.write_bytes(V2_BATCH)
     code, out, err = run(capsys, "dump", producer, kraft)
-    assert code == 0 and "position:" not in out
-    assert err.splitlines() == [
-        f"kcodec dump: {producer}: producer-state snapshot, not yet decoded",
-        f"kcodec dump: {kraft}: KRaft snapshot, not yet decoded",
-    ]
+    assert code == 3 and f"{producer}: not a producer-state snapshot" in err and len(err.splitlines()) == 1
+    assert out.splitlines()[:2] == [f"Dumping {kraft}", "Snapshot end offset: 100, epoch: 1"]
+    assert "Log starting offset" not in out and len(batch_lines(out)) == 1
 
 
 def test_unknown_file_is_refused_unless_read_as_log(tmp_path, capsys):

@@ -121,7 +121,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
         stdin = name == STDIN
         path = Path("<stdin>") if stdin else existing_file(name)  # a regular file, or one line and exit 2
         kind = FileKind.LOG if stdin or args.as_log else file_kind(path)
-        if kind != FileKind.LOG:
+        if kind not in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
             status = max(status, _dump_other(path, kind, args, deferred))
             continue
 
@@ -174,6 +174,10 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
         # the lines themselves show progress when they scroll on the terminal
         progress = Progress(None if stdin else file_size(path), desc=path.name, enabled=not sys.stdout.isatty())
         registry = _internal_registry(args, path, print_data or args.json)
+        file_print_data = print_data
+        if kind == FileKind.KRAFT_SNAPSHOT and registry is None and decoders is None:
+            # a KRaft snapshot holds cluster metadata wherever it lies: --cluster-metadata-decoder by default
+            registry, file_print_data = "cluster_metadata", True
         file_decoders = InternalDecoders(registry) if registry else decoders
         try:
             if args.json:  # the exit status below is the same as text mode's
@@ -198,7 +202,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
                     path,
                     reader,
                     args.deep_iteration,
-                    print_data,
+                    file_print_data,
                     args.skip_record_metadata,
                     progress.to,
                     pairs,
@@ -246,7 +250,7 @@ def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred) -> in
     an unknown name is refused (kafka-dump-log ignores it, leaving no trace in the exit status)."""
     from kcodec.log.index import read_offset_index
     from kcodec.tools.dump import as_ndjson
-    from kcodec.tools.dump_files import NOT_DECODED, FileKind, dump_text_file
+    from kcodec.tools.dump_files import FileKind, dump_text_file
     from kcodec.tools.dump_index import dump_index_lines, sanity_check_index
 
     def refuse(message: str, status: int = EXIT_ERROR) -> int:
@@ -259,8 +263,8 @@ def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred) -> in
             "not a file kind kcodec dump knows by its name (.log, .index, .timeindex, .txnindex, .snapshot, "
             ".checkpoint, leader-epoch-checkpoint, partition.metadata); --as-log reads it as log entries"
         )
-    if kind in NOT_DECODED:
-        return refuse(f"{NOT_DECODED[kind]}, not yet decoded", EXIT_OK)
+    if kind == FileKind.PRODUCER_SNAPSHOT:
+        return _dump_producer_snapshot(path, args)
     if kind in FileKind.TEXT:
         try:
             parsed = dump_text_file(path, kind)
@@ -292,6 +296,27 @@ def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred) -> in
     for problem in deferred.add_index_problems(path, dumped.problems):
         print(f"{problem.kind}: {problem.message}", file=sys.stderr)
     return refuse(dumped.refused) if dumped.refused else EXIT_OK
+
+
+def _dump_producer_snapshot(path: Path, args: argparse.Namespace) -> int:
+    """DumpLogSegments.dumpProducerIdSnapshot; a CRC that does not hold is a failed check (exit 1), other damage
+    refused input (exit 3)."""
+    from kcodec.errors import CrcMismatchError
+    from kcodec.tools.dump import as_ndjson
+    from kcodec.tools.dump_files import FileKind, dump_producer_snapshot
+
+    try:
+        parsed = dump_producer_snapshot(path)
+    except KcodecError as exc:  # the error names the file
+        sys.stdout.flush()
+        print(f"kcodec dump: {exc}", file=sys.stderr)
+        return EXIT_CHECK_FAILED if isinstance(exc, CrcMismatchError) else EXIT_ERROR
+    if args.json:
+        for entry in parsed.fields["entries"]:
+            print(as_ndjson({"file": str(path), "kind": FileKind.PRODUCER_SNAPSHOT, **entry}))
+    else:
+        print("\n".join([f"Dumping {path}", *parsed.lines]))
+    return EXIT_OK
 
 
 def _index_base_offset(path: Path) -> int:
@@ -373,8 +398,9 @@ def add_parser(sub) -> None:
         "files",
         nargs="*",
         metavar="FILE",
-        help="segment files (.log, .index, .timeindex, .txnindex), leader-epoch-checkpoint, partition.metadata, "
-        "offset checkpoints; - reads log entries from standard input",
+        help="segment files (.log, .index, .timeindex, .txnindex), producer-state snapshots (.snapshot), KRaft "
+        "snapshots (.checkpoint), leader-epoch-checkpoint, partition.metadata, offset checkpoints; - reads log "
+        "entries from standard input",
     )
     p.add_argument(
         "--files",

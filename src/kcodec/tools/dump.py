@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from kcodec.log.kraft_snapshots import KRAFT_SNAPSHOT_SUFFIX
 from kcodec.records.model import Batch, Record, TimestampType
 from kcodec.tools.dump_decoders import STRING, DataDecoders
+from kcodec.tools.dump_files import kraft_snapshot_line
 from kcodec.tools.records_io import DUMP_ENCODING, encode_bytes
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|checkpoint)$")
@@ -199,6 +201,10 @@ def dump_log_lines(
     start = log_start_offset(path)
     if start is not None:
         yield f"Log starting offset: {start}"
+    elif path.suffix == KRAFT_SNAPSHOT_SUFFIX:
+        snapshot = kraft_snapshot_line(path)
+        if snapshot is not None:
+            yield snapshot
     last = -1
     pairs = non_consecutive if non_consecutive is not None else []
     for batch in batches:

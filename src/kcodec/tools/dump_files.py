@@ -8,8 +8,8 @@ plus the partition directory's small text files, which that tool does not read:
   CheckpointFile format, a version line, a count line, then that many entry lines;
 - ``partition.metadata`` (PartitionMetadataFile): ``version: 0`` and ``topic_id: <Uuid>``.
 
-Producer-state snapshots (``.snapshot``) and KRaft snapshots (``.checkpoint``) are recognised but
-not decoded yet.
+Producer-state snapshots (``.snapshot``) print as DumpLogSegments.dumpProducerIdSnapshot prints them;
+KRaft snapshots (``.checkpoint``) are logs, read by the log dump.
 """
 
 from __future__ import annotations
@@ -22,10 +22,18 @@ from pathlib import Path
 
 from kcodec.errors import CorruptError
 from kcodec.log.files import INDEX_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
+from kcodec.log.kraft_snapshots import KRAFT_BOOTSTRAP_SNAPSHOT, KRAFT_SNAPSHOT_SUFFIX, parse_kraft_snapshot_name
 
-__all__ = ["FileKind", "file_kind", "TextFileDump", "dump_text_file", "NOT_DECODED", "MAX_TEXT_FILE_SIZE"]
+__all__ = [
+    "FileKind",
+    "file_kind",
+    "TextFileDump",
+    "dump_text_file",
+    "dump_producer_snapshot",
+    "kraft_snapshot_line",
+    "MAX_TEXT_FILE_SIZE",
+]
 
-KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"  # Kafka's Snapshots.SUFFIX
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 PARTITION_METADATA = "partition.metadata"
 # The log directory's OffsetCheckpointFile instances (LogManager, ReplicaManager, LogCleanerManager).
@@ -46,12 +54,11 @@ _BY_SUFFIX = {
     KRAFT_SNAPSHOT_SUFFIX: "kraft-snapshot",
 }
 
-# What each recognised-but-undecoded kind is, in the words the report uses.
-NOT_DECODED = {"producer-snapshot": "producer-state snapshot", "kraft-snapshot": "KRaft snapshot"}
-
 
 class FileKind:
     LOG = "log"
+    KRAFT_SNAPSHOT = "kraft-snapshot"  # a log too, with its own first line
+    PRODUCER_SNAPSHOT = "producer-snapshot"
     UNKNOWN = "unknown"
     INDEXES = ("index", "timeindex", "txnindex")
     TEXT = ("leader-epoch-checkpoint", "offset-checkpoint", "partition-metadata")
@@ -161,3 +168,56 @@ def dump_text_file(path: Path, kind: str) -> TextFileDump:
     if kind == "partition-metadata":
         return _dump_partition_metadata(path)
     raise ValueError(f"not a text file kind: {kind}")
+
+
+def kraft_snapshot_line(path: Path) -> str | None:
+    """The line DumpLogSegments prints before a KRaft snapshot's batches (``Snapshot end offset: O, epoch: E``,
+    or ``KRaft bootstrap snapshot``); None for a ``.checkpoint`` name Kafka's Snapshots.parse does not take."""
+    if path.name == KRAFT_BOOTSTRAP_SNAPSHOT:
+        return "KRaft bootstrap snapshot"
+    parsed = parse_kraft_snapshot_name(path.name)
+    return f"Snapshot end offset: {parsed[0]}, epoch: {parsed[1]}" if parsed else None
+
+
+def dump_producer_snapshot(path: Path) -> TextFileDump:
+    """DumpLogSegments.dumpProducerIdSnapshot's lines, one per producer (the batch part only when the producer
+    has one); ``fields["entries"]`` the typed entries. A damaged file raises the
+    :class:`~kcodec.errors.DecodeError` of :func:`~kcodec.log.producer_snapshot.read_producer_snapshot`."""
+    from kcodec.log.producer_snapshot import read_producer_snapshot
+
+    lines, entries = [], []
+    for e in read_producer_snapshot(path):
+        # Kafka prints the OptionalLong as Java's toString does
+        txn = (
+            "OptionalLong.empty"
+            if e.current_txn_first_offset is None
+            else f"OptionalLong[{e.current_txn_first_offset}]"
+        )
+        line = (
+            f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: {e.coordinator_epoch} "
+            f"currentTxnFirstOffset: {txn} lastTimestamp: {e.last_timestamp} "
+        )
+        entry: dict = {
+            "producerId": e.producer_id,
+            "producerEpoch": e.producer_epoch,
+            "coordinatorEpoch": e.coordinator_epoch,
+            "currentTxnFirstOffset": e.current_txn_first_offset,
+            "lastTimestamp": e.last_timestamp,
+            "batch": None,
+        }
+        if e.batch is not None:
+            b = e.batch
+            line += (
+                f"firstSequence: {b.first_seq} lastSequence: {b.last_seq} lastOffset: {b.last_offset} "
+                f"offsetDelta: {b.offset_delta} timestamp: {b.timestamp}"
+            )
+            entry["batch"] = {
+                "firstSequence": b.first_seq,
+                "lastSequence": b.last_seq,
+                "lastOffset": b.last_offset,
+                "offsetDelta": b.offset_delta,
+                "timestamp": b.timestamp,
+            }
+        lines.append(line)
+        entries.append(entry)
+    return TextFileDump(lines, {"entries": entries})
