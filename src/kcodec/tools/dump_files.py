@@ -22,10 +22,10 @@ from pathlib import Path
 
 from kcodec.errors import CorruptError
 from kcodec.log.files import INDEX_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
+from kcodec.log.snapshots import KRAFT_SNAPSHOT_SUFFIX
 
 __all__ = ["FileKind", "file_kind", "TextFileDump", "dump_text_file", "NOT_DECODED", "MAX_TEXT_FILE_SIZE"]
 
-KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"  # Kafka's Snapshots.SUFFIX
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 PARTITION_METADATA = "partition.metadata"
 # The log directory's OffsetCheckpointFile instances (LogManager, ReplicaManager, LogCleanerManager).
