@@ -371,9 +371,9 @@ class ViewRows:
     def _error(self, r: InternalRecord, record: Record) -> ViewRecordError:
         exc = r.error
         assert exc is not None
-        where = "key" if r.key is None and record.key is not None and r.type is None else "value"
-        if r.name is not None and r.key is None:
-            where = "key"
+        # the key alone decodes (as a tombstone's would): the value is at fault
+        key_ok = record.key is not None and decode_internal(self.registry, record.key, None).error is None
+        where = "value" if key_ok else "key"
         return ViewRecordError(
             f"{r.name or 'record'} at offset {record.offset} does not decode ({where}): {exc.message}",
             field=where,
