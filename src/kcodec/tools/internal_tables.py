@@ -5,7 +5,7 @@ planning (:mod:`kcodec.spark.views`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 
 import pyarrow as pa
 
@@ -61,7 +61,7 @@ def view_partitions(path: str, view: str) -> list[Partition]:
     return parts
 
 
-def _batches(source, where: str, on_corrupt: str, on_skip, verify_crc: bool) -> Iterator[Batch]:
+def _batches(source, where: str, on_corrupt: str, on_skip, verify_crc: bool) -> Iterable[Batch]:
     if on_corrupt == "fail":
         return read_batches(source, strict=True, verify_crc=verify_crc)
     return read_batches(
@@ -128,18 +128,35 @@ def read_internal_view(
     out: list[dict] = []
     for part in view_partitions(path, view):
         rows = ViewRows(view, latest=latest, include_control=include_control)
-        feed = dict(partition=part.partition, on_corrupt=on_corrupt, on_skip=report)
         if view == "metadata":
             for snap in list_snapshots(part.fs, str(part.path)):
                 batches = _batches(snap.path, snap.path, on_corrupt, report, verify_crc)
-                _feed(rows, batches, segment=snap.path, snapshot=(snap.end_offset, snap.epoch), aborted=None, **feed)
+                _feed(
+                    rows,
+                    batches,
+                    segment=snap.path,
+                    snapshot=(snap.end_offset, snap.epoch),
+                    aborted=None,
+                    partition=part.partition,
+                    on_corrupt=on_corrupt,
+                    on_skip=report,
+                )
                 out += rows.take()
         segs: list[Segment] = part.segments
         aborted = aborted_transactions(segs, skip_corrupt=on_corrupt == "skip") if committed and segs else None
         for seg in segs:
             source = seg.log if seg.fs.local else seg.fs.read_range(str(seg.log), 0, None)
             batches = _batches(source, str(seg.log), on_corrupt, report, verify_crc)
-            _feed(rows, batches, segment=str(seg.log), snapshot=None, aborted=aborted, **feed)
+            _feed(
+                rows,
+                batches,
+                segment=str(seg.log),
+                snapshot=None,
+                aborted=aborted,
+                partition=part.partition,
+                on_corrupt=on_corrupt,
+                on_skip=report,
+            )
             if not latest:
                 out += rows.take()
         out += rows.take()
