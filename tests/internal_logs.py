@@ -216,3 +216,11 @@ def write_cluster_metadata(root: Path) -> Path:
         w.append(encode_control_batch("leader_change", offset=2, timestamp=T0 + 1, value=leader))
         w.append(encode_batch([{"value": remove, "timestamp": T0 + 2}], base_offset=3))
     return p
+
+
+def write_internal_topics(root: Path) -> Path:
+    """All three under ``root``, a log directory."""
+    write_consumer_offsets(root)
+    write_transaction_state(root)
+    write_cluster_metadata(root)
+    return root

@@ -14,7 +14,7 @@ pytest.importorskip("pyarrow")
 import kcodec
 from kcodec.tools.internal_views import VIEWS
 
-from ..internal_logs import write_cluster_metadata, write_consumer_offsets, write_transaction_state
+from ..internal_logs import write_consumer_offsets, write_internal_topics
 
 FORMAT = "kafka-segments"
 
@@ -28,11 +28,7 @@ def read(spark, path, **options):
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("internal")
-    write_consumer_offsets(root)
-    write_transaction_state(root)
-    write_cluster_metadata(root)
-    return root
+    return write_internal_topics(tmp_path_factory.mktemp("internal"))
 
 
 def _rows(df, *names) -> list[tuple]:

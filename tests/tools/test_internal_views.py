@@ -19,7 +19,7 @@ from kcodec.errors import DecodeError
 from kcodec.tools.internal_tables import NoInternalTopicError
 from kcodec.tools.internal_views import VIEWS, ViewRows
 
-from ..internal_logs import T0, write_cluster_metadata, write_consumer_offsets, write_transaction_state
+from ..internal_logs import T0, write_consumer_offsets, write_internal_topics
 
 
 def _ts(ms: int) -> datetime:
@@ -28,11 +28,7 @@ def _ts(ms: int) -> datetime:
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("logs")
-    write_consumer_offsets(root)
-    write_transaction_state(root)
-    write_cluster_metadata(root)
-    return root
+    return write_internal_topics(tmp_path_factory.mktemp("logs"))
 
 
 def test_every_view_has_the_documented_arrow_types(logs) -> None:
