@@ -170,3 +170,15 @@ def test_rows_of_a_record_stream() -> None:
         rows.add(Record(offset, T0, TimestampType.CREATE_TIME, k, value), partition=0)
     (row,) = rows.take()
     assert (row["committedOffset"], row["offset"]) == (2, 2)
+
+
+def test_the_readme_lists_every_views_columns() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    for view, columns in VIEWS.items():
+        section = readme.split(f"`view={view}` (", 1)[1].split("\n\n", 2)[1]  # the table after the heading
+        documented = [line.split("|")[1:3] for line in section.splitlines()[2:]]
+        assert [name.strip(" `") for name, _ in documented] == [c.name for c in columns], view
+        for (_, spark_type), c in zip(documented, columns):
+            assert spark_type.strip() in (f"`{c.spark}`", "`array<struct<...>>` (below)"), (view, c.name)
