@@ -11,6 +11,7 @@ The public API, loaded on first use so that ``import kcodec`` stays light::
 
     committed = kcodec.read_records(path, isolation_level="read_committed")  # as a consumer reads
     table = kcodec.read_arrow(path)  # a pyarrow.Table: pip install 'kcodec[arrow]'
+    offsets = kcodec.read_internal_view(log_dir, "consumerOffsets", latest=True)  # Kafka's internal topics
 
 Errors are :class:`kcodec.errors.KcodecError` subclasses.
 
@@ -52,7 +53,7 @@ _EXPORTS = {
     "EncodeError": "kcodec.errors",
 }
 
-__all__ = sorted([*_EXPORTS, "read_arrow"]) + ["__version__"]
+__all__ = sorted([*_EXPORTS, "read_arrow", "read_internal_view"]) + ["__version__"]
 
 ARROW_HINT = "pip install 'kcodec[arrow]'"
 
@@ -70,6 +71,22 @@ def read_arrow(source, **options):
     from kcodec.records.columnar import read_arrow as read
 
     return read(source, **options)
+
+
+def read_internal_view(path, view: str, **options):
+    """A view of one of Kafka's internal topics under ``path`` (a log directory or a partition directory)
+    as a ``pyarrow.Table`` of typed columns: ``consumerOffsets``, ``groups`` (``__consumer_offsets``),
+    ``transactions`` (``__transaction_state``) or ``metadata`` (``__cluster_metadata``, log and snapshots).
+    ``options``: ``latest`` (the last row per key, as compaction keeps it), ``isolation_level``,
+    ``include_control``, ``on_corrupt`` (``fail`` | ``skip``) with ``on_skip``, ``verify_crc``; see
+    :func:`kcodec.tools.internal_tables.read_internal_view` and the README's columns. Needs pyarrow."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise ImportError(f"kcodec.read_internal_view needs pyarrow: {ARROW_HINT}", name="pyarrow") from None
+    from kcodec.tools.internal_tables import read_internal_view as read
+
+    return read(path, view, **options)
 
 
 def __getattr__(name: str):

@@ -258,8 +258,10 @@ class SegmentListing:
 
 def is_partition_dir_name(name: str) -> bool:
     """Whether a directory name is a live partition directory's (``<topic>-<n>``;
-    not hidden, staging, or being deleted)."""
-    if name.startswith((".", "_")) or name.endswith("-delete"):
+    not hidden, staging, or being deleted). Kafka's internal topics (``__consumer_offsets-7``,
+    ``__cluster_metadata-0``) start with two underscores: those are partitions, not hidden."""
+    hidden = name.startswith(".") or (name.startswith("_") and not name.startswith("__"))
+    if hidden or name.endswith("-delete"):
         return False
     try:
         parse_partition_dir(name)

@@ -34,6 +34,10 @@ Read options (defaults first):
 ``maxRowsPerBatch``         10000: rows per Arrow record batch
 ``view``                    ``records`` | ``batches``: one row per batch instead (position, size,
                             codec, record count, compressed/uncompressed bytes, CRC validity ...)
+                            | ``consumerOffsets`` | ``groups`` | ``transactions`` | ``metadata``: Kafka's
+                            internal topics as typed rows (:mod:`kcodec.spark.views`; columns in the README)
+``latest``                  ``false`` | ``true`` (consumerOffsets, groups, transactions): the last row
+                            per key, tombstones deleting, as compaction keeps a partition
 ``sizes``                   ``false`` | ``true`` (batches view): add ``sizeAs``, what each batch's
                             records would take as v0/v1/v2 with each codec
 ``sizeSample``              1: the fraction of batches (picked by base offset) that get compressed

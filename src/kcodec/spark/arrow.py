@@ -107,6 +107,10 @@ SIZES_COLUMN = Column(
 
 
 def columns_for(view: str, sizes: bool = False) -> tuple[Column, ...]:
+    if view not in ("records", "batches"):  # an internal topic's view: its columns have Column's fields
+        from kcodec.tools.internal_views import view_columns
+
+        return view_columns(view)  # type: ignore[return-value]
     if view == "batches":
         return BATCH_COLUMNS + ((SIZES_COLUMN,) if sizes else ())
     return RECORD_COLUMNS

@@ -37,6 +37,8 @@ __all__ = [
     "as_items",
     "check_offset_pairs",
     "tp_names",
+    "view_option",
+    "latest_option",
 ]
 
 
@@ -237,6 +239,7 @@ READ_OPTIONS: tuple[str, ...] = (
     "splitBytes",
     "maxRowsPerBatch",
     "view",
+    "latest",
     "sizes",
     "sizeSample",
     "txnIndex",
@@ -416,3 +419,26 @@ def fraction_option(options, name: str, default: float) -> float:
     if not 0 < value <= 1:
         raise OptionError(f"option {name} must be in (0, 1], not {raw!r}")
     return value
+
+
+def view_option(options) -> str:
+    """``view``: records, batches, or a view of Kafka's internal topics (:mod:`kcodec.tools.internal_views`),
+    any case (Spark may lowercase values it passes on)."""
+    from kcodec.tools.internal_views import VIEWS
+
+    names = ("records", "batches", *VIEWS)
+    raw = options.get("view")
+    if raw is None:
+        return "records"
+    view = {n.lower(): n for n in names}.get(str(raw).strip().lower())
+    if view is None:
+        raise OptionError(f"option view must be one of {', '.join(names)}, not {raw!r}")
+    return view
+
+
+def latest_option(options, view: str) -> bool:
+    """``latest``: the last row per key, as compaction keeps it; only the compacted topics' views have keys."""
+    latest = bool_option(options, "latest", False)
+    if latest and view not in ("consumerOffsets", "groups", "transactions"):
+        raise OptionError(f"option latest applies to view consumerOffsets, groups or transactions, not {view}")
+    return latest

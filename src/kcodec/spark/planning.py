@@ -47,6 +47,7 @@ from kcodec.spark.options import (
     choice_option,
     fraction_option,
     int_option,
+    latest_option,
     offsets_option,
     partition_map_option,
     pattern_option,
@@ -55,6 +56,7 @@ from kcodec.spark.options import (
     timestamp_option,
     topics_option,
     tp_names,
+    view_option,
 )
 
 __all__ = [
@@ -95,7 +97,8 @@ class ReadOptions:
     max_rows: int = 10_000  # rows per Arrow record batch
     topic: str | None = None
     partition: int | None = None
-    view: str = "records"  # records | batches
+    view: str = "records"  # records | batches | an internal topic's view (kcodec.tools.internal_views)
+    latest: bool = False  # internal topics' views: the last row per key (kcodec.spark.views)
     sizes: bool = False  # batches view: what each batch would take as v0/v1/v2 with each codec
     size_sample: float = 1.0  # the fraction of batches that get compressed sizes (kcodec.spark.sizes.sampled)
     txn_index: str = "auto"  # auto | derive
@@ -172,7 +175,8 @@ class ReadOptions:
             max_rows=int_option(opts, "maxRowsPerBatch", 10_000, 1),
             topic=opts.get("topic") or None,
             partition=int_option(opts, "partition", None, 0),
-            view=choice_option(opts, "view", "records", ("records", "batches")),
+            view=view_option(opts),
+            latest=latest_option(opts, view_option(opts)),
             sizes=bool_option(opts, "sizes", False),
             size_sample=fraction_option(opts, "sizeSample", 1.0),
             txn_index=choice_option(opts, "txnIndex", "auto", ("auto", "derive")),
@@ -559,7 +563,7 @@ def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
             continue
         k = segment_for_offset(segs, start) if start is not None else 0
         aborted: list[tuple[int, int, int]] = []
-        if opts.read_committed and opts.view == "records":
+        if opts.read_committed and opts.view != "batches":
             aborted = aborted_transactions(
                 segs, k, derive=opts.txn_index == "derive", skip_corrupt=opts.on_corrupt == "skip"
             )

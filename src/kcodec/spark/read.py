@@ -62,8 +62,9 @@ class Reporter:
             flush=True,
         )
 
-    def skip_records(self, batch, dropped: int, error: str) -> None:
-        """Records of an intact batch left out because a value does not fit its Spark column."""
+    def skip_records(self, batch, dropped: int, error: str, kind: str | None = None) -> None:
+        """Records of an intact batch left out because a value does not fit its Spark column (or, ``kind``
+        given, because they do not decode as what a view reads)."""
         self.skipped.append(
             {
                 "segment": self.split.log,
@@ -72,7 +73,7 @@ class Reporter:
                 "position": batch.position,
                 "baseOffset": batch.base_offset,
                 "records": dropped,
-                "kind": OutOfRangeError.kind,
+                "kind": kind or OutOfRangeError.kind,
                 "error": error,
             }
         )

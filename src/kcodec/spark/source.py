@@ -64,7 +64,8 @@ class SegmentSplit(InputPartition):
 
 class KafkaSegmentsDataSource(DataSource):
     """Kafka segment files as a table: one row per record (``view=records``,
-    the default) or per batch (``view=batches``)."""
+    the default), per batch (``view=batches``), or per internal record of Kafka's
+    internal topics (``view=consumerOffsets | groups | transactions | metadata``)."""
 
     @classmethod
     def name(cls) -> str:
@@ -128,6 +129,10 @@ class KafkaSegmentsReader(DataSourceReader):
         self.columns = check_requested(fields, self.opts.view, self.opts.sizes)
 
     def partitions(self):
+        from kcodec.spark.views import is_internal_view, view_partitions
+
+        if is_internal_view(self.opts.view):
+            return view_partitions(self.opts)
         parts = select(
             discover(self.opts.path, topic=self.opts.topic, partition=self.opts.partition, storage=self.opts.storage),
             self.opts,
@@ -139,6 +144,10 @@ class KafkaSegmentsReader(DataSourceReader):
 
     def read(self, partition: SegmentSplit):
         from kcodec.spark.read import read_split
+        from kcodec.spark.views import ViewSplits, read_view
+
+        if isinstance(partition, ViewSplits):
+            return read_view(partition, self.opts, self.columns)
 
         return read_split(partition.split, self.opts, self.columns)
 

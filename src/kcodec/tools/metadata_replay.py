@@ -12,21 +12,18 @@ error naming the file and byte position.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from kcodec.errors import DecodeError, KcodecError
 from kcodec.log.files import list_segments
 from kcodec.log.fs import LocalFS
-from kcodec.log.kraft_snapshots import parse_kraft_snapshot_name
+from kcodec.log.kraft_snapshots import SnapshotFile, list_snapshots
 from kcodec.records.internal import InternalRecord, decode_internal, registry_for_topic
 from kcodec.tools.metadata_image import HANDLERS, IGNORED, ImageProblem, MetadataImage
 
 __all__ = [
     "NotMetadataDirectoryError",
     "OffsetOutOfLogError",
-    "SnapshotFile",
-    "list_snapshots",
     "replay_metadata",
 ]
 
@@ -45,23 +42,6 @@ class OffsetOutOfLogError(KcodecError):
     record with no snapshot to start from)."""
 
     kind = "offset_out_of_log"
-
-
-@dataclass(frozen=True)
-class SnapshotFile:
-    end_offset: int  # the snapshot holds the image of every record below this offset
-    epoch: int
-    path: Path
-
-
-def list_snapshots(directory: str | os.PathLike) -> list[SnapshotFile]:
-    """The KRaft snapshots of a directory, oldest first (``<end offset>-<epoch>.checkpoint``)."""
-    out = []
-    for entry in os.scandir(directory):
-        parsed = parse_kraft_snapshot_name(entry.name)
-        if parsed and entry.is_file():
-            out.append(SnapshotFile(parsed[0], parsed[1], Path(entry.path)))
-    return sorted(out, key=lambda s: (s.end_offset, s.epoch))
 
 
 class _Replay:
@@ -137,7 +117,7 @@ def replay_metadata(directory: str | os.PathLike, at_offset: int | None = None) 
     directory = Path(directory)
     if not directory.is_dir():
         raise NotMetadataDirectoryError(f"{directory} is not a directory")
-    snapshots = list_snapshots(directory)
+    snapshots = list_snapshots(LocalFS(), str(directory))
     segments = list_segments(LocalFS(), directory).segments
     _check_directory(directory, snapshots, bool(segments))
     usable = [s for s in snapshots if at_offset is None or s.end_offset - 1 <= at_offset]
@@ -146,14 +126,14 @@ def replay_metadata(directory: str | os.PathLike, at_offset: int | None = None) 
     start = 0
     if usable:
         snap = usable[-1]
-        for batch in _batches(str(snap.path), read_batches(snap.path)):
+        for batch in _batches(snap.path, read_batches(snap.path)):
             if batch.is_control:  # SnapshotHeader / SnapshotFooter
                 continue
             for rec in batch.records:
-                replay.record(decode_internal(REGISTRY, rec.key, rec.value), rec.offset, str(snap.path))
+                replay.record(decode_internal(REGISTRY, rec.key, rec.value), rec.offset, snap.path)
         start = snap.end_offset
         image.offset = snap.end_offset - 1
-        image.snapshot = {"file": snap.path.name, "endOffset": snap.end_offset, "epoch": snap.epoch}
+        image.snapshot = {"file": Path(snap.path).name, "endOffset": snap.end_offset, "epoch": snap.epoch}
     elif segments and (segments[0].base_offset or 0) > 0:
         raise OffsetOutOfLogError(
             f"{directory}: the log starts at offset {segments[0].base_offset} and no snapshot covers the offsets "
