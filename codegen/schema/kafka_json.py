@@ -455,7 +455,10 @@ _OMIT = object()  # no default key in the translated field
 def _int(text: str) -> int:
     """An integer default as Kafka writes them: decimal or 0x hex, with a sign."""
     body = text.lstrip("+-")
-    value = int(body, 16) if body[:2].lower() == "0x" else int(body, 10)
+    try:
+        value = int(body, 16) if body[:2].lower() == "0x" else int(body, 10)
+    except ValueError:
+        raise ValueError("not a decimal or 0x integer") from None
     return -value if text.startswith("-") else value
 
 
@@ -483,38 +486,45 @@ def _map_registries(result: KafkaJsonSet, template: dict) -> None:
     pairs = _coordinator_pairs(messages)
     registries: dict[str, dict] = {}
     for name, reg in template.items():
-        records, sources = [], set()
+        records, sources, missing = [], set(), []
         for rec in reg["records"]:
             wanted = [rec[r] for r in ("key", "value") if r in rec]
             if all(w in entities for w in wanted):
                 records.append(dict(rec))
                 sources |= {messages[w].source for w in wanted if w in messages}
             else:
-                missing = ", ".join(w for w in wanted if w not in entities)
-                result.notes.append(f"{name}: record type {rec['type']} ({rec['name']}) left out: no {missing}")
+                missing.append(f"{rec['type']} ({rec['name']})")
         if reg["framing"] == "metadata":
             api = {m.api_key: m for m in messages.values() if m.type == "metadata" and m.api_key is not None}
             if api:
                 records = [{"type": k, "name": m.entity, "value": m.entity} for k, m in sorted(api.items())]
         if reg["framing"] == "coordinator":
             known = {r["type"] for r in records}
-            for rtype, (key, value) in sorted(pairs.items()):
-                if rtype not in known and messages[key].source in sources:
-                    records.append({"type": rtype, "name": key.removesuffix("_key"), "key": key, "value": value})
+            for key, (rtypes, value) in sorted(pairs.items()):
+                if messages[key].source not in sources:
+                    continue
+                for rtype in rtypes:
+                    if rtype not in known:
+                        records.append({"type": rtype, "name": key.removesuffix("_key"), "key": key, "value": value})
         if records:
             registries[name] = {**reg, "records": sorted(records, key=lambda r: r["type"])}
+            if missing and reg["framing"] != "metadata":
+                result.notes.append(f"{name}: record types {', '.join(missing)} left out: not in these files")
+        else:
+            result.notes.append(f"{name} ({', '.join(reg['topics'])}): left out, none of its records is in these files")
+    placed = {r.get("key") for reg in registries.values() for r in reg["records"]}
+    for key in sorted(set(pairs) - placed):
+        result.notes.append(f"{key}: no kcodec registry frames its topic (none has records from its directory)")
     result.schemas.registries = registries
 
 
-def _coordinator_pairs(messages: dict[str, KafkaMessage]) -> dict[int, tuple[str, str]]:
-    """Record type -> (key entity, value entity) of the coordinator records these files define."""
-    pairs: dict[int, tuple[str, str]] = {}
+def _coordinator_pairs(messages: dict[str, KafkaMessage]) -> dict[str, tuple[list[int], str]]:
+    """Key entity -> (its record types, value entity) for the coordinator records these files define."""
+    pairs: dict[str, tuple[list[int], str]] = {}
     values = {m.api_key: m.entity for m in messages.values() if m.type == "coordinator-value"}
     for m in messages.values():
         if m.type == "coordinator-key" and m.api_key in values:
-            pairs[m.api_key] = (m.entity, values[m.api_key])
+            pairs[m.entity] = ([m.api_key], values[m.api_key])
         elif m.type == "data" and m.entity.endswith("_key") and m.entity[:-4] + "_value" in messages:
-            assert m.valid_versions.high is not None  # checked when loaded
-            for rtype in m.valid_versions.versions(m.valid_versions):
-                pairs.setdefault(rtype, (m.entity, m.entity[:-4] + "_value"))
+            pairs[m.entity] = (m.valid_versions.versions(m.valid_versions), m.entity[:-4] + "_value")
     return pairs
