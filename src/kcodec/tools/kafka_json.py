@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-from functools import cache
 from typing import Any
 
 from kcodec.codegen.schema import (
@@ -26,17 +25,20 @@ from kcodec.runtime.uuids import uuid_to_text
 __all__ = ["camel", "kafka_json", "compact_json"]
 
 
-@cache
 def _schemas() -> SchemaSet:
-    from kcodec.generated import schema_set
+    from kcodec.records.internal import PACKAGED
 
-    return schema_set()
+    return PACKAGED.schema_set()
 
 
-@cache
-def _resolved(entity: str, version: int) -> EntityVersion:
-    schemas = _schemas()
-    return resolve(schemas, schemas.entities[entity], version)
+_RESOLVED: dict[tuple[int, str, int], EntityVersion] = {}
+
+
+def _resolved(schemas: SchemaSet, entity: str, version: int) -> EntityVersion:
+    key = (id(schemas), entity, version)  # a SchemaSet lives as long as the package it came from
+    if key not in _RESOLVED:
+        _RESOLVED[key] = resolve(schemas, schemas.entities[entity], version)
+    return _RESOLVED[key]
 
 
 def camel(name: str) -> str:
@@ -45,9 +47,11 @@ def camel(name: str) -> str:
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
-def kafka_json(entity: str, version: int, value: Any) -> dict:
-    """``value`` (a parsed entity: a mapping) as Kafka's JSON object."""
-    ev = _resolved(entity, version)
+def kafka_json(entity: str, version: int, value: Any, schemas: SchemaSet | None = None) -> dict:
+    """``value`` (a parsed entity: a mapping) as Kafka's JSON object; ``schemas``: the IR of the codecs
+    that parsed it (default: kcodec's own)."""
+    schemas = schemas or _schemas()
+    ev = _resolved(schemas, entity, version)
     present = {f.name: f for f in ev.fields}
     tagged = {f.name: f for f in ev.tagged}
     out: dict = {}
@@ -60,11 +64,11 @@ def kafka_json(entity: str, version: int, value: Any) -> dict:
                 continue
         else:
             continue
-        out[camel(fld.name)] = _json_value(f.type, value[fld.name], version)
+        out[camel(fld.name)] = _json_value(f.type, value[fld.name], version, schemas)
     return out
 
 
-def _json_value(t: Type, v: Any, version: int) -> Any:
+def _json_value(t: Type, v: Any, version: int, schemas: SchemaSet) -> Any:
     if v is None:
         return None
     if isinstance(t, ScalarType):
@@ -72,9 +76,9 @@ def _json_value(t: Type, v: Any, version: int) -> Any:
     if isinstance(t, BytesType):
         return v if t.text else base64.b64encode(bytes(v)).decode("ascii")
     if isinstance(t, EntityRef):
-        return kafka_json(t.name, version, v)
+        return kafka_json(t.name, version, v, schemas)
     if isinstance(t, ArrayType):
-        return [_json_value(t.element, x, version) for x in v]
+        return [_json_value(t.element, x, version, schemas) for x in v]
     return v  # integers (Kafka prints every integer as a JSON number)
 
 
