@@ -40,6 +40,11 @@ class SchemaPackage:
     def layout(self, entity: str, version: int) -> EntityLayout:
         return self.module.layout(entity, version)
 
+    @property
+    def fast_decoders(self) -> dict:
+        """``(entity, version) -> (decode, FIELDS)``: the package's fast Python decoders."""
+        return importlib.import_module(self.module.__name__ + ".fast").DECODERS
+
     @cached_property
     def codecs(self) -> CodecSource:
         """What the internal-topic decoders read: codecs, versions and registries."""
