@@ -187,3 +187,37 @@ def test_dump_refuses_a_decoder_the_package_lacks(capsys, tmp_path: Path, pkg: s
     path = _offsets_segment(tmp_path / "seg")
     code, _, err = run(capsys, "dump", "--files", str(path), "--transaction-log-decoder", "--schemas-from", pkg)
     assert code == 2 and "has no transaction_state records" in err
+
+
+# ---------------------------------------------------------------------------- kcodec fuzz
+
+
+def test_fuzz_a_kafka_message(capsys, tmp_path: Path, pkg: str) -> None:
+    pytest.importorskip("hypothesis")
+    stats = tmp_path / "stats.json"
+    code, out, _ = run(
+        capsys,
+        "fuzz",
+        "--schemas-from",
+        pkg,
+        "--entity",
+        "KitchenSinkRequest",
+        "--entity",
+        "TopicRecord v0",
+        "--iterations",
+        "300",
+        "--quiet",
+        "--json",
+        str(stats),
+    )
+    assert code == 0, out
+    data = json.loads(stats.read_text())
+    assert data["iterations"] == 300 and data["outcomes"].get("unexpected", 0) == 0
+    assert set(data["by_target"]) <= {f"kitchen_sink_request v{v}" for v in range(4)} | {"topic_record v0"}
+    assert "topic_record v0" in data["by_target"] and data["outcomes"]["decoded"] > 0
+
+
+def test_fuzz_names_the_packages_entities(capsys, pkg: str) -> None:
+    pytest.importorskip("hypothesis")
+    code, _, err = run(capsys, "fuzz", "--schemas-from", pkg, "--entity", "record_batch", "--iterations", "1")
+    assert code == 2 and "kitchen_sink_request v0" in err and "segment" not in err

@@ -40,7 +40,7 @@ class SchemaPackage:
     def layout(self, entity: str, version: int) -> EntityLayout:
         return self.module.layout(entity, version)
 
-    @property
+    @cached_property
     def fast_decoders(self) -> dict:
         """``(entity, version) -> (decode, FIELDS)``: the package's fast Python decoders."""
         return importlib.import_module(self.module.__name__ + ".fast").DECODERS
@@ -61,6 +61,7 @@ class SchemaPackage:
         return snake_case(name)
 
 
+@cache
 def packaged_package() -> SchemaPackage:
     import kcodec.generated
 
