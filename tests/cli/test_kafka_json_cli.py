@@ -221,3 +221,13 @@ def test_fuzz_names_the_packages_entities(capsys, pkg: str) -> None:
     pytest.importorskip("hypothesis")
     code, _, err = run(capsys, "fuzz", "--schemas-from", pkg, "--entity", "record_batch", "--iterations", "1")
     assert code == 2 and "kitchen_sink_request v0" in err and "segment" not in err
+
+
+def test_completion_offers_the_new_options(capsys) -> None:
+    code, out, _ = run(capsys, "completion", "bash")
+    assert code == 0
+    for command, option in [("generate", "--kafka-json"), ("generate", "--skip-unsupported")] + [
+        (c, "--schemas-from") for c in ("layout", "dump", "fuzz")
+    ]:
+        line = next(line for line in out.splitlines() if line.strip().startswith(f"{command}) opts="))
+        assert option in line, (command, option)
