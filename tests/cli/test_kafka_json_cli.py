@@ -231,3 +231,92 @@ def test_completion_offers_the_new_options(capsys) -> None:
     ]:
         line = next(line for line in out.splitlines() if line.strip().startswith(f"{command}) opts="))
         assert option in line, (command, option)
+
+
+# ---------------------------------------------------------------------------- kcodec size --message
+
+
+def test_size_of_a_kafka_message(capsys, tmp_path: Path, pkg: str) -> None:
+    value = tmp_path / "topic.json"
+    value.write_text('{"name": "orders", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"}')
+    code, out, _ = run(
+        capsys, "size", "--schemas-from", pkg, "--message", "TopicRecord:0", "--value", str(value), "--breakdown"
+    )
+    assert code == 0
+    # a compact string (uvarint 7, then 6 bytes), a 16-byte uuid and an empty tagged section
+    assert out.splitlines()[0] == "topic_record v0: 24 bytes"
+    code, out, _ = run(
+        capsys,
+        "size",
+        "--schemas-from",
+        pkg,
+        "--message",
+        "TopicRecord:0",
+        "--value",
+        str(value),
+        "--json",
+        "--breakdown",
+    )
+    assert json.loads(out) == {
+        "entity": "topic_record",
+        "version": 0,
+        "bytes": 24,
+        "fields": {"name": 7, "topic_id": 16, "_tagged_fields": 1},
+    }
+
+
+def test_size_equals_the_built_bytes(capsys, tmp_path: Path, pkg: str) -> None:
+    from kcodec.tools.kafka_json import from_kafka_json, kafka_json
+    from kcodec.tools.schema_package import load_package
+
+    package = load_package(pkg)
+    schemas = package.codecs.schema_set()
+    codec = package.module.codec("kitchen_sink_request", 3)
+    data = codec.build(
+        from_kafka_json(
+            "kitchen_sink_request",
+            3,
+            {"groupId": "g", "topics": [{"name": "t", "partitions": [], "hint": 2}], "note": "n", "payload": "AAE="},
+            schemas,
+        )
+    )
+    shown = kafka_json("kitchen_sink_request", 3, codec.parse(data), schemas)  # Kafka's JSON, and back
+    assert codec.build(from_kafka_json("kitchen_sink_request", 3, shown, schemas)) == data
+    value = tmp_path / "sink.json"
+    value.write_text(json.dumps(shown))
+    code, out, _ = run(
+        capsys, "size", "--schemas-from", pkg, "--message", "KitchenSinkRequest:3", "--value", str(value), "--json"
+    )
+    assert code == 0 and json.loads(out)["bytes"] == len(data)
+
+
+@pytest.mark.parametrize(
+    "value, code, message",
+    [
+        ('{"offset": "x"}', 3, "offset: an integer is expected"),
+        ('{"metadata": null}', 3, "cannot be null (at field metadata)"),
+        ('{"bogus": 1}', 3, "no field(s) bogus at version 3"),
+        ("[1", 2, "not JSON"),
+    ],
+)
+def test_size_refuses_a_bad_message(capsys, tmp_path: Path, value: str, code: int, message: str) -> None:
+    path = tmp_path / "v.json"
+    path.write_text(value)
+    got, _, err = run(capsys, "size", "--message", "offset_commit_value:3", "--value", str(path))
+    assert got == code and message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--message", "offset_commit_value:3"], "needs --value FILE"),
+        (["--message", "offset_commit_value", "--value", "x"], "say NAME:VERSION"),
+        (["--message", "offset_commit_value:9", "--value", "x"], "has no version 9"),
+        (["--message", "offset_commit_value:3", "--value", "x", "--key-size", "1"], "--key-size size record batches"),
+        (["--key-size", "1"], "--key-size and --value-size are required"),
+        (["--key-size", "1", "--value-size", "1", "--value", "x"], "size a --message"),
+    ],
+)
+def test_size_message_usage(capsys, argv: list[str], message: str) -> None:
+    code, _, err = run(capsys, "size", *argv)
+    assert code == 2 and message in err
