@@ -521,9 +521,9 @@ def _map_registries(result: KafkaJsonSet, template: dict) -> None:
 def _coordinator_pairs(messages: dict[str, KafkaMessage]) -> dict[str, tuple[list[int], str]]:
     """Key entity -> (its record types, value entity) for the coordinator records these files define."""
     pairs: dict[str, tuple[list[int], str]] = {}
-    values = {m.api_key: m.entity for m in messages.values() if m.type == "coordinator-value"}
+    values = {m.api_key: m.entity for m in messages.values() if m.type == "coordinator-value" and m.api_key is not None}
     for m in messages.values():
-        if m.type == "coordinator-key" and m.api_key in values:
+        if m.type == "coordinator-key" and m.api_key is not None and m.api_key in values:
             pairs[m.entity] = ([m.api_key], values[m.api_key])
         elif m.type == "data" and m.entity.endswith("_key") and m.entity[:-4] + "_value" in messages:
             pairs[m.entity] = (m.valid_versions.versions(m.valid_versions), m.entity[:-4] + "_value")
