@@ -190,6 +190,7 @@ def load_kafka_json(
         files += [(p.relative_to(d).as_posix(), p, str(d)) for p in found]
     result = KafkaJsonSet(SchemaSet())
     problems: list[Unsupported] = []
+    names: dict[str, dict[str, str]] = {}  # file -> kcodec field path -> Kafka's, for errors found later
     seen: dict[str, Path] = {}
     for name, path, source in files:
         if name in seen:
@@ -198,15 +199,17 @@ def load_kafka_json(
         seen[name] = path
         data = path.read_bytes()
         result.schemas.sources[name] = hashlib.sha256(data).hexdigest()
-        problems += _load_file(name, data, source, result)
+        problems += _load_file(name, data, source, result, names)
     for entity in list(result.schemas.entities.values()):
-        if entity.owner is not None:
-            continue
+        if entity.name not in result.schemas.entities:
+            continue  # its message was dropped already
         try:
-            check_references(entity, result.schemas)
+            check_references(entity, result.schemas)  # a struct type no struct of the file defines
         except SchemaError as exc:
-            problems.append(Unsupported(entity.file, exc.field, exc.message))
-            _drop(result, entity.name)
+            struct = entity.name.split("__", 1)[1] if entity.owner else None
+            path = f"{struct}.{exc.field}" if struct and exc.field else exc.field
+            problems.append(Unsupported(entity.file, names.get(entity.file, {}).get(path or "", path), exc.message))
+            _drop(result, entity.owner or entity.name)
     if problems and not skip_unsupported:
         raise KafkaJsonError(problems)
     result.skipped = problems
@@ -223,7 +226,9 @@ def _drop(result: KafkaJsonSet, entity: str) -> None:
     result.messages.pop(entity, None)
 
 
-def _load_file(name: str, data: bytes, source: str, result: KafkaJsonSet) -> list[Unsupported]:
+def _load_file(
+    name: str, data: bytes, source: str, result: KafkaJsonSet, names: dict[str, dict[str, str]]
+) -> list[Unsupported]:
     try:
         spec = json.loads(strip_comments(data.decode("utf-8")))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -232,6 +237,7 @@ def _load_file(name: str, data: bytes, source: str, result: KafkaJsonSet) -> lis
         return [Unsupported(name, None, "a message definition is a JSON object")]
     translator = _Translator(name)
     doc, message = translator.message(spec)
+    names[name] = translator.names
     if translator.problems or doc is None or message is None:
         return translator.problems
     if message.entity in result.messages:

@@ -78,9 +78,9 @@ def test_unsupported_files_refuse_or_are_skipped(capsys, tmp_path: Path) -> None
     code, out, err = run(
         capsys, "generate", "--kafka-json", str(src), "--out", str(tmp_path / "p2"), "--skip-unsupported"
     )
-    assert code == 0 and "1 Kafka messages" in out and "5 file(s) skipped" in out
+    assert code == 0 and "1 Kafka messages" in out and "6 file(s) skipped" in out
     skipped = [line for line in err.splitlines() if line.startswith("skipped ")]
-    assert len(skipped) == 8 and "skipped BadVersions.json field Item.Flag" in err
+    assert len(skipped) == 9 and "skipped BadVersions.json field Item.Flag" in err
     assert (tmp_path / "p2" / "topic_record.py").is_file()
 
 

@@ -150,6 +150,7 @@ EXPECTED_PROBLEMS = {
     ("TaggedNotFlexible.json", "Extra"),  # the IR's rule, said with Kafka's field name
     ("UnknownType.json", None),  # key 'colour'
     ("UnknownType.json", "Stamp"),  # int128
+    ("UnknownStruct.json", "GroupEntry.Owner"),  # a struct type defined nowhere, inside a struct
 }
 
 
@@ -159,7 +160,7 @@ def test_every_unsupported_construct_is_reported_with_file_and_field() -> None:
     found = {(p.file, p.field) for p in info.value.problems}
     assert found == EXPECTED_PROBLEMS
     text = str(info.value)
-    assert "8 unsupported construct(s) in 5 Kafka JSON file(s)" in text
+    assert "9 unsupported construct(s) in 6 Kafka JSON file(s)" in text
     assert "UnknownType.json field Stamp: unknown type 'int128'" in text
     assert "BadVersions.json field Item.Flag: versions" in text
 
