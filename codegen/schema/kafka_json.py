@@ -207,8 +207,8 @@ def load_kafka_json(
             check_references(entity, result.schemas)  # a struct type no struct of the file defines
         except SchemaError as exc:
             struct = entity.name.split("__", 1)[1] if entity.owner else None
-            path = f"{struct}.{exc.field}" if struct and exc.field else exc.field
-            problems.append(Unsupported(entity.file, names.get(entity.file, {}).get(path or "", path), exc.message))
+            field = f"{struct}.{exc.field}" if struct and exc.field else exc.field
+            problems.append(Unsupported(entity.file, names.get(entity.file, {}).get(field or "", field), exc.message))
             _drop(result, entity.owner or entity.name)
     if problems and not skip_unsupported:
         raise KafkaJsonError(problems)
