@@ -320,6 +320,9 @@ MESSAGE_DIRS = [
     "group-coordinator/src/main/resources/common/message",
     "transaction-coordinator/src/main/resources/common/message",
     "share-coordinator/src/main/resources/common/message",
+    "storage/src/main/resources/message",
+    "raft/src/main/resources/common/message",
+    "streams/src/main/resources/common/message",
 ]
 
 
