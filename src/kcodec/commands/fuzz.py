@@ -28,11 +28,19 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.backend:
         os.environ["KCODEC_BACKEND"] = args.backend  # read when the decoders are first imported
     require_extra("fuzz", "hypothesis")
-    from kcodec.fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
     from kcodec.fuzz.targets import use_package
 
     package = schema_package(args)
-    use_package(package)  # kcodec's own codecs, or those generated from the user's Kafka (--schemas-from)
+    use_package(package if args.schemas_from else None)  # the user's Kafka codecs, or kcodec's own
+    try:
+        return _run(args, package)
+    finally:
+        use_package(None)  # a library caller running commands in one process gets kcodec's own back
+
+
+def _run(args: argparse.Namespace, package) -> int:
+    from kcodec.fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
+
     targets = all_targets()
     if args.entity:
         chosen = []

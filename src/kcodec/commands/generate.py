@@ -63,7 +63,7 @@ def _generate_kafka_json(args: argparse.Namespace) -> int:
     for d in args.kafka_json:
         if not Path(d).is_dir():
             raise UsageError(f"--kafka-json {d}: no such directory")
-    from kcodec.codegen.render import write_package
+    from kcodec.codegen import write_package
     from kcodec.codegen.schema.kafka_json import load_kafka_json
     from kcodec.generated.registries import REGISTRIES
 
