@@ -23,4 +23,11 @@ def generate(schemas_dir, out_dir, *, check: bool = False):
     return run(schemas_dir, out_dir, check=check)
 
 
-__all__ = ["load_schemas", "generate"]
+def write_package(schemas, out_dir, *, check: bool = False):
+    """Render ``schemas`` (from either front-end) into ``out_dir`` (see :func:`kcodec.codegen.render.write_package`)."""
+    from .render import write_package as run
+
+    return run(schemas, out_dir, check=check)
+
+
+__all__ = ["load_schemas", "generate", "write_package"]

@@ -132,7 +132,11 @@ def render(schemas: SchemaSet) -> dict[str, str]:
 def generate(schemas_dir: str | Path, out_dir: str | Path, *, check: bool = False) -> GenerateResult:
     """Regenerate ``out_dir`` from ``schemas_dir``. With ``check``, write
     nothing and report what would change."""
-    schemas = load_schemas(schemas_dir)
+    return write_package(load_schemas(schemas_dir), out_dir, check=check)
+
+
+def write_package(schemas: SchemaSet, out_dir: str | Path, *, check: bool = False) -> GenerateResult:
+    """Render ``schemas`` (from either front-end) into the package directory ``out_dir``."""
     out = Path(out_dir)
     files = render(schemas)
     result = GenerateResult(schemas.sha256)

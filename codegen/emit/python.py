@@ -704,7 +704,7 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
         else:
             fn = "crc32c" if d.algorithm == "crc32c" else "crc32"
             w(f"{names[i]} = {_packer(w, f.type)}({fn}(b''.join(({', '.join(covered)},))))")
-    w(f"return b''.join(({', '.join(names)},))")
+    w(f"return b''.join(({', '.join(names)},))" if names else "return b''")  # a version with no fields (Kafka has some)
     opts = ev.needs_options or any(f.field.compressed for f in fields)
     body = (
         ["    try:"]

@@ -230,13 +230,13 @@ def _load_enums(ctx: _Ctx, enums: object, schemas: SchemaSet) -> None:
 # ---------------------------------------------------------------------------- entities
 
 
-def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet) -> Entity:
+def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet, named_by_file: bool = True) -> Entity:
     name = doc.get("entity")
     ctx = _Ctx(ctx.file, str(name))
     _no_unknown_keys(ctx, doc, _ENTITY_KEYS)
     if not isinstance(name, str) or not _NAME.match(name):
         raise ctx.error("entity names are lower_snake_case")
-    if Path(ctx.file).stem != name:
+    if named_by_file and Path(ctx.file).stem != name:
         raise ctx.error(f"entity {name!r} must live in {name}.yaml")
     valid = _versions(ctx, doc.get("valid_versions"), what="valid_versions")
     if valid.high is None or valid.empty:
@@ -266,6 +266,29 @@ def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet) -> Entity:
         if e is not entity:
             schemas.entities[e.name] = e
     return entity
+
+
+def load_entity_spec(file: str, doc: dict, schemas: SchemaSet) -> Entity:
+    """One entity given as the dict a schema file holds (another front-end, Kafka's JSON, translates into
+    it), validated as a YAML file is and added to ``schemas`` with its structs; nothing is added when it
+    is refused. References to other entities are checked by :func:`check_references` once all are in."""
+    before = set(schemas.entities)
+    try:
+        entity = _load_entity(_Ctx(file), doc, schemas, named_by_file=False)
+        if entity.name in schemas.entities:
+            other = schemas.entities[entity.name].file
+            raise _Ctx(file, entity.name).error(f"entity {entity.name!r} is also defined in {other}")
+    except SchemaError:
+        for name in set(schemas.entities) - before:
+            del schemas.entities[name]
+        raise
+    schemas.entities[entity.name] = entity
+    return entity
+
+
+def check_references(entity: Entity, schemas: SchemaSet) -> None:
+    """Every entity ``entity``'s fields name exists, at every version the field has."""
+    _check_references(entity, schemas)
 
 
 def _register_struct(ctx: _Ctx, sname: object, owner: str) -> str:

@@ -180,7 +180,7 @@ def test_check_entity_reports_foreign_exceptions(monkeypatch):
     def boom(*a, **k):
         raise IndexError("planted")
 
-    monkeypatch.setitem(T.DECODERS, ("record", 2), (boom, ()))
+    monkeypatch.setitem(T.package().fast_decoders, ("record", 2), (boom, ()))
     r = check_entity("record", 2, b"\x00", limit=1 << 16, reference=False)
     assert r.outcome == "unexpected" and r.unexpected[0].error == "IndexError"
     assert "planted" in r.unexpected[0].traceback
@@ -273,14 +273,14 @@ def test_cli_fuzz(capsys, tmp_path):
 def test_cli_fuzz_saves_reproducers_and_fails(capsys, tmp_path, monkeypatch):
     import kcodec.fuzz.targets as T
 
-    real = T.DECODERS[("record_header", 2)]
+    real = T.package().fast_decoders[("record_header", 2)]
 
     def flaky(buf, pos=0, end=None, *a):
         if len(buf) % 3 == 0:
             raise struct.error("planted")
         return real[0](buf, pos, end)
 
-    monkeypatch.setitem(T.DECODERS, ("record_header", 2), (flaky, real[1]))
+    monkeypatch.setitem(T.package().fast_decoders, ("record_header", 2), (flaky, real[1]))
     crashes = tmp_path / "crashes"
     code = main(["fuzz", "--entity", "record_header", "--iterations", "150", "--save-crashes", str(crashes), "--quiet"])
     out = capsys.readouterr().out

@@ -198,3 +198,34 @@ def require_extra(extra: str, *modules: str) -> None:
             importlib.import_module(module)
         except ImportError:
             raise MissingExtra(f"needs {module} (the {extra} extra): pip install 'kcodec[{extra}]'") from None
+
+
+def add_schemas_from(parser, what: str) -> None:
+    """``--schemas-from PKGDIR``: a package ``kcodec generate --kafka-json DIR --out PKGDIR`` wrote (the
+    user's Kafka version) instead of kcodec's own generated codecs."""
+    parser.add_argument(
+        "--schemas-from",
+        metavar="PKGDIR",
+        help=f"{what} from the package `kcodec generate --kafka-json DIR --out PKGDIR` wrote from a Kafka "
+        "source tree or release (default: kcodec's own schemas)",
+    )
+
+
+def schema_package(args: argparse.Namespace):
+    """The :class:`~kcodec.tools.schema_package.SchemaPackage` a command reads: ``--schemas-from`` or kcodec's."""
+    from kcodec.tools.schema_package import is_generated_package, load_package, packaged_package
+
+    given = getattr(args, "schemas_from", None)
+    if given is None:
+        return packaged_package()
+    directory = Path(given)
+    if not directory.is_dir():
+        raise UsageError(f"--schemas-from {given}: no such directory")
+    if not is_generated_package(directory):
+        hint = (
+            f": generate one first, kcodec generate --kafka-json {given} --out PKGDIR"
+            if any(directory.glob("*.json"))
+            else ""
+        )
+        raise UsageError(f"--schemas-from {given}: not a package kcodec generated{hint}")
+    return load_package(directory)

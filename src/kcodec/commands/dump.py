@@ -21,11 +21,13 @@ from kcodec.commands.common import (
     UsageError,
     add_json,
     add_max_decompressed_size,
+    add_schemas_from,
     byte_limit,
     existing_file,
     non_negative_int,
     print_json,
     refuse_overlap,
+    schema_package,
 )
 from kcodec.errors import DecompressionLimitError, EncodeError, KcodecError
 
@@ -58,7 +60,7 @@ def _data_decoders(args: argparse.Namespace):
         raise UsageError(str(exc)) from None
 
 
-def _internal_registry(args: argparse.Namespace, path: Path, print_data: bool) -> str | None:
+def _internal_registry(args: argparse.Namespace, path: Path, print_data: bool, source) -> str | None:
     """The registry decoding this file's records: the one a kafka-dump-log decoder option names, else (when
     data is printed) the one of the internal topic the file's partition directory is named after."""
     from kcodec.tools.dump_internal import DECODER_OPTIONS, registry_for_path
@@ -69,10 +71,15 @@ def _internal_registry(args: argparse.Namespace, path: Path, print_data: bool) -
         raise UsageError(f"name one of {names}")
     if chosen and (args.key_decoder or args.value_decoder):
         raise UsageError("a topic decoder (--offsets-decoder ...) decodes keys and values: drop --key/--value-decoder")
+    if chosen and chosen[0] not in source.registries:
+        raise UsageError(
+            f"--schemas-from {args.schemas_from} has no {chosen[0]} records: generate it from the Kafka "
+            "directories that define them"
+        )
     if chosen:
         return chosen[0]
     if print_data and not (args.key_decoder or args.value_decoder):
-        return registry_for_path(path)
+        return registry_for_path(path, source)
     return None
 
 
@@ -116,6 +123,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
     from kcodec.tools.dump_files import FileKind, file_kind
     from kcodec.tools.dump_internal import InternalDecoders, record_json_fields
 
+    codecs = schema_package(args).codecs  # the internal topics' records: kcodec's schemas or --schemas-from
     status = EXIT_OK
     for name in names:
         stdin = name == STDIN
@@ -173,12 +181,12 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
         )
         # the lines themselves show progress when they scroll on the terminal
         progress = Progress(None if stdin else file_size(path), desc=path.name, enabled=not sys.stdout.isatty())
-        registry = _internal_registry(args, path, print_data or args.json)
+        registry = _internal_registry(args, path, print_data or args.json, codecs)
         file_print_data = print_data
         if kind == FileKind.KRAFT_SNAPSHOT and registry is None and decoders is None:
             # a KRaft snapshot holds cluster metadata wherever it lies: --cluster-metadata-decoder by default
             registry, file_print_data = "cluster_metadata", True
-        file_decoders = InternalDecoders(registry) if registry else decoders
+        file_decoders = InternalDecoders(registry, codecs) if registry else decoders
         try:
             if args.json:  # the exit status below is the same as text mode's
                 for batch in reader:
@@ -187,7 +195,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
                         out = batch_json(batch, str(path), args.bytes_encoding)
                         if registry and not batch.is_control:  # typed key and value objects instead of hex
                             for rec_json, rec in zip(out["records"], batch.records):
-                                rec_json.update(record_json_fields(registry, rec))
+                                rec_json.update(record_json_fields(registry, rec, codecs))
                         print(as_ndjson(out))
                         continue
                     for piece in batch_ndjson(batch, str(path)):  # a batch of millions of records streams
@@ -439,6 +447,7 @@ def add_parser(sub) -> None:
             help=f"decode records as {topic}'s, as kafka-dump-log does (implies --print-data-log; files under "
             f"a {topic}-N directory are decoded so whenever data is printed)",
         )
+    add_schemas_from(p, "decode the internal topics' records (and KRaft control records) with the schemas")
     p.add_argument(
         "--max-bytes",
         type=non_negative_int,

@@ -15,10 +15,12 @@ from kcodec.commands.common import (
     EXIT_OK,
     UsageError,
     add_max_decompressed_size,
+    add_schemas_from,
     non_negative_int,
     positive_float,
     positive_int,
     require_extra,
+    schema_package,
 )
 
 
@@ -26,13 +28,26 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.backend:
         os.environ["KCODEC_BACKEND"] = args.backend  # read when the decoders are first imported
     require_extra("fuzz", "hypothesis")
+    from kcodec.fuzz.targets import use_package
+
+    package = schema_package(args)
+    use_package(package if args.schemas_from else None)  # the user's Kafka codecs, or kcodec's own
+    try:
+        return _run(args, package)
+    finally:
+        use_package(None)  # a library caller running commands in one process gets kcodec's own back
+
+
+def _run(args: argparse.Namespace, package) -> int:
     from kcodec.fuzz.runner import FuzzConfig, all_targets, format_summary, fuzz
 
     targets = all_targets()
     if args.entity:
         chosen = []
         for name in args.entity:
-            match = [t for t in targets if t == name or t.split(" v")[0] == name]
+            entity, sep, version = name.partition(" v")
+            wanted = package.entity(entity) + sep + version  # Kafka's names too: "FetchRequest v12"
+            match = [t for t in targets if t == wanted or t.split(" v")[0] == wanted]
             if not match:
                 raise UsageError(f"--entity {name}: not one of {', '.join(targets)}")
             chosen += [t for t in match if t not in chosen]
@@ -115,5 +130,6 @@ def add_parser(sub) -> None:
         help="decoders to fuzz: the compiled kernel when built (auto), pure Python, or the kernel",
     )
     p.add_argument("--json", metavar="FILE", help="write the statistics as JSON")
+    add_schemas_from(p, "fuzz the entities (and their decoders)")
     p.add_argument("--quiet", action="store_true", help="no progress bar (shown only on a terminal)")
     p.set_defaults(func=cmd_fuzz)

@@ -8,7 +8,16 @@ import shutil
 import sys
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_OK, UsageError, add_json, non_negative_int, print_json, wants_json
+from kcodec.commands.common import (
+    EXIT_OK,
+    UsageError,
+    add_json,
+    add_schemas_from,
+    non_negative_int,
+    print_json,
+    schema_package,
+    wants_json,
+)
 
 
 def _check_entity(entity: str, versions: dict) -> tuple[int, ...]:
@@ -30,35 +39,37 @@ def cmd_layout(args: argparse.Namespace) -> int:
         raise UsageError("--new-schemas only goes with --diff")
     if args.entity is None:
         raise UsageError("an ENTITY is required (or --diff)")
-    from kcodec.generated import ENTITY_VERSIONS, layout
+    from kcodec.tools.layout.diff import package_layouts
 
-    versions = _check_entity(args.entity, ENTITY_VERSIONS)
+    package = schema_package(args)
+    layouts = package_layouts(package)
+    entity = package.entity(args.entity)  # Kafka's name (FetchResponse) or kcodec's (fetch_response)
+    versions = _check_entity(entity, layouts.versions)
     if args.version is not None:
-        _check_version(args.entity, args.version, ENTITY_VERSIONS)
+        _check_version(entity, args.version, layouts.versions)
         versions = (args.version,)
     if args.svg is not None:
         if len(versions) != 1:
             raise UsageError(
-                f"--svg draws one version; {args.entity} has {', '.join(map(str, versions))}: pick one with --version"
+                f"--svg draws one version; {entity} has {', '.join(map(str, versions))}: pick one with --version"
             )
-        from kcodec.tools.layout.diff import packaged_layouts
         from kcodec.tools.layout.svg import layout_svg
 
         out = Path(args.svg)
-        out.write_text(layout_svg(layout(args.entity, versions[0]), packaged_layouts()), encoding="utf-8")
+        out.write_text(layout_svg(layouts.layout(entity, versions[0]), layouts), encoding="utf-8")
         if args.json:
-            print_json({"svg": str(out), "entity": args.entity, "version": versions[0]})
+            print_json({"svg": str(out), "entity": entity, "version": versions[0]})
         else:
-            print(f"wrote {out} ({args.entity} v{versions[0]})")
+            print(f"wrote {out} ({entity} v{versions[0]})")
         return EXIT_OK
-    layouts = [layout(args.entity, v) for v in versions]
+    tables = [layouts.layout(entity, v) for v in versions]
     if wants_json(args):
-        print_json([lay.as_dict() for lay in layouts] if len(layouts) > 1 else layouts[0].as_dict())
+        print_json([lay.as_dict() for lay in tables] if len(tables) > 1 else tables[0].as_dict())
         return EXIT_OK
     from kcodec.tools.layout.view import render_layout
 
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # full rows in a pipe
-    print("\n\n".join(render_layout(lay, markdown=args.format == "markdown", width=width) for lay in layouts))
+    print("\n\n".join(render_layout(lay, markdown=args.format == "markdown", width=width) for lay in tables))
     return EXIT_OK
 
 
@@ -76,7 +87,7 @@ def _side(spec: str, default_entity: str | None) -> tuple[str, int]:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from kcodec.tools.layout.diff import diff_layouts, layouts_from_schemas, packaged_layouts, render_diff
+    from kcodec.tools.layout.diff import diff_layouts, layouts_from_schemas, package_layouts, render_diff
 
     if args.svg is not None or args.version is not None:
         raise UsageError("--diff takes its versions as arguments; it does not combine with --version or --svg")
@@ -87,7 +98,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     if len(spec) != 2:
         raise UsageError("--diff wants two sides: --diff ENTITY A B, ENTITY --diff A B, or --diff ENTITY:A ENTITY2:B")
     (ea, va), (eb, vb) = _side(spec[0], entity), _side(spec[1], entity)
-    la = packaged_layouts()
+    package = schema_package(args)
+    ea, eb = package.entity(ea), package.entity(eb)  # Kafka's names (FetchResponse) too
+    la = package_layouts(package)
     lb = la
     if args.new_schemas is not None:
         directory = Path(args.new_schemas)
@@ -132,4 +145,5 @@ def add_parser(sub) -> None:
         "regenerating after a schema change does)",
     )
     p.add_argument("--svg", metavar="OUT.svg", help="draw the layout as a byte diagram into OUT.svg")
+    add_schemas_from(p, "the layouts (ENTITY may be Kafka's name: FetchResponse)")
     p.set_defaults(func=cmd_layout)

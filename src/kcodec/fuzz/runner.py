@@ -54,10 +54,12 @@ HARD_TIMEOUT = 30.0  # a runaway input is interrupted after this long
 
 
 def all_targets() -> list[str]:
-    """Every entity version ("record_batch v2", ...) and the multi-entry ``segment``."""
-    from kcodec.generated.fast import DECODERS
+    """Every entity version ("record_batch v2", ...) and the multi-entry ``segment`` (when the package
+    fuzzed has the log entries: a package of Kafka's messages has none)."""
+    from kcodec.fuzz.targets import package
 
-    return [f"{e} v{v}" for e, v in sorted(DECODERS)] + [SEGMENT]
+    decoders = package().fast_decoders
+    return [f"{e} v{v}" for e, v in sorted(decoders)] + ([SEGMENT] if TOP_LEVEL <= set(decoders) else [])
 
 
 def parse_target(name: str) -> tuple[str, int | None]:
@@ -144,11 +146,11 @@ def _alarm(signum, frame):
 
 class Fuzzer:
     def __init__(self, config: FuzzConfig, progress: Callable[[FuzzStats], None] | None = None):
-        from kcodec.generated import schema_set
+        from kcodec.fuzz.targets import package
 
         self.config = config
         self.rng = random.Random(config.seed)
-        self.schemas = schema_set()
+        self.schemas = package().codecs.schema_set()
         self.ctx = Context(limit=config.limit)
         self.stats = FuzzStats()
         self.progress = progress
@@ -207,15 +209,15 @@ class Fuzzer:
 
     def warm_up(self) -> None:
         """Import and compile every decoder once, so that no first input pays for it (and looks like a hang)."""
-        from kcodec.fuzz.targets import check_entity, check_segment
-        from kcodec.generated import codec
-        from kcodec.generated.fast import DECODERS
+        from kcodec.fuzz.targets import check_entity, check_segment, package
 
-        for e, v in DECODERS:
+        source = package()
+        for e, v in source.fast_decoders:
             for data in (bytes(64), b"\xff" * 64):
                 check_entity(e, v, data, limit=self.config.limit)
-            codec(e, v)
-        check_segment(b"", (), 0, limit=self.config.limit)
+            source.module.codec(e, v)
+        if SEGMENT in self.config.targets:
+            check_segment(b"", (), 0, limit=self.config.limit)
 
     def run(self) -> FuzzStats:
         c = self.config

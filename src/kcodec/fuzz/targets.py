@@ -24,13 +24,21 @@ import traceback
 from dataclasses import dataclass, field
 
 from kcodec.errors import DecodeError
-from kcodec.generated import codec
-from kcodec.generated.fast import DECODERS
 from kcodec.records.decode import decode_entry
 from kcodec.records.reader import BatchReader
 from kcodec.tools.verify import valid_prefix
 
-__all__ = ["TOP_LEVEL", "Unexpected", "Result", "check_entity", "check_segment", "replay", "SEGMENT"]
+__all__ = [
+    "TOP_LEVEL",
+    "Unexpected",
+    "Result",
+    "check_entity",
+    "check_segment",
+    "replay",
+    "SEGMENT",
+    "use_package",
+    "package",
+]
 
 TOP_LEVEL = {("record_batch", 2), ("legacy_log_entry", 0), ("legacy_log_entry", 1)}
 SEGMENT = "segment"
@@ -66,12 +74,29 @@ def _call(result: Result, name: str, fn):
         return False, "unexpected"
 
 
+_package = None  # a SchemaPackage (kcodec fuzz --schemas-from); None: kcodec's own generated codecs
+
+
+def use_package(chosen) -> None:
+    """Fuzz the entities of ``chosen`` (a :class:`~kcodec.tools.schema_package.SchemaPackage` generated from
+    the user's Kafka) instead of kcodec's own; forked workers inherit the choice."""
+    global _package
+    _package = chosen
+    _OPTIONS.clear()
+
+
+def package():
+    """The package whose codecs and decoders are fuzzed."""
+    from kcodec.tools.schema_package import packaged_package
+
+    return _package if _package is not None else packaged_package()
+
+
 def _needs_options(entity: str, version: int) -> bool:
     """Whether the fast decoder takes verify_crc / limit / contents (the generator decides, from the IR)."""
     from kcodec.codegen.schema import resolve
-    from kcodec.generated import schema_set
 
-    schemas = schema_set()
+    schemas = package().codecs.schema_set()
     return resolve(schemas, schemas.entities[entity], version).needs_options
 
 
@@ -84,7 +109,8 @@ def check_entity(
     """Every decoder of ``entity`` v``version`` on ``data``. ``valid``: the bytes are an unmutated encoding,
     which the schema-level decoders must accept."""
     r = Result()
-    decode = DECODERS[(entity, version)][0]
+    source = package()
+    decode = source.fast_decoders[(entity, version)][0]
     key = (entity, version)
     if key not in _OPTIONS:
         _OPTIONS[key] = _needs_options(entity, version)
@@ -97,7 +123,7 @@ def check_entity(
         r.unexpected.append(Unexpected("fast", "ValidInputRejected", f"a valid encoding failed with {fast}", ""))
     if reference:
         ref_ok, ref = _call(
-            r, "construct", lambda: codec(entity, version).parse_prefix(data, max_decompressed_size=limit)
+            r, "construct", lambda: source.module.codec(entity, version).parse_prefix(data, max_decompressed_size=limit)
         )
         if ref_ok != ok and "unexpected" not in (ref, fast):
             r.disagreement = f"fast {'decoded' if ok else fast}, construct {'decoded' if ref_ok else ref}"

@@ -16,15 +16,20 @@ A record whose type or version the schemas do not know, or whose bytes are damag
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from kcodec.errors import DecodeError, KcodecError, TruncatedError
-from kcodec.generated import ENTITY_VERSIONS, codec
+from kcodec.generated import ENTITY_VERSIONS, codec, schema_set
 from kcodec.generated.registries import REGISTRIES
+from kcodec.runtime.constructs import EntityCodec
 from kcodec.runtime.varint import decode_uvarint
 
 __all__ = [
+    "CodecSource",
+    "PACKAGED",
     "Decoded",
     "FrameVersionError",
     "InternalRecord",
@@ -65,6 +70,20 @@ class UnsupportedVersionError(DecodeError):
 
 
 @dataclass(frozen=True)
+class CodecSource:
+    """The codecs and registries records are decoded with: kcodec's own (:data:`PACKAGED`), or a package
+    generated from a user's Kafka version (``kcodec.tools.schema_package``)."""
+
+    codec: Callable[[str, int], EntityCodec]
+    versions: Mapping[str, tuple[int, ...]]
+    registries: Mapping[str, dict]
+    schema_set: Callable[[], Any]  # the IR the codecs were generated from (for Kafka's JSON names)
+
+
+PACKAGED = CodecSource(codec, ENTITY_VERSIONS, REGISTRIES, cache(schema_set))
+
+
+@dataclass(frozen=True)
 class Decoded:
     """One key or value: the entity, the version it was read at, and the parsed value."""
 
@@ -83,11 +102,11 @@ class InternalRecord:
     error: KcodecError | None = None
 
 
-def registry_for_topic(topic: str) -> str | None:
+def registry_for_topic(topic: str, source: CodecSource = PACKAGED) -> str | None:
     """The registry decoding ``topic`` (a topic name, or a partition directory such as
     ``__consumer_offsets-7``); None for a topic that is not an internal one. KRaft control records are
     decoded by :func:`decode_control` whatever the topic."""
-    for name, reg in REGISTRIES.items():
+    for name, reg in source.registries.items():
         if reg["framing"] == "control":
             continue
         for t in reg["topics"]:
@@ -96,15 +115,15 @@ def registry_for_topic(topic: str) -> str | None:
     return None
 
 
-def _by_type(registry: str) -> dict[int, dict]:
-    return {r["type"]: r for r in REGISTRIES[registry]["records"]}
+def _by_type(source: CodecSource, registry: str) -> dict[int, dict]:
+    return {r["type"]: r for r in source.registries[registry]["records"]}
 
 
-def _parse(entity: str, version: int, data: bytes, at: int) -> Decoded:
-    if version not in ENTITY_VERSIONS.get(entity, ()):
+def _parse(source: CodecSource, entity: str, version: int, data: bytes, at: int) -> Decoded:
+    if version not in source.versions.get(entity, ()):
         raise UnsupportedVersionError(f"{entity} has no version {version}", position=at)
     try:
-        return Decoded(entity, version, codec(entity, version).parse(data[at:]))
+        return Decoded(entity, version, source.codec(entity, version).parse(data[at:]))
     except DecodeError as exc:
         raise _located(entity, version, data, at, exc) from None
 
@@ -129,38 +148,40 @@ def _int16(data: bytes, what: str) -> int:
     return struct.unpack_from(">h", data)[0]
 
 
-def decode_internal(registry: str, key: bytes | None, value: bytes | None) -> InternalRecord:
+def decode_internal(
+    registry: str, key: bytes | None, value: bytes | None, source: CodecSource = PACKAGED
+) -> InternalRecord:
     """Decode one record of a coordinator or metadata topic by its registry."""
-    framing = REGISTRIES[registry]["framing"]
+    framing = source.registries[registry]["framing"]
     if framing == "coordinator":
-        return _coordinator(registry, key, value)
+        return _coordinator(source, registry, key, value)
     if framing == "metadata":
-        return _metadata(registry, value)
+        return _metadata(source, registry, value)
     raise ValueError(f"registry {registry} holds {framing} records: use decode_control")
 
 
-def _coordinator(registry: str, key: bytes | None, value: bytes | None) -> InternalRecord:
+def _coordinator(source: CodecSource, registry: str, key: bytes | None, value: bytes | None) -> InternalRecord:
     rtype = None
     try:
         if key is None:
             raise DecodeError("a coordinator record needs a key")
         rtype = _int16(key, "the record type")
-        rec = _by_type(registry).get(rtype)
+        rec = _by_type(source, registry).get(rtype)
         if rec is None:
             raise UnknownRecordTypeError(rtype, registry)
-        key_versions = ENTITY_VERSIONS[rec["key"]]
+        key_versions = source.versions[rec["key"]]
         # keys are versioned by their record type (OffsetCommitKey 0 and 1); newer ones have one version
-        decoded_key = _parse(rec["key"], rtype if rtype in key_versions else key_versions[-1], key, 2)
+        decoded_key = _parse(source, rec["key"], rtype if rtype in key_versions else key_versions[-1], key, 2)
         if value is None:
             return InternalRecord(registry, rtype, rec["name"], decoded_key)
-        decoded = _parse(rec["value"], _int16(value, "the value version"), value, 2)
+        decoded = _parse(source, rec["value"], _int16(value, "the value version"), value, 2)
         return InternalRecord(registry, rtype, rec["name"], decoded_key, decoded)
     except DecodeError as exc:
-        name = _by_type(registry).get(rtype, {}).get("name") if rtype is not None else None
+        name = _by_type(source, registry).get(rtype, {}).get("name") if rtype is not None else None
         return InternalRecord(registry, rtype, name, error=exc)
 
 
-def _metadata(registry: str, value: bytes | None) -> InternalRecord:
+def _metadata(source: CodecSource, registry: str, value: bytes | None) -> InternalRecord:
     api_key = None
     try:
         if value is None:
@@ -170,25 +191,25 @@ def _metadata(registry: str, value: bytes | None) -> InternalRecord:
             raise FrameVersionError(frame)
         api_key, pos = decode_uvarint(value, pos)
         version, pos = decode_uvarint(value, pos)
-        rec = _by_type(registry).get(api_key)
+        rec = _by_type(source, registry).get(api_key)
         if rec is None:
             raise UnknownRecordTypeError(api_key, registry)
-        return InternalRecord(registry, api_key, rec["name"], value=_parse(rec["value"], version, value, pos))
+        return InternalRecord(registry, api_key, rec["name"], value=_parse(source, rec["value"], version, value, pos))
     except DecodeError as exc:
-        name = _by_type(registry).get(api_key, {}).get("name") if api_key is not None else None
+        name = _by_type(source, registry).get(api_key, {}).get("name") if api_key is not None else None
         return InternalRecord(registry, api_key, name, error=exc)
 
 
-def decode_control(control_type: int, value: bytes | None) -> InternalRecord | None:
+def decode_control(control_type: int, value: bytes | None, source: CodecSource = PACKAGED) -> InternalRecord | None:
     """A KRaft control record's value (type 2-6), at version 0; None for types the registry does not list
     (transaction markers are decoded elsewhere)."""
-    registry = next(n for n, r in REGISTRIES.items() if r["framing"] == "control")
-    rec = _by_type(registry).get(control_type)
-    if rec is None:
+    registry = next((n for n, r in source.registries.items() if r["framing"] == "control"), None)
+    rec = _by_type(source, registry).get(control_type) if registry is not None else None
+    if registry is None or rec is None:
         return None
     try:
         if value is None:
             raise DecodeError("a control record needs a value")
-        return InternalRecord(registry, control_type, rec["name"], value=_parse(rec["value"], 0, value, 0))
+        return InternalRecord(registry, control_type, rec["name"], value=_parse(source, rec["value"], 0, value, 0))
     except DecodeError as exc:
         return InternalRecord(registry, control_type, rec["name"], error=exc)

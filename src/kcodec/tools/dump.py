@@ -86,7 +86,10 @@ def record_line(
             else:  # KRaft control records print their JSON (SnapshotHeader {...}), others their type
                 from kcodec.tools.dump_internal import control_text
 
-                parts.append(control_text(c.type, record.value) or f"controlType: {c.name}({c.type})")
+                # with --schemas-from, an internal topic's decoders carry the user's schemas
+                source = getattr(decoders, "source", None)
+                text = control_text(c.type, record.value, source) if source else control_text(c.type, record.value)
+                parts.append(text or f"controlType: {c.name}({c.type})")
     if print_data and not batch.is_control:
         key, payload = decoders.parse(record)
         if key is not None:

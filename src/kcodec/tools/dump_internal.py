@@ -18,9 +18,9 @@ import struct
 from pathlib import Path
 
 from kcodec.errors import KcodecError
-from kcodec.generated import ENTITY_VERSIONS, codec
-from kcodec.generated.registries import REGISTRIES
 from kcodec.records.internal import (
+    PACKAGED,
+    CodecSource,
     Decoded,
     InternalRecord,
     UnknownRecordTypeError,
@@ -57,13 +57,13 @@ _CONTROL_LABELS = {
 _CONSUMER_PROTOCOL = {"subscription": "consumer_protocol_subscription", "assignment": "consumer_protocol_assignment"}
 
 
-def registry_for_path(path: Path) -> str | None:
+def registry_for_path(path: Path, source: CodecSource = PACKAGED) -> str | None:
     """The registry of a segment under a partition directory named after an internal topic
     (``__consumer_offsets-7/00000000000000000000.log``)."""
-    return registry_for_topic(path.parent.name) if path.parent.name else None
+    return registry_for_topic(path.parent.name, source) if path.parent.name else None
 
 
-def _group_members(data: dict, members: list) -> None:
+def _group_members(data: dict, members: list, source: CodecSource) -> None:
     """A consumer group's member subscriptions and assignments decoded in place (int16 version, then the
     message), as DumpLogSegments does; bytes that do not decode stay base64."""
     if data.get("protocolType") != "consumer":
@@ -73,71 +73,74 @@ def _group_members(data: dict, members: list) -> None:
             blob = raw.get(field)
             try:
                 version = struct.unpack_from(">h", blob)[0]
-                if version not in ENTITY_VERSIONS[entity]:
+                if version not in source.versions.get(entity, ()):
                     continue
-                member[field] = kafka_json(entity, version, codec(entity, version).parse(blob[2:]))
+                parsed = source.codec(entity, version).parse(blob[2:])
+                member[field] = kafka_json(entity, version, parsed, source.schema_set())
             except (KcodecError, struct.error):  # Kafka keeps the bytes of what does not decode
                 continue
 
 
-def _data(d: Decoded) -> dict:
-    data = kafka_json(d.entity, d.version, d.value)
+def _data(d: Decoded, source: CodecSource) -> dict:
+    data = kafka_json(d.entity, d.version, d.value, source.schema_set())
     if d.entity == "group_metadata_value":
-        _group_members(data, d.value["members"])
+        _group_members(data, d.value["members"], source)
     return data
 
 
-def _coordinator_texts(r: InternalRecord, offset: int) -> tuple[str | None, str | None]:
+def _coordinator_texts(r: InternalRecord, offset: int, source: CodecSource) -> tuple[str | None, str | None]:
     if r.error is not None:
         if isinstance(r.error, UnknownRecordTypeError):
             return f"Unknown record type {r.type} at offset {offset}, skipping.", None
         return f"Error at offset {offset}, skipping. {r.error}", None
     assert r.key is not None
-    key = compact_json({"type": str(r.type), "data": _data(r.key)})
+    key = compact_json({"type": str(r.type), "data": _data(r.key, source)})
     if r.value is None:
         return key, "<DELETE>"
-    return key, compact_json({"version": str(r.value.version), "data": _data(r.value)})
+    return key, compact_json({"version": str(r.value.version), "data": _data(r.value, source)})
 
 
-def _metadata_text(r: InternalRecord, offset: int) -> str:
+def _metadata_text(r: InternalRecord, offset: int, source: CodecSource) -> str:
     if r.error is not None or r.value is None or r.name is None:
         return f"Error at {offset}, skipping. {r.error}"
-    return compact_json({"type": r.name.upper(), "version": r.value.version, "data": _data(r.value)})
+    return compact_json({"type": r.name.upper(), "version": r.value.version, "data": _data(r.value, source)})
 
 
-def control_text(control_type: int, value: bytes | None) -> str | None:
+def control_text(control_type: int, value: bytes | None, source: CodecSource = PACKAGED) -> str | None:
     """What DumpLogSegments prints for a KRaft control record; None for other control types."""
-    r = decode_control(control_type, value)
-    if r is None or r.error is not None or r.value is None or r.name is None:
+    r = decode_control(control_type, value, source)
+    if r is None or r.error is not None or r.value is None or r.name is None or r.name not in _CONTROL_LABELS:
         return None
-    return f"{_CONTROL_LABELS[r.name]} {compact_json(_data(r.value))}"
+    return f"{_CONTROL_LABELS[r.name]} {compact_json(_data(r.value, source))}"
 
 
 class InternalDecoders(DataDecoders):
-    """Keys and values of one internal topic's records, decoded by its registry."""
+    """Keys and values of one internal topic's records, decoded by its registry (from ``source``: kcodec's
+    schemas, or a package generated from the user's Kafka version)."""
 
-    def __init__(self, registry: str):
+    def __init__(self, registry: str, source: CodecSource = PACKAGED):
         super().__init__()
         self.registry = registry
+        self.source = source
 
     def parse(self, record: Record) -> tuple[str | None, str | None]:
-        r = decode_internal(self.registry, record.key, record.value)
+        r = decode_internal(self.registry, record.key, record.value, self.source)
         if self.registry in _OBJECT_TEXTS:
             return None, _OBJECT_TEXTS[self.registry](r, record.offset)  # no key, as for metadata records
-        if REGISTRIES[self.registry]["framing"] == "metadata":
-            return None, _metadata_text(r, record.offset)  # metadata records have no key
-        return _coordinator_texts(r, record.offset)
+        if self.source.registries[self.registry]["framing"] == "metadata":
+            return None, _metadata_text(r, record.offset, self.source)  # metadata records have no key
+        return _coordinator_texts(r, record.offset, self.source)
 
 
-def record_json_fields(registry: str, record: Record) -> dict:
+def record_json_fields(registry: str, record: Record, source: CodecSource = PACKAGED) -> dict:
     """The typed key and value of a record for ``--json``: ``{"key": {...}, "value": {...}}``, each with the
     record type or version and the data; ``decodeError`` when it could not be decoded."""
-    r = decode_internal(registry, record.key, record.value)
+    r = decode_internal(registry, record.key, record.value, source)
     out: dict = {"recordType": r.type, "recordName": r.name}
     if r.error is not None:
         out["decodeError"] = str(r.error)
         return out
     if r.key is not None:
-        out["key"] = {"type": r.type, "version": r.key.version, "data": _data(r.key)}
-    out["value"] = None if r.value is None else {"version": r.value.version, "data": _data(r.value)}
+        out["key"] = {"type": r.type, "version": r.key.version, "data": _data(r.key, source)}
+    out["value"] = None if r.value is None else {"version": r.value.version, "data": _data(r.value, source)}
     return out

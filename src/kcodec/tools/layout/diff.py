@@ -29,6 +29,7 @@ __all__ = [
     "render_diff",
     "layouts_from_schemas",
     "packaged_layouts",
+    "package_layouts",
     "Layouts",
 ]
 
@@ -43,9 +44,14 @@ class Layouts:
 
 
 def packaged_layouts() -> Layouts:
-    from kcodec.generated import ENTITY_VERSIONS, layout
+    from kcodec.tools.schema_package import packaged_package
 
-    return Layouts(layout, dict(ENTITY_VERSIONS), "generated")
+    return package_layouts(packaged_package())
+
+
+def package_layouts(package) -> Layouts:
+    """The layouts of a :class:`~kcodec.tools.schema_package.SchemaPackage` (kcodec's, or a user's Kafka's)."""
+    return Layouts(package.layout, package.versions, package.source)
 
 
 def layouts_from_schemas(directory: str | Path) -> Layouts:
