@@ -18,6 +18,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from kcodec.log.writer import SegmentWriter
 from kcodec.records.encode import encode_batch, encode_control_batch
+from kcodec.spark.planning import DataLossError
 from kcodec.spark.stream import KafkaSegmentsStreamReader, rate_limit
 
 FORMAT = "kafka-segments"
@@ -40,7 +41,7 @@ class LiveLog:
 
     def roll(self, *sizes: int) -> None:
         """A new segment holding batches of ``sizes`` records."""
-        with SegmentWriter(self.dir, base_offset=None) as w:
+        with SegmentWriter(self.dir, base_offset=None, index_interval_bytes=0) as w:  # an entry per batch
             for n in sizes:
                 w.append(_batch(self.next, n))
                 self.next += n
@@ -171,6 +172,10 @@ def test_starting_offsets_latest_and_json(spark, tmp_path):
     sink = Collector()
     run_available_now(spark, root, sink, tmp_path / "c2", startingOffsets={"orders": {"0": 7}})
     assert sink.offsets() == list(range(7, 13))
+    # a starting timestamp (records here are stamped 1_700_000_000_000 + offset)
+    sink = Collector()
+    run_available_now(spark, root, sink, tmp_path / "c3", startingTimestamp=1_700_000_000_011)
+    assert sink.offsets() == [11, 12]
 
 
 def test_max_offsets_per_trigger_splits_across_partitions_as_spark(spark, tmp_path):
@@ -279,3 +284,29 @@ def test_available_now_stops_at_the_offsets_of_its_start(tmp_path):
     assert reader.reportLatestOffset() == {"orders": {"0": 15}}
     fresh = KafkaSegmentsStreamReader({"path": str(root)}, StructType())
     assert fresh.latestOffset(start, ReadAllAvailable()) == {"orders": {"0": 15}}
+
+
+def _offsets(reader, parts) -> list[int]:
+    return [o for p in parts for rb in reader.read(p) for o in rb.to_pydict()["offset"]]
+
+
+def test_a_segment_deleted_after_planning(spark, tmp_path):
+    """Kafka's retention renames a segment to .deleted and removes it later: a micro-batch planned
+    before the rename reads the renamed file; once it is gone, that is data loss."""
+    root = tmp_path / "logs"
+    orders = LiveLog(root, "orders", 0)
+    orders.roll(5)
+    orders.roll(5)
+    schema = spark.readStream.format(FORMAT).load(str(root)).schema
+    reader = KafkaSegmentsStreamReader({"path": str(root), "startingOffsets": "earliest"}, schema)
+    start = reader.initialOffset()
+    parts = reader.partitions(start, reader.latestOffset(start, ReadAllAvailable()))
+    first = sorted(orders.dir.glob("*.log"))[0]
+    deleted = first.with_name(first.name + ".deleted")
+    first.rename(deleted)
+    assert _offsets(reader, parts) == list(range(10))
+    deleted.unlink()
+    with pytest.raises(DataLossError, match=r"was deleted before offsets 0\.\. of it were read"):
+        _offsets(reader, parts)
+    lenient = KafkaSegmentsStreamReader({"path": str(root), "failOnDataLoss": "false"}, schema)
+    assert _offsets(lenient, parts) == list(range(5, 10))
