@@ -349,8 +349,10 @@ def _whole_entries(split: Split, part: PartitionInfo, tail: PartitionTail) -> Sp
     seg = next((s for s in part.segments if s.base_offset == tail.base), None)
     if seg is not None and str(seg.log) == split.log and (split.end is None or split.end > tail.position):
         split = replace(split, end=max(split.start, tail.position))
-    if tail.aborted:
-        split = replace(split, aborted=tuple(sorted(set(split.aborted) | set(tail.aborted))))
+    lo, hi = split.start_offset, split.end_offset
+    seen = {t for t in tail.aborted if (lo is None or t[2] >= lo) and (hi is None or t[1] < hi)}
+    if seen - set(split.aborted):
+        split = replace(split, aborted=tuple(sorted(set(split.aborted) | seen)))
     return split
 
 
