@@ -310,3 +310,21 @@ def test_a_segment_deleted_after_planning(spark, tmp_path):
         _offsets(reader, parts)
     lenient = KafkaSegmentsStreamReader({"path": str(root), "failOnDataLoss": "false"}, schema)
     assert _offsets(lenient, parts) == list(range(5, 10))
+
+
+def test_initial_offsets(tmp_path):
+    """Where a query with no checkpoint starts: Spark's default for a stream is latest."""
+    from pyspark.sql.types import StructType
+
+    root = tmp_path / "logs"
+    LiveLog(root, "orders", 0).roll(5, 5)
+    for options, expected in (
+        ({}, 10),
+        ({"startingOffsets": "earliest"}, 0),
+        ({"startingOffsets": '{"orders":{"0":-2}}'}, 0),
+        ({"startingOffsets": '{"orders":{"0":-1}}'}, 10),
+        ({"startingOffsets": '{"orders":{"0":4}}'}, 4),
+        ({"startingOffset": "3"}, 3),  # kcodec's own, for every partition
+    ):
+        reader = KafkaSegmentsStreamReader({"path": str(root), **options}, StructType())
+        assert reader.initialOffset() == {"orders": {"0": expected}}, options

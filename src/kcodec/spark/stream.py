@@ -119,7 +119,11 @@ class StreamOptions:
                     f"kafka-segments: option {name} is not supported by streams (PySpark's read limits carry "
                     "maxOffsetsPerTrigger alone)"
                 )
-        starting = None if any(n.lower() in opts for n in _STARTS) else _starting(opts)
+        # a starting timestamp wins over startingOffsets (Spark's order); kcodec's startingOffset, alone, over latest
+        by_others = any(n.lower() in opts for n in _STARTS) or (
+            "startingoffset" in opts and "startingoffsets" not in opts
+        )
+        starting = None if by_others else _starting(opts)
         read = ReadOptions.from_options({k: v for k, v in opts.items() if k != "startingoffsets"})
         if read.view != "records":
             raise OptionError(f"kafka-segments: a stream reads records (view=records), not view={read.view}")
