@@ -49,6 +49,12 @@ Spark's Kafka source options mean what they mean there (``subscribe``,
 ``maxRecordsPerPartition``, ``kafka.isolation.level`` ...): the README's table
 says what each does here. An unknown option fails at ``load()``.
 
+Streaming: ``spark.readStream.format("kafka-segments").load(DIR)`` tails the
+partition directories under DIR as a broker writes them, with Spark's Kafka
+source offsets, ``startingOffsets`` (``latest`` by default, as in Spark),
+``maxOffsetsPerTrigger``, ``Trigger.AvailableNow`` and ``failOnDataLoss``
+(see :mod:`kcodec.spark.stream`).
+
 Writing: ``df.write.format("kafka-segments").mode("append" | "overwrite")``
 with a ``value`` column (binary or string) and optional ``key``, ``topic``,
 ``partition``, ``timestamp``, ``headers``, ``offset`` columns (other columns
