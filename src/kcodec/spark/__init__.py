@@ -53,6 +53,12 @@ Spark's Kafka source options mean what they mean there (``subscribe``,
 ``maxRecordsPerPartition``, ``kafka.isolation.level`` ...): the README's table
 says what each does here. An unknown option fails at ``load()``.
 
+Streaming: ``spark.readStream.format("kafka-segments").load(DIR)`` tails the
+partition directories under DIR as a broker writes them, with Spark's Kafka
+source offsets, ``startingOffsets`` (``latest`` by default, as in Spark),
+``maxOffsetsPerTrigger``, ``Trigger.AvailableNow`` and ``failOnDataLoss``
+(see :mod:`kcodec.spark.stream`).
+
 Writing: ``df.write.format("kafka-segments")`` (save modes ``errorifexists``, ``ignore``,
 ``append``, ``overwrite``: :mod:`kcodec.spark.savemode`; Spark's Kafka sink options:
 :mod:`kcodec.spark.sink`)

@@ -6,6 +6,10 @@ Reading::
     register(spark)
     df = spark.read.format("kafka-segments").load("/var/kafka-logs")   # or a partition dir, a .log, a glob, s3://...
 
+Streaming (see :mod:`kcodec.spark.stream`)::
+
+    spark.readStream.format("kafka-segments").option("startingOffsets", "earliest").load("/var/kafka-logs")
+
 Writing::
 
     df.write.format("kafka-segments").mode("append").option("magic", 2).option("compression", "zstd").save(PATH)
@@ -73,16 +77,22 @@ class KafkaSegmentsDataSource(DataSource):
 
     def schema(self) -> str:
         from kcodec.spark.arrow import ddl
+        from kcodec.spark.stream import batch_schema_options
 
-        # Spark asks for the schema at load(): the options are checked here, on the driver
-        return ddl(_columns(ReadOptions.from_options({"path": "-", **dict(self.options)})))
+        # Spark asks for the schema at load(): the options are checked here, on the driver (alike for
+        # spark.read and spark.readStream: what only one of them refuses is refused by its reader)
+        options = batch_schema_options(self.options)
+        if not options.get("path") and not options.get("paths"):
+            raise OptionError("kafka-segments needs a path: .load(PATH)")
+        return ddl(_columns(ReadOptions.from_options({"path": "-", **options})))
 
     def reader(self, schema) -> KafkaSegmentsReader:
         return KafkaSegmentsReader(dict(self.options), schema)
 
     def streamReader(self, schema) -> DataSourceStreamReader:
-        # Spark gives a data source no way to refuse streaming at load(); the first call fails instead
-        return _NoStreaming()
+        from kcodec.spark.stream import KafkaSegmentsStreamReader
+
+        return KafkaSegmentsStreamReader(dict(self.options), schema)
 
     def writer(self, schema, overwrite: bool) -> KafkaSegmentsWriter:
         return KafkaSegmentsWriter(dict(self.options), schema, overwrite)
@@ -95,38 +105,20 @@ def _columns(opts: ReadOptions):
     return tuple(c for c in columns_for(opts.view, opts.sizes) if opts.include_headers or c.name != "headers")
 
 
-class _NoStreaming(DataSourceStreamReader):
-    """What ``spark.readStream.format("kafka-segments")`` gets until streaming exists: one clear error."""
+def requested_columns(opts: ReadOptions, schema):
+    """The (Column, nullable) pairs of the schema Spark asks for, checked against what ``opts`` read."""
+    from kcodec.spark.arrow import check_requested
 
-    MESSAGE = (
-        "kafka-segments: streaming reads (spark.readStream) are not supported yet; "
-        "read the segments with spark.read.format('kafka-segments')"
-    )
-
-    def initialOffset(self):
-        raise OptionError(self.MESSAGE)
-
-    def latestOffset(self, *args):
-        raise OptionError(self.MESSAGE)
-
-    def partitions(self, start, end):
-        raise OptionError(self.MESSAGE)
-
-    def read(self, partition):
-        raise OptionError(self.MESSAGE)
+    fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
+    if not opts.include_headers and any(name == "headers" for name, _, _ in fields):
+        raise OptionError("kafka-segments: includeHeaders=false reads no headers column, but the schema asks for one")
+    return check_requested(fields, opts.view, opts.sizes)
 
 
 class KafkaSegmentsReader(DataSourceReader):
     def __init__(self, options: dict, schema):
-        from kcodec.spark.arrow import check_requested
-
         self.opts = ReadOptions.from_options(options)
-        fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
-        if not self.opts.include_headers and any(name == "headers" for name, _, _ in fields):
-            raise OptionError(
-                "kafka-segments: includeHeaders=false reads no headers column, but the schema asks for one"
-            )
-        self.columns = check_requested(fields, self.opts.view, self.opts.sizes)
+        self.columns = requested_columns(self.opts, schema)
 
     def partitions(self):
         from kcodec.spark.views import is_internal_view, view_partitions
