@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 from kcodec.commands.common import (
@@ -23,12 +24,12 @@ from kcodec.commands.common import (
     add_max_decompressed_size,
     add_schemas_from,
     byte_limit,
-    existing_file,
     non_negative_int,
     print_json,
     refuse_overlap,
     schema_package,
 )
+from kcodec.commands.object_store import RemoteObject, add_storage_option, display, expand, file_size_of, storage_of
 from kcodec.errors import DecompressionLimitError, EncodeError, KcodecError
 
 JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
@@ -45,6 +46,13 @@ def dump_inputs(args: argparse.Namespace) -> list[str]:
     if names.count(STDIN) > 1:
         raise UsageError("standard input (-) can be read only once")
     return names
+
+
+def _inputs(names: list[str], args: argparse.Namespace):
+    """Each name as the files it stands for: standard input, a local file, an object or every object of a
+    prefix (:func:`kcodec.commands.object_store.expand`)."""
+    for name in names:
+        yield from [STDIN] if name == STDIN else expand(name, storage_of(args))
 
 
 def _data_decoders(args: argparse.Namespace):
@@ -116,7 +124,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 
 def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: bool, deferred) -> int:
-    from kcodec.commands.progress import Progress, file_size  # not at start-up: --help stays as light
+    from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
     from kcodec.records.reader import read_batches, shrank_message
     from kcodec.tools.dump import as_ndjson, batch_json, batch_ndjson, dump_log_lines
     from kcodec.tools.dump_decoders import STRING, DecoderError
@@ -125,13 +133,14 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
 
     codecs = schema_package(args).codecs  # the internal topics' records: kcodec's schemas or --schemas-from
     status = EXIT_OK
-    for name in names:
-        stdin = name == STDIN
-        path = Path("<stdin>") if stdin else existing_file(name)  # a regular file, or one line and exit 2
+    for item in _inputs(names, args):  # a regular file, an object, or one line and exit 2
+        stdin = item == STDIN
+        path = Path("<stdin>") if stdin else display(item)
         kind = FileKind.LOG if stdin or args.as_log else file_kind(path)
         if kind not in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
-            status = max(status, _dump_other(path, kind, args, deferred))
+            status = max(status, _dump_other_input(item, kind, args, deferred))
             continue
+        opened = ExitStack()  # an object's file, closed when its dump is done
 
         def print_skipped(r, path=path) -> None:  # printed where the bytes were, between the batches around them
             if args.json:
@@ -167,7 +176,9 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             else:
                 print(f"Refused {r.size} bytes at position {r.start}..{r.end}: {r.reason}{_RAISE_LIMIT}")
 
-        source = sys.stdin.buffer if stdin else path
+        source = (
+            sys.stdin.buffer if stdin else opened.enter_context(item.open()) if isinstance(item, RemoteObject) else path
+        )
         if stdin and args.max_bytes is not None:
             source = _Bounded(source, args.max_bytes)
         reader = read_batches(
@@ -180,7 +191,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             on_refused=print_refused if args.skip_corrupt else None,
         )
         # the lines themselves show progress when they scroll on the terminal
-        progress = Progress(None if stdin else file_size(path), desc=path.name, enabled=not sys.stdout.isatty())
+        progress = Progress(None if stdin else file_size_of(item), desc=path.name, enabled=not sys.stdout.isatty())
         registry = _internal_registry(args, path, print_data or args.json, codecs)
         file_print_data = print_data
         if kind == FileKind.KRAFT_SNAPSHOT and registry is None and decoders is None:
@@ -234,7 +245,7 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             print(f"kcodec dump: {path}: {shrank_message(reader.shrank_to)}", file=sys.stderr)
         may_hint = not stdin and args.max_bytes is None and not args.skip_corrupt and not args.json
         if reader.partial_tail is not None and may_hint and status == EXIT_OK:
-            _hint_hidden_batches(path, reader.partial_tail.position)
+            _hint_hidden_batches(path, source, reader.partial_tail.position)
         if reader.skipped:
             n = sum(r.size for r in reader.skipped)
             print(f"kcodec dump: {path}: skipped {len(reader.skipped)} damaged range(s), {n} bytes", file=sys.stderr)
@@ -247,23 +258,36 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
                 file=sys.stderr,
             )
             status = max(status, EXIT_ERROR)
+        opened.close()
     return status
 
 
 _RAISE_LIMIT = " (not damage: --max-decompressed-size raises the limit)"
 
 
-def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred) -> int:
+def _dump_other_input(item, kind: str, args: argparse.Namespace, deferred) -> int:
+    """:func:`_dump_other` of a local file, or of an object's local copy (these files are small) shown by its URI;
+    an object's index is not checked against its log (that would read the whole log)."""
+    if not isinstance(item, RemoteObject) or kind == "unknown":
+        return _dump_other(display(item), kind, args, deferred)
+    with item.staged() as local:
+        return _dump_other(local, kind, args, deferred, shown=item.path)
+
+
+def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred, shown=None) -> int:
     """Every file kcodec dump recognises by name but a log: indexes, checkpoints, metadata, snapshots;
-    an unknown name is refused (kafka-dump-log ignores it, leaving no trace in the exit status)."""
+    an unknown name is refused (kafka-dump-log ignores it, leaving no trace in the exit status). ``shown`` is
+    the name printed for ``path`` (an object's URI for its local copy)."""
     from kcodec.log.index import read_offset_index
     from kcodec.tools.dump import as_ndjson
     from kcodec.tools.dump_files import FileKind, dump_text_file
     from kcodec.tools.dump_index import dump_index_lines, sanity_check_index
 
+    name = path if shown is None else shown
+
     def refuse(message: str, status: int = EXIT_ERROR) -> int:
         sys.stdout.flush()
-        print(f"kcodec dump: {path}: {message}", file=sys.stderr)
+        print(f"kcodec dump: {name}: {message}", file=sys.stderr)
         return status
 
     if kind == FileKind.UNKNOWN:
@@ -272,32 +296,34 @@ def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred) -> in
             ".checkpoint, leader-epoch-checkpoint, partition.metadata); --as-log reads it as log entries"
         )
     if kind == FileKind.PRODUCER_SNAPSHOT:
-        return _dump_producer_snapshot(path, args)
+        return _dump_producer_snapshot(path, args, name)
     if kind in FileKind.TEXT:
         try:
             parsed = dump_text_file(path, kind)
         except KcodecError as exc:
             return refuse(str(exc))
         if args.json:
-            print(as_ndjson({"file": str(path), "kind": kind, **parsed.fields}))
+            print(as_ndjson({"file": str(name), "kind": kind, **parsed.fields}))
         else:
-            print("\n".join([f"Dumping {path}", *parsed.lines]))
+            print("\n".join([f"Dumping {name}", *parsed.lines]))
         return EXIT_OK
     _index_base_offset(path)  # .index / .timeindex / .txnindex from here on
     if args.json:
         return refuse("--json prints log files only; index files print as text")
     if args.index_sanity_check and kind in ("index", "timeindex"):
-        print(f"Dumping {path}")
+        print(f"Dumping {name}")
         if kind == "index" and not read_offset_index(path):  # Kafka says so before any check
-            print(f"{path} is empty.")
+            print(f"{name} is empty.")
             return EXIT_OK
         failure = sanity_check_index(path)
         if failure is not None:
-            return refuse(f"failed sanity check: {failure}", EXIT_CHECK_FAILED)
-        print(f"{path} passed sanity check.")
+            return refuse(f"failed sanity check: {failure.replace(str(path.absolute()), str(name))}", EXIT_CHECK_FAILED)
+        print(f"{name} passed sanity check.")
         return EXIT_OK
     try:
-        dumped = dump_index_lines(path, verify_only=args.verify_index_only, max_message_size=args.max_message_size)
+        dumped = dump_index_lines(
+            path, verify_only=args.verify_index_only, max_message_size=args.max_message_size, shown=name
+        )
     except KcodecError as exc:
         return refuse(str(exc))
     print("\n".join(dumped.lines))
@@ -306,13 +332,14 @@ def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred) -> in
     return refuse(dumped.refused) if dumped.refused else EXIT_OK
 
 
-def _dump_producer_snapshot(path: Path, args: argparse.Namespace) -> int:
+def _dump_producer_snapshot(path: Path, args: argparse.Namespace, name=None) -> int:
     """DumpLogSegments.dumpProducerIdSnapshot; a CRC that does not hold is a failed check (exit 1), other damage
     refused input (exit 3)."""
     from kcodec.errors import CrcMismatchError
     from kcodec.tools.dump import as_ndjson
     from kcodec.tools.dump_files import FileKind, dump_producer_snapshot
 
+    name = path if name is None else name
     try:
         parsed = dump_producer_snapshot(path)
     except KcodecError as exc:  # the error names the file
@@ -321,9 +348,9 @@ def _dump_producer_snapshot(path: Path, args: argparse.Namespace) -> int:
         return EXIT_CHECK_FAILED if isinstance(exc, CrcMismatchError) else EXIT_ERROR
     if args.json:
         for entry in parsed.fields["entries"]:
-            print(as_ndjson({"file": str(path), "kind": FileKind.PRODUCER_SNAPSHOT, **entry}))
+            print(as_ndjson({"file": str(name), "kind": FileKind.PRODUCER_SNAPSHOT, **entry}))
     else:
-        print("\n".join([f"Dumping {path}", *parsed.lines]))
+        print("\n".join([f"Dumping {name}", *parsed.lines]))
     return EXIT_OK
 
 
@@ -339,13 +366,13 @@ def _index_base_offset(path: Path) -> int:
         ) from None
 
 
-def _hint_hidden_batches(path: Path, start: int) -> None:
+def _hint_hidden_batches(path: Path, source, start: int) -> None:
     """Kafka stops at an entry that claims more bytes than are left; say so when valid batches follow it."""
     from kcodec.records.resync import find_next_entry
     from kcodec.records.source import open_input
 
-    with open_input(path) as source:
-        found = find_next_entry(source, start + 1)
+    with open_input(source) as opened:
+        found = find_next_entry(opened, start + 1)
     if found is not None:
         print(
             f"kcodec dump: {path}: the entry at byte {start} claims more bytes than are left, but a valid batch "
@@ -355,19 +382,28 @@ def _hint_hidden_batches(path: Path, start: int) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from kcodec.commands.progress import Progress, file_size  # not at start-up: --help stays as light
-    from kcodec.tools.verify import recover, verify_path
+    from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
+    from kcodec.tools.verify import recover, verify_source
 
-    if args.recover and len(args.files) != 1:
+    # a prefix stands for its segments' logs, each the newest copy of its base offset
+    items = [item for name in args.files for item in expand(name, storage_of(args), logs_only=True)]
+    if args.recover and len(items) != 1:
         raise UsageError("--recover takes one input file")
+    if args.recover and isinstance(items[0], RemoteObject):
+        raise UsageError("--recover truncates a local copy of a local file: copy the object down first")
     damaged = refused = False
-    for name in args.files:
-        path = existing_file(name)
+    for item in items:
+        path = display(item)
         if args.recover:
             refuse_overlap([path], [args.recover])
-        with Progress(file_size(path), desc=path.name) as progress:
-            report = verify_path(
-                path, strict=not args.lenient, max_decompressed_size=args.max_decompressed_size, progress=progress.to
+        with ExitStack() as opened, Progress(file_size_of(item), desc=path.name) as progress:
+            source = opened.enter_context(item.open()) if isinstance(item, RemoteObject) else path
+            report = verify_source(
+                source,
+                str(path),
+                strict=not args.lenient,
+                max_decompressed_size=args.max_decompressed_size,
+                progress=progress.to,
             )
         damaged = damaged or report.damaged
         refused = refused or not report.ok  # a problem that is no damage: a batch the decompression limit refused
@@ -408,7 +444,8 @@ def add_parser(sub) -> None:
         metavar="FILE",
         help="segment files (.log, .index, .timeindex, .txnindex), producer-state snapshots (.snapshot), KRaft "
         "snapshots (.checkpoint), leader-epoch-checkpoint, partition.metadata, offset checkpoints; - reads log "
-        "entries from standard input",
+        "entries from standard input; an s3://, gs://, abfss://, hdfs:// or file:// URI names an object, or "
+        "(ending in /) a partition prefix whose files are dumped in offset order",
     )
     p.add_argument(
         "--files",
@@ -486,6 +523,7 @@ def add_parser(sub) -> None:
         help="read every FILE as log entries whatever its name (a records blob, a copied segment)",
     )
     add_json(p, "one line per batch with its records, nulls as null (NDJSON)", bytes_encoding=True)
+    add_storage_option(p)
     add_max_decompressed_size(p)
     p.add_argument(
         "--skip-corrupt",
@@ -507,7 +545,14 @@ def add_parser(sub) -> None:
         "too), lengths, counts, offsets, codecs. Prints each bad batch with its byte "
         "position, offset and the rule broken; exit 1 if any.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="log files; an s3://, gs://, abfss://, hdfs:// or file:// URI names an object, or a partition prefix "
+        "whose segments (the newest copy per base offset) are checked in order",
+    )
+    add_storage_option(p)
     p.add_argument(
         "--lenient", action="store_true", help="accept a partial batch at the end of a file, as Kafka's readers do"
     )

@@ -26,9 +26,11 @@ __all__ = [
     "Input",
     "MemoryInput",
     "FileInput",
+    "RangedInput",
     "as_input",
     "is_buffer",
     "is_path",
+    "is_random_access",
     "is_stream",
     "open_input",
     "open_regular_file",
@@ -50,8 +52,14 @@ def is_path(source: object) -> TypeGuard[str | os.PathLike]:
     return isinstance(source, (str, os.PathLike))
 
 
+def is_random_access(source: object) -> bool:
+    """A file read at positions, as pyarrow's RandomAccessFile (an object in S3, GCS, HDFS ...) is:
+    ``read_at(n, pos)`` and ``size()``, each a ranged read of the object, never the whole of it."""
+    return hasattr(source, "read_at") and callable(getattr(source, "size", None))
+
+
 def is_stream(source: object) -> TypeGuard[BinaryIO]:
-    return not is_buffer(source) and not is_path(source) and hasattr(source, "read")
+    return not is_buffer(source) and not is_path(source) and not is_random_access(source) and hasattr(source, "read")
 
 
 class Input:
@@ -119,13 +127,16 @@ class FileInput(Input):
         n = max(0, min(n, self.size - pos))
         parts, got = [], 0
         while got < n:  # a read of more than 2 GiB comes back in pieces
-            more = os.pread(self.fd, n - got, pos + got)
+            more = self._read_at(n - got, pos + got)
             if not more:  # the file shrank: the caller sees a short read
                 self.shrank_to = pos + got if self.shrank_to is None else min(self.shrank_to, pos + got)
                 break
             parts.append(more)
             got += len(more)
         return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def _read_at(self, n: int, pos: int) -> bytes:
+        return os.pread(self.fd, n, pos)
 
     def windows(self, start: int, end: int, overlap: int) -> Iterator[tuple[int, bytes]]:
         base = start
@@ -144,6 +155,18 @@ class FileInput(Input):
                 return
             yield data
             pos += len(data)
+
+
+class RangedInput(FileInput):
+    """A random-access file (:func:`is_random_access`: an object store's object through pyarrow) read as a
+    local file is, window by window: each window one ranged GET, a multi-GB object never whole in memory."""
+
+    def __init__(self, file):
+        super().__init__(-1, file.size())
+        self.file = file
+
+    def _read_at(self, n: int, pos: int) -> bytes:
+        return self.file.read_at(n, pos)
 
 
 def as_input(data) -> Input:
@@ -187,7 +210,8 @@ def read_regular_file(path: str | os.PathLike, limit: int | None = None) -> byte
 @contextmanager
 def open_input(source: Source) -> Iterator[Input]:
     """``source`` as an :class:`Input`: bytes as they are, a path read with pread (a regular file only),
-    a stream read whole (which is why the plain readers walk streams themselves)."""
+    a random-access file (an object) with ranged reads, a stream read whole (which is why the plain readers
+    walk streams themselves)."""
     if is_buffer(source):
         yield MemoryInput(memoryview(source))
     elif is_path(source):
@@ -196,6 +220,8 @@ def open_input(source: Source) -> Iterator[Input]:
             yield FileInput(fd, os.fstat(fd).st_size)
         finally:
             os.close(fd)
+    elif is_random_access(source):
+        yield RangedInput(source)
     elif is_stream(source):
         yield MemoryInput(memoryview(read_up_to(source, 2**62)))
     else:

@@ -73,12 +73,16 @@ def _oversized_entry(log: Path, entries, max_message_size: int) -> tuple[int, st
     return None
 
 
-def dump_index_lines(path: Path, *, verify_only: bool = False, max_message_size: int | None = None) -> IndexDump:
-    """One index file as DumpLogSegments prints it; ``max_message_size`` defaults to Kafka's 5 MiB."""
+def dump_index_lines(
+    path: Path, *, verify_only: bool = False, max_message_size: int | None = None, shown: object = None
+) -> IndexDump:
+    """One index file as DumpLogSegments prints it; ``max_message_size`` defaults to Kafka's 5 MiB; ``shown``
+    is the name printed for ``path`` (default ``path``)."""
     from kcodec.log.index import read_offset_index, read_time_index, read_txn_index
     from kcodec.log.index_check import check_indexes
 
-    out = [f"Dumping {path}"]
+    name = path if shown is None else shown
+    out = [f"Dumping {name}"]
     problems = []
     refused = None
     log = path.with_suffix(".log")
@@ -102,7 +106,7 @@ def dump_index_lines(path: Path, *, verify_only: bool = False, max_message_size:
             for e in entries
         ]
     if not entries:
-        out.append(f"{path} is empty.")
+        out.append(f"{name} is empty.")
     if log.exists() and entries:
         problems = [p for p in check_indexes(path) if Path(p.file) == path]
     return IndexDump(out, problems, refused)
