@@ -243,3 +243,12 @@ def test_missing_pyarrow_names_the_pip_command(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     code, _, err = run(capsys, "dump", "s3://bucket/orders-0/00000000000000000000.log")
     assert code == 3 and "pip install 'kcodec[arrow]'" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("shell", ["bash", "fish"])
+def test_completion_offers_storage_option_keys(capsys, shell):
+    code, out, _ = run(capsys, "completion", shell)
+    assert code == 0
+    line = next(li for li in out.splitlines() if "storage-option" in li and "s3.endpoint=" in li)
+    assert "fs.s3a.access.key=" in line
+    assert sum("s3.endpoint=" in li for li in out.splitlines()) >= 2  # dump and verify

@@ -41,7 +41,8 @@ def _options(parser: argparse.ArgumentParser) -> tuple[Option, ...]:
         Option(
             tuple(a.option_strings),
             a.nargs != 0,
-            tuple(str(c) for c in a.choices or ()),
+            # an option whose values are KEY=VALUE (--storage-option) offers its KEYs as ``completions``
+            tuple(str(c) for c in getattr(a, "completions", None) or a.choices or ()),
             _first_sentence(a.help if a.help != argparse.SUPPRESS else ""),
         )
         for a in parser._actions

@@ -57,7 +57,7 @@ def storage_option(text: str) -> tuple[str, str]:
 
 
 def add_storage_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    action = parser.add_argument(
         "--storage-option",
         dest="storage_options",
         action="append",
@@ -68,6 +68,7 @@ def add_storage_option(parser: argparse.ArgumentParser) -> None:
         + ", ".join(STORAGE_OPTIONS)
         + "; otherwise the environment as pyarrow reads it (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_REGION ...)",
     )
+    action.completions = tuple(f"{key}=" for key in STORAGE_OPTIONS)  # type: ignore[attr-defined]  # completion.py
 
 
 def storage_of(args: argparse.Namespace) -> Storage:
