@@ -475,3 +475,14 @@ def test_bash_completion_knows_the_metadata_command(capsys) -> None:
     assert "metadata" in _bash_complete(script, "kcodec", "met")
     assert _bash_complete(script, "kcodec", "metadata", "di") == ["diff"]
     assert set(_bash_complete(script, "kcodec", "metadata", "--")) >= {"--at-offset", "--from", "--to", "--json"}
+
+
+def test_json_keeps_the_map_keys_as_they_are() -> None:
+    """Config resources and names, quota keys and feature names are data: never turned to lowerCamel."""
+    image = MetadataImage()
+    HANDLERS["config_record"](image, {"resource_type": 2, "resource_name": "my_topic", "name": "x_y", "value": "1"}, 0)
+    quota = {"entity": [{"entity_type": "user", "entity_name": "a_b"}], "key": "producer_byte_rate", "value": 1.0}
+    HANDLERS["client_quota_record"](image, quota | {"remove": False}, 1)
+    data = image.as_dict()
+    assert data["configs"] == {"TOPIC": {"my_topic": {"x_y": "1"}}}
+    assert data["clientQuotas"] == {"user=a_b": {"producer_byte_rate": 1.0}}
