@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from kcodec.spark.internal_tables import InternalTable, write_internal_tables
+from kcodec.spark.internal_tables import InternalTable, _join, write_internal_tables
 from kcodec.spark.sizes import COMBINATIONS, estimate, label
 
 __all__ = ["PartitionSummary", "Summary", "run_pipeline", "render_summary", "FORMATS"]
@@ -97,10 +97,6 @@ class Summary:
         out = asdict(self)
         out["total"] = asdict(self.total())
         return out
-
-
-def _join(dest: str, name: str) -> str:
-    return dest.rstrip("/") + "/" + name
 
 
 def run_pipeline(
