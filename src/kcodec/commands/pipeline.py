@@ -78,6 +78,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
                 size_sample=args.size_sample,
                 log_level="off",
                 chart_png=args.png,
+                internal_tables=not args.no_internal_tables,
             )
     except (UsageError, KcodecError):
         raise
@@ -102,7 +103,9 @@ def add_parser(sub) -> None:
         "SRC (a segment, a partition directory, a log directory of <topic>-<n> "
         "directories, or a glob) into DEST/records and DEST/batches, then prints "
         "records, batches, bytes and compression ratio per topic-partition and what "
-        "the same records would take as v0, v1 and v2 with each codec. Needs "
+        "the same records would take as v0, v1 and v2 with each codec. When SRC holds Kafka's "
+        "internal topics, also writes their tables (consumer_offsets, groups, transactions, metadata_records, "
+        "metadata_image/*). Needs "
         "kcodec[spark] and Java 17+.",
     )
     p.add_argument("src", metavar="SRC")
@@ -159,5 +162,11 @@ def add_parser(sub) -> None:
         action="store_true",
         help="also write the cost table chart as PNG (DEST/cost_table.png; needs resvg-py), beside the SVG",
     )
-    add_json(p, "the summary: per topic-partition counts and the v0/v1/v2 x codec sizes")
+    p.add_argument(
+        "--no-internal-tables",
+        action="store_true",
+        help="do not write the tables of Kafka's internal topics (latest consumer offsets, groups, transactions, "
+        "the metadata records and the metadata image) when SRC holds them",
+    )
+    add_json(p, "the summary: per topic-partition counts, the v0/v1/v2 x codec sizes, the internal tables written")
     p.set_defaults(func=cmd_pipeline)

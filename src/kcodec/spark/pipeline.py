@@ -13,6 +13,11 @@ The summary is computed by Spark from the written tables: records, batches,
 bytes and compression ratio per topic-partition, and the v0 / v1 / v2 x codec
 comparison on the real records: exact, or with ``size_sample`` below 1 the
 compressed sizes estimated from that fraction of the batches.
+
+When SRC holds Kafka's internal topics, their tables are written too
+(:mod:`kcodec.spark.internal_tables`: the latest consumer offsets, groups and
+transactions, the metadata records and the metadata image), unless
+``internal_tables`` is False.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from kcodec.spark.internal_tables import InternalTable, _join, write_internal_tables
 from kcodec.spark.sizes import COMBINATIONS, estimate, label
 
 __all__ = ["PartitionSummary", "Summary", "run_pipeline", "render_summary", "FORMATS"]
@@ -67,6 +73,7 @@ class Summary:
     sampled_batches: int | None = None  # when sampling: data batches that got compressed sizes
     sized_batches: int | None = None  # when sampling: data batches
     charts: list[str] = field(default_factory=list)  # the cost table as pictures, beside the tables
+    internal_tables: list[InternalTable] = field(default_factory=list)  # of the internal topics SRC holds
 
     def total(self) -> PartitionSummary:
         t = PartitionSummary("total", None, 0, 0, 0, 0, 0, 0, 0, 0, {})
@@ -92,10 +99,6 @@ class Summary:
         return out
 
 
-def _join(dest: str, name: str) -> str:
-    return dest.rstrip("/") + "/" + name
-
-
 def run_pipeline(
     source: str,
     dest: str,
@@ -109,6 +112,7 @@ def run_pipeline(
     size_sample: float = 1.0,
     log_level: str = "error",
     chart_png: bool = False,
+    internal_tables: bool = True,
 ) -> Summary:
     """Decode ``source`` into ``dest``/records and ``dest``/batches and summarize.
 
@@ -117,7 +121,8 @@ def run_pipeline(
     otherwise one is started on ``master`` with the Spark settings ``conf``. ``size_sample`` below 1
     computes compressed sizes for that fraction of the batches only and
     estimates the rest (uncompressed sizes stay exact). With sizes, the cost
-    table is also drawn as ``dest``/cost_table.svg (and .png with ``chart_png``)."""
+    table is also drawn as ``dest``/cost_table.svg (and .png with ``chart_png``). With ``internal_tables``,
+    the tables of the internal topics ``source`` holds are written too."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if not 0 < size_sample <= 1:
@@ -198,6 +203,18 @@ def run_pipeline(
         )
     parts.sort(key=lambda p: (p.topic or "", -1 if p.partition is None else p.partition))
     skipped = _read_reports(report_path) if report_path else []
+    internal: list[InternalTable] = []
+    if internal_tables:
+        view_options = dict(batch_options)
+        if report_path:  # the views' own skips only: damaged batches are in the records read's report
+            views_report = view_options["corruptReportPath"] = _join(dest, "_corrupt_views")
+            from kcodec.log.fs import resolve
+
+            fs, p = resolve(views_report)
+            fs.delete_dir(p)
+        internal = write_internal_tables(spark, source, dest, fmt, view_options)
+        if report_path:
+            skipped += [d for d in _read_reports(views_report) if d["kind"] == "internal_record"]
     summary = Summary(
         source,
         dest,
@@ -211,6 +228,7 @@ def run_pipeline(
         size_sample,
         sampled_batches,
         sized_batches,
+        internal_tables=internal,
     )
     if sizes:
         summary.charts = _write_charts(summary, dest, png=chart_png)
@@ -343,6 +361,11 @@ def render_summary(s: Summary) -> str:
         lines += _columns(table, left=2)
     for chart in s.charts:
         lines.append(f"  chart: {chart}")
+    if s.internal_tables:
+        lines += ["", "Kafka's internal topics:"]
+        width = max(len(t.path) for t in s.internal_tables)
+        for t in s.internal_tables:
+            lines.append(f"  {t.path.ljust(width)}  {_n(t.rows)} rows  ({t.source})")
     if s.skipped:
         lines += ["", f"onCorrupt=skip skipped {len(s.skipped)} region(s):"]
         for d in s.skipped:

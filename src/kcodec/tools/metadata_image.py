@@ -215,17 +215,19 @@ class MetadataImage:
         return _camel_keys(asdict(self))
 
 
-_KEEP_KEYS = {"topics", "partitions", "brokers", "controllers", "features", "configs", "clientQuotas", "acls"}
-_KEEP_KEYS |= {"scramCredentials", "delegationTokens"}
+# how many levels of map keys (topic ids, config resources and names, quota keys) each image map has: those
+# keys are data, kept as they are; only field names become lowerCamel
+_MAP_DEPTH = {"topics": 1, "partitions": 1, "brokers": 1, "controllers": 1, "features": 1, "configs": 3}
+_MAP_DEPTH |= {"clientQuotas": 2, "acls": 1, "scramCredentials": 1, "delegationTokens": 1}
 
 
-def _camel_keys(value: Any, keep: bool = False) -> Any:
+def _camel_keys(value: Any, depth: int = 0) -> Any:
     """Field names to lowerCamel; the keys of the image's maps (topic ids, config names) as they are."""
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            key = str(k) if keep else camel(str(k))
-            out[key] = _camel_keys(v, keep=not keep and key in _KEEP_KEYS)
+            key = str(k) if depth else camel(str(k))
+            out[key] = _camel_keys(v, depth - 1 if depth else _MAP_DEPTH.get(key, 0))
         return out
     if isinstance(value, list):
         return [_camel_keys(v) for v in value]

@@ -12,11 +12,10 @@ error naming the file and byte position.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from kcodec.errors import DecodeError, KcodecError
 from kcodec.log.files import list_segments
-from kcodec.log.fs import LocalFS
+from kcodec.log.fs import FileSystem, resolve
 from kcodec.log.kraft_snapshots import SnapshotFile, list_snapshots
 from kcodec.records.internal import InternalRecord, decode_internal, registry_for_topic
 from kcodec.tools.metadata_image import HANDLERS, IGNORED, ImageProblem, MetadataImage
@@ -100,8 +99,8 @@ def _batches(where: str, reader):
         raise exc.replace(message=f"{where}: {exc.message}") from None
 
 
-def _check_directory(directory: Path, snapshots: list[SnapshotFile], has_segments: bool) -> None:
-    if registry_for_topic(directory.name) != REGISTRY and not snapshots:
+def _check_directory(directory: str, name: str, snapshots: list[SnapshotFile], has_segments: bool) -> None:
+    if registry_for_topic(name) != REGISTRY and not snapshots:
         raise NotMetadataDirectoryError(
             f"{directory} is not a __cluster_metadata partition directory (named __cluster_metadata-0, or holding "
             "<offset>-<epoch>.checkpoint snapshots)"
@@ -110,30 +109,43 @@ def _check_directory(directory: Path, snapshots: list[SnapshotFile], has_segment
         raise NotMetadataDirectoryError(f"{directory} holds no .log segment and no .checkpoint snapshot")
 
 
-def replay_metadata(directory: str | os.PathLike, at_offset: int | None = None) -> MetadataImage:
-    """The cluster image after every record at or below ``at_offset`` (all of them when None)."""
+def _snapshot_batches(fs: FileSystem, path: str):
+    """A snapshot's batches one at a time: a local file memory-mapped, a remote one fetched whole."""
     from kcodec.records.reader import read_batches
 
-    directory = Path(directory)
-    if not directory.is_dir():
+    return read_batches(path if fs.local else fs.read_range(path, 0, None))
+
+
+def replay_metadata(
+    directory: str | os.PathLike, at_offset: int | None = None, *, fs: FileSystem | None = None
+) -> MetadataImage:
+    """The cluster image after every record at or below ``at_offset`` (all of them when None). ``directory``
+    is a local path or URI, or a path of ``fs`` (an object store's, as :func:`kcodec.log.fs.resolve` gives).
+
+    Batches are read one at a time and each record applied as it is read: what the replay holds is the
+    image and one batch, however long the log."""
+    if fs is None:
+        fs, directory = resolve(os.fspath(directory))
+    directory = os.fspath(directory)
+    if not fs.is_dir(directory):
         raise NotMetadataDirectoryError(f"{directory} is not a directory")
-    snapshots = list_snapshots(LocalFS(), str(directory))
-    segments = list_segments(LocalFS(), directory).segments
-    _check_directory(directory, snapshots, bool(segments))
+    snapshots = list_snapshots(fs, directory)
+    segments = list_segments(fs, directory).segments
+    _check_directory(directory, fs.name(directory.rstrip("/")), snapshots, bool(segments))
     usable = [s for s in snapshots if at_offset is None or s.end_offset - 1 <= at_offset]
     image = MetadataImage()
     replay = _Replay(image)
     start = 0
     if usable:
         snap = usable[-1]
-        for batch in _batches(snap.path, read_batches(snap.path)):
+        for batch in _batches(snap.path, _snapshot_batches(fs, snap.path)):
             if batch.is_control:  # SnapshotHeader / SnapshotFooter
                 continue
             for rec in batch.records:
                 replay.record(decode_internal(REGISTRY, rec.key, rec.value), rec.offset, snap.path)
         start = snap.end_offset
         image.offset = snap.end_offset - 1
-        image.snapshot = {"file": Path(snap.path).name, "endOffset": snap.end_offset, "epoch": snap.epoch}
+        image.snapshot = {"file": fs.name(snap.path), "endOffset": snap.end_offset, "epoch": snap.epoch}
     elif segments and (segments[0].base_offset or 0) > 0:
         raise OffsetOutOfLogError(
             f"{directory}: the log starts at offset {segments[0].base_offset} and no snapshot covers the offsets "
