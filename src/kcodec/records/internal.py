@@ -113,6 +113,16 @@ def decode_internal(registry: str, key: bytes | None, value: bytes | None) -> In
     raise ValueError(f"registry {registry} holds {framing} records: use decode_control")
 
 
+def _coordinator_part(entity: str, version: int, data: bytes, word: str) -> Decoded:
+    """A coordinator record's key or value after its int16, with the error wording of Kafka's
+    CoordinatorRecordSerde (``Could not read record with version V from value's buffer due to: ...``)."""
+    try:
+        return _parse(entity, version, data, 2)
+    except DecodeError as exc:
+        message = f"Could not read record with version {version} from {word}'s buffer due to: {exc.message}."
+        raise exc.replace(message=message) from None
+
+
 def _coordinator(registry: str, key: bytes | None, value: bytes | None) -> InternalRecord:
     rtype = None
     try:
@@ -124,10 +134,10 @@ def _coordinator(registry: str, key: bytes | None, value: bytes | None) -> Inter
             raise UnknownRecordTypeError(rtype, registry)
         key_versions = ENTITY_VERSIONS[rec["key"]]
         # keys are versioned by their record type (OffsetCommitKey 0 and 1); newer ones have one version
-        decoded_key = _parse(rec["key"], rtype if rtype in key_versions else key_versions[-1], key, 2)
+        decoded_key = _coordinator_part(rec["key"], rtype if rtype in key_versions else key_versions[-1], key, "key")
         if value is None:
             return InternalRecord(registry, rtype, rec["name"], decoded_key)
-        decoded = _parse(rec["value"], _int16(value, "the value version"), value, 2)
+        decoded = _coordinator_part(rec["value"], _int16(value, "the value version"), value, "value")
         return InternalRecord(registry, rtype, rec["name"], decoded_key, decoded)
     except DecodeError as exc:
         name = _by_type(registry).get(rtype, {}).get("name") if rtype is not None else None
