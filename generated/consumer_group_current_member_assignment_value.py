@@ -12,9 +12,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import (
-    consumer_group_current_member_assignment_value__topic_partitions as _consumer_group_current_member_assignment_value__topic_partitions,
-)
+from . import consumer_group_current_member_assignment_value__topic_partitions as _s_topic_partitions
 
 require_runtime_api(1)
 
@@ -37,21 +35,13 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_V0 = Flexible(
         "assigned_partitions"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _consumer_group_current_member_assignment_value__topic_partitions.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TOPIC_PARTITIONS_V0
-                )
-            ),
+            LazyBound(lambda: _s_topic_partitions.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TOPIC_PARTITIONS_V0),
             nullable=False,
         ),
         "partitions_pending_revocation"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _consumer_group_current_member_assignment_value__topic_partitions.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TOPIC_PARTITIONS_V0
-                )
-            ),
+            LazyBound(lambda: _s_topic_partitions.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TOPIC_PARTITIONS_V0),
             nullable=False,
         ),
     ),
@@ -65,13 +55,13 @@ def size_consumer_group_current_member_assignment_value_v0(value, level=None):
     """Bytes consumer_group_current_member_assignment_value v0 takes when built from ``value``."""
     s_partitions_pending_revocation = size_uvarint(len(value["partitions_pending_revocation"]) + 1) + sum(
         map(
-            _consumer_group_current_member_assignment_value__topic_partitions.size_consumer_group_current_member_assignment_value__topic_partitions_v0,
+            _s_topic_partitions.size_consumer_group_current_member_assignment_value__topic_partitions_v0,
             value["partitions_pending_revocation"],
         )
     )
     s_assigned_partitions = size_uvarint(len(value["assigned_partitions"]) + 1) + sum(
         map(
-            _consumer_group_current_member_assignment_value__topic_partitions.size_consumer_group_current_member_assignment_value__topic_partitions_v0,
+            _s_topic_partitions.size_consumer_group_current_member_assignment_value__topic_partitions_v0,
             value["assigned_partitions"],
         )
     )
@@ -85,13 +75,13 @@ def field_sizes_consumer_group_current_member_assignment_value_v0(value, level=N
     """Bytes each field of consumer_group_current_member_assignment_value v0 takes when built from ``value``."""
     s_partitions_pending_revocation = size_uvarint(len(value["partitions_pending_revocation"]) + 1) + sum(
         map(
-            _consumer_group_current_member_assignment_value__topic_partitions.size_consumer_group_current_member_assignment_value__topic_partitions_v0,
+            _s_topic_partitions.size_consumer_group_current_member_assignment_value__topic_partitions_v0,
             value["partitions_pending_revocation"],
         )
     )
     s_assigned_partitions = size_uvarint(len(value["assigned_partitions"]) + 1) + sum(
         map(
-            _consumer_group_current_member_assignment_value__topic_partitions.size_consumer_group_current_member_assignment_value__topic_partitions_v0,
+            _s_topic_partitions.size_consumer_group_current_member_assignment_value__topic_partitions_v0,
             value["assigned_partitions"],
         )
     )

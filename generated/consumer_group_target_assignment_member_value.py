@@ -12,9 +12,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import (
-    consumer_group_target_assignment_member_value__topic_partition as _consumer_group_target_assignment_member_value__topic_partition,
-)
+from . import consumer_group_target_assignment_member_value__topic_partition as _s_topic_partition
 
 require_runtime_api(1)
 
@@ -31,11 +29,7 @@ CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_V0 = Flexible(
         "topic_partitions"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _consumer_group_target_assignment_member_value__topic_partition.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE__TOPIC_PARTITION_V0
-                )
-            ),
+            LazyBound(lambda: _s_topic_partition.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE__TOPIC_PARTITION_V0),
             nullable=False,
         ),
     ),
@@ -49,7 +43,7 @@ def size_consumer_group_target_assignment_member_value_v0(value, level=None):
     """Bytes consumer_group_target_assignment_member_value v0 takes when built from ``value``."""
     s_topic_partitions = size_uvarint(len(value["topic_partitions"]) + 1) + sum(
         map(
-            _consumer_group_target_assignment_member_value__topic_partition.size_consumer_group_target_assignment_member_value__topic_partition_v0,
+            _s_topic_partition.size_consumer_group_target_assignment_member_value__topic_partition_v0,
             value["topic_partitions"],
         )
     )
@@ -63,7 +57,7 @@ def field_sizes_consumer_group_target_assignment_member_value_v0(value, level=No
     """Bytes each field of consumer_group_target_assignment_member_value v0 takes when built from ``value``."""
     s_topic_partitions = size_uvarint(len(value["topic_partitions"]) + 1) + sum(
         map(
-            _consumer_group_target_assignment_member_value__topic_partition.size_consumer_group_target_assignment_member_value__topic_partition_v0,
+            _s_topic_partition.size_consumer_group_target_assignment_member_value__topic_partition_v0,
             value["topic_partitions"],
         )
     )

@@ -11,9 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import (
-    share_group_current_member_assignment_value__topic_partitions as _share_group_current_member_assignment_value__topic_partitions,
-)
+from . import share_group_current_member_assignment_value__topic_partitions as _s_topic_partitions
 
 require_runtime_api(1)
 
@@ -36,11 +34,7 @@ SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_V0 = Flexible(
         "assigned_partitions"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _share_group_current_member_assignment_value__topic_partitions.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TOPIC_PARTITIONS_V0
-                )
-            ),
+            LazyBound(lambda: _s_topic_partitions.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TOPIC_PARTITIONS_V0),
             nullable=False,
         ),
     ),
@@ -54,7 +48,7 @@ def size_share_group_current_member_assignment_value_v0(value, level=None):
     """Bytes share_group_current_member_assignment_value v0 takes when built from ``value``."""
     s_assigned_partitions = size_uvarint(len(value["assigned_partitions"]) + 1) + sum(
         map(
-            _share_group_current_member_assignment_value__topic_partitions.size_share_group_current_member_assignment_value__topic_partitions_v0,
+            _s_topic_partitions.size_share_group_current_member_assignment_value__topic_partitions_v0,
             value["assigned_partitions"],
         )
     )
@@ -68,7 +62,7 @@ def field_sizes_share_group_current_member_assignment_value_v0(value, level=None
     """Bytes each field of share_group_current_member_assignment_value v0 takes when built from ``value``."""
     s_assigned_partitions = size_uvarint(len(value["assigned_partitions"]) + 1) + sum(
         map(
-            _share_group_current_member_assignment_value__topic_partitions.size_share_group_current_member_assignment_value__topic_partitions_v0,
+            _s_topic_partitions.size_share_group_current_member_assignment_value__topic_partitions_v0,
             value["assigned_partitions"],
         )
     )

@@ -12,9 +12,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import (
-    share_group_partition_metadata_value__topic_metadata as _share_group_partition_metadata_value__topic_metadata,
-)
+from . import share_group_partition_metadata_value__topic_metadata as _s_topic_metadata
 
 require_runtime_api(1)
 
@@ -31,11 +29,7 @@ SHARE_GROUP_PARTITION_METADATA_VALUE_V0 = Flexible(
         "topics"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _share_group_partition_metadata_value__topic_metadata.SHARE_GROUP_PARTITION_METADATA_VALUE__TOPIC_METADATA_V0
-                )
-            ),
+            LazyBound(lambda: _s_topic_metadata.SHARE_GROUP_PARTITION_METADATA_VALUE__TOPIC_METADATA_V0),
             nullable=False,
         ),
     ),
@@ -48,10 +42,7 @@ SHARE_GROUP_PARTITION_METADATA_VALUE_V0 = Flexible(
 def size_share_group_partition_metadata_value_v0(value, level=None):
     """Bytes share_group_partition_metadata_value v0 takes when built from ``value``."""
     s_topics = size_uvarint(len(value["topics"]) + 1) + sum(
-        map(
-            _share_group_partition_metadata_value__topic_metadata.size_share_group_partition_metadata_value__topic_metadata_v0,
-            value["topics"],
-        )
+        map(_s_topic_metadata.size_share_group_partition_metadata_value__topic_metadata_v0, value["topics"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -62,10 +53,7 @@ def size_share_group_partition_metadata_value_v0(value, level=None):
 def field_sizes_share_group_partition_metadata_value_v0(value, level=None):
     """Bytes each field of share_group_partition_metadata_value v0 takes when built from ``value``."""
     s_topics = size_uvarint(len(value["topics"]) + 1) + sum(
-        map(
-            _share_group_partition_metadata_value__topic_metadata.size_share_group_partition_metadata_value__topic_metadata_v0,
-            value["topics"],
-        )
+        map(_s_topic_metadata.size_share_group_partition_metadata_value__topic_metadata_v0, value["topics"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

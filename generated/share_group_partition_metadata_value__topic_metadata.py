@@ -11,9 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-from . import (
-    share_group_partition_metadata_value__partition_metadata as _share_group_partition_metadata_value__partition_metadata,
-)
+from . import share_group_partition_metadata_value__partition_metadata as _s_partition_metadata
 
 require_runtime_api(1)
 
@@ -34,11 +32,7 @@ SHARE_GROUP_PARTITION_METADATA_VALUE__TOPIC_METADATA_V0 = Flexible(
         "partition_metadata"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _share_group_partition_metadata_value__partition_metadata.SHARE_GROUP_PARTITION_METADATA_VALUE__PARTITION_METADATA_V0
-                )
-            ),
+            LazyBound(lambda: _s_partition_metadata.SHARE_GROUP_PARTITION_METADATA_VALUE__PARTITION_METADATA_V0),
             nullable=False,
         ),
     ),
@@ -52,7 +46,7 @@ def size_share_group_partition_metadata_value__topic_metadata_v0(value, level=No
     """Bytes share_group_partition_metadata_value__topic_metadata v0 takes when built from ``value``."""
     s_partition_metadata = size_uvarint(len(value["partition_metadata"]) + 1) + sum(
         map(
-            _share_group_partition_metadata_value__partition_metadata.size_share_group_partition_metadata_value__partition_metadata_v0,
+            _s_partition_metadata.size_share_group_partition_metadata_value__partition_metadata_v0,
             value["partition_metadata"],
         )
     )
@@ -67,7 +61,7 @@ def field_sizes_share_group_partition_metadata_value__topic_metadata_v0(value, l
     """Bytes each field of share_group_partition_metadata_value__topic_metadata v0 takes when built from ``value``."""
     s_partition_metadata = size_uvarint(len(value["partition_metadata"]) + 1) + sum(
         map(
-            _share_group_partition_metadata_value__partition_metadata.size_share_group_partition_metadata_value__partition_metadata_v0,
+            _s_partition_metadata.size_share_group_partition_metadata_value__partition_metadata_v0,
             value["partition_metadata"],
         )
     )

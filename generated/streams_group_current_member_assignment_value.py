@@ -12,9 +12,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import (
-    streams_group_current_member_assignment_value__task_ids as _streams_group_current_member_assignment_value__task_ids,
-)
+from . import streams_group_current_member_assignment_value__task_ids as _s_task_ids
 
 require_runtime_api(1)
 
@@ -37,61 +35,37 @@ STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_V0 = Flexible(
         "active_tasks"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _streams_group_current_member_assignment_value__task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0
-                )
-            ),
+            LazyBound(lambda: _s_task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0),
             nullable=False,
         ),
         "standby_tasks"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _streams_group_current_member_assignment_value__task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0
-                )
-            ),
+            LazyBound(lambda: _s_task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0),
             nullable=False,
         ),
         "warmup_tasks"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _streams_group_current_member_assignment_value__task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0
-                )
-            ),
+            LazyBound(lambda: _s_task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0),
             nullable=False,
         ),
         "active_tasks_pending_revocation"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _streams_group_current_member_assignment_value__task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0
-                )
-            ),
+            LazyBound(lambda: _s_task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0),
             nullable=False,
         ),
         "standby_tasks_pending_revocation"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _streams_group_current_member_assignment_value__task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0
-                )
-            ),
+            LazyBound(lambda: _s_task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0),
             nullable=False,
         ),
         "warmup_tasks_pending_revocation"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _streams_group_current_member_assignment_value__task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0
-                )
-            ),
+            LazyBound(lambda: _s_task_ids.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TASK_IDS_V0),
             nullable=False,
         ),
     ),
@@ -105,39 +79,30 @@ def size_streams_group_current_member_assignment_value_v0(value, level=None):
     """Bytes streams_group_current_member_assignment_value v0 takes when built from ``value``."""
     s_warmup_tasks_pending_revocation = size_uvarint(len(value["warmup_tasks_pending_revocation"]) + 1) + sum(
         map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
+            _s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
             value["warmup_tasks_pending_revocation"],
         )
     )
     s_standby_tasks_pending_revocation = size_uvarint(len(value["standby_tasks_pending_revocation"]) + 1) + sum(
         map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
+            _s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
             value["standby_tasks_pending_revocation"],
         )
     )
     s_active_tasks_pending_revocation = size_uvarint(len(value["active_tasks_pending_revocation"]) + 1) + sum(
         map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
+            _s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
             value["active_tasks_pending_revocation"],
         )
     )
     s_warmup_tasks = size_uvarint(len(value["warmup_tasks"]) + 1) + sum(
-        map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
-            value["warmup_tasks"],
-        )
+        map(_s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0, value["warmup_tasks"])
     )
     s_standby_tasks = size_uvarint(len(value["standby_tasks"]) + 1) + sum(
-        map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
-            value["standby_tasks"],
-        )
+        map(_s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0, value["standby_tasks"])
     )
     s_active_tasks = size_uvarint(len(value["active_tasks"]) + 1) + sum(
-        map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
-            value["active_tasks"],
-        )
+        map(_s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0, value["active_tasks"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -158,39 +123,30 @@ def field_sizes_streams_group_current_member_assignment_value_v0(value, level=No
     """Bytes each field of streams_group_current_member_assignment_value v0 takes when built from ``value``."""
     s_warmup_tasks_pending_revocation = size_uvarint(len(value["warmup_tasks_pending_revocation"]) + 1) + sum(
         map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
+            _s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
             value["warmup_tasks_pending_revocation"],
         )
     )
     s_standby_tasks_pending_revocation = size_uvarint(len(value["standby_tasks_pending_revocation"]) + 1) + sum(
         map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
+            _s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
             value["standby_tasks_pending_revocation"],
         )
     )
     s_active_tasks_pending_revocation = size_uvarint(len(value["active_tasks_pending_revocation"]) + 1) + sum(
         map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
+            _s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
             value["active_tasks_pending_revocation"],
         )
     )
     s_warmup_tasks = size_uvarint(len(value["warmup_tasks"]) + 1) + sum(
-        map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
-            value["warmup_tasks"],
-        )
+        map(_s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0, value["warmup_tasks"])
     )
     s_standby_tasks = size_uvarint(len(value["standby_tasks"]) + 1) + sum(
-        map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
-            value["standby_tasks"],
-        )
+        map(_s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0, value["standby_tasks"])
     )
     s_active_tasks = size_uvarint(len(value["active_tasks"]) + 1) + sum(
-        map(
-            _streams_group_current_member_assignment_value__task_ids.size_streams_group_current_member_assignment_value__task_ids_v0,
-            value["active_tasks"],
-        )
+        map(_s_task_ids.size_streams_group_current_member_assignment_value__task_ids_v0, value["active_tasks"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

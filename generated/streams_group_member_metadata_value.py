@@ -11,8 +11,8 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-from . import streams_group_member_metadata_value__endpoint as _streams_group_member_metadata_value__endpoint
-from . import streams_group_member_metadata_value__key_value as _streams_group_member_metadata_value__key_value
+from . import streams_group_member_metadata_value__endpoint as _s_endpoint
+from . import streams_group_member_metadata_value__key_value as _s_key_value
 
 require_runtime_api(1)
 
@@ -34,19 +34,11 @@ STREAMS_GROUP_MEMBER_METADATA_VALUE_V0 = Flexible(
         "topology_epoch" / Int32sb,
         "process_id" / KBytes(CompactLength(), nullable=False, text=True),
         "user_endpoint"
-        / NullableStruct(
-            LazyBound(
-                lambda: _streams_group_member_metadata_value__endpoint.STREAMS_GROUP_MEMBER_METADATA_VALUE__ENDPOINT_V0
-            )
-        ),
+        / NullableStruct(LazyBound(lambda: _s_endpoint.STREAMS_GROUP_MEMBER_METADATA_VALUE__ENDPOINT_V0)),
         "client_tags"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _streams_group_member_metadata_value__key_value.STREAMS_GROUP_MEMBER_METADATA_VALUE__KEY_VALUE_V0
-                )
-            ),
+            LazyBound(lambda: _s_key_value.STREAMS_GROUP_MEMBER_METADATA_VALUE__KEY_VALUE_V0),
             nullable=False,
         ),
     ),
@@ -59,17 +51,15 @@ STREAMS_GROUP_MEMBER_METADATA_VALUE_V0 = Flexible(
 def size_streams_group_member_metadata_value_v0(value, level=None):
     """Bytes streams_group_member_metadata_value v0 takes when built from ``value``."""
     s_client_tags = size_uvarint(len(value["client_tags"]) + 1) + sum(
-        map(
-            _streams_group_member_metadata_value__key_value.size_streams_group_member_metadata_value__key_value_v0,
-            value["client_tags"],
-        )
+        map(_s_key_value.size_streams_group_member_metadata_value__key_value_v0, value["client_tags"])
     )
     s_user_endpoint = (
         1
         if value["user_endpoint"] is None
         else 1
-        + _streams_group_member_metadata_value__endpoint.size_streams_group_member_metadata_value__endpoint_v0(
-            value["user_endpoint"], level
+        + _s_endpoint.size_streams_group_member_metadata_value__endpoint_v0(
+            value["user_endpoint"],
+            level,
         )
     )
     s_process_id = compact_prefixed(len(value["process_id"].encode("utf-8")))
@@ -96,17 +86,15 @@ def size_streams_group_member_metadata_value_v0(value, level=None):
 def field_sizes_streams_group_member_metadata_value_v0(value, level=None):
     """Bytes each field of streams_group_member_metadata_value v0 takes when built from ``value``."""
     s_client_tags = size_uvarint(len(value["client_tags"]) + 1) + sum(
-        map(
-            _streams_group_member_metadata_value__key_value.size_streams_group_member_metadata_value__key_value_v0,
-            value["client_tags"],
-        )
+        map(_s_key_value.size_streams_group_member_metadata_value__key_value_v0, value["client_tags"])
     )
     s_user_endpoint = (
         1
         if value["user_endpoint"] is None
         else 1
-        + _streams_group_member_metadata_value__endpoint.size_streams_group_member_metadata_value__endpoint_v0(
-            value["user_endpoint"], level
+        + _s_endpoint.size_streams_group_member_metadata_value__endpoint_v0(
+            value["user_endpoint"],
+            level,
         )
     )
     s_process_id = compact_prefixed(len(value["process_id"].encode("utf-8")))

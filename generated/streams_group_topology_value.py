@@ -12,7 +12,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import streams_group_topology_value__subtopology as _streams_group_topology_value__subtopology
+from . import streams_group_topology_value__subtopology as _s_subtopology
 
 require_runtime_api(1)
 
@@ -31,7 +31,7 @@ STREAMS_GROUP_TOPOLOGY_VALUE_V0 = Flexible(
         "subtopologies"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _streams_group_topology_value__subtopology.STREAMS_GROUP_TOPOLOGY_VALUE__SUBTOPOLOGY_V0),
+            LazyBound(lambda: _s_subtopology.STREAMS_GROUP_TOPOLOGY_VALUE__SUBTOPOLOGY_V0),
             nullable=False,
         ),
     ),
@@ -44,10 +44,7 @@ STREAMS_GROUP_TOPOLOGY_VALUE_V0 = Flexible(
 def size_streams_group_topology_value_v0(value, level=None):
     """Bytes streams_group_topology_value v0 takes when built from ``value``."""
     s_subtopologies = size_uvarint(len(value["subtopologies"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__subtopology.size_streams_group_topology_value__subtopology_v0,
-            value["subtopologies"],
-        )
+        map(_s_subtopology.size_streams_group_topology_value__subtopology_v0, value["subtopologies"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -58,10 +55,7 @@ def size_streams_group_topology_value_v0(value, level=None):
 def field_sizes_streams_group_topology_value_v0(value, level=None):
     """Bytes each field of streams_group_topology_value v0 takes when built from ``value``."""
     s_subtopologies = size_uvarint(len(value["subtopologies"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__subtopology.size_streams_group_topology_value__subtopology_v0,
-            value["subtopologies"],
-        )
+        map(_s_subtopology.size_streams_group_topology_value__subtopology_v0, value["subtopologies"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

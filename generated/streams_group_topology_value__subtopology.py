@@ -11,8 +11,8 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-from . import streams_group_topology_value__copartition_group as _streams_group_topology_value__copartition_group
-from . import streams_group_topology_value__topic_info as _streams_group_topology_value__topic_info
+from . import streams_group_topology_value__copartition_group as _s_copartition_group
+from . import streams_group_topology_value__topic_info as _s_topic_info
 
 require_runtime_api(1)
 
@@ -33,7 +33,7 @@ STREAMS_GROUP_TOPOLOGY_VALUE__SUBTOPOLOGY_V0 = Flexible(
         "state_changelog_topics"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _streams_group_topology_value__topic_info.STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_INFO_V0),
+            LazyBound(lambda: _s_topic_info.STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_INFO_V0),
             nullable=False,
         ),
         "repartition_sink_topics"
@@ -45,17 +45,13 @@ STREAMS_GROUP_TOPOLOGY_VALUE__SUBTOPOLOGY_V0 = Flexible(
         "repartition_source_topics"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _streams_group_topology_value__topic_info.STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_INFO_V0),
+            LazyBound(lambda: _s_topic_info.STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_INFO_V0),
             nullable=False,
         ),
         "copartition_groups"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: (
-                    _streams_group_topology_value__copartition_group.STREAMS_GROUP_TOPOLOGY_VALUE__COPARTITION_GROUP_V0
-                )
-            ),
+            LazyBound(lambda: _s_copartition_group.STREAMS_GROUP_TOPOLOGY_VALUE__COPARTITION_GROUP_V0),
             nullable=False,
         ),
     ),
@@ -68,25 +64,16 @@ STREAMS_GROUP_TOPOLOGY_VALUE__SUBTOPOLOGY_V0 = Flexible(
 def size_streams_group_topology_value__subtopology_v0(value, level=None):
     """Bytes streams_group_topology_value__subtopology v0 takes when built from ``value``."""
     s_copartition_groups = size_uvarint(len(value["copartition_groups"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__copartition_group.size_streams_group_topology_value__copartition_group_v0,
-            value["copartition_groups"],
-        )
+        map(_s_copartition_group.size_streams_group_topology_value__copartition_group_v0, value["copartition_groups"])
     )
     s_repartition_source_topics = size_uvarint(len(value["repartition_source_topics"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__topic_info.size_streams_group_topology_value__topic_info_v0,
-            value["repartition_source_topics"],
-        )
+        map(_s_topic_info.size_streams_group_topology_value__topic_info_v0, value["repartition_source_topics"])
     )
     s_repartition_sink_topics = size_uvarint(len(value["repartition_sink_topics"]) + 1) + sum(
         compact_prefixed(len(x.encode("utf-8"))) for x in value["repartition_sink_topics"]
     )
     s_state_changelog_topics = size_uvarint(len(value["state_changelog_topics"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__topic_info.size_streams_group_topology_value__topic_info_v0,
-            value["state_changelog_topics"],
-        )
+        map(_s_topic_info.size_streams_group_topology_value__topic_info_v0, value["state_changelog_topics"])
     )
     s_source_topic_regex = size_uvarint(len(value["source_topic_regex"]) + 1) + sum(
         compact_prefixed(len(x.encode("utf-8"))) for x in value["source_topic_regex"]
@@ -113,25 +100,16 @@ def size_streams_group_topology_value__subtopology_v0(value, level=None):
 def field_sizes_streams_group_topology_value__subtopology_v0(value, level=None):
     """Bytes each field of streams_group_topology_value__subtopology v0 takes when built from ``value``."""
     s_copartition_groups = size_uvarint(len(value["copartition_groups"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__copartition_group.size_streams_group_topology_value__copartition_group_v0,
-            value["copartition_groups"],
-        )
+        map(_s_copartition_group.size_streams_group_topology_value__copartition_group_v0, value["copartition_groups"])
     )
     s_repartition_source_topics = size_uvarint(len(value["repartition_source_topics"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__topic_info.size_streams_group_topology_value__topic_info_v0,
-            value["repartition_source_topics"],
-        )
+        map(_s_topic_info.size_streams_group_topology_value__topic_info_v0, value["repartition_source_topics"])
     )
     s_repartition_sink_topics = size_uvarint(len(value["repartition_sink_topics"]) + 1) + sum(
         compact_prefixed(len(x.encode("utf-8"))) for x in value["repartition_sink_topics"]
     )
     s_state_changelog_topics = size_uvarint(len(value["state_changelog_topics"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__topic_info.size_streams_group_topology_value__topic_info_v0,
-            value["state_changelog_topics"],
-        )
+        map(_s_topic_info.size_streams_group_topology_value__topic_info_v0, value["state_changelog_topics"])
     )
     s_source_topic_regex = size_uvarint(len(value["source_topic_regex"]) + 1) + sum(
         compact_prefixed(len(x.encode("utf-8"))) for x in value["source_topic_regex"]

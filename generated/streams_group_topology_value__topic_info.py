@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-from . import streams_group_topology_value__topic_config as _streams_group_topology_value__topic_config
+from . import streams_group_topology_value__topic_config as _s_topic_config
 
 require_runtime_api(1)
 
@@ -31,9 +31,7 @@ STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_INFO_V0 = Flexible(
         "topic_configs"
         / KArray(
             CompactLength(),
-            LazyBound(
-                lambda: _streams_group_topology_value__topic_config.STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_CONFIG_V0
-            ),
+            LazyBound(lambda: _s_topic_config.STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_CONFIG_V0),
             nullable=False,
         ),
     ),
@@ -46,10 +44,7 @@ STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_INFO_V0 = Flexible(
 def size_streams_group_topology_value__topic_info_v0(value, level=None):
     """Bytes streams_group_topology_value__topic_info v0 takes when built from ``value``."""
     s_topic_configs = size_uvarint(len(value["topic_configs"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__topic_config.size_streams_group_topology_value__topic_config_v0,
-            value["topic_configs"],
-        )
+        map(_s_topic_config.size_streams_group_topology_value__topic_config_v0, value["topic_configs"])
     )
     s_name = compact_prefixed(len(value["name"].encode("utf-8")))
     known_tags = frozenset()
@@ -61,10 +56,7 @@ def size_streams_group_topology_value__topic_info_v0(value, level=None):
 def field_sizes_streams_group_topology_value__topic_info_v0(value, level=None):
     """Bytes each field of streams_group_topology_value__topic_info v0 takes when built from ``value``."""
     s_topic_configs = size_uvarint(len(value["topic_configs"]) + 1) + sum(
-        map(
-            _streams_group_topology_value__topic_config.size_streams_group_topology_value__topic_config_v0,
-            value["topic_configs"],
-        )
+        map(_s_topic_config.size_streams_group_topology_value__topic_config_v0, value["topic_configs"])
     )
     s_name = compact_prefixed(len(value["name"].encode("utf-8")))
     known_tags = frozenset()

@@ -16,9 +16,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import (
-    consumer_group_current_member_assignment_value__topic_partitions as _consumer_group_current_member_assignment_value__topic_partitions,
-)
+from . import consumer_group_current_member_assignment_value__topic_partitions as _s_topic_partitions
 
 require_runtime_api(1)
 
@@ -68,7 +66,7 @@ def decode_consumer_group_current_member_assignment_value_v0(buf, pos=0, end=Non
             )
         try:
             v_assigned_partitions, pos = (
-                _consumer_group_current_member_assignment_value__topic_partitions.decode_consumer_group_current_member_assignment_value__topic_partitions_v0_array(
+                _s_topic_partitions.decode_consumer_group_current_member_assignment_value__topic_partitions_v0_array(
                     buf, pos, end, assigned_partitions_count
                 )
             )
@@ -99,7 +97,7 @@ def decode_consumer_group_current_member_assignment_value_v0(buf, pos=0, end=Non
             )
         try:
             v_partitions_pending_revocation, pos = (
-                _consumer_group_current_member_assignment_value__topic_partitions.decode_consumer_group_current_member_assignment_value__topic_partitions_v0_array(
+                _s_topic_partitions.decode_consumer_group_current_member_assignment_value__topic_partitions_v0_array(
                     buf, pos, end, partitions_pending_revocation_count
                 )
             )
@@ -164,18 +162,12 @@ def encode_consumer_group_current_member_assignment_value_v0(v):
         b_member_epoch = _S1.pack(v[0])
         b_previous_member_epoch = _S1.pack(v[1])
         b_state = _S2.pack(v[2])
-        b_assigned_partitions = (
-            encode_uvarint(len(v[3]) + 1)
-            + _consumer_group_current_member_assignment_value__topic_partitions.encode_consumer_group_current_member_assignment_value__topic_partitions_v0_array(
-                v[3]
-            )
-        )
-        b_partitions_pending_revocation = (
-            encode_uvarint(len(v[4]) + 1)
-            + _consumer_group_current_member_assignment_value__topic_partitions.encode_consumer_group_current_member_assignment_value__topic_partitions_v0_array(
-                v[4]
-            )
-        )
+        b_assigned_partitions = encode_uvarint(
+            len(v[3]) + 1
+        ) + _s_topic_partitions.encode_consumer_group_current_member_assignment_value__topic_partitions_v0_array(v[3])
+        b_partitions_pending_revocation = encode_uvarint(
+            len(v[4]) + 1
+        ) + _s_topic_partitions.encode_consumer_group_current_member_assignment_value__topic_partitions_v0_array(v[4])
         tags = check_unknown_tags(v[5], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -15,9 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import (
-    consumer_group_target_assignment_member_value__topic_partition as _consumer_group_target_assignment_member_value__topic_partition,
-)
+from . import consumer_group_target_assignment_member_value__topic_partition as _s_topic_partition
 
 require_runtime_api(1)
 
@@ -55,7 +53,7 @@ def decode_consumer_group_target_assignment_member_value_v0(buf, pos=0, end=None
             )
         try:
             v_topic_partitions, pos = (
-                _consumer_group_target_assignment_member_value__topic_partition.decode_consumer_group_target_assignment_member_value__topic_partition_v0_array(
+                _s_topic_partition.decode_consumer_group_target_assignment_member_value__topic_partition_v0_array(
                     buf, pos, end, topic_partitions_count
                 )
             )
@@ -110,12 +108,9 @@ def encode_consumer_group_target_assignment_member_value_v0(v):
     computed).
     """
     try:
-        b_topic_partitions = (
-            encode_uvarint(len(v[0]) + 1)
-            + _consumer_group_target_assignment_member_value__topic_partition.encode_consumer_group_target_assignment_member_value__topic_partition_v0_array(
-                v[0]
-            )
-        )
+        b_topic_partitions = encode_uvarint(
+            len(v[0]) + 1
+        ) + _s_topic_partition.encode_consumer_group_target_assignment_member_value__topic_partition_v0_array(v[0])
         tags = check_unknown_tags(v[1], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

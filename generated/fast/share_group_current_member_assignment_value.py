@@ -16,9 +16,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import (
-    share_group_current_member_assignment_value__topic_partitions as _share_group_current_member_assignment_value__topic_partitions,
-)
+from . import share_group_current_member_assignment_value__topic_partitions as _s_topic_partitions
 
 require_runtime_api(1)
 
@@ -67,7 +65,7 @@ def decode_share_group_current_member_assignment_value_v0(buf, pos=0, end=None):
             )
         try:
             v_assigned_partitions, pos = (
-                _share_group_current_member_assignment_value__topic_partitions.decode_share_group_current_member_assignment_value__topic_partitions_v0_array(
+                _s_topic_partitions.decode_share_group_current_member_assignment_value__topic_partitions_v0_array(
                     buf, pos, end, assigned_partitions_count
                 )
             )
@@ -123,12 +121,9 @@ def encode_share_group_current_member_assignment_value_v0(v):
         b_member_epoch = _S1.pack(v[0])
         b_previous_member_epoch = _S1.pack(v[1])
         b_state = _S2.pack(v[2])
-        b_assigned_partitions = (
-            encode_uvarint(len(v[3]) + 1)
-            + _share_group_current_member_assignment_value__topic_partitions.encode_share_group_current_member_assignment_value__topic_partitions_v0_array(
-                v[3]
-            )
-        )
+        b_assigned_partitions = encode_uvarint(
+            len(v[3]) + 1
+        ) + _s_topic_partitions.encode_share_group_current_member_assignment_value__topic_partitions_v0_array(v[3])
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -17,9 +17,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import (
-    share_group_partition_metadata_value__partition_metadata as _share_group_partition_metadata_value__partition_metadata,
-)
+from . import share_group_partition_metadata_value__partition_metadata as _s_partition_metadata
 
 require_runtime_api(1)
 
@@ -93,7 +91,7 @@ def decode_share_group_partition_metadata_value__topic_metadata_v0(buf, pos=0, e
             )
         try:
             v_partition_metadata, pos = (
-                _share_group_partition_metadata_value__partition_metadata.decode_share_group_partition_metadata_value__partition_metadata_v0_array(
+                _s_partition_metadata.decode_share_group_partition_metadata_value__partition_metadata_v0_array(
                     buf, pos, end, partition_metadata_count
                 )
             )
@@ -155,12 +153,9 @@ def encode_share_group_partition_metadata_value__topic_metadata_v0(v):
             data = v[1].encode("utf-8")
             b_topic_name = encode_uvarint(len(data) + 1) + data
         b_num_partitions = _S0.pack(v[2])
-        b_partition_metadata = (
-            encode_uvarint(len(v[3]) + 1)
-            + _share_group_partition_metadata_value__partition_metadata.encode_share_group_partition_metadata_value__partition_metadata_v0_array(
-                v[3]
-            )
-        )
+        b_partition_metadata = encode_uvarint(
+            len(v[3]) + 1
+        ) + _s_partition_metadata.encode_share_group_partition_metadata_value__partition_metadata_v0_array(v[3])
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

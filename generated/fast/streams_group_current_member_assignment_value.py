@@ -16,9 +16,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import (
-    streams_group_current_member_assignment_value__task_ids as _streams_group_current_member_assignment_value__task_ids,
-)
+from . import streams_group_current_member_assignment_value__task_ids as _s_task_ids
 
 require_runtime_api(1)
 
@@ -67,10 +65,11 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
                 field="active_tasks",
             )
         try:
-            v_active_tasks, pos = (
-                _streams_group_current_member_assignment_value__task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
-                    buf, pos, end, active_tasks_count
-                )
+            v_active_tasks, pos = _s_task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
+                buf,
+                pos,
+                end,
+                active_tasks_count,
             )
         except DecodeError as exc:
             exc.field = "active_tasks." + exc.field if exc.field else "active_tasks"
@@ -95,10 +94,11 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
                 field="standby_tasks",
             )
         try:
-            v_standby_tasks, pos = (
-                _streams_group_current_member_assignment_value__task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
-                    buf, pos, end, standby_tasks_count
-                )
+            v_standby_tasks, pos = _s_task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
+                buf,
+                pos,
+                end,
+                standby_tasks_count,
             )
         except DecodeError as exc:
             exc.field = "standby_tasks." + exc.field if exc.field else "standby_tasks"
@@ -119,10 +119,11 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
                 field="warmup_tasks",
             )
         try:
-            v_warmup_tasks, pos = (
-                _streams_group_current_member_assignment_value__task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
-                    buf, pos, end, warmup_tasks_count
-                )
+            v_warmup_tasks, pos = _s_task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
+                buf,
+                pos,
+                end,
+                warmup_tasks_count,
             )
         except DecodeError as exc:
             exc.field = "warmup_tasks." + exc.field if exc.field else "warmup_tasks"
@@ -151,7 +152,7 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
             )
         try:
             v_active_tasks_pending_revocation, pos = (
-                _streams_group_current_member_assignment_value__task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
+                _s_task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
                     buf, pos, end, active_tasks_pending_revocation_count
                 )
             )
@@ -184,7 +185,7 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
             )
         try:
             v_standby_tasks_pending_revocation, pos = (
-                _streams_group_current_member_assignment_value__task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
+                _s_task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
                     buf, pos, end, standby_tasks_pending_revocation_count
                 )
             )
@@ -217,7 +218,7 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
             )
         try:
             v_warmup_tasks_pending_revocation, pos = (
-                _streams_group_current_member_assignment_value__task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
+                _s_task_ids.decode_streams_group_current_member_assignment_value__task_ids_v0_array(
                     buf, pos, end, warmup_tasks_pending_revocation_count
                 )
             )
@@ -288,42 +289,24 @@ def encode_streams_group_current_member_assignment_value_v0(v):
         b_member_epoch = _S1.pack(v[0])
         b_previous_member_epoch = _S1.pack(v[1])
         b_state = _S2.pack(v[2])
-        b_active_tasks = (
-            encode_uvarint(len(v[3]) + 1)
-            + _streams_group_current_member_assignment_value__task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(
-                v[3]
-            )
-        )
-        b_standby_tasks = (
-            encode_uvarint(len(v[4]) + 1)
-            + _streams_group_current_member_assignment_value__task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(
-                v[4]
-            )
-        )
-        b_warmup_tasks = (
-            encode_uvarint(len(v[5]) + 1)
-            + _streams_group_current_member_assignment_value__task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(
-                v[5]
-            )
-        )
-        b_active_tasks_pending_revocation = (
-            encode_uvarint(len(v[6]) + 1)
-            + _streams_group_current_member_assignment_value__task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(
-                v[6]
-            )
-        )
-        b_standby_tasks_pending_revocation = (
-            encode_uvarint(len(v[7]) + 1)
-            + _streams_group_current_member_assignment_value__task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(
-                v[7]
-            )
-        )
-        b_warmup_tasks_pending_revocation = (
-            encode_uvarint(len(v[8]) + 1)
-            + _streams_group_current_member_assignment_value__task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(
-                v[8]
-            )
-        )
+        b_active_tasks = encode_uvarint(
+            len(v[3]) + 1
+        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[3])
+        b_standby_tasks = encode_uvarint(
+            len(v[4]) + 1
+        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[4])
+        b_warmup_tasks = encode_uvarint(
+            len(v[5]) + 1
+        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[5])
+        b_active_tasks_pending_revocation = encode_uvarint(
+            len(v[6]) + 1
+        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[6])
+        b_standby_tasks_pending_revocation = encode_uvarint(
+            len(v[7]) + 1
+        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[7])
+        b_warmup_tasks_pending_revocation = encode_uvarint(
+            len(v[8]) + 1
+        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[8])
         tags = check_unknown_tags(v[9], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

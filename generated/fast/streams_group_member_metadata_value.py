@@ -15,8 +15,8 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import streams_group_member_metadata_value__endpoint as _streams_group_member_metadata_value__endpoint
-from . import streams_group_member_metadata_value__key_value as _streams_group_member_metadata_value__key_value
+from . import streams_group_member_metadata_value__endpoint as _s_endpoint
+from . import streams_group_member_metadata_value__key_value as _s_key_value
 
 require_runtime_api(1)
 
@@ -159,10 +159,10 @@ def decode_streams_group_member_metadata_value_v0(buf, pos=0, end=None):
             v_user_endpoint = None
         else:
             try:
-                v_user_endpoint, pos = (
-                    _streams_group_member_metadata_value__endpoint.decode_streams_group_member_metadata_value__endpoint_v0(
-                        buf, pos, end
-                    )
+                v_user_endpoint, pos = _s_endpoint.decode_streams_group_member_metadata_value__endpoint_v0(
+                    buf,
+                    pos,
+                    end,
                 )
             except DecodeError as exc:
                 exc.field = "user_endpoint." + exc.field if exc.field else "user_endpoint"
@@ -183,10 +183,11 @@ def decode_streams_group_member_metadata_value_v0(buf, pos=0, end=None):
                 field="client_tags",
             )
         try:
-            v_client_tags, pos = (
-                _streams_group_member_metadata_value__key_value.decode_streams_group_member_metadata_value__key_value_v0_array(
-                    buf, pos, end, client_tags_count
-                )
+            v_client_tags, pos = _s_key_value.decode_streams_group_member_metadata_value__key_value_v0_array(
+                buf,
+                pos,
+                end,
+                client_tags_count,
             )
         except DecodeError as exc:
             exc.field = "client_tags." + exc.field if exc.field else "client_tags"
@@ -276,17 +277,11 @@ def encode_streams_group_member_metadata_value_v0(v):
         b_user_endpoint = (
             b"\xff"
             if v[7] is None
-            else b"\x01"
-            + _streams_group_member_metadata_value__endpoint.encode_streams_group_member_metadata_value__endpoint_v0(
-                v[7]
-            )
+            else b"\x01" + _s_endpoint.encode_streams_group_member_metadata_value__endpoint_v0(v[7])
         )
-        b_client_tags = (
-            encode_uvarint(len(v[8]) + 1)
-            + _streams_group_member_metadata_value__key_value.encode_streams_group_member_metadata_value__key_value_v0_array(
-                v[8]
-            )
-        )
+        b_client_tags = encode_uvarint(
+            len(v[8]) + 1
+        ) + _s_key_value.encode_streams_group_member_metadata_value__key_value_v0_array(v[8])
         tags = check_unknown_tags(v[9], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -15,9 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import (
-    streams_group_partition_metadata_value__topic_metadata as _streams_group_partition_metadata_value__topic_metadata,
-)
+from . import streams_group_partition_metadata_value__topic_metadata as _s_topic_metadata
 
 require_runtime_api(1)
 
@@ -48,10 +46,11 @@ def decode_streams_group_partition_metadata_value_v0(buf, pos=0, end=None):
                 field="topics",
             )
         try:
-            v_topics, pos = (
-                _streams_group_partition_metadata_value__topic_metadata.decode_streams_group_partition_metadata_value__topic_metadata_v0_array(
-                    buf, pos, end, topics_count
-                )
+            v_topics, pos = _s_topic_metadata.decode_streams_group_partition_metadata_value__topic_metadata_v0_array(
+                buf,
+                pos,
+                end,
+                topics_count,
             )
         except DecodeError as exc:
             exc.field = "topics." + exc.field if exc.field else "topics"
@@ -100,12 +99,9 @@ def decode_streams_group_partition_metadata_value_v0_array(buf, pos, end, count)
 def encode_streams_group_partition_metadata_value_v0(v):
     """Bytes of streams_group_partition_metadata_value v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_topics = (
-            encode_uvarint(len(v[0]) + 1)
-            + _streams_group_partition_metadata_value__topic_metadata.encode_streams_group_partition_metadata_value__topic_metadata_v0_array(
-                v[0]
-            )
-        )
+        b_topics = encode_uvarint(
+            len(v[0]) + 1
+        ) + _s_topic_metadata.encode_streams_group_partition_metadata_value__topic_metadata_v0_array(v[0])
         tags = check_unknown_tags(v[1], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

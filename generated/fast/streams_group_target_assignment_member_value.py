@@ -15,9 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import (
-    streams_group_target_assignment_member_value__task_ids as _streams_group_target_assignment_member_value__task_ids,
-)
+from . import streams_group_target_assignment_member_value__task_ids as _s_task_ids
 
 require_runtime_api(1)
 
@@ -55,10 +53,11 @@ def decode_streams_group_target_assignment_member_value_v0(buf, pos=0, end=None)
                 field="active_tasks",
             )
         try:
-            v_active_tasks, pos = (
-                _streams_group_target_assignment_member_value__task_ids.decode_streams_group_target_assignment_member_value__task_ids_v0_array(
-                    buf, pos, end, active_tasks_count
-                )
+            v_active_tasks, pos = _s_task_ids.decode_streams_group_target_assignment_member_value__task_ids_v0_array(
+                buf,
+                pos,
+                end,
+                active_tasks_count,
             )
         except DecodeError as exc:
             exc.field = "active_tasks." + exc.field if exc.field else "active_tasks"
@@ -83,10 +82,11 @@ def decode_streams_group_target_assignment_member_value_v0(buf, pos=0, end=None)
                 field="standby_tasks",
             )
         try:
-            v_standby_tasks, pos = (
-                _streams_group_target_assignment_member_value__task_ids.decode_streams_group_target_assignment_member_value__task_ids_v0_array(
-                    buf, pos, end, standby_tasks_count
-                )
+            v_standby_tasks, pos = _s_task_ids.decode_streams_group_target_assignment_member_value__task_ids_v0_array(
+                buf,
+                pos,
+                end,
+                standby_tasks_count,
             )
         except DecodeError as exc:
             exc.field = "standby_tasks." + exc.field if exc.field else "standby_tasks"
@@ -107,10 +107,11 @@ def decode_streams_group_target_assignment_member_value_v0(buf, pos=0, end=None)
                 field="warmup_tasks",
             )
         try:
-            v_warmup_tasks, pos = (
-                _streams_group_target_assignment_member_value__task_ids.decode_streams_group_target_assignment_member_value__task_ids_v0_array(
-                    buf, pos, end, warmup_tasks_count
-                )
+            v_warmup_tasks, pos = _s_task_ids.decode_streams_group_target_assignment_member_value__task_ids_v0_array(
+                buf,
+                pos,
+                end,
+                warmup_tasks_count,
             )
         except DecodeError as exc:
             exc.field = "warmup_tasks." + exc.field if exc.field else "warmup_tasks"
@@ -161,24 +162,15 @@ def encode_streams_group_target_assignment_member_value_v0(v):
     computed).
     """
     try:
-        b_active_tasks = (
-            encode_uvarint(len(v[0]) + 1)
-            + _streams_group_target_assignment_member_value__task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(
-                v[0]
-            )
-        )
-        b_standby_tasks = (
-            encode_uvarint(len(v[1]) + 1)
-            + _streams_group_target_assignment_member_value__task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(
-                v[1]
-            )
-        )
-        b_warmup_tasks = (
-            encode_uvarint(len(v[2]) + 1)
-            + _streams_group_target_assignment_member_value__task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(
-                v[2]
-            )
-        )
+        b_active_tasks = encode_uvarint(
+            len(v[0]) + 1
+        ) + _s_task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(v[0])
+        b_standby_tasks = encode_uvarint(
+            len(v[1]) + 1
+        ) + _s_task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(v[1])
+        b_warmup_tasks = encode_uvarint(
+            len(v[2]) + 1
+        ) + _s_task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(v[2])
         tags = check_unknown_tags(v[3], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

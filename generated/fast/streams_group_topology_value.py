@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import streams_group_topology_value__subtopology as _streams_group_topology_value__subtopology
+from . import streams_group_topology_value__subtopology as _s_subtopology
 
 require_runtime_api(1)
 
@@ -53,10 +53,11 @@ def decode_streams_group_topology_value_v0(buf, pos=0, end=None):
                 field="subtopologies",
             )
         try:
-            v_subtopologies, pos = (
-                _streams_group_topology_value__subtopology.decode_streams_group_topology_value__subtopology_v0_array(
-                    buf, pos, end, subtopologies_count
-                )
+            v_subtopologies, pos = _s_subtopology.decode_streams_group_topology_value__subtopology_v0_array(
+                buf,
+                pos,
+                end,
+                subtopologies_count,
             )
         except DecodeError as exc:
             exc.field = "subtopologies." + exc.field if exc.field else "subtopologies"
@@ -102,7 +103,7 @@ def encode_streams_group_topology_value_v0(v):
         b_epoch = _S0.pack(v[0])
         b_subtopologies = encode_uvarint(
             len(v[1]) + 1
-        ) + _streams_group_topology_value__subtopology.encode_streams_group_topology_value__subtopology_v0_array(v[1])
+        ) + _s_subtopology.encode_streams_group_topology_value__subtopology_v0_array(v[1])
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -15,8 +15,8 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import streams_group_topology_value__copartition_group as _streams_group_topology_value__copartition_group
-from . import streams_group_topology_value__topic_info as _streams_group_topology_value__topic_info
+from . import streams_group_topology_value__copartition_group as _s_copartition_group
+from . import streams_group_topology_value__topic_info as _s_topic_info
 
 require_runtime_api(1)
 
@@ -188,10 +188,11 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
                 field="state_changelog_topics",
             )
         try:
-            v_state_changelog_topics, pos = (
-                _streams_group_topology_value__topic_info.decode_streams_group_topology_value__topic_info_v0_array(
-                    buf, pos, end, state_changelog_topics_count
-                )
+            v_state_changelog_topics, pos = _s_topic_info.decode_streams_group_topology_value__topic_info_v0_array(
+                buf,
+                pos,
+                end,
+                state_changelog_topics_count,
             )
         except DecodeError as exc:
             exc.field = "state_changelog_topics." + exc.field if exc.field else "state_changelog_topics"
@@ -278,10 +279,11 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
                 field="repartition_source_topics",
             )
         try:
-            v_repartition_source_topics, pos = (
-                _streams_group_topology_value__topic_info.decode_streams_group_topology_value__topic_info_v0_array(
-                    buf, pos, end, repartition_source_topics_count
-                )
+            v_repartition_source_topics, pos = _s_topic_info.decode_streams_group_topology_value__topic_info_v0_array(
+                buf,
+                pos,
+                end,
+                repartition_source_topics_count,
             )
         except DecodeError as exc:
             exc.field = "repartition_source_topics." + exc.field if exc.field else "repartition_source_topics"
@@ -307,8 +309,11 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
             )
         try:
             v_copartition_groups, pos = (
-                _streams_group_topology_value__copartition_group.decode_streams_group_topology_value__copartition_group_v0_array(
-                    buf, pos, end, copartition_groups_count
+                _s_copartition_group.decode_streams_group_topology_value__copartition_group_v0_array(
+                    buf,
+                    pos,
+                    end,
+                    copartition_groups_count,
                 )
             )
         except DecodeError as exc:
@@ -382,19 +387,16 @@ def encode_streams_group_topology_value__subtopology_v0(v):
         )
         b_state_changelog_topics = encode_uvarint(
             len(v[3]) + 1
-        ) + _streams_group_topology_value__topic_info.encode_streams_group_topology_value__topic_info_v0_array(v[3])
+        ) + _s_topic_info.encode_streams_group_topology_value__topic_info_v0_array(v[3])
         b_repartition_sink_topics = encode_uvarint(len(v[4]) + 1) + b"".join(
             [encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[4]]]
         )
         b_repartition_source_topics = encode_uvarint(
             len(v[5]) + 1
-        ) + _streams_group_topology_value__topic_info.encode_streams_group_topology_value__topic_info_v0_array(v[5])
-        b_copartition_groups = (
-            encode_uvarint(len(v[6]) + 1)
-            + _streams_group_topology_value__copartition_group.encode_streams_group_topology_value__copartition_group_v0_array(
-                v[6]
-            )
-        )
+        ) + _s_topic_info.encode_streams_group_topology_value__topic_info_v0_array(v[5])
+        b_copartition_groups = encode_uvarint(
+            len(v[6]) + 1
+        ) + _s_copartition_group.encode_streams_group_topology_value__copartition_group_v0_array(v[6])
         tags = check_unknown_tags(v[7], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -16,7 +16,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import streams_group_topology_value__topic_config as _streams_group_topology_value__topic_config
+from . import streams_group_topology_value__topic_config as _s_topic_config
 
 require_runtime_api(1)
 
@@ -87,10 +87,11 @@ def decode_streams_group_topology_value__topic_info_v0(buf, pos=0, end=None):
                 field="topic_configs",
             )
         try:
-            v_topic_configs, pos = (
-                _streams_group_topology_value__topic_config.decode_streams_group_topology_value__topic_config_v0_array(
-                    buf, pos, end, topic_configs_count
-                )
+            v_topic_configs, pos = _s_topic_config.decode_streams_group_topology_value__topic_config_v0_array(
+                buf,
+                pos,
+                end,
+                topic_configs_count,
             )
         except DecodeError as exc:
             exc.field = "topic_configs." + exc.field if exc.field else "topic_configs"
@@ -150,7 +151,7 @@ def encode_streams_group_topology_value__topic_info_v0(v):
         b_replication_factor = _S2.pack(v[2])
         b_topic_configs = encode_uvarint(
             len(v[3]) + 1
-        ) + _streams_group_topology_value__topic_config.encode_streams_group_topology_value__topic_config_v0_array(v[3])
+        ) + _s_topic_config.encode_streams_group_topology_value__topic_config_v0_array(v[3])
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -31,6 +31,7 @@ __all__ = [
     "registry_for_topic",
     "decode_internal",
     "decode_control",
+    "coordinator_key_version",
 ]
 
 METADATA_FRAME_VERSION = 1  # Kafka's MetadataRecordSerde DEFAULT_FRAME_VERSION
@@ -97,6 +98,13 @@ def _parse(entity: str, version: int, data: bytes, at: int) -> Decoded:
         raise exc.at(at) from None
 
 
+def coordinator_key_version(key_entity: str, record_type: int) -> int:
+    """The version a coordinator key is read at: keys are versioned by their record type (OffsetCommitKey 0
+    and 1, GroupMetadataKey 2); the newer ones (Kafka 4's CoordinatorRecordType) have one version."""
+    versions = ENTITY_VERSIONS[key_entity]
+    return record_type if record_type in versions else versions[-1]
+
+
 def _int16(data: bytes, what: str) -> int:
     if len(data) < 2:
         raise TruncatedError(f"{what} needs 2 bytes but only {len(data)} remain", position=0)
@@ -132,9 +140,7 @@ def _coordinator(registry: str, key: bytes | None, value: bytes | None) -> Inter
         rec = _by_type(registry).get(rtype)
         if rec is None:
             raise UnknownRecordTypeError(rtype, registry)
-        key_versions = ENTITY_VERSIONS[rec["key"]]
-        # keys are versioned by their record type (OffsetCommitKey 0 and 1); newer ones have one version
-        decoded_key = _coordinator_part(rec["key"], rtype if rtype in key_versions else key_versions[-1], key, "key")
+        decoded_key = _coordinator_part(rec["key"], coordinator_key_version(rec["key"], rtype), key, "key")
         if value is None:
             return InternalRecord(registry, rtype, rec["name"], decoded_key)
         decoded = _coordinator_part(rec["value"], _int16(value, "the value version"), value, "value")
