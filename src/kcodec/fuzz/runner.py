@@ -224,8 +224,11 @@ class Fuzzer:
         old = signal.signal(signal.SIGALRM, _alarm)
         try:
             weights = [TARGET_WEIGHTS.get(parse_target(t)[0], 1.0) for t in c.targets]
+            # every target once (in a seeded order), then drawn by weight: a run long enough for one round
+            # each reaches every target, however many entities the schemas define
+            first_pass = self.rng.sample(c.targets, len(c.targets))
             while not self.done(start):
-                target = self.rng.choices(c.targets, weights)[0]
+                target = first_pass.pop() if first_pass else self.rng.choices(c.targets, weights)[0]
                 if target == SEGMENT:
                     self.segment_round(start)
                 else:
