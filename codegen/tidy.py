@@ -90,6 +90,9 @@ def _wrap(line: str) -> list[str]:
     if text.startswith('"""') and text.endswith('"""') and len(text) > 6:  # a one-line docstring
         body = textwrap.wrap(text[3:-3], _WIDTH - len(indent) - 6, break_long_words=False, break_on_hyphens=False)
         return [indent + '"""' + body[0], *[indent + b for b in body[1:]], indent + '"""']
+    if text.startswith('"""') and '"""' not in text[3:]:  # the first line of a longer docstring
+        body = textwrap.wrap(text[3:], _WIDTH - len(indent) - 3, break_long_words=False, break_on_hyphens=False)
+        return [indent + '"""' + body[0], *[indent + b for b in body[1:]]]
     tokens = _tokens(text)
     if tokens is None:
         return [line]

@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-from . import client_quota_record__entity_data as _client_quota_record__entity_data
+from . import client_quota_record__entity_data as _s_entity_data
 
 require_runtime_api(1)
 
@@ -28,7 +28,7 @@ CLIENT_QUOTA_RECORD_V0 = Flexible(
         "entity"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _client_quota_record__entity_data.CLIENT_QUOTA_RECORD__ENTITY_DATA_V0),
+            LazyBound(lambda: _s_entity_data.CLIENT_QUOTA_RECORD__ENTITY_DATA_V0),
             nullable=False,
         ),
         "key" / KBytes(CompactLength(), nullable=False, text=True),
@@ -45,7 +45,7 @@ def size_client_quota_record_v0(value, level=None):
     """Bytes client_quota_record v0 takes when built from ``value``."""
     s_key = compact_prefixed(len(value["key"].encode("utf-8")))
     s_entity = size_uvarint(len(value["entity"]) + 1) + sum(
-        map(_client_quota_record__entity_data.size_client_quota_record__entity_data_v0, value["entity"])
+        map(_s_entity_data.size_client_quota_record__entity_data_v0, value["entity"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -57,7 +57,7 @@ def field_sizes_client_quota_record_v0(value, level=None):
     """Bytes each field of client_quota_record v0 takes when built from ``value``."""
     s_key = compact_prefixed(len(value["key"].encode("utf-8")))
     s_entity = size_uvarint(len(value["entity"]) + 1) + sum(
-        map(_client_quota_record__entity_data.size_client_quota_record__entity_data_v0, value["entity"])
+        map(_s_entity_data.size_client_quota_record__entity_data_v0, value["entity"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

@@ -9,7 +9,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec, KBytes
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-from . import consumer_protocol_assignment__topic as _consumer_protocol_assignment__topic
+from . import consumer_protocol_assignment__topic as _s_topic
 
 require_runtime_api(1)
 
@@ -23,11 +23,7 @@ CONSUMER_PROTOCOL_ASSIGNMENT_V0_MIN_OVERHEAD = 8
 CONSUMER_PROTOCOL_ASSIGNMENT_V0_MAX_OVERHEAD = 8
 
 CONSUMER_PROTOCOL_ASSIGNMENT_V0 = Struct(
-    "assigned_partitions"
-    / PrefixedArray(
-        Int32sb,
-        LazyBound(lambda: _consumer_protocol_assignment__topic.CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V0),
-    ),
+    "assigned_partitions" / PrefixedArray(Int32sb, LazyBound(lambda: _s_topic.CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V0)),
     "user_data" / KBytes(Int32sb, nullable=True, text=False),
 )
 
@@ -36,10 +32,7 @@ def size_consumer_protocol_assignment_v0(value, level=None):
     """Bytes consumer_protocol_assignment v0 takes when built from ``value``."""
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_assigned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_assignment__topic.size_consumer_protocol_assignment__topic_v0,
-            value["assigned_partitions"],
-        )
+        map(_s_topic.size_consumer_protocol_assignment__topic_v0, value["assigned_partitions"])
     )
     return s_assigned_partitions + s_user_data
 
@@ -48,10 +41,7 @@ def field_sizes_consumer_protocol_assignment_v0(value, level=None):
     """Bytes each field of consumer_protocol_assignment v0 takes when built from ``value``."""
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_assigned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_assignment__topic.size_consumer_protocol_assignment__topic_v0,
-            value["assigned_partitions"],
-        )
+        map(_s_topic.size_consumer_protocol_assignment__topic_v0, value["assigned_partitions"])
     )
     return {"assigned_partitions": s_assigned_partitions, "user_data": s_user_data}
 
@@ -104,11 +94,7 @@ CONSUMER_PROTOCOL_ASSIGNMENT_V1_MIN_OVERHEAD = 8
 CONSUMER_PROTOCOL_ASSIGNMENT_V1_MAX_OVERHEAD = 8
 
 CONSUMER_PROTOCOL_ASSIGNMENT_V1 = Struct(
-    "assigned_partitions"
-    / PrefixedArray(
-        Int32sb,
-        LazyBound(lambda: _consumer_protocol_assignment__topic.CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V1),
-    ),
+    "assigned_partitions" / PrefixedArray(Int32sb, LazyBound(lambda: _s_topic.CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V1)),
     "user_data" / KBytes(Int32sb, nullable=True, text=False),
 )
 
@@ -117,10 +103,7 @@ def size_consumer_protocol_assignment_v1(value, level=None):
     """Bytes consumer_protocol_assignment v1 takes when built from ``value``."""
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_assigned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_assignment__topic.size_consumer_protocol_assignment__topic_v1,
-            value["assigned_partitions"],
-        )
+        map(_s_topic.size_consumer_protocol_assignment__topic_v1, value["assigned_partitions"])
     )
     return s_assigned_partitions + s_user_data
 
@@ -129,10 +112,7 @@ def field_sizes_consumer_protocol_assignment_v1(value, level=None):
     """Bytes each field of consumer_protocol_assignment v1 takes when built from ``value``."""
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_assigned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_assignment__topic.size_consumer_protocol_assignment__topic_v1,
-            value["assigned_partitions"],
-        )
+        map(_s_topic.size_consumer_protocol_assignment__topic_v1, value["assigned_partitions"])
     )
     return {"assigned_partitions": s_assigned_partitions, "user_data": s_user_data}
 
@@ -185,11 +165,7 @@ CONSUMER_PROTOCOL_ASSIGNMENT_V2_MIN_OVERHEAD = 8
 CONSUMER_PROTOCOL_ASSIGNMENT_V2_MAX_OVERHEAD = 8
 
 CONSUMER_PROTOCOL_ASSIGNMENT_V2 = Struct(
-    "assigned_partitions"
-    / PrefixedArray(
-        Int32sb,
-        LazyBound(lambda: _consumer_protocol_assignment__topic.CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V2),
-    ),
+    "assigned_partitions" / PrefixedArray(Int32sb, LazyBound(lambda: _s_topic.CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V2)),
     "user_data" / KBytes(Int32sb, nullable=True, text=False),
 )
 
@@ -198,10 +174,7 @@ def size_consumer_protocol_assignment_v2(value, level=None):
     """Bytes consumer_protocol_assignment v2 takes when built from ``value``."""
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_assigned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_assignment__topic.size_consumer_protocol_assignment__topic_v2,
-            value["assigned_partitions"],
-        )
+        map(_s_topic.size_consumer_protocol_assignment__topic_v2, value["assigned_partitions"])
     )
     return s_assigned_partitions + s_user_data
 
@@ -210,10 +183,7 @@ def field_sizes_consumer_protocol_assignment_v2(value, level=None):
     """Bytes each field of consumer_protocol_assignment v2 takes when built from ``value``."""
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_assigned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_assignment__topic.size_consumer_protocol_assignment__topic_v2,
-            value["assigned_partitions"],
-        )
+        map(_s_topic.size_consumer_protocol_assignment__topic_v2, value["assigned_partitions"])
     )
     return {"assigned_partitions": s_assigned_partitions, "user_data": s_user_data}
 
@@ -266,11 +236,7 @@ CONSUMER_PROTOCOL_ASSIGNMENT_V3_MIN_OVERHEAD = 8
 CONSUMER_PROTOCOL_ASSIGNMENT_V3_MAX_OVERHEAD = 8
 
 CONSUMER_PROTOCOL_ASSIGNMENT_V3 = Struct(
-    "assigned_partitions"
-    / PrefixedArray(
-        Int32sb,
-        LazyBound(lambda: _consumer_protocol_assignment__topic.CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V3),
-    ),
+    "assigned_partitions" / PrefixedArray(Int32sb, LazyBound(lambda: _s_topic.CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V3)),
     "user_data" / KBytes(Int32sb, nullable=True, text=False),
 )
 
@@ -279,10 +245,7 @@ def size_consumer_protocol_assignment_v3(value, level=None):
     """Bytes consumer_protocol_assignment v3 takes when built from ``value``."""
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_assigned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_assignment__topic.size_consumer_protocol_assignment__topic_v3,
-            value["assigned_partitions"],
-        )
+        map(_s_topic.size_consumer_protocol_assignment__topic_v3, value["assigned_partitions"])
     )
     return s_assigned_partitions + s_user_data
 
@@ -291,10 +254,7 @@ def field_sizes_consumer_protocol_assignment_v3(value, level=None):
     """Bytes each field of consumer_protocol_assignment v3 takes when built from ``value``."""
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_assigned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_assignment__topic.size_consumer_protocol_assignment__topic_v3,
-            value["assigned_partitions"],
-        )
+        map(_s_topic.size_consumer_protocol_assignment__topic_v3, value["assigned_partitions"])
     )
     return {"assigned_partitions": s_assigned_partitions, "user_data": s_user_data}
 

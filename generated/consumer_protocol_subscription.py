@@ -9,7 +9,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec, Flexible, KBytes
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-from . import consumer_protocol_subscription__topic as _consumer_protocol_subscription__topic
+from . import consumer_protocol_subscription__topic as _s_topic
 
 require_runtime_api(1)
 
@@ -99,10 +99,7 @@ CONSUMER_PROTOCOL_SUBSCRIPTION_V1 = Flexible(
         "topics" / PrefixedArray(Int32sb, KBytes(Int16sb, nullable=False, text=True)),
         "user_data" / KBytes(Int32sb, nullable=True, text=False),
         "owned_partitions"
-        / PrefixedArray(
-            Int32sb,
-            LazyBound(lambda: _consumer_protocol_subscription__topic.CONSUMER_PROTOCOL_SUBSCRIPTION__TOPIC_V1),
-        ),
+        / PrefixedArray(Int32sb, LazyBound(lambda: _s_topic.CONSUMER_PROTOCOL_SUBSCRIPTION__TOPIC_V1)),
     ),
     tagged=[],
     absent={"generation_id": -1, "rack_id": None},
@@ -112,12 +109,7 @@ CONSUMER_PROTOCOL_SUBSCRIPTION_V1 = Flexible(
 
 def size_consumer_protocol_subscription_v1(value, level=None):
     """Bytes consumer_protocol_subscription v1 takes when built from ``value``."""
-    s_owned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_subscription__topic.size_consumer_protocol_subscription__topic_v1,
-            value["owned_partitions"],
-        )
-    )
+    s_owned_partitions = 4 + sum(map(_s_topic.size_consumer_protocol_subscription__topic_v1, value["owned_partitions"]))
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_topics = 4 + sum(2 + len(x.encode("utf-8")) for x in value["topics"])
     return s_topics + s_user_data + s_owned_partitions
@@ -125,12 +117,7 @@ def size_consumer_protocol_subscription_v1(value, level=None):
 
 def field_sizes_consumer_protocol_subscription_v1(value, level=None):
     """Bytes each field of consumer_protocol_subscription v1 takes when built from ``value``."""
-    s_owned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_subscription__topic.size_consumer_protocol_subscription__topic_v1,
-            value["owned_partitions"],
-        )
-    )
+    s_owned_partitions = 4 + sum(map(_s_topic.size_consumer_protocol_subscription__topic_v1, value["owned_partitions"]))
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_topics = 4 + sum(2 + len(x.encode("utf-8")) for x in value["topics"])
     return {"topics": s_topics, "user_data": s_user_data, "owned_partitions": s_owned_partitions}
@@ -198,10 +185,7 @@ CONSUMER_PROTOCOL_SUBSCRIPTION_V2 = Flexible(
         "topics" / PrefixedArray(Int32sb, KBytes(Int16sb, nullable=False, text=True)),
         "user_data" / KBytes(Int32sb, nullable=True, text=False),
         "owned_partitions"
-        / PrefixedArray(
-            Int32sb,
-            LazyBound(lambda: _consumer_protocol_subscription__topic.CONSUMER_PROTOCOL_SUBSCRIPTION__TOPIC_V2),
-        ),
+        / PrefixedArray(Int32sb, LazyBound(lambda: _s_topic.CONSUMER_PROTOCOL_SUBSCRIPTION__TOPIC_V2)),
         "generation_id" / Int32sb,
     ),
     tagged=[],
@@ -212,12 +196,7 @@ CONSUMER_PROTOCOL_SUBSCRIPTION_V2 = Flexible(
 
 def size_consumer_protocol_subscription_v2(value, level=None):
     """Bytes consumer_protocol_subscription v2 takes when built from ``value``."""
-    s_owned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_subscription__topic.size_consumer_protocol_subscription__topic_v2,
-            value["owned_partitions"],
-        )
-    )
+    s_owned_partitions = 4 + sum(map(_s_topic.size_consumer_protocol_subscription__topic_v2, value["owned_partitions"]))
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_topics = 4 + sum(2 + len(x.encode("utf-8")) for x in value["topics"])
     return 4 + s_topics + s_user_data + s_owned_partitions
@@ -225,12 +204,7 @@ def size_consumer_protocol_subscription_v2(value, level=None):
 
 def field_sizes_consumer_protocol_subscription_v2(value, level=None):
     """Bytes each field of consumer_protocol_subscription v2 takes when built from ``value``."""
-    s_owned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_subscription__topic.size_consumer_protocol_subscription__topic_v2,
-            value["owned_partitions"],
-        )
-    )
+    s_owned_partitions = 4 + sum(map(_s_topic.size_consumer_protocol_subscription__topic_v2, value["owned_partitions"]))
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_topics = 4 + sum(2 + len(x.encode("utf-8")) for x in value["topics"])
     return {"topics": s_topics, "user_data": s_user_data, "owned_partitions": s_owned_partitions, "generation_id": 4}
@@ -297,11 +271,7 @@ CONSUMER_PROTOCOL_SUBSCRIPTION_V3_MAX_OVERHEAD = 18
 CONSUMER_PROTOCOL_SUBSCRIPTION_V3 = Struct(
     "topics" / PrefixedArray(Int32sb, KBytes(Int16sb, nullable=False, text=True)),
     "user_data" / KBytes(Int32sb, nullable=True, text=False),
-    "owned_partitions"
-    / PrefixedArray(
-        Int32sb,
-        LazyBound(lambda: _consumer_protocol_subscription__topic.CONSUMER_PROTOCOL_SUBSCRIPTION__TOPIC_V3),
-    ),
+    "owned_partitions" / PrefixedArray(Int32sb, LazyBound(lambda: _s_topic.CONSUMER_PROTOCOL_SUBSCRIPTION__TOPIC_V3)),
     "generation_id" / Int32sb,
     "rack_id" / KBytes(Int16sb, nullable=True, text=True),
 )
@@ -310,12 +280,7 @@ CONSUMER_PROTOCOL_SUBSCRIPTION_V3 = Struct(
 def size_consumer_protocol_subscription_v3(value, level=None):
     """Bytes consumer_protocol_subscription v3 takes when built from ``value``."""
     s_rack_id = 2 if value["rack_id"] is None else 2 + len(value["rack_id"].encode("utf-8"))
-    s_owned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_subscription__topic.size_consumer_protocol_subscription__topic_v3,
-            value["owned_partitions"],
-        )
-    )
+    s_owned_partitions = 4 + sum(map(_s_topic.size_consumer_protocol_subscription__topic_v3, value["owned_partitions"]))
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_topics = 4 + sum(2 + len(x.encode("utf-8")) for x in value["topics"])
     return 4 + s_topics + s_user_data + s_owned_partitions + s_rack_id
@@ -324,12 +289,7 @@ def size_consumer_protocol_subscription_v3(value, level=None):
 def field_sizes_consumer_protocol_subscription_v3(value, level=None):
     """Bytes each field of consumer_protocol_subscription v3 takes when built from ``value``."""
     s_rack_id = 2 if value["rack_id"] is None else 2 + len(value["rack_id"].encode("utf-8"))
-    s_owned_partitions = 4 + sum(
-        map(
-            _consumer_protocol_subscription__topic.size_consumer_protocol_subscription__topic_v3,
-            value["owned_partitions"],
-        )
-    )
+    s_owned_partitions = 4 + sum(map(_s_topic.size_consumer_protocol_subscription__topic_v3, value["owned_partitions"]))
     s_user_data = 4 if value["user_data"] is None else 4 + len(value["user_data"])
     s_topics = 4 + sum(2 + len(x.encode("utf-8")) for x in value["topics"])
     return {

@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-from . import group_metadata_value__member_metadata as _group_metadata_value__member_metadata
+from . import group_metadata_value__member_metadata as _s_member_metadata
 
 require_runtime_api(1)
 
@@ -31,10 +31,7 @@ GROUP_METADATA_VALUE_V0 = Flexible(
         "protocol" / KBytes(Int16sb, nullable=True, text=True),
         "leader" / KBytes(Int16sb, nullable=True, text=True),
         "members"
-        / PrefixedArray(
-            Int32sb,
-            LazyBound(lambda: _group_metadata_value__member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V0),
-        ),
+        / PrefixedArray(Int32sb, LazyBound(lambda: _s_member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V0)),
     ),
     tagged=[],
     absent={"current_state_timestamp": -1},
@@ -44,9 +41,7 @@ GROUP_METADATA_VALUE_V0 = Flexible(
 
 def size_group_metadata_value_v0(value, level=None):
     """Bytes group_metadata_value v0 takes when built from ``value``."""
-    s_members = 4 + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v0, value["members"])
-    )
+    s_members = 4 + sum(map(_s_member_metadata.size_group_metadata_value__member_metadata_v0, value["members"]))
     s_leader = 2 if value["leader"] is None else 2 + len(value["leader"].encode("utf-8"))
     s_protocol = 2 if value["protocol"] is None else 2 + len(value["protocol"].encode("utf-8"))
     s_protocol_type = 2 + len(value["protocol_type"].encode("utf-8"))
@@ -55,9 +50,7 @@ def size_group_metadata_value_v0(value, level=None):
 
 def field_sizes_group_metadata_value_v0(value, level=None):
     """Bytes each field of group_metadata_value v0 takes when built from ``value``."""
-    s_members = 4 + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v0, value["members"])
-    )
+    s_members = 4 + sum(map(_s_member_metadata.size_group_metadata_value__member_metadata_v0, value["members"]))
     s_leader = 2 if value["leader"] is None else 2 + len(value["leader"].encode("utf-8"))
     s_protocol = 2 if value["protocol"] is None else 2 + len(value["protocol"].encode("utf-8"))
     s_protocol_type = 2 + len(value["protocol_type"].encode("utf-8"))
@@ -145,10 +138,7 @@ GROUP_METADATA_VALUE_V1 = Flexible(
         "protocol" / KBytes(Int16sb, nullable=True, text=True),
         "leader" / KBytes(Int16sb, nullable=True, text=True),
         "members"
-        / PrefixedArray(
-            Int32sb,
-            LazyBound(lambda: _group_metadata_value__member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V1),
-        ),
+        / PrefixedArray(Int32sb, LazyBound(lambda: _s_member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V1)),
     ),
     tagged=[],
     absent={"current_state_timestamp": -1},
@@ -158,9 +148,7 @@ GROUP_METADATA_VALUE_V1 = Flexible(
 
 def size_group_metadata_value_v1(value, level=None):
     """Bytes group_metadata_value v1 takes when built from ``value``."""
-    s_members = 4 + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v1, value["members"])
-    )
+    s_members = 4 + sum(map(_s_member_metadata.size_group_metadata_value__member_metadata_v1, value["members"]))
     s_leader = 2 if value["leader"] is None else 2 + len(value["leader"].encode("utf-8"))
     s_protocol = 2 if value["protocol"] is None else 2 + len(value["protocol"].encode("utf-8"))
     s_protocol_type = 2 + len(value["protocol_type"].encode("utf-8"))
@@ -169,9 +157,7 @@ def size_group_metadata_value_v1(value, level=None):
 
 def field_sizes_group_metadata_value_v1(value, level=None):
     """Bytes each field of group_metadata_value v1 takes when built from ``value``."""
-    s_members = 4 + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v1, value["members"])
-    )
+    s_members = 4 + sum(map(_s_member_metadata.size_group_metadata_value__member_metadata_v1, value["members"]))
     s_leader = 2 if value["leader"] is None else 2 + len(value["leader"].encode("utf-8"))
     s_protocol = 2 if value["protocol"] is None else 2 + len(value["protocol"].encode("utf-8"))
     s_protocol_type = 2 + len(value["protocol_type"].encode("utf-8"))
@@ -258,19 +244,13 @@ GROUP_METADATA_VALUE_V2 = Struct(
     "protocol" / KBytes(Int16sb, nullable=True, text=True),
     "leader" / KBytes(Int16sb, nullable=True, text=True),
     "current_state_timestamp" / Int64sb,
-    "members"
-    / PrefixedArray(
-        Int32sb,
-        LazyBound(lambda: _group_metadata_value__member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V2),
-    ),
+    "members" / PrefixedArray(Int32sb, LazyBound(lambda: _s_member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V2)),
 )
 
 
 def size_group_metadata_value_v2(value, level=None):
     """Bytes group_metadata_value v2 takes when built from ``value``."""
-    s_members = 4 + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v2, value["members"])
-    )
+    s_members = 4 + sum(map(_s_member_metadata.size_group_metadata_value__member_metadata_v2, value["members"]))
     s_leader = 2 if value["leader"] is None else 2 + len(value["leader"].encode("utf-8"))
     s_protocol = 2 if value["protocol"] is None else 2 + len(value["protocol"].encode("utf-8"))
     s_protocol_type = 2 + len(value["protocol_type"].encode("utf-8"))
@@ -279,9 +259,7 @@ def size_group_metadata_value_v2(value, level=None):
 
 def field_sizes_group_metadata_value_v2(value, level=None):
     """Bytes each field of group_metadata_value v2 takes when built from ``value``."""
-    s_members = 4 + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v2, value["members"])
-    )
+    s_members = 4 + sum(map(_s_member_metadata.size_group_metadata_value__member_metadata_v2, value["members"]))
     s_leader = 2 if value["leader"] is None else 2 + len(value["leader"].encode("utf-8"))
     s_protocol = 2 if value["protocol"] is None else 2 + len(value["protocol"].encode("utf-8"))
     s_protocol_type = 2 + len(value["protocol_type"].encode("utf-8"))
@@ -379,19 +357,13 @@ GROUP_METADATA_VALUE_V3 = Struct(
     "protocol" / KBytes(Int16sb, nullable=True, text=True),
     "leader" / KBytes(Int16sb, nullable=True, text=True),
     "current_state_timestamp" / Int64sb,
-    "members"
-    / PrefixedArray(
-        Int32sb,
-        LazyBound(lambda: _group_metadata_value__member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V3),
-    ),
+    "members" / PrefixedArray(Int32sb, LazyBound(lambda: _s_member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V3)),
 )
 
 
 def size_group_metadata_value_v3(value, level=None):
     """Bytes group_metadata_value v3 takes when built from ``value``."""
-    s_members = 4 + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v3, value["members"])
-    )
+    s_members = 4 + sum(map(_s_member_metadata.size_group_metadata_value__member_metadata_v3, value["members"]))
     s_leader = 2 if value["leader"] is None else 2 + len(value["leader"].encode("utf-8"))
     s_protocol = 2 if value["protocol"] is None else 2 + len(value["protocol"].encode("utf-8"))
     s_protocol_type = 2 + len(value["protocol_type"].encode("utf-8"))
@@ -400,9 +372,7 @@ def size_group_metadata_value_v3(value, level=None):
 
 def field_sizes_group_metadata_value_v3(value, level=None):
     """Bytes each field of group_metadata_value v3 takes when built from ``value``."""
-    s_members = 4 + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v3, value["members"])
-    )
+    s_members = 4 + sum(map(_s_member_metadata.size_group_metadata_value__member_metadata_v3, value["members"]))
     s_leader = 2 if value["leader"] is None else 2 + len(value["leader"].encode("utf-8"))
     s_protocol = 2 if value["protocol"] is None else 2 + len(value["protocol"].encode("utf-8"))
     s_protocol_type = 2 + len(value["protocol_type"].encode("utf-8"))
@@ -503,7 +473,7 @@ GROUP_METADATA_VALUE_V4 = Flexible(
         "members"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _group_metadata_value__member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V4),
+            LazyBound(lambda: _s_member_metadata.GROUP_METADATA_VALUE__MEMBER_METADATA_V4),
             nullable=False,
         ),
     ),
@@ -516,7 +486,7 @@ GROUP_METADATA_VALUE_V4 = Flexible(
 def size_group_metadata_value_v4(value, level=None):
     """Bytes group_metadata_value v4 takes when built from ``value``."""
     s_members = size_uvarint(len(value["members"]) + 1) + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v4, value["members"])
+        map(_s_member_metadata.size_group_metadata_value__member_metadata_v4, value["members"])
     )
     s_leader = 1 if value["leader"] is None else compact_prefixed(len(value["leader"].encode("utf-8")))
     s_protocol = 1 if value["protocol"] is None else compact_prefixed(len(value["protocol"].encode("utf-8")))
@@ -530,7 +500,7 @@ def size_group_metadata_value_v4(value, level=None):
 def field_sizes_group_metadata_value_v4(value, level=None):
     """Bytes each field of group_metadata_value v4 takes when built from ``value``."""
     s_members = size_uvarint(len(value["members"]) + 1) + sum(
-        map(_group_metadata_value__member_metadata.size_group_metadata_value__member_metadata_v4, value["members"])
+        map(_s_member_metadata.size_group_metadata_value__member_metadata_v4, value["members"])
     )
     s_leader = 1 if value["leader"] is None else compact_prefixed(len(value["leader"].encode("utf-8")))
     s_protocol = 1 if value["protocol"] is None else compact_prefixed(len(value["protocol"].encode("utf-8")))

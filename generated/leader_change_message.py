@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import leader_change_message__voter as _leader_change_message__voter
+from . import leader_change_message__voter as _s_voter
 
 require_runtime_api(1)
 
@@ -29,16 +29,11 @@ LEADER_CHANGE_MESSAGE_V0 = Flexible(
     Struct(
         "version" / Int16sb,
         "leader_id" / Int32sb,
-        "voters"
-        / KArray(
-            CompactLength(),
-            LazyBound(lambda: _leader_change_message__voter.LEADER_CHANGE_MESSAGE__VOTER_V0),
-            nullable=False,
-        ),
+        "voters" / KArray(CompactLength(), LazyBound(lambda: _s_voter.LEADER_CHANGE_MESSAGE__VOTER_V0), nullable=False),
         "granting_voters"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _leader_change_message__voter.LEADER_CHANGE_MESSAGE__VOTER_V0),
+            LazyBound(lambda: _s_voter.LEADER_CHANGE_MESSAGE__VOTER_V0),
             nullable=False,
         ),
     ),
@@ -51,10 +46,10 @@ LEADER_CHANGE_MESSAGE_V0 = Flexible(
 def size_leader_change_message_v0(value, level=None):
     """Bytes leader_change_message v0 takes when built from ``value``."""
     s_granting_voters = size_uvarint(len(value["granting_voters"]) + 1) + sum(
-        map(_leader_change_message__voter.size_leader_change_message__voter_v0, value["granting_voters"])
+        map(_s_voter.size_leader_change_message__voter_v0, value["granting_voters"])
     )
     s_voters = size_uvarint(len(value["voters"]) + 1) + sum(
-        map(_leader_change_message__voter.size_leader_change_message__voter_v0, value["voters"])
+        map(_s_voter.size_leader_change_message__voter_v0, value["voters"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -65,10 +60,10 @@ def size_leader_change_message_v0(value, level=None):
 def field_sizes_leader_change_message_v0(value, level=None):
     """Bytes each field of leader_change_message v0 takes when built from ``value``."""
     s_granting_voters = size_uvarint(len(value["granting_voters"]) + 1) + sum(
-        map(_leader_change_message__voter.size_leader_change_message__voter_v0, value["granting_voters"])
+        map(_s_voter.size_leader_change_message__voter_v0, value["granting_voters"])
     )
     s_voters = size_uvarint(len(value["voters"]) + 1) + sum(
-        map(_leader_change_message__voter.size_leader_change_message__voter_v0, value["voters"])
+        map(_s_voter.size_leader_change_message__voter_v0, value["voters"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -146,16 +141,11 @@ LEADER_CHANGE_MESSAGE_V1 = Flexible(
     Struct(
         "version" / Int16sb,
         "leader_id" / Int32sb,
-        "voters"
-        / KArray(
-            CompactLength(),
-            LazyBound(lambda: _leader_change_message__voter.LEADER_CHANGE_MESSAGE__VOTER_V1),
-            nullable=False,
-        ),
+        "voters" / KArray(CompactLength(), LazyBound(lambda: _s_voter.LEADER_CHANGE_MESSAGE__VOTER_V1), nullable=False),
         "granting_voters"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _leader_change_message__voter.LEADER_CHANGE_MESSAGE__VOTER_V1),
+            LazyBound(lambda: _s_voter.LEADER_CHANGE_MESSAGE__VOTER_V1),
             nullable=False,
         ),
     ),
@@ -168,10 +158,10 @@ LEADER_CHANGE_MESSAGE_V1 = Flexible(
 def size_leader_change_message_v1(value, level=None):
     """Bytes leader_change_message v1 takes when built from ``value``."""
     s_granting_voters = size_uvarint(len(value["granting_voters"]) + 1) + sum(
-        map(_leader_change_message__voter.size_leader_change_message__voter_v1, value["granting_voters"])
+        map(_s_voter.size_leader_change_message__voter_v1, value["granting_voters"])
     )
     s_voters = size_uvarint(len(value["voters"]) + 1) + sum(
-        map(_leader_change_message__voter.size_leader_change_message__voter_v1, value["voters"])
+        map(_s_voter.size_leader_change_message__voter_v1, value["voters"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -182,10 +172,10 @@ def size_leader_change_message_v1(value, level=None):
 def field_sizes_leader_change_message_v1(value, level=None):
     """Bytes each field of leader_change_message v1 takes when built from ``value``."""
     s_granting_voters = size_uvarint(len(value["granting_voters"]) + 1) + sum(
-        map(_leader_change_message__voter.size_leader_change_message__voter_v1, value["granting_voters"])
+        map(_s_voter.size_leader_change_message__voter_v1, value["granting_voters"])
     )
     s_voters = size_uvarint(len(value["voters"]) + 1) + sum(
-        map(_leader_change_message__voter.size_leader_change_message__voter_v1, value["voters"])
+        map(_s_voter.size_leader_change_message__voter_v1, value["voters"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

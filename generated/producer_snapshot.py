@@ -11,7 +11,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import ConstInt, CrcField, EntityCodec
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-from . import producer_snapshot__producer_entry as _producer_snapshot__producer_entry
+from . import producer_snapshot__producer_entry as _s_producer_entry
 
 require_runtime_api(1)
 
@@ -34,7 +34,7 @@ PRODUCER_SNAPSHOT_V1 = Struct(
     "producer_entries"
     / PrefixedArray(
         Int32sb,
-        LazyBound(lambda: _producer_snapshot__producer_entry.PRODUCER_SNAPSHOT__PRODUCER_ENTRY_V1),
+        LazyBound(lambda: _s_producer_entry.PRODUCER_SNAPSHOT__PRODUCER_ENTRY_V1),
     ),
     CrcField("crc", "crc32c", "_at_crc", "_start_crc"),
 )
@@ -43,7 +43,7 @@ PRODUCER_SNAPSHOT_V1 = Struct(
 def size_producer_snapshot_v1(value, level=None):
     """Bytes producer_snapshot v1 takes when built from ``value``."""
     s_producer_entries = 4 + sum(
-        map(_producer_snapshot__producer_entry.size_producer_snapshot__producer_entry_v1, value["producer_entries"])
+        map(_s_producer_entry.size_producer_snapshot__producer_entry_v1, value["producer_entries"])
     )
     return 6 + s_producer_entries
 
@@ -51,7 +51,7 @@ def size_producer_snapshot_v1(value, level=None):
 def field_sizes_producer_snapshot_v1(value, level=None):
     """Bytes each field of producer_snapshot v1 takes when built from ``value``."""
     s_producer_entries = 4 + sum(
-        map(_producer_snapshot__producer_entry.size_producer_snapshot__producer_entry_v1, value["producer_entries"])
+        map(_s_producer_entry.size_producer_snapshot__producer_entry_v1, value["producer_entries"])
     )
     return {"version": 2, "crc": 4, "producer_entries": s_producer_entries}
 

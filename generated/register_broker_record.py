@@ -11,8 +11,8 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, is_default, tagged_size
 
-from . import register_broker_record__endpoint as _register_broker_record__endpoint
-from . import register_broker_record__feature as _register_broker_record__feature
+from . import register_broker_record__endpoint as _s_endpoint
+from . import register_broker_record__feature as _s_feature
 
 require_runtime_api(1)
 
@@ -35,13 +35,13 @@ REGISTER_BROKER_RECORD_V0 = Flexible(
         "end_points"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_broker_record__endpoint.REGISTER_BROKER_RECORD__ENDPOINT_V0),
+            LazyBound(lambda: _s_endpoint.REGISTER_BROKER_RECORD__ENDPOINT_V0),
             nullable=False,
         ),
         "features"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_broker_record__feature.REGISTER_BROKER_RECORD__FEATURE_V0),
+            LazyBound(lambda: _s_feature.REGISTER_BROKER_RECORD__FEATURE_V0),
             nullable=False,
         ),
         "rack" / KBytes(CompactLength(), nullable=True, text=True),
@@ -57,10 +57,10 @@ def size_register_broker_record_v0(value, level=None):
     """Bytes register_broker_record v0 takes when built from ``value``."""
     s_rack = 1 if value["rack"] is None else compact_prefixed(len(value["rack"].encode("utf-8")))
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_broker_record__feature.size_register_broker_record__feature_v0, value["features"])
+        map(_s_feature.size_register_broker_record__feature_v0, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_broker_record__endpoint.size_register_broker_record__endpoint_v0, value["end_points"])
+        map(_s_endpoint.size_register_broker_record__endpoint_v0, value["end_points"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -72,10 +72,10 @@ def field_sizes_register_broker_record_v0(value, level=None):
     """Bytes each field of register_broker_record v0 takes when built from ``value``."""
     s_rack = 1 if value["rack"] is None else compact_prefixed(len(value["rack"].encode("utf-8")))
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_broker_record__feature.size_register_broker_record__feature_v0, value["features"])
+        map(_s_feature.size_register_broker_record__feature_v0, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_broker_record__endpoint.size_register_broker_record__endpoint_v0, value["end_points"])
+        map(_s_endpoint.size_register_broker_record__endpoint_v0, value["end_points"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -173,13 +173,13 @@ REGISTER_BROKER_RECORD_V1 = Flexible(
         "end_points"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_broker_record__endpoint.REGISTER_BROKER_RECORD__ENDPOINT_V1),
+            LazyBound(lambda: _s_endpoint.REGISTER_BROKER_RECORD__ENDPOINT_V1),
             nullable=False,
         ),
         "features"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_broker_record__feature.REGISTER_BROKER_RECORD__FEATURE_V1),
+            LazyBound(lambda: _s_feature.REGISTER_BROKER_RECORD__FEATURE_V1),
             nullable=False,
         ),
         "rack" / KBytes(CompactLength(), nullable=True, text=True),
@@ -196,10 +196,10 @@ def size_register_broker_record_v1(value, level=None):
     """Bytes register_broker_record v1 takes when built from ``value``."""
     s_rack = 1 if value["rack"] is None else compact_prefixed(len(value["rack"].encode("utf-8")))
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_broker_record__feature.size_register_broker_record__feature_v1, value["features"])
+        map(_s_feature.size_register_broker_record__feature_v1, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_broker_record__endpoint.size_register_broker_record__endpoint_v1, value["end_points"])
+        map(_s_endpoint.size_register_broker_record__endpoint_v1, value["end_points"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -211,10 +211,10 @@ def field_sizes_register_broker_record_v1(value, level=None):
     """Bytes each field of register_broker_record v1 takes when built from ``value``."""
     s_rack = 1 if value["rack"] is None else compact_prefixed(len(value["rack"].encode("utf-8")))
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_broker_record__feature.size_register_broker_record__feature_v1, value["features"])
+        map(_s_feature.size_register_broker_record__feature_v1, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_broker_record__endpoint.size_register_broker_record__endpoint_v1, value["end_points"])
+        map(_s_endpoint.size_register_broker_record__endpoint_v1, value["end_points"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -316,13 +316,13 @@ REGISTER_BROKER_RECORD_V2 = Flexible(
         "end_points"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_broker_record__endpoint.REGISTER_BROKER_RECORD__ENDPOINT_V2),
+            LazyBound(lambda: _s_endpoint.REGISTER_BROKER_RECORD__ENDPOINT_V2),
             nullable=False,
         ),
         "features"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_broker_record__feature.REGISTER_BROKER_RECORD__FEATURE_V2),
+            LazyBound(lambda: _s_feature.REGISTER_BROKER_RECORD__FEATURE_V2),
             nullable=False,
         ),
         "rack" / KBytes(CompactLength(), nullable=True, text=True),
@@ -339,10 +339,10 @@ def size_register_broker_record_v2(value, level=None):
     """Bytes register_broker_record v2 takes when built from ``value``."""
     s_rack = 1 if value["rack"] is None else compact_prefixed(len(value["rack"].encode("utf-8")))
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_broker_record__feature.size_register_broker_record__feature_v2, value["features"])
+        map(_s_feature.size_register_broker_record__feature_v2, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_broker_record__endpoint.size_register_broker_record__endpoint_v2, value["end_points"])
+        map(_s_endpoint.size_register_broker_record__endpoint_v2, value["end_points"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -354,10 +354,10 @@ def field_sizes_register_broker_record_v2(value, level=None):
     """Bytes each field of register_broker_record v2 takes when built from ``value``."""
     s_rack = 1 if value["rack"] is None else compact_prefixed(len(value["rack"].encode("utf-8")))
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_broker_record__feature.size_register_broker_record__feature_v2, value["features"])
+        map(_s_feature.size_register_broker_record__feature_v2, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_broker_record__endpoint.size_register_broker_record__endpoint_v2, value["end_points"])
+        map(_s_endpoint.size_register_broker_record__endpoint_v2, value["end_points"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -461,13 +461,13 @@ REGISTER_BROKER_RECORD_V3 = Flexible(
         "end_points"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_broker_record__endpoint.REGISTER_BROKER_RECORD__ENDPOINT_V3),
+            LazyBound(lambda: _s_endpoint.REGISTER_BROKER_RECORD__ENDPOINT_V3),
             nullable=False,
         ),
         "features"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_broker_record__feature.REGISTER_BROKER_RECORD__FEATURE_V3),
+            LazyBound(lambda: _s_feature.REGISTER_BROKER_RECORD__FEATURE_V3),
             nullable=False,
         ),
         "rack" / KBytes(CompactLength(), nullable=True, text=True),
@@ -484,10 +484,10 @@ def size_register_broker_record_v3(value, level=None):
     """Bytes register_broker_record v3 takes when built from ``value``."""
     s_rack = 1 if value["rack"] is None else compact_prefixed(len(value["rack"].encode("utf-8")))
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_broker_record__feature.size_register_broker_record__feature_v3, value["features"])
+        map(_s_feature.size_register_broker_record__feature_v3, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_broker_record__endpoint.size_register_broker_record__endpoint_v3, value["end_points"])
+        map(_s_endpoint.size_register_broker_record__endpoint_v3, value["end_points"])
     )
     known_tags = frozenset({0})
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -502,10 +502,10 @@ def field_sizes_register_broker_record_v3(value, level=None):
     """Bytes each field of register_broker_record v3 takes when built from ``value``."""
     s_rack = 1 if value["rack"] is None else compact_prefixed(len(value["rack"].encode("utf-8")))
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_broker_record__feature.size_register_broker_record__feature_v3, value["features"])
+        map(_s_feature.size_register_broker_record__feature_v3, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_broker_record__endpoint.size_register_broker_record__endpoint_v3, value["end_points"])
+        map(_s_endpoint.size_register_broker_record__endpoint_v3, value["end_points"])
     )
     known_tags = frozenset({0})
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

@@ -11,8 +11,8 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import register_controller_record__endpoint as _register_controller_record__endpoint
-from . import register_controller_record__feature as _register_controller_record__feature
+from . import register_controller_record__endpoint as _s_endpoint
+from . import register_controller_record__feature as _s_feature
 
 require_runtime_api(1)
 
@@ -35,13 +35,13 @@ REGISTER_CONTROLLER_RECORD_V0 = Flexible(
         "end_points"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_controller_record__endpoint.REGISTER_CONTROLLER_RECORD__ENDPOINT_V0),
+            LazyBound(lambda: _s_endpoint.REGISTER_CONTROLLER_RECORD__ENDPOINT_V0),
             nullable=False,
         ),
         "features"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _register_controller_record__feature.REGISTER_CONTROLLER_RECORD__FEATURE_V0),
+            LazyBound(lambda: _s_feature.REGISTER_CONTROLLER_RECORD__FEATURE_V0),
             nullable=False,
         ),
     ),
@@ -54,10 +54,10 @@ REGISTER_CONTROLLER_RECORD_V0 = Flexible(
 def size_register_controller_record_v0(value, level=None):
     """Bytes register_controller_record v0 takes when built from ``value``."""
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_controller_record__feature.size_register_controller_record__feature_v0, value["features"])
+        map(_s_feature.size_register_controller_record__feature_v0, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_controller_record__endpoint.size_register_controller_record__endpoint_v0, value["end_points"])
+        map(_s_endpoint.size_register_controller_record__endpoint_v0, value["end_points"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -68,10 +68,10 @@ def size_register_controller_record_v0(value, level=None):
 def field_sizes_register_controller_record_v0(value, level=None):
     """Bytes each field of register_controller_record v0 takes when built from ``value``."""
     s_features = size_uvarint(len(value["features"]) + 1) + sum(
-        map(_register_controller_record__feature.size_register_controller_record__feature_v0, value["features"])
+        map(_s_feature.size_register_controller_record__feature_v0, value["features"])
     )
     s_end_points = size_uvarint(len(value["end_points"]) + 1) + sum(
-        map(_register_controller_record__endpoint.size_register_controller_record__endpoint_v0, value["end_points"])
+        map(_s_endpoint.size_register_controller_record__endpoint_v0, value["end_points"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

@@ -11,7 +11,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import remote_partition_delete__partition as _remote_partition_delete__partition
+from . import remote_partition_delete__partition as _s_partition
 
 require_runtime_api(1)
 
@@ -25,8 +25,7 @@ REMOTE_PARTITION_DELETE_V0_MAX_OVERHEAD = 18
 
 REMOTE_PARTITION_DELETE_V0 = Flexible(
     Struct(
-        "topic_id_partition"
-        / LazyBound(lambda: _remote_partition_delete__partition.REMOTE_PARTITION_DELETE__PARTITION_V0),
+        "topic_id_partition" / LazyBound(lambda: _s_partition.REMOTE_PARTITION_DELETE__PARTITION_V0),
         "broker_id" / Int32sb,
         "event_timestamp_ms" / Int64sb,
         "remote_partition_delete_state" / Int8sb,
@@ -39,10 +38,7 @@ REMOTE_PARTITION_DELETE_V0 = Flexible(
 
 def size_remote_partition_delete_v0(value, level=None):
     """Bytes remote_partition_delete v0 takes when built from ``value``."""
-    s_topic_id_partition = _remote_partition_delete__partition.size_remote_partition_delete__partition_v0(
-        value["topic_id_partition"],
-        level,
-    )
+    s_topic_id_partition = _s_partition.size_remote_partition_delete__partition_v0(value["topic_id_partition"], level)
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
     s__tagged_fields = tagged_size(tags)
@@ -51,10 +47,7 @@ def size_remote_partition_delete_v0(value, level=None):
 
 def field_sizes_remote_partition_delete_v0(value, level=None):
     """Bytes each field of remote_partition_delete v0 takes when built from ``value``."""
-    s_topic_id_partition = _remote_partition_delete__partition.size_remote_partition_delete__partition_v0(
-        value["topic_id_partition"],
-        level,
-    )
+    s_topic_id_partition = _s_partition.size_remote_partition_delete__partition_v0(value["topic_id_partition"], level)
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
     s__tagged_fields = tagged_size(tags)

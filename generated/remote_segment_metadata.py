@@ -12,8 +12,8 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-from . import remote_segment_metadata__leader_epoch as _remote_segment_metadata__leader_epoch
-from . import remote_segment_metadata__segment_id as _remote_segment_metadata__segment_id
+from . import remote_segment_metadata__leader_epoch as _s_leader_epoch
+from . import remote_segment_metadata__segment_id as _s_segment_id
 
 require_runtime_api(1)
 
@@ -27,8 +27,7 @@ REMOTE_SEGMENT_METADATA_V0_MAX_OVERHEAD = 56
 
 REMOTE_SEGMENT_METADATA_V0 = Flexible(
     Struct(
-        "remote_log_segment_id"
-        / LazyBound(lambda: _remote_segment_metadata__segment_id.REMOTE_SEGMENT_METADATA__SEGMENT_ID_V0),
+        "remote_log_segment_id" / LazyBound(lambda: _s_segment_id.REMOTE_SEGMENT_METADATA__SEGMENT_ID_V0),
         "start_offset" / Int64sb,
         "end_offset" / Int64sb,
         "broker_id" / Int32sb,
@@ -37,7 +36,7 @@ REMOTE_SEGMENT_METADATA_V0 = Flexible(
         "segment_leader_epochs"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _remote_segment_metadata__leader_epoch.REMOTE_SEGMENT_METADATA__LEADER_EPOCH_V0),
+            LazyBound(lambda: _s_leader_epoch.REMOTE_SEGMENT_METADATA__LEADER_EPOCH_V0),
             nullable=False,
         ),
         "segment_size_in_bytes" / Int32sb,
@@ -54,12 +53,9 @@ def size_remote_segment_metadata_v0(value, level=None):
     """Bytes remote_segment_metadata v0 takes when built from ``value``."""
     s_custom_metadata = 1 if value["custom_metadata"] is None else compact_prefixed(len(value["custom_metadata"]))
     s_segment_leader_epochs = size_uvarint(len(value["segment_leader_epochs"]) + 1) + sum(
-        map(
-            _remote_segment_metadata__leader_epoch.size_remote_segment_metadata__leader_epoch_v0,
-            value["segment_leader_epochs"],
-        )
+        map(_s_leader_epoch.size_remote_segment_metadata__leader_epoch_v0, value["segment_leader_epochs"])
     )
-    s_remote_log_segment_id = _remote_segment_metadata__segment_id.size_remote_segment_metadata__segment_id_v0(
+    s_remote_log_segment_id = _s_segment_id.size_remote_segment_metadata__segment_id_v0(
         value["remote_log_segment_id"],
         level,
     )
@@ -73,12 +69,9 @@ def field_sizes_remote_segment_metadata_v0(value, level=None):
     """Bytes each field of remote_segment_metadata v0 takes when built from ``value``."""
     s_custom_metadata = 1 if value["custom_metadata"] is None else compact_prefixed(len(value["custom_metadata"]))
     s_segment_leader_epochs = size_uvarint(len(value["segment_leader_epochs"]) + 1) + sum(
-        map(
-            _remote_segment_metadata__leader_epoch.size_remote_segment_metadata__leader_epoch_v0,
-            value["segment_leader_epochs"],
-        )
+        map(_s_leader_epoch.size_remote_segment_metadata__leader_epoch_v0, value["segment_leader_epochs"])
     )
-    s_remote_log_segment_id = _remote_segment_metadata__segment_id.size_remote_segment_metadata__segment_id_v0(
+    s_remote_log_segment_id = _s_segment_id.size_remote_segment_metadata__segment_id_v0(
         value["remote_log_segment_id"],
         level,
     )

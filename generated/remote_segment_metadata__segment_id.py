@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible, KUuid
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import remote_segment_metadata__partition as _remote_segment_metadata__partition
+from . import remote_segment_metadata__partition as _s_partition
 
 require_runtime_api(1)
 
@@ -24,8 +24,7 @@ REMOTE_SEGMENT_METADATA__SEGMENT_ID_V0_MAX_OVERHEAD = 21
 
 REMOTE_SEGMENT_METADATA__SEGMENT_ID_V0 = Flexible(
     Struct(
-        "topic_id_partition"
-        / LazyBound(lambda: _remote_segment_metadata__partition.REMOTE_SEGMENT_METADATA__PARTITION_V0),
+        "topic_id_partition" / LazyBound(lambda: _s_partition.REMOTE_SEGMENT_METADATA__PARTITION_V0),
         "id" / KUuid(),
     ),
     tagged=[],
@@ -36,10 +35,7 @@ REMOTE_SEGMENT_METADATA__SEGMENT_ID_V0 = Flexible(
 
 def size_remote_segment_metadata__segment_id_v0(value, level=None):
     """Bytes remote_segment_metadata__segment_id v0 takes when built from ``value``."""
-    s_topic_id_partition = _remote_segment_metadata__partition.size_remote_segment_metadata__partition_v0(
-        value["topic_id_partition"],
-        level,
-    )
+    s_topic_id_partition = _s_partition.size_remote_segment_metadata__partition_v0(value["topic_id_partition"], level)
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
     s__tagged_fields = tagged_size(tags)
@@ -48,10 +44,7 @@ def size_remote_segment_metadata__segment_id_v0(value, level=None):
 
 def field_sizes_remote_segment_metadata__segment_id_v0(value, level=None):
     """Bytes each field of remote_segment_metadata__segment_id v0 takes when built from ``value``."""
-    s_topic_id_partition = _remote_segment_metadata__partition.size_remote_segment_metadata__partition_v0(
-        value["topic_id_partition"],
-        level,
-    )
+    s_topic_id_partition = _s_partition.size_remote_segment_metadata__partition_v0(value["topic_id_partition"], level)
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
     s__tagged_fields = tagged_size(tags)

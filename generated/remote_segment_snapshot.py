@@ -12,7 +12,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-from . import remote_segment_snapshot__leader_epoch as _remote_segment_snapshot__leader_epoch
+from . import remote_segment_snapshot__leader_epoch as _s_leader_epoch
 
 require_runtime_api(1)
 
@@ -41,7 +41,7 @@ REMOTE_SEGMENT_SNAPSHOT_V0 = Flexible(
         "segment_leader_epochs"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _remote_segment_snapshot__leader_epoch.REMOTE_SEGMENT_SNAPSHOT__LEADER_EPOCH_V0),
+            LazyBound(lambda: _s_leader_epoch.REMOTE_SEGMENT_SNAPSHOT__LEADER_EPOCH_V0),
             nullable=False,
         ),
         "segment_size_in_bytes" / Int32sb,
@@ -58,10 +58,7 @@ def size_remote_segment_snapshot_v0(value, level=None):
     """Bytes remote_segment_snapshot v0 takes when built from ``value``."""
     s_custom_metadata = 1 if value["custom_metadata"] is None else compact_prefixed(len(value["custom_metadata"]))
     s_segment_leader_epochs = size_uvarint(len(value["segment_leader_epochs"]) + 1) + sum(
-        map(
-            _remote_segment_snapshot__leader_epoch.size_remote_segment_snapshot__leader_epoch_v0,
-            value["segment_leader_epochs"],
-        )
+        map(_s_leader_epoch.size_remote_segment_snapshot__leader_epoch_v0, value["segment_leader_epochs"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -73,10 +70,7 @@ def field_sizes_remote_segment_snapshot_v0(value, level=None):
     """Bytes each field of remote_segment_snapshot v0 takes when built from ``value``."""
     s_custom_metadata = 1 if value["custom_metadata"] is None else compact_prefixed(len(value["custom_metadata"]))
     s_segment_leader_epochs = size_uvarint(len(value["segment_leader_epochs"]) + 1) + sum(
-        map(
-            _remote_segment_snapshot__leader_epoch.size_remote_segment_snapshot__leader_epoch_v0,
-            value["segment_leader_epochs"],
-        )
+        map(_s_leader_epoch.size_remote_segment_snapshot__leader_epoch_v0, value["segment_leader_epochs"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

@@ -11,7 +11,7 @@ from kcodec.runtime.constructs import CompactLength, EntityCodec, Flexible, KByt
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-from . import remote_segment_update__segment_id as _remote_segment_update__segment_id
+from . import remote_segment_update__segment_id as _s_segment_id
 
 require_runtime_api(1)
 
@@ -25,8 +25,7 @@ REMOTE_SEGMENT_UPDATE_V0_MAX_OVERHEAD = 23
 
 REMOTE_SEGMENT_UPDATE_V0 = Flexible(
     Struct(
-        "remote_log_segment_id"
-        / LazyBound(lambda: _remote_segment_update__segment_id.REMOTE_SEGMENT_UPDATE__SEGMENT_ID_V0),
+        "remote_log_segment_id" / LazyBound(lambda: _s_segment_id.REMOTE_SEGMENT_UPDATE__SEGMENT_ID_V0),
         "broker_id" / Int32sb,
         "event_timestamp_ms" / Int64sb,
         "custom_metadata" / KBytes(CompactLength(), nullable=True, text=False),
@@ -41,7 +40,7 @@ REMOTE_SEGMENT_UPDATE_V0 = Flexible(
 def size_remote_segment_update_v0(value, level=None):
     """Bytes remote_segment_update v0 takes when built from ``value``."""
     s_custom_metadata = 1 if value["custom_metadata"] is None else compact_prefixed(len(value["custom_metadata"]))
-    s_remote_log_segment_id = _remote_segment_update__segment_id.size_remote_segment_update__segment_id_v0(
+    s_remote_log_segment_id = _s_segment_id.size_remote_segment_update__segment_id_v0(
         value["remote_log_segment_id"],
         level,
     )
@@ -54,7 +53,7 @@ def size_remote_segment_update_v0(value, level=None):
 def field_sizes_remote_segment_update_v0(value, level=None):
     """Bytes each field of remote_segment_update v0 takes when built from ``value``."""
     s_custom_metadata = 1 if value["custom_metadata"] is None else compact_prefixed(len(value["custom_metadata"]))
-    s_remote_log_segment_id = _remote_segment_update__segment_id.size_remote_segment_update__segment_id_v0(
+    s_remote_log_segment_id = _s_segment_id.size_remote_segment_update__segment_id_v0(
         value["remote_log_segment_id"],
         level,
     )

@@ -12,7 +12,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import share_snapshot_value__state_batch as _share_snapshot_value__state_batch
+from . import share_snapshot_value__state_batch as _s_state_batch
 
 require_runtime_api(1)
 
@@ -41,7 +41,7 @@ SHARE_SNAPSHOT_VALUE_V0 = Flexible(
         "state_batches"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _share_snapshot_value__state_batch.SHARE_SNAPSHOT_VALUE__STATE_BATCH_V0),
+            LazyBound(lambda: _s_state_batch.SHARE_SNAPSHOT_VALUE__STATE_BATCH_V0),
             nullable=False,
         ),
     ),
@@ -54,7 +54,7 @@ SHARE_SNAPSHOT_VALUE_V0 = Flexible(
 def size_share_snapshot_value_v0(value, level=None):
     """Bytes share_snapshot_value v0 takes when built from ``value``."""
     s_state_batches = size_uvarint(len(value["state_batches"]) + 1) + sum(
-        map(_share_snapshot_value__state_batch.size_share_snapshot_value__state_batch_v0, value["state_batches"])
+        map(_s_state_batch.size_share_snapshot_value__state_batch_v0, value["state_batches"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -65,7 +65,7 @@ def size_share_snapshot_value_v0(value, level=None):
 def field_sizes_share_snapshot_value_v0(value, level=None):
     """Bytes each field of share_snapshot_value v0 takes when built from ``value``."""
     s_state_batches = size_uvarint(len(value["state_batches"]) + 1) + sum(
-        map(_share_snapshot_value__state_batch.size_share_snapshot_value__state_batch_v0, value["state_batches"])
+        map(_s_state_batch.size_share_snapshot_value__state_batch_v0, value["state_batches"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

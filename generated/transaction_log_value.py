@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, is_default, tagged_size
 
-from . import transaction_log_value__partition as _transaction_log_value__partition
+from . import transaction_log_value__partition as _s_partition
 
 require_runtime_api(1)
 
@@ -37,7 +37,7 @@ TRANSACTION_LOG_VALUE_V0 = Flexible(
         "transaction_partitions"
         / KArray(
             Int32sb,
-            LazyBound(lambda: _transaction_log_value__partition.TRANSACTION_LOG_VALUE__PARTITION_V0),
+            LazyBound(lambda: _s_partition.TRANSACTION_LOG_VALUE__PARTITION_V0),
             nullable=True,
         ),
         "transaction_last_update_timestamp_ms" / Int64sb,
@@ -54,13 +54,7 @@ def size_transaction_log_value_v0(value, level=None):
     s_transaction_partitions = (
         4
         if value["transaction_partitions"] is None
-        else 4
-        + sum(
-            map(
-                _transaction_log_value__partition.size_transaction_log_value__partition_v0,
-                value["transaction_partitions"],
-            )
-        )
+        else 4 + sum(map(_s_partition.size_transaction_log_value__partition_v0, value["transaction_partitions"]))
     )
     return 31 + s_transaction_partitions
 
@@ -70,13 +64,7 @@ def field_sizes_transaction_log_value_v0(value, level=None):
     s_transaction_partitions = (
         4
         if value["transaction_partitions"] is None
-        else 4
-        + sum(
-            map(
-                _transaction_log_value__partition.size_transaction_log_value__partition_v0,
-                value["transaction_partitions"],
-            )
-        )
+        else 4 + sum(map(_s_partition.size_transaction_log_value__partition_v0, value["transaction_partitions"]))
     )
     return {
         "producer_id": 8,
@@ -171,7 +159,7 @@ TRANSACTION_LOG_VALUE_V1 = Flexible(
         "transaction_partitions"
         / KArray(
             CompactLength(),
-            LazyBound(lambda: _transaction_log_value__partition.TRANSACTION_LOG_VALUE__PARTITION_V1),
+            LazyBound(lambda: _s_partition.TRANSACTION_LOG_VALUE__PARTITION_V1),
             nullable=True,
         ),
         "transaction_last_update_timestamp_ms" / Int64sb,
@@ -193,12 +181,7 @@ def size_transaction_log_value_v1(value, level=None):
         1
         if value["transaction_partitions"] is None
         else size_uvarint(len(value["transaction_partitions"]) + 1)
-        + sum(
-            map(
-                _transaction_log_value__partition.size_transaction_log_value__partition_v1,
-                value["transaction_partitions"],
-            )
-        )
+        + sum(map(_s_partition.size_transaction_log_value__partition_v1, value["transaction_partitions"]))
     )
     known_tags = frozenset({0, 1, 2})
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -221,12 +204,7 @@ def field_sizes_transaction_log_value_v1(value, level=None):
         1
         if value["transaction_partitions"] is None
         else size_uvarint(len(value["transaction_partitions"]) + 1)
-        + sum(
-            map(
-                _transaction_log_value__partition.size_transaction_log_value__partition_v1,
-                value["transaction_partitions"],
-            )
-        )
+        + sum(map(_s_partition.size_transaction_log_value__partition_v1, value["transaction_partitions"]))
     )
     known_tags = frozenset({0, 1, 2})
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

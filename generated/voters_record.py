@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import voters_record__voter as _voters_record__voter
+from . import voters_record__voter as _s_voter
 
 require_runtime_api(1)
 
@@ -27,12 +27,7 @@ VOTERS_RECORD_V0_MAX_OVERHEAD = 12
 VOTERS_RECORD_V0 = Flexible(
     Struct(
         "version" / Int16sb,
-        "voters"
-        / KArray(
-            CompactLength(),
-            LazyBound(lambda: _voters_record__voter.VOTERS_RECORD__VOTER_V0),
-            nullable=False,
-        ),
+        "voters" / KArray(CompactLength(), LazyBound(lambda: _s_voter.VOTERS_RECORD__VOTER_V0), nullable=False),
     ),
     tagged=[],
     absent={},
@@ -42,9 +37,7 @@ VOTERS_RECORD_V0 = Flexible(
 
 def size_voters_record_v0(value, level=None):
     """Bytes voters_record v0 takes when built from ``value``."""
-    s_voters = size_uvarint(len(value["voters"]) + 1) + sum(
-        map(_voters_record__voter.size_voters_record__voter_v0, value["voters"])
-    )
+    s_voters = size_uvarint(len(value["voters"]) + 1) + sum(map(_s_voter.size_voters_record__voter_v0, value["voters"]))
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
     s__tagged_fields = tagged_size(tags)
@@ -53,9 +46,7 @@ def size_voters_record_v0(value, level=None):
 
 def field_sizes_voters_record_v0(value, level=None):
     """Bytes each field of voters_record v0 takes when built from ``value``."""
-    s_voters = size_uvarint(len(value["voters"]) + 1) + sum(
-        map(_voters_record__voter.size_voters_record__voter_v0, value["voters"])
-    )
+    s_voters = size_uvarint(len(value["voters"]) + 1) + sum(map(_s_voter.size_voters_record__voter_v0, value["voters"]))
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
     s__tagged_fields = tagged_size(tags)

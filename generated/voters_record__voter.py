@@ -11,8 +11,8 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-from . import voters_record__endpoint as _voters_record__endpoint
-from . import voters_record__k_raft_version_feature as _voters_record__k_raft_version_feature
+from . import voters_record__endpoint as _s_endpoint
+from . import voters_record__k_raft_version_feature as _s_k_raft_version_feature
 
 require_runtime_api(1)
 
@@ -31,13 +31,9 @@ VOTERS_RECORD__VOTER_V0 = Flexible(
         "voter_id" / Int32sb,
         "voter_directory_id" / KUuid(),
         "endpoints"
-        / KArray(
-            CompactLength(),
-            LazyBound(lambda: _voters_record__endpoint.VOTERS_RECORD__ENDPOINT_V0),
-            nullable=False,
-        ),
+        / KArray(CompactLength(), LazyBound(lambda: _s_endpoint.VOTERS_RECORD__ENDPOINT_V0), nullable=False),
         "k_raft_version_feature"
-        / LazyBound(lambda: _voters_record__k_raft_version_feature.VOTERS_RECORD__K_RAFT_VERSION_FEATURE_V0),
+        / LazyBound(lambda: _s_k_raft_version_feature.VOTERS_RECORD__K_RAFT_VERSION_FEATURE_V0),
     ),
     tagged=[],
     absent={},
@@ -47,12 +43,12 @@ VOTERS_RECORD__VOTER_V0 = Flexible(
 
 def size_voters_record__voter_v0(value, level=None):
     """Bytes voters_record__voter v0 takes when built from ``value``."""
-    s_k_raft_version_feature = _voters_record__k_raft_version_feature.size_voters_record__k_raft_version_feature_v0(
+    s_k_raft_version_feature = _s_k_raft_version_feature.size_voters_record__k_raft_version_feature_v0(
         value["k_raft_version_feature"],
         level,
     )
     s_endpoints = size_uvarint(len(value["endpoints"]) + 1) + sum(
-        map(_voters_record__endpoint.size_voters_record__endpoint_v0, value["endpoints"])
+        map(_s_endpoint.size_voters_record__endpoint_v0, value["endpoints"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]
@@ -62,12 +58,12 @@ def size_voters_record__voter_v0(value, level=None):
 
 def field_sizes_voters_record__voter_v0(value, level=None):
     """Bytes each field of voters_record__voter v0 takes when built from ``value``."""
-    s_k_raft_version_feature = _voters_record__k_raft_version_feature.size_voters_record__k_raft_version_feature_v0(
+    s_k_raft_version_feature = _s_k_raft_version_feature.size_voters_record__k_raft_version_feature_v0(
         value["k_raft_version_feature"],
         level,
     )
     s_endpoints = size_uvarint(len(value["endpoints"]) + 1) + sum(
-        map(_voters_record__endpoint.size_voters_record__endpoint_v0, value["endpoints"])
+        map(_s_endpoint.size_voters_record__endpoint_v0, value["endpoints"])
     )
     known_tags = frozenset()
     tags = [(t, len(p)) for t, p in check_unknown_tags(value.get("_unknown_tags"), known_tags)]

@@ -21,6 +21,7 @@ from ..schema import (
     constants,
     default_value,
     layout_rows,
+    module_alias,
 )
 
 _FIXED_CONSTRUCT = {
@@ -82,14 +83,16 @@ class ModuleView:
 def module_view(
     name: str, source_file: str, source_sha: str, schema_sha: str, doc: str, versions: list[EntityVersion]
 ) -> ModuleView:
-    imports = sorted({_module_alias(r) for ev in versions for r in ev.refs} - {_module_alias(name)})
-    mod = ModuleView(name, source_file, source_sha, schema_sha, doc, [f"from . import {i[1:]} as {i}" for i in imports])
+    refs = sorted({r for ev in versions for r in ev.refs} - {name}, key=_module_alias)
+    mod = ModuleView(
+        name, source_file, source_sha, schema_sha, doc, [f"from . import {r} as {_module_alias(r)}" for r in refs]
+    )
     mod.entities = [_entity_view(ev) for ev in versions]
     return mod
 
 
 def _module_alias(entity: str) -> str:
-    return f"_{entity}"
+    return module_alias(entity)
 
 
 # ---------------------------------------------------------------------------- construct

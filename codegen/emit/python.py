@@ -29,6 +29,7 @@ from ..schema import (
     ScalarType,
     Type,
     default_value,
+    module_alias,
 )
 from .buffer import Code
 
@@ -374,7 +375,7 @@ def _element_call(w: _Writer, t: Type, buf: str, pos: str, end: str, contents: s
 
 
 def _alias(name: str) -> str:
-    return f"_{name}"
+    return module_alias(name)
 
 
 def _guarded(w: _Writer, path: str, lines) -> None:

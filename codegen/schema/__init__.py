@@ -38,6 +38,7 @@ from .resolve import (
     field_type_at,
     layout_rows,
     min_size,
+    module_alias,
     resolve,
     resolve_all,
     resolve_entity,
@@ -48,6 +49,7 @@ from .resolve import (
 from .versions import VersionRange
 
 __all__ = [
+    "module_alias",
     "INT_TYPES",
     "SCALAR_TYPES",
     "ScalarType",

@@ -80,6 +80,14 @@ class FixedRun:
         return sum(f.fixed_size for f in self.fields)
 
 
+def module_alias(entity: str) -> str:
+    """What a generated module is bound to where another imports it: ``_ENTITY``; a struct's module
+    (``ENTITY__STRUCT``, imported only by its own file's modules) ``_s_STRUCT``, as its parent's name in
+    front of every symbol already makes long lines (Kafka's internal record names)."""
+    _, sep, struct = entity.partition("__")
+    return f"_s_{struct}" if sep else f"_{entity}"
+
+
 @dataclass(frozen=True)
 class EntityVersion:
     schemas: SchemaSet

@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import client_quota_record__entity_data as _client_quota_record__entity_data
+from . import client_quota_record__entity_data as _s_entity_data
 
 require_runtime_api(1)
 
@@ -47,12 +47,7 @@ def decode_client_quota_record_v0(buf, pos=0, end=None):
                 field="entity",
             )
         try:
-            v_entity, pos = _client_quota_record__entity_data.decode_client_quota_record__entity_data_v0_array(
-                buf,
-                pos,
-                end,
-                entity_count,
-            )
+            v_entity, pos = _s_entity_data.decode_client_quota_record__entity_data_v0_array(buf, pos, end, entity_count)
         except DecodeError as exc:
             exc.field = "entity." + exc.field if exc.field else "entity"
             raise
@@ -117,9 +112,7 @@ def decode_client_quota_record_v0_array(buf, pos, end, count):
 def encode_client_quota_record_v0(v):
     """Bytes of client_quota_record v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_entity = encode_uvarint(
-            len(v[0]) + 1
-        ) + _client_quota_record__entity_data.encode_client_quota_record__entity_data_v0_array(v[0])
+        b_entity = encode_uvarint(len(v[0]) + 1) + _s_entity_data.encode_client_quota_record__entity_data_v0_array(v[0])
         if v[1] is None:
             raise EncodeError("key cannot be null")
         else:

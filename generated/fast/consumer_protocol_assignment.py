@@ -12,7 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 
-from . import consumer_protocol_assignment__topic as _consumer_protocol_assignment__topic
+from . import consumer_protocol_assignment__topic as _s_topic
 
 require_runtime_api(1)
 
@@ -43,13 +43,11 @@ def decode_consumer_protocol_assignment_v0(buf, pos=0, end=None):
                 field="assigned_partitions",
             )
         try:
-            v_assigned_partitions, pos = (
-                _consumer_protocol_assignment__topic.decode_consumer_protocol_assignment__topic_v0_array(
-                    buf,
-                    pos,
-                    end,
-                    assigned_partitions_count,
-                )
+            v_assigned_partitions, pos = _s_topic.decode_consumer_protocol_assignment__topic_v0_array(
+                buf,
+                pos,
+                end,
+                assigned_partitions_count,
             )
         except DecodeError as exc:
             exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
@@ -115,13 +113,11 @@ def decode_consumer_protocol_assignment_v1(buf, pos=0, end=None):
                 field="assigned_partitions",
             )
         try:
-            v_assigned_partitions, pos = (
-                _consumer_protocol_assignment__topic.decode_consumer_protocol_assignment__topic_v1_array(
-                    buf,
-                    pos,
-                    end,
-                    assigned_partitions_count,
-                )
+            v_assigned_partitions, pos = _s_topic.decode_consumer_protocol_assignment__topic_v1_array(
+                buf,
+                pos,
+                end,
+                assigned_partitions_count,
             )
         except DecodeError as exc:
             exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
@@ -187,13 +183,11 @@ def decode_consumer_protocol_assignment_v2(buf, pos=0, end=None):
                 field="assigned_partitions",
             )
         try:
-            v_assigned_partitions, pos = (
-                _consumer_protocol_assignment__topic.decode_consumer_protocol_assignment__topic_v2_array(
-                    buf,
-                    pos,
-                    end,
-                    assigned_partitions_count,
-                )
+            v_assigned_partitions, pos = _s_topic.decode_consumer_protocol_assignment__topic_v2_array(
+                buf,
+                pos,
+                end,
+                assigned_partitions_count,
             )
         except DecodeError as exc:
             exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
@@ -259,13 +253,11 @@ def decode_consumer_protocol_assignment_v3(buf, pos=0, end=None):
                 field="assigned_partitions",
             )
         try:
-            v_assigned_partitions, pos = (
-                _consumer_protocol_assignment__topic.decode_consumer_protocol_assignment__topic_v3_array(
-                    buf,
-                    pos,
-                    end,
-                    assigned_partitions_count,
-                )
+            v_assigned_partitions, pos = _s_topic.decode_consumer_protocol_assignment__topic_v3_array(
+                buf,
+                pos,
+                end,
+                assigned_partitions_count,
             )
         except DecodeError as exc:
             exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
@@ -309,9 +301,7 @@ def decode_consumer_protocol_assignment_v3_array(buf, pos, end, count):
 def encode_consumer_protocol_assignment_v0(v):
     """Bytes of consumer_protocol_assignment v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_assigned_partitions = _S0.pack(
-            len(v[0])
-        ) + _consumer_protocol_assignment__topic.encode_consumer_protocol_assignment__topic_v0_array(v[0])
+        b_assigned_partitions = _S0.pack(len(v[0])) + _s_topic.encode_consumer_protocol_assignment__topic_v0_array(v[0])
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
@@ -334,9 +324,7 @@ def encode_consumer_protocol_assignment_v0_array(values):
 def encode_consumer_protocol_assignment_v1(v):
     """Bytes of consumer_protocol_assignment v1 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_assigned_partitions = _S0.pack(
-            len(v[0])
-        ) + _consumer_protocol_assignment__topic.encode_consumer_protocol_assignment__topic_v1_array(v[0])
+        b_assigned_partitions = _S0.pack(len(v[0])) + _s_topic.encode_consumer_protocol_assignment__topic_v1_array(v[0])
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
@@ -359,9 +347,7 @@ def encode_consumer_protocol_assignment_v1_array(values):
 def encode_consumer_protocol_assignment_v2(v):
     """Bytes of consumer_protocol_assignment v2 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_assigned_partitions = _S0.pack(
-            len(v[0])
-        ) + _consumer_protocol_assignment__topic.encode_consumer_protocol_assignment__topic_v2_array(v[0])
+        b_assigned_partitions = _S0.pack(len(v[0])) + _s_topic.encode_consumer_protocol_assignment__topic_v2_array(v[0])
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
@@ -384,9 +370,7 @@ def encode_consumer_protocol_assignment_v2_array(values):
 def encode_consumer_protocol_assignment_v3(v):
     """Bytes of consumer_protocol_assignment v3 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_assigned_partitions = _S0.pack(
-            len(v[0])
-        ) + _consumer_protocol_assignment__topic.encode_consumer_protocol_assignment__topic_v3_array(v[0])
+        b_assigned_partitions = _S0.pack(len(v[0])) + _s_topic.encode_consumer_protocol_assignment__topic_v3_array(v[0])
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:

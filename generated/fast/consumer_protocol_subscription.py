@@ -12,7 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 
-from . import consumer_protocol_subscription__topic as _consumer_protocol_subscription__topic
+from . import consumer_protocol_subscription__topic as _s_topic
 
 require_runtime_api(1)
 
@@ -179,13 +179,11 @@ def decode_consumer_protocol_subscription_v1(buf, pos=0, end=None):
                 field="owned_partitions",
             )
         try:
-            v_owned_partitions, pos = (
-                _consumer_protocol_subscription__topic.decode_consumer_protocol_subscription__topic_v1_array(
-                    buf,
-                    pos,
-                    end,
-                    owned_partitions_count,
-                )
+            v_owned_partitions, pos = _s_topic.decode_consumer_protocol_subscription__topic_v1_array(
+                buf,
+                pos,
+                end,
+                owned_partitions_count,
             )
         except DecodeError as exc:
             exc.field = "owned_partitions." + exc.field if exc.field else "owned_partitions"
@@ -289,13 +287,11 @@ def decode_consumer_protocol_subscription_v2(buf, pos=0, end=None):
                 field="owned_partitions",
             )
         try:
-            v_owned_partitions, pos = (
-                _consumer_protocol_subscription__topic.decode_consumer_protocol_subscription__topic_v2_array(
-                    buf,
-                    pos,
-                    end,
-                    owned_partitions_count,
-                )
+            v_owned_partitions, pos = _s_topic.decode_consumer_protocol_subscription__topic_v2_array(
+                buf,
+                pos,
+                end,
+                owned_partitions_count,
             )
         except DecodeError as exc:
             exc.field = "owned_partitions." + exc.field if exc.field else "owned_partitions"
@@ -400,13 +396,11 @@ def decode_consumer_protocol_subscription_v3(buf, pos=0, end=None):
                 field="owned_partitions",
             )
         try:
-            v_owned_partitions, pos = (
-                _consumer_protocol_subscription__topic.decode_consumer_protocol_subscription__topic_v3_array(
-                    buf,
-                    pos,
-                    end,
-                    owned_partitions_count,
-                )
+            v_owned_partitions, pos = _s_topic.decode_consumer_protocol_subscription__topic_v3_array(
+                buf,
+                pos,
+                end,
+                owned_partitions_count,
             )
         except DecodeError as exc:
             exc.field = "owned_partitions." + exc.field if exc.field else "owned_partitions"
@@ -480,9 +474,7 @@ def encode_consumer_protocol_subscription_v1(v):
             b_user_data = _S0.pack(-1)
         else:
             b_user_data = _S0.pack(len(v[1])) + v[1]
-        b_owned_partitions = _S0.pack(
-            len(v[2])
-        ) + _consumer_protocol_subscription__topic.encode_consumer_protocol_subscription__topic_v1_array(v[2])
+        b_owned_partitions = _S0.pack(len(v[2])) + _s_topic.encode_consumer_protocol_subscription__topic_v1_array(v[2])
         return b"".join(
             (
                 b_topics,
@@ -507,9 +499,7 @@ def encode_consumer_protocol_subscription_v2(v):
             b_user_data = _S0.pack(-1)
         else:
             b_user_data = _S0.pack(len(v[1])) + v[1]
-        b_owned_partitions = _S0.pack(
-            len(v[2])
-        ) + _consumer_protocol_subscription__topic.encode_consumer_protocol_subscription__topic_v2_array(v[2])
+        b_owned_partitions = _S0.pack(len(v[2])) + _s_topic.encode_consumer_protocol_subscription__topic_v2_array(v[2])
         b_generation_id = _S0.pack(v[3])
         return b"".join(
             (
@@ -536,9 +526,7 @@ def encode_consumer_protocol_subscription_v3(v):
             b_user_data = _S0.pack(-1)
         else:
             b_user_data = _S0.pack(len(v[1])) + v[1]
-        b_owned_partitions = _S0.pack(
-            len(v[2])
-        ) + _consumer_protocol_subscription__topic.encode_consumer_protocol_subscription__topic_v3_array(v[2])
+        b_owned_partitions = _S0.pack(len(v[2])) + _s_topic.encode_consumer_protocol_subscription__topic_v3_array(v[2])
         b_generation_id = _S0.pack(v[3])
         if v[4] is None:
             b_rack_id = _S1.pack(-1)

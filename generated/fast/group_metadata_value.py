@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import group_metadata_value__member_metadata as _group_metadata_value__member_metadata
+from . import group_metadata_value__member_metadata as _s_member_metadata
 
 require_runtime_api(1)
 
@@ -99,13 +99,11 @@ def decode_group_metadata_value_v0(buf, pos=0, end=None):
                 field="members",
             )
         try:
-            v_members, pos = (
-                _group_metadata_value__member_metadata.decode_group_metadata_value__member_metadata_v0_array(
-                    buf,
-                    pos,
-                    end,
-                    members_count,
-                )
+            v_members, pos = _s_member_metadata.decode_group_metadata_value__member_metadata_v0_array(
+                buf,
+                pos,
+                end,
+                members_count,
             )
         except DecodeError as exc:
             exc.field = "members." + exc.field if exc.field else "members"
@@ -209,13 +207,11 @@ def decode_group_metadata_value_v1(buf, pos=0, end=None):
                 field="members",
             )
         try:
-            v_members, pos = (
-                _group_metadata_value__member_metadata.decode_group_metadata_value__member_metadata_v1_array(
-                    buf,
-                    pos,
-                    end,
-                    members_count,
-                )
+            v_members, pos = _s_member_metadata.decode_group_metadata_value__member_metadata_v1_array(
+                buf,
+                pos,
+                end,
+                members_count,
             )
         except DecodeError as exc:
             exc.field = "members." + exc.field if exc.field else "members"
@@ -321,13 +317,11 @@ def decode_group_metadata_value_v2(buf, pos=0, end=None):
                 field="members",
             )
         try:
-            v_members, pos = (
-                _group_metadata_value__member_metadata.decode_group_metadata_value__member_metadata_v2_array(
-                    buf,
-                    pos,
-                    end,
-                    members_count,
-                )
+            v_members, pos = _s_member_metadata.decode_group_metadata_value__member_metadata_v2_array(
+                buf,
+                pos,
+                end,
+                members_count,
             )
         except DecodeError as exc:
             exc.field = "members." + exc.field if exc.field else "members"
@@ -432,13 +426,11 @@ def decode_group_metadata_value_v3(buf, pos=0, end=None):
                 field="members",
             )
         try:
-            v_members, pos = (
-                _group_metadata_value__member_metadata.decode_group_metadata_value__member_metadata_v3_array(
-                    buf,
-                    pos,
-                    end,
-                    members_count,
-                )
+            v_members, pos = _s_member_metadata.decode_group_metadata_value__member_metadata_v3_array(
+                buf,
+                pos,
+                end,
+                members_count,
             )
         except DecodeError as exc:
             exc.field = "members." + exc.field if exc.field else "members"
@@ -564,13 +556,11 @@ def decode_group_metadata_value_v4(buf, pos=0, end=None):
                 field="members",
             )
         try:
-            v_members, pos = (
-                _group_metadata_value__member_metadata.decode_group_metadata_value__member_metadata_v4_array(
-                    buf,
-                    pos,
-                    end,
-                    members_count,
-                )
+            v_members, pos = _s_member_metadata.decode_group_metadata_value__member_metadata_v4_array(
+                buf,
+                pos,
+                end,
+                members_count,
             )
         except DecodeError as exc:
             exc.field = "members." + exc.field if exc.field else "members"
@@ -637,9 +627,7 @@ def encode_group_metadata_value_v0(v):
         else:
             data = v[3].encode("utf-8")
             b_leader = _S0.pack(len(data)) + data
-        b_members = _S1.pack(
-            len(v[4])
-        ) + _group_metadata_value__member_metadata.encode_group_metadata_value__member_metadata_v0_array(v[4])
+        b_members = _S1.pack(len(v[4])) + _s_member_metadata.encode_group_metadata_value__member_metadata_v0_array(v[4])
         return b"".join(
             (
                 b_protocol_type,
@@ -677,9 +665,7 @@ def encode_group_metadata_value_v1(v):
         else:
             data = v[3].encode("utf-8")
             b_leader = _S0.pack(len(data)) + data
-        b_members = _S1.pack(
-            len(v[4])
-        ) + _group_metadata_value__member_metadata.encode_group_metadata_value__member_metadata_v1_array(v[4])
+        b_members = _S1.pack(len(v[4])) + _s_member_metadata.encode_group_metadata_value__member_metadata_v1_array(v[4])
         return b"".join(
             (
                 b_protocol_type,
@@ -718,9 +704,7 @@ def encode_group_metadata_value_v2(v):
             data = v[3].encode("utf-8")
             b_leader = _S0.pack(len(data)) + data
         b_current_state_timestamp = _S2.pack(v[4])
-        b_members = _S1.pack(
-            len(v[5])
-        ) + _group_metadata_value__member_metadata.encode_group_metadata_value__member_metadata_v2_array(v[5])
+        b_members = _S1.pack(len(v[5])) + _s_member_metadata.encode_group_metadata_value__member_metadata_v2_array(v[5])
         return b"".join(
             (
                 b_protocol_type,
@@ -760,9 +744,7 @@ def encode_group_metadata_value_v3(v):
             data = v[3].encode("utf-8")
             b_leader = _S0.pack(len(data)) + data
         b_current_state_timestamp = _S2.pack(v[4])
-        b_members = _S1.pack(
-            len(v[5])
-        ) + _group_metadata_value__member_metadata.encode_group_metadata_value__member_metadata_v3_array(v[5])
+        b_members = _S1.pack(len(v[5])) + _s_member_metadata.encode_group_metadata_value__member_metadata_v3_array(v[5])
         return b"".join(
             (
                 b_protocol_type,
@@ -804,7 +786,7 @@ def encode_group_metadata_value_v4(v):
         b_current_state_timestamp = _S2.pack(v[4])
         b_members = encode_uvarint(
             len(v[5]) + 1
-        ) + _group_metadata_value__member_metadata.encode_group_metadata_value__member_metadata_v4_array(v[5])
+        ) + _s_member_metadata.encode_group_metadata_value__member_metadata_v4_array(v[5])
         tags = check_unknown_tags(v[6], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import leader_change_message__voter as _leader_change_message__voter
+from . import leader_change_message__voter as _s_voter
 
 require_runtime_api(1)
 
@@ -51,12 +51,7 @@ def decode_leader_change_message_v0(buf, pos=0, end=None):
                 field="voters",
             )
         try:
-            v_voters, pos = _leader_change_message__voter.decode_leader_change_message__voter_v0_array(
-                buf,
-                pos,
-                end,
-                voters_count,
-            )
+            v_voters, pos = _s_voter.decode_leader_change_message__voter_v0_array(buf, pos, end, voters_count)
         except DecodeError as exc:
             exc.field = "voters." + exc.field if exc.field else "voters"
             raise
@@ -80,7 +75,7 @@ def decode_leader_change_message_v0(buf, pos=0, end=None):
                 field="granting_voters",
             )
         try:
-            v_granting_voters, pos = _leader_change_message__voter.decode_leader_change_message__voter_v0_array(
+            v_granting_voters, pos = _s_voter.decode_leader_change_message__voter_v0_array(
                 buf,
                 pos,
                 end,
@@ -152,12 +147,7 @@ def decode_leader_change_message_v1(buf, pos=0, end=None):
                 field="voters",
             )
         try:
-            v_voters, pos = _leader_change_message__voter.decode_leader_change_message__voter_v1_array(
-                buf,
-                pos,
-                end,
-                voters_count,
-            )
+            v_voters, pos = _s_voter.decode_leader_change_message__voter_v1_array(buf, pos, end, voters_count)
         except DecodeError as exc:
             exc.field = "voters." + exc.field if exc.field else "voters"
             raise
@@ -181,7 +171,7 @@ def decode_leader_change_message_v1(buf, pos=0, end=None):
                 field="granting_voters",
             )
         try:
-            v_granting_voters, pos = _leader_change_message__voter.decode_leader_change_message__voter_v1_array(
+            v_granting_voters, pos = _s_voter.decode_leader_change_message__voter_v1_array(
                 buf,
                 pos,
                 end,
@@ -230,12 +220,8 @@ def encode_leader_change_message_v0(v):
     try:
         b_version = _S1.pack(v[0])
         b_leader_id = _S2.pack(v[1])
-        b_voters = encode_uvarint(
-            len(v[2]) + 1
-        ) + _leader_change_message__voter.encode_leader_change_message__voter_v0_array(v[2])
-        b_granting_voters = encode_uvarint(
-            len(v[3]) + 1
-        ) + _leader_change_message__voter.encode_leader_change_message__voter_v0_array(v[3])
+        b_voters = encode_uvarint(len(v[2]) + 1) + _s_voter.encode_leader_change_message__voter_v0_array(v[2])
+        b_granting_voters = encode_uvarint(len(v[3]) + 1) + _s_voter.encode_leader_change_message__voter_v0_array(v[3])
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(
@@ -261,12 +247,8 @@ def encode_leader_change_message_v1(v):
     try:
         b_version = _S1.pack(v[0])
         b_leader_id = _S2.pack(v[1])
-        b_voters = encode_uvarint(
-            len(v[2]) + 1
-        ) + _leader_change_message__voter.encode_leader_change_message__voter_v1_array(v[2])
-        b_granting_voters = encode_uvarint(
-            len(v[3]) + 1
-        ) + _leader_change_message__voter.encode_leader_change_message__voter_v1_array(v[3])
+        b_voters = encode_uvarint(len(v[2]) + 1) + _s_voter.encode_leader_change_message__voter_v1_array(v[2])
+        b_granting_voters = encode_uvarint(len(v[3]) + 1) + _s_voter.encode_leader_change_message__voter_v1_array(v[3])
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -23,7 +23,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
 from kcodec.runtime.crc import crc32c
 
-from . import producer_snapshot__producer_entry as _producer_snapshot__producer_entry
+from . import producer_snapshot__producer_entry as _s_producer_entry
 
 require_runtime_api(1)
 
@@ -63,13 +63,11 @@ def decode_producer_snapshot_v1(buf, pos=0, end=None, verify_crc=True, limit=DEF
                 field="producer_entries",
             )
         try:
-            v_producer_entries, pos = (
-                _producer_snapshot__producer_entry.decode_producer_snapshot__producer_entry_v1_array(
-                    buf,
-                    pos,
-                    end,
-                    producer_entries_count,
-                )
+            v_producer_entries, pos = _s_producer_entry.decode_producer_snapshot__producer_entry_v1_array(
+                buf,
+                pos,
+                end,
+                producer_entries_count,
             )
         except DecodeError as exc:
             exc.field = "producer_entries." + exc.field if exc.field else "producer_entries"
@@ -104,9 +102,9 @@ def encode_producer_snapshot_v1(v, level=None):
     """Bytes of producer_snapshot v1 from values in FIELDS order (derived fields are computed)."""
     try:
         b_version = _S2.pack(1)
-        b_producer_entries = _S1.pack(
-            len(v[2])
-        ) + _producer_snapshot__producer_entry.encode_producer_snapshot__producer_entry_v1_array(v[2])
+        b_producer_entries = _S1.pack(len(v[2])) + _s_producer_entry.encode_producer_snapshot__producer_entry_v1_array(
+            v[2]
+        )
         b_crc = _S3.pack(crc32c(b"".join((b_producer_entries,))))
         return b"".join(
             (

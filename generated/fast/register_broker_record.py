@@ -16,8 +16,8 @@ from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, w
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import register_broker_record__endpoint as _register_broker_record__endpoint
-from . import register_broker_record__feature as _register_broker_record__feature
+from . import register_broker_record__endpoint as _s_endpoint
+from . import register_broker_record__feature as _s_feature
 
 require_runtime_api(1)
 
@@ -69,7 +69,7 @@ def decode_register_broker_record_v0(buf, pos=0, end=None):
                 field="end_points",
             )
         try:
-            v_end_points, pos = _register_broker_record__endpoint.decode_register_broker_record__endpoint_v0_array(
+            v_end_points, pos = _s_endpoint.decode_register_broker_record__endpoint_v0_array(
                 buf,
                 pos,
                 end,
@@ -94,12 +94,7 @@ def decode_register_broker_record_v0(buf, pos=0, end=None):
                 field="features",
             )
         try:
-            v_features, pos = _register_broker_record__feature.decode_register_broker_record__feature_v0_array(
-                buf,
-                pos,
-                end,
-                features_count,
-            )
+            v_features, pos = _s_feature.decode_register_broker_record__feature_v0_array(buf, pos, end, features_count)
         except DecodeError as exc:
             exc.field = "features." + exc.field if exc.field else "features"
             raise
@@ -217,7 +212,7 @@ def decode_register_broker_record_v1(buf, pos=0, end=None):
                 field="end_points",
             )
         try:
-            v_end_points, pos = _register_broker_record__endpoint.decode_register_broker_record__endpoint_v1_array(
+            v_end_points, pos = _s_endpoint.decode_register_broker_record__endpoint_v1_array(
                 buf,
                 pos,
                 end,
@@ -242,12 +237,7 @@ def decode_register_broker_record_v1(buf, pos=0, end=None):
                 field="features",
             )
         try:
-            v_features, pos = _register_broker_record__feature.decode_register_broker_record__feature_v1_array(
-                buf,
-                pos,
-                end,
-                features_count,
-            )
+            v_features, pos = _s_feature.decode_register_broker_record__feature_v1_array(buf, pos, end, features_count)
         except DecodeError as exc:
             exc.field = "features." + exc.field if exc.field else "features"
             raise
@@ -368,7 +358,7 @@ def decode_register_broker_record_v2(buf, pos=0, end=None):
                 field="end_points",
             )
         try:
-            v_end_points, pos = _register_broker_record__endpoint.decode_register_broker_record__endpoint_v2_array(
+            v_end_points, pos = _s_endpoint.decode_register_broker_record__endpoint_v2_array(
                 buf,
                 pos,
                 end,
@@ -393,12 +383,7 @@ def decode_register_broker_record_v2(buf, pos=0, end=None):
                 field="features",
             )
         try:
-            v_features, pos = _register_broker_record__feature.decode_register_broker_record__feature_v2_array(
-                buf,
-                pos,
-                end,
-                features_count,
-            )
+            v_features, pos = _s_feature.decode_register_broker_record__feature_v2_array(buf, pos, end, features_count)
         except DecodeError as exc:
             exc.field = "features." + exc.field if exc.field else "features"
             raise
@@ -519,7 +504,7 @@ def decode_register_broker_record_v3(buf, pos=0, end=None):
                 field="end_points",
             )
         try:
-            v_end_points, pos = _register_broker_record__endpoint.decode_register_broker_record__endpoint_v3_array(
+            v_end_points, pos = _s_endpoint.decode_register_broker_record__endpoint_v3_array(
                 buf,
                 pos,
                 end,
@@ -544,12 +529,7 @@ def decode_register_broker_record_v3(buf, pos=0, end=None):
                 field="features",
             )
         try:
-            v_features, pos = _register_broker_record__feature.decode_register_broker_record__feature_v3_array(
-                buf,
-                pos,
-                end,
-                features_count,
-            )
+            v_features, pos = _s_feature.decode_register_broker_record__feature_v3_array(buf, pos, end, features_count)
         except DecodeError as exc:
             exc.field = "features." + exc.field if exc.field else "features"
             raise
@@ -659,12 +639,10 @@ def encode_register_broker_record_v0(v):
         b_broker_id = _S0.pack(v[0])
         b_incarnation_id = v[1].bytes
         b_broker_epoch = _S1.pack(v[2])
-        b_end_points = encode_uvarint(
-            len(v[3]) + 1
-        ) + _register_broker_record__endpoint.encode_register_broker_record__endpoint_v0_array(v[3])
-        b_features = encode_uvarint(
-            len(v[4]) + 1
-        ) + _register_broker_record__feature.encode_register_broker_record__feature_v0_array(v[4])
+        b_end_points = encode_uvarint(len(v[3]) + 1) + _s_endpoint.encode_register_broker_record__endpoint_v0_array(
+            v[3]
+        )
+        b_features = encode_uvarint(len(v[4]) + 1) + _s_feature.encode_register_broker_record__feature_v0_array(v[4])
         if v[5] is None:
             b_rack = b"\x00"
         else:
@@ -700,12 +678,10 @@ def encode_register_broker_record_v1(v):
         b_broker_id = _S0.pack(v[0])
         b_incarnation_id = v[1].bytes
         b_broker_epoch = _S1.pack(v[2])
-        b_end_points = encode_uvarint(
-            len(v[3]) + 1
-        ) + _register_broker_record__endpoint.encode_register_broker_record__endpoint_v1_array(v[3])
-        b_features = encode_uvarint(
-            len(v[4]) + 1
-        ) + _register_broker_record__feature.encode_register_broker_record__feature_v1_array(v[4])
+        b_end_points = encode_uvarint(len(v[3]) + 1) + _s_endpoint.encode_register_broker_record__endpoint_v1_array(
+            v[3]
+        )
+        b_features = encode_uvarint(len(v[4]) + 1) + _s_feature.encode_register_broker_record__feature_v1_array(v[4])
         if v[5] is None:
             b_rack = b"\x00"
         else:
@@ -744,12 +720,10 @@ def encode_register_broker_record_v2(v):
         b_is_migrating_zk_broker = b"\x01" if v[1] else b"\x00"
         b_incarnation_id = v[2].bytes
         b_broker_epoch = _S1.pack(v[3])
-        b_end_points = encode_uvarint(
-            len(v[4]) + 1
-        ) + _register_broker_record__endpoint.encode_register_broker_record__endpoint_v2_array(v[4])
-        b_features = encode_uvarint(
-            len(v[5]) + 1
-        ) + _register_broker_record__feature.encode_register_broker_record__feature_v2_array(v[5])
+        b_end_points = encode_uvarint(len(v[4]) + 1) + _s_endpoint.encode_register_broker_record__endpoint_v2_array(
+            v[4]
+        )
+        b_features = encode_uvarint(len(v[5]) + 1) + _s_feature.encode_register_broker_record__feature_v2_array(v[5])
         if v[6] is None:
             b_rack = b"\x00"
         else:
@@ -789,12 +763,10 @@ def encode_register_broker_record_v3(v):
         b_is_migrating_zk_broker = b"\x01" if v[1] else b"\x00"
         b_incarnation_id = v[2].bytes
         b_broker_epoch = _S1.pack(v[3])
-        b_end_points = encode_uvarint(
-            len(v[4]) + 1
-        ) + _register_broker_record__endpoint.encode_register_broker_record__endpoint_v3_array(v[4])
-        b_features = encode_uvarint(
-            len(v[5]) + 1
-        ) + _register_broker_record__feature.encode_register_broker_record__feature_v3_array(v[5])
+        b_end_points = encode_uvarint(len(v[4]) + 1) + _s_endpoint.encode_register_broker_record__endpoint_v3_array(
+            v[4]
+        )
+        b_features = encode_uvarint(len(v[5]) + 1) + _s_feature.encode_register_broker_record__feature_v3_array(v[5])
         if v[6] is None:
             b_rack = b"\x00"
         else:

@@ -16,8 +16,8 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import register_controller_record__endpoint as _register_controller_record__endpoint
-from . import register_controller_record__feature as _register_controller_record__feature
+from . import register_controller_record__endpoint as _s_endpoint
+from . import register_controller_record__feature as _s_feature
 
 require_runtime_api(1)
 
@@ -64,13 +64,11 @@ def decode_register_controller_record_v0(buf, pos=0, end=None):
                 field="end_points",
             )
         try:
-            v_end_points, pos = (
-                _register_controller_record__endpoint.decode_register_controller_record__endpoint_v0_array(
-                    buf,
-                    pos,
-                    end,
-                    end_points_count,
-                )
+            v_end_points, pos = _s_endpoint.decode_register_controller_record__endpoint_v0_array(
+                buf,
+                pos,
+                end,
+                end_points_count,
             )
         except DecodeError as exc:
             exc.field = "end_points." + exc.field if exc.field else "end_points"
@@ -91,7 +89,7 @@ def decode_register_controller_record_v0(buf, pos=0, end=None):
                 field="features",
             )
         try:
-            v_features, pos = _register_controller_record__feature.decode_register_controller_record__feature_v0_array(
+            v_features, pos = _s_feature.decode_register_controller_record__feature_v0_array(
                 buf,
                 pos,
                 end,
@@ -141,12 +139,12 @@ def encode_register_controller_record_v0(v):
         b_controller_id = _S0.pack(v[0])
         b_incarnation_id = v[1].bytes
         b_zk_migration_ready = b"\x01" if v[2] else b"\x00"
-        b_end_points = encode_uvarint(
-            len(v[3]) + 1
-        ) + _register_controller_record__endpoint.encode_register_controller_record__endpoint_v0_array(v[3])
-        b_features = encode_uvarint(
-            len(v[4]) + 1
-        ) + _register_controller_record__feature.encode_register_controller_record__feature_v0_array(v[4])
+        b_end_points = encode_uvarint(len(v[3]) + 1) + _s_endpoint.encode_register_controller_record__endpoint_v0_array(
+            v[3]
+        )
+        b_features = encode_uvarint(len(v[4]) + 1) + _s_feature.encode_register_controller_record__feature_v0_array(
+            v[4]
+        )
         tags = check_unknown_tags(v[5], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

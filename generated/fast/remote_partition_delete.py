@@ -13,7 +13,7 @@ from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
-from . import remote_partition_delete__partition as _remote_partition_delete__partition
+from . import remote_partition_delete__partition as _s_partition
 
 require_runtime_api(1)
 
@@ -39,13 +39,7 @@ def decode_remote_partition_delete_v0(buf, pos=0, end=None):
         raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         try:
-            v_topic_id_partition, pos = (
-                _remote_partition_delete__partition.decode_remote_partition_delete__partition_v0(
-                    buf,
-                    pos,
-                    end,
-                )
-            )
+            v_topic_id_partition, pos = _s_partition.decode_remote_partition_delete__partition_v0(buf, pos, end)
         except DecodeError as exc:
             exc.field = "topic_id_partition." + exc.field if exc.field else "topic_id_partition"
             raise
@@ -95,7 +89,7 @@ def decode_remote_partition_delete_v0_array(buf, pos, end, count):
 def encode_remote_partition_delete_v0(v):
     """Bytes of remote_partition_delete v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_topic_id_partition = _remote_partition_delete__partition.encode_remote_partition_delete__partition_v0(v[0])
+        b_topic_id_partition = _s_partition.encode_remote_partition_delete__partition_v0(v[0])
         b_broker_id = _S1.pack(v[1])
         b_event_timestamp_ms = _S2.pack(v[2])
         b_remote_partition_delete_state = _S3.pack(v[3])

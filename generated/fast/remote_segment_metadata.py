@@ -15,8 +15,8 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import remote_segment_metadata__leader_epoch as _remote_segment_metadata__leader_epoch
-from . import remote_segment_metadata__segment_id as _remote_segment_metadata__segment_id
+from . import remote_segment_metadata__leader_epoch as _s_leader_epoch
+from . import remote_segment_metadata__segment_id as _s_segment_id
 
 require_runtime_api(1)
 
@@ -48,13 +48,7 @@ def decode_remote_segment_metadata_v0(buf, pos=0, end=None):
         raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         try:
-            v_remote_log_segment_id, pos = (
-                _remote_segment_metadata__segment_id.decode_remote_segment_metadata__segment_id_v0(
-                    buf,
-                    pos,
-                    end,
-                )
-            )
+            v_remote_log_segment_id, pos = _s_segment_id.decode_remote_segment_metadata__segment_id_v0(buf, pos, end)
         except DecodeError as exc:
             exc.field = "remote_log_segment_id." + exc.field if exc.field else "remote_log_segment_id"
             raise
@@ -86,10 +80,11 @@ def decode_remote_segment_metadata_v0(buf, pos=0, end=None):
                 field="segment_leader_epochs",
             )
         try:
-            v_segment_leader_epochs, pos = (
-                _remote_segment_metadata__leader_epoch.decode_remote_segment_metadata__leader_epoch_v0_array(
-                    buf, pos, end, segment_leader_epochs_count
-                )
+            v_segment_leader_epochs, pos = _s_leader_epoch.decode_remote_segment_metadata__leader_epoch_v0_array(
+                buf,
+                pos,
+                end,
+                segment_leader_epochs_count,
             )
         except DecodeError as exc:
             exc.field = "segment_leader_epochs." + exc.field if exc.field else "segment_leader_epochs"
@@ -169,9 +164,7 @@ def decode_remote_segment_metadata_v0_array(buf, pos, end, count):
 def encode_remote_segment_metadata_v0(v):
     """Bytes of remote_segment_metadata v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_remote_log_segment_id = _remote_segment_metadata__segment_id.encode_remote_segment_metadata__segment_id_v0(
-            v[0]
-        )
+        b_remote_log_segment_id = _s_segment_id.encode_remote_segment_metadata__segment_id_v0(v[0])
         b_start_offset = _S2.pack(v[1])
         b_end_offset = _S2.pack(v[2])
         b_broker_id = _S1.pack(v[3])
@@ -179,7 +172,7 @@ def encode_remote_segment_metadata_v0(v):
         b_event_timestamp_ms = _S2.pack(v[5])
         b_segment_leader_epochs = encode_uvarint(
             len(v[6]) + 1
-        ) + _remote_segment_metadata__leader_epoch.encode_remote_segment_metadata__leader_epoch_v0_array(v[6])
+        ) + _s_leader_epoch.encode_remote_segment_metadata__leader_epoch_v0_array(v[6])
         b_segment_size_in_bytes = _S1.pack(v[7])
         if v[8] is None:
             b_custom_metadata = b"\x00"

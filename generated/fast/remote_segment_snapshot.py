@@ -16,7 +16,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import remote_segment_snapshot__leader_epoch as _remote_segment_snapshot__leader_epoch
+from . import remote_segment_snapshot__leader_epoch as _s_leader_epoch
 
 require_runtime_api(1)
 
@@ -79,10 +79,11 @@ def decode_remote_segment_snapshot_v0(buf, pos=0, end=None):
                 field="segment_leader_epochs",
             )
         try:
-            v_segment_leader_epochs, pos = (
-                _remote_segment_snapshot__leader_epoch.decode_remote_segment_snapshot__leader_epoch_v0_array(
-                    buf, pos, end, segment_leader_epochs_count
-                )
+            v_segment_leader_epochs, pos = _s_leader_epoch.decode_remote_segment_snapshot__leader_epoch_v0_array(
+                buf,
+                pos,
+                end,
+                segment_leader_epochs_count,
             )
         except DecodeError as exc:
             exc.field = "segment_leader_epochs." + exc.field if exc.field else "segment_leader_epochs"
@@ -170,7 +171,7 @@ def encode_remote_segment_snapshot_v0(v):
         b_event_timestamp_ms = _S2.pack(v[5])
         b_segment_leader_epochs = encode_uvarint(
             len(v[6]) + 1
-        ) + _remote_segment_snapshot__leader_epoch.encode_remote_segment_snapshot__leader_epoch_v0_array(v[6])
+        ) + _s_leader_epoch.encode_remote_segment_snapshot__leader_epoch_v0_array(v[6])
         b_segment_size_in_bytes = _S1.pack(v[7])
         if v[8] is None:
             b_custom_metadata = b"\x00"

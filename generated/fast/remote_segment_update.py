@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import remote_segment_update__segment_id as _remote_segment_update__segment_id
+from . import remote_segment_update__segment_id as _s_segment_id
 
 require_runtime_api(1)
 
@@ -42,13 +42,7 @@ def decode_remote_segment_update_v0(buf, pos=0, end=None):
         raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         try:
-            v_remote_log_segment_id, pos = (
-                _remote_segment_update__segment_id.decode_remote_segment_update__segment_id_v0(
-                    buf,
-                    pos,
-                    end,
-                )
-            )
+            v_remote_log_segment_id, pos = _s_segment_id.decode_remote_segment_update__segment_id_v0(buf, pos, end)
         except DecodeError as exc:
             exc.field = "remote_log_segment_id." + exc.field if exc.field else "remote_log_segment_id"
             raise
@@ -122,7 +116,7 @@ def decode_remote_segment_update_v0_array(buf, pos, end, count):
 def encode_remote_segment_update_v0(v):
     """Bytes of remote_segment_update v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_remote_log_segment_id = _remote_segment_update__segment_id.encode_remote_segment_update__segment_id_v0(v[0])
+        b_remote_log_segment_id = _s_segment_id.encode_remote_segment_update__segment_id_v0(v[0])
         b_broker_id = _S1.pack(v[1])
         b_event_timestamp_ms = _S2.pack(v[2])
         if v[3] is None:

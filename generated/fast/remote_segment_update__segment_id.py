@@ -13,7 +13,7 @@ from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
-from . import remote_segment_update__partition as _remote_segment_update__partition
+from . import remote_segment_update__partition as _s_partition
 
 require_runtime_api(1)
 
@@ -29,11 +29,7 @@ def decode_remote_segment_update__segment_id_v0(buf, pos=0, end=None):
         raise BadLengthError("need 0 <= pos <= end <= len(buf)", position=pos)
     try:
         try:
-            v_topic_id_partition, pos = _remote_segment_update__partition.decode_remote_segment_update__partition_v0(
-                buf,
-                pos,
-                end,
-            )
+            v_topic_id_partition, pos = _s_partition.decode_remote_segment_update__partition_v0(buf, pos, end)
         except DecodeError as exc:
             exc.field = "topic_id_partition." + exc.field if exc.field else "topic_id_partition"
             raise
@@ -85,7 +81,7 @@ def decode_remote_segment_update__segment_id_v0_array(buf, pos, end, count):
 def encode_remote_segment_update__segment_id_v0(v):
     """Bytes of remote_segment_update__segment_id v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_topic_id_partition = _remote_segment_update__partition.encode_remote_segment_update__partition_v0(v[0])
+        b_topic_id_partition = _s_partition.encode_remote_segment_update__partition_v0(v[0])
         b_id = v[1].bytes
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)

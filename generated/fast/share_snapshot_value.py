@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import share_snapshot_value__state_batch as _share_snapshot_value__state_batch
+from . import share_snapshot_value__state_batch as _s_state_batch
 
 require_runtime_api(1)
 
@@ -71,7 +71,7 @@ def decode_share_snapshot_value_v0(buf, pos=0, end=None):
                 field="state_batches",
             )
         try:
-            v_state_batches, pos = _share_snapshot_value__state_batch.decode_share_snapshot_value__state_batch_v0_array(
+            v_state_batches, pos = _s_state_batch.decode_share_snapshot_value__state_batch_v0_array(
                 buf,
                 pos,
                 end,
@@ -135,7 +135,7 @@ def encode_share_snapshot_value_v0(v):
         b_write_timestamp = _S2.pack(v[5])
         b_state_batches = encode_uvarint(
             len(v[6]) + 1
-        ) + _share_snapshot_value__state_batch.encode_share_snapshot_value__state_batch_v0_array(v[6])
+        ) + _s_state_batch.encode_share_snapshot_value__state_batch_v0_array(v[6])
         tags = check_unknown_tags(v[7], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, w
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import share_update_value__state_batch as _share_update_value__state_batch
+from . import share_update_value__state_batch as _s_state_batch
 
 require_runtime_api(1)
 
@@ -62,7 +62,7 @@ def decode_share_update_value_v0(buf, pos=0, end=None):
                 field="state_batches",
             )
         try:
-            v_state_batches, pos = _share_update_value__state_batch.decode_share_update_value__state_batch_v0_array(
+            v_state_batches, pos = _s_state_batch.decode_share_update_value__state_batch_v0_array(
                 buf,
                 pos,
                 end,
@@ -126,7 +126,7 @@ def encode_share_update_value_v0(v):
         b_start_offset = _S2.pack(v[2])
         b_state_batches = encode_uvarint(
             len(v[3]) + 1
-        ) + _share_update_value__state_batch.encode_share_update_value__state_batch_v0_array(v[3])
+        ) + _s_state_batch.encode_share_update_value__state_batch_v0_array(v[3])
         tags = check_unknown_tags(v[5], frozenset((0,)))
         if not is_default(v[4], -1):
             payload = _S1.pack(v[4])

@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, w
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import transaction_log_value__partition as _transaction_log_value__partition
+from . import transaction_log_value__partition as _s_partition
 
 require_runtime_api(1)
 
@@ -70,13 +70,11 @@ def decode_transaction_log_value_v0(buf, pos=0, end=None):
                     field="transaction_partitions",
                 )
             try:
-                v_transaction_partitions, pos = (
-                    _transaction_log_value__partition.decode_transaction_log_value__partition_v0_array(
-                        buf,
-                        pos,
-                        end,
-                        transaction_partitions_count,
-                    )
+                v_transaction_partitions, pos = _s_partition.decode_transaction_log_value__partition_v0_array(
+                    buf,
+                    pos,
+                    end,
+                    transaction_partitions_count,
                 )
             except DecodeError as exc:
                 exc.field = "transaction_partitions." + exc.field if exc.field else "transaction_partitions"
@@ -169,13 +167,11 @@ def decode_transaction_log_value_v1(buf, pos=0, end=None):
                     field="transaction_partitions",
                 )
             try:
-                v_transaction_partitions, pos = (
-                    _transaction_log_value__partition.decode_transaction_log_value__partition_v1_array(
-                        buf,
-                        pos,
-                        end,
-                        transaction_partitions_count,
-                    )
+                v_transaction_partitions, pos = _s_partition.decode_transaction_log_value__partition_v1_array(
+                    buf,
+                    pos,
+                    end,
+                    transaction_partitions_count,
                 )
             except DecodeError as exc:
                 exc.field = "transaction_partitions." + exc.field if exc.field else "transaction_partitions"
@@ -252,8 +248,7 @@ def encode_transaction_log_value_v0(v):
         b_transaction_partitions = (
             _S1.pack(-1)
             if v[4] is None
-            else _S1.pack(len(v[4]))
-            + _transaction_log_value__partition.encode_transaction_log_value__partition_v0_array(v[4])
+            else _S1.pack(len(v[4])) + _s_partition.encode_transaction_log_value__partition_v0_array(v[4])
         )
         b_transaction_last_update_timestamp_ms = _S3.pack(v[5])
         b_transaction_start_timestamp_ms = _S3.pack(v[6])
@@ -287,8 +282,7 @@ def encode_transaction_log_value_v1(v):
         b_transaction_partitions = (
             b"\x00"
             if v[4] is None
-            else encode_uvarint(len(v[4]) + 1)
-            + _transaction_log_value__partition.encode_transaction_log_value__partition_v1_array(v[4])
+            else encode_uvarint(len(v[4]) + 1) + _s_partition.encode_transaction_log_value__partition_v1_array(v[4])
         )
         b_transaction_last_update_timestamp_ms = _S3.pack(v[5])
         b_transaction_start_timestamp_ms = _S3.pack(v[6])

@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import voters_record__voter as _voters_record__voter
+from . import voters_record__voter as _s_voter
 
 require_runtime_api(1)
 
@@ -49,7 +49,7 @@ def decode_voters_record_v0(buf, pos=0, end=None):
                 field="voters",
             )
         try:
-            v_voters, pos = _voters_record__voter.decode_voters_record__voter_v0_array(buf, pos, end, voters_count)
+            v_voters, pos = _s_voter.decode_voters_record__voter_v0_array(buf, pos, end, voters_count)
         except DecodeError as exc:
             exc.field = "voters." + exc.field if exc.field else "voters"
             raise
@@ -92,7 +92,7 @@ def encode_voters_record_v0(v):
     """Bytes of voters_record v0 from values in FIELDS order (derived fields are computed)."""
     try:
         b_version = _S0.pack(v[0])
-        b_voters = encode_uvarint(len(v[1]) + 1) + _voters_record__voter.encode_voters_record__voter_v0_array(v[1])
+        b_voters = encode_uvarint(len(v[1]) + 1) + _s_voter.encode_voters_record__voter_v0_array(v[1])
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

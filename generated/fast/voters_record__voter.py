@@ -16,8 +16,8 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-from . import voters_record__endpoint as _voters_record__endpoint
-from . import voters_record__k_raft_version_feature as _voters_record__k_raft_version_feature
+from . import voters_record__endpoint as _s_endpoint
+from . import voters_record__k_raft_version_feature as _s_k_raft_version_feature
 
 require_runtime_api(1)
 
@@ -61,22 +61,15 @@ def decode_voters_record__voter_v0(buf, pos=0, end=None):
                 field="endpoints",
             )
         try:
-            v_endpoints, pos = _voters_record__endpoint.decode_voters_record__endpoint_v0_array(
-                buf,
-                pos,
-                end,
-                endpoints_count,
-            )
+            v_endpoints, pos = _s_endpoint.decode_voters_record__endpoint_v0_array(buf, pos, end, endpoints_count)
         except DecodeError as exc:
             exc.field = "endpoints." + exc.field if exc.field else "endpoints"
             raise
         try:
-            v_k_raft_version_feature, pos = (
-                _voters_record__k_raft_version_feature.decode_voters_record__k_raft_version_feature_v0(
-                    buf,
-                    pos,
-                    end,
-                )
+            v_k_raft_version_feature, pos = _s_k_raft_version_feature.decode_voters_record__k_raft_version_feature_v0(
+                buf,
+                pos,
+                end,
             )
         except DecodeError as exc:
             exc.field = "k_raft_version_feature." + exc.field if exc.field else "k_raft_version_feature"
@@ -121,12 +114,8 @@ def encode_voters_record__voter_v0(v):
     try:
         b_voter_id = _S0.pack(v[0])
         b_voter_directory_id = v[1].bytes
-        b_endpoints = encode_uvarint(len(v[2]) + 1) + _voters_record__endpoint.encode_voters_record__endpoint_v0_array(
-            v[2]
-        )
-        b_k_raft_version_feature = (
-            _voters_record__k_raft_version_feature.encode_voters_record__k_raft_version_feature_v0(v[3])
-        )
+        b_endpoints = encode_uvarint(len(v[2]) + 1) + _s_endpoint.encode_voters_record__endpoint_v0_array(v[2])
+        b_k_raft_version_feature = _s_k_raft_version_feature.encode_voters_record__k_raft_version_feature_v0(v[3])
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -51,7 +51,7 @@ def _named(entity, version, values):
         t = f.type
         if f.field.compressed and f.field.compressed.contents is not None and isinstance(v, list):
             t = f.field.compressed.contents
-        if isinstance(t, EntityRef):
+        if isinstance(t, EntityRef) and v is not None:  # a nullable struct reads as None
             v = _named(t.name, version, v)
         elif isinstance(t, ArrayType) and isinstance(t.element, EntityRef) and isinstance(v, list):
             v = [_named(t.element.name, version, x) for x in v]

@@ -23,6 +23,15 @@ from kcodec.runtime.compression import CODECS, DEFAULT_MAX_DECOMPRESSED_SIZE
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
+# kafka-dump-log's topic decoder options (--offsets-decoder ...) and the internal topic each reads
+TOPIC_DECODER_OPTIONS = (
+    ("offsets", "__consumer_offsets"),
+    ("transaction-log", "__transaction_state"),
+    ("share-group-state", "__share_group_state"),
+    ("cluster-metadata", "__cluster_metadata"),
+    ("remote-log-metadata", "__remote_log_metadata"),
+)
+
 
 class UsageError(Exception):
     """A command line that asks for something impossible."""

@@ -19,6 +19,7 @@ from kcodec.commands.common import (
     EXIT_CHECK_FAILED,
     EXIT_ERROR,
     EXIT_OK,
+    TOPIC_DECODER_OPTIONS,
     UsageError,
     add_json,
     add_max_decompressed_size,
@@ -471,13 +472,7 @@ def add_parser(sub) -> None:
             help=f"how {part}s print (implies --print-data-log): string (UTF-8, the default), hex, base64, "
             "json (checked, compact), or module:callable taking bytes and returning str",
         )
-    for option, topic in (
-        ("offsets", "__consumer_offsets"),
-        ("transaction-log", "__transaction_state"),
-        ("share-group-state", "__share_group_state"),
-        ("cluster-metadata", "__cluster_metadata"),
-        ("remote-log-metadata", "__remote_log_metadata"),
-    ):
+    for option, topic in TOPIC_DECODER_OPTIONS:
         p.add_argument(
             f"--{option}-decoder",
             action="store_true",

@@ -10,6 +10,7 @@ import sys
 from kcodec.commands.common import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
+    TOPIC_DECODER_OPTIONS,
     UsageError,
     add_json,
     add_max_decompressed_size,
@@ -38,11 +39,22 @@ def find_offset(inspector, buf, target: int) -> int:
     raise UsageError(f"no entry holds offset {target}{where}")
 
 
+def _registry(args: argparse.Namespace, path) -> str | None:
+    """The internal topic whose records' keys and values are read: the one a kafka-dump-log decoder option
+    names, else the one the file's partition directory is named after."""
+    from kcodec.tools.dump_internal import DECODER_OPTIONS, registry_for_path
+
+    chosen = [registry for option, registry in DECODER_OPTIONS.items() if getattr(args, option, False)]
+    return chosen[0] if chosen else registry_for_path(path)
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from kcodec.tools.inspect import BAD, Inspector, render_text
 
     path = existing_file(args.file)
-    inspector = Inspector(expand=args.records, max_decompressed_size=args.max_decompressed_size)
+    inspector = Inspector(
+        expand=args.records, max_decompressed_size=args.max_decompressed_size, registry=_registry(args, path)
+    )
     colour = _colour(args.color)
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
@@ -125,6 +137,7 @@ def add_parser(sub) -> None:
         action="store_true",
         help="expand every record into its fields (default: one summary line per record)",
     )
+    _add_topic_options(p)
     add_json(p, "one span tree per entry: start/end/path/hex/value/notes/status/children (NDJSON)")
     p.add_argument(
         "--color",
@@ -141,3 +154,16 @@ def add_parser(sub) -> None:
     )
     add_max_decompressed_size(p, "streams")
     p.set_defaults(func=cmd_inspect)
+
+
+def _add_topic_options(p) -> None:
+    """kafka-dump-log's decoder options, as dump has them: records' keys and values read as that internal
+    topic's."""
+    topics = p.add_mutually_exclusive_group()
+    for option, topic in TOPIC_DECODER_OPTIONS:
+        topics.add_argument(
+            f"--{option}-decoder",
+            action="store_true",
+            help=f"read records' keys and values as {topic}'s (files under a {topic}-N directory are read so "
+            "without it)",
+        )

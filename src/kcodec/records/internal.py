@@ -38,6 +38,7 @@ __all__ = [
     "registry_for_topic",
     "decode_internal",
     "decode_control",
+    "coordinator_key_version",
 ]
 
 METADATA_FRAME_VERSION = 1  # Kafka's MetadataRecordSerde DEFAULT_FRAME_VERSION
@@ -142,6 +143,13 @@ def _located(entity: str, version: int, data: bytes, at: int, exc: DecodeError) 
     return exc.at(at)
 
 
+def coordinator_key_version(key_entity: str, record_type: int, source: CodecSource = PACKAGED) -> int:
+    """The version a coordinator key is read at: keys are versioned by their record type (OffsetCommitKey 0
+    and 1, GroupMetadataKey 2); the newer ones (Kafka 4's CoordinatorRecordType) have one version."""
+    versions = source.versions[key_entity]
+    return record_type if record_type in versions else versions[-1]
+
+
 def _int16(data: bytes, what: str) -> int:
     if len(data) < 2:
         raise TruncatedError(f"{what} needs 2 bytes but only {len(data)} remain", position=0)
@@ -160,6 +168,16 @@ def decode_internal(
     raise ValueError(f"registry {registry} holds {framing} records: use decode_control")
 
 
+def _coordinator_part(source: CodecSource, entity: str, version: int, data: bytes, word: str) -> Decoded:
+    """A coordinator record's key or value after its int16, with the error wording of Kafka's
+    CoordinatorRecordSerde (``Could not read record with version V from value's buffer due to: ...``)."""
+    try:
+        return _parse(source, entity, version, data, 2)
+    except DecodeError as exc:
+        message = f"Could not read record with version {version} from {word}'s buffer due to: {exc.message}."
+        raise exc.replace(message=message) from None
+
+
 def _coordinator(source: CodecSource, registry: str, key: bytes | None, value: bytes | None) -> InternalRecord:
     rtype = None
     try:
@@ -169,12 +187,11 @@ def _coordinator(source: CodecSource, registry: str, key: bytes | None, value: b
         rec = _by_type(source, registry).get(rtype)
         if rec is None:
             raise UnknownRecordTypeError(rtype, registry)
-        key_versions = source.versions[rec["key"]]
-        # keys are versioned by their record type (OffsetCommitKey 0 and 1); newer ones have one version
-        decoded_key = _parse(source, rec["key"], rtype if rtype in key_versions else key_versions[-1], key, 2)
+        key_version = coordinator_key_version(rec["key"], rtype, source)
+        decoded_key = _coordinator_part(source, rec["key"], key_version, key, "key")
         if value is None:
             return InternalRecord(registry, rtype, rec["name"], decoded_key)
-        decoded = _parse(source, rec["value"], _int16(value, "the value version"), value, 2)
+        decoded = _coordinator_part(source, rec["value"], _int16(value, "the value version"), value, "value")
         return InternalRecord(registry, rtype, rec["name"], decoded_key, decoded)
     except DecodeError as exc:
         name = _by_type(source, registry).get(rtype, {}).get("name") if rtype is not None else None

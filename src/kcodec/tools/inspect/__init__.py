@@ -21,6 +21,8 @@ Modules: :mod:`.spans` (the tree), :mod:`.schema` (the schema model),
 :mod:`.entries` (log entries and their framing), :mod:`.walk` (entities,
 bytes, arrays), :mod:`.numbers` (integers, enums, bit groups),
 :mod:`.compressed` (compressed streams), :mod:`.checks` (lengths, CRCs),
+:mod:`.flexible` (compact lengths, scalars, nullable structs, tagged sections),
+:mod:`.internal` (internal topics' record framing, by their registries),
 :mod:`.kafka` (what Kafka's readers know beyond the schemas), :mod:`.summary`
 (one-line records), :mod:`.text` (annotated hex).
 """

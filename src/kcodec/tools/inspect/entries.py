@@ -28,7 +28,8 @@ class Inspector:
 
     ``expand``: keep every record's fields visible (otherwise array elements of
     entities are marked ``collapsed`` and summarised in one line; they are
-    still fully decoded, so damage inside them is found)."""
+    still fully decoded, so damage inside them is found). ``registry``: the
+    internal topic's registry its records' keys and values are read with."""
 
     def __init__(
         self,
@@ -36,9 +37,12 @@ class Inspector:
         *,
         expand: bool = False,
         max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
+        registry: str | None = None,
     ):
         self.schema = SchemaModel(schemas)
-        self.walker = EntityWalker(self.schema, expand=expand, max_decompressed_size=max_decompressed_size)
+        self.walker = EntityWalker(
+            self.schema, expand=expand, max_decompressed_size=max_decompressed_size, registry=registry
+        )
         self._dispatch = self.schema.magic_table(TOP_LEVEL_ENTITIES)
 
     def entry_kinds(self) -> list[str]:
@@ -189,8 +193,11 @@ def inspect_bytes(
     count: int | None = None,
     expand: bool = True,
     max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
+    registry: str | None = None,
 ) -> list[Span]:
-    """Span trees of every log entry in ``data`` (bytes, or a path to read)."""
+    """Span trees of every log entry in ``data`` (bytes, or a path to read); ``registry`` names the internal
+    topic (``consumer_offsets`` ...) whose records' keys and values are read."""
     if isinstance(data, (str, os.PathLike)):
         data = Path(data).read_bytes()
-    return list(Inspector(expand=expand, max_decompressed_size=max_decompressed_size).entries(data, start, count))
+    inspector = Inspector(expand=expand, max_decompressed_size=max_decompressed_size, registry=registry)
+    return list(inspector.entries(data, start, count))

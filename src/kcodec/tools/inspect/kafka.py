@@ -41,16 +41,23 @@ def relative(evals: dict, parent: dict | None) -> tuple[list[str], set[str]]:
     return lead, used
 
 
-def element_hints(array: str, values: dict) -> dict:
-    """Contents a schema cannot name (KIP-98 control records): the key of a control batch's record is
-    a control_record_key (ControlRecordType), the value of a COMMIT/ABORT marker an end_txn_marker
-    (EndTransactionMarker)."""
+def element_hints(array: str, values: dict, registry: str | None = None) -> dict:
+    """Contents a schema cannot name: the key of a control batch's record is a control_record_key
+    (ControlRecordType), the value of a COMMIT/ABORT marker an end_txn_marker (EndTransactionMarker, KIP-98),
+    that of a KRaft control record its LeaderChange, SnapshotHeader ... record; the records of an internal
+    topic hold the keys and values its registry frames."""
+    from kcodec.tools.inspect.internal import control_value_hint, record_hints
+
     attributes = values.get("attributes")
-    if array == "records" and isinstance(attributes, dict) and attributes.get("control") is True:
+    if array != "records" or not isinstance(attributes, dict):
+        return {}
+    if attributes.get("control") is True:
 
         def marker(record: dict):
             key = record.get("key:control_record_key") or {}
-            return ("end_txn_marker", 0) if key.get("type") in ("abort", "commit") else None
+            if key.get("type") in ("abort", "commit"):
+                return ("end_txn_marker", 0)
+            return control_value_hint(key.get("type"))
 
         return {"key": ("control_record_key", 0), "value": marker}
-    return {}
+    return record_hints(registry) if registry else {}

@@ -23,10 +23,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from kcodec.codegen.schema.ir import ArrayType, BitsType, BytesType, EntityRef, Field, IntType
+from kcodec.codegen.schema.ir import INT_TYPES, ArrayType, BitsType, BytesType, EntityRef, Field, IntType, ScalarType
 from kcodec.codegen.schema.resolve import ResolvedField, bit_type_text, resolve, type_text
 
-__all__ = ["SchemaModel", "packaged_schemas", "type_text", "bit_type_text"]
+__all__ = ["SchemaModel", "packaged_schemas", "type_text", "bit_type_text", "int_type"]
 
 #: (offset, width, signed, expected value) of a constant field at a fixed offset.
 ConstProbe = tuple[int, int, bool, int]
@@ -42,10 +42,18 @@ def packaged_schemas():
     return kcodec.generated.schema_set()
 
 
+def int_type(name: str) -> IntType:
+    """An integer type by its schema name (``int16``, ``uvarint``): the framing Kafka puts around entities
+    (compact lengths, tags, record types) is read with these."""
+    return INT_TYPES[name]
+
+
 def type_kind(t) -> str:
-    """What the walk does with a field type: "int", "bits", "bytes", "entity" or "array"."""
+    """What the walk does with a field type: "int", "bits", "scalar", "bytes", "entity" or "array"."""
     if isinstance(t, IntType):
         return "int"
+    if isinstance(t, ScalarType):
+        return "scalar"
     if isinstance(t, BitsType):
         return "bits"
     if isinstance(t, BytesType):

@@ -14,8 +14,10 @@ from typing import Any
 from kcodec.runtime import compression as compressions
 from kcodec.tools.inspect.checks import check_crc, declare_length, settle_length
 from kcodec.tools.inspect.compressed import decompressed
+from kcodec.tools.inspect.flexible import presence, read_length, scalar_field, tagged_section
+from kcodec.tools.inspect.internal import Framed, read_framing
 from kcodec.tools.inspect.kafka import element_hints, relative
-from kcodec.tools.inspect.numbers import int_field, read_int
+from kcodec.tools.inspect.numbers import int_field
 from kcodec.tools.inspect.schema import SchemaModel, compression_path, plain_element, type_kind, type_text
 from kcodec.tools.inspect.spans import BAD, WARN, Span, plural
 from kcodec.tools.inspect.summary import summary
@@ -36,10 +38,12 @@ class EntityWalker:
         *,
         expand: bool = False,
         max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
+        registry: str | None = None,
     ):
         self.schema = schema
         self.expand = expand
         self.max_decompressed_size = max_decompressed_size
+        self.registry = registry  # an internal topic's registry: its records' keys and values are read by it
 
     def version_for(self, name: str, buf, pos: int, end: int, default: int) -> int:
         """An entity that carries its own version (a legacy message's magic) is read at that version;
@@ -87,11 +91,10 @@ class EntityWalker:
             elif kind == "bytes":
                 hint = _hint(hints, rf.name, values)
                 child, pos, fok = self.bytes_field(rf, ev, buf, pos, region_end, fpath, space, values, hint)
+            elif kind == "scalar":
+                child, values[rf.name], pos, fok = scalar_field(rf.type, buf, pos, region_end, fpath, space)
             elif kind == "entity":
-                name = rf.type.name
-                sub = self.schema.entity(name, self.version_for(name, buf, pos, region_end, ev.version))
-                child, pos, fok, values[rf.name] = self.entity(sub, buf, pos, region_end, fpath, space, {})
-                child.kind = "field"
+                child, pos, fok = self.entity_field(rf, ev, buf, pos, region_end, fpath, space, values)
             else:
                 child, pos, fok = self.array_field(rf, ev, buf, pos, region_end, fpath, space, values, spans)
             span.children.append(child)
@@ -100,12 +103,36 @@ class EntityWalker:
             if not fok:
                 ok = False
                 break
+        if ok and ev.flexible:
+            child, pos, ok = tagged_section(self, ev, buf, pos, region_end, path, space, values)
+            span.children.append(child)
         if declared is not None and ok:
             gap, pos = settle_length(declared, buf, pos, path, space)
             if gap is not None:
                 span.children.append(gap)
         span.end = pos
         return span, pos, ok, values
+
+    def entity_field(self, rf, ev, buf, pos, end, path, space, values) -> tuple[Span, int, bool]:
+        """A nested entity (or struct); a nullable one behind its int8 presence marker."""
+        name = rf.type.name
+        marker = None
+        if rf.type.nullable:
+            marker, present, pos = presence(buf, pos, end, f"{path}.present", space)
+            if not present:
+                span = Span(marker.start, pos, path, type=f"{name} (nullable)", space=space, children=[marker])
+                values[rf.name] = None
+                if present is None:
+                    return span, pos, False
+                span.display = "null"
+                return span, pos, True
+        sub = self.schema.entity(name, self.version_for(name, buf, pos, end, ev.version))
+        child, pos, ok, values[rf.name] = self.entity(sub, buf, pos, end, path, space, {})
+        child.kind = "field"
+        if marker is not None:
+            child.children.insert(0, marker)
+            child.start = marker.start
+        return child, pos, ok
 
     # ------------------------------------------------------------------ bytes
 
@@ -114,11 +141,11 @@ class EntityWalker:
         entity; compressed bytes are inflated and walked."""
         t = rf.type
         span = Span(pos, pos, path, type=type_text(t), space=space)
-        psp, n, pos, ok = read_int(t.prefix, buf, pos, end, f"{path}.length", space)
+        psp, n, pos, ok = read_length(t, buf, pos, end, f"{path}.length", space)
         psp.kind = "prefix"
         span.children.append(psp)
         span.end = pos
-        if not ok:
+        if not ok or n is None:
             return span, pos, False
         if n < 0:
             if t.nullable:
@@ -163,8 +190,18 @@ class EntityWalker:
 
     def _read_as(self, hint, buf, pos, end, path, space, data: Span, values: dict, field: str) -> Span:
         """The bytes ``pos``..``end`` of a bytes field read as the entity ``hint`` names."""
+        start = pos
+        framing: list[Span] = []
+        if isinstance(hint, Framed):  # an internal topic's record type or version first (its registry's framing)
+            hint, framing, pos = read_framing(hint, buf, pos, end, f"{path}.data", space, values, field)
+            if hint is None:
+                return Span(
+                    start, end, f"{path}.data", kind="data", display=data.display, space=space, children=framing
+                )
         name, version = hint
         sub, _, _, sub_values = self.entity(self.schema.entity(name, version), buf, pos, end, f"{path}.data", space, {})
+        sub.children[0:0] = framing
+        sub.start = start
         sub.kind, sub.display = "data", data.display
         sub.notes.append(f"read as {name} v{version}")
         if sub.end < end:
@@ -193,12 +230,17 @@ class EntityWalker:
         count = None
         count_span = None
         if t.prefix is not None:
-            psp, count, pos, ok = read_int(t.prefix, buf, pos, end, f"{path}.count", space)
+            psp, count, pos, ok = read_length(t, buf, pos, end, f"{path}.count", space)
             psp.kind = "prefix"
             span.children.append(psp)
-            if not ok:
+            if not ok or count is None:
                 span.end = pos
                 return span, pos, False
+            if count == -1 and t.nullable:
+                values[rf.name] = None
+                span.display = psp.display = "null"
+                span.end = pos
+                return span, pos, True
             if count < 0:
                 psp.mark(BAD, f"negative count {count}")
                 span.end = pos
@@ -210,7 +252,7 @@ class EntityWalker:
                 count_span.mark(BAD, f"negative count {count}")
                 span.end = pos
                 return span, pos, False
-        hints = element_hints(rf.name, values)
+        hints = element_hints(rf.name, values, self.registry)
         compression = _compression(rf, values)
         if compression is not None:
             raw = bytes(buf[pos:end])
@@ -269,6 +311,8 @@ class EntityWalker:
                 self._present_element(sp, el.name, version, ev, evals, values)
             elif type_kind(el) == "bytes":
                 sp, pos, eok = self.bytes_field(plain_element(epath, el), ev, buf, pos, end, epath, space, {}, None)
+            elif type_kind(el) == "scalar":
+                sp, _, pos, eok = scalar_field(el, buf, pos, end, epath, space)
             else:
                 sp, pos, eok = int_field(
                     self.schema, plain_element(epath, el), ev.version, buf, pos, end, epath, space, {}
