@@ -56,6 +56,11 @@ def _expected_rows() -> set[tuple[str, str, str]]:
                 rows.add((impl, op, codec))
         rows.add(("kcodec", "decode_arrow", codec))
         rows.add(("primitive", "crc32c", codec))
+        rows |= {("kcodec", "verify", codec), ("kcodec", "dump_json", codec)}
+        for impl in CLIENTS:
+            rows.add((impl, "write", codec))
+            if codec != "none":
+                rows.add((impl, "convert", codec))
         if codec != "none":
             rows.add(("primitive", "decompress", codec))
     for codec in V1_CODECS:
@@ -193,6 +198,21 @@ def test_every_adapter_handles_every_record() -> None:
         except implementations.Unavailable:
             continue
         assert got == w.records, case
+
+
+@pytest.mark.parametrize("impl", CLIENTS)
+def test_write_and_convert_rows_write_every_record(impl) -> None:
+    from kcodec.bench import command_rows
+    from kcodec.records.reader import read_batches
+
+    w = build_workload(120, 50, codecs=("none", "lz4"), v1=False)
+    for op, name in (("write", "write-{}lz4.log"), ("convert", "convert-{}lz4.log")):
+        assert implementations.ADAPTERS[(impl, op)](w, 2, "lz4")() == w.records
+        out = command_rows._scratch() / name.format("" if impl == "kcodec" else impl + "-")
+        got = [r for b in read_batches(out) for r in b.records]
+        assert [(r.key, r.value, r.timestamp) for r in got] == list(zip(w.keys, w.values, w.timestamps))
+        assert {b.compression for b in read_batches(out)} == {"lz4"}
+        out.unlink()
 
 
 def test_arrow_row_is_na_when_the_columnar_module_is_missing(monkeypatch) -> None:

@@ -121,8 +121,8 @@ def ratio(result: Result, index) -> float | None:
     if not result.ok:
         return None
     ref_impl = "aiokafka"
-    ref_op = STREAM_OPERATION if result.operation == STREAM_OPERATION else REFERENCE_OPERATION[result.operation]
-    ref = index.get((ref_impl, ref_op, result.codec))
+    ref_op = STREAM_OPERATION if result.operation == STREAM_OPERATION else REFERENCE_OPERATION.get(result.operation)
+    ref = None if ref_op is None else index.get((ref_impl, ref_op, result.codec))
     if ref is None or not ref.ok:
         return None
     return result.records_per_s / ref.records_per_s
