@@ -102,6 +102,12 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     return None if got is None else got[1]
 
 
+def kernel_columns() -> bool:
+    """Whether v2 data batches decode straight into columns here (the compiled kernel is in use)."""
+    f = _decoders()
+    return f.kernel is not None and getattr(f.kernel, "columns_record_v2", None) is not None
+
+
 def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
     """(the batch without its records, the records as an Arrow RecordBatch) of a v2 data batch decoded by
     the kernel, or None where the general path decodes it."""
