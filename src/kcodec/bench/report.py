@@ -370,8 +370,12 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         ]
         for c in t:
             m = c["measured"]
-            unit = "MiB" if "RSS" in c["target"] else ("M/s" if "records/s" in c["target"] else "×")
-            shown = "n/a" if m is None else (f"{m:,.0f} MiB" if unit == "MiB" else f"{m:.2f}{' M/s' if unit == 'M/s' else '×'}")
+            if m is None:
+                shown = "n/a"
+            elif "RSS" in c["target"]:
+                shown = f"{m:,.0f} MiB"
+            else:
+                shown = f"{m:.2f} M/s" if "records/s" in c["target"] else f"{m:.2f}×"
             lines.append(
                 f"| {c['target']} | {c['codec']} | {shown} | {c['required']} | {c['verdict']} | "
                 f"{c['note'].replace('|', chr(92) + '|')} |"
