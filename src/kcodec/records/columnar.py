@@ -15,8 +15,16 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kcodec.errors import BadLengthError, KcodecError
+from kcodec.records.chunked import CHUNKED_RECORD_COUNT
 from kcodec.records.decode import _decoders, decode_entry
-from kcodec.records.framing import MAGIC_OFFSET, V2_CRC_START, V2_OVERHEAD, V2_RECORDS_OFFSET, is_control_batch
+from kcodec.records.framing import (
+    MAGIC_OFFSET,
+    V2_CRC_START,
+    V2_OVERHEAD,
+    V2_RECORDS_COUNT_OFFSET,
+    V2_RECORDS_OFFSET,
+    is_control_batch,
+)
 from kcodec.records.model import Batch, TimestampType
 from kcodec.records.reader import Source, read_batches
 from kcodec.runtime import compression
@@ -24,6 +32,7 @@ from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import INT64_MAX
 
 _I64 = struct.Struct(">q")
+_I32 = struct.Struct(">i")
 
 
 def _pa():
@@ -184,7 +193,7 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
         sequence = _pa()[1].add(offsets, base_seq - base_offset).cast(pa.int32())
     else:
         sequence = _const(pa, -1, n, pa.int32(), "<i")
-    header.table = pa.RecordBatch.from_arrays(
+    header.arrow = pa.RecordBatch.from_arrays(
         [
             offsets,
             timestamps,
@@ -198,15 +207,22 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
         ],
         schema=_SCHEMA or schema(),
     )
-    return header, header.table
+    return header, header.arrow
 
 
 @dataclass(slots=True)
 class ColumnBatch(Batch):
-    """A batch whose records are Arrow columns (:attr:`table`, see :func:`schema`); its ``records`` are
-    empty when they came from the kernel's columns."""
+    """A batch whose records are Arrow columns (:attr:`table`, see :func:`schema`). From the kernel's
+    columns its ``records`` are empty; from decoded Records the table is built when first asked for (a
+    reader that only wants the Records, or a record-count bomb's chunked records, never builds it)."""
 
-    table: Any = None
+    arrow: Any = None
+
+    @property
+    def table(self):
+        if self.arrow is None:
+            self.arrow = batch_to_arrow(self)
+        return self.arrow
 
 
 def entry_to_arrow(
@@ -222,15 +238,15 @@ def entry_to_arrow(
     if type(entry) is not bytes:
         entry = bytes(entry)
     try:
-        got = _compiled_v2(entry, position, verify_crc, max_decompressed_size)
+        # a record-count bomb goes to the general path, which decodes it chunk by chunk
+        bomb = len(entry) >= V2_OVERHEAD and _I32.unpack_from(entry, V2_RECORDS_COUNT_OFFSET)[0] > CHUNKED_RECORD_COUNT
+        got = None if bomb else _compiled_v2(entry, position, verify_crc, max_decompressed_size)
     except KcodecError:
         got = None  # the general path raises the error with all its details (the CRC's first)
     if got is not None:
         return got[0]
     batch = decode_entry(entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size)
-    out = ColumnBatch(**{f.name: getattr(batch, f.name) for f in fields(Batch)})
-    out.table = batch_to_arrow(batch)
-    return out
+    return ColumnBatch(**{f.name: getattr(batch, f.name) for f in fields(Batch)})
 
 
 def batch_to_arrow(batch: Batch):
