@@ -56,6 +56,11 @@ def _expected_rows() -> set[tuple[str, str, str]]:
                 rows.add((impl, op, codec))
         rows.add(("kcodec", "decode_arrow", codec))
         rows.add(("primitive", "crc32c", codec))
+        rows |= {("kcodec", "verify", codec), ("kcodec", "dump_json", codec)}
+        for impl in CLIENTS:
+            rows.add((impl, "write", codec))
+            if codec != "none":
+                rows.add((impl, "convert", codec))
         if codec != "none":
             rows.add(("primitive", "decompress", codec))
     for codec in V1_CODECS:
@@ -195,6 +200,21 @@ def test_every_adapter_handles_every_record() -> None:
         assert got == w.records, case
 
 
+@pytest.mark.parametrize("impl", CLIENTS)
+def test_write_and_convert_rows_write_every_record(impl) -> None:
+    from kcodec.bench import command_rows
+    from kcodec.records.reader import read_batches
+
+    w = build_workload(120, 50, codecs=("none", "lz4"), v1=False)
+    for op, name in (("write", "write-{}lz4.log"), ("convert", "convert-{}lz4.log")):
+        assert implementations.ADAPTERS[(impl, op)](w, 2, "lz4")() == w.records
+        out = command_rows._scratch() / name.format("" if impl == "kcodec" else impl + "-")
+        got = [r for b in read_batches(out) for r in b.records]
+        assert [(r.key, r.value, r.timestamp) for r in got] == list(zip(w.keys, w.values, w.timestamps))
+        assert {b.compression for b in read_batches(out)} == {"lz4"}
+        out.unlink()
+
+
 def test_arrow_row_is_na_when_the_columnar_module_is_missing(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "kcodec.records.columnar", None)
     w = build_workload(10, 10, codecs=("none",), v1=False)
@@ -235,3 +255,28 @@ def test_ratios_and_targets_come_from_the_same_run() -> None:
     assert verdicts[("decode with CRC verification", "none")] == "PASS"
     assert verdicts[("CRC verification of the whole log", "none")] == "FAIL"  # 0.25x of raw crc32c
     assert verdicts[("decode into Arrow columns", "none")] == "n/a"
+
+
+def test_spark_targets_from_the_same_runs() -> None:
+    from kcodec.bench.runner import Result
+
+    def row(impl, op, seconds, records=1_000_000):
+        return Result(impl, op, "none", records, 1, times=[seconds])
+
+    results = [
+        row("kcodec", "decode_arrow", 0.25),  # 4 M/s
+        row("kcodec local[1]", "pipeline_no_sizes", 0.8),  # 1.25 M/s
+        row("kcodec local[2]", "pipeline_no_sizes", 0.5),  # 2 M/s: 1.6x local[1], 1 M/s per core
+        row("kcodec local[1]", "pipeline", 4.0),  # 5x slower than without sizes
+        row("kcodec local[2]", "pipeline", 1.5),  # 3x
+        row("kcodec local[1]", "spark_read", 0.4),  # 2.5 M/s: 0.625x read_arrow
+        row("kcodec local[2]", "spark_read", 0.25),  # 4 M/s over 2 cores: 0.5x
+    ]
+    got = {(t["target"], t["codec"]): (t["verdict"], round(t["measured"], 3)) for t in report.targets(results, None)}
+    assert got[("pipeline time with the cost table vs without (kcodec local[1])", "none")] == ("FAIL", 5.0)
+    assert got[("pipeline time with the cost table vs without (kcodec local[2])", "none")] == ("PASS", 3.0)
+    assert got[("pipeline without the cost table, M records/s per core (kcodec local[1])", "none")] == ("PASS", 1.25)
+    assert got[("pipeline without the cost table, M records/s per core (kcodec local[2])", "none")] == ("PASS", 1.0)
+    assert got[("pipeline_no_sizes: local[2] vs local[1]", "none")] == ("FAIL", 1.6)
+    assert got[("Spark read per core vs read_arrow (kcodec local[1])", "none")] == ("PASS", 0.625)
+    assert got[("Spark read per core vs read_arrow (kcodec local[2])", "none")] == ("PASS", 0.5)

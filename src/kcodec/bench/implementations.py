@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
+from kcodec.bench.command_rows import ADAPTERS as COMMAND_ADAPTERS
 from kcodec.bench.workload import CODECS, ENCODE_LEVELS, Workload
 
 IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
@@ -27,6 +28,10 @@ OPERATIONS = {
     "decode_arrow": "decode the v2 log into Arrow columns (kcodec.records.columnar.read_arrow, CRC not verified)",
     "encode": "encode the records as v2 batches of the workload's batch size",
     "crc": "verify the CRC-32C of every v2 batch, without decoding records",
+    "write": "kcodec write: the records as JSON lines (hex) to a segment file, fsynced",
+    "convert": "kcodec convert: the uncompressed v2 log re-encoded with the codec to a file, fsynced",
+    "verify": "kcodec verify on the v2 log (every CRC, every record decoded)",
+    "dump_json": "kcodec dump --json on the v2 log, to /dev/null",
     "v1_decode": "decode every record of the same records as v1 message sets",
     "v1_decode_crc": "the same, verifying every message CRC",
     "crc32c": "primitive: crc32c over the whole v2 log at once",
@@ -35,12 +40,16 @@ OPERATIONS = {
 }
 
 #: The aiokafka row a ratio is taken against, per operation.
-REFERENCE_OPERATION = {
+REFERENCE_OPERATION: dict[str, str | None] = {
     "decode": "decode",
     "decode_crc": "decode_crc",
     "decode_arrow": "decode",
     "encode": "encode",
     "crc": "crc",
+    "write": "write",
+    "convert": "convert",
+    "verify": "decode_crc",
+    "dump_json": None,  # no client has an equivalent
     "v1_decode": "v1_decode",
     "v1_decode_crc": "v1_decode_crc",
     "crc32c": "crc",
@@ -377,6 +386,8 @@ for _impl in ("aiokafka", "kafka-python"):
     ADAPTERS[(_impl, "v1_decode")] = _client_decode(_impl, False)
     ADAPTERS[(_impl, "v1_decode_crc")] = _client_decode(_impl, True)
 
+ADAPTERS.update(COMMAND_ADAPTERS)
+
 
 def codecs_for(operation: str, codecs: tuple[str, ...]) -> tuple[str, ...]:
     """The codecs an operation has rows for."""
@@ -386,6 +397,8 @@ def codecs_for(operation: str, codecs: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(c for c in codecs if c != "none")
     if operation == "memcpy":
         return ("none",)
+    if operation == "convert":
+        return tuple(c for c in codecs if c != "none")  # from the uncompressed log
     return codecs
 
 

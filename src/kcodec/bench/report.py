@@ -15,6 +15,8 @@ from kcodec.bench.implementations import (
     encode_levels,
 )
 from kcodec.bench.runner import Result
+from kcodec.bench.spark_rows import OPERATIONS as SPARK_OPERATIONS
+from kcodec.bench.spark_rows import implementation as spark_implementation
 
 LIBRARIES = ("kcodec", "aiokafka", "kafka-python", "pyarrow", "crc32c", "lz4", "zstandard", "cramjam", "python-snappy")
 STREAM_OPERATION = "stream_segment"
@@ -121,8 +123,8 @@ def ratio(result: Result, index) -> float | None:
     if not result.ok:
         return None
     ref_impl = "aiokafka"
-    ref_op = STREAM_OPERATION if result.operation == STREAM_OPERATION else REFERENCE_OPERATION[result.operation]
-    ref = index.get((ref_impl, ref_op, result.codec))
+    ref_op = STREAM_OPERATION if result.operation == STREAM_OPERATION else REFERENCE_OPERATION.get(result.operation)
+    ref = None if ref_op is None else index.get((ref_impl, ref_op, result.codec))
     if ref is None or not ref.ok:
         return None
     return result.records_per_s / ref.records_per_s
@@ -229,6 +231,7 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
                 None if v is None else v <= 1.3,
                 "" if v is not None else _why(r if not r.ok else p),
             )
+    _spark_targets(ix, check)
     r = ix.get(("kcodec", STREAM_OPERATION, "none"))
     if r is not None:
         v = r.extra.get("peak_rss_mib") if r.ok else None
@@ -240,6 +243,52 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
             note, verdict = f"the target is for a 1 GiB segment; this one is {size}", None
         check(f"streaming a {size} segment with read_batches(path): peak RSS", "none", v, "< 200 MiB", verdict, note)
     return out
+
+
+def _spark_targets(ix, check) -> None:
+    """The issue's pipeline and Spark read targets, when those (opt-in) rows ran."""
+    one, two = spark_implementation(1), spark_implementation(2)
+    for impl in (one, two):
+        with_sizes, without = ix.get((impl, "pipeline", "none")), ix.get((impl, "pipeline_no_sizes", "none"))
+        if with_sizes is not None and without is not None:
+            v = with_sizes.median_s / without.median_s if with_sizes.ok and without.ok else None
+            why = "" if v is not None else _why(with_sizes if not with_sizes.ok else without)
+            check(f"pipeline time with the cost table vs without ({impl})", "none", v, "<= 4x", _at_most(v, 4), why)
+    for impl, cores in ((one, 1), (two, 2)):
+        r = ix.get((impl, "pipeline_no_sizes", "none"))
+        if r is not None:
+            v = r.records_per_s / cores / 1e6 if r.ok else None
+            check(
+                f"pipeline without the cost table, M records/s per core ({impl})",
+                "none",
+                v,
+                ">= 1 M/s",
+                None if v is None else v >= 1,
+                "" if v is not None else _why(r),
+            )
+    for op in ("pipeline_no_sizes", "pipeline", "spark_read"):
+        a, b = ix.get((one, op, "none")), ix.get((two, op, "none"))
+        if a is not None and b is not None:
+            v = b.records_per_s / a.records_per_s if a.ok and b.ok else None
+            why = "" if v is not None else _why(a if not a.ok else b)
+            check(f"{op}: local[2] vs local[1]", "none", v, ">= 1.7x", None if v is None else v >= 1.7, why)
+    arrow = ix.get(("kcodec", "decode_arrow", "none"))
+    for impl, cores in ((one, 1), (two, 2)):
+        r = ix.get((impl, "spark_read", "none"))
+        if r is not None:
+            v = r.records_per_s / cores / arrow.records_per_s if r.ok and arrow is not None and arrow.ok else None
+            check(
+                f"Spark read per core vs read_arrow ({impl})",
+                "none",
+                v,
+                ">= 0.5x",
+                None if v is None else v >= 0.5,
+                "" if v is not None else (_why(r) if not r.ok else "needs the decode_arrow row"),
+            )
+
+
+def _at_most(v: float | None, limit: float) -> bool | None:
+    return None if v is None else v <= limit
 
 
 def _why(r: Result | None) -> str:
@@ -321,7 +370,12 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         ]
         for c in t:
             m = c["measured"]
-            shown = "n/a" if m is None else (f"{m:,.0f} MiB" if "RSS" in c["target"] else f"{m:.2f}×")
+            if m is None:
+                shown = "n/a"
+            elif "RSS" in c["target"]:
+                shown = f"{m:,.0f} MiB"
+            else:
+                shown = f"{m:.2f} M/s" if "records/s" in c["target"] else f"{m:.2f}×"
             lines.append(
                 f"| {c['target']} | {c['codec']} | {shown} | {c['required']} | {c['verdict']} | "
                 f"{c['note'].replace('|', chr(92) + '|')} |"
@@ -334,11 +388,13 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
     )
     lines.append(
         "- × aiokafka: this row's records/s ÷ aiokafka's for the same codec and operation "
-        "(decode_arrow, decompress and memcpy: aiokafka's decode; crc32c: aiokafka's crc)."
+        "(decode_arrow, decompress and memcpy: aiokafka's decode; crc32c: aiokafka's crc; verify: aiokafka's "
+        "decode with CRC checks; dump_json and the Spark rows have no equivalent)."
     )
+    described = {**OPERATIONS, **SPARK_OPERATIONS}
     for op in dict.fromkeys(r.operation for r in results):
-        if op in OPERATIONS:
-            lines.append(f"- {op}: {OPERATIONS[op]}.")
+        if op in described:
+            lines.append(f"- {op}: {described[op]}.")
     if stream:
         lines.append(
             f"- {STREAM_OPERATION}: a child process decodes every record of a {stream['mib']:,.0f} MiB "

@@ -20,6 +20,7 @@ _IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
 _LIBRARIES = {"aiokafka": "aiokafka", "kafka-python": "kafka"}  # implementation -> module it imports
 FULL_RECORDS, QUICK_RECORDS = 200_000, 10_000
 FULL_SEGMENT_MIB, QUICK_SEGMENT_MIB = 1024, 64
+SPARK_RECORDS = 1_000_000  # the pipeline target is for a segment of at least a million records
 
 
 def _choices(values: list[str] | None, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -35,7 +36,7 @@ def _choices(values: list[str] | None, allowed: tuple[str, ...], what: str) -> t
 
 def cmd_bench(args: argparse.Namespace) -> int:
     try:
-        from kcodec.bench import memory, report, runner
+        from kcodec.bench import memory, report, runner, spark_rows
         from kcodec.bench.implementations import OPERATIONS
         from kcodec.bench.workload import build_workload
     except ModuleNotFoundError as exc:
@@ -48,7 +49,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     compressions = _choices(args.codecs, compression_choices(), "codec")
     impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
     require_extra("bench", *(module for impl, module in _LIBRARIES.items() if impl in impls))
-    operations = _choices(args.operations, tuple(OPERATIONS) + ("stream_segment",), "operation")
+    operations = _choices(
+        args.operations, tuple(OPERATIONS) + ("stream_segment",) + tuple(spark_rows.OPERATIONS), "operation"
+    )
+    if not args.operations:  # the Spark rows take minutes: only when named
+        operations = tuple(op for op in operations if op not in spark_rows.OPERATIONS)
     records = args.records or (QUICK_RECORDS if args.quick else FULL_RECORDS)
     segment_mib = (
         args.segment_mib if args.segment_mib is not None else (QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
@@ -84,6 +89,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         results += report.stream_results(entries)
         stream = {"mib": max(e.get("bytes", 0) for e in entries) / 2**20}
         info["segment_bytes"] = max(e.get("bytes", 0) for e in entries)
+
+    chosen_spark = [op for op in spark_rows.OPERATIONS if op in operations and "kcodec" in impls]
+    if chosen_spark:
+        spark_records = args.spark_records or (records if args.quick else SPARK_RECORDS)
+        results += spark_rows.measure(chosen_spark, spark_records, min(args.repeats, 3), say)
+        info["spark_records"] = spark_records
 
     machine["load_average_end"] = report.load_average()
     print(report.markdown(results, machine, info, args.repeats, stream), end="")
@@ -137,9 +148,16 @@ def add_parser(sub) -> None:
         "--operations",
         action="append",
         metavar="OP",
-        help="only these operations (decode, decode_crc, decode_arrow, encode, crc, v1_decode, "
-        "v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
-        "separated)",
+        help="only these operations (decode, decode_crc, decode_arrow, encode, crc, write, convert, verify, "
+        "dump_json, v1_decode, v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
+        "separated). Named only: spark_read, pipeline, pipeline_no_sizes (they start Spark, local[1] and "
+        "local[2], on a segment of --spark-records records: minutes)",
+    )
+    p.add_argument(
+        "--spark-records",
+        type=positive_int,
+        metavar="N",
+        help=f"records in the segment of the Spark rows (default {SPARK_RECORDS:,}; --quick: --records)",
     )
     p.add_argument(
         "--segment-mib",

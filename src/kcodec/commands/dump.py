@@ -124,6 +124,18 @@ def cmd_dump(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
 
 
+def _column_decoder():
+    """:func:`kcodec.records.columnar.entry_to_arrow` when the kernel decodes v2 records into columns (and
+    pyarrow is there): ``dump --json`` then formats records from columns instead of Record objects."""
+    try:
+        import pyarrow  # noqa: F401
+
+        from kcodec.records.columnar import entry_to_arrow, kernel_columns
+    except ImportError:
+        return None
+    return entry_to_arrow if kernel_columns() else None
+
+
 def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: bool, deferred) -> int:
     from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
     from kcodec.records.reader import read_batches, shrank_message
@@ -177,6 +189,11 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             else:
                 print(f"Refused {r.size} bytes at position {r.start}..{r.end}: {r.reason}{_RAISE_LIMIT}")
 
+        registry = _internal_registry(args, path, print_data or args.json, codecs)
+        file_print_data = print_data
+        if kind == FileKind.KRAFT_SNAPSHOT and registry is None and decoders is None:
+            # a KRaft snapshot holds cluster metadata wherever it lies: --cluster-metadata-decoder by default
+            registry, file_print_data = "cluster_metadata", True
         source = (
             sys.stdin.buffer if stdin else opened.enter_context(item.open()) if isinstance(item, RemoteObject) else path
         )
@@ -190,14 +207,10 @@ def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: 
             skip_corrupt=args.skip_corrupt,
             on_skip=print_skipped if args.skip_corrupt else None,
             on_refused=print_refused if args.skip_corrupt else None,
+            decode=_column_decoder() if args.json and args.bytes_encoding == "hex" and not registry else None,
         )
         # the lines themselves show progress when they scroll on the terminal
         progress = Progress(None if stdin else file_size_of(item), desc=path.name, enabled=not sys.stdout.isatty())
-        registry = _internal_registry(args, path, print_data or args.json, codecs)
-        file_print_data = print_data
-        if kind == FileKind.KRAFT_SNAPSHOT and registry is None and decoders is None:
-            # a KRaft snapshot holds cluster metadata wherever it lies: --cluster-metadata-decoder by default
-            registry, file_print_data = "cluster_metadata", True
         file_decoders = InternalDecoders(registry, codecs) if registry else decoders
         try:
             if args.json:  # the exit status below is the same as text mode's

@@ -123,16 +123,21 @@ def cmd_write(args: argparse.Namespace) -> int:
             else:
                 print(f"wrote {records_written} records in {batches} batches to {out} ({segments} segment(s))")
             return EXIT_OK
-        chunks, count, batches = [], 0, 0
-        next_offset = args.base_offset or 0
-        for chunk, dumped in _groups(records, args.batch_size):
-            data, next_offset = _encode(chunk, dumped, next_offset, args.keep_offsets, options)
-            chunks.append(data)
-            count += len(chunk)
-            batches += 1
+        # one batch in memory at a time: each is written to the temporary as soon as it is encoded
+        totals = {"records": 0, "batches": 0, "bytes": 0}
+
+        def encoded():
+            next_offset = args.base_offset or 0
+            for chunk, dumped in _groups(records, args.batch_size):
+                data, next_offset = _encode(chunk, dumped, next_offset, args.keep_offsets, options)
+                totals["records"] += len(chunk)
+                totals["batches"] += 1
+                totals["bytes"] += len(data)
+                yield data
+
+        write_atomically(out, encoded())
         progress.close()
-        write_atomically(out, chunks)
-        size = sum(map(len, chunks))
+        count, batches, size = totals["records"], totals["batches"], totals["bytes"]
         if args.index:
             base = _base_offset(out, args.base_offset or 0)
             index, timeindex = build_indexes(out, base)

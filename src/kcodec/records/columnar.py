@@ -11,16 +11,28 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, fields
+from typing import Any
 
 from kcodec.errors import BadLengthError, KcodecError
+from kcodec.records.chunked import CHUNKED_RECORD_COUNT
 from kcodec.records.decode import _decoders, decode_entry
-from kcodec.records.framing import MAGIC_OFFSET, V2_CRC_START, V2_OVERHEAD, V2_RECORDS_OFFSET, is_control_batch
+from kcodec.records.framing import (
+    MAGIC_OFFSET,
+    V2_CRC_START,
+    V2_OVERHEAD,
+    V2_RECORDS_COUNT_OFFSET,
+    V2_RECORDS_OFFSET,
+    is_control_batch,
+)
 from kcodec.records.model import Batch, TimestampType
 from kcodec.records.reader import Source, read_batches
 from kcodec.runtime import compression
 from kcodec.runtime.crc import crc32c
+from kcodec.runtime.varint import INT64_MAX
 
 _I64 = struct.Struct(">q")
+_I32 = struct.Struct(">i")
 
 
 def _pa():
@@ -95,6 +107,19 @@ def _child_len(spec) -> int:
 
 def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int):
     """A v2 data batch decoded by the kernel into an Arrow RecordBatch, or None."""
+    got = _compiled_v2(entry, position, verify_crc, limit)
+    return None if got is None else got[1]
+
+
+def kernel_columns() -> bool:
+    """Whether v2 data batches decode straight into columns here (the compiled kernel is in use)."""
+    f = _decoders()
+    return f.kernel is not None and getattr(f.kernel, "columns_record_v2", None) is not None
+
+
+def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
+    """(the batch without its records, the records as an Arrow RecordBatch) of a v2 data batch decoded by
+    the kernel, or None where the general path decodes it."""
     f = _decoders()
     kernel_columns = getattr(f.kernel, "columns_record_v2", None) if f.kernel is not None else None
     if kernel_columns is None or len(entry) < V2_OVERHEAD or entry[MAGIC_OFFSET] != 2 or is_control_batch(entry):
@@ -105,7 +130,8 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
     except KcodecError as exc:
         raise exc.at(position, base_offset=base_offset) from None
     i = f.b
-    if verify_crc and crc32c(memoryview(entry)[V2_CRC_START:]) != v[i["crc"]]:
+    computed_crc = crc32c(memoryview(entry)[V2_CRC_START:])
+    if verify_crc and computed_crc != v[i["crc"]]:
         return None  # the general path raises the CRC error with all its details
     a = v[i["attributes"]]
     count, base_seq = v[i["records_count"]], v[i["base_sequence"]]
@@ -131,6 +157,33 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
             base_offset=base_offset,
             field="records",
         )
+    last_offset = base_offset + v[i["last_offset_delta"]]
+    if last_offset > INT64_MAX:
+        return None  # the general path raises it
+    header = ColumnBatch(
+        position=position,
+        size=len(entry),
+        magic=2,
+        base_offset=base_offset,
+        last_offset=last_offset,
+        crc=v[i["crc"]],
+        crc_valid=computed_crc == v[i["crc"]],
+        computed_crc=computed_crc,
+        compression=a["compression"],
+        timestamp_type=ts_type,
+        max_timestamp=v[i["max_timestamp"]],
+        records=(),
+        partition_leader_epoch=v[i["partition_leader_epoch"]],
+        is_transactional=a["transactional"],
+        has_delete_horizon=a["delete_horizon"],
+        producer_id=v[i["producer_id"]],
+        producer_epoch=v[i["producer_epoch"]],
+        base_sequence=base_seq,
+        base_timestamp=v[i["base_timestamp"]],
+        record_count=count,
+        stored_records_size=len(entry) - V2_OVERHEAD,
+        records_size=len(data) - start,
+    )
     pa = _pa()[0]
     offsets = _ints(pa, cols["offset_delta"], n)
     timestamps = (
@@ -140,7 +193,7 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
         sequence = _pa()[1].add(offsets, base_seq - base_offset).cast(pa.int32())
     else:
         sequence = _const(pa, -1, n, pa.int32(), "<i")
-    return pa.RecordBatch.from_arrays(
+    header.arrow = pa.RecordBatch.from_arrays(
         [
             offsets,
             timestamps,
@@ -154,6 +207,46 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
         ],
         schema=_SCHEMA or schema(),
     )
+    return header, header.arrow
+
+
+@dataclass(slots=True)
+class ColumnBatch(Batch):
+    """A batch whose records are Arrow columns (:attr:`table`, see :func:`schema`). From the kernel's
+    columns its ``records`` are empty; from decoded Records the table is built when first asked for (a
+    reader that only wants the Records, or a record-count bomb's chunked records, never builds it)."""
+
+    arrow: Any = None
+
+    @property
+    def table(self):
+        if self.arrow is None:
+            self.arrow = batch_to_arrow(self)
+        return self.arrow
+
+
+def entry_to_arrow(
+    entry: bytes,
+    position: int = 0,
+    *,
+    verify_crc: bool = True,
+    max_decompressed_size: int = compression.DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> ColumnBatch:
+    """One whole log entry as a :class:`ColumnBatch`: from the kernel's columns for v2 data batches, from
+    decoded Records otherwise (v0/v1, control batches, no kernel). Same signature and errors as
+    :func:`~kcodec.records.decode.decode_entry`, so ``read_batches(decode=entry_to_arrow)`` reads columns."""
+    if type(entry) is not bytes:
+        entry = bytes(entry)
+    try:
+        # a record-count bomb goes to the general path, which decodes it chunk by chunk
+        bomb = len(entry) >= V2_OVERHEAD and _I32.unpack_from(entry, V2_RECORDS_COUNT_OFFSET)[0] > CHUNKED_RECORD_COUNT
+        got = None if bomb else _compiled_v2(entry, position, verify_crc, max_decompressed_size)
+    except KcodecError:
+        got = None  # the general path raises the error with all its details (the CRC's first)
+    if got is not None:
+        return got[0]
+    batch = decode_entry(entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size)
+    return ColumnBatch(**{f.name: getattr(batch, f.name) for f in fields(Batch)})
 
 
 def batch_to_arrow(batch: Batch):

@@ -105,8 +105,10 @@ class BatchReader:
         on_skip: Callable[[SkippedRange], None] | None = None,
         resync: bool = True,
         on_refused: Callable[[SkippedRange], None] | None = None,
+        decode: Callable[..., Batch] | None = None,
     ):
         self.source = source
+        self.decode = decode
         self.verify_crc, self.strict = verify_crc, strict
         if max_decompressed_size is None:
             max_decompressed_size = default_max_decompressed_size(max_batch_size)
@@ -144,7 +146,7 @@ class BatchReader:
             return
         for position, entry in self.entries():
             try:
-                batch = decode_entry(
+                batch = (self.decode or decode_entry)(
                     entry, position, verify_crc=self.verify_crc, max_decompressed_size=self.max_decompressed_size
                 )
             except DecompressionLimitError as exc:
@@ -204,6 +206,7 @@ class BatchReader:
             on_progress=self._progress,
             resync=self.resync,
             on_refused=self._refuse,
+            decode=self.decode,
         )
         # resynchronising looks ahead: a stream is read whole (files are read in windows instead), and its
         # first byte is at position ``start``
@@ -281,6 +284,7 @@ def read_batches(
     on_skip: Callable[[SkippedRange], None] | None = None,
     resync: bool = True,
     on_refused: Callable[[SkippedRange], None] | None = None,
+    decode: Callable[..., Batch] | None = None,
 ) -> BatchReader:
     """Batches of bytes, a memoryview, a file path (a regular file, read with pread) or a binary stream.
 
@@ -297,7 +301,9 @@ def read_batches(
     * ``resync`` (with ``skip_corrupt``): scan for the next valid entry (the default), or skip a
       damaged entry alone and stop at broken framing (see :mod:`kcodec.records.skipping`);
     * ``on_refused``: called with each entry refused by ``max_decompressed_size``; reading goes on
-      after it (a limit kcodec sets for its own safety never makes it drop data Kafka keeps).
+      after it (a limit kcodec sets for its own safety never makes it drop data Kafka keeps);
+    * ``decode``: turns each whole entry into what is yielded (None: :func:`decode_entry`, whose
+      signature it has; :func:`kcodec.records.columnar.entry_to_arrow` yields the records as columns).
 
     The reader is also a context manager that closes the file it maps."""
     return BatchReader(
@@ -312,6 +318,7 @@ def read_batches(
         on_skip=on_skip,
         resync=resync,
         on_refused=on_refused,
+        decode=decode,
     )
 
 

@@ -59,6 +59,7 @@ class DamageSkipper:
     on_progress: Callable[[int], None]
     resync: bool = True
     on_refused: Callable[[SkippedRange], None] | None = None  # None: refused entries go to on_skip
+    decode: Callable[..., Batch] | None = None  # decode_entry's signature (None: decode_entry itself)
 
     def batches(self, source: Input, pos: int, end: int, shift: int = 0) -> Iterator[Batch]:
         while True:
@@ -101,7 +102,7 @@ class DamageSkipper:
                 self.on_tail(pos + shift, len(entry))
                 return
             try:
-                batch = decode_entry(
+                batch = (self.decode or decode_entry)(
                     bytes(entry),
                     pos + shift,
                     verify_crc=self.verify_crc,

@@ -1,6 +1,7 @@
 """The data source's columns, in Spark's types and the exact Arrow types Spark
 expects back from a Python data source, and the column builders that turn
-kcodec batches into ``pyarrow.RecordBatch`` objects without per-row tuples.
+kcodec batches into ``pyarrow.RecordBatch`` objects without per-row tuples (the records
+view from the Arrow record columns of :mod:`kcodec.records.columnar`).
 
 The Arrow schema is written out by hand rather than taken from pyspark's
 internal helper (which moved between 4.0 and 4.3): Spark's ``binary`` is
@@ -20,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kcodec.records import arrow as t
-from kcodec.records.arrow import RecordArrays
 
 __all__ = [
     "RECORD_COLUMNS",
@@ -148,100 +149,66 @@ def check_requested(fields: list[tuple[str, str, bool]], view: str, sizes: bool)
 # ----------------------------------------------------------------------------- builders
 
 
-def _repeat(runs: list[tuple[object, int]]) -> list:
-    out: list = []
-    for value, n in runs:
-        out += [value] * n
-    return out
-
-
 class RecordColumns:
-    """Accumulates records of kcodec batches column by column."""
+    """Spark's rows for the records of kcodec batches, mapped from their Arrow record columns
+    (:func:`kcodec.records.columnar.schema`, built by the kernel or from Records alike): the one place
+    where the record view's Spark types are made."""
 
     def __init__(self, columns: list[tuple[Column, bool]]):
         self.columns = columns
         self.schema = arrow_schema(columns)
-        self.names = {c.name for c, _ in columns}
-        self._reset()
+        self.parts: list[pa.RecordBatch] = []
+        self.rows = 0
 
-    def _reset(self) -> None:
-        self.records = RecordArrays(headers="headers" in self.names)
-        self.runs: list[tuple[tuple, int]] = []  # (batch-level values, rows)
-
-    @property
-    def rows(self) -> int:
-        return self.records.rows
-
-    def add(self, batch, records, topic, partition, segment) -> None:
-        n = len(records)
+    def add(self, batch, table: pa.RecordBatch, topic, partition, segment) -> None:
+        """The rows of ``table`` (records of ``batch``, possibly filtered) with the batch's own columns."""
+        n = table.num_rows
         if not n:
             return
-        self.records.add(records)
-        self.runs.append(
-            (
-                (
-                    topic,
-                    partition,
-                    batch.magic,
-                    batch.base_offset,
-                    batch.producer_id,
-                    batch.producer_epoch,
-                    batch.base_sequence,
-                    batch.is_transactional,
-                    batch.is_control,
-                    batch.partition_leader_epoch,
-                    batch.compression,
-                    batch.position,
-                    segment,
-                    batch.crc_valid,
-                ),
-                n,
-            )
-        )
-
-    _RUN_FIELDS = (
-        "topic",
-        "partition",
-        "magic",
-        "baseOffset",
-        "producerId",
-        "producerEpoch",
-        "baseSequence",
-        "isTransactional",
-        "isControl",
-        "partitionLeaderEpoch",
-        "compression",
-        "batchPosition",
-        "segment",
-        "crcValid",
-    )
+        batch_values = {
+            "topic": topic,
+            "partition": partition,
+            "magic": batch.magic,
+            "baseOffset": batch.base_offset,
+            "producerId": batch.producer_id,
+            "producerEpoch": batch.producer_epoch,
+            "baseSequence": batch.base_sequence,
+            "isTransactional": batch.is_transactional,
+            "isControl": batch.is_control,
+            "partitionLeaderEpoch": batch.partition_leader_epoch,
+            "compression": batch.compression,
+            "batchPosition": batch.position,
+            "segment": segment,
+            "crcValid": batch.crc_valid,
+        }
+        arrays = []
+        for c, _ in self.columns:
+            if c.name in batch_values:
+                arrays.append(pa.repeat(pa.scalar(batch_values[c.name], c.arrow), n))
+            elif c.name == "timestamp":  # ms to Spark's us: in range, checked by the reader
+                arrays.append(pc.multiply_checked(table.column("timestamp"), 1000).cast(_TS))
+            elif c.name == "headers":
+                arrays.append(_spark_headers(table.column("headers")))
+            else:  # key, value, offset, timestampType: the same types
+                arrays.append(table.column(c.name))
+        self.parts.append(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self.rows += n
 
     def flush(self) -> pa.RecordBatch | None:
         if not self.rows:
             return None
-        arrays = []
-        r = self.records
-        for c, _ in self.columns:
-            name = c.name
-            if name == "key":
-                arr = r.keys()
-            elif name == "value":
-                arr = r.values()
-            elif name == "offset":
-                arr = r.offsets()
-            elif name == "timestamp":
-                arr = r.timestamps_us(_TS)
-            elif name == "timestampType":
-                arr = r.timestamp_types()
-            elif name == "headers":
-                arr = r.headers(_HEADERS, null_when_empty=True)
-            else:
-                i = self._RUN_FIELDS.index(name)
-                arr = pa.array(_repeat([(v[i], n) for v, n in self.runs]), c.arrow)
-            arrays.append(arr)
-        out = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-        self._reset()
+        out = self.parts[0] if len(self.parts) == 1 else pa.concat_batches(self.parts)
+        self.parts, self.rows = [], 0
         return out
+
+
+def _spark_headers(headers: pa.ListArray) -> pa.ListArray:
+    """Headers as Spark's Kafka source gives them: an ``element`` struct with a nullable key, and null
+    for a record without headers."""
+    entries = pa.StructArray.from_arrays(headers.values.flatten(), fields=list(_HEADERS.value_type))
+    return pa.ListArray.from_arrays(
+        headers.offsets, entries, type=_HEADERS, mask=pc.equal(pc.list_value_length(headers), 0)
+    )
 
 
 class BatchColumns:

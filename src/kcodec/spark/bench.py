@@ -1,15 +1,17 @@
 """Rows per second of the kafka-segments data source on the benchmark workload.
 
     python -m kcodec.spark.bench [--records 200000] [--cores 1 2] [--codec none] [--runs 3] [--dir DIR]
+                                 [--mode read|pipeline|pipeline_no_sizes]
 
 The workload: ``records`` records in v2 batches of 1,000 (one segment, Kafka's
 default index interval); each record a 16-byte random key, a 200-byte value
 (100 random bytes, then 100 bytes of repetitive text), one header ``h`` of 8
 random bytes, timestamps 1 ms apart. For each core count a fresh local Spark
-(``local[N]``) reads every column of every row into Spark's ``noop`` sink,
-with ``minPartitions`` = N so the segment is cut at ``.index`` positions for
-the cores; three warm-up runs first, then the best and the median of
-``runs``. A query reading one batch gives the fixed cost of a query (planning
+(``local[N]``) runs the mode (:data:`MODES`: by default it reads every row
+and sums the value lengths), with ``minPartitions`` = N so the segment is cut
+for the cores; three warm-up runs first, then the best and the median of
+``runs``. ``kcodec bench --operations spark_read,pipeline`` runs the same in
+its table. A query reading one batch gives the fixed cost of a query (planning
 in a Python worker, scheduling) that every run includes.
 """
 
@@ -55,19 +57,45 @@ def make_workload(directory: Path, records: int, codec: str, seed: int = 20_240_
     return part.parent
 
 
-def measure(path: str, cores: int, runs: int) -> dict:
-    """Run in a fresh process per core count: rows/s of a full read into the noop sink."""
+#: What a measurement runs: ``read`` sums the value lengths of every record of
+#: ``spark.read.format("kafka-segments").load()``; ``pipeline`` is ``kcodec pipeline`` (records and batches
+#: tables to Parquet, with the v0/v1/v2 x codec cost table); ``pipeline_no_sizes`` the same without it.
+MODES = ("read", "pipeline", "pipeline_no_sizes")
+
+
+def measure(path: str, cores: int, runs: int, mode: str = "read", warmup: int = WARMUP) -> dict:
+    """Run in a fresh process per core count: rows/s of ``mode`` (see :data:`MODES`)."""
+    from pyspark.sql import functions as F
+
     from kcodec.spark.session import local_session
 
     spark = local_session(f"local[{cores}]", "kcodec bench", conf={"spark.sql.shuffle.partitions": str(cores)})
     df = spark.read.format("kafka-segments").option("minPartitions", cores).load(path)
     partitions = df.rdd.getNumPartitions()
     rows = df.count()
+    if mode == "read":
+
+        def job() -> int:
+            return df.agg(F.count(F.lit(1)), F.sum(F.length("value"))).collect()[0][0]
+
+    elif mode in ("pipeline", "pipeline_no_sizes"):
+        from kcodec.spark.pipeline import run_pipeline
+
+        dest = tempfile.mkdtemp(prefix="kcodec-bench-pipeline-")
+
+        def job() -> int:
+            summary = run_pipeline(path, dest, spark=spark, sizes=mode == "pipeline")
+            return sum(p.rows for p in summary.partitions)
+
+    else:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     times = []
-    for i in range(runs + WARMUP):
+    for i in range(runs + warmup):
         t = time.perf_counter()
-        df.write.format("noop").mode("overwrite").save()
-        if i >= WARMUP:  # warm-up runs start the Python workers and let the JVM compile
+        got = job()
+        if got != rows:
+            raise AssertionError(f"{mode} handled {got} rows, the source holds {rows}")
+        if i >= warmup:  # warm-up runs start the Python workers and let the JVM compile
             times.append(time.perf_counter() - t)
     tiny = spark.read.format("kafka-segments").option("endingOffset", 1).load(path)
     fixed = []
@@ -77,6 +105,7 @@ def measure(path: str, cores: int, runs: int) -> dict:
         fixed.append(time.perf_counter() - t)
     spark.stop()
     return {
+        "mode": mode,
         "cores": cores,
         "rows": rows,
         "input_partitions": partitions,
@@ -87,6 +116,23 @@ def measure(path: str, cores: int, runs: int) -> dict:
     }
 
 
+def run_measurements(path: Path, cores: list[int], runs: int, mode: str = "read", warmup: int = WARMUP):
+    """Yield :func:`measure`'s dict for each core count, each in a fresh process (a fresh Spark); a failed
+    child yields ``{"cores", "mode", "error"}``."""
+    for n in cores:
+        out = subprocess.run(
+            [sys.executable, "-m", "kcodec.spark.bench", "--measure", str(path), str(n), str(runs), mode, str(warmup)],
+            capture_output=True,
+            text=True,
+            env=os.environ.copy(),
+        )
+        if out.returncode:
+            lines = [line for line in out.stderr.strip().splitlines() if line.strip()]
+            yield {"cores": n, "mode": mode, "error": lines[-1] if lines else f"exit status {out.returncode}"}
+            continue
+        yield json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kcodec.spark.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--records", type=int, default=200_000)
@@ -94,30 +140,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--codec", default="none")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "kcodec-spark-bench")
-    p.add_argument("--measure", nargs=3, metavar=("PATH", "CORES", "RUNS"), help=argparse.SUPPRESS)
+    p.add_argument("--mode", choices=MODES, default="read")
+    p.add_argument("--measure", nargs=5, metavar=("PATH", "CORES", "RUNS", "MODE", "WARMUP"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.measure:
-        print(json.dumps(measure(args.measure[0], int(args.measure[1]), int(args.measure[2]))))
+        path, cores, runs, mode, warmup = args.measure
+        print(json.dumps(measure(path, int(cores), int(runs), mode, int(warmup))))
         return 0
     args.dir.mkdir(parents=True, exist_ok=True)
     path = make_workload(args.dir, args.records, args.codec)
     size = sum(f.stat().st_size for f in path.rglob("*.log"))
     print(f"workload: {args.records:,} records, v2 batches of 1,000, codec {args.codec}, {size:,} bytes in {path}")
-    for cores in args.cores:
-        out = subprocess.run(
-            [sys.executable, "-m", "kcodec.spark.bench", "--measure", str(path), str(cores), str(args.runs)],
-            capture_output=True,
-            text=True,
-            env=os.environ.copy(),
-        )
-        if out.returncode:
-            print(out.stderr[-3000:], file=sys.stderr)
+    for r in run_measurements(path, args.cores, args.runs, args.mode):
+        if "error" in r:
+            print(f"local[{r['cores']}]: {r['error']}", file=sys.stderr)
             return 1
-        r = json.loads(out.stdout.strip().splitlines()[-1])
         print(
-            f"local[{cores}]: {r['best_rows_per_s']:,.0f} rows/s best, {r['median_rows_per_s']:,.0f} median "
-            f"({r['rows']:,} rows, {r['input_partitions']} input partitions, runs "
-            f"{', '.join(f'{s:.2f}s' for s in r['seconds'])}; a one-batch query takes "
+            f"local[{r['cores']}] {r['mode']}: {r['best_rows_per_s']:,.0f} rows/s best, "
+            f"{r['median_rows_per_s']:,.0f} median ({r['rows']:,} rows, {r['input_partitions']} input partitions, "
+            f"runs {', '.join(f'{s:.2f}s' for s in r['seconds'])}; a one-batch query takes "
             f"{r['one_batch_query_seconds']:.2f}s)"
         )
     return 0

@@ -20,6 +20,8 @@ import sys
 import uuid
 from collections.abc import Iterator
 
+import pyarrow.compute as pc
+
 from kcodec.errors import DecodeError, KcodecError, TruncatedError
 from kcodec.log.fs import resolve
 from kcodec.records.reader import read_batches
@@ -127,22 +129,21 @@ def _refuse(problem: tuple[str, str], batch, split: Split) -> OutOfRangeError:
     return OutOfRangeError(f"{split.log}: {why}", position=batch.position, base_offset=batch.base_offset, field=field)
 
 
-def _fitting_records(batch, records, split: Split, opts: ReadOptions, reporter: Reporter) -> list:
-    """``records`` whose values fit Spark's columns: onCorrupt=fail raises at the first
-    that does not, skip leaves those out and reports them."""
-    if batch.last_offset <= INT64_MAX and all(_TS_MS_MIN <= r.timestamp <= _TS_MS_MAX for r in records):
-        return records
-    kept, first = [], None
-    for r in records:
-        problem = _out_of_range(batch, r.offset, r.timestamp)
-        if problem is None:
-            kept.append(r)
-        elif opts.on_corrupt == "fail":
-            raise _refuse(problem, batch, split)
-        else:
-            first = first or problem
-    if first is not None:
-        reporter.skip_records(batch, len(records) - len(kept), first[1])
+def _fitting_records(batch, table, split: Split, opts: ReadOptions, reporter: Reporter):
+    """The rows of ``table`` (a batch's Arrow record columns) whose values fit Spark's columns (offsets
+    always do: the decoders refuse one past int64): onCorrupt=fail raises at the first that does not,
+    skip leaves those out and reports them."""
+    ts = table.column("timestamp")
+    bounds = pc.min_max(ts).as_py() if table.num_rows else {"min": None}
+    if bounds["min"] is None or (_TS_MS_MIN <= bounds["min"] and bounds["max"] <= _TS_MS_MAX):
+        return table
+    bad = pc.or_(pc.less(ts, _TS_MS_MIN), pc.greater(ts, _TS_MS_MAX))
+    first = ts[pc.index(bad, True).as_py()].as_py()
+    problem = _out_of_range(batch, batch.base_offset, first)
+    if opts.on_corrupt == "fail":
+        raise _refuse(problem, batch, split)
+    kept = table.filter(pc.invert(bad))
+    reporter.skip_records(batch, table.num_rows - kept.num_rows, problem[1])
     return kept
 
 
@@ -174,10 +175,11 @@ def _source(split: Split, storage=()):
     return fs.read_range(split.log, split.start, split.end), 0, None, split.start
 
 
-def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = None) -> Iterator:
-    """The decoded batches of ``split`` in order (positions in the segment file)."""
+def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = None, decode=None) -> Iterator:
+    """The decoded batches of ``split`` in order (positions in the segment file); ``decode`` is the
+    reader's (:func:`~kcodec.records.columnar.entry_to_arrow` gives the records as Arrow columns)."""
     source, start, end, shift = _source(split, opts.storage)
-    ropts = opts.reader_options()
+    ropts = {**opts.reader_options(), "decode": decode}
     if opts.on_corrupt == "fail":
         try:
             for batch in read_batches(source, start=start, end=end, strict=True, **ropts):
@@ -212,19 +214,24 @@ def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = N
 
 
 def _aborted_filter(split: Split):
-    """A function (batch, records) -> records without those of aborted transactions."""
+    """A function (batch, Arrow record columns) -> the rows not of aborted transactions."""
     by_pid: dict[int, list[tuple[int, int]]] = {}
     for pid, first, last in split.aborted:
         by_pid.setdefault(pid, []).append((first, last))
 
-    def keep(batch, records):
+    def keep(batch, table):
         spans = by_pid.get(batch.producer_id)
         if not spans or batch.is_control:
-            return records
+            return table
         hit = [(f, last) for f, last in spans if f <= batch.last_offset and last >= batch.base_offset]
         if not hit:
-            return records
-        return [r for r in records if not any(f <= r.offset <= last for f, last in hit)]
+            return table
+        offsets = table.column("offset")
+        aborted = None
+        for f, last in hit:
+            inside = pc.and_(pc.greater_equal(offsets, f), pc.less_equal(offsets, last))
+            aborted = inside if aborted is None else pc.or_(aborted, inside)
+        return table.filter(pc.invert(aborted))
 
     return keep if by_pid else None
 
@@ -257,25 +264,29 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
             if rb is not None:
                 yield rb
             return
+        from kcodec.records.columnar import entry_to_arrow
+
         out = RecordColumns(columns)
         aborted = _aborted_filter(split) if opts.read_committed else None
         include_control = opts.include_control
-        for batch in split_batches(split, opts, reporter):
+        for batch in split_batches(split, opts, reporter, decode=entry_to_arrow):
             if end is not None and batch.base_offset >= end:
                 break
             if start is not None and batch.last_offset < start:
                 continue
             if batch.is_control and not include_control:
                 continue
-            records = batch.records
+            table = batch.table
             if (start is not None and batch.base_offset < start) or (end is not None and batch.last_offset >= end):
-                records = [
-                    r for r in records if (start is None or r.offset >= start) and (end is None or r.offset < end)
-                ]
+                offsets = table.column("offset")
+                in_range = pc.less(offsets, end) if start is None else pc.greater_equal(offsets, start)
+                if start is not None and end is not None:
+                    in_range = pc.and_(in_range, pc.less(offsets, end))
+                table = table.filter(in_range)
             if aborted is not None:
-                records = aborted(batch, records)
-            records = _fitting_records(batch, records, split, opts, reporter)
-            out.add(batch, records, topic, partition, segment)
+                table = aborted(batch, table)
+            table = _fitting_records(batch, table, split, opts, reporter)
+            out.add(batch, table, topic, partition, segment)
             if out.rows >= opts.max_rows:
                 yield out.flush()
         rb = out.flush()

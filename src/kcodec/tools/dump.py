@@ -163,8 +163,11 @@ def batch_ndjson(batch: Batch, file: str | None = None, records_per_piece: int =
     yield head[: -len("null}")] + "["
     piece: list[str] = []
     first = True
-    for r in batch.records:
-        piece.append(as_ndjson(record_json(r)))
+    # records the kernel decoded into Arrow columns (kcodec.records.columnar.ColumnBatch, its records empty)
+    table = None if batch.records else getattr(batch, "table", None)
+    lines = (as_ndjson(record_json(r)) for r in batch.records) if table is None else _column_records_json(table)
+    for line in lines:
+        piece.append(line)
         if len(piece) == records_per_piece:
             yield ("" if first else ",") + ",".join(piece)
             first, piece = False, []
@@ -284,6 +287,47 @@ class DeferredErrors:
             out.append(f"Non-consecutive offsets in {name}")
             out += [f"  {a} is followed by {b}" for a, b in self._ordered(pairs)]
         return out
+
+
+def _hex_column(array) -> list[str | None]:
+    """A binary (or string) Arrow array's values as hex: one hex() of its data buffer, sliced."""
+    validity, offsets_buffer, data = array.buffers()
+    ends = memoryview(offsets_buffer).cast("B").cast("i")[array.offset : array.offset + len(array) + 1]
+    text = bytes(data).hex() if data is not None else ""
+    out = [text[2 * a : 2 * b] for a, b in zip(ends, ends[1:])]
+    if array.null_count:
+        for i, valid in enumerate(array.is_valid().to_pylist()):
+            if not valid:
+                out[i] = None
+    return out
+
+
+def _column_records_json(table) -> Iterator[str]:
+    """``as_ndjson(record_json(r))`` of each record of a v2 data batch, from its Arrow record columns
+    (:func:`kcodec.records.columnar.schema`) instead of Record objects: the same bytes, hex encoding."""
+    n = table.num_rows
+    if n == 0:
+        return
+    quoted = json.dumps  # the one JSON string writer: header keys need its escaping
+
+    def hexes(array) -> list[str]:
+        return ["null" if h is None else f'"{h}"' for h in _hex_column(array)]
+
+    keys, values = hexes(table.column("key")), hexes(table.column("value"))
+    headers = table.column("headers")
+    spans = headers.offsets.to_pylist()
+    h_keys = [quoted(k, ensure_ascii=False) for k in headers.values.field("key").to_pylist()]
+    h_values = hexes(headers.values.field("value"))
+    offsets, timestamps = table.column("offset").to_pylist(), table.column("timestamp").to_pylist()
+    sequences = table.column("sequence").to_pylist()
+    type_names = {int(t): t.kafka_name for t in TimestampType}
+    types = [type_names[t] for t in table.column("timestampType").to_pylist()]
+    for i in range(n):
+        hs = ",".join(f"[{h_keys[j]},{h_values[j]}]" for j in range(spans[i], spans[i + 1]))
+        yield (
+            f'{{"offset":{offsets[i]},"timestamp":{timestamps[i]},"timestampType":"{types[i]}",'
+            f'"key":{keys[i]},"value":{values[i]},"headers":[{hs}],"sequence":{sequences[i]}}}'
+        )
 
 
 def as_ndjson(obj: dict) -> str:
