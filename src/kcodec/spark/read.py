@@ -213,17 +213,30 @@ def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = N
         reporter.skip(tail.position + shift, tail.size, exc.kind, str(exc))
 
 
-def _aborted_filter(split: Split):
-    """A function (batch, Arrow record columns) -> the rows not of aborted transactions."""
+def aborted_spans(split: Split):
+    """A function batch -> the (first, last) offset spans of the split's aborted transactions that cover part
+    of that batch (empty for most); None when the split holds no aborted transaction."""
     by_pid: dict[int, list[tuple[int, int]]] = {}
     for pid, first, last in split.aborted:
         by_pid.setdefault(pid, []).append((first, last))
 
+    def spans(batch) -> list[tuple[int, int]]:
+        found = by_pid.get(batch.producer_id)
+        if not found or batch.is_control:
+            return []
+        return [(f, last) for f, last in found if f <= batch.last_offset and last >= batch.base_offset]
+
+    return spans if by_pid else None
+
+
+def _aborted_filter(split: Split):
+    """A function (batch, Arrow record columns) -> the rows not of aborted transactions."""
+    spans_of = aborted_spans(split)
+    if spans_of is None:
+        return None
+
     def keep(batch, table):
-        spans = by_pid.get(batch.producer_id)
-        if not spans or batch.is_control:
-            return table
-        hit = [(f, last) for f, last in spans if f <= batch.last_offset and last >= batch.base_offset]
+        hit = spans_of(batch)
         if not hit:
             return table
         offsets = table.column("offset")
@@ -233,7 +246,7 @@ def _aborted_filter(split: Split):
             aborted = inside if aborted is None else pc.or_(aborted, inside)
         return table.filter(pc.invert(aborted))
 
-    return keep if by_pid else None
+    return keep
 
 
 def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:

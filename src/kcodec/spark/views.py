@@ -26,7 +26,7 @@ from pyspark.sql.datasource import InputPartition
 from kcodec.log.fs import resolve
 from kcodec.log.kraft_snapshots import list_snapshots, parse_kraft_snapshot_name
 from kcodec.spark.planning import ReadOptions, Split, discover, plan, select
-from kcodec.spark.read import CorruptSegmentError, Reporter, _aborted_filter, split_batches
+from kcodec.spark.read import CorruptSegmentError, Reporter, aborted_spans, split_batches
 from kcodec.tools.internal_tables import no_topic_error
 from kcodec.tools.internal_views import VIEW_TOPICS, VIEWS, ViewRecordError, ViewRows, rows_to_batch
 
@@ -81,7 +81,10 @@ def _records(batch, split: Split, aborted, snapshot) -> list:
     start, end = (None, None) if snapshot is not None else (split.start_offset, split.end_offset)
     if (start is not None and batch.base_offset < start) or (end is not None and batch.last_offset >= end):
         records = [r for r in records if (start is None or r.offset >= start) and (end is None or r.offset < end)]
-    return aborted(batch, records) if aborted is not None else records
+    hit = aborted(batch) if aborted is not None else None
+    if hit:  # records of aborted transactions (read_committed)
+        records = [r for r in records if not any(f <= r.offset <= last for f, last in hit)]
+    return records
 
 
 def read_view(task: ViewSplits, opts: ReadOptions, columns) -> Iterator:
@@ -91,7 +94,7 @@ def read_view(task: ViewSplits, opts: ReadOptions, columns) -> Iterator:
         if split.empty:
             continue
         snapshot = parse_kraft_snapshot_name(split.log.rstrip("/").rpartition("/")[2])
-        aborted = _aborted_filter(split) if opts.read_committed else None
+        aborted = aborted_spans(split) if opts.read_committed else None
         reporter = Reporter(split, opts)
         try:
             for batch in split_batches(split, opts, reporter):
