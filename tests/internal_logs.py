@@ -78,6 +78,69 @@ def member(member_id: str, subscription: bytes = SUBSCRIPTION, assignment: bytes
     }
 
 
+def consumer_group_records(group: str, epoch: int, members: dict[str, list[int]], pending=()) -> list[dict]:
+    """A KIP-848 consumer group's records as GroupMetadataManager writes a rebalance: each member's metadata
+    (type 5), the group epoch (type 3), a target assignment member record (type 7, not a view's), then each
+    member's current assignment (type 8) of ``orders`` partitions (``pending``: the last member's to revoke)."""
+    out = []
+    for m in members:
+        meta = {
+            "instance_id": None,
+            "rack_id": "rack-a",
+            "client_id": "client-" + m,
+            "client_host": "/127.0.0.1",
+            "subscribed_topic_names": ["orders"],
+            "subscribed_topic_regex": None,
+            "rebalance_timeout_ms": 300000,
+            "server_assignor": "uniform",
+            "classic_member_metadata": None,
+        }
+        out.append({"key": member_key(5, group, m), "value": value("consumer_group_member_metadata_value", 0, meta)})
+    out.append({"key": group_key(group), "value": value("consumer_group_metadata_value", 0, {"epoch": epoch})})
+    first = next(iter(members))
+    target = {"topic_partitions": [{"topic_id": TOPIC_ID, "partitions": members[first]}]}
+    out.append(
+        {"key": member_key(7, group, first), "value": value("consumer_group_target_assignment_member_value", 0, target)}
+    )
+    for m, partitions in members.items():
+        assignment = {
+            "member_epoch": epoch,
+            "previous_member_epoch": epoch - 1,
+            "state": 0,
+            "assigned_partitions": [{"topic_id": TOPIC_ID, "partitions": partitions}],
+            "partitions_pending_revocation": [{"topic_id": TOPIC_ID, "partitions": list(pending)}]
+            if pending and m == list(members)[-1]
+            else [],
+        }
+        out.append(
+            {
+                "key": member_key(8, group, m),
+                "value": value("consumer_group_current_member_assignment_value", 0, assignment),
+            }
+        )
+    return out
+
+
+def group_key(group: str) -> bytes:
+    return key(3, "consumer_group_metadata_key", 0, {"group_id": group})
+
+
+def member_key(rtype: int, group: str, member_id: str) -> bytes:
+    entity = {5: "consumer_group_member_metadata_key", 7: "consumer_group_target_assignment_member_key"}.get(
+        rtype, "consumer_group_current_member_assignment_key"
+    )
+    return key(rtype, entity, 0, {"group_id": group, "member_id": member_id})
+
+
+def partition_metadata(group: str) -> dict:
+    """The group's topic-name record (type 4): ``orders`` is TOPIC_ID."""
+    topics = [{"topic_id": TOPIC_ID, "topic_name": "orders", "num_partitions": 4, "partition_metadata": []}]
+    return {
+        "key": key(4, "consumer_group_partition_metadata_key", 0, {"group_id": group}),
+        "value": value("consumer_group_partition_metadata_value", 0, {"topics": topics}),
+    }
+
+
 def _write(directory: Path, batches: list[list[dict]]) -> None:
     """One segment per batch (segment_bytes=1 rolls after each entry): the tests read across segments."""
     offset = 0
@@ -94,7 +157,11 @@ def write_consumer_offsets(root: Path, damaged: bool = False) -> Path:
     time), g2/orders-0, and g1's group metadata (two consumer members, one whose subscription is not the
     consumer protocol); segment 2 re-commits g1/orders-0 (v4), deletes g2/orders-0 (tombstone), holds a
     record of a type the schemas do not know, and (``damaged``) an offset commit whose value is cut short.
-    ``__consumer_offsets-1``: a commit of g3/payments-2 and a connect group's metadata."""
+    ``__consumer_offsets-1``: a commit of g3/payments-2 and a connect group's metadata (offsets 0-1); then
+    (offsets 2-9) KIP-848 consumer group cg's partition metadata, members c1 (orders 0, 1) and c2
+    (orders 2, pending revocation of 3) at epoch 5 (its epoch record at 5); then (offsets 10-14) c2 leaves
+    (tombstones of its member and assignment records) and cg goes to epoch 6, and group cg-gone is created
+    and deleted."""
     p0 = root / "__consumer_offsets-0"
     second = [
         {"key": offset_key("g1", "orders", 0), "value": offset_value(4, 10)},
@@ -127,7 +194,15 @@ def write_consumer_offsets(root: Path, damaged: bool = False) -> Path:
                     "key": key(2, "group_metadata_key", 2, {"group": "connect-1"}),
                     "value": group_value([member("w1", b"\x00\x01raw", b"\x00\x01raw")], "connect"),
                 },
-            ]
+            ],
+            [partition_metadata("cg"), *consumer_group_records("cg", 5, {"c1": [0, 1], "c2": [2]}, pending=[3])],
+            [
+                {"key": member_key(5, "cg", "c2"), "value": None},
+                {"key": member_key(8, "cg", "c2"), "value": None},
+                {"key": group_key("cg"), "value": value("consumer_group_metadata_value", 0, {"epoch": 6})},
+                {"key": group_key("cg-gone"), "value": value("consumer_group_metadata_value", 0, {"epoch": 1})},
+                {"key": group_key("cg-gone"), "value": None},
+            ],
         ],
     )
     return p0

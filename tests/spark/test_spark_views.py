@@ -76,7 +76,23 @@ def test_groups_members_are_typed(spark, logs) -> None:
     m1 = g1["members"][0]
     assert m1["subscribedTopics"] == ["orders", "payments"]
     assert [(tp["topic"], tp["partitions"]) for tp in m1["assignedPartitions"]] == [("orders", [0, 1])]
-    assert g1["generation"] == 7 and g1["protocolType"] == "consumer"
+    assert g1["generation"] == 7 and g1["protocolType"] == "consumer" and g1["groupType"] == "classic"
+
+
+def test_groups_kip848_consumer_groups_across_splits(spark, logs) -> None:
+    # tiny splits: the group's member records sit in other splits than its epoch records
+    df = read(spark, logs, view="groups", splitBytes=64).where("groupType = 'consumer' AND group = 'cg'")
+    rows = sorted(df.collect(), key=lambda r: r["offset"])
+    assert [(r["generation"], [m["memberId"] for m in r["members"]]) for r in rows] == [(5, ["c1", "c2"]), (6, ["c1"])]
+    latest = read(spark, logs, view="groups", latest="true", splitBytes=64)
+    assert _rows(latest, "group", "groupType", "generation") == [
+        ("cg", "consumer", 6),
+        ("connect-1", "classic", 7),
+        ("g1", "classic", 7),
+    ]
+    ((c1,),) = [r["members"] for r in latest.where("group = 'cg'").collect()]
+    assert (c1["memberEpoch"], c1["serverAssignor"]) == (5, "uniform")
+    assert [(tp["topic"], tp["partitions"]) for tp in c1["assignedPartitions"]] == [("orders", [0, 1])]
 
 
 def test_transactions_latest(spark, logs) -> None:

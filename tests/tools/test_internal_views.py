@@ -19,7 +19,7 @@ from kcodec.errors import DecodeError
 from kcodec.tools.internal_tables import NoInternalTopicError
 from kcodec.tools.internal_views import VIEWS, ViewRows
 
-from ..internal_logs import T0, write_consumer_offsets, write_internal_topics
+from ..internal_logs import T0, TOPIC_ID, write_consumer_offsets, write_internal_topics
 
 
 def _ts(ms: int) -> datetime:
@@ -84,15 +84,75 @@ def test_groups_decode_the_nested_consumer_protocol(logs) -> None:
     assert (m1["memberId"], m1["clientId"], m1["clientHost"]) == ("m1", "client-m1", "/127.0.0.1")
     assert (m1["rebalanceTimeoutMs"], m1["sessionTimeoutMs"], m1["groupInstanceId"]) == (300000, 45000, None)
     assert m1["subscribedTopics"] == ["orders", "payments"]
-    assert m1["ownedPartitions"] == [{"topic": "orders", "partitions": [0]}]
-    assert m1["assignedPartitions"] == [{"topic": "orders", "partitions": [0, 1]}]
+    assert m1["ownedPartitions"] == [{"topic": "orders", "topicId": None, "partitions": [0]}]
+    assert m1["assignedPartitions"] == [{"topic": "orders", "topicId": None, "partitions": [0, 1]}]
     assert m1["assignmentUserData"] == b"ud" and m1["subscription"] is None and m1["assignment"] is None
     # a subscription that is not the consumer protocol keeps its bytes; the assignment still decodes
     assert m2["subscribedTopics"] is None and m2["subscription"] == b"\x00"
-    assert m2["assignedPartitions"] == [{"topic": "orders", "partitions": [0, 1]}]
+    assert m2["assignedPartitions"] == [{"topic": "orders", "topicId": None, "partitions": [0, 1]}]
     # a connect group's members are not decoded as the consumer protocol
     (w1,) = rows["connect-1"]["members"]
     assert w1["subscribedTopics"] is None and w1["subscription"] == b"\x00\x01raw"
+    assert g1["groupType"] == "classic" and g1["members"][0]["memberEpoch"] is None
+
+
+def _orders(*partitions: int) -> list[dict]:
+    return [{"topic": "orders", "topicId": str(TOPIC_ID), "partitions": list(partitions)}]
+
+
+def test_groups_hold_kip848_consumer_groups_with_their_members(logs) -> None:
+    rows = [r for r in kcodec.read_internal_view(logs, "groups").to_pylist() if r["groupType"] == "consumer"]
+    got = [(r["offset"], r["group"], r["generation"], r["isTombstone"]) for r in rows]
+    assert got == [(5, "cg", 5, False), (11, "cg", 6, False), (12, "cg-gone", 1, False), (13, "cg-gone", None, True)]
+    epoch5, epoch6 = rows[0], rows[1]
+    assert (epoch5["protocolType"], epoch5["protocol"], epoch5["leader"], epoch5["version"]) == (
+        "consumer",
+        None,
+        None,
+        0,
+    )
+    # at its epoch record the members' metadata is read, their assignments (written after it) not yet
+    c1, c2 = epoch5["members"]
+    assert (c1["memberId"], c1["clientId"], c1["rackId"], c1["serverAssignor"]) == (
+        "c1",
+        "client-c1",
+        "rack-a",
+        "uniform",
+    )
+    assert (c1["subscribedTopics"], c1["rebalanceTimeoutMs"], c1["sessionTimeoutMs"]) == (["orders"], 300000, None)
+    assert c1["assignedPartitions"] is None and c1["memberEpoch"] is None and c2["memberId"] == "c2"
+    # at epoch 6 c2 has left (its tombstones) and c1's assignment is read, topic named by the type 4 record
+    (c1,) = epoch6["members"]
+    assert (c1["memberEpoch"], c1["assignedPartitions"], c1["partitionsPendingRevocation"]) == (5, _orders(0, 1), [])
+    assert rows[3]["members"] is None
+
+
+def test_groups_latest_keeps_each_groups_last_state(logs) -> None:
+    rows = {r["group"]: r for r in kcodec.read_internal_view(logs, "groups", latest=True).to_pylist()}
+    assert sorted(rows) == ["cg", "connect-1", "g1"]  # cg-gone deleted by its tombstone
+    cg = rows["cg"]
+    assert (cg["groupType"], cg["generation"], cg["offset"]) == ("consumer", 6, 11)
+    assert [(m["memberId"], m["memberEpoch"], m["assignedPartitions"]) for m in cg["members"]] == [
+        ("c1", 5, _orders(0, 1))
+    ]
+
+
+def test_consumer_group_members_follow_their_records() -> None:
+    from kcodec.records.model import Record, TimestampType
+
+    from ..internal_logs import consumer_group_records, member_key
+
+    rows = ViewRows("groups", latest=True)
+    records = consumer_group_records("cg", 3, {"a": [0], "b": [1]}, pending=[2])
+    records.append({"key": member_key(8, "cg", "a"), "value": None})  # a's assignment alone is deleted
+    for offset, r in enumerate(records):
+        rows.add(Record(offset, T0, TimestampType.CREATE_TIME, r["key"], r["value"]), partition=0)
+    (row,) = rows.take()
+    a, b = row["members"]
+    assert a["clientId"] == "client-a" and a.get("assignedPartitions") is None
+    # no partition metadata record in this read: the topic is known by its id only
+    pending = [{"topic": None, "topicId": str(TOPIC_ID), "partitions": [2]}]
+    assert (b["memberEpoch"], b["partitionsPendingRevocation"]) == (3, pending)
 
 
 def test_transactions_states_and_latest(logs) -> None:
@@ -144,7 +204,7 @@ def test_a_damaged_value_fails_or_is_skipped_and_reported(tmp_path) -> None:
     assert table.num_rows == 6 and "g9" not in table.column("group").to_pylist()
     assert [(s["offset"], s["kind"]) for s in skipped] == [(7, "internal_record")]
     # the other view of the same topic does not read offset commits: nothing to skip
-    assert kcodec.read_internal_view(tmp_path, "groups").num_rows == 2
+    assert kcodec.read_internal_view(tmp_path, "groups").num_rows == 6  # 2 classic, 4 consumer-group records
 
 
 def test_a_path_without_the_views_topic_says_so(logs, tmp_path) -> None:

@@ -10,6 +10,9 @@ topic-partition filters, offset bounds, splits, isolation level and ``onCorrupt`
   segments, with no shuffle. A DataFrame-level ``dropDuplicates`` would not be: it keeps an arbitrary row
   per key, and could not drop keys whose last record is a tombstone. The price is one task per
   partition (``__consumer_offsets`` has 50).
+- ``view=groups`` always reads a partition in one task, in offset order: a KIP-848 consumer group's row
+  gathers its members from the member and assignment records before it (with ``latest``, from all of them),
+  so the rows do not depend on where the splits fall.
 - ``view=metadata`` also reads each ``__cluster_metadata`` partition's ``.checkpoint`` snapshots (one
   split each, whole: the offset options bound the log only; snapshot records count from 0).
 - A record of the view's types that does not decode fails the read under ``onCorrupt=fail`` (naming
@@ -68,7 +71,7 @@ def view_partitions(opts: ReadOptions) -> list[ViewSplits]:
         splits = snapshots + splits  # each partition's snapshots before its log
     if not splits:  # nothing to read; Spark still wants a partition
         return [ViewSplits(0, ())]
-    if not opts.latest:
+    if not opts.latest and opts.view != "groups":
         return [ViewSplits(i, (s,)) for i, s in enumerate(splits)]
     by_partition: dict[tuple, list[Split]] = {}
     for s in splits:

@@ -31,6 +31,7 @@ from kcodec.generated.enums import TRANSACTION_STATE_BY_VALUE
 from kcodec.records.internal import InternalRecord, UnknownRecordTypeError, decode_control, decode_internal
 from kcodec.records.model import Record
 from kcodec.runtime.varint import INT64_MAX
+from kcodec.tools.consumer_groups import ConsumerGroupMembers
 from kcodec.tools.kafka_json import compact_json, kafka_json
 
 __all__ = [
@@ -62,6 +63,13 @@ _TS = pa.timestamp("us", tz="UTC")
 _TP = pa.struct([("topic", pa.string()), ("partitions", pa.list_(pa.field("element", pa.int32())))])
 _TPS = pa.list_(pa.field("element", _TP))
 _TPS_SPARK = "array<struct<topic:string,partitions:array<int>>>"
+# a member's partitions: by name (classic groups' consumer protocol), or by topic id (consumer groups, named
+# when the read saw the group's partition metadata record)
+_MTP = pa.struct(
+    [("topic", pa.string()), ("topicId", pa.string()), ("partitions", pa.list_(pa.field("element", pa.int32())))]
+)
+_MTPS = pa.list_(pa.field("element", _MTP))
+_MTPS_SPARK = "array<struct<topic:string,topicId:string,partitions:array<int>>>"
 _MEMBER = pa.struct(
     [
         ("memberId", pa.string()),
@@ -71,21 +79,27 @@ _MEMBER = pa.struct(
         ("rebalanceTimeoutMs", pa.int32()),
         ("sessionTimeoutMs", pa.int32()),
         ("subscribedTopics", pa.list_(pa.field("element", pa.string()))),
-        ("ownedPartitions", _TPS),
+        ("ownedPartitions", _MTPS),
         ("generationId", pa.int32()),
         ("rackId", pa.string()),
         ("subscriptionUserData", pa.binary()),
-        ("assignedPartitions", _TPS),
+        ("assignedPartitions", _MTPS),
         ("assignmentUserData", pa.binary()),
         ("subscription", pa.binary()),
         ("assignment", pa.binary()),
+        ("memberEpoch", pa.int32()),
+        ("subscribedTopicRegex", pa.string()),
+        ("serverAssignor", pa.string()),
+        ("partitionsPendingRevocation", _MTPS),
     ]
 )
 _MEMBER_SPARK = (
     "array<struct<memberId:string,groupInstanceId:string,clientId:string,clientHost:string,"
     "rebalanceTimeoutMs:int,sessionTimeoutMs:int,subscribedTopics:array<string>,"
-    f"ownedPartitions:{_TPS_SPARK},generationId:int,rackId:string,subscriptionUserData:binary,"
-    f"assignedPartitions:{_TPS_SPARK},assignmentUserData:binary,subscription:binary,assignment:binary>>"
+    f"ownedPartitions:{_MTPS_SPARK},generationId:int,rackId:string,subscriptionUserData:binary,"
+    f"assignedPartitions:{_MTPS_SPARK},assignmentUserData:binary,subscription:binary,assignment:binary,"
+    f"memberEpoch:int,subscribedTopicRegex:string,serverAssignor:string,"
+    f"partitionsPendingRevocation:{_MTPS_SPARK}>>"
 )
 
 
@@ -125,12 +139,13 @@ VIEWS: dict[str, tuple[ViewColumn, ...]] = {
     ),
     "groups": (
         _c("group", "string", "group id"),
+        _c("groupType", "string", "classic (GroupMetadata records) or consumer (KIP-848 ConsumerGroupMetadata)"),
         _c("protocolType", "string", "consumer, connect ... (empty for a group with no member yet)"),
-        _c("generation", "int", "the group generation"),
+        _c("generation", "int", "the group generation (a consumer group's epoch)"),
         _c("protocol", "string", "the chosen assignor, null when none"),
         _c("leader", "string", "the leader's member id, null when none"),
         _c("stateTimestamp", "timestamp", "when the group last changed state (v2+; null when unknown)"),
-        _c("members", _MEMBER_SPARK, "the members, subscription and assignment decoded for consumer groups"),
+        _c("members", _MEMBER_SPARK, "the members, subscription and assignment decoded (see below)"),
         *_RECORD,
     ),
     "transactions": (
@@ -175,7 +190,12 @@ _REGISTRY = {
     "transactions": "transaction_state",
     "metadata": "cluster_metadata",
 }
-_RECORD_NAME = {"consumerOffsets": "offset_commit", "groups": "group_metadata", "transactions": "transaction_log"}
+# the record types whose rows (or, for a consumer group's member records, whose state) each view takes
+_RECORD_NAMES = {
+    "consumerOffsets": {"offset_commit"},
+    "groups": {"group_metadata", "consumer_group_metadata", *ConsumerGroupMembers.RECORDS},
+    "transactions": {"transaction_log"},
+}
 
 
 def view_columns(view: str) -> tuple[ViewColumn, ...]:
@@ -253,7 +273,7 @@ def _offset_commit(key: dict, value: dict | None) -> dict:
 
 
 def _group(key: dict, value: dict | None) -> dict:
-    row: dict[str, Any] = {"group": key["group"]}
+    row: dict[str, Any] = {"group": key["group"], "groupType": "classic"}
     if value is not None:
         consumer = value["protocol_type"] == "consumer"
         row |= {
@@ -288,13 +308,28 @@ def _transaction(key: dict, value: dict | None) -> dict:
     return row
 
 
-_COORDINATOR_ROWS = {"offset_commit": _offset_commit, "group_metadata": _group, "transaction_log": _transaction}
+def _consumer_group(key: dict, value: dict | None) -> dict:
+    """A KIP-848 consumer group's epoch record; its members come from its member records (added later)."""
+    row: dict[str, Any] = {"group": key["group_id"], "groupType": "consumer"}
+    if value is not None:
+        row |= {"protocolType": "consumer", "generation": value["epoch"], "members": []}
+    return row
+
+
+_COORDINATOR_ROWS = {
+    "offset_commit": _offset_commit,
+    "group_metadata": _group,
+    "consumer_group_metadata": _consumer_group,
+    "transaction_log": _transaction,
+}
 
 
 def _key_of(view: str, partition: int | None, row: dict) -> tuple:
     if view == "consumerOffsets":
         return partition, row["group"], row["topic"], row["partition"]
-    return partition, row["group" if view == "groups" else "transactionalId"]
+    if view == "groups":  # a classic and a consumer group record of one id are two keys, as in compaction
+        return partition, row["groupType"], row["group"]
+    return partition, row["transactionalId"]
 
 
 # ----------------------------------------------------------------------------- rows
@@ -314,6 +349,7 @@ class ViewRows:
         self.registry = _REGISTRY[view]
         self.rows: list[dict] = []
         self._latest: dict[tuple, dict] = {}
+        self._members = ConsumerGroupMembers()
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -339,15 +375,19 @@ class ViewRows:
             return
         if record.control is not None:
             return  # transaction markers in a coordinator topic: not records of a view
+        names = _RECORD_NAMES[self.view]
         r = decode_internal(self.registry, record.key, record.value)
         if r.error is not None:
-            if isinstance(r.error, UnknownRecordTypeError) or r.name not in (None, _RECORD_NAME[self.view]):
+            if isinstance(r.error, UnknownRecordTypeError) or (r.name is not None and r.name not in names):
                 return  # another view's record type, or one newer than the schemas: not this view's
             raise self._error(r, record)
-        if r.name != _RECORD_NAME[self.view]:
+        if r.name not in names:
             return
         assert r.key is not None
         value = None if r.value is None else r.value.value
+        if r.name in ConsumerGroupMembers.RECORDS:
+            self._members.add(r.name, partition, r.key.value, value)
+            return
         try:
             row = _COORDINATOR_ROWS[r.name](r.key.value, value)
         except ViewRecordError as exc:
@@ -356,12 +396,17 @@ class ViewRows:
         row |= {"sourcePartition": partition}
         row = self._common(row, record)
         if not self.latest:
+            self._fill_members(row)  # as the read has them so far
             self.rows.append(row)
             return
         key = _key_of(self.view, partition, row)
         self._latest.pop(key, None)  # re-inserted: the survivors stay in the order of their last write
         if value is not None:
             self._latest[key] = row
+
+    def _fill_members(self, row: dict) -> None:
+        if row.get("groupType") == "consumer" and not row["isTombstone"]:
+            row["members"] = self._members.members(row["sourcePartition"], row["group"])
 
     def _common(self, row: dict, record: Record) -> dict:
         row["offset"] = record.offset
@@ -406,6 +451,8 @@ class ViewRows:
         """The rows so far, and forget them; with ``latest`` the survivors, once all is added."""
         if self.latest:
             out, self._latest = list(self._latest.values()), {}
+            for row in out:
+                self._fill_members(row)
             return out
         out, self.rows = self.rows, []
         return out
