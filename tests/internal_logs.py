@@ -299,3 +299,20 @@ def write_internal_topics(root: Path) -> Path:
     write_transaction_state(root)
     write_cluster_metadata(root)
     return root
+
+
+def write_transactional_commits(root: Path) -> Path:
+    """``__consumer_offsets-0`` as the group coordinator writes TxnOffsetCommit (KIP-98): producer 7 commits
+    gt/orders-0 = 100 in a transactional batch (offset 0) then aborts (ABORT marker, offset 1: the writer
+    adds the .txnindex entry); producer 8 commits gt/orders-1 = 200 (offset 2) and commits (offset 3)."""
+    p = root / "__consumer_offsets-0"
+    with SegmentWriter(p) as w:
+        for base, (pid, partition, committed, marker) in enumerate([(7, 0, 100, "abort"), (8, 1, 200, "commit")]):
+            commit = [{"key": offset_key("gt", "orders", partition), "value": offset_value(3, committed)}]
+            w.append(
+                encode_batch(
+                    commit, base_offset=2 * base, producer_id=pid, producer_epoch=0, base_sequence=0, transactional=True
+                )
+            )
+            w.append(encode_control_batch(marker, producer_id=pid, producer_epoch=0, offset=2 * base + 1, timestamp=T0))
+    return p

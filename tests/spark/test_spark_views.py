@@ -143,3 +143,14 @@ def test_views_ask_for_their_topic(spark, logs) -> None:
     # a segment outside its directory reads with the topic named
     seg = sorted((logs / "__transaction_state-0").glob("*.log"))[0]
     assert read(spark, seg, view="transactions", topic="__transaction_state").count() == 2
+
+
+@pytest.mark.parametrize("option", ["isolationLevel", "kafka.isolation.level"])
+def test_read_committed_drops_aborted_offset_commits(spark, tmp_path, option) -> None:
+    from ..internal_logs import write_transactional_commits
+
+    write_transactional_commits(tmp_path)
+    assert _rows(read(spark, tmp_path, view="consumerOffsets"), "committedOffset") == [(100,), (200,)]
+    for latest in ("false", "true"):
+        df = read(spark, tmp_path, view="consumerOffsets", latest=latest, **{option: "read_committed"})
+        assert _rows(df, "partition", "committedOffset") == [(1, 200)]

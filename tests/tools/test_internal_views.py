@@ -242,3 +242,14 @@ def test_the_readme_lists_every_views_columns() -> None:
         assert [name.strip(" `") for name, _ in documented] == [c.name for c in columns], view
         for (_, spark_type), c in zip(documented, columns):
             assert spark_type.strip() in (f"`{c.spark}`", "`array<struct<...>>` (below)"), (view, c.name)
+
+
+def test_read_committed_drops_an_aborted_transactions_offset_commits(tmp_path) -> None:
+    from ..internal_logs import write_transactional_commits
+
+    p = write_transactional_commits(tmp_path)
+    assert [f.stat().st_size > 0 for f in p.glob("*.txnindex")] == [True]  # the abort's entry
+    every = kcodec.read_internal_view(tmp_path, "consumerOffsets")
+    assert sorted(every.column("committedOffset").to_pylist()) == [100, 200]
+    committed = kcodec.read_internal_view(tmp_path, "consumerOffsets", isolation_level="read_committed", latest=True)
+    assert [(r["partition"], r["committedOffset"]) for r in committed.to_pylist()] == [(1, 200)]
