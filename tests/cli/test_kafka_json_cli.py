@@ -227,7 +227,7 @@ def test_completion_offers_the_new_options(capsys) -> None:
     code, out, _ = run(capsys, "completion", "bash")
     assert code == 0
     for command, option in [("generate", "--kafka-json"), ("generate", "--skip-unsupported")] + [
-        (c, "--schemas-from") for c in ("layout", "dump", "fuzz")
+        (c, "--schemas-from") for c in ("layout", "dump", "fuzz", "inspect")
     ]:
         line = next(line for line in out.splitlines() if line.strip().startswith(f"{command}) opts="))
         assert option in line, (command, option)
@@ -320,3 +320,93 @@ def test_size_refuses_a_bad_message(capsys, tmp_path: Path, value: str, code: in
 def test_size_message_usage(capsys, argv: list[str], message: str) -> None:
     code, _, err = run(capsys, "size", *argv)
     assert code == 2 and message in err
+
+
+# ---------------------------------------------------------------------------- kcodec inspect
+
+
+def _inspect_json(capsys, *argv: str) -> tuple[int, list[dict]]:
+    code, out, err = run(capsys, "inspect", "--records", "--json", *argv)
+    assert not err, err
+    return code, [json.loads(line) for line in out.splitlines()]
+
+
+def _record(entry: dict, i: int) -> dict:
+    records = next(c for c in entry["children"] if c["path"] == "records")
+    return next(c for c in records["children"] if c["path"] == f"records[{i}]")
+
+
+def test_inspect_offsets_with_the_users_schemas(capsys, tmp_path: Path, pkg: str) -> None:
+    path = _offsets_segment(tmp_path / "__consumer_offsets-3")
+    code, theirs = _inspect_json(capsys, str(path), "--schemas-from", pkg)
+    assert code == 0  # type 2 is not in the package: its key is left unread (a warning), nothing is damaged
+    code, ours = _inspect_json(capsys, str(path))  # the same process: kcodec's own schemas come back
+    assert code == 1  # kcodec's group_metadata_value v3 needs more than the 2 bytes written
+    for i in range(3):  # offset commits (v3, v1) and the tombstone: the same spans, byte for byte
+        assert _record(theirs[0], i) == _record(ours[0], i)
+    spans = {s["path"]: s for s in _walk(_record(theirs[0], 0))}
+    assert spans["records[0].value.data"]["type"] == "offset_commit_value v3"
+    assert spans["records[0].value.data.leader_epoch"]["value"] == 7
+    key = {s["path"]: s for s in _walk(_record(theirs[0], 3))}["records[3].key.data.(unread)"]
+    assert key["status"] == "warn" and "unknown record type 2 in consumer_offsets" in key["notes"][0]
+    code, forced = _inspect_json(
+        capsys, str(_offsets_segment(tmp_path / "seg")), "--offsets-decoder", "--schemas-from", pkg
+    )
+    assert code == 0 and _record(forced[0], 0) == _record(theirs[0], 0)
+
+
+def _walk(span: dict):
+    yield span
+    for c in span.get("children", ()):
+        yield from _walk(c)
+
+
+def _kitchen_sink(pkg: str) -> bytes:
+    from kcodec.tools.kafka_json import from_kafka_json
+    from kcodec.tools.schema_package import load_package
+
+    package = load_package(pkg)
+    value = {"groupId": "g", "topics": [{"name": "t", "partitions": [], "hint": 2}], "note": "n", "payload": "AAE="}
+    return package.module.codec("kitchen_sink_request", 3).build(
+        from_kafka_json("kitchen_sink_request", 3, value, package.codecs.schema_set())
+    )
+
+
+def test_inspect_an_entity_of_the_package(capsys, tmp_path: Path, pkg: str) -> None:
+    path = tmp_path / "sink.bin"
+    data = _kitchen_sink(pkg)
+    path.write_bytes(data)
+    code, out, _ = run(capsys, "inspect", "--schemas-from", pkg, "--entity", "KitchenSinkRequest:3", str(path))
+    assert code == 0
+    assert out.splitlines()[0] == f"entity at byte 0: kitchen_sink_request v3, {len(data)} bytes"
+    assert "[tag 1: note]" in out and 'topics[0].name.data = "t"' in out and "weight <float64> = 0.5" in out
+    code, spans = _inspect_json(capsys, "--schemas-from", pkg, "--entity", "kitchen_sink_request", str(path))
+    assert code == 0 and spans[0]["type"] == "kitchen_sink_request v3" and spans[0]["end"] == len(data)
+    note = {s["path"]: s for s in _walk(spans[0])}["note"]
+    assert note["value"] == "n" and note["status"] == "ok"
+    path.write_bytes(data + b"\x00")  # a byte too many: read, and marked
+    code, spans = _inspect_json(capsys, "--schemas-from", pkg, "--entity", "KitchenSinkRequest:3", str(path))
+    assert code == 0 and spans[0]["status"] == "warn" and spans[0]["children"][-1]["path"] == "(unread)"
+    path.write_bytes(data[:-3])  # the tagged note cut short: damaged, exit 1
+    code, spans = _inspect_json(capsys, "--schemas-from", pkg, "--entity", "KitchenSinkRequest:3", str(path))
+    assert code == 1 and spans[0]["status"] == "bad"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--entity", "KitchenSinkRequest:3"], "--entity KitchenSinkRequest: not an entity of kcodec's schemas"),
+        (["--entity", "KitchenSinkRequest:9", "--schemas-from", "PKG"], "kitchen_sink_request has no version 9"),
+        (["--entity", "KitchenSinkRequest:x", "--schemas-from", "PKG"], "say NAME:VERSION"),
+        (["--entity", "TopicRecord", "--at", "0", "--schemas-from", "PKG"], "drop --at"),
+        (["--entity", "TopicRecord", "--offsets-decoder"], "drop --offsets-decoder"),
+        (["--transaction-log-decoder", "--schemas-from", "PKG"], "has no transaction_state records"),
+        (["--schemas-from", str(KAFKA_JSON)], "not a package kcodec generated: generate one first"),
+        (["--schemas-from", "/nonexistent-pkg"], "--schemas-from /nonexistent-pkg: no such directory"),
+    ],
+)
+def test_inspect_usage_errors(capsys, tmp_path: Path, pkg: str, argv: list[str], message: str) -> None:
+    path = tmp_path / "x.bin"
+    path.write_bytes(b"\x00" * 40)
+    code, out, err = run(capsys, "inspect", str(path), *[pkg if a == "PKG" else a for a in argv])
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out

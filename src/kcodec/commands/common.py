@@ -220,6 +220,44 @@ def add_schemas_from(parser, what: str) -> None:
     )
 
 
+def package_entity(package, spec: str, option: str) -> tuple[str, int | None]:
+    """``NAME[:VERSION]`` as (kcodec's entity name, version or None), NAME being Kafka's name (FetchRequest)
+    or kcodec's; a usage error when the package has no such entity or version."""
+    name, sep, version_text = spec.rpartition(":")
+    if not sep:
+        name, version_text = spec, ""
+    elif not version_text.isdigit():
+        raise UsageError(f"{option} {spec!r}: say NAME:VERSION, e.g. FetchRequest:12")
+    entity = package.entity(name)
+    if entity not in package.versions:
+        where = package.source if package.source != "generated" else "kcodec's schemas (Kafka's: --schemas-from)"
+        raise UsageError(f"{option} {name}: not an entity of {where}")
+    if not version_text:
+        return entity, None
+    version = int(version_text)
+    if version not in package.versions[entity]:
+        valid = ", ".join(map(str, package.versions[entity]))
+        raise UsageError(f"{entity} has no version {version}; valid: {valid}")
+    return entity, version
+
+
+def chosen_registry(args: argparse.Namespace, source) -> str | None:
+    """The internal topic's registry a kafka-dump-log decoder option (--offsets-decoder ...) names, or None;
+    a usage error when ``source`` (a --schemas-from package) has none of its records."""
+    from kcodec.tools.dump_internal import DECODER_OPTIONS
+
+    chosen = [registry for option, registry in DECODER_OPTIONS.items() if getattr(args, option, False)]
+    if len(chosen) > 1:
+        names = ", ".join("--" + option.replace("_", "-") for option in DECODER_OPTIONS)
+        raise UsageError(f"name one of {names}")
+    if chosen and chosen[0] not in source.registries:
+        raise UsageError(
+            f"--schemas-from {args.schemas_from} has no {chosen[0]} records: generate it from the Kafka "
+            "directories that define them"
+        )
+    return chosen[0] if chosen else None
+
+
 def schema_package(args: argparse.Namespace):
     """The :class:`~kcodec.tools.schema_package.SchemaPackage` a command reads: ``--schemas-from`` or kcodec's."""
     from kcodec.tools.schema_package import is_generated_package, load_package, packaged_package

@@ -25,6 +25,7 @@ from kcodec.commands.common import (
     add_max_decompressed_size,
     add_schemas_from,
     byte_limit,
+    chosen_registry,
     non_negative_int,
     print_json,
     refuse_overlap,
@@ -72,21 +73,13 @@ def _data_decoders(args: argparse.Namespace):
 def _internal_registry(args: argparse.Namespace, path: Path, print_data: bool, source) -> str | None:
     """The registry decoding this file's records: the one a kafka-dump-log decoder option names, else (when
     data is printed) the one of the internal topic the file's partition directory is named after."""
-    from kcodec.tools.dump_internal import DECODER_OPTIONS, registry_for_path
+    from kcodec.tools.dump_internal import registry_for_path
 
-    chosen = [registry for option, registry in DECODER_OPTIONS.items() if getattr(args, option)]
-    if len(chosen) > 1:
-        names = ", ".join("--" + option.replace("_", "-") for option in DECODER_OPTIONS)
-        raise UsageError(f"name one of {names}")
+    chosen = chosen_registry(args, source)
     if chosen and (args.key_decoder or args.value_decoder):
         raise UsageError("a topic decoder (--offsets-decoder ...) decodes keys and values: drop --key/--value-decoder")
-    if chosen and chosen[0] not in source.registries:
-        raise UsageError(
-            f"--schemas-from {args.schemas_from} has no {chosen[0]} records: generate it from the Kafka "
-            "directories that define them"
-        )
     if chosen:
-        return chosen[0]
+        return chosen
     if print_data and not (args.key_decoder or args.value_decoder):
         return registry_for_path(path, source)
     return None

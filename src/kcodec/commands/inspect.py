@@ -14,11 +14,15 @@ from kcodec.commands.common import (
     UsageError,
     add_json,
     add_max_decompressed_size,
+    add_schemas_from,
+    chosen_registry,
     existing_file,
     non_negative_int,
     offset_int,
+    package_entity,
     positive_int,
     print_json,
+    schema_package,
 )
 
 
@@ -39,22 +43,58 @@ def find_offset(inspector, buf, target: int) -> int:
     raise UsageError(f"no entry holds offset {target}{where}")
 
 
-def _registry(args: argparse.Namespace, path) -> str | None:
+def _registry(args: argparse.Namespace, path, codecs) -> str | None:
     """The internal topic whose records' keys and values are read: the one a kafka-dump-log decoder option
-    names, else the one the file's partition directory is named after."""
-    from kcodec.tools.dump_internal import DECODER_OPTIONS, registry_for_path
+    names, else the one the file's partition directory is named after (as ``codecs``' registries know it)."""
+    from kcodec.tools.dump_internal import registry_for_path
 
-    chosen = [registry for option, registry in DECODER_OPTIONS.items() if getattr(args, option, False)]
-    return chosen[0] if chosen else registry_for_path(path)
+    return chosen_registry(args, codecs) or registry_for_path(path, codecs)
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from kcodec.tools.inspect import BAD, Inspector, render_text
+    from kcodec.tools.inspect import Inspector
 
     path = existing_file(args.file)
+    package = schema_package(args)  # whose schemas the records' keys and values (and --entity) are read with
+    codecs = package.codecs
+    if args.entity is not None:
+        return _inspect_entity(args, path, package)
     inspector = Inspector(
-        expand=args.records, max_decompressed_size=args.max_decompressed_size, registry=_registry(args, path)
+        expand=args.records,
+        max_decompressed_size=args.max_decompressed_size,
+        registry=_registry(args, path, codecs),
+        codecs=codecs,
     )
+    return _inspect_entries(args, path, inspector)
+
+
+def _inspect_entity(args: argparse.Namespace, path, package) -> int:
+    """The whole file as one message of ``--entity NAME[:VERSION]`` (its latest version by default)."""
+    from kcodec.tools.dump_internal import DECODER_OPTIONS
+    from kcodec.tools.inspect import BAD, Inspector, render_text
+
+    refused = [
+        o for o, v in (("--at", args.at), ("--offset", args.offset), ("--batches", args.batches)) if v is not None
+    ]
+    refused += ["--" + o.replace("_", "-") for o in DECODER_OPTIONS if getattr(args, o, False)]
+    if refused:
+        raise UsageError(f"--entity reads the whole file as one message: drop {', '.join(refused)}")
+    entity, version = package_entity(package, args.entity, "--entity")
+    if version is None:
+        version = package.versions[entity][-1]
+    inspector = Inspector(expand=True, max_decompressed_size=args.max_decompressed_size, codecs=package.codecs)
+    span = inspector.inspect_entity(entity, version, path.read_bytes())
+    if args.json:
+        print_json(span.as_dict() | {"file": str(path)})
+    else:
+        print(render_text(span, colour=_colour(args.color), max_bytes=args.max_bytes))
+        print(f"\n-- {path}: {entity} v{version}, {span.status}")
+    return EXIT_CHECK_FAILED if span.status == BAD else EXIT_OK
+
+
+def _inspect_entries(args: argparse.Namespace, path, inspector) -> int:
+    from kcodec.tools.inspect import BAD, render_text
+
     colour = _colour(args.color)
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
@@ -137,7 +177,14 @@ def add_parser(sub) -> None:
         action="store_true",
         help="expand every record into its fields (default: one summary line per record)",
     )
+    p.add_argument(
+        "--entity",
+        metavar="NAME[:VERSION]",
+        help="read the whole file as one message of this entity (default: its latest version), every field "
+        "expanded; Kafka's names too (OffsetCommitValue:3, or any message of --schemas-from)",
+    )
     _add_topic_options(p)
+    add_schemas_from(p, "read internal topics' records and --entity with the schemas (Kafka's names accepted)")
     add_json(p, "one span tree per entry: start/end/path/hex/value/notes/status/children (NDJSON)")
     p.add_argument(
         "--color",

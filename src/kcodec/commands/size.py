@@ -10,6 +10,7 @@ from kcodec.commands.common import (
     add_json,
     add_schemas_from,
     existing_file,
+    package_entity,
     positive_int,
     print_json,
     schema_package,
@@ -78,16 +79,10 @@ def _message_size(args: argparse.Namespace) -> int:
         raise UsageError(f"--message sizes one message: {', '.join(record_options) or '--records'} size record batches")
     if args.value is None:
         raise UsageError("--message needs --value FILE: the message as Kafka's JSON (- reads standard input)")
-    name, sep, version_text = args.message.rpartition(":")
-    if not sep or not version_text.isdigit():
-        raise UsageError(f"--message {args.message!r}: say NAME:VERSION, e.g. FetchRequest:12")
     package = schema_package(args)
-    entity, version = package.entity(name), int(version_text)
-    if entity not in package.versions:
-        raise UsageError(f"--message {name}: not an entity of {package.source}")
-    if version not in package.versions[entity]:
-        valid = ", ".join(map(str, package.versions[entity]))
-        raise UsageError(f"{entity} has no version {version}; valid: {valid}")
+    entity, version = package_entity(package, args.message, "--message")
+    if version is None:
+        raise UsageError(f"--message {args.message!r}: say NAME:VERSION, e.g. FetchRequest:12")
     text = sys.stdin.read() if args.value == "-" else existing_file(args.value).read_text(encoding="utf-8")
     try:
         obj = json.loads(text)

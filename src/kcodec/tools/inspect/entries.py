@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from kcodec.records.internal import PACKAGED, CodecSource
 from kcodec.runtime import compression as compressions
 from kcodec.tools.inspect.kafka import (
     HEADER_UP_TO_MAGIC,
@@ -18,8 +19,8 @@ from kcodec.tools.inspect.kafka import (
     TOP_LEVEL_ENTITIES,
     header_int,
 )
-from kcodec.tools.inspect.schema import SchemaModel
-from kcodec.tools.inspect.spans import BAD, Span
+from kcodec.tools.inspect.schema import SchemaModel, with_records_from
+from kcodec.tools.inspect.spans import BAD, WARN, Span
 from kcodec.tools.inspect.walk import EntityWalker
 
 
@@ -29,7 +30,11 @@ class Inspector:
     ``expand``: keep every record's fields visible (otherwise array elements of
     entities are marked ``collapsed`` and summarised in one line; they are
     still fully decoded, so damage inside them is found). ``registry``: the
-    internal topic's registry its records' keys and values are read with."""
+    internal topic's registry its records' keys and values are read with.
+    ``codecs``: the CodecSource whose registries, versions and entities those
+    keys and values (and entities asked for by name) are read with: kcodec's
+    own by default, or a ``--schemas-from`` package's (the log framing stays
+    kcodec's)."""
 
     def __init__(
         self,
@@ -38,10 +43,17 @@ class Inspector:
         expand: bool = False,
         max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
         registry: str | None = None,
+        codecs: CodecSource = PACKAGED,
     ):
+        if schemas is None and codecs is not PACKAGED:
+            schemas = with_records_from(codecs.schema_set())
         self.schema = SchemaModel(schemas)
         self.walker = EntityWalker(
-            self.schema, expand=expand, max_decompressed_size=max_decompressed_size, registry=registry
+            self.schema,
+            expand=expand,
+            max_decompressed_size=max_decompressed_size,
+            registry=registry,
+            codecs=codecs,
         )
         self._dispatch = self.schema.magic_table(TOP_LEVEL_ENTITIES)
 
@@ -179,9 +191,14 @@ class Inspector:
     # ------------------------------------------------------------------ entities
 
     def inspect_entity(self, name: str, version: int, data, path: str = "") -> Span:
-        """One entity at the start of ``data`` (for entities that are not log entries)."""
+        """One entity at the start of ``data`` (for entities that are not log entries); bytes after it are
+        marked, as Kafka's readers of one message leave none (a wrong version or entity shows there)."""
         buf = memoryview(data)
-        span, _, _, _ = self.walker.entity(self.schema.entity(name, version), buf, 0, len(buf), path, "file", {})
+        span, end, ok, _ = self.walker.entity(self.schema.entity(name, version), buf, 0, len(buf), path, "file", {})
+        if ok and end < len(buf):
+            rest = Span(end, len(buf), f"{path}.(unread)" if path else "(unread)", kind="unread", raw=bytes(buf[end:]))
+            span.children.append(rest.mark(WARN, f"{len(buf) - end} bytes after {name} v{version}: not read"))
+            span.end = len(buf)
         span.finish()
         return span
 
@@ -194,10 +211,11 @@ def inspect_bytes(
     expand: bool = True,
     max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
     registry: str | None = None,
+    codecs: CodecSource = PACKAGED,
 ) -> list[Span]:
     """Span trees of every log entry in ``data`` (bytes, or a path to read); ``registry`` names the internal
-    topic (``consumer_offsets`` ...) whose records' keys and values are read."""
+    topic (``consumer_offsets`` ...) whose records' keys and values are read, with ``codecs``' schemas."""
     if isinstance(data, (str, os.PathLike)):
         data = Path(data).read_bytes()
-    inspector = Inspector(expand=expand, max_decompressed_size=max_decompressed_size, registry=registry)
+    inspector = Inspector(expand=expand, max_decompressed_size=max_decompressed_size, registry=registry, codecs=codecs)
     return list(inspector.entries(data, start, count))

@@ -41,12 +41,16 @@ def relative(evals: dict, parent: dict | None) -> tuple[list[str], set[str]]:
     return lead, used
 
 
-def element_hints(array: str, values: dict, registry: str | None = None) -> dict:
+def element_hints(array: str, values: dict, registry: str | None = None, source=None) -> dict:
     """Contents a schema cannot name: the key of a control batch's record is a control_record_key
     (ControlRecordType), the value of a COMMIT/ABORT marker an end_txn_marker (EndTransactionMarker, KIP-98),
     that of a KRaft control record its LeaderChange, SnapshotHeader ... record; the records of an internal
-    topic hold the keys and values its registry frames."""
+    topic hold the keys and values its registry frames (``source``: the CodecSource holding the registries,
+    kcodec's own when None)."""
+    from kcodec.records.internal import PACKAGED
     from kcodec.tools.inspect.internal import control_value_hint, record_hints
+
+    source = source or PACKAGED
 
     attributes = values.get("attributes")
     if array != "records" or not isinstance(attributes, dict):
@@ -57,7 +61,7 @@ def element_hints(array: str, values: dict, registry: str | None = None) -> dict
             key = record.get("key:control_record_key") or {}
             if key.get("type") in ("abort", "commit"):
                 return ("end_txn_marker", 0)
-            return control_value_hint(key.get("type"))
+            return control_value_hint(key.get("type"), source)
 
         return {"key": ("control_record_key", 0), "value": marker}
-    return record_hints(registry) if registry else {}
+    return record_hints(registry, source) if registry else {}

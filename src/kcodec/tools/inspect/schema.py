@@ -20,13 +20,14 @@ type's ``name``, ``fixed``, ``width``, ``signed``, ``max_width``; a bits type's
 
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 from typing import Any
 
 from kcodec.codegen.schema.ir import INT_TYPES, ArrayType, BitsType, BytesType, EntityRef, Field, IntType, ScalarType
 from kcodec.codegen.schema.resolve import ResolvedField, bit_type_text, resolve, type_text
 
-__all__ = ["SchemaModel", "packaged_schemas", "type_text", "bit_type_text", "int_type"]
+__all__ = ["SchemaModel", "packaged_schemas", "with_records_from", "type_text", "bit_type_text", "int_type"]
 
 #: (offset, width, signed, expected value) of a constant field at a fixed offset.
 ConstProbe = tuple[int, int, bool, int]
@@ -40,6 +41,14 @@ def packaged_schemas():
     import kcodec.generated
 
     return kcodec.generated.schema_set()
+
+
+def with_records_from(records):
+    """kcodec's schemas with ``records``' entities and enums over them: the log framing (batches, records,
+    control record keys) stays kcodec's, the messages a package generated from a user's Kafka version
+    defines (its internal records, any Kafka message) are read as that package has them."""
+    own = packaged_schemas()
+    return dataclasses.replace(own, entities={**own.entities, **records.entities}, enums={**own.enums, **records.enums})
 
 
 def int_type(name: str) -> IntType:

@@ -50,7 +50,8 @@ def render_text(span: Span, *, colour: bool = False, max_bytes: int = 32) -> str
         out.append(st("title", f"tail at byte {span.start}: {span.display}"))
         _lines(span, 1, st, out, max_bytes, label="(tail)")
         return "\n".join(out)
-    title = f"entry at byte {span.start}: {span.type}, {span.end - span.start} bytes"
+    what = "entity" if span.kind == "entity" else "entry"
+    title = f"{what} at byte {span.start}: {span.type}, {span.end - span.start} bytes"
     if span.display:
         title += f", {span.display}"
     if span.status != OK:

@@ -39,11 +39,13 @@ class EntityWalker:
         expand: bool = False,
         max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
         registry: str | None = None,
+        codecs=None,
     ):
         self.schema = schema
         self.expand = expand
         self.max_decompressed_size = max_decompressed_size
         self.registry = registry  # an internal topic's registry: its records' keys and values are read by it
+        self.codecs = codecs  # the CodecSource holding the registries (None: kcodec's own)
 
     def version_for(self, name: str, buf, pos: int, end: int, default: int) -> int:
         """An entity that carries its own version (a legacy message's magic) is read at that version;
@@ -252,7 +254,7 @@ class EntityWalker:
                 count_span.mark(BAD, f"negative count {count}")
                 span.end = pos
                 return span, pos, False
-        hints = element_hints(rf.name, values, self.registry)
+        hints = element_hints(rf.name, values, self.registry, self.codecs)
         compression = _compression(rf, values)
         if compression is not None:
             raw = bytes(buf[pos:end])
