@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from kcodec.runtime.uuids import uuid_to_text
-from kcodec.tools.inspect.numbers import int_field, read_int
+from kcodec.tools.inspect.numbers import int_field, read_int, truncated_leaf
 from kcodec.tools.inspect.schema import int_type, type_kind
 from kcodec.tools.inspect.spans import BAD, WARN, Span, byte_range
 
@@ -39,9 +39,7 @@ def scalar_field(t, buf, pos: int, end: int, path: str, space: str) -> tuple[Spa
     """A bool, float64 or uuid: its leaf span, value, the position after it and whether it was whole."""
     w = t.width
     if pos + w > end:
-        leaf = Span(pos, end, path, type=t.name, raw=bytes(buf[pos:end]), space=space)
-        leaf.mark(BAD, f"truncated: needs {w} bytes, {end - pos} left")
-        return leaf, None, end, False
+        return truncated_leaf(t, buf, pos, end, path, space), None, end, False
     raw = bytes(buf[pos : pos + w])
     value: Any
     if t.name == "bool":

@@ -12,15 +12,20 @@ from kcodec.tools.inspect.spans import BAD, WARN, Span
 _VARINTS = {"varint": decode_varint, "varlong": decode_varlong, "uvarint": decode_uvarint}
 
 
+def truncated_leaf(t, buf, pos: int, end: int, path: str, space: str) -> Span:
+    """The leaf of a fixed-width value of type ``t`` cut short at ``end``, marked as damage."""
+    leaf = Span(pos, end, path, type=t.name, raw=bytes(buf[pos:end]), space=space)
+    leaf.mark(BAD, f"truncated: needs {t.width} bytes, {end - pos} left")
+    return leaf
+
+
 def read_int(t, buf, pos: int, end: int, path: str, space: str) -> tuple[Span, int | None, int, bool]:
     """One integer of type ``t`` at ``pos``, not past ``end``: its leaf span, value (None when damaged),
     the position after it and whether it was whole."""
     if t.fixed:
         w = t.width
         if pos + w > end:
-            leaf = Span(pos, end, path, type=t.name, raw=bytes(buf[pos:end]), space=space)
-            leaf.mark(BAD, f"truncated: needs {w} bytes, {end - pos} left")
-            return leaf, None, end, False
+            return truncated_leaf(t, buf, pos, end, path, space), None, end, False
         raw = bytes(buf[pos : pos + w])
         v = int.from_bytes(raw, "big", signed=t.signed)
         leaf = Span(pos, pos + w, path, type=t.name, raw=raw, value=v, display=str(v), space=space)
