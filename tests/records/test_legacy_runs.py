@@ -227,3 +227,12 @@ def test_the_kernels_crc32_is_zlibs_at_every_length_and_alignment(pad, value, da
     flipped = bytearray(view)
     flipped[i] ^= 1 << data.draw(st.integers(0, 7))
     assert decode.legacy_run(bytes(flipped), 0, 1 << 30)[0] == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=5000), st.integers(0, 15))
+def test_the_kernels_crc32_function_is_zlibs(data, skip):
+    """The kernel's crc32 (a wrapper's CRC over its whole compressed value) is zlib.crc32, at any alignment."""
+    crc32 = compiled_kernel().crc32
+    assert crc32(data) == zlib.crc32(data)
+    assert crc32(memoryview(data)[skip:]) == zlib.crc32(data[skip:])

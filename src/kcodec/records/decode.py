@@ -85,6 +85,7 @@ class _Fast:
         # v0/v1 in C: runs of uncompressed messages as Batches, a compressed wrapper's message set as Records
         self.legacy_batches = getattr(self.kernel, "legacy_batches", None)
         self.legacy_inner = getattr(self.kernel, "legacy_inner_records", None)
+        self.crc32 = getattr(self.kernel, "crc32", None) or zlib.crc32  # a v0/v1 message's CRC-32
 
 
 _fast: _Fast | None = None
@@ -646,7 +647,7 @@ def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, o
     m.timestamp_type = attributes.get("timestamp_type", "create_time")
     m.timestamp = mv[i["timestamp"]] if magic == 1 else -1
     m.key, m.value = mv[i["key"]], mv[i["value"]]
-    computed = m.computed_crc = zlib.crc32(memoryview(entry)[LEGACY_CRC_START:])
+    computed = m.computed_crc = f.crc32(memoryview(entry)[LEGACY_CRC_START:])
     crc_valid = computed == m.crc
     if verify_crc and not crc_valid:
         raise CrcMismatchError(

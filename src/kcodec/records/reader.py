@@ -119,7 +119,7 @@ class BatchReader:
         self.skipped: list[SkippedRange] = []
         self.on_refused = on_refused
         self.refused: list[SkippedRange] = []  # whole entries refused by max_decompressed_size, not damage
-        self.bytes_read = 0  # position after the last whole entry
+        self.bytes_read = 0  # position after the last whole entry (while a run of v0/v1 messages is yielded: its start)
         self.shrank_to: int | None = None  # the file got shorter while it was read: where it ended
         self._walks: weakref.WeakSet = weakref.WeakSet()  # iterations that may hold a file open
 
