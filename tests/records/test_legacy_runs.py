@@ -21,22 +21,9 @@ from kcodec.records import decode, source
 from kcodec.records.model import Batch, Record
 from kcodec.records.reader import read_batches
 from kcodec.runtime.compression import compress
+from tests.backends.test_legacy_kernel_path import CODECS, entry, message
 
 pytestmark = pytest.mark.skipif(compiled_kernel() is None, reason="the compiled kernel is not built here")
-
-CODECS = {"gzip": 1, "snappy": 2, "lz4": 3}
-
-
-def message(magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None) -> bytes:
-    """A v0/v1 message (LegacyRecord), its CRC-32 computed."""
-    body = struct.pack(">bb", magic, attributes) + (struct.pack(">q", timestamp) if magic == 1 else b"")
-    for part in (key, value):
-        body += struct.pack(">i", -1) if part is None else struct.pack(">i", len(part)) + part
-    return struct.pack(">I", zlib.crc32(body)) + body
-
-
-def entry(offset: int, msg: bytes) -> bytes:
-    return struct.pack(">qi", offset, len(msg)) + msg
 
 
 def typed(value):
