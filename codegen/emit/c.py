@@ -37,6 +37,7 @@ from ..schema import (
     IntType,
     ResolvedField,
     SchemaSet,
+    constants,
     resolve_all,
 )
 from .buffer import Code
@@ -97,6 +98,15 @@ def c_entities(schemas: SchemaSet) -> list[CEntity]:
         if ev.compiled:
             visit(ev)
     return [c_entity(ev) for ev in ordered]
+
+
+LEGACY_ENTITIES = ("legacy_log_entry", "legacy_message")
+
+
+def legacy_facts(schemas: SchemaSet) -> list[tuple[str, int]]:
+    """The layout facts (field offsets, bit masks, overheads) of the v0/v1 entities, for the template's
+    message-set walker, which reads raw bytes instead of building the generic decoders' tuples."""
+    return [fact for ev in resolve_all(schemas) if ev.name in LEGACY_ENTITIES for fact in constants(ev)]
 
 
 def c_entity(ev: EntityVersion) -> CEntity:

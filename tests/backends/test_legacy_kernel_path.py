@@ -49,20 +49,20 @@ inner_messages = st.lists(
 
 
 def decode_both(raw: bytes, verify_crc: bool):
-    """decode_entry with the kernel's projection, then with the general path alone."""
+    """decode_entry with the kernel's v0/v1 functions, then with the general path alone."""
     out = []
     f = decode._decoders()
-    saved = dict(f.project_legacy)
+    saved = f.legacy_batches, f.legacy_inner
     try:
-        for projections in (saved, {0: None, 1: None}):
-            f.project_legacy = projections
+        for kernel in (saved, (None, None)):
+            f.legacy_batches, f.legacy_inner = kernel
             try:
                 batch = decode.decode_entry(raw, 100, verify_crc=verify_crc)
                 out.append(("ok", batch))
             except KcodecError as exc:
                 out.append(("error", type(exc).__name__, exc.message, exc.position, exc.field, exc.base_offset))
     finally:
-        f.project_legacy = saved
+        f.legacy_batches, f.legacy_inner = saved
     return out
 
 

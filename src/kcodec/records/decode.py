@@ -4,6 +4,7 @@ CRC validity. Field layouts come from the generated codecs."""
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import zlib
 from collections.abc import Sequence
@@ -27,7 +28,6 @@ from kcodec.records.framing import (
     LEGACY_COMPRESSION_MASK,
     LEGACY_CRC_OFFSET,
     LEGACY_CRC_START,
-    LEGACY_TIMESTAMP_TYPE_MASK,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MIN_LEGACY_RECORD_SIZE,
@@ -82,11 +82,10 @@ class _Fast:
 
         self.kernel = compiled_kernel()
         self.project = getattr(self.kernel, "project_record_v2", None)  # builds Records in C
-        # and the Records of a v0/v1 compressed wrapper's message set
-        self.project_legacy = {m: getattr(self.kernel, f"project_legacy_log_entry_v{m}", None) for m in (0, 1)}
-        from kcodec.generated.fast.legacy_message import INSIDE_COMPRESSED
-
-        self.inside_compressed = INSIDE_COMPRESSED  # the contents option: no compressed message inside
+        # v0/v1 in C: runs of uncompressed messages as Batches, a compressed wrapper's message set as Records
+        self.legacy_batches = getattr(self.kernel, "legacy_batches", None)
+        self.legacy_inner = getattr(self.kernel, "legacy_inner_records", None)
+        self.crc32 = getattr(self.kernel, "crc32", None) or zlib.crc32  # a v0/v1 message's CRC-32
 
 
 _fast: _Fast | None = None
@@ -500,69 +499,66 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
         raise _crc_first(exc, stored, computed, position + LEGACY_CRC_OFFSET, offset, "message.crc") from None
 
 
-def _legacy_plan(magic: int, ts_type: TimestampType, timestamp: tuple) -> tuple:
-    """How the compiled kernel builds a Record from a v0/v1 log entry (offset, size, message) whose CRC holds."""
-    f = _decoders()
-    m, message = f.m[magic], f.e_message
-    return (
-        ("f", f.e_offset),
-        timestamp,
-        ("c", ts_type),
-        ("n", message, m["key"]),
-        ("n", message, m["value"]),
-        ("c", ()),
-        ("c", -1),
-        ("c", None),
-        ("n", message, m["crc"]),
-        ("c", True),
-        ("c", magic),
-    )
+# The Batch fields the kernel computes per uncompressed v0/v1 message, in the order it takes them; every
+# other field is the same for all such messages (:func:`_legacy_batch_layout`).
+_LEGACY_BATCH_FIELDS = (
+    "position",
+    "size",
+    "magic",
+    "base_offset",
+    "last_offset",
+    "crc",
+    "computed_crc",
+    "timestamp_type",
+    "max_timestamp",
+    "records",
+    "stored_records_size",
+    "records_size",
+)
+_LEGACY_BATCH_CONSTANTS = {"crc_valid": True, "compression": "none", "record_count": 1}
+_TIMESTAMP_TYPES = (TimestampType.NO_TIMESTAMP_TYPE, TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+_layout: tuple | None = None
 
 
-_single_plans: dict[tuple[int, int], tuple[TimestampType, tuple]] = {}
+def _legacy_batch_layout() -> tuple:
+    """How the kernel fills a :class:`Batch` for an uncompressed v0/v1 message: (type, computed fields,
+    (name, value) of the others: the dataclass defaults, with the values every such message has)."""
+    global _layout
+    if _layout is None:
+        constants = []
+        for f in dataclasses.fields(Batch):
+            if f.name in _LEGACY_BATCH_FIELDS:
+                continue
+            value = _LEGACY_BATCH_CONSTANTS.get(f.name, f.default)
+            if value is dataclasses.MISSING:  # a new field without a default: say what it is for v0/v1
+                raise TypeError(f"Batch.{f.name} has no value for v0/v1 messages in decode._LEGACY_BATCH_CONSTANTS")
+            constants.append((f.name, value))
+        _layout = (Batch, _LEGACY_BATCH_FIELDS, tuple(constants))
+    return _layout
+
+
+#: the most Batches one kernel call builds: a run's list stays small whatever the input's size
+LEGACY_RUN_MAX = 1024
+
+
+def legacy_run(buf, base: int, max_size: int, max_count: int = LEGACY_RUN_MAX) -> tuple[list[Batch], int] | None:
+    """The run of uncompressed v0/v1 messages at the start of ``buf`` (the bytes from position ``base``),
+    each a Batch of its own (Kafka's AbstractLegacyRecordBatch), built by the compiled kernel: at most
+    ``max_count``, each whole in ``buf``, at most ``max_size`` bytes (its size field), its CRC
+    holding. Returns (batches, bytes they take); empty at the first entry that is anything else (a
+    compressed wrapper, a v2 batch, damage, a truncated entry), which :func:`decode_entry` then decides.
+    None without the compiled kernel."""
+    run = _decoders().legacy_batches
+    if run is None:
+        return None
+    return run(buf, 0, len(buf), base, max_count, max_size, _legacy_batch_layout(), Record, _TIMESTAMP_TYPES)
 
 
 def _legacy_compiled(entry: bytes, position: int, limit: int, offset: int, size: int) -> Batch | None:
-    """An uncompressed v0/v1 message as one Batch, its Record built by the compiled kernel; None when the
-    kernel is not there or the entry does not decode with its CRC holding (the general path then decides)."""
-    magic = entry[MAGIC_OFFSET]
-    f = _decoders()
-    project = f.project_legacy.get(magic)
-    if project is None:
-        return None
-    key = (magic, entry[LEGACY_ATTRIBUTES_OFFSET] & LEGACY_TIMESTAMP_TYPE_MASK if magic == 1 else 0)
-    if key not in _single_plans:
-        timestamp: tuple
-        if magic == 0:
-            ts_type, timestamp = TimestampType.NO_TIMESTAMP_TYPE, ("c", -1)
-        else:
-            ts_type = TimestampType.LOG_APPEND_TIME if key[1] else TimestampType.CREATE_TIME
-            timestamp = ("n", f.e_message, f.m[1]["timestamp"])
-        _single_plans[key] = ts_type, _legacy_plan(magic, ts_type, timestamp)
-    ts_type, plan = _single_plans[key]
-    try:
-        records, _ = project(entry, 0, len(entry), 1, Record, plan, True, limit, False)
-    except KcodecError:
-        return None
-    rec = records[0]
-    n = 0 if rec[4] is None else len(rec[4])
-    return Batch(
-        position=position,
-        size=LOG_OVERHEAD + size,
-        magic=magic,
-        crc=rec[8],
-        crc_valid=True,
-        computed_crc=rec[8],
-        compression="none",
-        timestamp_type=ts_type,
-        max_timestamp=rec[1],
-        base_offset=offset,
-        last_offset=offset,
-        records=records,
-        record_count=1,
-        stored_records_size=n,
-        records_size=n,
-    )
+    """An uncompressed v0/v1 message as one Batch, built by the compiled kernel; None when the kernel is not
+    there or the entry is not whole and sound with its CRC holding (the general path then decides)."""
+    found = legacy_run(entry, position, size, 1)
+    return found[0][0] if found and found[0] else None
 
 
 def _decode_legacy_covered(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int, size: int) -> Batch:
@@ -651,7 +647,7 @@ def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, o
     m.timestamp_type = attributes.get("timestamp_type", "create_time")
     m.timestamp = mv[i["timestamp"]] if magic == 1 else -1
     m.key, m.value = mv[i["key"]], mv[i["value"]]
-    computed = m.computed_crc = zlib.crc32(memoryview(entry)[LEGACY_CRC_START:])
+    computed = m.computed_crc = f.crc32(memoryview(entry)[LEGACY_CRC_START:])
     crc_valid = computed == m.crc
     if verify_crc and not crc_valid:
         raise CrcMismatchError(
@@ -669,36 +665,17 @@ def _inner_compiled(
     """The messages of a compressed wrapper as the compiled kernel builds them (no Python per message),
     when the stream is exactly a message set of the wrapper's magic whose every CRC holds. None leaves
     the stream to :func:`_inner_records`: it decides what Kafka makes of anything else (a truncated
-    trailing entry, mixed magics, a CRC that does not hold) and says where an error is."""
-    f = _decoders()
-    project = f.project_legacy[magic]
-    if project is None:
+    trailing entry, mixed magics, a CRC that does not hold, a wrapper offset below the last inner one,
+    an offset past int64) and says where an error is."""
+    inner = _decoders().legacy_inner
+    if inner is None:
         return None
-    timestamp: tuple
     if magic == 0:
-        timestamp, ts_type = ("c", -1), TimestampType.NO_TIMESTAMP_TYPE
-    else:
+        ts_type, append_time = TimestampType.NO_TIMESTAMP_TYPE, None
+    else:  # v1: the wrapper's timestamp type; under LogAppendTime its timestamp too
         ts_type = wrapper_ts_type
-        log_append = wrapper_ts_type is TimestampType.LOG_APPEND_TIME
-        timestamp = ("c", wrapper.timestamp) if log_append else ("n", f.e_message, f.m[1]["timestamp"])
-    plan = _legacy_plan(magic, ts_type, timestamp)
-    try:
-        records, _ = project(data, 0, len(data), -1, Record, plan, True, limit, f.inside_compressed)
-    except KcodecError:
-        return None
-    if not records:
-        return None
-    # Inner offsets: absolute in v0; relative in v1, anchored at the wrapper (= last inner) offset.
-    if magic == 1 and wrapper_offset != 0:
-        last_inner = records[-1][0]
-        if wrapper_offset < last_inner:
-            return None
-        if wrapper_offset != last_inner:
-            try:
-                f.kernel.add_to_items(records, 0, wrapper_offset - last_inner)
-            except (KcodecError, OverflowError):  # an offset past int64: the general path's to judge
-                return None
-    return records
+        append_time = wrapper.timestamp if wrapper_ts_type is TimestampType.LOG_APPEND_TIME else None
+    return inner(data, magic, wrapper_offset, ts_type, append_time, Record)
 
 
 def _inner_records(

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from kcodec.errors import BadLengthError, DecompressionLimitError, TruncatedError
-from kcodec.records.decode import decode_entry
+from kcodec.records.decode import decode_entry, legacy_run
 from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
 from kcodec.records.model import Batch, Record
 from kcodec.records.resync import SkippedRange
@@ -119,7 +119,7 @@ class BatchReader:
         self.skipped: list[SkippedRange] = []
         self.on_refused = on_refused
         self.refused: list[SkippedRange] = []  # whole entries refused by max_decompressed_size, not damage
-        self.bytes_read = 0  # position after the last whole entry
+        self.bytes_read = 0  # position after the last whole entry (while a run of v0/v1 messages is yielded: its start)
         self.shrank_to: int | None = None  # the file got shorter while it was read: where it ended
         self._walks: weakref.WeakSet = weakref.WeakSet()  # iterations that may hold a file open
 
@@ -144,17 +144,56 @@ class BatchReader:
         if self.skip_corrupt:
             yield from self._skipping()
             return
+        if self.decode is None and not is_stream(self.source):
+            yield from self._decoded_in_runs()
+            return
         for position, entry in self.entries():
+            batch = self._decode(position, entry)
+            if batch is not None:
+                yield batch
+
+    def _decode(self, position: int, entry: bytes) -> Batch | None:
+        """The entry decoded; None when it is refused by ``max_decompressed_size`` and ``on_refused`` takes it."""
+        try:
+            return (self.decode or decode_entry)(
+                entry, position, verify_crc=self.verify_crc, max_decompressed_size=self.max_decompressed_size
+            )
+        except DecompressionLimitError as exc:
+            if self.on_refused is None:
+                raise
+            self._refuse(SkippedRange.from_error(position, position + len(entry), exc))
+            return None
+
+    def _decoded_in_runs(self) -> Iterator[Batch]:
+        """What decoding every entry of :meth:`entries` yields, with runs of uncompressed v0/v1 messages (one
+        Batch each, as Kafka's AbstractLegacyRecordBatch) built by the compiled kernel many at a time
+        (:func:`~kcodec.records.decode.legacy_run`). A run stops at the first entry it cannot finish (a
+        compressed wrapper, a v2 batch, damage, the end of the bytes at hand); that entry is decoded on its
+        own, as :meth:`entries` gives it, so what it raises and where is unchanged. Runs are tried at the
+        start and after each uncompressed v0/v1 message: a v2 or compressed log costs one try."""
+        with open_input(self.source) as source:
             try:
-                batch = (self.decode or decode_entry)(
-                    entry, position, verify_crc=self.verify_crc, max_decompressed_size=self.max_decompressed_size
-                )
-            except DecompressionLimitError as exc:
-                if self.on_refused is None:
-                    raise
-                self._refuse(SkippedRange.from_error(position, position + len(entry), exc))
-                continue
-            yield batch
+                pos, end = self.start, self._end(source.size)
+                runs = True
+                while True:
+                    if runs:
+                        found = legacy_run(source.ahead(pos, end - pos), pos, self.max_batch_size)
+                        if found is not None and found[0]:
+                            self.bytes_read = pos
+                            yield from found[0]
+                            pos += found[1]
+                            continue
+                        runs = found is not None  # None: no compiled kernel
+                    entry = self._entry_at(source, pos, end)
+                    if entry is None:
+                        return
+                    batch = self._decode(pos, entry)
+                    if batch is not None:
+                        yield batch
+                        runs = runs and batch.magic < 2 and batch.compression == "none"
+                    pos += len(entry)
+            finally:
+                self.shrank_to = source.shrank_to
 
     def entries(self) -> Iterator[tuple[int, bytes]]:
         """(position, bytes) of every whole entry, without decoding it."""
@@ -225,26 +264,30 @@ class BatchReader:
 
     def _from_input(self, source: Input) -> Iterator[tuple[int, bytes]]:
         pos, end = self.start, self._end(source.size)
-        while True:
-            self.bytes_read = pos
-            available = end - pos
-            if available < HEADER_SIZE_UP_TO_MAGIC:
-                self._tail(pos, available)
-                return
-            header = bytes(source.read(pos, HEADER_SIZE_UP_TO_MAGIC))
-            if len(header) < HEADER_SIZE_UP_TO_MAGIC:  # the file shrank under the reader: it ends here
-                self._tail(pos, len(header))
-                return
-            total = check_header(header, pos, self.max_batch_size)
-            if total > available:
-                self._tail(pos, available)
-                return
-            entry = source.read(pos, total)
-            if len(entry) < total:
-                self._tail(pos, len(entry))
-                return
-            yield pos, bytes(entry)
-            pos += total
+        while (entry := self._entry_at(source, pos, end)) is not None:
+            yield pos, entry
+            pos += len(entry)
+
+    def _entry_at(self, source: Input, pos: int, end: int) -> bytes | None:
+        """The whole entry at ``pos``; None at the end of the input (a partial tail reported)."""
+        self.bytes_read = pos
+        available = end - pos
+        if available < HEADER_SIZE_UP_TO_MAGIC:
+            self._tail(pos, available)
+            return None
+        header = bytes(source.read(pos, HEADER_SIZE_UP_TO_MAGIC))
+        if len(header) < HEADER_SIZE_UP_TO_MAGIC:  # the file shrank under the reader: it ends here
+            self._tail(pos, len(header))
+            return None
+        total = check_header(header, pos, self.max_batch_size)
+        if total > available:
+            self._tail(pos, available)
+            return None
+        entry = source.read(pos, total)
+        if len(entry) < total:
+            self._tail(pos, len(entry))
+            return None
+        return bytes(entry)
 
     def _from_stream(self, stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
         pos = self.start

@@ -78,6 +78,11 @@ class Input:
         """Bytes ``[pos, pos + n)``, without disturbing the read-ahead of :meth:`read`."""
         raise NotImplementedError
 
+    def ahead(self, pos: int, n: int):
+        """Up to ``n`` bytes from ``pos`` that are at hand (read ahead), for a reader that takes as many
+        whole entries as they hold: the rest of the current window, or a new window read from ``pos``."""
+        return self.read(pos, n)
+
     def windows(self, start: int, end: int, overlap: int) -> Iterator[tuple[int, bytes | memoryview]]:
         """(base, bytes from ``base``) covering ``[start, end)``; consecutive windows share ``overlap``
         bytes, so a pattern of up to ``overlap + 1`` bytes is whole in one of them."""
@@ -122,6 +127,12 @@ class FileInput(Input):
             return self.pread(pos, n)
         self._base, self._ahead = pos, memoryview(self.pread(pos, max(n, WINDOW)))
         return self._ahead[:n]
+
+    def ahead(self, pos: int, n: int):
+        at = pos - self._base
+        if 0 <= at < len(self._ahead):
+            return self._ahead[at : at + max(0, n)]
+        return self.read(pos, min(n, WINDOW))
 
     def pread(self, pos: int, n: int) -> bytes:
         n = max(0, min(n, self.size - pos))
