@@ -349,6 +349,15 @@ static long long as_int(PyObject *x, long long lo, long long hi, const char *fie
     return n;
 }
 
+/* The same check and message as as_int's, for callers that hold a C integer already. */
+__attribute__((unused)) static int int_in_range(long long n, long long lo, long long hi, const char *field) {
+    if (n < lo || n > hi) {
+        PyErr_Format(E_Encode, "%s must be an integer in [%lld, %lld]", field, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
 static inline int put_be8(Buf *b, long long v) { uint8_t x = (uint8_t)v; return buf_put(b, &x, 1); }
 static inline int put_be16(Buf *b, long long v) { uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v}; return buf_put(b, x, 2); }
 static inline int put_be32(Buf *b, long long v) {
@@ -891,6 +900,16 @@ done:
 }
 
 
+static int put_aborted_txn_entry_v0(Buf *out, long long f_version, long long f_producer_id, long long f_first_offset, long long f_last_offset, long long f_last_stable_offset) {
+    if (int_in_range(f_version, -32768LL, 32767LL, "version") < 0) return -1;
+    if (put_be16(out, f_version) < 0) return -1;
+    if (put_be64(out, f_producer_id) < 0) return -1;
+    if (put_be64(out, f_first_offset) < 0) return -1;
+    if (put_be64(out, f_last_offset) < 0) return -1;
+    if (put_be64(out, f_last_stable_offset) < 0) return -1;
+    return 0;
+}
+
 static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs a tuple or list of 5 fields");
@@ -900,37 +919,17 @@ static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs 5 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        long long n = as_int(x, -32768LL, 32767LL, "version");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be16(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "producer_id");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 2);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "first_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 3);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "last_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 4);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "last_stable_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    return 0;
+    long long f_version = as_int(PySequence_Fast_GET_ITEM(v, 0), -32768LL, 32767LL, "version");
+    if (f_version == -1 && PyErr_Occurred()) return -1;
+    long long f_producer_id = as_int(PySequence_Fast_GET_ITEM(v, 1), (-9223372036854775807LL - 1), 9223372036854775807LL, "producer_id");
+    if (f_producer_id == -1 && PyErr_Occurred()) return -1;
+    long long f_first_offset = as_int(PySequence_Fast_GET_ITEM(v, 2), (-9223372036854775807LL - 1), 9223372036854775807LL, "first_offset");
+    if (f_first_offset == -1 && PyErr_Occurred()) return -1;
+    long long f_last_offset = as_int(PySequence_Fast_GET_ITEM(v, 3), (-9223372036854775807LL - 1), 9223372036854775807LL, "last_offset");
+    if (f_last_offset == -1 && PyErr_Occurred()) return -1;
+    long long f_last_stable_offset = as_int(PySequence_Fast_GET_ITEM(v, 4), (-9223372036854775807LL - 1), 9223372036854775807LL, "last_stable_offset");
+    if (f_last_stable_offset == -1 && PyErr_Occurred()) return -1;
+    return put_aborted_txn_entry_v0(out, f_version, f_producer_id, f_first_offset, f_last_offset, f_last_stable_offset);
 }
 
 static PyObject *py_encode_aborted_txn_entry_v0(PyObject *self, PyObject *arg) {
@@ -1276,6 +1275,14 @@ done:
 }
 
 
+static int put_end_txn_marker_v0(Buf *out, long long f_version, long long f_coordinator_epoch) {
+    if (int_in_range(f_version, -32768LL, 32767LL, "version") < 0) return -1;
+    if (int_in_range(f_coordinator_epoch, -2147483648LL, 2147483647LL, "coordinator_epoch") < 0) return -1;
+    if (put_be16(out, f_version) < 0) return -1;
+    if (put_be32(out, f_coordinator_epoch) < 0) return -1;
+    return 0;
+}
+
 static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "end_txn_marker v0 needs a tuple or list of 2 fields");
@@ -1285,19 +1292,11 @@ static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "end_txn_marker v0 needs 2 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        long long n = as_int(x, -32768LL, 32767LL, "version");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be16(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "coordinator_epoch");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be32(out, n) < 0) return -1;
-    }
-    return 0;
+    long long f_version = as_int(PySequence_Fast_GET_ITEM(v, 0), -32768LL, 32767LL, "version");
+    if (f_version == -1 && PyErr_Occurred()) return -1;
+    long long f_coordinator_epoch = as_int(PySequence_Fast_GET_ITEM(v, 1), -2147483648LL, 2147483647LL, "coordinator_epoch");
+    if (f_coordinator_epoch == -1 && PyErr_Occurred()) return -1;
+    return put_end_txn_marker_v0(out, f_version, f_coordinator_epoch);
 }
 
 static PyObject *py_encode_end_txn_marker_v0(PyObject *self, PyObject *arg) {
@@ -2852,6 +2851,14 @@ done:
 }
 
 
+static int put_offset_index_entry_v0(Buf *out, long long f_relative_offset, long long f_position) {
+    if (int_in_range(f_relative_offset, -2147483648LL, 2147483647LL, "relative_offset") < 0) return -1;
+    if (int_in_range(f_position, -2147483648LL, 2147483647LL, "position") < 0) return -1;
+    if (put_be32(out, f_relative_offset) < 0) return -1;
+    if (put_be32(out, f_position) < 0) return -1;
+    return 0;
+}
+
 static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "offset_index_entry v0 needs a tuple or list of 2 fields");
@@ -2861,19 +2868,11 @@ static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "offset_index_entry v0 needs 2 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "relative_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be32(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "position");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be32(out, n) < 0) return -1;
-    }
-    return 0;
+    long long f_relative_offset = as_int(PySequence_Fast_GET_ITEM(v, 0), -2147483648LL, 2147483647LL, "relative_offset");
+    if (f_relative_offset == -1 && PyErr_Occurred()) return -1;
+    long long f_position = as_int(PySequence_Fast_GET_ITEM(v, 1), -2147483648LL, 2147483647LL, "position");
+    if (f_position == -1 && PyErr_Occurred()) return -1;
+    return put_offset_index_entry_v0(out, f_relative_offset, f_position);
 }
 
 static PyObject *py_encode_offset_index_entry_v0(PyObject *self, PyObject *arg) {
@@ -3224,6 +3223,37 @@ done:
 }
 
 
+static int put_record_header_v2(Buf *out, PyObject *f_key, PyObject *f_value) {
+    {
+        if (f_key == Py_None) {
+            PyErr_SetString(E_Encode, "key cannot be null");
+            return -1;
+        } else {
+            const char *data; Py_ssize_t n;
+            if (!(data = PyUnicode_AsUTF8AndSize(f_key, &n))) {
+                PyErr_Clear();
+                PyErr_SetString(E_Encode, "key needs a str");
+                return -1;
+            }
+            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
+        }
+    }
+    {
+        if (f_value == Py_None) {
+            if (put_varint32(out, -1) < 0) return -1;
+        } else {
+            const char *data; Py_ssize_t n;
+            if (PyBytes_AsStringAndSize(f_value, (char **)&data, &n) < 0) {
+                PyErr_Clear();
+                PyErr_SetString(E_Encode, "value needs bytes");
+                return -1;
+            }
+            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
 static int enc_record_header_v2(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "record_header v2 needs a tuple or list of 2 fields");
@@ -3233,36 +3263,9 @@ static int enc_record_header_v2(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "record_header v2 needs 2 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        if (x == Py_None) {
-            PyErr_SetString(E_Encode, "key cannot be null");
-            return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (!(data = PyUnicode_AsUTF8AndSize(x, &n))) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "key needs a str");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        if (x == Py_None) {
-            if (put_varint32(out, -1) < 0) return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "value needs bytes");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
-    }
-    return 0;
+    PyObject *f_key = PySequence_Fast_GET_ITEM(v, 0);
+    PyObject *f_value = PySequence_Fast_GET_ITEM(v, 1);
+    return put_record_header_v2(out, f_key, f_value);
 }
 
 static PyObject *py_encode_record_header_v2(PyObject *self, PyObject *arg) {
@@ -3803,6 +3806,52 @@ done:
 }
 
 
+static int put_record_v2(Buf *out, long long f_attributes, long long f_timestamp_delta, long long f_offset_delta, PyObject *f_key, PyObject *f_value, PyObject *f_headers) {
+    if (int_in_range(f_attributes, -128LL, 127LL, "attributes") < 0) return -1;
+    if (int_in_range(f_offset_delta, -2147483648LL, 2147483647LL, "offset_delta") < 0) return -1;
+    Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
+    if (buf_reserve(out, 5) < 0) return -1;
+    out->len += 5;
+    if (put_be8(out, f_attributes) < 0) return -1;
+    if (put_varint64(out, f_timestamp_delta) < 0) return -1;
+    if (put_varint32(out, f_offset_delta) < 0) return -1;
+    {
+        if (f_key == Py_None) {
+            if (put_varint32(out, -1) < 0) return -1;
+        } else {
+            const char *data; Py_ssize_t n;
+            if (PyBytes_AsStringAndSize(f_key, (char **)&data, &n) < 0) {
+                PyErr_Clear();
+                PyErr_SetString(E_Encode, "key needs bytes");
+                return -1;
+            }
+            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
+        }
+    }
+    {
+        if (f_value == Py_None) {
+            if (put_varint32(out, -1) < 0) return -1;
+        } else {
+            const char *data; Py_ssize_t n;
+            if (PyBytes_AsStringAndSize(f_value, (char **)&data, &n) < 0) {
+                PyErr_Clear();
+                PyErr_SetString(E_Encode, "value needs bytes");
+                return -1;
+            }
+            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
+        }
+    }
+    if (!PyList_Check(f_headers) && !PyTuple_Check(f_headers)) {
+        PyErr_SetString(E_Encode, "headers needs a list");
+        return -1;
+    }
+    if (put_varint32(out, PySequence_Fast_GET_SIZE(f_headers)) < 0) return -1;
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(f_headers); k++)
+        if (enc_record_header_v2(PySequence_Fast_GET_ITEM(f_headers, k), out) < 0) return -1;
+    if (patch_length_varint(out, body_length, 5) < 0) return -1;
+    return 0;
+}
+
 static int enc_record_v2(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "record v2 needs a tuple or list of 7 fields");
@@ -3812,67 +3861,16 @@ static int enc_record_v2(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "record v2 needs 7 fields");
         return -1;
     }
-    Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
-    if (buf_reserve(out, 5) < 0) return -1;
-    out->len += 5;
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, -128LL, 127LL, "attributes");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be8(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 2);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp_delta");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_varint64(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 3);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "offset_delta");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_varint32(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 4);
-        if (x == Py_None) {
-            if (put_varint32(out, -1) < 0) return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "key needs bytes");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 5);
-        if (x == Py_None) {
-            if (put_varint32(out, -1) < 0) return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "value needs bytes");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 6);
-        if (!PyList_Check(x) && !PyTuple_Check(x)) {
-            PyErr_SetString(E_Encode, "headers needs a list");
-            return -1;
-        }
-        if (put_varint32(out, PySequence_Fast_GET_SIZE(x)) < 0) return -1;
-        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(x); k++)
-            if (enc_record_header_v2(PySequence_Fast_GET_ITEM(x, k), out) < 0) return -1;
-    }
-    if (patch_length_varint(out, body_length, 5) < 0) return -1;
-    return 0;
+    long long f_attributes = as_int(PySequence_Fast_GET_ITEM(v, 1), -128LL, 127LL, "attributes");
+    if (f_attributes == -1 && PyErr_Occurred()) return -1;
+    long long f_timestamp_delta = as_int(PySequence_Fast_GET_ITEM(v, 2), (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp_delta");
+    if (f_timestamp_delta == -1 && PyErr_Occurred()) return -1;
+    long long f_offset_delta = as_int(PySequence_Fast_GET_ITEM(v, 3), -2147483648LL, 2147483647LL, "offset_delta");
+    if (f_offset_delta == -1 && PyErr_Occurred()) return -1;
+    PyObject *f_key = PySequence_Fast_GET_ITEM(v, 4);
+    PyObject *f_value = PySequence_Fast_GET_ITEM(v, 5);
+    PyObject *f_headers = PySequence_Fast_GET_ITEM(v, 6);
+    return put_record_v2(out, f_attributes, f_timestamp_delta, f_offset_delta, f_key, f_value, f_headers);
 }
 
 static PyObject *py_encode_record_v2(PyObject *self, PyObject *arg) {
@@ -4294,6 +4292,13 @@ done:
 }
 
 
+static int put_time_index_entry_v0(Buf *out, long long f_timestamp, long long f_relative_offset) {
+    if (int_in_range(f_relative_offset, -2147483648LL, 2147483647LL, "relative_offset") < 0) return -1;
+    if (put_be64(out, f_timestamp) < 0) return -1;
+    if (put_be32(out, f_relative_offset) < 0) return -1;
+    return 0;
+}
+
 static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "time_index_entry v0 needs a tuple or list of 2 fields");
@@ -4303,19 +4308,11 @@ static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "time_index_entry v0 needs 2 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "relative_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be32(out, n) < 0) return -1;
-    }
-    return 0;
+    long long f_timestamp = as_int(PySequence_Fast_GET_ITEM(v, 0), (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp");
+    if (f_timestamp == -1 && PyErr_Occurred()) return -1;
+    long long f_relative_offset = as_int(PySequence_Fast_GET_ITEM(v, 1), -2147483648LL, 2147483647LL, "relative_offset");
+    if (f_relative_offset == -1 && PyErr_Occurred()) return -1;
+    return put_time_index_entry_v0(out, f_timestamp, f_relative_offset);
 }
 
 static PyObject *py_encode_time_index_entry_v0(PyObject *self, PyObject *arg) {

@@ -73,6 +73,8 @@ class CEntity:
     export_lines: list[str] = field(default_factory=list)
     int_columns: list[str] = field(default_factory=list)  # top-level integer fields, for addends
     encode_lines: list[str] = field(default_factory=list)
+    put_signature: str = ""
+    put_lines: list[str] = field(default_factory=list)
     project_lines: list[str] = field(default_factory=list)
     kinds: str = ""  # per field, what a projection finds there (_kinds)
     plain: bool = True  # columns, projections and an encoder too (EntityVersion.compiled_plain)
@@ -109,6 +111,8 @@ def c_entity(ev: EntityVersion) -> CEntity:
         ce.column_struct, ce.free_lines, ce.export_lines = _column_parts(ev)
         ce.int_columns = [f.name for f in ev.fields if isinstance(f.type, IntType)]
         ce.encode_lines = _encode_body(ev)
+        ce.put_signature = _put_signature(ev)
+        ce.put_lines = _put_body(ev)
     return ce
 
 
@@ -622,9 +626,70 @@ def _encode_error(w: Code, message: str) -> None:
     w("return -1;")
 
 
+def _int_bounds(t: IntType) -> tuple[str, str]:
+    lo = f"({t.min + 1}LL - 1)" if t.min == -(1 << 63) else f"{t.min}LL"  # INT64_MIN has no literal
+    return lo, f"{t.max}LL"
+
+
+def _put_params(ev: EntityVersion) -> list[tuple[ResolvedField, str]]:
+    """The arguments of ``put_<suffix>``: one per field the caller gives (derived fields are computed)."""
+    return [(f, "long long" if isinstance(f.type, IntType) else "PyObject *") for f in ev.fields if not f.field.derived]
+
+
+def _put_signature(ev: EntityVersion) -> str:
+    params = ", ".join(f"{c_type} f_{f.name}".replace("* ", "*") for f, c_type in _put_params(ev))
+    return f"Buf *out, {params}" if params else "Buf *out"
+
+
+def _put_body(ev: EntityVersion) -> list[str]:
+    """``put_<suffix>(out, field...)``: check the integers' ranges, then append the bytes of one
+    value to ``out``; derived lengths are computed. C callers with field values in hand use it directly."""
+    w = Code(depth=1)
+    for f, _ in _put_params(ev):
+        t = f.type
+        if isinstance(t, IntType) and (t.min, t.max) != (-(1 << 63), (1 << 63) - 1):
+            lo, hi = _int_bounds(t)
+            w(f'if (int_in_range(f_{f.name}, {lo}, {hi}, "{f.name}") < 0) return -1;')
+    lengths: list[tuple[str, IntType]] = []
+    starts = ev.length_starts()
+    for f in ev.fields:
+        for owner in starts.get(f.name, ()):
+            lt = ev.field(owner).type
+            w(f"Py_ssize_t body_{owner} = out->len;  /* {owner} goes here, once its bytes are known */")
+            w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
+            w(f"out->len += {lt.max_width};")
+            lengths.append((owner, lt))
+        t = f.type
+        if f.field.derived:
+            continue
+        x = f"f_{f.name}"
+        if isinstance(t, IntType):
+            _put_int(w, t, x)
+        elif isinstance(t, BytesType):
+            w("{")
+            with w.indented():
+                _encode_bytes(w, f, t, x)
+            w("}")
+        elif isinstance(t, EntityRef):
+            w(f"if (enc_{ev.child(t.name).suffix}({x}, out) < 0) return -1;")
+        else:
+            child = ev.child(t.element.name)
+            w(f"if (!PyList_Check({x}) && !PyTuple_Check({x})) {{")
+            with w.indented():
+                _encode_error(w, f"{f.name} needs a list")
+            w("}")
+            _put_int(w, t.prefix, f"PySequence_Fast_GET_SIZE({x})")
+            w(f"for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE({x}); k++)")
+            w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM({x}, k), out) < 0) return -1;")
+    for owner, lt in reversed(lengths):
+        w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
+    w("return 0;")
+    return w.lines
+
+
 def _encode_body(ev: EntityVersion) -> list[str]:
-    """``enc_<suffix>(fields, out)``: append the bytes of one value (a tuple or
-    list in FIELDS order) to ``out``; derived lengths are computed."""
+    """``enc_<suffix>(fields, out)``: one value given as a tuple or list in FIELDS order,
+    its integers converted (in field order), handed to ``put_<suffix>``."""
     w = Code(depth=1)
     n = len(ev.fields)
     w("if (!PyTuple_Check(v) && !PyList_Check(v)) {")
@@ -635,48 +700,22 @@ def _encode_body(ev: EntityVersion) -> list[str]:
     with w.indented():
         _encode_error(w, f"{ev.name} v{ev.version} needs {n} fields")
     w("}")
-    lengths: list[tuple[str, IntType]] = []
-    starts = ev.length_starts()
-    for i, f in enumerate(ev.fields):
-        for owner in starts.get(f.name, ()):
-            lt = ev.field(owner).type
-            w(f"Py_ssize_t body_{owner} = out->len;  /* {owner} goes here, once its bytes are known */")
-            w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
-            w(f"out->len += {lt.max_width};")
-            lengths.append((owner, lt))
-        t = f.type
-        if f.field.derived:
-            continue
-        w("{")
-        with w.indented():
-            w(f"PyObject *x = PySequence_Fast_GET_ITEM(v, {i});")
-            if isinstance(t, IntType):
-                lo = f"({t.min + 1}LL - 1)" if t.min == -(1 << 63) else f"{t.min}LL"  # INT64_MIN has no literal
-                w(f'long long n = as_int(x, {lo}, {t.max}LL, "{f.name}");')
-                w("if (n == -1 && PyErr_Occurred()) return -1;")
-                _put_int(w, t, "n")
-            elif isinstance(t, BytesType):
-                _encode_bytes(w, f, t)
-            elif isinstance(t, EntityRef):
-                w(f"if (enc_{ev.child(t.name).suffix}(x, out) < 0) return -1;")
-            else:
-                child = ev.child(t.element.name)
-                w("if (!PyList_Check(x) && !PyTuple_Check(x)) {")
-                with w.indented():
-                    _encode_error(w, f"{f.name} needs a list")
-                w("}")
-                _put_int(w, t.prefix, "PySequence_Fast_GET_SIZE(x)")
-                w("for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(x); k++)")
-                w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM(x, k), out) < 0) return -1;")
-        w("}")
-    for owner, lt in reversed(lengths):
-        w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
-    w("return 0;")
+    args = ["out"]
+    for f, _ in _put_params(ev):
+        i = ev.index(f.name)
+        if isinstance(f.type, IntType):
+            lo, hi = _int_bounds(f.type)
+            w(f'long long f_{f.name} = as_int(PySequence_Fast_GET_ITEM(v, {i}), {lo}, {hi}, "{f.name}");')
+            w(f"if (f_{f.name} == -1 && PyErr_Occurred()) return -1;")
+        else:
+            w(f"PyObject *f_{f.name} = PySequence_Fast_GET_ITEM(v, {i});")
+        args.append(f"f_{f.name}")
+    w(f"return put_{ev.suffix}({', '.join(args)});")
     return w.lines
 
 
-def _encode_bytes(w: Code, f: ResolvedField, t: BytesType) -> None:
-    w("if (x == Py_None) {")
+def _encode_bytes(w: Code, f: ResolvedField, t: BytesType, x: str) -> None:
+    w(f"if ({x} == Py_None) {{")
     with w.indented():
         if t.nullable:
             w(f"if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
@@ -686,13 +725,13 @@ def _encode_bytes(w: Code, f: ResolvedField, t: BytesType) -> None:
     with w.indented():
         w("const char *data; Py_ssize_t n;")
         if t.text:
-            w("if (!(data = PyUnicode_AsUTF8AndSize(x, &n))) {")
+            w(f"if (!(data = PyUnicode_AsUTF8AndSize({x}, &n))) {{")
             w("    PyErr_Clear();")
             with w.indented():
                 _encode_error(w, f"{f.name} needs a str")
             w("}")
         else:
-            w("if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {")
+            w(f"if (PyBytes_AsStringAndSize({x}, (char **)&data, &n) < 0) {{")
             w("    PyErr_Clear();")
             with w.indented():
                 _encode_error(w, f"{f.name} needs bytes")
