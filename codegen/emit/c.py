@@ -674,13 +674,17 @@ def _put_body(ev: EntityVersion) -> list[str]:
             w(f"if (enc_{ev.child(t.name).suffix}({x}, out) < 0) return -1;")
         else:
             child = ev.child(t.element.name)
-            w(f"if (!PyList_Check({x}) && !PyTuple_Check({x})) {{")
+            w(f"if (Py_TYPE({x}) == (PyTypeObject *)T_EncodedArray) {{  /* encoded already: count and bytes */")
+            w(f"    if (put_encoded_array(out, {x}, {_PUT[t.prefix.name]}) < 0) return -1;")
+            w(f"}} else if (!PyList_Check({x}) && !PyTuple_Check({x})) {{")
             with w.indented():
                 _encode_error(w, f"{f.name} needs a list")
+            w("} else {")
+            with w.indented():
+                _put_int(w, t.prefix, f"PySequence_Fast_GET_SIZE({x})")
+                w(f"for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE({x}); k++)")
+                w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM({x}, k), out) < 0) return -1;")
             w("}")
-            _put_int(w, t.prefix, f"PySequence_Fast_GET_SIZE({x})")
-            w(f"for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE({x}); k++)")
-            w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM({x}, k), out) < 0) return -1;")
     for owner, lt in reversed(lengths):
         w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
     w("return 0;")
