@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kcodec.errors import EncodeError, KcodecError
@@ -143,11 +144,19 @@ def _compression(compression: Any, magic: int, level: int | None) -> str:
         raise EncodeError(f"unknown compression codec {compression!r} (known: {', '.join(compress_lib.CODEC_IDS)})")
     if name == "zstd" and magic < 2:
         raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
+    if type(level) is int or level is None:
+        _check_level(name, magic, level)  # the levels of a program are few: each is checked once
+    else:
+        _check_level.__wrapped__(name, magic, level)
+    return name
+
+
+@lru_cache(maxsize=64)
+def _check_level(name: str, magic: int, level: Any) -> None:
     try:
         compress_lib.compress(name, b"", magic=magic, level=level)  # validates the level (KIP-390 ranges)
     except KcodecError as exc:
         raise EncodeError(f"compression level: {exc.message}") from None
-    return name
 
 
 def _timestamp_type(value: Any, magic: int) -> TimestampType:
