@@ -4492,11 +4492,12 @@ typedef struct { PyObject *key, *value, *headers, *timestamp, *offset; } RecordI
 enum { NEWRECORD_FIELDS = 5 };
 static PyTypeObject *newrecord_type;  /* the class whose slot offsets are cached (a strong reference) */
 static Py_ssize_t newrecord_slot[NEWRECORD_FIELDS];
+static const char *record_field_names[NEWRECORD_FIELDS] = {"key", "value", "headers", "timestamp", "offset"};
 static PyObject *record_keys[NEWRECORD_FIELDS], *no_headers;
 
 /* The offsets of NewRecord's key, value, headers, timestamp and offset slots, found once per class. */
 static int newrecord_slots(PyTypeObject *type) {
-    static const char *names[NEWRECORD_FIELDS] = {"key", "value", "headers", "timestamp", "offset"};
+    const char **names = record_field_names;
     if (type == newrecord_type) return 0;
     for (int i = 0; i < NEWRECORD_FIELDS; i++) {
         PyObject *d = type->tp_dict ? PyDict_GetItemString(type->tp_dict, names[i]) : NULL;
@@ -4512,10 +4513,9 @@ static int newrecord_slots(PyTypeObject *type) {
 }
 
 static int record_keys_init(void) {
-    static const char *names[NEWRECORD_FIELDS] = {"key", "value", "headers", "timestamp", "offset"};
     if (no_headers) return 0;
     for (int i = 0; i < NEWRECORD_FIELDS; i++)
-        if (!(record_keys[i] = PyUnicode_InternFromString(names[i]))) return -1;
+        if (!(record_keys[i] = PyUnicode_InternFromString(record_field_names[i]))) return -1;
     return (no_headers = PyTuple_New(0)) ? 0 : -1;
 }
 
