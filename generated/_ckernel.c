@@ -410,11 +410,10 @@ __attribute__((unused)) static int put_encoded_array(Buf *out, PyObject *x, int 
 static int patch_length_varint(Buf *b, Py_ssize_t at, int room) {
     Py_ssize_t body = b->len - at - room;
     if (body > INT32_MAX) { PyErr_SetString(E_Encode, "length exceeds int32"); return -1; }
-    Buf tmp = {0};
-    if (put_varint32(&tmp, body) < 0) return -1;
-    Py_ssize_t n = tmp.len;
-    memcpy(b->data + at, tmp.data, (size_t)n);
-    buf_free(&tmp);
+    uint32_t u = ((uint32_t)body << 1) ^ (uint32_t)((int32_t)body >> 31);  /* zigzag, no buffer of its own */
+    Py_ssize_t n = 0;
+    while (u >= 0x80) { b->data[at + n++] = (char)(u | 0x80); u >>= 7; }
+    b->data[at + n++] = (char)u;
     if (n < room) {
         memmove(b->data + at + n, b->data + at + room, (size_t)body);
         b->len -= room - n;
