@@ -3245,33 +3245,17 @@ done:
 }
 
 
-static int put_record_header_v2(Buf *out, PyObject *f_key, PyObject *f_value) {
-    {
-        if (f_key == Py_None) {
-            PyErr_SetString(E_Encode, "key cannot be null");
-            return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (!(data = PyUnicode_AsUTF8AndSize(f_key, &n))) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "key needs a str");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
+static int put_record_header_v2(Buf *out, const char *f_key, Py_ssize_t f_key_len, const char *f_value, Py_ssize_t f_value_len) {
+    if (f_key == NULL) {
+        PyErr_SetString(E_Encode, "key cannot be null");
+        return -1;
+    } else if (put_varint32(out, f_key_len) < 0 || buf_put(out, f_key, f_key_len) < 0) {
+        return -1;
     }
-    {
-        if (f_value == Py_None) {
-            if (put_varint32(out, -1) < 0) return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(f_value, (char **)&data, &n) < 0) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "value needs bytes");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
+    if (f_value == NULL) {
+        if (put_varint32(out, -1) < 0) return -1;
+    } else if (put_varint32(out, f_value_len) < 0 || buf_put(out, f_value, f_value_len) < 0) {
+        return -1;
     }
     return 0;
 }
@@ -3285,9 +3269,24 @@ static int enc_record_header_v2(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "record_header v2 needs 2 fields");
         return -1;
     }
-    PyObject *f_key = PySequence_Fast_GET_ITEM(v, 0);
-    PyObject *f_value = PySequence_Fast_GET_ITEM(v, 1);
-    return put_record_header_v2(out, f_key, f_value);
+    const char *f_key = NULL;
+    Py_ssize_t f_key_len = 0;
+    if (PySequence_Fast_GET_ITEM(v, 0) == Py_None) {
+        PyErr_SetString(E_Encode, "key cannot be null");
+        return -1;
+    } else if (!(f_key = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(v, 0), &f_key_len))) {
+        PyErr_Clear();
+        PyErr_SetString(E_Encode, "key needs a str");
+        return -1;
+    }
+    const char *f_value = NULL;
+    Py_ssize_t f_value_len = 0;
+    if (PySequence_Fast_GET_ITEM(v, 1) != Py_None && PyBytes_AsStringAndSize(PySequence_Fast_GET_ITEM(v, 1), (char **)&f_value, &f_value_len) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(E_Encode, "value needs bytes");
+        return -1;
+    }
+    return put_record_header_v2(out, f_key, f_key_len, f_value, f_value_len);
 }
 
 static PyObject *py_encode_record_header_v2(PyObject *self, PyObject *arg) {
@@ -3828,7 +3827,7 @@ done:
 }
 
 
-static int put_record_v2(Buf *out, long long f_attributes, long long f_timestamp_delta, long long f_offset_delta, PyObject *f_key, PyObject *f_value, PyObject *f_headers) {
+static int put_record_v2(Buf *out, long long f_attributes, long long f_timestamp_delta, long long f_offset_delta, const char *f_key, Py_ssize_t f_key_len, const char *f_value, Py_ssize_t f_value_len, PyObject *f_headers) {
     if (int_in_range(f_attributes, -128LL, 127LL, "attributes") < 0) return -1;
     if (int_in_range(f_offset_delta, -2147483648LL, 2147483647LL, "offset_delta") < 0) return -1;
     Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
@@ -3837,31 +3836,15 @@ static int put_record_v2(Buf *out, long long f_attributes, long long f_timestamp
     if (put_be8(out, f_attributes) < 0) return -1;
     if (put_varint64(out, f_timestamp_delta) < 0) return -1;
     if (put_varint32(out, f_offset_delta) < 0) return -1;
-    {
-        if (f_key == Py_None) {
-            if (put_varint32(out, -1) < 0) return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(f_key, (char **)&data, &n) < 0) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "key needs bytes");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
+    if (f_key == NULL) {
+        if (put_varint32(out, -1) < 0) return -1;
+    } else if (put_varint32(out, f_key_len) < 0 || buf_put(out, f_key, f_key_len) < 0) {
+        return -1;
     }
-    {
-        if (f_value == Py_None) {
-            if (put_varint32(out, -1) < 0) return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(f_value, (char **)&data, &n) < 0) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "value needs bytes");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
+    if (f_value == NULL) {
+        if (put_varint32(out, -1) < 0) return -1;
+    } else if (put_varint32(out, f_value_len) < 0 || buf_put(out, f_value, f_value_len) < 0) {
+        return -1;
     }
     if (Py_TYPE(f_headers) == (PyTypeObject *)T_EncodedArray) {  /* encoded already: count and bytes */
         if (put_encoded_array(out, f_headers, put_varint32) < 0) return -1;
@@ -3892,10 +3875,22 @@ static int enc_record_v2(PyObject *v, Buf *out) {
     if (f_timestamp_delta == -1 && PyErr_Occurred()) return -1;
     long long f_offset_delta = as_int(PySequence_Fast_GET_ITEM(v, 3), -2147483648LL, 2147483647LL, "offset_delta");
     if (f_offset_delta == -1 && PyErr_Occurred()) return -1;
-    PyObject *f_key = PySequence_Fast_GET_ITEM(v, 4);
-    PyObject *f_value = PySequence_Fast_GET_ITEM(v, 5);
+    const char *f_key = NULL;
+    Py_ssize_t f_key_len = 0;
+    if (PySequence_Fast_GET_ITEM(v, 4) != Py_None && PyBytes_AsStringAndSize(PySequence_Fast_GET_ITEM(v, 4), (char **)&f_key, &f_key_len) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(E_Encode, "key needs bytes");
+        return -1;
+    }
+    const char *f_value = NULL;
+    Py_ssize_t f_value_len = 0;
+    if (PySequence_Fast_GET_ITEM(v, 5) != Py_None && PyBytes_AsStringAndSize(PySequence_Fast_GET_ITEM(v, 5), (char **)&f_value, &f_value_len) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(E_Encode, "value needs bytes");
+        return -1;
+    }
     PyObject *f_headers = PySequence_Fast_GET_ITEM(v, 6);
-    return put_record_v2(out, f_attributes, f_timestamp_delta, f_offset_delta, f_key, f_value, f_headers);
+    return put_record_v2(out, f_attributes, f_timestamp_delta, f_offset_delta, f_key, f_key_len, f_value, f_value_len, f_headers);
 }
 
 static PyObject *py_encode_record_v2(PyObject *self, PyObject *arg) {
@@ -4556,6 +4551,9 @@ static int record_in(PyObject *item, PyTypeObject *record_type, RecordIn *r) {
 }
 
 static inline int bytes_or_none(PyObject *x) { return x == Py_None || PyBytes_CheckExact(x); }
+/* put_record_v2's (data, length) of bytes or None */
+static inline const char *bytes_data(PyObject *x) { return x == Py_None ? NULL : PyBytes_AS_STRING(x); }
+static inline Py_ssize_t bytes_size(PyObject *x) { return x == Py_None ? 0 : PyBytes_GET_SIZE(x); }
 
 /* (str, bytes-or-None) pairs in a list or tuple, as the Python writer takes them unchanged. */
 static int plain_headers(PyObject *h) {
@@ -4618,7 +4616,8 @@ static PyObject *py_encode_records_v2(PyObject *self, PyObject *args) {
         if (headers == Py_None || (PyTuple_CheckExact(headers) && PyTuple_GET_SIZE(headers) == 0)) headers = no_headers;
         else if (!plain_headers(headers)) goto python;
         if (__builtin_sub_overflow(timestamp, base_timestamp, &delta)) goto python;
-        if (put_record_v2(&out, 0, delta, offset - base, r.key, r.value, headers) < 0) {
+        if (put_record_v2(&out, 0, delta, offset - base, bytes_data(r.key), bytes_size(r.key), bytes_data(r.value),
+                          bytes_size(r.value), headers) < 0) {
             if (!PyErr_ExceptionMatches(E_Encode)) { buf_free(&out); return NULL; }
             PyErr_Clear();  /* e.g. a header key that is not valid UTF-8: the Python path says so */
             goto python;

@@ -631,21 +631,29 @@ def _int_bounds(t: IntType) -> tuple[str, str]:
     return lo, f"{t.max}LL"
 
 
-def _put_params(ev: EntityVersion) -> list[tuple[ResolvedField, str]]:
-    """The arguments of ``put_<suffix>``: one per field the caller gives (derived fields are computed)."""
-    return [(f, "long long" if isinstance(f.type, IntType) else "PyObject *") for f in ev.fields if not f.field.derived]
+def _put_params(ev: EntityVersion) -> list[ResolvedField]:
+    """The fields ``put_<suffix>`` takes: all but the derived ones (lengths, counts, computed)."""
+    return [f for f in ev.fields if not f.field.derived]
 
 
 def _put_signature(ev: EntityVersion) -> str:
-    params = ", ".join(f"{c_type} f_{f.name}".replace("* ", "*") for f, c_type in _put_params(ev))
-    return f"Buf *out, {params}" if params else "Buf *out"
+    """A long long per integer, (data, length) per byte string (data NULL: null), PyObject * for the rest."""
+    params = ["Buf *out"]
+    for f in _put_params(ev):
+        if isinstance(f.type, IntType):
+            params.append(f"long long f_{f.name}")
+        elif isinstance(f.type, BytesType):
+            params.append(f"const char *f_{f.name}, Py_ssize_t f_{f.name}_len")
+        else:
+            params.append(f"PyObject *f_{f.name}")
+    return ", ".join(params)
 
 
 def _put_body(ev: EntityVersion) -> list[str]:
     """``put_<suffix>(out, field...)``: check the integers' ranges, then append the bytes of one
     value to ``out``; derived lengths are computed. C callers with field values in hand use it directly."""
     w = Code(depth=1)
-    for f, _ in _put_params(ev):
+    for f in _put_params(ev):
         t = f.type
         if isinstance(t, IntType) and (t.min, t.max) != (-(1 << 63), (1 << 63) - 1):
             lo, hi = _int_bounds(t)
@@ -666,9 +674,14 @@ def _put_body(ev: EntityVersion) -> list[str]:
         if isinstance(t, IntType):
             _put_int(w, t, x)
         elif isinstance(t, BytesType):
-            w("{")
+            w(f"if ({x} == NULL) {{")
             with w.indented():
-                _encode_bytes(w, f, t, x)
+                if t.nullable:
+                    w(f"if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
+                else:
+                    _encode_error(w, f"{f.name} cannot be null")
+            w(f"}} else if ({_PUT[t.prefix.name]}(out, {x}_len) < 0 || buf_put(out, {x}, {x}_len) < 0) {{")
+            w("    return -1;")
             w("}")
         elif isinstance(t, EntityRef):
             w(f"if (enc_{ev.child(t.name).suffix}({x}, out) < 0) return -1;")
@@ -705,40 +718,40 @@ def _encode_body(ev: EntityVersion) -> list[str]:
         _encode_error(w, f"{ev.name} v{ev.version} needs {n} fields")
     w("}")
     args = ["out"]
-    for f, _ in _put_params(ev):
+    for f in _put_params(ev):
         i = ev.index(f.name)
-        if isinstance(f.type, IntType):
-            lo, hi = _int_bounds(f.type)
+        t = f.type
+        if isinstance(t, IntType):
+            lo, hi = _int_bounds(t)
             w(f'long long f_{f.name} = as_int(PySequence_Fast_GET_ITEM(v, {i}), {lo}, {hi}, "{f.name}");')
             w(f"if (f_{f.name} == -1 && PyErr_Occurred()) return -1;")
+            args.append(f"f_{f.name}")
+        elif isinstance(t, BytesType):
+            w(f"const char *f_{f.name} = NULL;")
+            w(f"Py_ssize_t f_{f.name}_len = 0;")
+            _encode_bytes(w, f, t, f"PySequence_Fast_GET_ITEM(v, {i})", f"f_{f.name}")
+            args += [f"f_{f.name}", f"f_{f.name}_len"]
         else:
             w(f"PyObject *f_{f.name} = PySequence_Fast_GET_ITEM(v, {i});")
-        args.append(f"f_{f.name}")
+            args.append(f"f_{f.name}")
     w(f"return put_{ev.suffix}({', '.join(args)});")
     return w.lines
 
 
-def _encode_bytes(w: Code, f: ResolvedField, t: BytesType, x: str) -> None:
-    w(f"if ({x} == Py_None) {{")
-    with w.indented():
-        if t.nullable:
-            w(f"if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
-        else:
+def _encode_bytes(w: Code, f: ResolvedField, t: BytesType, x: str, target: str) -> None:
+    """Point ``target`` and ``target_len`` at the bytes (UTF-8 for text) of ``x``; NULL for None."""
+    if t.text:
+        convert = f"!({target} = PyUnicode_AsUTF8AndSize({x}, &{target}_len))"
+    else:
+        convert = f"PyBytes_AsStringAndSize({x}, (char **)&{target}, &{target}_len) < 0"
+    if t.nullable:
+        w(f"if ({x} != Py_None && {convert}) {{")
+    else:
+        w(f"if ({x} == Py_None) {{")
+        with w.indented():
             _encode_error(w, f"{f.name} cannot be null")
-    w("} else {")
+        w(f"}} else if ({convert}) {{")
+    w("    PyErr_Clear();")
     with w.indented():
-        w("const char *data; Py_ssize_t n;")
-        if t.text:
-            w(f"if (!(data = PyUnicode_AsUTF8AndSize({x}, &n))) {{")
-            w("    PyErr_Clear();")
-            with w.indented():
-                _encode_error(w, f"{f.name} needs a str")
-            w("}")
-        else:
-            w(f"if (PyBytes_AsStringAndSize({x}, (char **)&data, &n) < 0) {{")
-            w("    PyErr_Clear();")
-            with w.indented():
-                _encode_error(w, f"{f.name} needs bytes")
-            w("}")
-        w(f"if ({_PUT[t.prefix.name]}(out, n) < 0 || buf_put(out, data, n) < 0) return -1;")
+        _encode_error(w, f"{f.name} needs {'a str' if t.text else 'bytes'}")
     w("}")
