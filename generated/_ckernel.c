@@ -4633,6 +4633,146 @@ python:
     Py_RETURN_NONE;
 }
 
+/* ---- v2 records from Arrow columns: encode_record_columns_v2(count, keys, values, timestamps, headers,
+ * base_offset, delete_horizon). keys and values: None (all null) or (array offset, validity bitmap or None,
+ * int32 offsets, data), the buffers of a pyarrow binary array; timestamps: None (all -1) or (array offset,
+ * validity or None, int64 data), nulls -1; headers: None or one list of (str, bytes-or-None) pairs (or
+ * None) per row. Offsets run from base_offset. No Python object is made per row; the result is
+ * encode_records_v2's, or None when a row needs the row writer's checks (a timestamp below -1, odd
+ * headers, a delta past its int). Buffers too short for the array raise ValueError. */
+
+typedef struct { Py_buffer valid, offsets, data; Py_ssize_t offset; int has_valid, has_offsets, has_data; } Column;
+
+static void column_release(Column *c) {
+    if (c->has_valid) PyBuffer_Release(&c->valid);
+    if (c->has_offsets) PyBuffer_Release(&c->offsets);
+    if (c->has_data) PyBuffer_Release(&c->data);
+}
+
+static int column_bit(const Column *c, Py_ssize_t i) {
+    Py_ssize_t k = c->offset + i;
+    return !c->has_valid || (((const uint8_t *)c->valid.buf)[k / 8] >> (k % 8)) & 1;
+}
+
+/* Take (offset, validity, offsets, data) -- or (offset, validity, data) for fixed int64 -- apart and check
+ * the buffers hold `count` rows. */
+static int column_open(PyObject *spec, Py_ssize_t count, int binary, const char *name, Column *c) {
+    memset(c, 0, sizeof *c);
+    if (spec == Py_None) return 0;
+    Py_ssize_t parts = binary ? 4 : 3;
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != parts) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a tuple of %zd buffers", name, parts);
+        return -1;
+    }
+    c->offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 0));
+    if (c->offset == -1 && PyErr_Occurred()) return -1;
+    PyObject *valid = PyTuple_GET_ITEM(spec, 1);
+    if (valid != Py_None) {
+        if (PyObject_GetBuffer(valid, &c->valid, PyBUF_SIMPLE) < 0) return -1;
+        c->has_valid = 1;
+    }
+    if (binary) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(spec, 2), &c->offsets, PyBUF_SIMPLE) < 0) return -1;
+        c->has_offsets = 1;
+    }
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(spec, parts - 1), &c->data, PyBUF_SIMPLE) < 0) return -1;
+    c->has_data = 1;
+    Py_ssize_t rows = c->offset + count;
+    if (c->offset < 0 || (c->has_valid && c->valid.len < (rows + 7) / 8) ||
+        (binary ? c->offsets.len < (rows + 1) * 4 : c->data.len < rows * 8)) {
+        PyErr_Format(PyExc_ValueError, "%s: the buffers are too short for %zd rows at offset %zd", name, count,
+                     c->offset);
+        return -1;
+    }
+    return 0;
+}
+
+/* Row i of a binary column: its data (NULL for null) and size; -1 for offsets out of order or bounds. */
+static int column_bytes(const Column *c, Py_ssize_t i, const char *name, const char **data, Py_ssize_t *size) {
+    *data = NULL;
+    *size = 0;
+    if (!c->has_data || !column_bit(c, i)) return 0;
+    int32_t from, to;
+    memcpy(&from, (const char *)c->offsets.buf + (c->offset + i) * 4, 4);
+    memcpy(&to, (const char *)c->offsets.buf + (c->offset + i + 1) * 4, 4);
+    if (from < 0 || to < from || to > c->data.len) {
+        PyErr_Format(PyExc_ValueError, "%s: row %zd has offsets %d..%d outside its %zd data bytes", name, i, from,
+                     to, c->data.len);
+        return -1;
+    }
+    *data = (const char *)c->data.buf + from;
+    *size = to - from;
+    return 0;
+}
+
+static PyObject *py_encode_record_columns_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_ssize_t count;
+    PyObject *key_spec, *value_spec, *ts_spec, *headers, *horizon_arg;
+    long long base;
+    if (!PyArg_ParseTuple(args, "nOOOOLO:encode_record_columns_v2", &count, &key_spec, &value_spec, &ts_spec,
+                          &headers, &base, &horizon_arg))
+        return NULL;
+    if (record_keys_init() < 0) return NULL;
+    long long horizon = 0;
+    int has_horizon = horizon_arg != Py_None;
+    if (count <= 0 || base < 0 || count - 1 > INT32_MAX || base > INT64_MAX - (count - 1) ||
+        (has_horizon && !plain_int(horizon_arg, 0, &horizon)))
+        Py_RETURN_NONE;
+    if (headers != Py_None &&
+        ((!PyList_CheckExact(headers) && !PyTuple_CheckExact(headers)) || PySequence_Fast_GET_SIZE(headers) != count))
+        Py_RETURN_NONE;
+    Column keys = {0}, values = {0}, stamps = {0};  /* released at done, opened or not */
+    PyObject *result = NULL;
+    Buf out = {0};
+    int opened = column_open(key_spec, count, 1, "keys", &keys);
+    opened = opened < 0 ? -1 : column_open(value_spec, count, 1, "values", &values);
+    opened = opened < 0 ? -1 : column_open(ts_spec, count, 0, "timestamps", &stamps);
+    long long base_timestamp = 0, max_timestamp = -1;
+    if (opened < 0) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const char *key, *value;
+        Py_ssize_t key_size, value_size;
+        long long timestamp = -1, delta;
+        if (column_bytes(&keys, i, "keys", &key, &key_size) < 0 ||
+            column_bytes(&values, i, "values", &value, &value_size) < 0)
+            goto done;
+        if (stamps.has_data && column_bit(&stamps, i)) {
+            int64_t t;
+            memcpy(&t, (const char *)stamps.data.buf + (stamps.offset + i) * 8, 8);
+            timestamp = t;
+        }
+        if (timestamp < -1) goto python;
+        if (i == 0) base_timestamp = has_horizon ? horizon : timestamp;
+        if (__builtin_sub_overflow(timestamp, base_timestamp, &delta)) goto python;
+        PyObject *row_headers = headers == Py_None ? Py_None : PySequence_Fast_GET_ITEM(headers, i);
+        if (row_headers == Py_None || (PyTuple_CheckExact(row_headers) && PyTuple_GET_SIZE(row_headers) == 0))
+            row_headers = no_headers;
+        else if (!plain_headers(row_headers)) goto python;
+        if (put_record_v2(&out, 0, delta, i, key, key_size, value, value_size, row_headers) < 0) {
+            if (!PyErr_ExceptionMatches(E_Encode)) goto done;
+            PyErr_Clear();
+            goto python;
+        }
+        if (timestamp > max_timestamp) max_timestamp = timestamp;
+    }
+    {
+        PyObject *data = bytes_of(&out);
+        result = data ? Py_BuildValue("(NnLLLL)", data, count, base, base + count - 1, base_timestamp, max_timestamp)
+                      : NULL;
+    }
+    goto done;
+python:
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    column_release(&keys);
+    column_release(&values);
+    column_release(&stamps);
+    buf_free(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"add_to_items", py_add_to_items, METH_VARARGS, "add_to_items(list, i, n): add n to item i of every tuple"},
     {"decode_aborted_txn_entry_v0", py_decode_aborted_txn_entry_v0, METH_VARARGS,
@@ -4738,6 +4878,9 @@ static PyMethodDef methods[] = {
     {"encode_records_v2", py_encode_records_v2, METH_VARARGS,
      "encode_records_v2(items, base_offset, delete_horizon, NewRecord, Record) -> (records bytes, count, base offset, "
      "last offset, base timestamp, max timestamp), or None for the Python writer"},
+    {"encode_record_columns_v2", py_encode_record_columns_v2, METH_VARARGS,
+     "encode_record_columns_v2(count, keys, values, timestamps, headers, base_offset, delete_horizon) -> "
+     "encode_records_v2's result from Arrow buffers, or None for the row writer"},
     {NULL, NULL, 0, NULL}
 };
 

@@ -19,7 +19,8 @@ builder refuses raises :class:`~kcodec.errors.EncodeError`.
 
 Records are given as :class:`NewRecord`, as kcodec :class:`Record` objects
 (e.g. read from another log) or as plain dicts with the keys of
-:class:`NewRecord`. A record's ``offset`` is absolute: when given it is used
+:class:`NewRecord`; or, for a whole batch, as Arrow columns
+(:class:`~kcodec.records.record_columns.RecordColumns`). A record's ``offset`` is absolute: when given it is used
 as is (compacted gaps, conversions keeping offsets); otherwise it is the
 previous record's offset + 1, starting at ``base_offset`` (Kafka's
 ``nextSequentialOffset``).
@@ -36,6 +37,7 @@ from kcodec.errors import EncodeError, KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
 from kcodec.records import values
 from kcodec.records.model import TRANSACTION_MARKERS, Batch, Record, TimestampType
+from kcodec.records.record_columns import RecordColumns
 from kcodec.records.values import NO_TIMESTAMP
 from kcodec.runtime import compression as compress_lib
 from kcodec.runtime.encoded import EncodedArray
@@ -77,7 +79,7 @@ class NewRecord:
     offset: int | None = None
 
 
-#: What the encoders accept for one record.
+#: What the encoders accept for one record (or, for all of them, RecordColumns).
 RecordInput = NewRecord | Record | Mapping[str, Any]
 
 _RECORD_KEYS = frozenset(("key", "value", "headers", "timestamp", "offset"))
@@ -309,6 +311,7 @@ class _Encoders:
         kernel = compiled_kernel()
         # the kernel's v2 record writer (None without the compiled kernel: the Python path does it all)
         self.records = getattr(kernel, "encode_records_v2", None)
+        self.columns = getattr(kernel, "encode_record_columns_v2", None)
         self.batch_fields = record_batch.FIELDS_RECORD_BATCH_V2
         self.entry = {0: legacy_log_entry.encode_legacy_log_entry_v0, 1: legacy_log_entry.encode_legacy_log_entry_v1}
         self.entry_fields = {m: getattr(legacy_log_entry, f"FIELDS_LEGACY_LOG_ENTRY_V{m}") for m in (0, 1)}
@@ -412,10 +415,15 @@ def _encode_v2_records(
 def _kernel_records(records: Any, base_offset: int | None, delete_horizon_ms: int | None) -> tuple | None:
     """The compiled kernel's (records bytes, count, base offset, last offset, base timestamp, max
     timestamp), or None: no kernel, or inputs it leaves to the Python path."""
-    writer = _enc().records
-    if writer is None or type(records) not in (list, tuple):
-        return None
-    return writer(records, base_offset, delete_horizon_ms, NewRecord, Record)
+    e = _enc()
+    if type(records) in (list, tuple):
+        return None if e.records is None else e.records(records, base_offset, delete_horizon_ms, NewRecord, Record)
+    if isinstance(records, RecordColumns) and e.columns is not None and records.count:
+        base = 0 if base_offset is None else base_offset
+        if type(base) is not int or not 0 <= base <= _INT64[1]:
+            return None  # the Python path says what is wrong with it
+        return e.columns(*records.kernel_args(), base, delete_horizon_ms)
+    return None
 
 
 def _build_legacy(
