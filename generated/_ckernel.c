@@ -922,8 +922,9 @@ done:
 }
 
 
-static int put_aborted_txn_entry_v0(Buf *out, long long f_version, long long f_producer_id, long long f_first_offset, long long f_last_offset, long long f_last_stable_offset) {
-    if (int_in_range(f_version, -32768LL, 32767LL, "version") < 0) return -1;
+static int put_aborted_txn_entry_v0(Buf *out, long long f_version, long long f_producer_id,
+    long long f_first_offset, long long f_last_offset, long long f_last_stable_offset) {
+    if (int_in_range(f_version, INT16_MIN, INT16_MAX, "version") < 0) return -1;
     if (put_be16(out, f_version) < 0) return -1;
     if (put_be64(out, f_producer_id) < 0) return -1;
     if (put_be64(out, f_first_offset) < 0) return -1;
@@ -941,15 +942,15 @@ static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs 5 fields");
         return -1;
     }
-    long long f_version = as_int(PySequence_Fast_GET_ITEM(v, 0), -32768LL, 32767LL, "version");
+    long long f_version = as_int(PySequence_Fast_GET_ITEM(v, 0), INT16_MIN, INT16_MAX, "version");
     if (f_version == -1 && PyErr_Occurred()) return -1;
-    long long f_producer_id = as_int(PySequence_Fast_GET_ITEM(v, 1), (-9223372036854775807LL - 1), 9223372036854775807LL, "producer_id");
+    long long f_producer_id = as_int(PySequence_Fast_GET_ITEM(v, 1), INT64_MIN, INT64_MAX, "producer_id");
     if (f_producer_id == -1 && PyErr_Occurred()) return -1;
-    long long f_first_offset = as_int(PySequence_Fast_GET_ITEM(v, 2), (-9223372036854775807LL - 1), 9223372036854775807LL, "first_offset");
+    long long f_first_offset = as_int(PySequence_Fast_GET_ITEM(v, 2), INT64_MIN, INT64_MAX, "first_offset");
     if (f_first_offset == -1 && PyErr_Occurred()) return -1;
-    long long f_last_offset = as_int(PySequence_Fast_GET_ITEM(v, 3), (-9223372036854775807LL - 1), 9223372036854775807LL, "last_offset");
+    long long f_last_offset = as_int(PySequence_Fast_GET_ITEM(v, 3), INT64_MIN, INT64_MAX, "last_offset");
     if (f_last_offset == -1 && PyErr_Occurred()) return -1;
-    long long f_last_stable_offset = as_int(PySequence_Fast_GET_ITEM(v, 4), (-9223372036854775807LL - 1), 9223372036854775807LL, "last_stable_offset");
+    long long f_last_stable_offset = as_int(PySequence_Fast_GET_ITEM(v, 4), INT64_MIN, INT64_MAX, "last_stable_offset");
     if (f_last_stable_offset == -1 && PyErr_Occurred()) return -1;
     return put_aborted_txn_entry_v0(out, f_version, f_producer_id, f_first_offset, f_last_offset, f_last_stable_offset);
 }
@@ -1298,8 +1299,8 @@ done:
 
 
 static int put_end_txn_marker_v0(Buf *out, long long f_version, long long f_coordinator_epoch) {
-    if (int_in_range(f_version, -32768LL, 32767LL, "version") < 0) return -1;
-    if (int_in_range(f_coordinator_epoch, -2147483648LL, 2147483647LL, "coordinator_epoch") < 0) return -1;
+    if (int_in_range(f_version, INT16_MIN, INT16_MAX, "version") < 0) return -1;
+    if (int_in_range(f_coordinator_epoch, INT32_MIN, INT32_MAX, "coordinator_epoch") < 0) return -1;
     if (put_be16(out, f_version) < 0) return -1;
     if (put_be32(out, f_coordinator_epoch) < 0) return -1;
     return 0;
@@ -1314,9 +1315,9 @@ static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "end_txn_marker v0 needs 2 fields");
         return -1;
     }
-    long long f_version = as_int(PySequence_Fast_GET_ITEM(v, 0), -32768LL, 32767LL, "version");
+    long long f_version = as_int(PySequence_Fast_GET_ITEM(v, 0), INT16_MIN, INT16_MAX, "version");
     if (f_version == -1 && PyErr_Occurred()) return -1;
-    long long f_coordinator_epoch = as_int(PySequence_Fast_GET_ITEM(v, 1), -2147483648LL, 2147483647LL, "coordinator_epoch");
+    long long f_coordinator_epoch = as_int(PySequence_Fast_GET_ITEM(v, 1), INT32_MIN, INT32_MAX, "coordinator_epoch");
     if (f_coordinator_epoch == -1 && PyErr_Occurred()) return -1;
     return put_end_txn_marker_v0(out, f_version, f_coordinator_epoch);
 }
@@ -2874,8 +2875,8 @@ done:
 
 
 static int put_offset_index_entry_v0(Buf *out, long long f_relative_offset, long long f_position) {
-    if (int_in_range(f_relative_offset, -2147483648LL, 2147483647LL, "relative_offset") < 0) return -1;
-    if (int_in_range(f_position, -2147483648LL, 2147483647LL, "position") < 0) return -1;
+    if (int_in_range(f_relative_offset, INT32_MIN, INT32_MAX, "relative_offset") < 0) return -1;
+    if (int_in_range(f_position, INT32_MIN, INT32_MAX, "position") < 0) return -1;
     if (put_be32(out, f_relative_offset) < 0) return -1;
     if (put_be32(out, f_position) < 0) return -1;
     return 0;
@@ -2890,9 +2891,9 @@ static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "offset_index_entry v0 needs 2 fields");
         return -1;
     }
-    long long f_relative_offset = as_int(PySequence_Fast_GET_ITEM(v, 0), -2147483648LL, 2147483647LL, "relative_offset");
+    long long f_relative_offset = as_int(PySequence_Fast_GET_ITEM(v, 0), INT32_MIN, INT32_MAX, "relative_offset");
     if (f_relative_offset == -1 && PyErr_Occurred()) return -1;
-    long long f_position = as_int(PySequence_Fast_GET_ITEM(v, 1), -2147483648LL, 2147483647LL, "position");
+    long long f_position = as_int(PySequence_Fast_GET_ITEM(v, 1), INT32_MIN, INT32_MAX, "position");
     if (f_position == -1 && PyErr_Occurred()) return -1;
     return put_offset_index_entry_v0(out, f_relative_offset, f_position);
 }
@@ -3245,7 +3246,8 @@ done:
 }
 
 
-static int put_record_header_v2(Buf *out, const char *f_key, Py_ssize_t f_key_len, const char *f_value, Py_ssize_t f_value_len) {
+static int put_record_header_v2(Buf *out, const char *f_key, Py_ssize_t f_key_len,
+    const char *f_value, Py_ssize_t f_value_len) {
     if (f_key == NULL) {
         PyErr_SetString(E_Encode, "key cannot be null");
         return -1;
@@ -3269,19 +3271,21 @@ static int enc_record_header_v2(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "record_header v2 needs 2 fields");
         return -1;
     }
+    PyObject *o_key = PySequence_Fast_GET_ITEM(v, 0);
     const char *f_key = NULL;
     Py_ssize_t f_key_len = 0;
-    if (PySequence_Fast_GET_ITEM(v, 0) == Py_None) {
+    if (o_key == Py_None) {
         PyErr_SetString(E_Encode, "key cannot be null");
         return -1;
-    } else if (!(f_key = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(v, 0), &f_key_len))) {
+    } else if (!(f_key = PyUnicode_AsUTF8AndSize(o_key, &f_key_len))) {
         PyErr_Clear();
         PyErr_SetString(E_Encode, "key needs a str");
         return -1;
     }
+    PyObject *o_value = PySequence_Fast_GET_ITEM(v, 1);
     const char *f_value = NULL;
     Py_ssize_t f_value_len = 0;
-    if (PySequence_Fast_GET_ITEM(v, 1) != Py_None && PyBytes_AsStringAndSize(PySequence_Fast_GET_ITEM(v, 1), (char **)&f_value, &f_value_len) < 0) {
+    if (o_value != Py_None && PyBytes_AsStringAndSize(o_value, (char **)&f_value, &f_value_len) < 0) {
         PyErr_Clear();
         PyErr_SetString(E_Encode, "value needs bytes");
         return -1;
@@ -3827,9 +3831,10 @@ done:
 }
 
 
-static int put_record_v2(Buf *out, long long f_attributes, long long f_timestamp_delta, long long f_offset_delta, const char *f_key, Py_ssize_t f_key_len, const char *f_value, Py_ssize_t f_value_len, PyObject *f_headers) {
-    if (int_in_range(f_attributes, -128LL, 127LL, "attributes") < 0) return -1;
-    if (int_in_range(f_offset_delta, -2147483648LL, 2147483647LL, "offset_delta") < 0) return -1;
+static int put_record_v2(Buf *out, long long f_attributes, long long f_timestamp_delta, long long f_offset_delta,
+    const char *f_key, Py_ssize_t f_key_len, const char *f_value, Py_ssize_t f_value_len, PyObject *f_headers) {
+    if (int_in_range(f_attributes, INT8_MIN, INT8_MAX, "attributes") < 0) return -1;
+    if (int_in_range(f_offset_delta, INT32_MIN, INT32_MAX, "offset_delta") < 0) return -1;
     Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
     if (buf_reserve(out, 5) < 0) return -1;
     out->len += 5;
@@ -3869,28 +3874,31 @@ static int enc_record_v2(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "record v2 needs 7 fields");
         return -1;
     }
-    long long f_attributes = as_int(PySequence_Fast_GET_ITEM(v, 1), -128LL, 127LL, "attributes");
+    long long f_attributes = as_int(PySequence_Fast_GET_ITEM(v, 1), INT8_MIN, INT8_MAX, "attributes");
     if (f_attributes == -1 && PyErr_Occurred()) return -1;
-    long long f_timestamp_delta = as_int(PySequence_Fast_GET_ITEM(v, 2), (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp_delta");
+    long long f_timestamp_delta = as_int(PySequence_Fast_GET_ITEM(v, 2), INT64_MIN, INT64_MAX, "timestamp_delta");
     if (f_timestamp_delta == -1 && PyErr_Occurred()) return -1;
-    long long f_offset_delta = as_int(PySequence_Fast_GET_ITEM(v, 3), -2147483648LL, 2147483647LL, "offset_delta");
+    long long f_offset_delta = as_int(PySequence_Fast_GET_ITEM(v, 3), INT32_MIN, INT32_MAX, "offset_delta");
     if (f_offset_delta == -1 && PyErr_Occurred()) return -1;
+    PyObject *o_key = PySequence_Fast_GET_ITEM(v, 4);
     const char *f_key = NULL;
     Py_ssize_t f_key_len = 0;
-    if (PySequence_Fast_GET_ITEM(v, 4) != Py_None && PyBytes_AsStringAndSize(PySequence_Fast_GET_ITEM(v, 4), (char **)&f_key, &f_key_len) < 0) {
+    if (o_key != Py_None && PyBytes_AsStringAndSize(o_key, (char **)&f_key, &f_key_len) < 0) {
         PyErr_Clear();
         PyErr_SetString(E_Encode, "key needs bytes");
         return -1;
     }
+    PyObject *o_value = PySequence_Fast_GET_ITEM(v, 5);
     const char *f_value = NULL;
     Py_ssize_t f_value_len = 0;
-    if (PySequence_Fast_GET_ITEM(v, 5) != Py_None && PyBytes_AsStringAndSize(PySequence_Fast_GET_ITEM(v, 5), (char **)&f_value, &f_value_len) < 0) {
+    if (o_value != Py_None && PyBytes_AsStringAndSize(o_value, (char **)&f_value, &f_value_len) < 0) {
         PyErr_Clear();
         PyErr_SetString(E_Encode, "value needs bytes");
         return -1;
     }
     PyObject *f_headers = PySequence_Fast_GET_ITEM(v, 6);
-    return put_record_v2(out, f_attributes, f_timestamp_delta, f_offset_delta, f_key, f_key_len, f_value, f_value_len, f_headers);
+    return put_record_v2(out, f_attributes, f_timestamp_delta, f_offset_delta, f_key, f_key_len, f_value, f_value_len,
+        f_headers);
 }
 
 static PyObject *py_encode_record_v2(PyObject *self, PyObject *arg) {
@@ -4313,7 +4321,7 @@ done:
 
 
 static int put_time_index_entry_v0(Buf *out, long long f_timestamp, long long f_relative_offset) {
-    if (int_in_range(f_relative_offset, -2147483648LL, 2147483647LL, "relative_offset") < 0) return -1;
+    if (int_in_range(f_relative_offset, INT32_MIN, INT32_MAX, "relative_offset") < 0) return -1;
     if (put_be64(out, f_timestamp) < 0) return -1;
     if (put_be32(out, f_relative_offset) < 0) return -1;
     return 0;
@@ -4328,9 +4336,9 @@ static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "time_index_entry v0 needs 2 fields");
         return -1;
     }
-    long long f_timestamp = as_int(PySequence_Fast_GET_ITEM(v, 0), (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp");
+    long long f_timestamp = as_int(PySequence_Fast_GET_ITEM(v, 0), INT64_MIN, INT64_MAX, "timestamp");
     if (f_timestamp == -1 && PyErr_Occurred()) return -1;
-    long long f_relative_offset = as_int(PySequence_Fast_GET_ITEM(v, 1), -2147483648LL, 2147483647LL, "relative_offset");
+    long long f_relative_offset = as_int(PySequence_Fast_GET_ITEM(v, 1), INT32_MIN, INT32_MAX, "relative_offset");
     if (f_relative_offset == -1 && PyErr_Occurred()) return -1;
     return put_time_index_entry_v0(out, f_timestamp, f_relative_offset);
 }
@@ -4560,8 +4568,8 @@ static int plain_headers(PyObject *h) {
     if (!PyList_CheckExact(h) && !PyTuple_CheckExact(h)) return 0;
     for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(h); k++) {
         PyObject *pair = PySequence_Fast_GET_ITEM(h, k);
-        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)) ||
-            !bytes_or_none(PyTuple_GET_ITEM(pair, 1)))
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)) || !bytes_or_none(PyTuple_GET_ITEM(pair, 1)))
             return 0;
     }
     return 1;

@@ -627,8 +627,23 @@ def _encode_error(w: Code, message: str) -> None:
 
 
 def _int_bounds(t: IntType) -> tuple[str, str]:
-    lo = f"({t.min + 1}LL - 1)" if t.min == -(1 << 63) else f"{t.min}LL"  # INT64_MIN has no literal
-    return lo, f"{t.max}LL"
+    """C expressions of the range: stdint's names for the signed widths (INT64_MIN has no literal)."""
+    names = {-(1 << (b - 1)): f"INT{b}_MIN" for b in (8, 16, 32, 64)}
+    names.update({(1 << (b - 1)) - 1: f"INT{b}_MAX" for b in (8, 16, 32, 64)})
+    return names.get(t.min, f"{t.min}LL"), names.get(t.max, f"{t.max}LL")
+
+
+def _wrapped(head: str, items: list[str], tail: str, indent: str = "", width: int = 116) -> list[str]:
+    """``head + items joined by commas + tail``, broken after commas to fit ``width``."""
+    lines, line = [], indent + head
+    for k, item in enumerate(items):
+        piece = item + (", " if k < len(items) - 1 else tail)
+        if len(line) + len(piece.rstrip()) > width and line.strip():
+            lines.append(line.rstrip())
+            line = indent + "    "
+        line += piece
+    lines.append(line)
+    return lines
 
 
 def _put_params(ev: EntityVersion) -> list[ResolvedField]:
@@ -636,7 +651,7 @@ def _put_params(ev: EntityVersion) -> list[ResolvedField]:
     return [f for f in ev.fields if not f.field.derived]
 
 
-def _put_signature(ev: EntityVersion) -> str:
+def _put_params_c(ev: EntityVersion) -> list[str]:
     """A long long per integer, (data, length) per byte string (data NULL: null), PyObject * for the rest."""
     params = ["Buf *out"]
     for f in _put_params(ev):
@@ -646,7 +661,11 @@ def _put_signature(ev: EntityVersion) -> str:
             params.append(f"const char *f_{f.name}, Py_ssize_t f_{f.name}_len")
         else:
             params.append(f"PyObject *f_{f.name}")
-    return ", ".join(params)
+    return params
+
+
+def _put_signature(ev: EntityVersion) -> str:
+    return "\n".join(_wrapped(f"static int put_{ev.suffix}(", _put_params_c(ev), ") {"))
 
 
 def _put_body(ev: EntityVersion) -> list[str]:
@@ -727,14 +746,16 @@ def _encode_body(ev: EntityVersion) -> list[str]:
             w(f"if (f_{f.name} == -1 && PyErr_Occurred()) return -1;")
             args.append(f"f_{f.name}")
         elif isinstance(t, BytesType):
+            w(f"PyObject *o_{f.name} = PySequence_Fast_GET_ITEM(v, {i});")
             w(f"const char *f_{f.name} = NULL;")
             w(f"Py_ssize_t f_{f.name}_len = 0;")
-            _encode_bytes(w, f, t, f"PySequence_Fast_GET_ITEM(v, {i})", f"f_{f.name}")
+            _encode_bytes(w, f, t, f"o_{f.name}", f"f_{f.name}")
             args += [f"f_{f.name}", f"f_{f.name}_len"]
         else:
             w(f"PyObject *f_{f.name} = PySequence_Fast_GET_ITEM(v, {i});")
             args.append(f"f_{f.name}")
-    w(f"return put_{ev.suffix}({', '.join(args)});")
+    for line in _wrapped(f"return put_{ev.suffix}(", args, ");"):
+        w(line)
     return w.lines
 
 
