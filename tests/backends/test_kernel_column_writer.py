@@ -8,12 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kcodec.errors import EncodeError, KcodecError
+from kcodec.errors import EncodeError
 from kcodec.generated.fast.kernel import compiled_kernel
 from kcodec.records import encode
 from kcodec.records.encode import encode_batch
 from kcodec.records.reader import read_batches
 from kcodec.records.record_columns import RecordColumns
+
+from .test_kernel_record_writer import outcome, python_path
 
 pytestmark = pytest.mark.skipif(compiled_kernel() is None, reason="needs the compiled kernel")
 
@@ -25,19 +27,6 @@ def rows_of(keys, values, timestamps, headers):
         {"key": k, "value": v, "timestamp": -1 if t is None else t, "headers": h or ()}
         for k, v, t, h in zip(keys, values, timestamps, headers)
     ]
-
-
-def row_path(fn, *args, **kwargs):
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(encode, "_kernel_records", lambda *a: None)
-        return fn(*args, **kwargs)
-
-
-def outcome(fn, *args, **kwargs):
-    try:
-        return fn(*args, **kwargs)
-    except KcodecError as exc:
-        return type(exc).__name__, str(exc)
 
 
 row_st = st.tuples(
@@ -70,7 +59,7 @@ def test_columns_equal_rows(rows, cut, codec, base_offset, horizon, chunked):
     options = dict(compression=codec, base_offset=base_offset, delete_horizon_ms=horizon)
     assert encode._kernel_records(columns, base_offset, horizon) is not None
     got = encode_batch(columns, **options)
-    assert got == row_path(encode_batch, columns, **options)
+    assert got == python_path(encode_batch, columns, **options)
     assert got == encode_batch(rows_of(keys, values, stamps, headers), **options)
 
 
