@@ -8,6 +8,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@ static PyObject *E_Truncated, *E_BadLength, *E_RecordCount, *E_VarintTooLong, *E
 static PyObject *E_Magic, *E_Compression, *E_Crc, *E_Decode;
 /* kcodec's own functions the kernel calls: decompression and Kafka's wording of a CRC mismatch */
 static PyObject *F_decompress, *F_corrupt_message, *DEFAULT_LIMIT, *INSIDE_COMPRESSED;
+/* kcodec.runtime.encoded.EncodedArray: an array field given already encoded */
+static PyObject *T_EncodedArray;
 
 /* ---- errors: kcodec's exception classes with position and field */
 
@@ -435,6 +438,15 @@ static long long as_int(PyObject *x, long long lo, long long hi, const char *fie
     return n;
 }
 
+/* The same check and message as as_int's, for callers that hold a C integer already. */
+__attribute__((unused)) static int int_in_range(long long n, long long lo, long long hi, const char *field) {
+    if (n < lo || n > hi) {
+        PyErr_Format(E_Encode, "%s must be an integer in [%lld, %lld]", field, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
 static inline int put_be8(Buf *b, long long v) { uint8_t x = (uint8_t)v; return buf_put(b, &x, 1); }
 static inline int put_be16(Buf *b, long long v) { uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v}; return buf_put(b, x, 2); }
 static inline int put_be32(Buf *b, long long v) {
@@ -460,15 +472,34 @@ static inline int put_varint64(Buf *b, long long v) {
     return put_uvarint64(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
+/* An EncodedArray: its count through the array's prefix writer, then its bytes as they are. */
+__attribute__((unused)) static int put_encoded_array(Buf *out, PyObject *x, int (*put_count)(Buf *, long long)) {
+    PyObject *data = PyObject_GetAttrString(x, "data");
+    PyObject *count = data ? PyObject_GetAttrString(x, "count") : NULL;
+    int rc = -1;
+    if (count) {
+        long long n = PyLong_AsLongLong(count);
+        if (n == -1 && PyErr_Occurred()) {
+            /* rc stays -1 */
+        } else if (!PyBytes_Check(data)) {
+            PyErr_SetString(E_Encode, "EncodedArray data must be bytes");
+        } else if (put_count(out, n) >= 0 && buf_put(out, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data)) >= 0) {
+            rc = 0;
+        }
+    }
+    Py_XDECREF(data);
+    Py_XDECREF(count);
+    return rc;
+}
+
 /* A length was reserved at `at` (room bytes); write it and close the gap. */
 static int patch_length_varint(Buf *b, Py_ssize_t at, int room) {
     Py_ssize_t body = b->len - at - room;
     if (body > INT32_MAX) { PyErr_SetString(E_Encode, "length exceeds int32"); return -1; }
-    Buf tmp = {0};
-    if (put_varint32(&tmp, body) < 0) return -1;
-    Py_ssize_t n = tmp.len;
-    memcpy(b->data + at, tmp.data, (size_t)n);
-    buf_free(&tmp);
+    uint32_t u = ((uint32_t)body << 1) ^ (uint32_t)((int32_t)body >> 31);  /* zigzag, no buffer of its own */
+    Py_ssize_t n = 0;
+    while (u >= 0x80) { b->data[at + n++] = (char)(u | 0x80); u >>= 7; }
+    b->data[at + n++] = (char)u;
     if (n < room) {
         memmove(b->data + at + n, b->data + at + room, (size_t)body);
         b->len -= room - n;
@@ -977,6 +1008,17 @@ done:
 }
 
 
+static int put_aborted_txn_entry_v0(Buf *out, long long f_version, long long f_producer_id,
+    long long f_first_offset, long long f_last_offset, long long f_last_stable_offset) {
+    if (int_in_range(f_version, INT16_MIN, INT16_MAX, "version") < 0) return -1;
+    if (put_be16(out, f_version) < 0) return -1;
+    if (put_be64(out, f_producer_id) < 0) return -1;
+    if (put_be64(out, f_first_offset) < 0) return -1;
+    if (put_be64(out, f_last_offset) < 0) return -1;
+    if (put_be64(out, f_last_stable_offset) < 0) return -1;
+    return 0;
+}
+
 static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs a tuple or list of 5 fields");
@@ -986,37 +1028,17 @@ static int enc_aborted_txn_entry_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "aborted_txn_entry v0 needs 5 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        long long n = as_int(x, -32768LL, 32767LL, "version");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be16(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "producer_id");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 2);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "first_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 3);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "last_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 4);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "last_stable_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    return 0;
+    long long f_version = as_int(PySequence_Fast_GET_ITEM(v, 0), INT16_MIN, INT16_MAX, "version");
+    if (f_version == -1 && PyErr_Occurred()) return -1;
+    long long f_producer_id = as_int(PySequence_Fast_GET_ITEM(v, 1), INT64_MIN, INT64_MAX, "producer_id");
+    if (f_producer_id == -1 && PyErr_Occurred()) return -1;
+    long long f_first_offset = as_int(PySequence_Fast_GET_ITEM(v, 2), INT64_MIN, INT64_MAX, "first_offset");
+    if (f_first_offset == -1 && PyErr_Occurred()) return -1;
+    long long f_last_offset = as_int(PySequence_Fast_GET_ITEM(v, 3), INT64_MIN, INT64_MAX, "last_offset");
+    if (f_last_offset == -1 && PyErr_Occurred()) return -1;
+    long long f_last_stable_offset = as_int(PySequence_Fast_GET_ITEM(v, 4), INT64_MIN, INT64_MAX, "last_stable_offset");
+    if (f_last_stable_offset == -1 && PyErr_Occurred()) return -1;
+    return put_aborted_txn_entry_v0(out, f_version, f_producer_id, f_first_offset, f_last_offset, f_last_stable_offset);
 }
 
 static PyObject *py_encode_aborted_txn_entry_v0(PyObject *self, PyObject *arg) {
@@ -1362,6 +1384,14 @@ done:
 }
 
 
+static int put_end_txn_marker_v0(Buf *out, long long f_version, long long f_coordinator_epoch) {
+    if (int_in_range(f_version, INT16_MIN, INT16_MAX, "version") < 0) return -1;
+    if (int_in_range(f_coordinator_epoch, INT32_MIN, INT32_MAX, "coordinator_epoch") < 0) return -1;
+    if (put_be16(out, f_version) < 0) return -1;
+    if (put_be32(out, f_coordinator_epoch) < 0) return -1;
+    return 0;
+}
+
 static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "end_txn_marker v0 needs a tuple or list of 2 fields");
@@ -1371,19 +1401,11 @@ static int enc_end_txn_marker_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "end_txn_marker v0 needs 2 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        long long n = as_int(x, -32768LL, 32767LL, "version");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be16(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "coordinator_epoch");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be32(out, n) < 0) return -1;
-    }
-    return 0;
+    long long f_version = as_int(PySequence_Fast_GET_ITEM(v, 0), INT16_MIN, INT16_MAX, "version");
+    if (f_version == -1 && PyErr_Occurred()) return -1;
+    long long f_coordinator_epoch = as_int(PySequence_Fast_GET_ITEM(v, 1), INT32_MIN, INT32_MAX, "coordinator_epoch");
+    if (f_coordinator_epoch == -1 && PyErr_Occurred()) return -1;
+    return put_end_txn_marker_v0(out, f_version, f_coordinator_epoch);
 }
 
 static PyObject *py_encode_end_txn_marker_v0(PyObject *self, PyObject *arg) {
@@ -2938,6 +2960,14 @@ done:
 }
 
 
+static int put_offset_index_entry_v0(Buf *out, long long f_relative_offset, long long f_position) {
+    if (int_in_range(f_relative_offset, INT32_MIN, INT32_MAX, "relative_offset") < 0) return -1;
+    if (int_in_range(f_position, INT32_MIN, INT32_MAX, "position") < 0) return -1;
+    if (put_be32(out, f_relative_offset) < 0) return -1;
+    if (put_be32(out, f_position) < 0) return -1;
+    return 0;
+}
+
 static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "offset_index_entry v0 needs a tuple or list of 2 fields");
@@ -2947,19 +2977,11 @@ static int enc_offset_index_entry_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "offset_index_entry v0 needs 2 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "relative_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be32(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "position");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be32(out, n) < 0) return -1;
-    }
-    return 0;
+    long long f_relative_offset = as_int(PySequence_Fast_GET_ITEM(v, 0), INT32_MIN, INT32_MAX, "relative_offset");
+    if (f_relative_offset == -1 && PyErr_Occurred()) return -1;
+    long long f_position = as_int(PySequence_Fast_GET_ITEM(v, 1), INT32_MIN, INT32_MAX, "position");
+    if (f_position == -1 && PyErr_Occurred()) return -1;
+    return put_offset_index_entry_v0(out, f_relative_offset, f_position);
 }
 
 static PyObject *py_encode_offset_index_entry_v0(PyObject *self, PyObject *arg) {
@@ -3310,6 +3332,22 @@ done:
 }
 
 
+static int put_record_header_v2(Buf *out, const char *f_key, Py_ssize_t f_key_len,
+    const char *f_value, Py_ssize_t f_value_len) {
+    if (f_key == NULL) {
+        PyErr_SetString(E_Encode, "key cannot be null");
+        return -1;
+    } else if (put_varint32(out, f_key_len) < 0 || buf_put(out, f_key, f_key_len) < 0) {
+        return -1;
+    }
+    if (f_value == NULL) {
+        if (put_varint32(out, -1) < 0) return -1;
+    } else if (put_varint32(out, f_value_len) < 0 || buf_put(out, f_value, f_value_len) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
 static int enc_record_header_v2(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "record_header v2 needs a tuple or list of 2 fields");
@@ -3319,36 +3357,26 @@ static int enc_record_header_v2(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "record_header v2 needs 2 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        if (x == Py_None) {
-            PyErr_SetString(E_Encode, "key cannot be null");
-            return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (!(data = PyUnicode_AsUTF8AndSize(x, &n))) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "key needs a str");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
+    PyObject *o_key = PySequence_Fast_GET_ITEM(v, 0);
+    const char *f_key = NULL;
+    Py_ssize_t f_key_len = 0;
+    if (o_key == Py_None) {
+        PyErr_SetString(E_Encode, "key cannot be null");
+        return -1;
+    } else if (!(f_key = PyUnicode_AsUTF8AndSize(o_key, &f_key_len))) {
+        PyErr_Clear();
+        PyErr_SetString(E_Encode, "key needs a str");
+        return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        if (x == Py_None) {
-            if (put_varint32(out, -1) < 0) return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "value needs bytes");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
+    PyObject *o_value = PySequence_Fast_GET_ITEM(v, 1);
+    const char *f_value = NULL;
+    Py_ssize_t f_value_len = 0;
+    if (o_value != Py_None && PyBytes_AsStringAndSize(o_value, (char **)&f_value, &f_value_len) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(E_Encode, "value needs bytes");
+        return -1;
     }
-    return 0;
+    return put_record_header_v2(out, f_key, f_key_len, f_value, f_value_len);
 }
 
 static PyObject *py_encode_record_header_v2(PyObject *self, PyObject *arg) {
@@ -3889,6 +3917,40 @@ done:
 }
 
 
+static int put_record_v2(Buf *out, long long f_attributes, long long f_timestamp_delta, long long f_offset_delta,
+    const char *f_key, Py_ssize_t f_key_len, const char *f_value, Py_ssize_t f_value_len, PyObject *f_headers) {
+    if (int_in_range(f_attributes, INT8_MIN, INT8_MAX, "attributes") < 0) return -1;
+    if (int_in_range(f_offset_delta, INT32_MIN, INT32_MAX, "offset_delta") < 0) return -1;
+    Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
+    if (buf_reserve(out, 5) < 0) return -1;
+    out->len += 5;
+    if (put_be8(out, f_attributes) < 0) return -1;
+    if (put_varint64(out, f_timestamp_delta) < 0) return -1;
+    if (put_varint32(out, f_offset_delta) < 0) return -1;
+    if (f_key == NULL) {
+        if (put_varint32(out, -1) < 0) return -1;
+    } else if (put_varint32(out, f_key_len) < 0 || buf_put(out, f_key, f_key_len) < 0) {
+        return -1;
+    }
+    if (f_value == NULL) {
+        if (put_varint32(out, -1) < 0) return -1;
+    } else if (put_varint32(out, f_value_len) < 0 || buf_put(out, f_value, f_value_len) < 0) {
+        return -1;
+    }
+    if (Py_TYPE(f_headers) == (PyTypeObject *)T_EncodedArray) {  /* encoded already: count and bytes */
+        if (put_encoded_array(out, f_headers, put_varint32) < 0) return -1;
+    } else if (!PyList_Check(f_headers) && !PyTuple_Check(f_headers)) {
+        PyErr_SetString(E_Encode, "headers needs a list");
+        return -1;
+    } else {
+        if (put_varint32(out, PySequence_Fast_GET_SIZE(f_headers)) < 0) return -1;
+        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(f_headers); k++)
+            if (enc_record_header_v2(PySequence_Fast_GET_ITEM(f_headers, k), out) < 0) return -1;
+    }
+    if (patch_length_varint(out, body_length, 5) < 0) return -1;
+    return 0;
+}
+
 static int enc_record_v2(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "record v2 needs a tuple or list of 7 fields");
@@ -3898,67 +3960,31 @@ static int enc_record_v2(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "record v2 needs 7 fields");
         return -1;
     }
-    Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
-    if (buf_reserve(out, 5) < 0) return -1;
-    out->len += 5;
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, -128LL, 127LL, "attributes");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be8(out, n) < 0) return -1;
+    long long f_attributes = as_int(PySequence_Fast_GET_ITEM(v, 1), INT8_MIN, INT8_MAX, "attributes");
+    if (f_attributes == -1 && PyErr_Occurred()) return -1;
+    long long f_timestamp_delta = as_int(PySequence_Fast_GET_ITEM(v, 2), INT64_MIN, INT64_MAX, "timestamp_delta");
+    if (f_timestamp_delta == -1 && PyErr_Occurred()) return -1;
+    long long f_offset_delta = as_int(PySequence_Fast_GET_ITEM(v, 3), INT32_MIN, INT32_MAX, "offset_delta");
+    if (f_offset_delta == -1 && PyErr_Occurred()) return -1;
+    PyObject *o_key = PySequence_Fast_GET_ITEM(v, 4);
+    const char *f_key = NULL;
+    Py_ssize_t f_key_len = 0;
+    if (o_key != Py_None && PyBytes_AsStringAndSize(o_key, (char **)&f_key, &f_key_len) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(E_Encode, "key needs bytes");
+        return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 2);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp_delta");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_varint64(out, n) < 0) return -1;
+    PyObject *o_value = PySequence_Fast_GET_ITEM(v, 5);
+    const char *f_value = NULL;
+    Py_ssize_t f_value_len = 0;
+    if (o_value != Py_None && PyBytes_AsStringAndSize(o_value, (char **)&f_value, &f_value_len) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(E_Encode, "value needs bytes");
+        return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 3);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "offset_delta");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_varint32(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 4);
-        if (x == Py_None) {
-            if (put_varint32(out, -1) < 0) return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "key needs bytes");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 5);
-        if (x == Py_None) {
-            if (put_varint32(out, -1) < 0) return -1;
-        } else {
-            const char *data; Py_ssize_t n;
-            if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {
-                PyErr_Clear();
-                PyErr_SetString(E_Encode, "value needs bytes");
-                return -1;
-            }
-            if (put_varint32(out, n) < 0 || buf_put(out, data, n) < 0) return -1;
-        }
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 6);
-        if (!PyList_Check(x) && !PyTuple_Check(x)) {
-            PyErr_SetString(E_Encode, "headers needs a list");
-            return -1;
-        }
-        if (put_varint32(out, PySequence_Fast_GET_SIZE(x)) < 0) return -1;
-        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(x); k++)
-            if (enc_record_header_v2(PySequence_Fast_GET_ITEM(x, k), out) < 0) return -1;
-    }
-    if (patch_length_varint(out, body_length, 5) < 0) return -1;
-    return 0;
+    PyObject *f_headers = PySequence_Fast_GET_ITEM(v, 6);
+    return put_record_v2(out, f_attributes, f_timestamp_delta, f_offset_delta, f_key, f_key_len, f_value, f_value_len,
+        f_headers);
 }
 
 static PyObject *py_encode_record_v2(PyObject *self, PyObject *arg) {
@@ -4380,6 +4406,13 @@ done:
 }
 
 
+static int put_time_index_entry_v0(Buf *out, long long f_timestamp, long long f_relative_offset) {
+    if (int_in_range(f_relative_offset, INT32_MIN, INT32_MAX, "relative_offset") < 0) return -1;
+    if (put_be64(out, f_timestamp) < 0) return -1;
+    if (put_be32(out, f_relative_offset) < 0) return -1;
+    return 0;
+}
+
 static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
     if (!PyTuple_Check(v) && !PyList_Check(v)) {
         PyErr_SetString(E_Encode, "time_index_entry v0 needs a tuple or list of 2 fields");
@@ -4389,19 +4422,11 @@ static int enc_time_index_entry_v0(PyObject *v, Buf *out) {
         PyErr_SetString(E_Encode, "time_index_entry v0 needs 2 fields");
         return -1;
     }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 0);
-        long long n = as_int(x, (-9223372036854775807LL - 1), 9223372036854775807LL, "timestamp");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be64(out, n) < 0) return -1;
-    }
-    {
-        PyObject *x = PySequence_Fast_GET_ITEM(v, 1);
-        long long n = as_int(x, -2147483648LL, 2147483647LL, "relative_offset");
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (put_be32(out, n) < 0) return -1;
-    }
-    return 0;
+    long long f_timestamp = as_int(PySequence_Fast_GET_ITEM(v, 0), INT64_MIN, INT64_MAX, "timestamp");
+    if (f_timestamp == -1 && PyErr_Occurred()) return -1;
+    long long f_relative_offset = as_int(PySequence_Fast_GET_ITEM(v, 1), INT32_MIN, INT32_MAX, "relative_offset");
+    if (f_relative_offset == -1 && PyErr_Occurred()) return -1;
+    return put_time_index_entry_v0(out, f_timestamp, f_relative_offset);
 }
 
 static PyObject *py_encode_time_index_entry_v0(PyObject *self, PyObject *arg) {
@@ -4537,6 +4562,309 @@ done:
     free_cols_time_index_entry_v0(&c);
     PyBuffer_Release(&a.view);
     return d ? Py_BuildValue("(Nnn)", d, a.count, p) : NULL;
+}
+
+/* ---- v2 records straight from the writer's inputs (kcodec.records.encode.encode_batch)
+ *
+ * encode_records_v2(items, base_offset, delete_horizon, NewRecord, Record) walks a list or tuple of
+ * NewRecord (its slots read at the member descriptors' offsets), kcodec Record (a tuple: fields by
+ * index) or plain dicts (only key/value/headers/timestamp/offset), assigns offsets as Kafka's
+ * MemoryRecordsBuilder.nextSequentialOffset does and writes each record with put_record_v2.
+ * It only takes what the Python writer takes without converting anything: on any other input
+ * (other types, bytearray, odd headers, offsets or timestamps out of range or out of order,
+ * deltas past their ints, a control Record) it returns None and the writer's Python path runs,
+ * with its own error messages. */
+
+typedef struct { PyObject *key, *value, *headers, *timestamp, *offset; } RecordIn;
+
+enum { NEWRECORD_FIELDS = 5 };
+static PyTypeObject *newrecord_type;  /* the class whose slot offsets are cached (a strong reference) */
+static Py_ssize_t newrecord_slot[NEWRECORD_FIELDS];
+static const char *record_field_names[NEWRECORD_FIELDS] = {"key", "value", "headers", "timestamp", "offset"};
+static PyObject *record_keys[NEWRECORD_FIELDS], *no_headers;
+
+/* The offsets of NewRecord's key, value, headers, timestamp and offset slots, found once per class. */
+static int newrecord_slots(PyTypeObject *type) {
+    const char **names = record_field_names;
+    if (type == newrecord_type) return 0;
+    for (int i = 0; i < NEWRECORD_FIELDS; i++) {
+        PyObject *d = type->tp_dict ? PyDict_GetItemString(type->tp_dict, names[i]) : NULL;
+        if (!d || Py_TYPE(d) != &PyMemberDescr_Type || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+            PyErr_Format(PyExc_TypeError, "%s has no slot %s", type->tp_name, names[i]);
+            return -1;
+        }
+        newrecord_slot[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+    }
+    Py_INCREF(type);
+    Py_XSETREF(newrecord_type, type);
+    return 0;
+}
+
+static int record_keys_init(void) {
+    if (no_headers) return 0;
+    for (int i = 0; i < NEWRECORD_FIELDS; i++)
+        if (!(record_keys[i] = PyUnicode_InternFromString(record_field_names[i]))) return -1;
+    return (no_headers = PyTuple_New(0)) ? 0 : -1;
+}
+
+/* 1: the fields of one input; 0: an input for the Python path. */
+static int record_in(PyObject *item, PyTypeObject *record_type, RecordIn *r) {
+    if (Py_TYPE(item) == newrecord_type) {
+        PyObject **slots[NEWRECORD_FIELDS] = {&r->key, &r->value, &r->headers, &r->timestamp, &r->offset};
+        for (int i = 0; i < NEWRECORD_FIELDS; i++)
+            if (!(*slots[i] = *(PyObject **)((char *)item + newrecord_slot[i]))) return 0;
+        return 1;
+    }
+    if (Py_TYPE(item) == record_type) {
+        if (PyTuple_GET_SIZE(item) < 8 || PyTuple_GET_ITEM(item, 7) != Py_None) return 0;  /* control */
+        r->offset = PyTuple_GET_ITEM(item, 0);
+        r->timestamp = PyTuple_GET_ITEM(item, 1);
+        r->key = PyTuple_GET_ITEM(item, 3);
+        r->value = PyTuple_GET_ITEM(item, 4);
+        r->headers = PyTuple_GET_ITEM(item, 5);
+        return 1;
+    }
+    if (PyDict_CheckExact(item)) {  /* str keys only: no Python code runs while the items are walked */
+        PyObject **slots[NEWRECORD_FIELDS] = {&r->key, &r->value, &r->headers, &r->timestamp, &r->offset};
+        PyObject *k, *v;
+        Py_ssize_t it = 0;
+        r->key = r->value = r->headers = r->offset = Py_None;
+        r->timestamp = NULL;  /* -1 */
+        while (PyDict_Next(item, &it, &k, &v)) {
+            if (!PyUnicode_CheckExact(k)) return 0;
+            int i = 0;
+            while (i < NEWRECORD_FIELDS && k != record_keys[i]) i++;
+            for (int j = 0; i == NEWRECORD_FIELDS && j < NEWRECORD_FIELDS; j++)
+                if (PyUnicode_Compare(k, record_keys[j]) == 0) i = j;
+            if (i == NEWRECORD_FIELDS) return 0;  /* another key */
+            *slots[i] = v;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static inline int bytes_or_none(PyObject *x) { return x == Py_None || PyBytes_CheckExact(x); }
+/* put_record_v2's (data, length) of bytes or None */
+static inline const char *bytes_data(PyObject *x) { return x == Py_None ? NULL : PyBytes_AS_STRING(x); }
+static inline Py_ssize_t bytes_size(PyObject *x) { return x == Py_None ? 0 : PyBytes_GET_SIZE(x); }
+
+/* (str, bytes-or-None) pairs in a list or tuple, as the Python writer takes them unchanged. */
+static int plain_headers(PyObject *h) {
+    if (!PyList_CheckExact(h) && !PyTuple_CheckExact(h)) return 0;
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(h); k++) {
+        PyObject *pair = PySequence_Fast_GET_ITEM(h, k);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)) || !bytes_or_none(PyTuple_GET_ITEM(pair, 1)))
+            return 0;
+    }
+    return 1;
+}
+
+/* An exact int in [lo, INT64_MAX]; 0 if anything else. */
+static int plain_int(PyObject *x, long long lo, long long *n) {
+    if (!PyLong_CheckExact(x)) return 0;
+    int overflow = 0;
+    *n = PyLong_AsLongLongAndOverflow(x, &overflow);
+    if (*n == -1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    return !overflow && *n >= lo;
+}
+
+static PyObject *py_encode_records_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *items, *base_arg, *horizon_arg;
+    PyTypeObject *new_type, *record_type;
+    if (!PyArg_ParseTuple(args, "OOOO!O!:encode_records_v2", &items, &base_arg, &horizon_arg, &PyType_Type,
+                          &new_type, &PyType_Type, &record_type))
+        return NULL;
+    if (record_keys_init() < 0 || newrecord_slots(new_type) < 0) return NULL;
+    if (!PyList_CheckExact(items) && !PyTuple_CheckExact(items)) Py_RETURN_NONE;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(items);
+    long long base = 0, horizon = 0, previous = 0, base_timestamp = 0, max_timestamp = -1;
+    int has_horizon = horizon_arg != Py_None;
+    if (count == 0 || (base_arg != Py_None && !plain_int(base_arg, 0, &base)) ||
+        (has_horizon && !plain_int(horizon_arg, 0, &horizon)))
+        Py_RETURN_NONE;
+    Buf out = {0};
+    for (Py_ssize_t i = 0; i < count; i++) {
+        RecordIn r;
+        long long offset, timestamp = -1, delta;
+        if (!record_in(PySequence_Fast_GET_ITEM(items, i), record_type, &r)) goto python;
+        if (r.timestamp && !plain_int(r.timestamp, -1, &timestamp)) goto python;
+        if (r.offset == Py_None) {
+            if (i == 0) offset = base_arg == Py_None ? 0 : base;
+            else if (previous == INT64_MAX) goto python;
+            else offset = previous + 1;
+        } else if (!plain_int(r.offset, 0, &offset)) {
+            goto python;
+        }
+        if (i == 0) {
+            if (base_arg == Py_None) base = offset;
+            base_timestamp = has_horizon ? horizon : timestamp;
+        } else if (offset <= previous) {
+            goto python;
+        }
+        if (offset < base || offset - base > INT32_MAX) goto python;
+        if (!bytes_or_none(r.key) || !bytes_or_none(r.value)) goto python;
+        PyObject *headers = r.headers;
+        if (headers == Py_None || (PyTuple_CheckExact(headers) && PyTuple_GET_SIZE(headers) == 0)) headers = no_headers;
+        else if (!plain_headers(headers)) goto python;
+        if (__builtin_sub_overflow(timestamp, base_timestamp, &delta)) goto python;
+        if (put_record_v2(&out, 0, delta, offset - base, bytes_data(r.key), bytes_size(r.key), bytes_data(r.value),
+                          bytes_size(r.value), headers) < 0) {
+            if (!PyErr_ExceptionMatches(E_Encode)) { buf_free(&out); return NULL; }
+            PyErr_Clear();  /* e.g. a header key that is not valid UTF-8: the Python path says so */
+            goto python;
+        }
+        if (timestamp > max_timestamp) max_timestamp = timestamp;
+        previous = offset;
+    }
+    PyObject *data = bytes_of(&out);
+    buf_free(&out);
+    return data ? Py_BuildValue("(NnLLLL)", data, count, base, previous, base_timestamp, max_timestamp) : NULL;
+python:
+    buf_free(&out);
+    Py_RETURN_NONE;
+}
+
+/* ---- v2 records from Arrow columns: encode_record_columns_v2(count, keys, values, timestamps, headers,
+ * base_offset, delete_horizon). keys and values: None (all null) or (array offset, validity bitmap or None,
+ * int32 offsets, data), the buffers of a pyarrow binary array; timestamps: None (all -1) or (array offset,
+ * validity or None, int64 data), nulls -1; headers: None or one list of (str, bytes-or-None) pairs (or
+ * None) per row. Offsets run from base_offset. No Python object is made per row; the result is
+ * encode_records_v2's, or None when a row needs the row writer's checks (a timestamp below -1, odd
+ * headers, a delta past its int). Buffers too short for the array raise ValueError. */
+
+typedef struct { Py_buffer valid, offsets, data; Py_ssize_t offset; int has_valid, has_offsets, has_data; } Column;
+
+static void column_release(Column *c) {
+    if (c->has_valid) PyBuffer_Release(&c->valid);
+    if (c->has_offsets) PyBuffer_Release(&c->offsets);
+    if (c->has_data) PyBuffer_Release(&c->data);
+}
+
+static int column_bit(const Column *c, Py_ssize_t i) {
+    Py_ssize_t k = c->offset + i;
+    return !c->has_valid || (((const uint8_t *)c->valid.buf)[k / 8] >> (k % 8)) & 1;
+}
+
+/* Take (offset, validity, offsets, data) -- or (offset, validity, data) for fixed int64 -- apart and check
+ * the buffers hold `count` rows. */
+static int column_open(PyObject *spec, Py_ssize_t count, int binary, const char *name, Column *c) {
+    memset(c, 0, sizeof *c);
+    if (spec == Py_None) return 0;
+    Py_ssize_t parts = binary ? 4 : 3;
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != parts) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a tuple of %zd buffers", name, parts);
+        return -1;
+    }
+    c->offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 0));
+    if (c->offset == -1 && PyErr_Occurred()) return -1;
+    PyObject *valid = PyTuple_GET_ITEM(spec, 1);
+    if (valid != Py_None) {
+        if (PyObject_GetBuffer(valid, &c->valid, PyBUF_SIMPLE) < 0) return -1;
+        c->has_valid = 1;
+    }
+    if (binary) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(spec, 2), &c->offsets, PyBUF_SIMPLE) < 0) return -1;
+        c->has_offsets = 1;
+    }
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(spec, parts - 1), &c->data, PyBUF_SIMPLE) < 0) return -1;
+    c->has_data = 1;
+    Py_ssize_t rows = c->offset + count;
+    if (c->offset < 0 || (c->has_valid && c->valid.len < (rows + 7) / 8) ||
+        (binary ? c->offsets.len < (rows + 1) * 4 : c->data.len < rows * 8)) {
+        PyErr_Format(PyExc_ValueError, "%s: the buffers are too short for %zd rows at offset %zd", name, count,
+                     c->offset);
+        return -1;
+    }
+    return 0;
+}
+
+/* Row i of a binary column: its data (NULL for null) and size; -1 for offsets out of order or bounds. */
+static int column_bytes(const Column *c, Py_ssize_t i, const char *name, const char **data, Py_ssize_t *size) {
+    *data = NULL;
+    *size = 0;
+    if (!c->has_data || !column_bit(c, i)) return 0;
+    int32_t from, to;
+    memcpy(&from, (const char *)c->offsets.buf + (c->offset + i) * 4, 4);
+    memcpy(&to, (const char *)c->offsets.buf + (c->offset + i + 1) * 4, 4);
+    if (from < 0 || to < from || to > c->data.len) {
+        PyErr_Format(PyExc_ValueError, "%s: row %zd has offsets %d..%d outside its %zd data bytes", name, i, from,
+                     to, c->data.len);
+        return -1;
+    }
+    *data = (const char *)c->data.buf + from;
+    *size = to - from;
+    return 0;
+}
+
+static PyObject *py_encode_record_columns_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_ssize_t count;
+    PyObject *key_spec, *value_spec, *ts_spec, *headers, *horizon_arg;
+    long long base;
+    if (!PyArg_ParseTuple(args, "nOOOOLO:encode_record_columns_v2", &count, &key_spec, &value_spec, &ts_spec,
+                          &headers, &base, &horizon_arg))
+        return NULL;
+    if (record_keys_init() < 0) return NULL;
+    long long horizon = 0;
+    int has_horizon = horizon_arg != Py_None;
+    if (count <= 0 || base < 0 || count - 1 > INT32_MAX || base > INT64_MAX - (count - 1) ||
+        (has_horizon && !plain_int(horizon_arg, 0, &horizon)))
+        Py_RETURN_NONE;
+    if (headers != Py_None &&
+        ((!PyList_CheckExact(headers) && !PyTuple_CheckExact(headers)) || PySequence_Fast_GET_SIZE(headers) != count))
+        Py_RETURN_NONE;
+    Column keys = {0}, values = {0}, stamps = {0};  /* released at done, opened or not */
+    PyObject *result = NULL;
+    Buf out = {0};
+    int opened = column_open(key_spec, count, 1, "keys", &keys);
+    opened = opened < 0 ? -1 : column_open(value_spec, count, 1, "values", &values);
+    opened = opened < 0 ? -1 : column_open(ts_spec, count, 0, "timestamps", &stamps);
+    long long base_timestamp = 0, max_timestamp = -1;
+    if (opened < 0) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const char *key, *value;
+        Py_ssize_t key_size, value_size;
+        long long timestamp = -1, delta;
+        if (column_bytes(&keys, i, "keys", &key, &key_size) < 0 ||
+            column_bytes(&values, i, "values", &value, &value_size) < 0)
+            goto done;
+        if (stamps.has_data && column_bit(&stamps, i)) {
+            int64_t t;
+            memcpy(&t, (const char *)stamps.data.buf + (stamps.offset + i) * 8, 8);
+            timestamp = t;
+        }
+        if (timestamp < -1) goto python;
+        if (i == 0) base_timestamp = has_horizon ? horizon : timestamp;
+        if (__builtin_sub_overflow(timestamp, base_timestamp, &delta)) goto python;
+        PyObject *row_headers = headers == Py_None ? Py_None : PySequence_Fast_GET_ITEM(headers, i);
+        if (row_headers == Py_None || (PyTuple_CheckExact(row_headers) && PyTuple_GET_SIZE(row_headers) == 0))
+            row_headers = no_headers;
+        else if (!plain_headers(row_headers)) goto python;
+        if (put_record_v2(&out, 0, delta, i, key, key_size, value, value_size, row_headers) < 0) {
+            if (!PyErr_ExceptionMatches(E_Encode)) goto done;
+            PyErr_Clear();
+            goto python;
+        }
+        if (timestamp > max_timestamp) max_timestamp = timestamp;
+    }
+    {
+        PyObject *data = bytes_of(&out);
+        result = data ? Py_BuildValue("(NnLLLL)", data, count, base, base + count - 1, base_timestamp, max_timestamp)
+                      : NULL;
+    }
+    goto done;
+python:
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    column_release(&keys);
+    column_release(&values);
+    column_release(&stamps);
+    buf_free(&out);
+    return result;
 }
 
 /* ================================================================ v0/v1 message sets, message by message
@@ -5035,6 +5363,12 @@ static PyMethodDef methods[] = {
      "encode_time_index_entry_v0_array(list of values) -> bytes, back to back"},
     {"columns_time_index_entry_v0", py_columns_time_index_entry_v0, METH_VARARGS,
      "columns_time_index_entry_v0(buf, pos, end, count[, {int column: addend}]) -> ({column: buffers}, count, next_pos)"},
+    {"encode_records_v2", py_encode_records_v2, METH_VARARGS,
+     "encode_records_v2(items, base_offset, delete_horizon, NewRecord, Record) -> (records bytes, count, base offset, "
+     "last offset, base timestamp, max timestamp), or None for the Python writer"},
+    {"encode_record_columns_v2", py_encode_record_columns_v2, METH_VARARGS,
+     "encode_record_columns_v2(count, keys, values, timestamps, headers, base_offset, delete_horizon) -> "
+     "encode_records_v2's result from Arrow buffers, or None for the row writer"},
     {NULL, NULL, 0, NULL}
 };
 
@@ -5068,6 +5402,11 @@ PyMODINIT_FUNC PyInit__ckernel(void) {
     Py_DECREF(compression);
     INSIDE_COMPRESSED = PyUnicode_InternFromString("inside a compressed stream");
     if (!F_decompress || !DEFAULT_LIMIT || !INSIDE_COMPRESSED) return NULL;
+    PyObject *encoded = PyImport_ImportModule("kcodec.runtime.encoded");
+    if (!encoded) return NULL;
+    T_EncodedArray = PyObject_GetAttrString(encoded, "EncodedArray");
+    Py_DECREF(encoded);
+    if (!T_EncodedArray) return NULL;
     crc32_init();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;

@@ -74,6 +74,8 @@ class CEntity:
     export_lines: list[str] = field(default_factory=list)
     int_columns: list[str] = field(default_factory=list)  # top-level integer fields, for addends
     encode_lines: list[str] = field(default_factory=list)
+    put_signature: str = ""
+    put_lines: list[str] = field(default_factory=list)
     project_lines: list[str] = field(default_factory=list)
     kinds: str = ""  # per field, what a projection finds there (_kinds)
     plain: bool = True  # columns, projections and an encoder too (EntityVersion.compiled_plain)
@@ -119,6 +121,8 @@ def c_entity(ev: EntityVersion) -> CEntity:
         ce.column_struct, ce.free_lines, ce.export_lines = _column_parts(ev)
         ce.int_columns = [f.name for f in ev.fields if isinstance(f.type, IntType)]
         ce.encode_lines = _encode_body(ev)
+        ce.put_signature = _put_signature(ev)
+        ce.put_lines = _put_body(ev)
     return ce
 
 
@@ -632,9 +636,106 @@ def _encode_error(w: Code, message: str) -> None:
     w("return -1;")
 
 
+def _int_bounds(t: IntType) -> tuple[str, str]:
+    """C expressions of the range: stdint's names for the signed widths (INT64_MIN has no literal)."""
+    names = {-(1 << (b - 1)): f"INT{b}_MIN" for b in (8, 16, 32, 64)}
+    names.update({(1 << (b - 1)) - 1: f"INT{b}_MAX" for b in (8, 16, 32, 64)})
+    return names.get(t.min, f"{t.min}LL"), names.get(t.max, f"{t.max}LL")
+
+
+def _wrapped(head: str, items: list[str], tail: str, indent: str = "", width: int = 116) -> list[str]:
+    """``head + items joined by commas + tail``, broken after commas to fit ``width``."""
+    lines, line = [], indent + head
+    for k, item in enumerate(items):
+        piece = item + (", " if k < len(items) - 1 else tail)
+        if len(line) + len(piece.rstrip()) > width and line.strip():
+            lines.append(line.rstrip())
+            line = indent + "    "
+        line += piece
+    lines.append(line)
+    return lines
+
+
+def _put_params(ev: EntityVersion) -> list[ResolvedField]:
+    """The fields ``put_<suffix>`` takes: all but the derived ones (lengths, counts, computed)."""
+    return [f for f in ev.fields if not f.field.derived]
+
+
+def _put_params_c(ev: EntityVersion) -> list[str]:
+    """A long long per integer, (data, length) per byte string (data NULL: null), PyObject * for the rest."""
+    params = ["Buf *out"]
+    for f in _put_params(ev):
+        if isinstance(f.type, IntType):
+            params.append(f"long long f_{f.name}")
+        elif isinstance(f.type, BytesType):
+            params.append(f"const char *f_{f.name}, Py_ssize_t f_{f.name}_len")
+        else:
+            params.append(f"PyObject *f_{f.name}")
+    return params
+
+
+def _put_signature(ev: EntityVersion) -> str:
+    return "\n".join(_wrapped(f"static int put_{ev.suffix}(", _put_params_c(ev), ") {"))
+
+
+def _put_body(ev: EntityVersion) -> list[str]:
+    """``put_<suffix>(out, field...)``: check the integers' ranges, then append the bytes of one
+    value to ``out``; derived lengths are computed. C callers with field values in hand use it directly."""
+    w = Code(depth=1)
+    for f in _put_params(ev):
+        t = f.type
+        if isinstance(t, IntType) and (t.min, t.max) != (-(1 << 63), (1 << 63) - 1):
+            lo, hi = _int_bounds(t)
+            w(f'if (int_in_range(f_{f.name}, {lo}, {hi}, "{f.name}") < 0) return -1;')
+    lengths: list[tuple[str, IntType]] = []
+    starts = ev.length_starts()
+    for f in ev.fields:
+        for owner in starts.get(f.name, ()):
+            lt = ev.field(owner).type
+            w(f"Py_ssize_t body_{owner} = out->len;  /* {owner} goes here, once its bytes are known */")
+            w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
+            w(f"out->len += {lt.max_width};")
+            lengths.append((owner, lt))
+        t = f.type
+        if f.field.derived:
+            continue
+        x = f"f_{f.name}"
+        if isinstance(t, IntType):
+            _put_int(w, t, x)
+        elif isinstance(t, BytesType):
+            w(f"if ({x} == NULL) {{")
+            with w.indented():
+                if t.nullable:
+                    w(f"if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
+                else:
+                    _encode_error(w, f"{f.name} cannot be null")
+            w(f"}} else if ({_PUT[t.prefix.name]}(out, {x}_len) < 0 || buf_put(out, {x}, {x}_len) < 0) {{")
+            w("    return -1;")
+            w("}")
+        elif isinstance(t, EntityRef):
+            w(f"if (enc_{ev.child(t.name).suffix}({x}, out) < 0) return -1;")
+        else:
+            child = ev.child(t.element.name)
+            w(f"if (Py_TYPE({x}) == (PyTypeObject *)T_EncodedArray) {{  /* encoded already: count and bytes */")
+            w(f"    if (put_encoded_array(out, {x}, {_PUT[t.prefix.name]}) < 0) return -1;")
+            w(f"}} else if (!PyList_Check({x}) && !PyTuple_Check({x})) {{")
+            with w.indented():
+                _encode_error(w, f"{f.name} needs a list")
+            w("} else {")
+            with w.indented():
+                _put_int(w, t.prefix, f"PySequence_Fast_GET_SIZE({x})")
+                w(f"for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE({x}); k++)")
+                w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM({x}, k), out) < 0) return -1;")
+            w("}")
+    for owner, lt in reversed(lengths):
+        w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
+    w("return 0;")
+    return w.lines
+
+
 def _encode_body(ev: EntityVersion) -> list[str]:
-    """``enc_<suffix>(fields, out)``: append the bytes of one value (a tuple or
-    list in FIELDS order) to ``out``; derived lengths are computed."""
+    """``enc_<suffix>(fields, out)``: one value given as a tuple or list in FIELDS order,
+    its integers converted (in field order), handed to ``put_<suffix>``."""
     w = Code(depth=1)
     n = len(ev.fields)
     w("if (!PyTuple_Check(v) && !PyList_Check(v)) {")
@@ -645,67 +746,43 @@ def _encode_body(ev: EntityVersion) -> list[str]:
     with w.indented():
         _encode_error(w, f"{ev.name} v{ev.version} needs {n} fields")
     w("}")
-    lengths: list[tuple[str, IntType]] = []
-    starts = ev.length_starts()
-    for i, f in enumerate(ev.fields):
-        for owner in starts.get(f.name, ()):
-            lt = ev.field(owner).type
-            w(f"Py_ssize_t body_{owner} = out->len;  /* {owner} goes here, once its bytes are known */")
-            w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
-            w(f"out->len += {lt.max_width};")
-            lengths.append((owner, lt))
+    args = ["out"]
+    for f in _put_params(ev):
+        i = ev.index(f.name)
         t = f.type
-        if f.field.derived:
-            continue
-        w("{")
-        with w.indented():
-            w(f"PyObject *x = PySequence_Fast_GET_ITEM(v, {i});")
-            if isinstance(t, IntType):
-                lo = f"({t.min + 1}LL - 1)" if t.min == -(1 << 63) else f"{t.min}LL"  # INT64_MIN has no literal
-                w(f'long long n = as_int(x, {lo}, {t.max}LL, "{f.name}");')
-                w("if (n == -1 && PyErr_Occurred()) return -1;")
-                _put_int(w, t, "n")
-            elif isinstance(t, BytesType):
-                _encode_bytes(w, f, t)
-            elif isinstance(t, EntityRef):
-                w(f"if (enc_{ev.child(t.name).suffix}(x, out) < 0) return -1;")
-            else:
-                child = ev.child(t.element.name)
-                w("if (!PyList_Check(x) && !PyTuple_Check(x)) {")
-                with w.indented():
-                    _encode_error(w, f"{f.name} needs a list")
-                w("}")
-                _put_int(w, t.prefix, "PySequence_Fast_GET_SIZE(x)")
-                w("for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(x); k++)")
-                w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM(x, k), out) < 0) return -1;")
-        w("}")
-    for owner, lt in reversed(lengths):
-        w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
-    w("return 0;")
+        if isinstance(t, IntType):
+            lo, hi = _int_bounds(t)
+            w(f'long long f_{f.name} = as_int(PySequence_Fast_GET_ITEM(v, {i}), {lo}, {hi}, "{f.name}");')
+            w(f"if (f_{f.name} == -1 && PyErr_Occurred()) return -1;")
+            args.append(f"f_{f.name}")
+        elif isinstance(t, BytesType):
+            w(f"PyObject *o_{f.name} = PySequence_Fast_GET_ITEM(v, {i});")
+            w(f"const char *f_{f.name} = NULL;")
+            w(f"Py_ssize_t f_{f.name}_len = 0;")
+            _encode_bytes(w, f, t, f"o_{f.name}", f"f_{f.name}")
+            args += [f"f_{f.name}", f"f_{f.name}_len"]
+        else:
+            w(f"PyObject *f_{f.name} = PySequence_Fast_GET_ITEM(v, {i});")
+            args.append(f"f_{f.name}")
+    for line in _wrapped(f"return put_{ev.suffix}(", args, ");"):
+        w(line)
     return w.lines
 
 
-def _encode_bytes(w: Code, f: ResolvedField, t: BytesType) -> None:
-    w("if (x == Py_None) {")
-    with w.indented():
-        if t.nullable:
-            w(f"if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
-        else:
+def _encode_bytes(w: Code, f: ResolvedField, t: BytesType, x: str, target: str) -> None:
+    """Point ``target`` and ``target_len`` at the bytes (UTF-8 for text) of ``x``; NULL for None."""
+    if t.text:
+        convert = f"!({target} = PyUnicode_AsUTF8AndSize({x}, &{target}_len))"
+    else:
+        convert = f"PyBytes_AsStringAndSize({x}, (char **)&{target}, &{target}_len) < 0"
+    if t.nullable:
+        w(f"if ({x} != Py_None && {convert}) {{")
+    else:
+        w(f"if ({x} == Py_None) {{")
+        with w.indented():
             _encode_error(w, f"{f.name} cannot be null")
-    w("} else {")
+        w(f"}} else if ({convert}) {{")
+    w("    PyErr_Clear();")
     with w.indented():
-        w("const char *data; Py_ssize_t n;")
-        if t.text:
-            w("if (!(data = PyUnicode_AsUTF8AndSize(x, &n))) {")
-            w("    PyErr_Clear();")
-            with w.indented():
-                _encode_error(w, f"{f.name} needs a str")
-            w("}")
-        else:
-            w("if (PyBytes_AsStringAndSize(x, (char **)&data, &n) < 0) {")
-            w("    PyErr_Clear();")
-            with w.indented():
-                _encode_error(w, f"{f.name} needs bytes")
-            w("}")
-        w(f"if ({_PUT[t.prefix.name]}(out, n) < 0 || buf_put(out, data, n) < 0) return -1;")
+        _encode_error(w, f"{f.name} needs {'a str' if t.text else 'bytes'}")
     w("}")

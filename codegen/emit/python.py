@@ -802,6 +802,12 @@ def _bytes_value(w: _Writer, target: str, t: BytesType, x: str) -> None:
 
 
 def _array_bytes(w: _Writer, t: ArrayType, x: str) -> str:
+    """The elements' bytes; an :class:`~kcodec.runtime.encoded.EncodedArray` is taken as it is
+    (its ``len()`` is the count the prefix says)."""
+    return f"({x}.data if {x}.__class__ is EncodedArray else {_elements_bytes(w, t, x)})"
+
+
+def _elements_bytes(w: _Writer, t: ArrayType, x: str) -> str:
     e = t.element
     if isinstance(e, EntityRef):
         child = w.ev.child(e.name)

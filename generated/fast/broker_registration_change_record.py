@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -332,7 +333,9 @@ def encode_broker_registration_change_record_v2(v):
             payload = _S1.pack(v[3])
             tags.append((1, payload))
         if not is_default(v[4], []):
-            payload = encode_uvarint(len(v[4]) + 1) + b"".join([u.bytes for u in v[4]])
+            payload = encode_uvarint(len(v[4]) + 1) + (
+                v[4].data if v[4].__class__ is EncodedArray else b"".join([u.bytes for u in v[4]])
+            )
             tags.append((2, payload))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

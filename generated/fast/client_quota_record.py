@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -112,7 +113,11 @@ def decode_client_quota_record_v0_array(buf, pos, end, count):
 def encode_client_quota_record_v0(v):
     """Bytes of client_quota_record v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_entity = encode_uvarint(len(v[0]) + 1) + _s_entity_data.encode_client_quota_record__entity_data_v0_array(v[0])
+        b_entity = encode_uvarint(len(v[0]) + 1) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else _s_entity_data.encode_client_quota_record__entity_data_v0_array(v[0])
+        )
         if v[1] is None:
             raise EncodeError("key cannot be null")
         else:

@@ -14,6 +14,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -112,7 +113,9 @@ def encode_consumer_group_current_member_assignment_value__topic_partitions_v0(v
     """
     try:
         b_topic_id = v[0].bytes
-        b_partitions = encode_uvarint(len(v[1]) + 1) + b"".join(map(_S0.pack, v[1]))
+        b_partitions = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data if v[1].__class__ is EncodedArray else b"".join(map(_S0.pack, v[1]))
+        )
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

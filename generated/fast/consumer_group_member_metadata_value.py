@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -312,8 +313,10 @@ def encode_consumer_group_member_metadata_value_v0(v):
         else:
             data = v[3].encode("utf-8")
             b_client_host = encode_uvarint(len(data) + 1) + data
-        b_subscribed_topic_names = encode_uvarint(len(v[4]) + 1) + b"".join(
-            [encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[4]]]
+        b_subscribed_topic_names = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else b"".join([encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[4]]])
         )
         if v[5] is None:
             b_subscribed_topic_regex = b"\x00"

@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -120,9 +121,11 @@ def encode_consumer_group_member_metadata_value__classic_member_v0(v):
     """
     try:
         b_session_timeout_ms = _S0.pack(v[0])
-        b_supported_protocols = encode_uvarint(
-            len(v[1]) + 1
-        ) + _s_classic_protocol.encode_consumer_group_member_metadata_value__classic_protocol_v0_array(v[1])
+        b_supported_protocols = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data
+            if v[1].__class__ is EncodedArray
+            else _s_classic_protocol.encode_consumer_group_member_metadata_value__classic_protocol_v0_array(v[1])
+        )
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

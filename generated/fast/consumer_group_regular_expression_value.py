@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -123,8 +124,10 @@ def decode_consumer_group_regular_expression_value_v0_array(buf, pos, end, count
 def encode_consumer_group_regular_expression_value_v0(v):
     """Bytes of consumer_group_regular_expression_value v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_topics = encode_uvarint(len(v[0]) + 1) + b"".join(
-            [encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[0]]]
+        b_topics = encode_uvarint(len(v[0]) + 1) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else b"".join([encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[0]]])
         )
         b_version = _S1.pack(v[1])
         b_timestamp = _S1.pack(v[2])

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 
 from . import consumer_protocol_assignment__topic as _s_topic
 
@@ -301,7 +302,11 @@ def decode_consumer_protocol_assignment_v3_array(buf, pos, end, count):
 def encode_consumer_protocol_assignment_v0(v):
     """Bytes of consumer_protocol_assignment v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_assigned_partitions = _S0.pack(len(v[0])) + _s_topic.encode_consumer_protocol_assignment__topic_v0_array(v[0])
+        b_assigned_partitions = _S0.pack(len(v[0])) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else _s_topic.encode_consumer_protocol_assignment__topic_v0_array(v[0])
+        )
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
@@ -324,7 +329,11 @@ def encode_consumer_protocol_assignment_v0_array(values):
 def encode_consumer_protocol_assignment_v1(v):
     """Bytes of consumer_protocol_assignment v1 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_assigned_partitions = _S0.pack(len(v[0])) + _s_topic.encode_consumer_protocol_assignment__topic_v1_array(v[0])
+        b_assigned_partitions = _S0.pack(len(v[0])) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else _s_topic.encode_consumer_protocol_assignment__topic_v1_array(v[0])
+        )
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
@@ -347,7 +356,11 @@ def encode_consumer_protocol_assignment_v1_array(values):
 def encode_consumer_protocol_assignment_v2(v):
     """Bytes of consumer_protocol_assignment v2 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_assigned_partitions = _S0.pack(len(v[0])) + _s_topic.encode_consumer_protocol_assignment__topic_v2_array(v[0])
+        b_assigned_partitions = _S0.pack(len(v[0])) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else _s_topic.encode_consumer_protocol_assignment__topic_v2_array(v[0])
+        )
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
@@ -370,7 +383,11 @@ def encode_consumer_protocol_assignment_v2_array(values):
 def encode_consumer_protocol_assignment_v3(v):
     """Bytes of consumer_protocol_assignment v3 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_assigned_partitions = _S0.pack(len(v[0])) + _s_topic.encode_consumer_protocol_assignment__topic_v3_array(v[0])
+        b_assigned_partitions = _S0.pack(len(v[0])) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else _s_topic.encode_consumer_protocol_assignment__topic_v3_array(v[0])
+        )
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:

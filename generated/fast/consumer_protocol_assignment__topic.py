@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 
 require_runtime_api(1)
 
@@ -329,7 +330,9 @@ def encode_consumer_protocol_assignment__topic_v0(v):
         else:
             data = v[0].encode("utf-8")
             b_topic = _S0.pack(len(data)) + data
-        b_partitions = _S1.pack(len(v[1])) + b"".join(map(_S1.pack, v[1]))
+        b_partitions = _S1.pack(len(v[1])) + (
+            v[1].data if v[1].__class__ is EncodedArray else b"".join(map(_S1.pack, v[1]))
+        )
         return b"".join(
             (
                 b_topic,
@@ -353,7 +356,9 @@ def encode_consumer_protocol_assignment__topic_v1(v):
         else:
             data = v[0].encode("utf-8")
             b_topic = _S0.pack(len(data)) + data
-        b_partitions = _S1.pack(len(v[1])) + b"".join(map(_S1.pack, v[1]))
+        b_partitions = _S1.pack(len(v[1])) + (
+            v[1].data if v[1].__class__ is EncodedArray else b"".join(map(_S1.pack, v[1]))
+        )
         return b"".join(
             (
                 b_topic,
@@ -377,7 +382,9 @@ def encode_consumer_protocol_assignment__topic_v2(v):
         else:
             data = v[0].encode("utf-8")
             b_topic = _S0.pack(len(data)) + data
-        b_partitions = _S1.pack(len(v[1])) + b"".join(map(_S1.pack, v[1]))
+        b_partitions = _S1.pack(len(v[1])) + (
+            v[1].data if v[1].__class__ is EncodedArray else b"".join(map(_S1.pack, v[1]))
+        )
         return b"".join(
             (
                 b_topic,
@@ -401,7 +408,9 @@ def encode_consumer_protocol_assignment__topic_v3(v):
         else:
             data = v[0].encode("utf-8")
             b_topic = _S0.pack(len(data)) + data
-        b_partitions = _S1.pack(len(v[1])) + b"".join(map(_S1.pack, v[1]))
+        b_partitions = _S1.pack(len(v[1])) + (
+            v[1].data if v[1].__class__ is EncodedArray else b"".join(map(_S1.pack, v[1]))
+        )
         return b"".join(
             (
                 b_topic,

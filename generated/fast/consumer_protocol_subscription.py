@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 
 from . import consumer_protocol_subscription__topic as _s_topic
 
@@ -446,7 +447,11 @@ def decode_consumer_protocol_subscription_v3_array(buf, pos, end, count):
 def encode_consumer_protocol_subscription_v0(v):
     """Bytes of consumer_protocol_subscription v0 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_topics = _S0.pack(len(v[0])) + b"".join([_S1.pack(len(d)) + d for d in [s.encode("utf-8") for s in v[0]]])
+        b_topics = _S0.pack(len(v[0])) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else b"".join([_S1.pack(len(d)) + d for d in [s.encode("utf-8") for s in v[0]]])
+        )
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
@@ -469,12 +474,20 @@ def encode_consumer_protocol_subscription_v0_array(values):
 def encode_consumer_protocol_subscription_v1(v):
     """Bytes of consumer_protocol_subscription v1 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_topics = _S0.pack(len(v[0])) + b"".join([_S1.pack(len(d)) + d for d in [s.encode("utf-8") for s in v[0]]])
+        b_topics = _S0.pack(len(v[0])) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else b"".join([_S1.pack(len(d)) + d for d in [s.encode("utf-8") for s in v[0]]])
+        )
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
             b_user_data = _S0.pack(len(v[1])) + v[1]
-        b_owned_partitions = _S0.pack(len(v[2])) + _s_topic.encode_consumer_protocol_subscription__topic_v1_array(v[2])
+        b_owned_partitions = _S0.pack(len(v[2])) + (
+            v[2].data
+            if v[2].__class__ is EncodedArray
+            else _s_topic.encode_consumer_protocol_subscription__topic_v1_array(v[2])
+        )
         return b"".join(
             (
                 b_topics,
@@ -494,12 +507,20 @@ def encode_consumer_protocol_subscription_v1_array(values):
 def encode_consumer_protocol_subscription_v2(v):
     """Bytes of consumer_protocol_subscription v2 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_topics = _S0.pack(len(v[0])) + b"".join([_S1.pack(len(d)) + d for d in [s.encode("utf-8") for s in v[0]]])
+        b_topics = _S0.pack(len(v[0])) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else b"".join([_S1.pack(len(d)) + d for d in [s.encode("utf-8") for s in v[0]]])
+        )
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
             b_user_data = _S0.pack(len(v[1])) + v[1]
-        b_owned_partitions = _S0.pack(len(v[2])) + _s_topic.encode_consumer_protocol_subscription__topic_v2_array(v[2])
+        b_owned_partitions = _S0.pack(len(v[2])) + (
+            v[2].data
+            if v[2].__class__ is EncodedArray
+            else _s_topic.encode_consumer_protocol_subscription__topic_v2_array(v[2])
+        )
         b_generation_id = _S0.pack(v[3])
         return b"".join(
             (
@@ -521,12 +542,20 @@ def encode_consumer_protocol_subscription_v2_array(values):
 def encode_consumer_protocol_subscription_v3(v):
     """Bytes of consumer_protocol_subscription v3 from values in FIELDS order (derived fields are computed)."""
     try:
-        b_topics = _S0.pack(len(v[0])) + b"".join([_S1.pack(len(d)) + d for d in [s.encode("utf-8") for s in v[0]]])
+        b_topics = _S0.pack(len(v[0])) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else b"".join([_S1.pack(len(d)) + d for d in [s.encode("utf-8") for s in v[0]]])
+        )
         if v[1] is None:
             b_user_data = _S0.pack(-1)
         else:
             b_user_data = _S0.pack(len(v[1])) + v[1]
-        b_owned_partitions = _S0.pack(len(v[2])) + _s_topic.encode_consumer_protocol_subscription__topic_v3_array(v[2])
+        b_owned_partitions = _S0.pack(len(v[2])) + (
+            v[2].data
+            if v[2].__class__ is EncodedArray
+            else _s_topic.encode_consumer_protocol_subscription__topic_v3_array(v[2])
+        )
         b_generation_id = _S0.pack(v[3])
         if v[4] is None:
             b_rack_id = _S1.pack(-1)

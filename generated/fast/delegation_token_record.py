@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -213,8 +214,10 @@ def encode_delegation_token_record_v0(v):
         else:
             data = v[1].encode("utf-8")
             b_requester = encode_uvarint(len(data) + 1) + data
-        b_renewers = encode_uvarint(len(v[2]) + 1) + b"".join(
-            [encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[2]]]
+        b_renewers = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data
+            if v[2].__class__ is EncodedArray
+            else b"".join([encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[2]]])
         )
         b_issue_timestamp = _S1.pack(v[3])
         b_max_timestamp = _S1.pack(v[4])

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -627,7 +628,11 @@ def encode_group_metadata_value_v0(v):
         else:
             data = v[3].encode("utf-8")
             b_leader = _S0.pack(len(data)) + data
-        b_members = _S1.pack(len(v[4])) + _s_member_metadata.encode_group_metadata_value__member_metadata_v0_array(v[4])
+        b_members = _S1.pack(len(v[4])) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else _s_member_metadata.encode_group_metadata_value__member_metadata_v0_array(v[4])
+        )
         return b"".join(
             (
                 b_protocol_type,
@@ -665,7 +670,11 @@ def encode_group_metadata_value_v1(v):
         else:
             data = v[3].encode("utf-8")
             b_leader = _S0.pack(len(data)) + data
-        b_members = _S1.pack(len(v[4])) + _s_member_metadata.encode_group_metadata_value__member_metadata_v1_array(v[4])
+        b_members = _S1.pack(len(v[4])) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else _s_member_metadata.encode_group_metadata_value__member_metadata_v1_array(v[4])
+        )
         return b"".join(
             (
                 b_protocol_type,
@@ -704,7 +713,11 @@ def encode_group_metadata_value_v2(v):
             data = v[3].encode("utf-8")
             b_leader = _S0.pack(len(data)) + data
         b_current_state_timestamp = _S2.pack(v[4])
-        b_members = _S1.pack(len(v[5])) + _s_member_metadata.encode_group_metadata_value__member_metadata_v2_array(v[5])
+        b_members = _S1.pack(len(v[5])) + (
+            v[5].data
+            if v[5].__class__ is EncodedArray
+            else _s_member_metadata.encode_group_metadata_value__member_metadata_v2_array(v[5])
+        )
         return b"".join(
             (
                 b_protocol_type,
@@ -744,7 +757,11 @@ def encode_group_metadata_value_v3(v):
             data = v[3].encode("utf-8")
             b_leader = _S0.pack(len(data)) + data
         b_current_state_timestamp = _S2.pack(v[4])
-        b_members = _S1.pack(len(v[5])) + _s_member_metadata.encode_group_metadata_value__member_metadata_v3_array(v[5])
+        b_members = _S1.pack(len(v[5])) + (
+            v[5].data
+            if v[5].__class__ is EncodedArray
+            else _s_member_metadata.encode_group_metadata_value__member_metadata_v3_array(v[5])
+        )
         return b"".join(
             (
                 b_protocol_type,
@@ -784,9 +801,11 @@ def encode_group_metadata_value_v4(v):
             data = v[3].encode("utf-8")
             b_leader = encode_uvarint(len(data) + 1) + data
         b_current_state_timestamp = _S2.pack(v[4])
-        b_members = encode_uvarint(
-            len(v[5]) + 1
-        ) + _s_member_metadata.encode_group_metadata_value__member_metadata_v4_array(v[5])
+        b_members = encode_uvarint(len(v[5]) + 1) + (
+            v[5].data
+            if v[5].__class__ is EncodedArray
+            else _s_member_metadata.encode_group_metadata_value__member_metadata_v4_array(v[5])
+        )
         tags = check_unknown_tags(v[6], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

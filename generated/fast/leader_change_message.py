@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -220,8 +221,12 @@ def encode_leader_change_message_v0(v):
     try:
         b_version = _S1.pack(v[0])
         b_leader_id = _S2.pack(v[1])
-        b_voters = encode_uvarint(len(v[2]) + 1) + _s_voter.encode_leader_change_message__voter_v0_array(v[2])
-        b_granting_voters = encode_uvarint(len(v[3]) + 1) + _s_voter.encode_leader_change_message__voter_v0_array(v[3])
+        b_voters = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data if v[2].__class__ is EncodedArray else _s_voter.encode_leader_change_message__voter_v0_array(v[2])
+        )
+        b_granting_voters = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data if v[3].__class__ is EncodedArray else _s_voter.encode_leader_change_message__voter_v0_array(v[3])
+        )
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(
@@ -247,8 +252,12 @@ def encode_leader_change_message_v1(v):
     try:
         b_version = _S1.pack(v[0])
         b_leader_id = _S2.pack(v[1])
-        b_voters = encode_uvarint(len(v[2]) + 1) + _s_voter.encode_leader_change_message__voter_v1_array(v[2])
-        b_granting_voters = encode_uvarint(len(v[3]) + 1) + _s_voter.encode_leader_change_message__voter_v1_array(v[3])
+        b_voters = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data if v[2].__class__ is EncodedArray else _s_voter.encode_leader_change_message__voter_v1_array(v[2])
+        )
+        b_granting_voters = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data if v[3].__class__ is EncodedArray else _s_voter.encode_leader_change_message__voter_v1_array(v[3])
+        )
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -26,6 +26,7 @@ from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_
 from kcodec.runtime.compression import decompress
 from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32
+from kcodec.runtime.encoded import EncodedArray
 
 from . import legacy_log_entry as _legacy_log_entry
 from .kernel import compiled_kernel
@@ -371,7 +372,14 @@ def encode_legacy_message_v0(v, level=None):
         else:
             data = compress_cached(
                 v[2]["compression"],
-                _legacy_log_entry.encode_legacy_log_entry_v0_array(v[4], level),
+                (
+                    v[4].data
+                    if v[4].__class__ is EncodedArray
+                    else _legacy_log_entry.encode_legacy_log_entry_v0_array(
+                        v[4],
+                        level,
+                    )
+                ),
                 0,
                 level,
             )
@@ -429,7 +437,14 @@ def encode_legacy_message_v1(v, level=None):
         else:
             data = compress_cached(
                 v[2]["compression"],
-                _legacy_log_entry.encode_legacy_log_entry_v1_array(v[5], level),
+                (
+                    v[5].data
+                    if v[5].__class__ is EncodedArray
+                    else _legacy_log_entry.encode_legacy_log_entry_v1_array(
+                        v[5],
+                        level,
+                    )
+                ),
                 1,
                 level,
             )

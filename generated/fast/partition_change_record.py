@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -848,19 +849,39 @@ def encode_partition_change_record_v0(v):
             ),
         )
         if not is_default(v[2], None):
-            payload = b"\x00" if v[2] is None else encode_uvarint(len(v[2]) + 1) + b"".join(map(_S0.pack, v[2]))
+            payload = (
+                b"\x00"
+                if v[2] is None
+                else encode_uvarint(len(v[2]) + 1)
+                + (v[2].data if v[2].__class__ is EncodedArray else b"".join(map(_S0.pack, v[2])))
+            )
             tags.append((0, payload))
         if not is_default(v[3], -2):
             payload = _S0.pack(v[3])
             tags.append((1, payload))
         if not is_default(v[4], None):
-            payload = b"\x00" if v[4] is None else encode_uvarint(len(v[4]) + 1) + b"".join(map(_S0.pack, v[4]))
+            payload = (
+                b"\x00"
+                if v[4] is None
+                else encode_uvarint(len(v[4]) + 1)
+                + (v[4].data if v[4].__class__ is EncodedArray else b"".join(map(_S0.pack, v[4])))
+            )
             tags.append((2, payload))
         if not is_default(v[5], None):
-            payload = b"\x00" if v[5] is None else encode_uvarint(len(v[5]) + 1) + b"".join(map(_S0.pack, v[5]))
+            payload = (
+                b"\x00"
+                if v[5] is None
+                else encode_uvarint(len(v[5]) + 1)
+                + (v[5].data if v[5].__class__ is EncodedArray else b"".join(map(_S0.pack, v[5])))
+            )
             tags.append((3, payload))
         if not is_default(v[6], None):
-            payload = b"\x00" if v[6] is None else encode_uvarint(len(v[6]) + 1) + b"".join(map(_S0.pack, v[6]))
+            payload = (
+                b"\x00"
+                if v[6] is None
+                else encode_uvarint(len(v[6]) + 1)
+                + (v[6].data if v[6].__class__ is EncodedArray else b"".join(map(_S0.pack, v[6])))
+            )
             tags.append((4, payload))
         if not is_default(v[7], -1):
             payload = _S1.pack(v[7])
@@ -902,25 +923,50 @@ def encode_partition_change_record_v1(v):
             ),
         )
         if not is_default(v[2], None):
-            payload = b"\x00" if v[2] is None else encode_uvarint(len(v[2]) + 1) + b"".join(map(_S0.pack, v[2]))
+            payload = (
+                b"\x00"
+                if v[2] is None
+                else encode_uvarint(len(v[2]) + 1)
+                + (v[2].data if v[2].__class__ is EncodedArray else b"".join(map(_S0.pack, v[2])))
+            )
             tags.append((0, payload))
         if not is_default(v[3], -2):
             payload = _S0.pack(v[3])
             tags.append((1, payload))
         if not is_default(v[4], None):
-            payload = b"\x00" if v[4] is None else encode_uvarint(len(v[4]) + 1) + b"".join(map(_S0.pack, v[4]))
+            payload = (
+                b"\x00"
+                if v[4] is None
+                else encode_uvarint(len(v[4]) + 1)
+                + (v[4].data if v[4].__class__ is EncodedArray else b"".join(map(_S0.pack, v[4])))
+            )
             tags.append((2, payload))
         if not is_default(v[5], None):
-            payload = b"\x00" if v[5] is None else encode_uvarint(len(v[5]) + 1) + b"".join(map(_S0.pack, v[5]))
+            payload = (
+                b"\x00"
+                if v[5] is None
+                else encode_uvarint(len(v[5]) + 1)
+                + (v[5].data if v[5].__class__ is EncodedArray else b"".join(map(_S0.pack, v[5])))
+            )
             tags.append((3, payload))
         if not is_default(v[6], None):
-            payload = b"\x00" if v[6] is None else encode_uvarint(len(v[6]) + 1) + b"".join(map(_S0.pack, v[6]))
+            payload = (
+                b"\x00"
+                if v[6] is None
+                else encode_uvarint(len(v[6]) + 1)
+                + (v[6].data if v[6].__class__ is EncodedArray else b"".join(map(_S0.pack, v[6])))
+            )
             tags.append((4, payload))
         if not is_default(v[7], -1):
             payload = _S1.pack(v[7])
             tags.append((5, payload))
         if not is_default(v[8], None):
-            payload = b"\x00" if v[8] is None else encode_uvarint(len(v[8]) + 1) + b"".join([u.bytes for u in v[8]])
+            payload = (
+                b"\x00"
+                if v[8] is None
+                else encode_uvarint(len(v[8]) + 1)
+                + (v[8].data if v[8].__class__ is EncodedArray else b"".join([u.bytes for u in v[8]]))
+            )
             tags.append((8, payload))
         b__tagged_fields = write_tagged(tags)
         return b"".join(
@@ -961,31 +1007,66 @@ def encode_partition_change_record_v2(v):
             ),
         )
         if not is_default(v[2], None):
-            payload = b"\x00" if v[2] is None else encode_uvarint(len(v[2]) + 1) + b"".join(map(_S0.pack, v[2]))
+            payload = (
+                b"\x00"
+                if v[2] is None
+                else encode_uvarint(len(v[2]) + 1)
+                + (v[2].data if v[2].__class__ is EncodedArray else b"".join(map(_S0.pack, v[2])))
+            )
             tags.append((0, payload))
         if not is_default(v[3], -2):
             payload = _S0.pack(v[3])
             tags.append((1, payload))
         if not is_default(v[4], None):
-            payload = b"\x00" if v[4] is None else encode_uvarint(len(v[4]) + 1) + b"".join(map(_S0.pack, v[4]))
+            payload = (
+                b"\x00"
+                if v[4] is None
+                else encode_uvarint(len(v[4]) + 1)
+                + (v[4].data if v[4].__class__ is EncodedArray else b"".join(map(_S0.pack, v[4])))
+            )
             tags.append((2, payload))
         if not is_default(v[5], None):
-            payload = b"\x00" if v[5] is None else encode_uvarint(len(v[5]) + 1) + b"".join(map(_S0.pack, v[5]))
+            payload = (
+                b"\x00"
+                if v[5] is None
+                else encode_uvarint(len(v[5]) + 1)
+                + (v[5].data if v[5].__class__ is EncodedArray else b"".join(map(_S0.pack, v[5])))
+            )
             tags.append((3, payload))
         if not is_default(v[6], None):
-            payload = b"\x00" if v[6] is None else encode_uvarint(len(v[6]) + 1) + b"".join(map(_S0.pack, v[6]))
+            payload = (
+                b"\x00"
+                if v[6] is None
+                else encode_uvarint(len(v[6]) + 1)
+                + (v[6].data if v[6].__class__ is EncodedArray else b"".join(map(_S0.pack, v[6])))
+            )
             tags.append((4, payload))
         if not is_default(v[7], -1):
             payload = _S1.pack(v[7])
             tags.append((5, payload))
         if not is_default(v[8], None):
-            payload = b"\x00" if v[8] is None else encode_uvarint(len(v[8]) + 1) + b"".join(map(_S0.pack, v[8]))
+            payload = (
+                b"\x00"
+                if v[8] is None
+                else encode_uvarint(len(v[8]) + 1)
+                + (v[8].data if v[8].__class__ is EncodedArray else b"".join(map(_S0.pack, v[8])))
+            )
             tags.append((6, payload))
         if not is_default(v[9], None):
-            payload = b"\x00" if v[9] is None else encode_uvarint(len(v[9]) + 1) + b"".join(map(_S0.pack, v[9]))
+            payload = (
+                b"\x00"
+                if v[9] is None
+                else encode_uvarint(len(v[9]) + 1)
+                + (v[9].data if v[9].__class__ is EncodedArray else b"".join(map(_S0.pack, v[9])))
+            )
             tags.append((7, payload))
         if not is_default(v[10], None):
-            payload = b"\x00" if v[10] is None else encode_uvarint(len(v[10]) + 1) + b"".join([u.bytes for u in v[10]])
+            payload = (
+                b"\x00"
+                if v[10] is None
+                else encode_uvarint(len(v[10]) + 1)
+                + (v[10].data if v[10].__class__ is EncodedArray else b"".join([u.bytes for u in v[10]]))
+            )
             tags.append((8, payload))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -745,10 +746,18 @@ def encode_partition_record_v0(v):
     try:
         b_partition_id = _S0.pack(v[0])
         b_topic_id = v[1].bytes
-        b_replicas = encode_uvarint(len(v[2]) + 1) + b"".join(map(_S0.pack, v[2]))
-        b_isr = encode_uvarint(len(v[3]) + 1) + b"".join(map(_S0.pack, v[3]))
-        b_removing_replicas = encode_uvarint(len(v[4]) + 1) + b"".join(map(_S0.pack, v[4]))
-        b_adding_replicas = encode_uvarint(len(v[5]) + 1) + b"".join(map(_S0.pack, v[5]))
+        b_replicas = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data if v[2].__class__ is EncodedArray else b"".join(map(_S0.pack, v[2]))
+        )
+        b_isr = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data if v[3].__class__ is EncodedArray else b"".join(map(_S0.pack, v[3]))
+        )
+        b_removing_replicas = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data if v[4].__class__ is EncodedArray else b"".join(map(_S0.pack, v[4]))
+        )
+        b_adding_replicas = encode_uvarint(len(v[5]) + 1) + (
+            v[5].data if v[5].__class__ is EncodedArray else b"".join(map(_S0.pack, v[5]))
+        )
         b_leader = _S0.pack(v[6])
         b_leader_epoch = _S0.pack(v[7])
         b_partition_epoch = _S0.pack(v[8])
@@ -785,14 +794,24 @@ def encode_partition_record_v1(v):
     try:
         b_partition_id = _S0.pack(v[0])
         b_topic_id = v[1].bytes
-        b_replicas = encode_uvarint(len(v[2]) + 1) + b"".join(map(_S0.pack, v[2]))
-        b_isr = encode_uvarint(len(v[3]) + 1) + b"".join(map(_S0.pack, v[3]))
-        b_removing_replicas = encode_uvarint(len(v[4]) + 1) + b"".join(map(_S0.pack, v[4]))
-        b_adding_replicas = encode_uvarint(len(v[5]) + 1) + b"".join(map(_S0.pack, v[5]))
+        b_replicas = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data if v[2].__class__ is EncodedArray else b"".join(map(_S0.pack, v[2]))
+        )
+        b_isr = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data if v[3].__class__ is EncodedArray else b"".join(map(_S0.pack, v[3]))
+        )
+        b_removing_replicas = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data if v[4].__class__ is EncodedArray else b"".join(map(_S0.pack, v[4]))
+        )
+        b_adding_replicas = encode_uvarint(len(v[5]) + 1) + (
+            v[5].data if v[5].__class__ is EncodedArray else b"".join(map(_S0.pack, v[5]))
+        )
         b_leader = _S0.pack(v[6])
         b_leader_epoch = _S0.pack(v[7])
         b_partition_epoch = _S0.pack(v[8])
-        b_directories = encode_uvarint(len(v[9]) + 1) + b"".join([u.bytes for u in v[9]])
+        b_directories = encode_uvarint(len(v[9]) + 1) + (
+            v[9].data if v[9].__class__ is EncodedArray else b"".join([u.bytes for u in v[9]])
+        )
         tags = check_unknown_tags(v[13], frozenset((0,)))
         if not is_default(v[10], 0):
             payload = _S2.pack(v[10])
@@ -827,14 +846,24 @@ def encode_partition_record_v2(v):
     try:
         b_partition_id = _S0.pack(v[0])
         b_topic_id = v[1].bytes
-        b_replicas = encode_uvarint(len(v[2]) + 1) + b"".join(map(_S0.pack, v[2]))
-        b_isr = encode_uvarint(len(v[3]) + 1) + b"".join(map(_S0.pack, v[3]))
-        b_removing_replicas = encode_uvarint(len(v[4]) + 1) + b"".join(map(_S0.pack, v[4]))
-        b_adding_replicas = encode_uvarint(len(v[5]) + 1) + b"".join(map(_S0.pack, v[5]))
+        b_replicas = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data if v[2].__class__ is EncodedArray else b"".join(map(_S0.pack, v[2]))
+        )
+        b_isr = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data if v[3].__class__ is EncodedArray else b"".join(map(_S0.pack, v[3]))
+        )
+        b_removing_replicas = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data if v[4].__class__ is EncodedArray else b"".join(map(_S0.pack, v[4]))
+        )
+        b_adding_replicas = encode_uvarint(len(v[5]) + 1) + (
+            v[5].data if v[5].__class__ is EncodedArray else b"".join(map(_S0.pack, v[5]))
+        )
         b_leader = _S0.pack(v[6])
         b_leader_epoch = _S0.pack(v[7])
         b_partition_epoch = _S0.pack(v[8])
-        b_directories = encode_uvarint(len(v[9]) + 1) + b"".join([u.bytes for u in v[9]])
+        b_directories = encode_uvarint(len(v[9]) + 1) + (
+            v[9].data if v[9].__class__ is EncodedArray else b"".join([u.bytes for u in v[9]])
+        )
         tags = check_unknown_tags(
             v[13],
             frozenset(
@@ -849,10 +878,20 @@ def encode_partition_record_v2(v):
             payload = _S2.pack(v[10])
             tags.append((0, payload))
         if not is_default(v[11], None):
-            payload = b"\x00" if v[11] is None else encode_uvarint(len(v[11]) + 1) + b"".join(map(_S0.pack, v[11]))
+            payload = (
+                b"\x00"
+                if v[11] is None
+                else encode_uvarint(len(v[11]) + 1)
+                + (v[11].data if v[11].__class__ is EncodedArray else b"".join(map(_S0.pack, v[11])))
+            )
             tags.append((1, payload))
         if not is_default(v[12], None):
-            payload = b"\x00" if v[12] is None else encode_uvarint(len(v[12]) + 1) + b"".join(map(_S0.pack, v[12]))
+            payload = (
+                b"\x00"
+                if v[12] is None
+                else encode_uvarint(len(v[12]) + 1)
+                + (v[12].data if v[12].__class__ is EncodedArray else b"".join(map(_S0.pack, v[12])))
+            )
             tags.append((2, payload))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -22,6 +22,7 @@ from kcodec.errors import (
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
 from kcodec.runtime.crc import crc32c
+from kcodec.runtime.encoded import EncodedArray
 
 from . import producer_snapshot__producer_entry as _s_producer_entry
 
@@ -102,8 +103,10 @@ def encode_producer_snapshot_v1(v, level=None):
     """Bytes of producer_snapshot v1 from values in FIELDS order (derived fields are computed)."""
     try:
         b_version = _S2.pack(1)
-        b_producer_entries = _S1.pack(len(v[2])) + _s_producer_entry.encode_producer_snapshot__producer_entry_v1_array(
-            v[2]
+        b_producer_entries = _S1.pack(len(v[2])) + (
+            v[2].data
+            if v[2].__class__ is EncodedArray
+            else _s_producer_entry.encode_producer_snapshot__producer_entry_v1_array(v[2])
         )
         b_crc = _S3.pack(crc32c(b"".join((b_producer_entries,))))
         return b"".join(

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.varint import decode_varint as read_varint
 from kcodec.runtime.varint import decode_varlong as read_varlong
 from kcodec.runtime.varint import encode_varint, encode_varlong
@@ -166,7 +167,9 @@ def encode_record_v2(v):
             b_value = encode_varint(-1)
         else:
             b_value = encode_varint(len(v[5])) + v[5]
-        b_headers = encode_varint(len(v[6])) + _record_header.encode_record_header_v2_array(v[6])
+        b_headers = encode_varint(len(v[6])) + (
+            v[6].data if v[6].__class__ is EncodedArray else _record_header.encode_record_header_v2_array(v[6])
+        )
         b_length = encode_varint(
             sum(
                 map(

@@ -26,6 +26,7 @@ from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_
 from kcodec.runtime.compression import decompress
 from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32c
+from kcodec.runtime.encoded import EncodedArray
 
 from . import record as _record
 
@@ -289,7 +290,7 @@ def encode_record_batch_v2(v, level=None):
         b_producer_epoch = _S5.pack(v[10])
         b_base_sequence = _S3.pack(v[11])
         b_records_count = _S3.pack(len(v[13]))
-        b_records = _record.encode_record_v2_array(v[13])
+        b_records = v[13].data if v[13].__class__ is EncodedArray else _record.encode_record_v2_array(v[13])
         if v[5]["compression"] != "none":
             b_records = compress_cached(v[5]["compression"], b_records, 2, level)
         b_crc = _S6.pack(

@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -639,10 +640,16 @@ def encode_register_broker_record_v0(v):
         b_broker_id = _S0.pack(v[0])
         b_incarnation_id = v[1].bytes
         b_broker_epoch = _S1.pack(v[2])
-        b_end_points = encode_uvarint(len(v[3]) + 1) + _s_endpoint.encode_register_broker_record__endpoint_v0_array(
-            v[3]
+        b_end_points = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else _s_endpoint.encode_register_broker_record__endpoint_v0_array(v[3])
         )
-        b_features = encode_uvarint(len(v[4]) + 1) + _s_feature.encode_register_broker_record__feature_v0_array(v[4])
+        b_features = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else _s_feature.encode_register_broker_record__feature_v0_array(v[4])
+        )
         if v[5] is None:
             b_rack = b"\x00"
         else:
@@ -678,10 +685,16 @@ def encode_register_broker_record_v1(v):
         b_broker_id = _S0.pack(v[0])
         b_incarnation_id = v[1].bytes
         b_broker_epoch = _S1.pack(v[2])
-        b_end_points = encode_uvarint(len(v[3]) + 1) + _s_endpoint.encode_register_broker_record__endpoint_v1_array(
-            v[3]
+        b_end_points = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else _s_endpoint.encode_register_broker_record__endpoint_v1_array(v[3])
         )
-        b_features = encode_uvarint(len(v[4]) + 1) + _s_feature.encode_register_broker_record__feature_v1_array(v[4])
+        b_features = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else _s_feature.encode_register_broker_record__feature_v1_array(v[4])
+        )
         if v[5] is None:
             b_rack = b"\x00"
         else:
@@ -720,10 +733,16 @@ def encode_register_broker_record_v2(v):
         b_is_migrating_zk_broker = b"\x01" if v[1] else b"\x00"
         b_incarnation_id = v[2].bytes
         b_broker_epoch = _S1.pack(v[3])
-        b_end_points = encode_uvarint(len(v[4]) + 1) + _s_endpoint.encode_register_broker_record__endpoint_v2_array(
-            v[4]
+        b_end_points = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else _s_endpoint.encode_register_broker_record__endpoint_v2_array(v[4])
         )
-        b_features = encode_uvarint(len(v[5]) + 1) + _s_feature.encode_register_broker_record__feature_v2_array(v[5])
+        b_features = encode_uvarint(len(v[5]) + 1) + (
+            v[5].data
+            if v[5].__class__ is EncodedArray
+            else _s_feature.encode_register_broker_record__feature_v2_array(v[5])
+        )
         if v[6] is None:
             b_rack = b"\x00"
         else:
@@ -763,10 +782,16 @@ def encode_register_broker_record_v3(v):
         b_is_migrating_zk_broker = b"\x01" if v[1] else b"\x00"
         b_incarnation_id = v[2].bytes
         b_broker_epoch = _S1.pack(v[3])
-        b_end_points = encode_uvarint(len(v[4]) + 1) + _s_endpoint.encode_register_broker_record__endpoint_v3_array(
-            v[4]
+        b_end_points = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else _s_endpoint.encode_register_broker_record__endpoint_v3_array(v[4])
         )
-        b_features = encode_uvarint(len(v[5]) + 1) + _s_feature.encode_register_broker_record__feature_v3_array(v[5])
+        b_features = encode_uvarint(len(v[5]) + 1) + (
+            v[5].data
+            if v[5].__class__ is EncodedArray
+            else _s_feature.encode_register_broker_record__feature_v3_array(v[5])
+        )
         if v[6] is None:
             b_rack = b"\x00"
         else:
@@ -776,7 +801,9 @@ def encode_register_broker_record_v3(v):
         b_in_controlled_shutdown = b"\x01" if v[8] else b"\x00"
         tags = check_unknown_tags(v[10], frozenset((0,)))
         if not is_default(v[9], []):
-            payload = encode_uvarint(len(v[9]) + 1) + b"".join([u.bytes for u in v[9]])
+            payload = encode_uvarint(len(v[9]) + 1) + (
+                v[9].data if v[9].__class__ is EncodedArray else b"".join([u.bytes for u in v[9]])
+            )
             tags.append((0, payload))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -139,11 +140,15 @@ def encode_register_controller_record_v0(v):
         b_controller_id = _S0.pack(v[0])
         b_incarnation_id = v[1].bytes
         b_zk_migration_ready = b"\x01" if v[2] else b"\x00"
-        b_end_points = encode_uvarint(len(v[3]) + 1) + _s_endpoint.encode_register_controller_record__endpoint_v0_array(
-            v[3]
+        b_end_points = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else _s_endpoint.encode_register_controller_record__endpoint_v0_array(v[3])
         )
-        b_features = encode_uvarint(len(v[4]) + 1) + _s_feature.encode_register_controller_record__feature_v0_array(
-            v[4]
+        b_features = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else _s_feature.encode_register_controller_record__feature_v0_array(v[4])
         )
         tags = check_unknown_tags(v[5], frozenset(()))
         b__tagged_fields = write_tagged(tags)

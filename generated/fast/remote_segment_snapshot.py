@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -169,9 +170,11 @@ def encode_remote_segment_snapshot_v0(v):
         b_broker_id = _S1.pack(v[3])
         b_max_timestamp_ms = _S2.pack(v[4])
         b_event_timestamp_ms = _S2.pack(v[5])
-        b_segment_leader_epochs = encode_uvarint(
-            len(v[6]) + 1
-        ) + _s_leader_epoch.encode_remote_segment_snapshot__leader_epoch_v0_array(v[6])
+        b_segment_leader_epochs = encode_uvarint(len(v[6]) + 1) + (
+            v[6].data
+            if v[6].__class__ is EncodedArray
+            else _s_leader_epoch.encode_remote_segment_snapshot__leader_epoch_v0_array(v[6])
+        )
         b_segment_size_in_bytes = _S1.pack(v[7])
         if v[8] is None:
             b_custom_metadata = b"\x00"

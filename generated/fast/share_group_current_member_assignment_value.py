@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -121,9 +122,11 @@ def encode_share_group_current_member_assignment_value_v0(v):
         b_member_epoch = _S1.pack(v[0])
         b_previous_member_epoch = _S1.pack(v[1])
         b_state = _S2.pack(v[2])
-        b_assigned_partitions = encode_uvarint(
-            len(v[3]) + 1
-        ) + _s_topic_partitions.encode_share_group_current_member_assignment_value__topic_partitions_v0_array(v[3])
+        b_assigned_partitions = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else _s_topic_partitions.encode_share_group_current_member_assignment_value__topic_partitions_v0_array(v[3])
+        )
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

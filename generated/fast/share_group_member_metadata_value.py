@@ -10,6 +10,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -213,8 +214,10 @@ def encode_share_group_member_metadata_value_v0(v):
         else:
             data = v[2].encode("utf-8")
             b_client_host = encode_uvarint(len(data) + 1) + data
-        b_subscribed_topic_names = encode_uvarint(len(v[3]) + 1) + b"".join(
-            [encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[3]]]
+        b_subscribed_topic_names = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else b"".join([encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[3]]])
         )
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)

@@ -13,6 +13,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -130,8 +131,10 @@ def encode_share_group_partition_metadata_value__partition_metadata_v0(v):
     """
     try:
         b_partition = _S0.pack(v[0])
-        b_racks = encode_uvarint(len(v[1]) + 1) + b"".join(
-            [encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[1]]]
+        b_racks = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data
+            if v[1].__class__ is EncodedArray
+            else b"".join([encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[1]]])
         )
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -153,9 +154,11 @@ def encode_share_group_partition_metadata_value__topic_metadata_v0(v):
             data = v[1].encode("utf-8")
             b_topic_name = encode_uvarint(len(data) + 1) + data
         b_num_partitions = _S0.pack(v[2])
-        b_partition_metadata = encode_uvarint(
-            len(v[3]) + 1
-        ) + _s_partition_metadata.encode_share_group_partition_metadata_value__partition_metadata_v0_array(v[3])
+        b_partition_metadata = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else _s_partition_metadata.encode_share_group_partition_metadata_value__partition_metadata_v0_array(v[3])
+        )
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

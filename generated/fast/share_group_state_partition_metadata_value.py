@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -171,15 +172,21 @@ def encode_share_group_state_partition_metadata_value_v0(v):
     computed).
     """
     try:
-        b_initializing_topics = encode_uvarint(
-            len(v[0]) + 1
-        ) + _s_topic_partitions.encode_share_group_state_partition_metadata_value__topic_partitions_v0_array(v[0])
-        b_initialized_topics = encode_uvarint(
-            len(v[1]) + 1
-        ) + _s_topic_partitions.encode_share_group_state_partition_metadata_value__topic_partitions_v0_array(v[1])
-        b_deleting_topics = encode_uvarint(
-            len(v[2]) + 1
-        ) + _s_topic_info.encode_share_group_state_partition_metadata_value__topic_info_v0_array(v[2])
+        b_initializing_topics = encode_uvarint(len(v[0]) + 1) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else _s_topic_partitions.encode_share_group_state_partition_metadata_value__topic_partitions_v0_array(v[0])
+        )
+        b_initialized_topics = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data
+            if v[1].__class__ is EncodedArray
+            else _s_topic_partitions.encode_share_group_state_partition_metadata_value__topic_partitions_v0_array(v[1])
+        )
+        b_deleting_topics = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data
+            if v[2].__class__ is EncodedArray
+            else _s_topic_info.encode_share_group_state_partition_metadata_value__topic_info_v0_array(v[2])
+        )
         tags = check_unknown_tags(v[3], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -14,6 +14,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -145,7 +146,9 @@ def encode_share_group_state_partition_metadata_value__topic_partitions_v0(v):
         else:
             data = v[1].encode("utf-8")
             b_topic_name = encode_uvarint(len(data) + 1) + data
-        b_partitions = encode_uvarint(len(v[2]) + 1) + b"".join(map(_S0.pack, v[2]))
+        b_partitions = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data if v[2].__class__ is EncodedArray else b"".join(map(_S0.pack, v[2]))
+        )
         tags = check_unknown_tags(v[3], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

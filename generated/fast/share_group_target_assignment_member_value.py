@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -106,9 +107,11 @@ def encode_share_group_target_assignment_member_value_v0(v):
     computed).
     """
     try:
-        b_topic_partitions = encode_uvarint(
-            len(v[0]) + 1
-        ) + _s_topic_partition.encode_share_group_target_assignment_member_value__topic_partition_v0_array(v[0])
+        b_topic_partitions = encode_uvarint(len(v[0]) + 1) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else _s_topic_partition.encode_share_group_target_assignment_member_value__topic_partition_v0_array(v[0])
+        )
         tags = check_unknown_tags(v[1], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

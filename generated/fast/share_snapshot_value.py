@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -133,9 +134,11 @@ def encode_share_snapshot_value_v0(v):
         b_start_offset = _S2.pack(v[3])
         b_create_timestamp = _S2.pack(v[4])
         b_write_timestamp = _S2.pack(v[5])
-        b_state_batches = encode_uvarint(
-            len(v[6]) + 1
-        ) + _s_state_batch.encode_share_snapshot_value__state_batch_v0_array(v[6])
+        b_state_batches = encode_uvarint(len(v[6]) + 1) + (
+            v[6].data
+            if v[6].__class__ is EncodedArray
+            else _s_state_batch.encode_share_snapshot_value__state_batch_v0_array(v[6])
+        )
         tags = check_unknown_tags(v[7], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -124,9 +125,11 @@ def encode_share_update_value_v0(v):
         b_snapshot_epoch = _S1.pack(v[0])
         b_leader_epoch = _S1.pack(v[1])
         b_start_offset = _S2.pack(v[2])
-        b_state_batches = encode_uvarint(
-            len(v[3]) + 1
-        ) + _s_state_batch.encode_share_update_value__state_batch_v0_array(v[3])
+        b_state_batches = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else _s_state_batch.encode_share_update_value__state_batch_v0_array(v[3])
+        )
         tags = check_unknown_tags(v[5], frozenset((0,)))
         if not is_default(v[4], -1):
             payload = _S1.pack(v[4])

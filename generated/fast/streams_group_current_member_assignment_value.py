@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -289,24 +290,36 @@ def encode_streams_group_current_member_assignment_value_v0(v):
         b_member_epoch = _S1.pack(v[0])
         b_previous_member_epoch = _S1.pack(v[1])
         b_state = _S2.pack(v[2])
-        b_active_tasks = encode_uvarint(
-            len(v[3]) + 1
-        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[3])
-        b_standby_tasks = encode_uvarint(
-            len(v[4]) + 1
-        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[4])
-        b_warmup_tasks = encode_uvarint(
-            len(v[5]) + 1
-        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[5])
-        b_active_tasks_pending_revocation = encode_uvarint(
-            len(v[6]) + 1
-        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[6])
-        b_standby_tasks_pending_revocation = encode_uvarint(
-            len(v[7]) + 1
-        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[7])
-        b_warmup_tasks_pending_revocation = encode_uvarint(
-            len(v[8]) + 1
-        ) + _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[8])
+        b_active_tasks = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[3])
+        )
+        b_standby_tasks = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[4])
+        )
+        b_warmup_tasks = encode_uvarint(len(v[5]) + 1) + (
+            v[5].data
+            if v[5].__class__ is EncodedArray
+            else _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[5])
+        )
+        b_active_tasks_pending_revocation = encode_uvarint(len(v[6]) + 1) + (
+            v[6].data
+            if v[6].__class__ is EncodedArray
+            else _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[6])
+        )
+        b_standby_tasks_pending_revocation = encode_uvarint(len(v[7]) + 1) + (
+            v[7].data
+            if v[7].__class__ is EncodedArray
+            else _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[7])
+        )
+        b_warmup_tasks_pending_revocation = encode_uvarint(len(v[8]) + 1) + (
+            v[8].data
+            if v[8].__class__ is EncodedArray
+            else _s_task_ids.encode_streams_group_current_member_assignment_value__task_ids_v0_array(v[8])
+        )
         tags = check_unknown_tags(v[9], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

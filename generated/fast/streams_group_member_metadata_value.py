@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -279,9 +280,11 @@ def encode_streams_group_member_metadata_value_v0(v):
             if v[7] is None
             else b"\x01" + _s_endpoint.encode_streams_group_member_metadata_value__endpoint_v0(v[7])
         )
-        b_client_tags = encode_uvarint(
-            len(v[8]) + 1
-        ) + _s_key_value.encode_streams_group_member_metadata_value__key_value_v0_array(v[8])
+        b_client_tags = encode_uvarint(len(v[8]) + 1) + (
+            v[8].data
+            if v[8].__class__ is EncodedArray
+            else _s_key_value.encode_streams_group_member_metadata_value__key_value_v0_array(v[8])
+        )
         tags = check_unknown_tags(v[9], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

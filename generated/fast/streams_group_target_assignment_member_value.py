@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -162,15 +163,21 @@ def encode_streams_group_target_assignment_member_value_v0(v):
     computed).
     """
     try:
-        b_active_tasks = encode_uvarint(
-            len(v[0]) + 1
-        ) + _s_task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(v[0])
-        b_standby_tasks = encode_uvarint(
-            len(v[1]) + 1
-        ) + _s_task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(v[1])
-        b_warmup_tasks = encode_uvarint(
-            len(v[2]) + 1
-        ) + _s_task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(v[2])
+        b_active_tasks = encode_uvarint(len(v[0]) + 1) + (
+            v[0].data
+            if v[0].__class__ is EncodedArray
+            else _s_task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(v[0])
+        )
+        b_standby_tasks = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data
+            if v[1].__class__ is EncodedArray
+            else _s_task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(v[1])
+        )
+        b_warmup_tasks = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data
+            if v[2].__class__ is EncodedArray
+            else _s_task_ids.encode_streams_group_target_assignment_member_value__task_ids_v0_array(v[2])
+        )
         tags = check_unknown_tags(v[3], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -13,6 +13,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -134,7 +135,9 @@ def encode_streams_group_target_assignment_member_value__task_ids_v0(v):
         else:
             data = v[0].encode("utf-8")
             b_subtopology_id = encode_uvarint(len(data) + 1) + data
-        b_partitions = encode_uvarint(len(v[1]) + 1) + b"".join(map(_S0.pack, v[1]))
+        b_partitions = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data if v[1].__class__ is EncodedArray else b"".join(map(_S0.pack, v[1]))
+        )
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

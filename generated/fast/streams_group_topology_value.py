@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -101,9 +102,11 @@ def encode_streams_group_topology_value_v0(v):
     """Bytes of streams_group_topology_value v0 from values in FIELDS order (derived fields are computed)."""
     try:
         b_epoch = _S0.pack(v[0])
-        b_subtopologies = encode_uvarint(
-            len(v[1]) + 1
-        ) + _s_subtopology.encode_streams_group_topology_value__subtopology_v0_array(v[1])
+        b_subtopologies = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data
+            if v[1].__class__ is EncodedArray
+            else _s_subtopology.encode_streams_group_topology_value__subtopology_v0_array(v[1])
+        )
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

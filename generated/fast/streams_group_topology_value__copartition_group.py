@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -175,9 +176,15 @@ def encode_streams_group_topology_value__copartition_group_v0(v):
     computed).
     """
     try:
-        b_source_topics = encode_uvarint(len(v[0]) + 1) + b"".join(map(_S0.pack, v[0]))
-        b_source_topic_regex = encode_uvarint(len(v[1]) + 1) + b"".join(map(_S0.pack, v[1]))
-        b_repartition_source_topics = encode_uvarint(len(v[2]) + 1) + b"".join(map(_S0.pack, v[2]))
+        b_source_topics = encode_uvarint(len(v[0]) + 1) + (
+            v[0].data if v[0].__class__ is EncodedArray else b"".join(map(_S0.pack, v[0]))
+        )
+        b_source_topic_regex = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data if v[1].__class__ is EncodedArray else b"".join(map(_S0.pack, v[1]))
+        )
+        b_repartition_source_topics = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data if v[2].__class__ is EncodedArray else b"".join(map(_S0.pack, v[2]))
+        )
         tags = check_unknown_tags(v[3], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

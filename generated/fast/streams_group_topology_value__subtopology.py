@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -379,24 +380,36 @@ def encode_streams_group_topology_value__subtopology_v0(v):
         else:
             data = v[0].encode("utf-8")
             b_subtopology_id = encode_uvarint(len(data) + 1) + data
-        b_source_topics = encode_uvarint(len(v[1]) + 1) + b"".join(
-            [encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[1]]]
+        b_source_topics = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data
+            if v[1].__class__ is EncodedArray
+            else b"".join([encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[1]]])
         )
-        b_source_topic_regex = encode_uvarint(len(v[2]) + 1) + b"".join(
-            [encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[2]]]
+        b_source_topic_regex = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data
+            if v[2].__class__ is EncodedArray
+            else b"".join([encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[2]]])
         )
-        b_state_changelog_topics = encode_uvarint(
-            len(v[3]) + 1
-        ) + _s_topic_info.encode_streams_group_topology_value__topic_info_v0_array(v[3])
-        b_repartition_sink_topics = encode_uvarint(len(v[4]) + 1) + b"".join(
-            [encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[4]]]
+        b_state_changelog_topics = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else _s_topic_info.encode_streams_group_topology_value__topic_info_v0_array(v[3])
         )
-        b_repartition_source_topics = encode_uvarint(
-            len(v[5]) + 1
-        ) + _s_topic_info.encode_streams_group_topology_value__topic_info_v0_array(v[5])
-        b_copartition_groups = encode_uvarint(
-            len(v[6]) + 1
-        ) + _s_copartition_group.encode_streams_group_topology_value__copartition_group_v0_array(v[6])
+        b_repartition_sink_topics = encode_uvarint(len(v[4]) + 1) + (
+            v[4].data
+            if v[4].__class__ is EncodedArray
+            else b"".join([encode_uvarint(len(d) + 1) + d for d in [s.encode("utf-8") for s in v[4]]])
+        )
+        b_repartition_source_topics = encode_uvarint(len(v[5]) + 1) + (
+            v[5].data
+            if v[5].__class__ is EncodedArray
+            else _s_topic_info.encode_streams_group_topology_value__topic_info_v0_array(v[5])
+        )
+        b_copartition_groups = encode_uvarint(len(v[6]) + 1) + (
+            v[6].data
+            if v[6].__class__ is EncodedArray
+            else _s_copartition_group.encode_streams_group_topology_value__copartition_group_v0_array(v[6])
+        )
         tags = check_unknown_tags(v[7], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

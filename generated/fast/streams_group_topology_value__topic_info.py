@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -149,9 +150,11 @@ def encode_streams_group_topology_value__topic_info_v0(v):
             b_name = encode_uvarint(len(data) + 1) + data
         b_partitions = _S1.pack(v[1])
         b_replication_factor = _S2.pack(v[2])
-        b_topic_configs = encode_uvarint(
-            len(v[3]) + 1
-        ) + _s_topic_config.encode_streams_group_topology_value__topic_config_v0_array(v[3])
+        b_topic_configs = encode_uvarint(len(v[3]) + 1) + (
+            v[3].data
+            if v[3].__class__ is EncodedArray
+            else _s_topic_config.encode_streams_group_topology_value__topic_config_v0_array(v[3])
+        )
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -248,7 +249,12 @@ def encode_transaction_log_value_v0(v):
         b_transaction_partitions = (
             _S1.pack(-1)
             if v[4] is None
-            else _S1.pack(len(v[4])) + _s_partition.encode_transaction_log_value__partition_v0_array(v[4])
+            else _S1.pack(len(v[4]))
+            + (
+                v[4].data
+                if v[4].__class__ is EncodedArray
+                else _s_partition.encode_transaction_log_value__partition_v0_array(v[4])
+            )
         )
         b_transaction_last_update_timestamp_ms = _S3.pack(v[5])
         b_transaction_start_timestamp_ms = _S3.pack(v[6])
@@ -282,7 +288,12 @@ def encode_transaction_log_value_v1(v):
         b_transaction_partitions = (
             b"\x00"
             if v[4] is None
-            else encode_uvarint(len(v[4]) + 1) + _s_partition.encode_transaction_log_value__partition_v1_array(v[4])
+            else encode_uvarint(len(v[4]) + 1)
+            + (
+                v[4].data
+                if v[4].__class__ is EncodedArray
+                else _s_partition.encode_transaction_log_value__partition_v1_array(v[4])
+            )
         )
         b_transaction_last_update_timestamp_ms = _S3.pack(v[5])
         b_transaction_start_timestamp_ms = _S3.pack(v[6])

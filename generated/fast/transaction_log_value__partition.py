@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -211,7 +212,9 @@ def encode_transaction_log_value__partition_v0(v):
         else:
             data = v[0].encode("utf-8")
             b_topic = _S0.pack(len(data)) + data
-        b_partition_ids = _S1.pack(len(v[1])) + b"".join(map(_S1.pack, v[1]))
+        b_partition_ids = _S1.pack(len(v[1])) + (
+            v[1].data if v[1].__class__ is EncodedArray else b"".join(map(_S1.pack, v[1]))
+        )
         return b"".join(
             (
                 b_topic,
@@ -235,7 +238,9 @@ def encode_transaction_log_value__partition_v1(v):
         else:
             data = v[0].encode("utf-8")
             b_topic = encode_uvarint(len(data) + 1) + data
-        b_partition_ids = encode_uvarint(len(v[1]) + 1) + b"".join(map(_S1.pack, v[1]))
+        b_partition_ids = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data if v[1].__class__ is EncodedArray else b"".join(map(_S1.pack, v[1]))
+        )
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

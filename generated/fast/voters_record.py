@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -92,7 +93,9 @@ def encode_voters_record_v0(v):
     """Bytes of voters_record v0 from values in FIELDS order (derived fields are computed)."""
     try:
         b_version = _S0.pack(v[0])
-        b_voters = encode_uvarint(len(v[1]) + 1) + _s_voter.encode_voters_record__voter_v0_array(v[1])
+        b_voters = encode_uvarint(len(v[1]) + 1) + (
+            v[1].data if v[1].__class__ is EncodedArray else _s_voter.encode_voters_record__voter_v0_array(v[1])
+        )
         tags = check_unknown_tags(v[2], frozenset(()))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

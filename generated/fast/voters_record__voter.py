@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.encoded import EncodedArray
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -114,7 +115,9 @@ def encode_voters_record__voter_v0(v):
     try:
         b_voter_id = _S0.pack(v[0])
         b_voter_directory_id = v[1].bytes
-        b_endpoints = encode_uvarint(len(v[2]) + 1) + _s_endpoint.encode_voters_record__endpoint_v0_array(v[2])
+        b_endpoints = encode_uvarint(len(v[2]) + 1) + (
+            v[2].data if v[2].__class__ is EncodedArray else _s_endpoint.encode_voters_record__endpoint_v0_array(v[2])
+        )
         b_k_raft_version_feature = _s_k_raft_version_feature.encode_voters_record__k_raft_version_feature_v0(v[3])
         tags = check_unknown_tags(v[4], frozenset(()))
         b__tagged_fields = write_tagged(tags)

@@ -19,7 +19,8 @@ builder refuses raises :class:`~kcodec.errors.EncodeError`.
 
 Records are given as :class:`NewRecord`, as kcodec :class:`Record` objects
 (e.g. read from another log) or as plain dicts with the keys of
-:class:`NewRecord`. A record's ``offset`` is absolute: when given it is used
+:class:`NewRecord`; or, for a whole batch, as Arrow columns
+(:class:`~kcodec.records.record_columns.RecordColumns`). A record's ``offset`` is absolute: when given it is used
 as is (compacted gaps, conversions keeping offsets); otherwise it is the
 previous record's offset + 1, starting at ``base_offset`` (Kafka's
 ``nextSequentialOffset``).
@@ -29,14 +30,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kcodec.errors import EncodeError, KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
 from kcodec.records import values
 from kcodec.records.model import TRANSACTION_MARKERS, Batch, Record, TimestampType
+from kcodec.records.record_columns import RecordColumns
 from kcodec.records.values import NO_TIMESTAMP
 from kcodec.runtime import compression as compress_lib
+from kcodec.runtime.encoded import EncodedArray
 
 __all__ = [
     "NewRecord",
@@ -75,7 +79,7 @@ class NewRecord:
     offset: int | None = None
 
 
-#: What the encoders accept for one record.
+#: What the encoders accept for one record (or, for all of them, RecordColumns).
 RecordInput = NewRecord | Record | Mapping[str, Any]
 
 _RECORD_KEYS = frozenset(("key", "value", "headers", "timestamp", "offset"))
@@ -142,11 +146,19 @@ def _compression(compression: Any, magic: int, level: int | None) -> str:
         raise EncodeError(f"unknown compression codec {compression!r} (known: {', '.join(compress_lib.CODEC_IDS)})")
     if name == "zstd" and magic < 2:
         raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
+    if type(level) is int or level is None:
+        _check_level(name, magic, level)  # the levels of a program are few: each is checked once
+    else:
+        _check_level.__wrapped__(name, magic, level)
+    return name
+
+
+@lru_cache(maxsize=64)
+def _check_level(name: str, magic: int, level: Any) -> None:
     try:
         compress_lib.compress(name, b"", magic=magic, level=level)  # validates the level (KIP-390 ranges)
     except KcodecError as exc:
         raise EncodeError(f"compression level: {exc.message}") from None
-    return name
 
 
 def _timestamp_type(value: Any, magic: int) -> TimestampType:
@@ -292,9 +304,14 @@ class _Encoders:
 
     def __init__(self):
         from kcodec.generated.fast import legacy_log_entry, legacy_message, record, record_batch
+        from kcodec.generated.fast.kernel import compiled_kernel
 
         self.record = record.encode_record_v2_array
         self.batch = record_batch.encode_record_batch_v2
+        kernel = compiled_kernel()
+        # the kernel's v2 record writer (None without the compiled kernel: the Python path does it all)
+        self.records = getattr(kernel, "encode_records_v2", None)
+        self.columns = getattr(kernel, "encode_record_columns_v2", None)
         self.batch_fields = record_batch.FIELDS_RECORD_BATCH_V2
         self.entry = {0: legacy_log_entry.encode_legacy_log_entry_v0, 1: legacy_log_entry.encode_legacy_log_entry_v1}
         self.entry_fields = {m: getattr(legacy_log_entry, f"FIELDS_LEGACY_LOG_ENTRY_V{m}") for m in (0, 1)}
@@ -364,6 +381,49 @@ def _legacy_tuple(magic: int, entry: dict) -> tuple:
 def _build_v2(recs: list[_Rec], *, level: int | None, **batch) -> bytes:
     value = values.v2_batch(recs, fast=True, **batch)
     return _encode_v2(value, level if recs else None)
+
+
+def _encode_v2_records(
+    records: Iterable[RecordInput],
+    base_offset: int | None,
+    *,
+    last_offset: int | None,
+    empty_max_timestamp: int | None = None,
+    **batch,
+) -> bytes:
+    """One v2 batch of writer inputs: the records written by the compiled kernel when it takes them,
+    else validated and built in Python (``_normalize``, ``_build_v2``), which also words every error."""
+    written = _kernel_records(records, base_offset, batch["delete_horizon_ms"])
+    if written is None:
+        base, recs = _normalize(records, base_offset, 2, False)
+        return _build_v2(
+            recs, base_offset=base, last_offset=last_offset, empty_max_timestamp=empty_max_timestamp, **batch
+        )
+    data, count, base, last_record_offset, base_timestamp, max_timestamp = written
+    level = batch.pop("level")
+    value = values.v2_batch_value(
+        EncodedArray(data, count),
+        base_offset=base,
+        last_offset_delta=values.v2_last_offset_delta(base, last_offset, last_record_offset),
+        base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp,
+        **batch,
+    )
+    return _encode_v2(value, level)
+
+
+def _kernel_records(records: Any, base_offset: int | None, delete_horizon_ms: int | None) -> tuple | None:
+    """The compiled kernel's (records bytes, count, base offset, last offset, base timestamp, max
+    timestamp), or None: no kernel, or inputs it leaves to the Python path."""
+    e = _enc()
+    if type(records) in (list, tuple):
+        return None if e.records is None else e.records(records, base_offset, delete_horizon_ms, NewRecord, Record)
+    if isinstance(records, RecordColumns) and e.columns is not None and records.count:
+        base = 0 if base_offset is None else base_offset
+        if type(base) is not int or not 0 <= base <= _INT64[1]:
+            return None  # the Python path says what is wrong with it
+        return e.columns(*records.kernel_args(), base, delete_horizon_ms)
+    return None
 
 
 def _build_legacy(
@@ -463,11 +523,10 @@ def encode_batch(
             raise EncodeError(f"magic {magic} has no partition leader epoch (leave it -1)")
     else:
         _check_producer_state(producer_id, producer_epoch, base_sequence, transactional, control=False)
-    base, recs = _normalize(records, base_offset, magic, allow_lossy)
     if magic == 2:
-        return _build_v2(
-            recs,
-            base_offset=base,
+        return _encode_v2_records(
+            records,
+            base_offset,
             last_offset=None,
             compression=name,
             level=compression_level,
@@ -481,6 +540,7 @@ def encode_batch(
             partition_leader_epoch=partition_leader_epoch,
             delete_horizon_ms=delete_horizon_ms,
         )
+    base, recs = _normalize(records, base_offset, magic, allow_lossy)
     return _build_legacy(
         recs,
         magic=magic,
@@ -650,12 +710,12 @@ def _convert_one(batch: Batch, index: int, magic: int, compression: str, level: 
         )
 
     if magic == 2:
-        inputs = [NewRecord(r.key, r.value, tuple(r.headers), r.timestamp, r.offset) for r in records]
+        # the Records are writer inputs as they are (control batches were handled above)
+        items = records if type(records) in (list, tuple) else list(records)
         if batch.magic == 2:
-            base, recs = _normalize(inputs, batch.base_offset, 2, False)
-            return _build_v2(
-                recs,
-                base_offset=base,
+            return _encode_v2_records(
+                items,
+                batch.base_offset,
                 last_offset=batch.last_offset,
                 compression=compression,
                 level=level,
@@ -671,10 +731,9 @@ def _convert_one(batch: Batch, index: int, magic: int, compression: str, level: 
                 empty_max_timestamp=batch.max_timestamp,
             )
         # Up-conversion from v0/v1: the records' own offsets and timestamps.
-        base, recs = _normalize(inputs, None, 2, False)
-        return _build_v2(
-            recs,
-            base_offset=base,
+        return _encode_v2_records(
+            items,
+            None,
             last_offset=None,
             compression=compression,
             level=level,

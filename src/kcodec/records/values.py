@@ -15,13 +15,21 @@ validated records. Nothing here checks types; the writer does that before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from typing import Any
 
 from kcodec.errors import EncodeError
 from kcodec.records.model import TimestampType
 
-__all__ = ["NO_TIMESTAMP", "v2_attributes", "v2_batch", "legacy_message", "legacy_entries"]
+__all__ = [
+    "NO_TIMESTAMP",
+    "v2_attributes",
+    "v2_batch",
+    "v2_batch_value",
+    "v2_last_offset_delta",
+    "legacy_message",
+    "legacy_entries",
+]
 
 NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 _INT32 = (-(1 << 31), (1 << 31) - 1)
@@ -89,13 +97,7 @@ def v2_batch(
     maxTimestamp ``empty_max_timestamp``, by default the append time or -1). Records come as dicts for the
     construct codecs and size functions, or, with ``fast``, as the tuples the generated fast encoders take.
     Raises :class:`EncodeError` for deltas that do not fit the format."""
-    if last_offset is None:
-        last_offset = records[-1].offset if records else base_offset
-    if records and last_offset < records[-1].offset:
-        raise EncodeError(f"last offset {last_offset} is below the last record's offset {records[-1].offset}")
-    last_offset_delta = last_offset - base_offset
-    if not _INT32[0] <= last_offset_delta <= _INT32[1]:
-        raise EncodeError(f"lastOffsetDelta {last_offset_delta} does not fit in an int32")
+    last_offset_delta = v2_last_offset_delta(base_offset, last_offset, records[-1].offset if records else None)
     log_append = ts_type is TimestampType.LOG_APPEND_TIME
     if not records:
         if delete_horizon_ms is not None:
@@ -110,7 +112,7 @@ def v2_batch(
     else:
         # the MemoryRecordsBuilder constructor: with a delete horizon, every delta is against it
         base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
-        max_timestamp = log_append_time if log_append else max([NO_TIMESTAMP] + [r.timestamp for r in records])
+        max_timestamp = max([NO_TIMESTAMP] + [r.timestamp for r in records])
         make = _record_tuple if fast else _record_dict
         values = []
         for i, r in enumerate(records):
@@ -118,6 +120,62 @@ def v2_batch(
             if not _INT64[0] <= delta <= _INT64[1]:
                 raise EncodeError(f"record {i}: timestamp delta {delta} does not fit in a varlong")
             values.append(make(delta, r.offset - base_offset, r))
+    return v2_batch_value(
+        values,
+        base_offset=base_offset,
+        last_offset_delta=last_offset_delta,
+        base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp,
+        compression=compression,
+        ts_type=ts_type,
+        log_append_time=log_append_time,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        transactional=transactional,
+        control=control,
+        partition_leader_epoch=partition_leader_epoch,
+        delete_horizon_ms=delete_horizon_ms,
+    )
+
+
+def v2_last_offset_delta(base_offset: int, last_offset: int | None, last_record_offset: int | None) -> int:
+    """lastOffsetDelta: ``last_offset`` (by default the last record's offset, ``last_record_offset``,
+    None when there are no records) less the base offset."""
+    if last_offset is None:
+        last_offset = base_offset if last_record_offset is None else last_record_offset
+    if last_record_offset is not None and last_offset < last_record_offset:
+        raise EncodeError(f"last offset {last_offset} is below the last record's offset {last_record_offset}")
+    last_offset_delta = last_offset - base_offset
+    if not _INT32[0] <= last_offset_delta <= _INT32[1]:
+        raise EncodeError(f"lastOffsetDelta {last_offset_delta} does not fit in an int32")
+    return last_offset_delta
+
+
+def v2_batch_value(
+    records: Sized,
+    *,
+    base_offset: int,
+    last_offset_delta: int,
+    base_timestamp: int,
+    max_timestamp: int | None,
+    compression: str,
+    ts_type: TimestampType,
+    log_append_time: int | None,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    transactional: bool,
+    control: bool,
+    partition_leader_epoch: int,
+    delete_horizon_ms: int | None,
+) -> dict:
+    """The batch value around records that are built already: the generated encoders' record values,
+    or an :class:`~kcodec.runtime.encoded.EncodedArray` the compiled kernel wrote (``v2_batch`` with
+    the records' timestamps summed up: the base and the largest; under LogAppendTime a batch with
+    records takes ``log_append_time`` as its largest)."""
+    if ts_type is TimestampType.LOG_APPEND_TIME and len(records):
+        max_timestamp = log_append_time
     return {
         "base_offset": base_offset,
         "partition_leader_epoch": partition_leader_epoch,
@@ -134,7 +192,7 @@ def v2_batch(
         "producer_id": producer_id,
         "producer_epoch": producer_epoch,
         "base_sequence": base_sequence,
-        "records": values,
+        "records": records,
     }
 
 
