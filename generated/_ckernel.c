@@ -4644,7 +4644,7 @@ static int record_in(PyObject *item, PyTypeObject *record_type, RecordIn *r) {
     return 0;
 }
 
-static inline int bytes_or_none(PyObject *x) { return x == Py_None || PyBytes_CheckExact(x); }
+static inline int is_bytes_or_none(PyObject *x) { return x == Py_None || PyBytes_CheckExact(x); }
 /* put_record_v2's (data, length) of bytes or None */
 static inline const char *bytes_data(PyObject *x) { return x == Py_None ? NULL : PyBytes_AS_STRING(x); }
 static inline Py_ssize_t bytes_size(PyObject *x) { return x == Py_None ? 0 : PyBytes_GET_SIZE(x); }
@@ -4655,7 +4655,7 @@ static int plain_headers(PyObject *h) {
     for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(h); k++) {
         PyObject *pair = PySequence_Fast_GET_ITEM(h, k);
         if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 ||
-            !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)) || !bytes_or_none(PyTuple_GET_ITEM(pair, 1)))
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)) || !is_bytes_or_none(PyTuple_GET_ITEM(pair, 1)))
             return 0;
     }
     return 1;
@@ -4705,7 +4705,7 @@ static PyObject *py_encode_records_v2(PyObject *self, PyObject *args) {
             goto python;
         }
         if (offset < base || offset - base > INT32_MAX) goto python;
-        if (!bytes_or_none(r.key) || !bytes_or_none(r.value)) goto python;
+        if (!is_bytes_or_none(r.key) || !is_bytes_or_none(r.value)) goto python;
         PyObject *headers = r.headers;
         if (headers == Py_None || (PyTuple_CheckExact(headers) && PyTuple_GET_SIZE(headers) == 0)) headers = no_headers;
         else if (!plain_headers(headers)) goto python;
