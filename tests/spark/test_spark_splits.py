@@ -88,3 +88,21 @@ def test_spark_reads_the_same_rows_without_index(spark, indexed, unindexed):
     n_with, with_index = rows(indexed)
     assert n_without > 4 and n_with > 4
     assert without == with_index and len(without) == RECORDS
+
+
+def test_min_partitions_gives_whole_rounds_of_splits(tmp_path):
+    """1.5 MB over 2 cores at 600 KB a split would be 3 splits, the last running alone after the
+    other two; minPartitions=2 makes it 4 splits of about equal size instead."""
+    d = tmp_path / "even-0"
+    rnd = random.Random(5)
+    with SegmentWriter(d) as w:
+        for b in range(30):
+            w.append(encode_batch([{"value": rnd.randbytes(50_000)}], base_offset=b))
+    for f in d.glob("*index"):
+        f.unlink()
+    splits = plan(discover(str(d)), ReadOptions(str(d), split_bytes=600_000, min_partitions=2))
+    assert len(splits) == 4
+    size = (d / "00000000000000000000.log").stat().st_size
+    lengths = [(s.end or size) - s.start for s in splits]
+    assert min(lengths) >= max(lengths) / 2  # cut at the first batch start past each quarter
+    _check_cover(splits, [d / "00000000000000000000.log"])

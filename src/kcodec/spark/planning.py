@@ -553,6 +553,11 @@ def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
     if opts.min_partitions:
         total = sum(seg.size for part in partitions for seg in part.segments)
         split_bytes = min(split_bytes, max(_MIN_SPLIT_BYTES, -(-total // opts.min_partitions)))
+        # A whole number of rounds on minPartitions cores: 342 MB over 2 cores at 128 MB gives 3 splits,
+        # the last running alone; 4 splits of 86 MB keep both cores busy to the end.
+        splits_needed = -(-total // split_bytes)
+        rounds = -(-splits_needed // opts.min_partitions)
+        split_bytes = max(_MIN_SPLIT_BYTES, -(-total // (rounds * opts.min_partitions)))
     for part in partitions:
         segs = part.segments
         bounds = partition_bounds(part, opts)
