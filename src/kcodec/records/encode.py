@@ -45,6 +45,7 @@ __all__ = [
     "encode_batch",
     "encode_control_batch",
     "convert_batches",
+    "encode_v2_written",
     "NO_TIMESTAMP",
     "CONTROL_TYPES",
 ]
@@ -769,3 +770,32 @@ def _source_ts_type(batch: Batch) -> TimestampType:
 
 def _source_lat(batch: Batch) -> int | None:
     return batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME else None
+
+
+def encode_v2_written(
+    written: tuple, *, compression: str | int = "none", compression_level: int | None = None
+) -> bytes:
+    """The v2 batch ``encode_batch`` makes of the same records with its defaults (CreateTime, no
+    producer state), around records the compiled kernel wrote already: ``written`` is what its
+    record writers return (``encode_records_v2``, ``encode_columns_v2``: records bytes, count, base
+    offset, last offset, base timestamp, max timestamp) for at least one record."""
+    name = _compression(compression, 2, compression_level)
+    data, count, base, last_record_offset, base_timestamp, max_timestamp = written
+    value = values.v2_batch_value(
+        EncodedArray(data, count),
+        base_offset=base,
+        last_offset_delta=values.v2_last_offset_delta(base, None, last_record_offset),
+        base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp,
+        compression=name,
+        ts_type=TimestampType.CREATE_TIME,
+        log_append_time=None,
+        producer_id=_NO_PRODUCER_ID,
+        producer_epoch=_NO_PRODUCER_EPOCH,
+        base_sequence=_NO_SEQUENCE,
+        transactional=False,
+        control=False,
+        partition_leader_epoch=_NO_PARTITION_LEADER_EPOCH,
+        delete_horizon_ms=None,
+    )
+    return _encode_v2(value, compression_level)
