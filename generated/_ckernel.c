@@ -4716,7 +4716,7 @@ static void i64_release(I64Arr *a) {
     a->has_valid = a->has_data = 0;
 }
 
-/* (validity or None, offsets, data, offset, length); the offsets are checked against the data once. */
+/* (validity or None, offsets, data, offset, length); offsets are checked against the data where read. */
 static int bin_arr(PyObject *t, BinArr *a) {
     PyObject *valid, *offsets, *data;
     int has_offsets = 0, has_data = 0;
@@ -4732,12 +4732,6 @@ static int bin_arr(PyObject *t, BinArr *a) {
         PyErr_SetString(PyExc_ValueError, "a binary array needs offsets and data buffers");
         goto fail;
     }
-    const int32_t *o = (const int32_t *)a->offsets.buf;
-    for (Py_ssize_t i = a->offset; i < end; i++)
-        if (o[i] < 0 || o[i] > o[i + 1] || o[i + 1] > a->data.len) {
-            PyErr_Format(PyExc_ValueError, "Arrow offsets out of bounds at element %zd", i);
-            goto fail;
-        }
     a->has_data = 1;
     return 0;
 fail:
@@ -4763,15 +4757,33 @@ static int i64_arr(PyObject *t, I64Arr *a) {
     return 0;
 }
 
-/* Element i (logical) of a binary array; p NULL when null. */
-static inline Span bin_at(const BinArr *a, Py_ssize_t i) {
-    Span s = {NULL, 0};
+/* Element i (logical) of a binary array into *s (p NULL when null); -1 when its offsets do not
+ * lie within the data. */
+static inline int bin_at(const BinArr *a, Py_ssize_t i, Span *s) {
     Py_ssize_t j = a->offset + i;
-    if (a->has_valid && !bit_set(&a->valid, j)) return s;
+    s->p = NULL;
+    s->n = 0;
+    if (a->has_valid && !bit_set(&a->valid, j)) return 0;
     const int32_t *o = (const int32_t *)a->offsets.buf;
-    s.p = (const char *)a->data.buf + o[j];
-    s.n = o[j + 1] - o[j];
-    return s;
+    if (o[j] < 0 || o[j] > o[j + 1] || o[j + 1] > a->data.len) {
+        PyErr_Format(PyExc_ValueError, "Arrow offsets out of bounds at element %zd", j);
+        return -1;
+    }
+    s->p = (const char *)a->data.buf + o[j];
+    s->n = o[j + 1] - o[j];
+    return 0;
+}
+
+/* The list offsets of element i of a headers array, checked against its children. */
+static inline int list_at(const Py_buffer *offsets, Py_ssize_t j, Py_ssize_t children, int32_t *lo, int32_t *hi) {
+    const int32_t *o = (const int32_t *)offsets->buf;
+    if (o[j] < 0 || o[j] > o[j + 1] || o[j + 1] > children) {
+        PyErr_Format(PyExc_ValueError, "Arrow list offsets out of bounds at element %zd", j);
+        return -1;
+    }
+    *lo = o[j];
+    *hi = o[j + 1];
+    return 0;
 }
 
 /* 1 and the value, or 0 when null. */
@@ -4787,7 +4799,7 @@ static inline int i64_at(const I64Arr *a, Py_ssize_t i, long long *v) {
 typedef struct {
     Py_buffer valid, offsets, svalid;
     int has_valid, has_offsets, has_svalid;
-    Py_ssize_t offset, length, soffset;
+    Py_ssize_t offset, length, soffset, children;
     BinArr key, value;
 } HeadersArr;
 
@@ -4815,14 +4827,8 @@ static int headers_arr(PyObject *t, HeadersArr *h) {
         get_buffer(offsets, &h->offsets, &h->has_offsets, (end + 1) * 4) < 0 || !h->has_offsets ||
         bin_arr(key, &h->key) < 0 || bin_arr(value, &h->value) < 0)
         goto fail;
-    const int32_t *o = (const int32_t *)h->offsets.buf;
-    Py_ssize_t children = h->key.length < h->value.length ? h->key.length : h->value.length;
-    for (Py_ssize_t i = h->offset; i < end; i++)
-        if (o[i] < 0 || o[i] > o[i + 1] || o[i + 1] > children) {
-            PyErr_Format(PyExc_ValueError, "Arrow list offsets out of bounds at element %zd", i);
-            goto fail;
-        }
-    if (get_buffer(svalid, &h->svalid, &h->has_svalid, (h->soffset + children + 7) / 8) < 0) goto fail;
+    h->children = h->key.length < h->value.length ? h->key.length : h->value.length;
+    if (get_buffer(svalid, &h->svalid, &h->has_svalid, (h->soffset + h->children + 7) / 8) < 0) goto fail;
     return 0;
 fail:
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a headers array needs list offsets");
@@ -4837,14 +4843,16 @@ static int headers_at(const HeadersArr *h, Py_ssize_t i, Buf *scratch, long long
     scratch->len = 0;
     *n = 0;
     if (h->has_valid && !bit_set(&h->valid, j)) return 1;
-    const int32_t *o = (const int32_t *)h->offsets.buf;
-    for (int32_t k = o[j]; k < o[j + 1]; k++) {
+    int32_t lo, hi;
+    if (list_at(&h->offsets, j, h->children, &lo, &hi) < 0) return -1;
+    for (int32_t k = lo; k < hi; k++) {
+        Span key, value;
         if (h->has_svalid && !bit_set(&h->svalid, h->soffset + k)) return 0;
-        Span key = bin_at(&h->key, k);
+        if (bin_at(&h->key, k, &key) < 0 || bin_at(&h->value, k, &value) < 0) return -1;
         if (!key.p) return 0;
-        if (span_put_record_header_v2(scratch, key, bin_at(&h->value, k)) < 0) return -1;
+        if (span_put_record_header_v2(scratch, key, value) < 0) return -1;
     }
-    *n = o[j + 1] - o[j];
+    *n = hi - lo;
     return 1;
 }
 
@@ -4946,9 +4954,8 @@ static PyObject *py_encode_columns_v2(PyObject *self, PyObject *args) {
         } else {
             scratch.len = 0;
         }
-        Span k = has_key ? bin_at(&key, row) : (Span){NULL, 0};
-        Span v = has_value ? bin_at(&value, row) : (Span){NULL, 0};
-        Span h = {scratch.data ? scratch.data : "", scratch.len};
+        Span k = {NULL, 0}, v = {NULL, 0}, h = {scratch.data ? scratch.data : "", scratch.len};
+        if ((has_key && bin_at(&key, row, &k) < 0) || (has_value && bin_at(&value, row, &v) < 0)) goto done;
         if (span_put_record_v2(&out, 0, delta, offset - base, k, v, n_headers, h) < 0) goto done;
         if (timestamp > max_timestamp) max_timestamp = timestamp;
         previous = offset;
@@ -5017,7 +5024,8 @@ static PyObject *py_partitions_for_keys(PyObject *self, PyObject *args) {
     if (result) {
         int32_t *p = (int32_t *)PyBytes_AS_STRING(result);
         for (Py_ssize_t i = 0; i < a.length; i++) {
-            Span s = bin_at(&a, i);
+            Span s;
+            if (bin_at(&a, i, &s) < 0) { Py_CLEAR(result); break; }
             p[i] = s.p ? (int32_t)((kafka_murmur2((const uint8_t *)s.p, s.n) & 0x7fffffff) % partitions) : -1;
         }
     }
@@ -5070,16 +5078,17 @@ static PyObject *py_columns_sizes_v2(PyObject *self, PyObject *args) {
     int64_t *pay = (int64_t *)PyBytes_AS_STRING(payload), *fix = (int64_t *)PyBytes_AS_STRING(fixed);
     int64_t *ms = (int64_t *)PyBytes_AS_STRING(millis);
     for (Py_ssize_t i = 0; i < length; i++) {
-        Span k = has_key ? bin_at(&key, i) : (Span){NULL, 0};
-        Span v = has_value ? bin_at(&value, i) : (Span){NULL, 0};
+        Span k = {NULL, 0}, v = {NULL, 0};
+        if ((has_key && bin_at(&key, i, &k) < 0) || (has_value && bin_at(&value, i, &v) < 0)) goto done;
         long long p = k.n + v.n, f = (k.p ? varint_size(k.n) + k.n : 1) + (v.p ? varint_size(v.n) + v.n : 1);
         long long nh = 0, t = -1;
         if (has_hdr && !(hdr.has_valid && !bit_set(&hdr.valid, hdr.offset + i))) {
-            const int32_t *o = (const int32_t *)hdr.offsets.buf;
-            Py_ssize_t j = hdr.offset + i;
-            nh = o[j + 1] - o[j];
-            for (int32_t h = o[j]; h < o[j + 1]; h++) {
-                Span hk = bin_at(&hdr.key, h), hv = bin_at(&hdr.value, h);
+            int32_t lo, hi;
+            if (list_at(&hdr.offsets, hdr.offset + i, hdr.children, &lo, &hi) < 0) goto done;
+            nh = hi - lo;
+            for (int32_t h = lo; h < hi; h++) {
+                Span hk, hv;
+                if (bin_at(&hdr.key, h, &hk) < 0 || bin_at(&hdr.value, h, &hv) < 0) goto done;
                 p += utf8_chars(hk) + hv.n;
                 f += varint_size(hk.n) + hk.n + (hv.p ? varint_size(hv.n) + hv.n : 1);
             }
@@ -5098,6 +5107,61 @@ done:
     bin_release(&value);
     i64_release(&ts);
     headers_release(&hdr);
+    return result;
+}
+
+/* A v2 record's size in its batch from the part columns_sizes_v2 gives (DefaultRecord.sizeInBytes). */
+static inline long long v2_record_size(long long offset_delta, long long timestamp_delta, long long fixed) {
+    long long body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) + fixed;
+    return varint_size(body) + body;
+}
+
+/* The writer's batch rules over a run of rows bound for one stage (kcodec.spark.write_rows.cut_run):
+ * from position pos of the rows, add rows to the open batch (pending records, payload bytes, its
+ * v2 estimate and first timestamp) until one closes it: before a row that would take the v2
+ * estimate past room (kafka.batch.size less the batch header; None: no such rule), or after the
+ * row that brings it to records_per_batch records or batch_bytes of payload.
+ * -> (end, closed, pending, pending_bytes, batch_v2, first_ts): rows [pos, end) joined the batch. */
+static PyObject *py_cut_run(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *pay_o, *fix_o, *ms_o, *rows_o, *room_o;
+    Py_ssize_t pos;
+    long long pending, pbytes, bv2, first_ts, rpb, bb, room = 0;
+    if (!PyArg_ParseTuple(args, "OOOOn(LLLL)LLO:cut_run", &pay_o, &fix_o, &ms_o, &rows_o, &pos, &pending, &pbytes,
+                          &bv2, &first_ts, &rpb, &bb, &room_o))
+        return NULL;
+    int has_room = room_o != Py_None;
+    if (has_room && (room = PyLong_AsLongLong(room_o)) == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer pay, fix, ms;
+    int has_pay = 0, has_fix = 0, has_ms = 0;
+    Rows rows = {0};
+    PyObject *result = NULL;
+    if (get_buffer(pay_o, &pay, &has_pay, 0) < 0 || get_buffer(fix_o, &fix, &has_fix, pay.len) < 0 ||
+        get_buffer(ms_o, &ms, &has_ms, pay.len) < 0 || rows_arg(rows_o, &rows) < 0)
+        goto done;
+    const int64_t *payload = (const int64_t *)pay.buf, *fixed = (const int64_t *)fix.buf, *millis = (const int64_t *)ms.buf;
+    Py_ssize_t n = pay.len / 8, end = rows.count, i;
+    int closed = 0;
+    if (pos < 0 || pos > rows.count) { PyErr_SetString(PyExc_IndexError, "cut_run: position outside the rows"); goto done; }
+    for (i = pos; i < rows.count; i++) {
+        Py_ssize_t r = row_at(&rows, i);
+        if (r < 0 || r >= n) { PyErr_Format(PyExc_IndexError, "cut_run: row %zd outside the sizes", r); goto done; }
+        if (has_room) {
+            long long ts = millis[r];
+            if (pending && bv2 + v2_record_size(pending, ts - first_ts, fixed[r]) > room) { closed = 1; end = i; break; }
+            if (!pending) { bv2 = 0; first_ts = ts; }
+            bv2 += v2_record_size(pending, pending ? ts - first_ts : 0, fixed[r]);
+        }
+        pending++;
+        pbytes += payload[r];
+        if (pending >= rpb || pbytes >= bb) { closed = 1; end = i + 1; break; }
+    }
+    result = Py_BuildValue("(niLLLL)", end, closed, pending, pbytes, bv2, first_ts);
+done:
+    if (has_pay) PyBuffer_Release(&pay);
+    if (has_fix) PyBuffer_Release(&fix);
+    if (has_ms) PyBuffer_Release(&ms);
+    if (rows.has_idx) PyBuffer_Release(&rows.idx);
     return result;
 }
 
@@ -5214,6 +5278,9 @@ static PyMethodDef methods[] = {
     {"columns_sizes_v2", py_columns_sizes_v2, METH_VARARGS,
      "columns_sizes_v2(key, value, timestamp_us, headers, rows) -> (payload, v2 record past its deltas, "
      "timestamp ms): int64 bytes per row"},
+    {"cut_run", py_cut_run, METH_VARARGS,
+     "cut_run(payload, fixed, millis, rows, pos, (pending, pending_bytes, batch_v2, first_ts), records_per_batch, "
+     "batch_bytes, room) -> (end, closed, pending, pending_bytes, batch_v2, first_ts)"},
     {NULL, NULL, 0, NULL}
 };
 

@@ -25,7 +25,7 @@ from typing import Any
 from kcodec.errors import EncodeError
 from kcodec.records.encode import NewRecord
 
-__all__ = ["ArrowRows", "kernel", "encode_rows", "new_records", "partitions_for_keys"]
+__all__ = ["ArrowRows", "kernel", "encode_rows", "selection_arg", "new_records", "partitions_for_keys"]
 
 
 def kernel() -> Any:
@@ -107,11 +107,17 @@ def encode_rows(
     k = kernel()
     if k is None:
         return None
-    if not isinstance(selection, tuple):
-        if selection.null_count:
-            raise ValueError("row indices cannot be null")
-        selection = (selection.buffers()[1], selection.offset, len(selection), selection.type.byte_width)
-    return k.encode_columns_v2(*rows.buffers(), selection, base_offset, previous_offset, base_timestamp)
+    return k.encode_columns_v2(*rows.buffers(), selection_arg(selection), base_offset, previous_offset, base_timestamp)
+
+
+def selection_arg(selection) -> tuple:
+    """Rows as the kernel takes them: ``(start, count)``, or an int32/int64 Arrow array's
+    ``(data buffer, offset, length, byte width)``."""
+    if isinstance(selection, tuple):
+        return selection
+    if selection.null_count:
+        raise ValueError("row indices cannot be null")
+    return (selection.buffers()[1], selection.offset, len(selection), selection.type.byte_width)
 
 
 def _text(v):
@@ -119,30 +125,37 @@ def _text(v):
 
 
 def new_records(rows: ArrowRows, selection) -> list[NewRecord]:
-    """The rows as the Python writer's inputs (what ``encode_batch`` takes), for the rows the
-    kernel leaves to it."""
-    import pyarrow as pa
-
+    """The rows as the Python writer's inputs (what ``encode_batch`` takes): for magic 0/1 and the
+    rows the kernel leaves to it. The columns become Python values once per :class:`ArrowRows`."""
+    cols = rows.__dict__.get("_pylists")
+    if cols is None:
+        cols = rows.__dict__["_pylists"] = tuple(
+            None if arr is None else arr.to_pylist()
+            for arr in (rows.key, rows.value, rows.timestamp_us, rows.headers, rows.offset)
+        )
+    keys, values, tss, headers, offsets = cols
     if isinstance(selection, tuple):
-        idx = pa.array(range(selection[0], selection[0] + selection[1]), pa.int64())
+        order: Any = range(selection[0], selection[0] + selection[1])
     else:
-        idx = selection
-    n = len(idx)
-
-    def column(arr):
-        return [None] * n if arr is None else arr.take(idx).to_pylist()
-
-    ts = [None] * n if rows.timestamp_us is None else rows.timestamp_us.take(idx).to_pylist()
+        order = selection.to_pylist()
     out = []
-    for key, value, t, hs, off in zip(
-        column(rows.key), column(rows.value), ts, column(rows.headers), column(rows.offset), strict=True
-    ):
-        headers: tuple = ()
+    for i in order:
+        hs = headers[i] if headers is not None else None
+        hdrs: tuple = ()
         if hs:
             if any(h is None for h in hs):
                 raise EncodeError("a null header (headers hold key/value structs)")
-            headers = tuple((h["key"], _text(h["value"])) for h in hs)
-        out.append(NewRecord(_text(key), _text(value), headers, -1 if t is None else t // 1000, off))
+            hdrs = tuple((h["key"], _text(h["value"])) for h in hs)
+        t = tss[i] if tss is not None else None
+        out.append(
+            NewRecord(
+                _text(keys[i]) if keys is not None else None,
+                _text(values[i]) if values is not None else None,
+                hdrs,
+                -1 if t is None else t // 1000,
+                offsets[i] if offsets is not None else None,
+            )
+        )
     return out
 
 

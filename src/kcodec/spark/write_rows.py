@@ -1,30 +1,37 @@
 """One write task's rows, column-wise: Arrow record batches routed to topic-partitions, cut
 into batches by the writer's rules and encoded by the compiled kernel (:mod:`kcodec.records.arrow_encode`).
 
-The rules are those of :mod:`kcodec.spark.write` and :mod:`kcodec.spark.sink`, applied to whole
-columns: a batch closes once it holds ``records_per_batch`` records or ``batch_bytes`` of payload
-(key and value bytes, header key characters and value bytes), or before the next record would take
-it past ``kafka.batch.size`` as the producer estimates it. Rows that name a partition or carry a key
-are grouped per topic-partition and cut with cumulative sums; keyless rows placed by the sticky rule,
-and ``kafka.batch.size``, need the rows one at a time (their partition or size depends on the batches
-closed before them), which a loop over plain integers does. A batch may gather rows of several Arrow
-batches; it is encoded in parts, one per Arrow batch, into one set of records.
+The rules are those of :mod:`kcodec.spark.write` and :mod:`kcodec.spark.sink`: a batch closes once
+it holds ``records_per_batch`` records or ``batch_bytes`` of payload (key and value bytes, header key
+characters and value bytes), or before the next record would take it past ``kafka.batch.size`` as
+the producer estimates it. Per-row sizes come from the kernel in one pass (``columns_sizes_v2``);
+the rules run over runs of rows bound for one stage (``cut_run``), one call per batch. Rows whose
+partition is known (the option or column, or their key) are grouped per topic-partition, one run
+each; where the sticky rule places rows of a topic (no key, no partition) that topic's rows go in
+row order, a run per stretch bound for one partition or for the sticky one. Topics share no stages,
+so each is routed on its own. A batch may gather rows of several Arrow batches: it is encoded in
+parts, one per Arrow batch, into one set of records.
 """
 
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import accumulate
 
 from kcodec.errors import EncodeError
-from kcodec.records.arrow_encode import ArrowRows, encode_rows, kernel, new_records, partitions_for_keys
+from kcodec.records.arrow_encode import (
+    ArrowRows,
+    encode_rows,
+    kernel,
+    new_records,
+    partitions_for_keys,
+    selection_arg,
+)
 from kcodec.records.encode import encode_batch, encode_v2_written
 from kcodec.records.framing import V2_OVERHEAD
 from kcodec.spark.sink import Router, v2_fixed_size, v2_size
 
-__all__ = ["TaskStages", "arrow_rows", "row_sizes"]
+__all__ = ["TaskStages", "arrow_rows", "row_sizes", "cut_run"]
 
 
 @dataclass
@@ -89,6 +96,37 @@ def row_sizes(rows: ArrowRows, n: int) -> tuple:
     return payload, fixed, millis
 
 
+def cut_run(sizes: tuple, selection, pos: int, state: tuple, records_per_batch: int, batch_bytes: int, room):
+    """The writer's batch rules over rows bound for one stage, from ``pos`` of ``selection``:
+    ``(end, closed, pending, pending_bytes, batch_v2, first_ts)``; rows [pos, end) join the open
+    batch (``state``: its pending records, payload bytes, v2 estimate, first timestamp), which
+    closes (``closed``) before a row that takes its v2 estimate past ``room`` (kafka.batch.size less
+    the batch header; None: no such rule) or after the row that brings it to ``records_per_batch``
+    records or ``batch_bytes`` of payload."""
+    k = kernel()
+    payload, fixed, millis = sizes
+    if k is not None:
+        return k.cut_run(
+            payload, fixed, millis, selection_arg(selection), pos, state, records_per_batch, batch_bytes, room
+        )
+    pending, pending_bytes, batch_v2, first_ts = state
+    order = range(selection[0], selection[0] + selection[1]) if isinstance(selection, tuple) else selection.to_pylist()
+    for i in range(pos, len(order)):
+        r = order[i]
+        if room is not None:
+            ts = millis[r]
+            if pending and batch_v2 + v2_size(pending, ts - first_ts, fixed[r]) > room:
+                return (i, True, pending, pending_bytes, batch_v2, first_ts)
+            if not pending:
+                batch_v2, first_ts = 0, ts
+            batch_v2 += v2_size(pending, ts - first_ts if pending else 0, fixed[r])
+        pending += 1
+        pending_bytes += payload[r]
+        if pending >= records_per_batch or pending_bytes >= batch_bytes:
+            return (i + 1, True, pending, pending_bytes, batch_v2, first_ts)
+    return (len(order), False, pending, pending_bytes, batch_v2, first_ts)
+
+
 class TaskStages:
     """A task's stages (one per topic-partition), fed Arrow record batches."""
 
@@ -113,23 +151,23 @@ class TaskStages:
 
         opts = self.opts
         n = rb.num_rows
-        names = rb.schema.names
         rows = arrow_rows(rb, opts.keep_offsets)
         kept = None  # None: every row; else the int64 indices of rows that are not control records
-        if "isControl" in names:
+        if "isControl" in rb.schema.names:
             control = pc.fill_null(rb.column("isControl"), False)
             if pc.any(control).as_py():
                 kept = pc.indices_nonzero(pc.invert(control)).cast(pa.int64())
         topics = None if opts.topic is not None else rb.column("topic")
-        self._check_rows(n, kept, topics, rows.offset)
+        self._check_rows(kept, topics, rows.offset)
         sticky, parts = self._partitions(rb, rows, topics)
-        payload, fixed, millis = row_sizes(rows, n)
-        if sticky is not None or opts.batch_limit is not None:
-            self._add_one_by_one(rows, kept, topics, parts, sticky, payload, fixed, millis)
-        else:
-            self._add_grouped(rows, n, kept, topics, parts, payload)
+        sizes = row_sizes(rows, n)
+        for topic, members in self._by_topic(n, kept, topics):
+            if sticky is not None and pc.any(sticky if members is None else sticky.take(members)).as_py():
+                self._add_in_order(topic, rows, n, members, parts, sticky, sizes)
+            else:
+                self._add_grouped(topic, rows, n, members, parts, sizes)
 
-    def _check_rows(self, n: int, kept, topics, offsets) -> None:
+    def _check_rows(self, kept, topics, offsets) -> None:
         """A null topic or kept offset: the row the writer stops at."""
         import pyarrow.compute as pc
 
@@ -150,7 +188,7 @@ class TaskStages:
 
     def _partitions(self, rb, rows: ArrowRows, topics) -> tuple:
         """(sticky, partitions): partitions as an int64 Arrow array or one int; sticky None when no
-        row is placed by the sticky rule, else a bool list (those rows' partitions are left to it)."""
+        row is placed by the sticky rule, else a bool Arrow array (those rows' partitions are left to it)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -166,7 +204,6 @@ class TaskStages:
         else:
             parts = pa.nulls(n, pa.int64())
             routed = pa.array([True] * n)
-        keyed = routed
         if opts.ignore_keys or rows.key is None:
             keyed = pa.array([False] * n)
         else:
@@ -178,102 +215,88 @@ class TaskStages:
                 where = keyed if topics is None else pc.and_(keyed, pc.equal(topics, topic))
                 parts = pc.if_else(where, placed, parts)
         sticky = pc.and_(routed, pc.invert(keyed))
-        if not pc.any(sticky).as_py():
-            return None, parts
-        return sticky.to_pylist(), parts
+        return (sticky if pc.any(sticky).as_py() else None), parts
 
-    def _add_grouped(self, rows: ArrowRows, n: int, kept, topics, parts, payload) -> None:
-        """Rows whose topic-partitions are known: per topic-partition, batches cut by cumulative sums."""
+    def _by_topic(self, n: int, kept, topics):
+        """(topic, members) in order of first appearance: the rows of each topic, as int64 indices
+        (None: every row). Topics share no stages, so each is routed on its own."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
-        if topics is None and isinstance(parts, int):
-            self._add_run(self.stage(self.opts.topic, parts), rows, kept, payload)
-            return
-        idx = pa.array(range(n), pa.int64()) if kept is None else kept
         if topics is None:
-            topics = pa.array([self.opts.topic] * n, pa.string())
-        if isinstance(parts, int):
-            parts = pa.array([parts] * n, pa.int64())
-        table = pa.table({"t": topics.take(idx), "p": parts.take(idx), "i": idx})
-        groups = table.group_by(["t", "p"], use_threads=False).aggregate([("i", "list")])
-        for topic, partition, members in zip(
-            groups.column("t").to_pylist(),
-            groups.column("p").to_pylist(),
-            groups.column("i_list").chunks[0]
-            if groups.column("i_list").num_chunks == 1
-            else groups.column("i_list").combine_chunks(),
-            strict=True,
-        ):
-            self._add_run(self.stage(topic, partition), rows, members.values, payload)
+            yield self.opts.topic, kept
+            return
+        mine = topics if kept is None else topics.take(kept)
+        names = pc.unique(mine).to_pylist()
+        if len(names) == 1:
+            yield names[0], kept
+            return
+        every = pa.array(range(n), pa.int64()) if kept is None else kept
+        for topic in names:
+            yield topic, every.filter(pc.equal(mine, topic))
 
-    def _add_run(self, st: Stage, rows: ArrowRows, members, payload) -> None:
-        """Append rows (``members``: int64 indices, or None for every row) to ``st``, flushing each
-        batch that fills: the batch closes at the first row that brings it to records_per_batch
-        records or batch_bytes of payload."""
+    def _add_grouped(self, topic: str, rows: ArrowRows, n: int, members, parts, sizes) -> None:
+        """Rows whose partitions are known: each partition's rows in one run."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if isinstance(parts, int):
+            self._run(topic, self.stage(topic, parts), rows, members, sizes)
+            return
+        mine = parts if members is None else parts.take(members)
+        if pc.count_distinct(mine).as_py() == 1:
+            self._run(topic, self.stage(topic, mine[0].as_py()), rows, members, sizes)
+            return
+        every = pa.array(range(n), pa.int64()) if members is None else members
+        groups = pa.table({"p": mine, "i": every}).group_by("p", use_threads=False).aggregate([("i", "list")])
+        lists = groups.column("i_list").combine_chunks()
+        for i, partition in enumerate(groups.column("p").to_pylist()):
+            self._run(topic, self.stage(topic, partition), rows, lists[i].values, sizes)
+
+    def _add_in_order(self, topic: str, rows: ArrowRows, n: int, members, parts, sticky, sizes) -> None:
+        """Rows some of which the sticky rule places: in row order, a run per stretch of rows bound
+        for one partition or for the sticky one (which moves as its batches close)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        every = pa.array(range(n), pa.int64()) if members is None else members
+        mine_sticky = sticky if members is None else sticky.take(members)
+        mine_parts = pc.fill_null(parts if members is None else parts.take(members), -1)
+        m = len(every)
+        change = pc.or_(
+            pc.not_equal(mine_sticky.slice(1), mine_sticky.slice(0, m - 1)),
+            pc.not_equal(mine_parts.slice(1), mine_parts.slice(0, m - 1)),
+        )
+        starts = [0] + [i + 1 for i in pc.indices_nonzero(change).to_pylist()] + [m]
+        flags, targets = mine_sticky.to_pylist(), mine_parts.to_pylist()
+        for a, b in zip(starts, starts[1:]):
+            run = every.slice(a, b - a)
+            if flags[a]:
+                self._run(topic, None, rows, run, sizes)
+            else:
+                self._run(topic, self.stage(topic, targets[a]), rows, run, sizes)
+
+    def _run(self, topic: str, st: Stage | None, rows: ArrowRows, members, sizes) -> None:
+        """Append rows (``members``: int64 indices, None: every row) to ``st``, flushing each batch
+        that closes (:func:`cut_run`); ``st`` None: the sticky partition's stage, which moves on
+        to the next partition each time one of its batches closes."""
         opts = self.opts
-        if members is None:
-            m, sizes = len(payload), payload
-        else:
-            m = len(members)
-            sizes = [payload[i] for i in members.to_pylist()]
-        cum = array("q", accumulate(sizes))
+        selection = (0, len(sizes[0])) if members is None else members
+        m = selection[1] if members is None else len(members)
+        room = None if opts.batch_limit is None else opts.batch_limit - V2_OVERHEAD
         pos = 0
         while pos < m:
-            before = cum[pos - 1] if pos else 0
-            by_count = pos + (opts.records_per_batch - st.pending) - 1
-            by_bytes = bisect_left(cum, before + opts.batch_bytes - st.pending_bytes, pos)
-            end = min(by_count, by_bytes, m - 1)
-            sel = (pos, end - pos + 1) if members is None else members.slice(pos, end - pos + 1)
-            self._append(st, rows, sel, end - pos + 1, cum[end] - before)
-            if end == by_count or end == by_bytes:
-                self.flush(st)
-            pos = end + 1
-
-    def _add_one_by_one(self, rows: ArrowRows, kept, topics, parts, sticky, payload, fixed, millis) -> None:
-        """The writer's rules row by row (the sticky partitioner, kafka.batch.size)."""
-        opts, router = self.opts, self.router
-        order = range(len(payload)) if kept is None else kept.to_pylist()
-        topic_of = None if topics is None else topics.to_pylist()
-        part_of = parts if isinstance(parts, int) else parts.to_pylist()
-        limit = opts.batch_limit
-        for i in order:
-            topic = opts.topic if topic_of is None else topic_of[i]
-            routed = sticky is not None and sticky[i]
-            if routed:
-                partition = router.partition(topic, None)
-            else:
-                partition = part_of if isinstance(part_of, int) else part_of[i]
-            st = self.stage(topic, partition)
-            if limit is not None:  # the producer's batch.size: close the batch before it overflows
-                ts = millis[i]
-                while st.pending and V2_OVERHEAD + st.batch_v2 + v2_size(st.pending, ts - st.first_ts, fixed[i]) > (
-                    limit
-                ):
-                    self.flush(st)
-                    if routed:
-                        router.batch_closed(topic, st.partition)
-                        st = self.stage(topic, router.partition(topic, None))
-                if not st.pending:
-                    st.batch_v2, st.first_ts = 0, ts
-                st.batch_v2 += v2_size(st.pending, ts - st.first_ts if st.pending else 0, fixed[i])
-            self._append_row(st, rows, i, payload[i])
-            if st.pending >= opts.records_per_batch or st.pending_bytes >= opts.batch_bytes:
-                self.flush(st)
-                if routed:
-                    router.batch_closed(topic, st.partition)
-
-    def _append(self, st: Stage, rows: ArrowRows, sel, count: int, nbytes: int) -> None:
-        st.parts.append((rows, sel))
-        st.pending += count
-        st.pending_bytes += nbytes
-
-    def _append_row(self, st: Stage, rows: ArrowRows, i: int, nbytes: int) -> None:
-        if st.parts and st.parts[-1][0] is rows and isinstance(st.parts[-1][1], list):
-            st.parts[-1][1].append(i)
-        else:
-            st.parts.append((rows, [i]))
-        st.pending += 1
-        st.pending_bytes += nbytes
+            stage = st or self.stage(topic, self.router.partition(topic, None))
+            state = (stage.pending, stage.pending_bytes, stage.batch_v2, stage.first_ts)
+            end, closed, *after = cut_run(sizes, selection, pos, state, opts.records_per_batch, opts.batch_bytes, room)
+            if end > pos:
+                stage.parts.append((rows, (pos, end - pos) if members is None else members.slice(pos, end - pos)))
+            stage.pending, stage.pending_bytes, stage.batch_v2, stage.first_ts = after
+            if closed:
+                self.flush(stage)
+                if st is None:
+                    self.router.batch_closed(topic, stage.partition)
+            pos = end
 
     # ------------------------------------------------------------------ batches out
 
