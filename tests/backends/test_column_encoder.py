@@ -184,3 +184,27 @@ def test_row_sizes_as_the_python_rules(rows, pad):
         )
         assert fixed[i] == v2_fixed_size(rec.key, rec.value, hs)
         assert millis[i] == rec.timestamp
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    sizes=st.lists(
+        st.tuples(st.integers(0, 3000), st.integers(0, 3000), st.integers(-1, 10**6)), min_size=1, max_size=40
+    ),
+    pick=st.data(),
+    rules=st.tuples(st.integers(1, 12), st.integers(1, 20000), st.none() | st.integers(-100, 20000)),
+)
+def test_cut_run_kernel_as_python(sizes, pick, rules):
+    """The batch rules in the kernel (cut_run) and in Python (without the kernel) cut alike."""
+    from array import array
+
+    from kcodec.spark import write_rows
+
+    columns = tuple(array("q", c) for c in zip(*sizes, strict=True))
+    chosen = sorted(pick.draw(st.sets(st.integers(0, len(sizes) - 1), min_size=1)))
+    selection = pick.draw(st.sampled_from([(0, len(sizes)), pa.array(chosen, pa.int64())]))
+    state = (pick.draw(st.integers(0, 3)), pick.draw(st.integers(0, 100)), 0, -1)
+    compiled = write_rows.cut_run(columns, selection, 0, state, *rules)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(write_rows, "kernel", lambda: None)
+        assert write_rows.cut_run(columns, selection, 0, state, *rules) == compiled
