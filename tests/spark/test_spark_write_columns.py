@@ -266,3 +266,21 @@ def test_null_timestamp_is_minus_one(tmp_path):
     (chunk,) = write_task(iter([rb]), opts, "ok", 0, 0)
     with open(chunk.path, "rb") as f:
         assert f.read() == encode_batch([NewRecord(None, b"v", (), -1)], base_offset=0)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "python"])
+def test_a_batch_of_control_rows_stages_nothing(compiled, tmp_path, monkeypatch):
+    if not compiled:
+        from kcodec.records import arrow_encode
+        from kcodec.spark import write_rows
+
+        monkeypatch.setattr(arrow_encode, "kernel", lambda: None)
+        monkeypatch.setattr(write_rows, "kernel", lambda: None)
+    opts = WriteOptions.from_options({"path": str(tmp_path / "o"), "topic": "t", "partition": "0"})
+    rb = pa.record_batch([pa.array([b"v", b"w"]), pa.array([True, True])], names=["value", "isControl"])
+    assert write_task(iter([rb]), opts, "j", 0, 0) == []
+    assert not (tmp_path / "o" / "_kcodec_staging" / "j" / "t-0").exists()
+    null_key = pa.array([[{"key": None, "value": b"x"}]], HEADERS["binary"])
+    rb = pa.record_batch([pa.array([b"v"]), null_key], names=["value", "headers"])
+    with pytest.raises(EncodeError, match="null header key"):
+        write_task(iter([rb]), opts, "k", 0, 0)

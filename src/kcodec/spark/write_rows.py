@@ -89,9 +89,10 @@ def row_sizes(rows: ArrowRows, n: int) -> tuple:
         payload.append(
             (len(r.key) if r.key else 0)
             + (len(r.value) if r.value else 0)
-            + sum(len(hk) + (len(hv) if hv else 0) for hk, hv in hs)
+            + sum(len(hk or "") + (len(hv) if hv else 0) for hk, hv in hs)
         )
-        fixed.append(v2_fixed_size(r.key, r.value, hs))
+        # a null header key has no size: encoding the row refuses it (EncodeError)
+        fixed.append(0 if any(hk is None for hk, _ in hs) else v2_fixed_size(r.key, r.value, hs))
         millis.append(r.timestamp)
     return payload, fixed, millis
 
@@ -157,6 +158,8 @@ class TaskStages:
             control = pc.fill_null(rb.column("isControl"), False)
             if pc.any(control).as_py():
                 kept = pc.indices_nonzero(pc.invert(control)).cast(pa.int64())
+                if not len(kept):
+                    return
         topics = None if opts.topic is not None else rb.column("topic")
         self._check_rows(kept, topics, rows.offset)
         sticky, parts = self._partitions(rb, rows, topics)
