@@ -208,3 +208,14 @@ def test_cut_run_kernel_as_python(sizes, pick, rules):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(write_rows, "kernel", lambda: None)
         assert write_rows.cut_run(columns, selection, 0, state, *rules) == compiled
+
+
+@pytest.mark.parametrize("typ", ["large_binary", "binary_view", "large_string", "string_view"])
+def test_other_arrow_layouts_are_read_as_binary(typ):
+    t = getattr(pa, typ)()
+    raw = [b"ab", None, b"", b"c\xc3\xa9"]
+    values = pa.array(raw if "binary" in typ else [None if v is None else v.decode() for v in raw], t)
+    keys = pa.array([None, b"k", b"kk", None], pa.large_binary())
+    got = encode_v2_written(encode_rows(ArrowRows(key=keys, value=values), (0, 4), base_offset=3))
+    want = encode_batch([NewRecord(k, v) for k, v in zip(keys.to_pylist(), raw, strict=True)], base_offset=3)
+    assert got == want

@@ -39,13 +39,17 @@ def kernel() -> Any:
 def _binary(arr) -> tuple:
     import pyarrow as pa
 
-    if pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type):
+    if not (pa.types.is_binary(arr.type) or pa.types.is_string(arr.type)):  # large or view layouts
         arr = arr.cast(pa.binary())
     valid, offsets, data = arr.buffers()[:3]
     return (valid, offsets, b"" if data is None else data, arr.offset, len(arr))
 
 
 def _int64(arr) -> tuple:
+    import pyarrow as pa
+
+    if arr.type != pa.int64():
+        arr = arr.cast(pa.int64())
     valid, data = arr.buffers()[:2]
     return (valid, data, arr.offset, len(arr))
 
