@@ -284,3 +284,21 @@ def test_a_batch_of_control_rows_stages_nothing(compiled, tmp_path, monkeypatch)
     rb = pa.record_batch([pa.array([b"v"]), null_key], names=["value", "headers"])
     with pytest.raises(EncodeError, match="null header key"):
         write_task(iter([rb]), opts, "k", 0, 0)
+
+
+def test_control_rows_are_not_routed(tmp_path):
+    """A control row is skipped before the partitioner: its topic (null here, or one with no
+    partition count) asks nothing of it."""
+    opts = WriteOptions.from_options({"path": str(tmp_path / "o"), "numPartitions": "2"})
+    rb = pa.record_batch(
+        [
+            pa.array([b"k1", b"k2", None]),
+            pa.array([b"v", b"w", b"x"]),
+            pa.array(["t", None, "t"]),
+            pa.array([False, True, False]),
+        ],
+        names=["key", "value", "topic", "isControl"],
+    )
+    chunks = write_task(iter([rb]), opts, "j", 0, 0)
+    want = reference([rb], opts, 0)
+    assert {(c.topic, c.partition): open(c.path, "rb").read() for c in chunks} == want

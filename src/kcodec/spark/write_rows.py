@@ -154,15 +154,18 @@ class TaskStages:
         n = rb.num_rows
         rows = arrow_rows(rb, opts.keep_offsets)
         kept = None  # None: every row; else the int64 indices of rows that are not control records
+        control = None
         if "isControl" in rb.schema.names:
             control = pc.fill_null(rb.column("isControl"), False)
-            if pc.any(control).as_py():
+            if not pc.any(control).as_py():
+                control = None
+            else:
                 kept = pc.indices_nonzero(pc.invert(control)).cast(pa.int64())
                 if not len(kept):
                     return
         topics = None if opts.topic is not None else rb.column("topic")
         self._check_rows(kept, topics, rows.offset)
-        sticky, parts = self._partitions(rb, rows, topics)
+        sticky, parts = self._partitions(rb, rows, topics, control)
         sizes = row_sizes(rows, n)
         for topic, members in self._by_topic(n, kept, topics):
             if sticky is not None and pc.any(sticky if members is None else sticky.take(members)).as_py():
@@ -189,9 +192,10 @@ class TaskStages:
         if bad_offset is not None:
             raise EncodeError(f"row {bad_offset}: keepOffsets needs an offset in every row")
 
-    def _partitions(self, rb, rows: ArrowRows, topics) -> tuple:
+    def _partitions(self, rb, rows: ArrowRows, topics, control) -> tuple:
         """(sticky, partitions): partitions as an int64 Arrow array or one int; sticky None when no
-        row is placed by the sticky rule, else a bool Arrow array (those rows' partitions are left to it)."""
+        row is placed by the sticky rule, else a bool Arrow array (those rows' partitions are left to it).
+        Control rows (``control``: a bool array, or None) are skipped, so they are placed nowhere."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -207,6 +211,8 @@ class TaskStages:
         else:
             parts = pa.nulls(n, pa.int64())
             routed = pa.array([True] * n)
+        if control is not None:
+            routed = pc.and_(routed, pc.invert(control))
         if opts.ignore_keys or rows.key is None:
             keyed = pa.array([False] * n)
         else:
