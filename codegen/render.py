@@ -11,8 +11,7 @@ from pathlib import Path
 
 import jinja2
 
-from .emit.c import c_entities
-from .emit.c_spans import span_writers
+from .emit.c import c_entities, span_writers
 from .emit.construct import module_view
 from .emit.python import fast_module
 from .schema import SchemaSet, load_schemas, resolve_entity, to_data

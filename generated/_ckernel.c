@@ -4646,7 +4646,8 @@ python:
 
 typedef struct { const char *p; Py_ssize_t n; } Span;
 
-static int span_put_record_header_v2(Buf *out, Span f_key, Span f_value) {
+static int span_put_record_header_v2(
+    Buf *out, Span f_key, Span f_value) {
     if (!f_key.p) {
         PyErr_SetString(E_Encode, "key cannot be null");
         return -1;
@@ -4661,7 +4662,9 @@ static int span_put_record_header_v2(Buf *out, Span f_key, Span f_value) {
     return 0;
 }
 
-static int span_put_record_v2(Buf *out, long long f_attributes, long long f_timestamp_delta, long long f_offset_delta, Span f_key, Span f_value, long long n_headers, Span f_headers) {
+static int span_put_record_v2(
+    Buf *out, long long f_attributes, long long f_timestamp_delta, long long f_offset_delta, Span f_key,
+    Span f_value, long long n_headers, Span f_headers) {
     if (int_in_range(f_attributes, -128LL, 127LL, "attributes") < 0) return -1;
     if (int_in_range(f_offset_delta, -2147483648LL, 2147483647LL, "offset_delta") < 0) return -1;
     Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
@@ -4690,7 +4693,9 @@ typedef struct { Py_buffer valid, offsets, data; int has_valid, has_data; Py_ssi
 /* An int64 array (timestamps in microseconds, kept offsets). */
 typedef struct { Py_buffer valid, data; int has_valid, has_data; Py_ssize_t offset, length; } I64Arr;
 
-static inline int bit_set(const Py_buffer *b, Py_ssize_t i) { return (((const uint8_t *)b->buf)[i >> 3] >> (i & 7)) & 1; }
+static inline int bit_set(const Py_buffer *b, Py_ssize_t i) {
+    return (((const uint8_t *)b->buf)[i >> 3] >> (i & 7)) & 1;
+}
 
 static int get_buffer(PyObject *o, Py_buffer *b, int *has, Py_ssize_t need) {
     *has = 0;
@@ -4722,7 +4727,10 @@ static int bin_arr(PyObject *t, BinArr *a) {
     int has_offsets = 0, has_data = 0;
     memset(a, 0, sizeof *a);
     if (!PyArg_ParseTuple(t, "OOOnn:binary array", &valid, &offsets, &data, &a->offset, &a->length)) return -1;
-    if (a->offset < 0 || a->length < 0) { PyErr_SetString(PyExc_ValueError, "negative array offset or length"); return -1; }
+    if (a->offset < 0 || a->length < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative array offset or length");
+        return -1;
+    }
     Py_ssize_t end = a->offset + a->length;
     if (get_buffer(valid, &a->valid, &a->has_valid, (end + 7) / 8) < 0 ||
         get_buffer(offsets, &a->offsets, &has_offsets, (end + 1) * 4) < 0 ||
@@ -4746,7 +4754,10 @@ static int i64_arr(PyObject *t, I64Arr *a) {
     PyObject *valid, *data;
     memset(a, 0, sizeof *a);
     if (!PyArg_ParseTuple(t, "OOnn:int64 array", &valid, &data, &a->offset, &a->length)) return -1;
-    if (a->offset < 0 || a->length < 0) { PyErr_SetString(PyExc_ValueError, "negative array offset or length"); return -1; }
+    if (a->offset < 0 || a->length < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative array offset or length");
+        return -1;
+    }
     Py_ssize_t end = a->offset + a->length;
     if (get_buffer(valid, &a->valid, &a->has_valid, (end + 7) / 8) < 0 ||
         get_buffer(data, &a->data, &a->has_data, end * 8) < 0 || !a->has_data) {
@@ -4862,11 +4873,13 @@ typedef struct { Py_buffer idx; int has_idx, wide; Py_ssize_t start, count; } Ro
 
 static int rows_arg(PyObject *x, Rows *r) {
     memset(r, 0, sizeof *r);
-    if (PyTuple_Check(x) && PyTuple_GET_SIZE(x) == 2) return PyArg_ParseTuple(x, "nn:rows", &r->start, &r->count) ? 0 : -1;
+    if (PyTuple_Check(x) && PyTuple_GET_SIZE(x) == 2)
+        return PyArg_ParseTuple(x, "nn:rows", &r->start, &r->count) ? 0 : -1;
     PyObject *data;
     Py_ssize_t offset, width;
     if (!PyTuple_Check(x) || !PyArg_ParseTuple(x, "Onnn:rows", &data, &offset, &r->count, &width)) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "rows: (start, count) or (indices, offset, length, width)");
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "rows: (start, count) or (indices, offset, length, width)");
         return -1;
     }
     if (offset < 0 || r->count < 0 || (width != 4 && width != 8)) {
@@ -4910,7 +4923,10 @@ static PyObject *py_encode_columns_v2(PyObject *self, PyObject *args) {
         (has_prev && (previous = PyLong_AsLongLong(prev_arg)) == -1 && PyErr_Occurred()) ||
         (bts_arg != Py_None && (base_timestamp = PyLong_AsLongLong(bts_arg)) == -1 && PyErr_Occurred()))
         return NULL;
-    if (has_prev && !has_base) { PyErr_SetString(PyExc_ValueError, "a previous offset needs a base offset"); return NULL; }
+    if (has_prev && !has_base) {
+        PyErr_SetString(PyExc_ValueError, "a previous offset needs a base offset");
+        return NULL;
+    }
     if ((has_key && bin_arr(key_arg, &key) < 0) || (has_value && bin_arr(value_arg, &value) < 0) ||
         (has_ts && i64_arr(ts_arg, &ts) < 0) || (explicit && i64_arr(offsets_arg, &offs) < 0) ||
         (has_hdr && headers_arr(headers_arg, &hdr) < 0) || rows_arg(rows_obj, &rows) < 0)
@@ -5072,7 +5088,8 @@ static PyObject *py_columns_sizes_v2(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "arrays shorter than the rows asked for");
         goto done;
     }
-    if (!(payload = PyBytes_FromStringAndSize(NULL, length * 8)) || !(fixed = PyBytes_FromStringAndSize(NULL, length * 8)) ||
+    if (!(payload = PyBytes_FromStringAndSize(NULL, length * 8)) ||
+        !(fixed = PyBytes_FromStringAndSize(NULL, length * 8)) ||
         !(millis = PyBytes_FromStringAndSize(NULL, length * 8)))
         goto done;
     int64_t *pay = (int64_t *)PyBytes_AS_STRING(payload), *fix = (int64_t *)PyBytes_AS_STRING(fixed);
@@ -5139,16 +5156,24 @@ static PyObject *py_cut_run(PyObject *self, PyObject *args) {
     if (get_buffer(pay_o, &pay, &has_pay, 0) < 0 || get_buffer(fix_o, &fix, &has_fix, pay.len) < 0 ||
         get_buffer(ms_o, &ms, &has_ms, pay.len) < 0 || rows_arg(rows_o, &rows) < 0)
         goto done;
-    const int64_t *payload = (const int64_t *)pay.buf, *fixed = (const int64_t *)fix.buf, *millis = (const int64_t *)ms.buf;
+    const int64_t *payload = (const int64_t *)pay.buf, *fixed = (const int64_t *)fix.buf;
+    const int64_t *millis = (const int64_t *)ms.buf;
     Py_ssize_t n = pay.len / 8, end = rows.count, i;
     int closed = 0;
-    if (pos < 0 || pos > rows.count) { PyErr_SetString(PyExc_IndexError, "cut_run: position outside the rows"); goto done; }
+    if (pos < 0 || pos > rows.count) {
+        PyErr_SetString(PyExc_IndexError, "cut_run: position outside the rows");
+        goto done;
+    }
     for (i = pos; i < rows.count; i++) {
         Py_ssize_t r = row_at(&rows, i);
         if (r < 0 || r >= n) { PyErr_Format(PyExc_IndexError, "cut_run: row %zd outside the sizes", r); goto done; }
         if (has_room) {
             long long ts = millis[r];
-            if (pending && bv2 + v2_record_size(pending, ts - first_ts, fixed[r]) > room) { closed = 1; end = i; break; }
+            if (pending && bv2 + v2_record_size(pending, ts - first_ts, fixed[r]) > room) {
+                closed = 1;
+                end = i;
+                break;
+            }
             if (!pending) { bv2 = 0; first_ts = ts; }
             bv2 += v2_record_size(pending, pending ? ts - first_ts : 0, fixed[r]);
         }
