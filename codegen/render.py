@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jinja2
 
-from .emit.c import c_entities, legacy_facts
+from .emit.c import c_entities, legacy_facts, span_writers
 from .emit.construct import module_view
 from .emit.python import fast_module
 from .schema import SchemaSet, load_schemas, resolve_entity, to_data
@@ -121,7 +121,10 @@ def render(schemas: SchemaSet) -> dict[str, str]:
     )
     files["fast/kernel.py"] = env.get_template("fast_kernel.py.j2").render(schema_sha256=schemas.sha256)
     files["_ckernel.c"] = env.get_template("ckernel.c.j2").render(
-        entities=c_entities(schemas), legacy_facts=legacy_facts(schemas), schema_sha256=schemas.sha256
+        entities=c_entities(schemas),
+        legacy_facts=legacy_facts(schemas),
+        span_writers=span_writers(schemas),
+        schema_sha256=schemas.sha256,
     )
     return {
         name: format_python(wrap_long_lines(tidy_python(text)), name) if name.endswith(".py") else text

@@ -4727,143 +4727,558 @@ python:
     Py_RETURN_NONE;
 }
 
-/* ---- v2 records from Arrow columns: encode_record_columns_v2(count, keys, values, timestamps, headers,
- * base_offset, delete_horizon). keys and values: None (all null) or (array offset, validity bitmap or None,
- * int32 offsets, data), the buffers of a pyarrow binary array; timestamps: None (all -1) or (array offset,
- * validity or None, int64 data), nulls -1; headers: None or one list of (str, bytes-or-None) pairs (or
- * None) per row. Offsets run from base_offset. No Python object is made per row; the result is
- * encode_records_v2's, or None when a row needs the row writer's checks (a timestamp below -1, odd
- * headers, a delta past its int). Buffers too short for the array raise ValueError. */
+/* ---- v2 records straight from Arrow columns (the Spark writer, kcodec.records.arrow_encode)
+ *
+ * The span writers below are generated (codegen/emit/c_spans.py): the bytes of put_<entity>, from
+ * slices of memory. encode_columns_v2 walks a selection of rows of Arrow arrays given as their
+ * buffers (validity bitmaps, int32 offsets, data; array offsets honoured), assigns offsets as
+ * encode_batch does and writes each record with span_put_record_v2. Rows the Python writer would
+ * refuse or word itself (timestamps below -1, kept offsets that do not increase, a null header
+ * key) make it return None: the caller encodes those rows the Python way, which raises its error. */
 
-typedef struct { Py_buffer valid, offsets, data; Py_ssize_t offset; int has_valid, has_offsets, has_data; } Column;
+typedef struct { const char *p; Py_ssize_t n; } Span;
 
-static void column_release(Column *c) {
-    if (c->has_valid) PyBuffer_Release(&c->valid);
-    if (c->has_offsets) PyBuffer_Release(&c->offsets);
-    if (c->has_data) PyBuffer_Release(&c->data);
-}
-
-static int column_bit(const Column *c, Py_ssize_t i) {
-    Py_ssize_t k = c->offset + i;
-    return !c->has_valid || (((const uint8_t *)c->valid.buf)[k / 8] >> (k % 8)) & 1;
-}
-
-/* Take (offset, validity, offsets, data) -- or (offset, validity, data) for fixed int64 -- apart and check
- * the buffers hold `count` rows. */
-static int column_open(PyObject *spec, Py_ssize_t count, int binary, const char *name, Column *c) {
-    memset(c, 0, sizeof *c);
-    if (spec == Py_None) return 0;
-    Py_ssize_t parts = binary ? 4 : 3;
-    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != parts) {
-        PyErr_Format(PyExc_TypeError, "%s: expected a tuple of %zd buffers", name, parts);
+static int span_put_record_header_v2(
+    Buf *out, Span f_key, Span f_value) {
+    if (!f_key.p) {
+        PyErr_SetString(E_Encode, "key cannot be null");
+        return -1;
+    } else if (put_varint32(out, f_key.n) < 0 || buf_put(out, f_key.p, f_key.n) < 0) {
         return -1;
     }
-    c->offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 0));
-    if (c->offset == -1 && PyErr_Occurred()) return -1;
-    PyObject *valid = PyTuple_GET_ITEM(spec, 1);
-    if (valid != Py_None) {
-        if (PyObject_GetBuffer(valid, &c->valid, PyBUF_SIMPLE) < 0) return -1;
-        c->has_valid = 1;
-    }
-    if (binary) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(spec, 2), &c->offsets, PyBUF_SIMPLE) < 0) return -1;
-        c->has_offsets = 1;
-    }
-    if (PyObject_GetBuffer(PyTuple_GET_ITEM(spec, parts - 1), &c->data, PyBUF_SIMPLE) < 0) return -1;
-    c->has_data = 1;
-    Py_ssize_t rows = c->offset + count;
-    if (c->offset < 0 || (c->has_valid && c->valid.len < (rows + 7) / 8) ||
-        (binary ? c->offsets.len < (rows + 1) * 4 : c->data.len < rows * 8)) {
-        PyErr_Format(PyExc_ValueError, "%s: the buffers are too short for %zd rows at offset %zd", name, count,
-                     c->offset);
+    if (!f_value.p) {
+        if (put_varint32(out, -1) < 0) return -1;
+    } else if (put_varint32(out, f_value.n) < 0 || buf_put(out, f_value.p, f_value.n) < 0) {
         return -1;
     }
     return 0;
 }
 
-/* Row i of a binary column: its data (NULL for null) and size; -1 for offsets out of order or bounds. */
-static int column_bytes(const Column *c, Py_ssize_t i, const char *name, const char **data, Py_ssize_t *size) {
-    *data = NULL;
-    *size = 0;
-    if (!c->has_data || !column_bit(c, i)) return 0;
-    int32_t from, to;
-    memcpy(&from, (const char *)c->offsets.buf + (c->offset + i) * 4, 4);
-    memcpy(&to, (const char *)c->offsets.buf + (c->offset + i + 1) * 4, 4);
-    if (from < 0 || to < from || to > c->data.len) {
-        PyErr_Format(PyExc_ValueError, "%s: row %zd has offsets %d..%d outside its %zd data bytes", name, i, from,
-                     to, c->data.len);
+static int span_put_record_v2(
+    Buf *out, long long f_attributes, long long f_timestamp_delta, long long f_offset_delta, Span f_key,
+    Span f_value, long long n_headers, Span f_headers) {
+    if (int_in_range(f_attributes, INT8_MIN, INT8_MAX, "attributes") < 0) return -1;
+    if (int_in_range(f_offset_delta, INT32_MIN, INT32_MAX, "offset_delta") < 0) return -1;
+    Py_ssize_t body_length = out->len;  /* length goes here, once its bytes are known */
+    if (buf_reserve(out, 5) < 0) return -1;
+    out->len += 5;
+    if (put_be8(out, f_attributes) < 0) return -1;
+    if (put_varint64(out, f_timestamp_delta) < 0) return -1;
+    if (put_varint32(out, f_offset_delta) < 0) return -1;
+    if (!f_key.p) {
+        if (put_varint32(out, -1) < 0) return -1;
+    } else if (put_varint32(out, f_key.n) < 0 || buf_put(out, f_key.p, f_key.n) < 0) {
         return -1;
     }
-    *data = (const char *)c->data.buf + from;
-    *size = to - from;
+    if (!f_value.p) {
+        if (put_varint32(out, -1) < 0) return -1;
+    } else if (put_varint32(out, f_value.n) < 0 || buf_put(out, f_value.p, f_value.n) < 0) {
+        return -1;
+    }
+    if (put_varint32(out, n_headers) < 0 || buf_put(out, f_headers.p, f_headers.n) < 0) return -1;
+    if (patch_length_varint(out, body_length, 5) < 0) return -1;
     return 0;
 }
 
-static PyObject *py_encode_record_columns_v2(PyObject *self, PyObject *args) {
+/* A validity bitmap (NULL: no nulls), int32 offsets and data, at an array offset, of length rows. */
+typedef struct { Py_buffer valid, offsets, data; int has_valid, has_data; Py_ssize_t offset, length; } BinArr;
+/* An int64 array (timestamps in microseconds, kept offsets). */
+typedef struct { Py_buffer valid, data; int has_valid, has_data; Py_ssize_t offset, length; } I64Arr;
+
+static inline int bit_set(const Py_buffer *b, Py_ssize_t i) {
+    return (((const uint8_t *)b->buf)[i >> 3] >> (i & 7)) & 1;
+}
+
+static int get_buffer(PyObject *o, Py_buffer *b, int *has, Py_ssize_t need) {
+    *has = 0;
+    if (o == Py_None) return 0;
+    if (PyObject_GetBuffer(o, b, PyBUF_SIMPLE) < 0) return -1;
+    *has = 1;
+    if (b->len < need) {
+        PyErr_Format(PyExc_ValueError, "an Arrow buffer of %zd bytes, %zd needed", b->len, need);
+        return -1;
+    }
+    return 0;
+}
+
+static void bin_release(BinArr *a) {
+    if (a->has_valid) PyBuffer_Release(&a->valid);
+    if (a->has_data) { PyBuffer_Release(&a->offsets); PyBuffer_Release(&a->data); }
+    a->has_valid = a->has_data = 0;
+}
+
+static void i64_release(I64Arr *a) {
+    if (a->has_valid) PyBuffer_Release(&a->valid);
+    if (a->has_data) PyBuffer_Release(&a->data);
+    a->has_valid = a->has_data = 0;
+}
+
+/* (validity or None, offsets, data, offset, length); offsets are checked against the data where read. */
+static int bin_arr(PyObject *t, BinArr *a) {
+    PyObject *valid, *offsets, *data;
+    int has_offsets = 0, has_data = 0;
+    memset(a, 0, sizeof *a);
+    if (!PyArg_ParseTuple(t, "OOOnn:binary array", &valid, &offsets, &data, &a->offset, &a->length)) return -1;
+    if (a->offset < 0 || a->length < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative array offset or length");
+        return -1;
+    }
+    Py_ssize_t end = a->offset + a->length;
+    if (get_buffer(valid, &a->valid, &a->has_valid, (end + 7) / 8) < 0 ||
+        get_buffer(offsets, &a->offsets, &has_offsets, (end + 1) * 4) < 0 ||
+        get_buffer(data, &a->data, &has_data, 0) < 0)
+        goto fail;
+    if (!has_offsets || !has_data) {
+        PyErr_SetString(PyExc_ValueError, "a binary array needs offsets and data buffers");
+        goto fail;
+    }
+    a->has_data = 1;
+    return 0;
+fail:
+    if (a->has_valid) PyBuffer_Release(&a->valid);
+    if (has_offsets) PyBuffer_Release(&a->offsets);
+    if (has_data) PyBuffer_Release(&a->data);
+    a->has_valid = 0;
+    return -1;
+}
+
+static int i64_arr(PyObject *t, I64Arr *a) {
+    PyObject *valid, *data;
+    memset(a, 0, sizeof *a);
+    if (!PyArg_ParseTuple(t, "OOnn:int64 array", &valid, &data, &a->offset, &a->length)) return -1;
+    if (a->offset < 0 || a->length < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative array offset or length");
+        return -1;
+    }
+    Py_ssize_t end = a->offset + a->length;
+    if (get_buffer(valid, &a->valid, &a->has_valid, (end + 7) / 8) < 0 ||
+        get_buffer(data, &a->data, &a->has_data, end * 8) < 0 || !a->has_data) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "an int64 array needs a data buffer");
+        i64_release(a);
+        return -1;
+    }
+    return 0;
+}
+
+/* Element i (logical) of a binary array into *s (p NULL when null); -1 when its offsets do not
+ * lie within the data. */
+static inline int bin_at(const BinArr *a, Py_ssize_t i, Span *s) {
+    Py_ssize_t j = a->offset + i;
+    s->p = NULL;
+    s->n = 0;
+    if (a->has_valid && !bit_set(&a->valid, j)) return 0;
+    const int32_t *o = (const int32_t *)a->offsets.buf;
+    if (o[j] < 0 || o[j] > o[j + 1] || o[j + 1] > a->data.len) {
+        PyErr_Format(PyExc_ValueError, "Arrow offsets out of bounds at element %zd", j);
+        return -1;
+    }
+    s->p = (const char *)a->data.buf + o[j];
+    s->n = o[j + 1] - o[j];
+    return 0;
+}
+
+/* The list offsets of element i of a headers array, checked against its children. */
+static inline int list_at(const Py_buffer *offsets, Py_ssize_t j, Py_ssize_t children, int32_t *lo, int32_t *hi) {
+    const int32_t *o = (const int32_t *)offsets->buf;
+    if (o[j] < 0 || o[j] > o[j + 1] || o[j + 1] > children) {
+        PyErr_Format(PyExc_ValueError, "Arrow list offsets out of bounds at element %zd", j);
+        return -1;
+    }
+    *lo = o[j];
+    *hi = o[j + 1];
+    return 0;
+}
+
+/* 1 and the value, or 0 when null. */
+static inline int i64_at(const I64Arr *a, Py_ssize_t i, long long *v) {
+    Py_ssize_t j = a->offset + i;
+    if (a->has_valid && !bit_set(&a->valid, j)) return 0;
+    *v = ((const int64_t *)a->data.buf)[j];
+    return 1;
+}
+
+/* headers: list<struct<key, value>> as (list validity, list offsets, list offset, list length,
+ * struct validity, struct offset, key array, value array); key/value arrays indexed as the struct. */
+typedef struct {
+    Py_buffer valid, offsets, svalid;
+    int has_valid, has_offsets, has_svalid;
+    Py_ssize_t offset, length, soffset, children;
+    BinArr key, value;
+} HeadersArr;
+
+static void headers_release(HeadersArr *h) {
+    if (h->has_valid) PyBuffer_Release(&h->valid);
+    if (h->has_offsets) PyBuffer_Release(&h->offsets);
+    if (h->has_svalid) PyBuffer_Release(&h->svalid);
+    bin_release(&h->key);
+    bin_release(&h->value);
+    h->has_valid = h->has_offsets = h->has_svalid = 0;
+}
+
+static int headers_arr(PyObject *t, HeadersArr *h) {
+    PyObject *valid, *offsets, *svalid, *key, *value;
+    memset(h, 0, sizeof *h);
+    if (!PyArg_ParseTuple(t, "OOnnOnOO:headers array", &valid, &offsets, &h->offset, &h->length, &svalid, &h->soffset,
+                          &key, &value))
+        return -1;
+    if (h->offset < 0 || h->length < 0 || h->soffset < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative array offset or length");
+        return -1;
+    }
+    Py_ssize_t end = h->offset + h->length;
+    if (get_buffer(valid, &h->valid, &h->has_valid, (end + 7) / 8) < 0 ||
+        get_buffer(offsets, &h->offsets, &h->has_offsets, (end + 1) * 4) < 0 || !h->has_offsets ||
+        bin_arr(key, &h->key) < 0 || bin_arr(value, &h->value) < 0)
+        goto fail;
+    h->children = h->key.length < h->value.length ? h->key.length : h->value.length;
+    if (get_buffer(svalid, &h->svalid, &h->has_svalid, (h->soffset + h->children + 7) / 8) < 0) goto fail;
+    return 0;
+fail:
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a headers array needs list offsets");
+    headers_release(h);
+    return -1;
+}
+
+/* The encoded headers of row i into scratch; 1 written (count in *n), 0 a header the Python writer
+ * words (null header or key), -1 error. */
+static int headers_at(const HeadersArr *h, Py_ssize_t i, Buf *scratch, long long *n) {
+    Py_ssize_t j = h->offset + i;
+    scratch->len = 0;
+    *n = 0;
+    if (h->has_valid && !bit_set(&h->valid, j)) return 1;
+    int32_t lo, hi;
+    if (list_at(&h->offsets, j, h->children, &lo, &hi) < 0) return -1;
+    for (int32_t k = lo; k < hi; k++) {
+        Span key, value;
+        if (h->has_svalid && !bit_set(&h->svalid, h->soffset + k)) return 0;
+        if (bin_at(&h->key, k, &key) < 0 || bin_at(&h->value, k, &value) < 0) return -1;
+        if (!key.p) return 0;
+        if (span_put_record_header_v2(scratch, key, value) < 0) return -1;
+    }
+    *n = hi - lo;
+    return 1;
+}
+
+/* The selected rows: (start, count), or the int32/int64 values of an Arrow array given as
+ * (data buffer, array offset, length, byte width). */
+typedef struct { Py_buffer idx; int has_idx, wide; Py_ssize_t start, count; } Rows;
+
+static int rows_arg(PyObject *x, Rows *r) {
+    memset(r, 0, sizeof *r);
+    if (PyTuple_Check(x) && PyTuple_GET_SIZE(x) == 2)
+        return PyArg_ParseTuple(x, "nn:rows", &r->start, &r->count) ? 0 : -1;
+    PyObject *data;
+    Py_ssize_t offset, width;
+    if (!PyTuple_Check(x) || !PyArg_ParseTuple(x, "Onnn:rows", &data, &offset, &r->count, &width)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "rows: (start, count) or (indices, offset, length, width)");
+        return -1;
+    }
+    if (offset < 0 || r->count < 0 || (width != 4 && width != 8)) {
+        PyErr_SetString(PyExc_ValueError, "row indices: int32 or int64 at an offset >= 0");
+        return -1;
+    }
+    if (get_buffer(data, &r->idx, &r->has_idx, (offset + r->count) * width) < 0 || !r->has_idx) {
+        if (r->has_idx) PyBuffer_Release(&r->idx);
+        r->has_idx = 0;
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "row indices need a data buffer");
+        return -1;
+    }
+    r->wide = width == 8;
+    r->start = offset;
+    return 0;
+}
+
+static inline Py_ssize_t row_at(const Rows *r, Py_ssize_t i) {
+    if (!r->has_idx) return r->start + i;
+    i += r->start;
+    return r->wide ? (Py_ssize_t)((const int64_t *)r->idx.buf)[i] : (Py_ssize_t)((const int32_t *)r->idx.buf)[i];
+}
+
+static PyObject *py_encode_columns_v2(PyObject *self, PyObject *args) {
     (void)self;
-    Py_ssize_t count;
-    PyObject *key_spec, *value_spec, *ts_spec, *headers, *horizon_arg;
-    long long base;
-    if (!PyArg_ParseTuple(args, "nOOOOLO:encode_record_columns_v2", &count, &key_spec, &value_spec, &ts_spec,
-                          &headers, &base, &horizon_arg))
+    PyObject *key_arg, *value_arg, *ts_arg, *headers_arg, *offsets_arg, *rows_obj, *base_arg, *prev_arg, *bts_arg;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO:encode_columns_v2", &key_arg, &value_arg, &ts_arg, &headers_arg,
+                          &offsets_arg, &rows_obj, &base_arg, &prev_arg, &bts_arg))
         return NULL;
-    if (record_keys_init() < 0) return NULL;
-    long long horizon = 0;
-    int has_horizon = horizon_arg != Py_None;
-    if (count <= 0 || base < 0 || count - 1 > INT32_MAX || base > INT64_MAX - (count - 1) ||
-        (has_horizon && !plain_int(horizon_arg, 0, &horizon)))
-        Py_RETURN_NONE;
-    if (headers != Py_None &&
-        ((!PyList_CheckExact(headers) && !PyTuple_CheckExact(headers)) || PySequence_Fast_GET_SIZE(headers) != count))
-        Py_RETURN_NONE;
-    Column keys = {0}, values = {0}, stamps = {0};  /* released at done, opened or not */
+    BinArr key = {0}, value = {0};
+    I64Arr ts = {0}, offs = {0};
+    HeadersArr hdr = {0};
+    Rows rows = {0};
+    Buf out = {0}, scratch = {0};
     PyObject *result = NULL;
-    Buf out = {0};
-    int opened = column_open(key_spec, count, 1, "keys", &keys);
-    opened = opened < 0 ? -1 : column_open(value_spec, count, 1, "values", &values);
-    opened = opened < 0 ? -1 : column_open(ts_spec, count, 0, "timestamps", &stamps);
-    long long base_timestamp = 0, max_timestamp = -1;
-    if (opened < 0) goto done;
+    int has_key = key_arg != Py_None, has_value = value_arg != Py_None, has_ts = ts_arg != Py_None;
+    int has_hdr = headers_arg != Py_None, explicit = offsets_arg != Py_None;
+    long long base = 0, previous = 0, base_timestamp = -1, max_timestamp = -1;
+    int has_base = base_arg != Py_None, has_prev = prev_arg != Py_None;
+    if ((has_base && (base = PyLong_AsLongLong(base_arg)) == -1 && PyErr_Occurred()) ||
+        (has_prev && (previous = PyLong_AsLongLong(prev_arg)) == -1 && PyErr_Occurred()) ||
+        (bts_arg != Py_None && (base_timestamp = PyLong_AsLongLong(bts_arg)) == -1 && PyErr_Occurred()))
+        return NULL;
+    if (has_prev && !has_base) {
+        PyErr_SetString(PyExc_ValueError, "a previous offset needs a base offset");
+        return NULL;
+    }
+    if ((has_key && bin_arr(key_arg, &key) < 0) || (has_value && bin_arr(value_arg, &value) < 0) ||
+        (has_ts && i64_arr(ts_arg, &ts) < 0) || (explicit && i64_arr(offsets_arg, &offs) < 0) ||
+        (has_hdr && headers_arr(headers_arg, &hdr) < 0) || rows_arg(rows_obj, &rows) < 0)
+        goto done;
+    int first_segment = bts_arg == Py_None;
+    Py_ssize_t count = rows.count;
     for (Py_ssize_t i = 0; i < count; i++) {
-        const char *key, *value;
-        Py_ssize_t key_size, value_size;
-        long long timestamp = -1, delta;
-        if (column_bytes(&keys, i, "keys", &key, &key_size) < 0 ||
-            column_bytes(&values, i, "values", &value, &value_size) < 0)
+        Py_ssize_t row = row_at(&rows, i);
+        if (row < 0 || (has_key && row >= key.length) || (has_value && row >= value.length) ||
+            (has_ts && row >= ts.length) || (explicit && row >= offs.length) || (has_hdr && row >= hdr.length)) {
+            PyErr_Format(PyExc_IndexError, "row %zd is outside the arrays", row);
             goto done;
-        if (stamps.has_data && column_bit(&stamps, i)) {
-            int64_t t;
-            memcpy(&t, (const char *)stamps.data.buf + (stamps.offset + i) * 8, 8);
-            timestamp = t;
+        }
+        long long offset, timestamp = -1, delta, n_headers = 0;
+        if (has_ts && i64_at(&ts, row, &timestamp)) {  /* microseconds -> ms, floored as Python's // */
+            long long us = timestamp;
+            timestamp = us / 1000 - (us % 1000 < 0);
         }
         if (timestamp < -1) goto python;
-        if (i == 0) base_timestamp = has_horizon ? horizon : timestamp;
-        if (__builtin_sub_overflow(timestamp, base_timestamp, &delta)) goto python;
-        PyObject *row_headers = headers == Py_None ? Py_None : PySequence_Fast_GET_ITEM(headers, i);
-        if (row_headers == Py_None || (PyTuple_CheckExact(row_headers) && PyTuple_GET_SIZE(row_headers) == 0))
-            row_headers = no_headers;
-        else if (!plain_headers(row_headers)) goto python;
-        if (put_record_v2(&out, 0, delta, i, key, key_size, value, value_size, row_headers) < 0) {
-            if (!PyErr_ExceptionMatches(E_Encode)) goto done;
-            PyErr_Clear();
+        if (explicit) {
+            if (!i64_at(&offs, row, &offset) || offset < 0) goto python;
+        } else if (i == 0 && !has_prev) {
+            offset = base;
+        } else if (previous == INT64_MAX) {
+            goto python;
+        } else {
+            offset = previous + 1;
+        }
+        if (i == 0 && !has_prev) {
+            if (!has_base) base = offset;
+            if (first_segment) base_timestamp = timestamp;
+        } else if (offset <= previous) {
             goto python;
         }
+        if (offset < base || offset - base > INT32_MAX) goto python;
+        if (__builtin_sub_overflow(timestamp, base_timestamp, &delta)) goto python;
+        if (has_hdr) {
+            int got = headers_at(&hdr, row, &scratch, &n_headers);
+            if (got < 0) goto done;
+            if (got == 0) goto python;
+        } else {
+            scratch.len = 0;
+        }
+        Span k = {NULL, 0}, v = {NULL, 0}, h = {scratch.data ? scratch.data : "", scratch.len};
+        if ((has_key && bin_at(&key, row, &k) < 0) || (has_value && bin_at(&value, row, &v) < 0)) goto done;
+        if (span_put_record_v2(&out, 0, delta, offset - base, k, v, n_headers, h) < 0) goto done;
         if (timestamp > max_timestamp) max_timestamp = timestamp;
+        previous = offset;
     }
     {
         PyObject *data = bytes_of(&out);
-        result = data ? Py_BuildValue("(NnLLLL)", data, count, base, base + count - 1, base_timestamp, max_timestamp)
-                      : NULL;
+        if (data && count == 0) {  /* nothing selected: nothing to say about offsets */
+            result = Py_BuildValue("(NnOOLL)", data, count, Py_None, Py_None, base_timestamp, max_timestamp);
+        } else if (data) {
+            result = Py_BuildValue("(NnLLLL)", data, count, base, previous, base_timestamp, max_timestamp);
+        }
     }
     goto done;
 python:
     Py_INCREF(Py_None);
     result = Py_None;
 done:
-    column_release(&keys);
-    column_release(&values);
-    column_release(&stamps);
     buf_free(&out);
+    buf_free(&scratch);
+    bin_release(&key);
+    bin_release(&value);
+    i64_release(&ts);
+    i64_release(&offs);
+    headers_release(&hdr);
+    if (rows.has_idx) PyBuffer_Release(&rows.idx);
+    return result;
+}
+
+/* Kafka's default partitioner for keyed records over a binary array: toPositive(murmur2(key)) %
+ * partitions per element (Utils.murmur2, BuiltInPartitioner.partitionForKey), -1 for a null key. */
+static int32_t kafka_murmur2(const uint8_t *data, Py_ssize_t length) {
+    const uint32_t m = 0x5bd1e995u;
+    uint32_t h = 0x9747b28cu ^ (uint32_t)length;
+    Py_ssize_t whole = length & ~(Py_ssize_t)3;
+    for (Py_ssize_t i = 0; i < whole; i += 4) {
+        uint32_t k = (uint32_t)data[i] | (uint32_t)data[i + 1] << 8 | (uint32_t)data[i + 2] << 16 |
+                     (uint32_t)data[i + 3] << 24;
+        k *= m;
+        k ^= k >> 24;
+        k *= m;
+        h = (h * m) ^ k;
+    }
+    switch (length & 3) {  /* the last 1-3 bytes, as Java's fall-through switch adds them */
+    case 3: h ^= (uint32_t)data[whole + 2] << 16; /* fall through */
+    case 2: h ^= (uint32_t)data[whole + 1] << 8; /* fall through */
+    case 1: h ^= data[whole]; h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    return (int32_t)h;
+}
+
+static PyObject *py_partitions_for_keys(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *arr;
+    long long partitions;
+    if (!PyArg_ParseTuple(args, "OL:partitions_for_keys", &arr, &partitions)) return NULL;
+    if (partitions < 1 || partitions > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "partition count must be in 1..%d, not %lld", INT32_MAX, partitions);
+        return NULL;
+    }
+    BinArr a;
+    if (bin_arr(arr, &a) < 0) return NULL;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, a.length * 4);
+    if (result) {
+        int32_t *p = (int32_t *)PyBytes_AS_STRING(result);
+        for (Py_ssize_t i = 0; i < a.length; i++) {
+            Span s;
+            if (bin_at(&a, i, &s) < 0) { Py_CLEAR(result); break; }
+            p[i] = s.p ? (int32_t)((kafka_murmur2((const uint8_t *)s.p, s.n) & 0x7fffffff) % partitions) : -1;
+        }
+    }
+    bin_release(&a);
+    return result;
+}
+
+/* Bytes of a zigzag varint (Kafka's ByteUtils.sizeOfVarint/sizeOfVarlong). */
+static inline long long varint_size(long long v) {
+    uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    long long n = 1;
+    while (u >= 0x80) { u >>= 7; n++; }
+    return n;
+}
+
+/* Code points of UTF-8 text: the length of the str the Python writer holds. */
+static inline long long utf8_chars(Span s) {
+    long long n = 0;
+    for (Py_ssize_t i = 0; i < s.n; i++) n += (((const uint8_t *)s.p)[i] & 0xC0) != 0x80;
+    return n;
+}
+
+/* Per row of the arrays (length rows), three int64 arrays as bytes, for the writer's batch rules:
+ * the payload (key + value bytes, header key characters + value bytes: batchBytes), the v2
+ * record's bytes past its attributes and deltas (key, value and headers as DefaultRecord encodes
+ * them: the producer's kafka.batch.size estimate) and the timestamp in ms (-1 when null). */
+static PyObject *py_columns_sizes_v2(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *key_arg, *value_arg, *ts_arg, *headers_arg;
+    Py_ssize_t length;
+    if (!PyArg_ParseTuple(args, "OOOOn:columns_sizes_v2", &key_arg, &value_arg, &ts_arg, &headers_arg, &length))
+        return NULL;
+    BinArr key = {0}, value = {0};
+    I64Arr ts = {0};
+    HeadersArr hdr = {0};
+    PyObject *payload = NULL, *fixed = NULL, *millis = NULL, *result = NULL;
+    int has_key = key_arg != Py_None, has_value = value_arg != Py_None, has_ts = ts_arg != Py_None;
+    int has_hdr = headers_arg != Py_None;
+    if ((has_key && bin_arr(key_arg, &key) < 0) || (has_value && bin_arr(value_arg, &value) < 0) ||
+        (has_ts && i64_arr(ts_arg, &ts) < 0) || (has_hdr && headers_arr(headers_arg, &hdr) < 0))
+        goto done;
+    if (length < 0 || (has_key && key.length < length) || (has_value && value.length < length) ||
+        (has_ts && ts.length < length) || (has_hdr && hdr.length < length)) {
+        PyErr_SetString(PyExc_ValueError, "arrays shorter than the rows asked for");
+        goto done;
+    }
+    if (!(payload = PyBytes_FromStringAndSize(NULL, length * 8)) ||
+        !(fixed = PyBytes_FromStringAndSize(NULL, length * 8)) ||
+        !(millis = PyBytes_FromStringAndSize(NULL, length * 8)))
+        goto done;
+    int64_t *pay = (int64_t *)PyBytes_AS_STRING(payload), *fix = (int64_t *)PyBytes_AS_STRING(fixed);
+    int64_t *ms = (int64_t *)PyBytes_AS_STRING(millis);
+    for (Py_ssize_t i = 0; i < length; i++) {
+        Span k = {NULL, 0}, v = {NULL, 0};
+        if ((has_key && bin_at(&key, i, &k) < 0) || (has_value && bin_at(&value, i, &v) < 0)) goto done;
+        long long p = k.n + v.n, f = (k.p ? varint_size(k.n) + k.n : 1) + (v.p ? varint_size(v.n) + v.n : 1);
+        long long nh = 0, t = -1;
+        if (has_hdr && !(hdr.has_valid && !bit_set(&hdr.valid, hdr.offset + i))) {
+            int32_t lo, hi;
+            if (list_at(&hdr.offsets, hdr.offset + i, hdr.children, &lo, &hi) < 0) goto done;
+            nh = hi - lo;
+            for (int32_t h = lo; h < hi; h++) {
+                Span hk, hv;
+                if (bin_at(&hdr.key, h, &hk) < 0 || bin_at(&hdr.value, h, &hv) < 0) goto done;
+                p += utf8_chars(hk) + hv.n;
+                f += varint_size(hk.n) + hk.n + (hv.p ? varint_size(hv.n) + hv.n : 1);
+            }
+        }
+        if (has_ts && i64_at(&ts, i, &t)) t = t / 1000 - (t % 1000 < 0);
+        pay[i] = p;
+        fix[i] = f + varint_size(nh);
+        ms[i] = t;
+    }
+    result = PyTuple_Pack(3, payload, fixed, millis);
+done:
+    Py_XDECREF(payload);
+    Py_XDECREF(fixed);
+    Py_XDECREF(millis);
+    bin_release(&key);
+    bin_release(&value);
+    i64_release(&ts);
+    headers_release(&hdr);
+    return result;
+}
+
+/* A v2 record's size in its batch from the part columns_sizes_v2 gives (DefaultRecord.sizeInBytes). */
+static inline long long v2_record_size(long long offset_delta, long long timestamp_delta, long long fixed) {
+    long long body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) + fixed;
+    return varint_size(body) + body;
+}
+
+/* The writer's batch rules over a run of rows bound for one stage (kcodec.spark.write_rows.cut_run):
+ * from position pos of the rows, add rows to the open batch (pending records, payload bytes, its
+ * v2 estimate and first timestamp) until one closes it: before a row that would take the v2
+ * estimate past room (kafka.batch.size less the batch header; None: no such rule), or after the
+ * row that brings it to records_per_batch records or batch_bytes of payload.
+ * -> (end, closed, pending, pending_bytes, batch_v2, first_ts): rows [pos, end) joined the batch. */
+static PyObject *py_cut_run(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *pay_o, *fix_o, *ms_o, *rows_o, *room_o;
+    Py_ssize_t pos;
+    long long pending, pbytes, bv2, first_ts, rpb, bb, room = 0;
+    if (!PyArg_ParseTuple(args, "OOOOn(LLLL)LLO:cut_run", &pay_o, &fix_o, &ms_o, &rows_o, &pos, &pending, &pbytes,
+                          &bv2, &first_ts, &rpb, &bb, &room_o))
+        return NULL;
+    int has_room = room_o != Py_None;
+    if (has_room && (room = PyLong_AsLongLong(room_o)) == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer pay, fix, ms;
+    int has_pay = 0, has_fix = 0, has_ms = 0;
+    Rows rows = {0};
+    PyObject *result = NULL;
+    if (get_buffer(pay_o, &pay, &has_pay, 0) < 0 || get_buffer(fix_o, &fix, &has_fix, pay.len) < 0 ||
+        get_buffer(ms_o, &ms, &has_ms, pay.len) < 0 || rows_arg(rows_o, &rows) < 0)
+        goto done;
+    const int64_t *payload = (const int64_t *)pay.buf, *fixed = (const int64_t *)fix.buf;
+    const int64_t *millis = (const int64_t *)ms.buf;
+    Py_ssize_t n = pay.len / 8, end = rows.count, i;
+    int closed = 0;
+    if (pos < 0 || pos > rows.count) {
+        PyErr_SetString(PyExc_IndexError, "cut_run: position outside the rows");
+        goto done;
+    }
+    for (i = pos; i < rows.count; i++) {
+        Py_ssize_t r = row_at(&rows, i);
+        if (r < 0 || r >= n) { PyErr_Format(PyExc_IndexError, "cut_run: row %zd outside the sizes", r); goto done; }
+        if (has_room) {
+            long long ts = millis[r];
+            if (pending && bv2 + v2_record_size(pending, ts - first_ts, fixed[r]) > room) {
+                closed = 1;
+                end = i;
+                break;
+            }
+            if (!pending) { bv2 = 0; first_ts = ts; }
+            bv2 += v2_record_size(pending, pending ? ts - first_ts : 0, fixed[r]);
+        }
+        pending++;
+        pbytes += payload[r];
+        if (pending >= rpb || pbytes >= bb) { closed = 1; end = i + 1; break; }
+    }
+    result = Py_BuildValue("(niLLLL)", end, closed, pending, pbytes, bv2, first_ts);
+done:
+    if (has_pay) PyBuffer_Release(&pay);
+    if (has_fix) PyBuffer_Release(&fix);
+    if (has_ms) PyBuffer_Release(&ms);
+    if (rows.has_idx) PyBuffer_Release(&rows.idx);
     return result;
 }
 
@@ -5366,9 +5781,17 @@ static PyMethodDef methods[] = {
     {"encode_records_v2", py_encode_records_v2, METH_VARARGS,
      "encode_records_v2(items, base_offset, delete_horizon, NewRecord, Record) -> (records bytes, count, base offset, "
      "last offset, base timestamp, max timestamp), or None for the Python writer"},
-    {"encode_record_columns_v2", py_encode_record_columns_v2, METH_VARARGS,
-     "encode_record_columns_v2(count, keys, values, timestamps, headers, base_offset, delete_horizon) -> "
-     "encode_records_v2's result from Arrow buffers, or None for the row writer"},
+    {"encode_columns_v2", py_encode_columns_v2, METH_VARARGS,
+     "encode_columns_v2(key, value, timestamp_us, headers, offsets, rows, base_offset, previous_offset, "
+     "base_timestamp) -> as encode_records_v2, from Arrow buffers (kcodec.records.arrow_encode)"},
+    {"partitions_for_keys", py_partitions_for_keys, METH_VARARGS,
+     "partitions_for_keys(binary array, partitions) -> int32 bytes: Kafka's default partition per key, -1 null"},
+    {"columns_sizes_v2", py_columns_sizes_v2, METH_VARARGS,
+     "columns_sizes_v2(key, value, timestamp_us, headers, rows) -> (payload, v2 record past its deltas, "
+     "timestamp ms): int64 bytes per row"},
+    {"cut_run", py_cut_run, METH_VARARGS,
+     "cut_run(payload, fixed, millis, rows, pos, (pending, pending_bytes, batch_v2, first_ts), records_per_batch, "
+     "batch_bytes, room) -> (end, closed, pending, pending_bytes, batch_v2, first_ts)"},
     {NULL, NULL, 0, NULL}
 };
 

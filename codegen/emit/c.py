@@ -786,3 +786,96 @@ def _encode_bytes(w: Code, f: ResolvedField, t: BytesType, x: str, target: str) 
     with w.indented():
         _encode_error(w, f"{f.name} needs {'a str' if t.text else 'bytes'}")
     w("}")
+
+
+# ---------------------------------------------------------------------------- span writers
+#
+# ``span_put_<e>_v<N>(out, field...)``: the bytes of ``put_<e>_v<N>`` for C callers whose values are
+# slices of memory (Arrow column buffers, say), not Python objects: a byte string is a ``Span``
+# (``p == NULL``: null), an array of entities its count and its elements already encoded back to back
+# (by the element's own span writer). Integers are range-checked as ``put_`` does. Only the entity
+# versions a C caller names in SPAN_WRITERS get one (ckernel_columns.c.j2).
+
+#: The entity versions the kernel's column encoder (ckernel_columns.c.j2) writes.
+SPAN_WRITERS = ("record_header_v2", "record_v2")
+
+
+@dataclass
+class SpanWriter:
+    suffix: str
+    signature: str
+    lines: list[str]
+
+
+def span_writers(schemas: SchemaSet) -> list[SpanWriter]:
+    """A span writer per entity version in :data:`SPAN_WRITERS`, in that order (children first)."""
+    by_suffix = {ev.suffix: ev for ev in resolve_all(schemas) if ev.compiled_plain}
+    return [_span_writer(by_suffix[s]) for s in SPAN_WRITERS if s in by_suffix]
+
+
+def _span_params(ev: EntityVersion) -> list[str]:
+    params = ["Buf *out"]
+    for f in ev.fields:
+        if f.field.derived:
+            continue
+        if isinstance(f.type, IntType):
+            params.append(f"long long f_{f.name}")
+        elif isinstance(f.type, BytesType):
+            params.append(f"Span f_{f.name}")
+        elif isinstance(f.type, ArrayType):
+            params += [f"long long n_{f.name}", f"Span f_{f.name}"]
+        else:
+            raise ValueError(f"{ev.suffix}.{f.name}: span writers take integers, byte strings and arrays only")
+    return params
+
+
+def _span_writer(ev: EntityVersion) -> SpanWriter:
+    w = Code(depth=1)
+    for f in ev.fields:
+        t = f.type
+        if not f.field.derived and isinstance(t, IntType) and (t.min, t.max) != (-(1 << 63), (1 << 63) - 1):
+            lo, hi = _int_bounds(t)
+            w(f'if (int_in_range(f_{f.name}, {lo}, {hi}, "{f.name}") < 0) return -1;')
+    lengths: list[tuple[str, IntType]] = []
+    starts = ev.length_starts()
+    for f in ev.fields:
+        for owner in starts.get(f.name, ()):
+            lt = ev.field(owner).type
+            w(f"Py_ssize_t body_{owner} = out->len;  /* {owner} goes here, once its bytes are known */")
+            w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
+            w(f"out->len += {lt.max_width};")
+            lengths.append((owner, lt))
+        t = f.type
+        if f.field.derived:
+            continue
+        x = f"f_{f.name}"
+        if isinstance(t, IntType):
+            _put_int(w, t, x)
+        elif isinstance(t, BytesType):
+            w(f"if (!{x}.p) {{")
+            with w.indented():
+                if t.nullable:
+                    w(f"if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
+                else:
+                    _encode_error(w, f"{f.name} cannot be null")
+            w(f"}} else if ({_PUT[t.prefix.name]}(out, {x}.n) < 0 || buf_put(out, {x}.p, {x}.n) < 0) {{")
+            w("    return -1;")
+            w("}")
+        else:
+            assert isinstance(t, ArrayType)
+            w(f"if ({_PUT[t.prefix.name]}(out, n_{f.name}) < 0 || buf_put(out, {x}.p, {x}.n) < 0) return -1;")
+    for owner, lt in reversed(lengths):
+        w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
+    w("return 0;")
+    return SpanWriter(ev.suffix, _param_lines(_span_params(ev)), w.lines)
+
+
+def _param_lines(params: list[str]) -> str:
+    """Parameters on their own lines after the opening parenthesis, each within 120 columns."""
+    lines, line = [], ""
+    for p in params:
+        if line and len(line) + len(p) + 2 > 110:
+            lines.append(line + ",")
+            line = ""
+        line = f"{line}, {p}" if line else p
+    return "".join(f"\n    {text}" for text in [*lines, line])

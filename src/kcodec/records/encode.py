@@ -19,8 +19,8 @@ builder refuses raises :class:`~kcodec.errors.EncodeError`.
 
 Records are given as :class:`NewRecord`, as kcodec :class:`Record` objects
 (e.g. read from another log) or as plain dicts with the keys of
-:class:`NewRecord`; or, for a whole batch, as Arrow columns
-(:class:`~kcodec.records.record_columns.RecordColumns`). A record's ``offset`` is absolute: when given it is used
+:class:`NewRecord` (the Spark writer hands Arrow columns to the kernel itself:
+:mod:`kcodec.records.arrow_encode`). A record's ``offset`` is absolute: when given it is used
 as is (compacted gaps, conversions keeping offsets); otherwise it is the
 previous record's offset + 1, starting at ``base_offset`` (Kafka's
 ``nextSequentialOffset``).
@@ -37,7 +37,6 @@ from kcodec.errors import EncodeError, KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
 from kcodec.records import values
 from kcodec.records.model import TRANSACTION_MARKERS, Batch, Record, TimestampType
-from kcodec.records.record_columns import RecordColumns
 from kcodec.records.values import NO_TIMESTAMP
 from kcodec.runtime import compression as compress_lib
 from kcodec.runtime.encoded import EncodedArray
@@ -48,6 +47,7 @@ __all__ = [
     "encode_batch",
     "encode_control_batch",
     "convert_batches",
+    "encode_v2_written",
     "NO_TIMESTAMP",
     "CONTROL_TYPES",
 ]
@@ -79,7 +79,7 @@ class NewRecord:
     offset: int | None = None
 
 
-#: What the encoders accept for one record (or, for all of them, RecordColumns).
+#: What the encoders accept for one record.
 RecordInput = NewRecord | Record | Mapping[str, Any]
 
 _RECORD_KEYS = frozenset(("key", "value", "headers", "timestamp", "offset"))
@@ -311,7 +311,6 @@ class _Encoders:
         kernel = compiled_kernel()
         # the kernel's v2 record writer (None without the compiled kernel: the Python path does it all)
         self.records = getattr(kernel, "encode_records_v2", None)
-        self.columns = getattr(kernel, "encode_record_columns_v2", None)
         self.batch_fields = record_batch.FIELDS_RECORD_BATCH_V2
         self.entry = {0: legacy_log_entry.encode_legacy_log_entry_v0, 1: legacy_log_entry.encode_legacy_log_entry_v1}
         self.entry_fields = {m: getattr(legacy_log_entry, f"FIELDS_LEGACY_LOG_ENTRY_V{m}") for m in (0, 1)}
@@ -416,14 +415,9 @@ def _kernel_records(records: Any, base_offset: int | None, delete_horizon_ms: in
     """The compiled kernel's (records bytes, count, base offset, last offset, base timestamp, max
     timestamp), or None: no kernel, or inputs it leaves to the Python path."""
     e = _enc()
-    if type(records) in (list, tuple):
-        return None if e.records is None else e.records(records, base_offset, delete_horizon_ms, NewRecord, Record)
-    if isinstance(records, RecordColumns) and e.columns is not None and records.count:
-        base = 0 if base_offset is None else base_offset
-        if type(base) is not int or not 0 <= base <= _INT64[1]:
-            return None  # the Python path says what is wrong with it
-        return e.columns(*records.kernel_args(), base, delete_horizon_ms)
-    return None
+    if type(records) not in (list, tuple) or e.records is None:
+        return None
+    return e.records(records, base_offset, delete_horizon_ms, NewRecord, Record)
 
 
 def _build_legacy(
@@ -786,3 +780,32 @@ def _source_ts_type(batch: Batch) -> TimestampType:
 
 def _source_lat(batch: Batch) -> int | None:
     return batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME else None
+
+
+def encode_v2_written(
+    written: tuple, *, compression: str | int = "none", compression_level: int | None = None
+) -> bytes:
+    """The v2 batch ``encode_batch`` makes of the same records with its defaults (CreateTime, no
+    producer state), around records the compiled kernel wrote already: ``written`` is what its
+    record writers return (``encode_records_v2``, ``encode_columns_v2``: records bytes, count, base
+    offset, last offset, base timestamp, max timestamp) for at least one record."""
+    name = _compression(compression, 2, compression_level)
+    data, count, base, last_record_offset, base_timestamp, max_timestamp = written
+    value = values.v2_batch_value(
+        EncodedArray(data, count),
+        base_offset=base,
+        last_offset_delta=values.v2_last_offset_delta(base, None, last_record_offset),
+        base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp,
+        compression=name,
+        ts_type=TimestampType.CREATE_TIME,
+        log_append_time=None,
+        producer_id=_NO_PRODUCER_ID,
+        producer_epoch=_NO_PRODUCER_EPOCH,
+        base_sequence=_NO_SEQUENCE,
+        transactional=False,
+        control=False,
+        partition_leader_epoch=_NO_PARTITION_LEADER_EPOCH,
+        delete_horizon_ms=None,
+    )
+    return _encode_v2(value, compression_level)

@@ -45,7 +45,7 @@ import shutil
 import struct
 import tempfile
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kcodec.errors import EncodeError, PathExistsError
 from kcodec.log.commit import (
@@ -63,7 +63,6 @@ from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
 from kcodec.log.partition import Partition
 from kcodec.log.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
 from kcodec.records.encode import NewRecord, encode_batch
-from kcodec.records.framing import V2_OVERHEAD
 from kcodec.records.reader import read_batches
 from kcodec.spark.options import (
     SAVE_MODE_OPTION,
@@ -73,7 +72,8 @@ from kcodec.spark.options import (
     choice_option,
     int_option,
 )
-from kcodec.spark.sink import Router, check_counts, partition_counts, producer_settings, v2_record_size
+from kcodec.spark.sink import Router, check_counts, partition_counts, producer_settings
+from kcodec.spark.write_rows import Stage, TaskStages
 
 __all__ = [
     "WriteOptions",
@@ -216,36 +216,6 @@ def new_job_id() -> str:
 # ----------------------------------------------------------------------------- tasks
 
 
-@dataclass
-class _Stage:
-    topic: str
-    partition: int
-    path: str
-    out: object
-    pending: list = field(default_factory=list)
-    pending_bytes: int = 0
-    next_rel: int = 0
-    records: int = 0
-    first: int | None = None
-    last: int | None = None
-    batch_v2: int = 0  # the open batch's records as v2 encodes them (kafka.batch.size)
-    first_ts: int = -1
-
-
-def _bytes(v):
-    if v is None or isinstance(v, bytes):
-        return v
-    if isinstance(v, str):
-        return v.encode("utf-8")
-    return bytes(v)
-
-
-def _v2_size(st: _Stage, key, value, headers, timestamp: int) -> int:
-    """The next record's size in the stage's open batch, as the producer estimates it."""
-    delta = timestamp - st.first_ts if st.pending else 0
-    return v2_record_size(len(st.pending), delta, key, value, headers)
-
-
 def _refuse_reading_target(segments: list, target: str) -> None:
     """``overwrite`` of the path the job reads is refused. The Python data source
     API shows a writer neither the plan nor ``df.inputFiles()``, but rows read by
@@ -268,103 +238,33 @@ def _refuse_reading_target(segments: list, target: str) -> None:
 
 
 def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, overwrite: bool = False) -> list[Chunk]:
-    """Stage one task's rows (an iterator of pyarrow RecordBatches)."""
+    """Stage one task's rows (an iterator of pyarrow RecordBatches), column-wise
+    (:mod:`kcodec.spark.write_rows`)."""
+    import pyarrow.compute as pc
 
     fs, target = resolve(opts.path, opts.storage)
     if fs.local:
         target = os.path.realpath(target)
     root = staging_root(opts, job)
-    stages: dict[tuple[str, int], _Stage] = {}
     router = Router(task, dict(opts.partition_counts), opts.num_partitions, opts.ignore_keys, opts.path)
 
-    def stage_for(topic: str, partition: int) -> _Stage:
-        st = stages.get((topic, partition))
-        if st is None:
-            d = fs.join(root, f"{topic}-{partition}")
-            fs.makedirs(d)
-            p = fs.join(d, f"task-{task:05d}-{attempt}.bin")
-            st = stages[(topic, partition)] = _Stage(topic, partition, p, fs.open_output(p))
-        return st
+    def open_stage(topic: str, partition: int) -> Stage:
+        d = fs.join(root, f"{topic}-{partition}")
+        fs.makedirs(d)
+        p = fs.join(d, f"task-{task:05d}-{attempt}.bin")
+        return Stage(topic, partition, p, fs.open_output(p))
 
-    def flush(st: _Stage) -> None:
-        if not st.pending:
-            return
-        if opts.keep_offsets:
-            data = encode_batch(
-                st.pending,
-                magic=opts.magic,
-                compression=opts.compression,
-                compression_level=opts.compression_level,
-                allow_lossy=True,
-            )
-        else:
-            data = encode_batch(
-                st.pending,
-                magic=opts.magic,
-                compression=opts.compression,
-                compression_level=opts.compression_level,
-                base_offset=st.next_rel,
-                allow_lossy=True,
-            )
-            st.next_rel += len(st.pending)
-        st.out.write(data)
-        st.records += len(st.pending)
-        st.pending, st.pending_bytes = [], 0
-
+    stages = TaskStages(opts, router, open_stage)
     try:
         for rb in batches:
-            n = rb.num_rows
-            if not n:
+            if not rb.num_rows:
                 continue
-            keys, values = _column(rb, "key"), _column(rb, "value")
-            topics = [opts.topic] * n if opts.topic is not None else _column(rb, "topic")
-            # no partition option or column, or a null in it: Kafka's default partitioner (kcodec.spark.sink)
-            parts = [opts.partition] * n if opts.partition is not None else _column(rb, "partition")
-            tss = _column(rb, "timestamp")
-            headers = _column(rb, "headers")
-            offsets = _column(rb, "offset") if opts.keep_offsets else [None] * n
-            control = _column(rb, "isControl", False)
             if overwrite and "segment" in rb.schema.names:
-                _refuse_reading_target(_column(rb, "segment"), target)
-            for i in range(n):
-                if control[i]:
-                    continue  # control records are written by Kafka's coordinator, not as data
-                topic, partition = topics[i], parts[i]
-                if topic is None:
-                    raise EncodeError(f"row {i}: null topic; the topic option sets one for every row (as in Spark)")
-                if opts.keep_offsets and offsets[i] is None:
-                    raise EncodeError(f"row {i}: keepOffsets needs an offset in every row")
-                ts = tss[i]
-                ts = -1 if ts is None else ts // 1000  # us -> ms, -1000 us (Kafka's -1) -> -1
-                hs = headers[i]
-                hs = () if not hs else tuple((h["key"], _bytes(h["value"])) for h in hs)
-                k, v = _bytes(keys[i]), _bytes(values[i])
-                sticky = partition is None and (k is None or opts.ignore_keys)
-                st = stage_for(topic, int(partition) if partition is not None else router.partition(topic, k))
-                if opts.batch_limit is not None:  # the producer's batch.size: close the batch before it overflows
-                    while st.pending and V2_OVERHEAD + st.batch_v2 + _v2_size(st, k, v, hs, ts) > opts.batch_limit:
-                        flush(st)
-                        if sticky:
-                            router.batch_closed(topic, st.partition)
-                            st = stage_for(topic, router.partition(topic, k))
-                    if not st.pending:
-                        st.batch_v2, st.first_ts = 0, ts
-                    st.batch_v2 += _v2_size(st, k, v, hs, ts)
-                st.pending.append(NewRecord(k, v, hs, ts, offsets[i]))
-                if opts.keep_offsets:
-                    st.first = offsets[i] if st.first is None else st.first
-                    st.last = offsets[i]
-                st.pending_bytes += (
-                    (len(k) if k else 0) + (len(v) if v else 0) + sum(len(hk) + (len(hv) if hv else 0) for hk, hv in hs)
-                )
-                if len(st.pending) >= opts.records_per_batch or st.pending_bytes >= opts.batch_bytes:
-                    flush(st)
-                    if sticky:
-                        router.batch_closed(topic, st.partition)
-        for st in stages.values():
-            flush(st)
+                _refuse_reading_target(pc.unique(rb.column("segment")).to_pylist(), target)
+            stages.add(rb)
+        stages.finish()
     finally:
-        for st in stages.values():
+        for st in stages.stages.values():
             st.out.close()
     return [
         Chunk(
@@ -377,7 +277,7 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, o
             st.first,
             st.last,
         )
-        for st in stages.values()
+        for st in stages.stages.values()
         if st.records
     ]
 
@@ -552,16 +452,3 @@ def commit_lock(fs, root: str):
         yield
     finally:
         os.close(fd)
-
-
-def _column(rb, name: str, default=None) -> list:
-    """One column of an Arrow record batch as Python values (timestamps as microseconds), or
-    ``default`` for every row when the DataFrame has no such column."""
-    import pyarrow as pa
-
-    if name not in rb.schema.names:
-        return [default] * rb.num_rows
-    c = rb.column(name)
-    if name == "timestamp":
-        c = c.cast(pa.timestamp("us", tz=c.type.tz)).cast(pa.int64())  # microseconds
-    return c.to_pylist()
