@@ -4719,6 +4719,18 @@ static int plain_int(PyObject *x, long long lo, long long *n) {
     return !overflow && *n >= lo;
 }
 
+/* A record's absolute offset: the one given, else the previous record's + 1 (the base offset, or 0, for the
+ * first), as MemoryRecordsBuilder.nextSequentialOffset; 0 for the Python path (not a plain int >= 0, or past
+ * INT64_MAX). */
+static int record_offset(PyObject *given, Py_ssize_t i, PyObject *base_arg, long long base, long long previous,
+                         long long *offset) {
+    if (given != Py_None) return plain_int(given, 0, offset);
+    if (i == 0) *offset = base_arg == Py_None ? 0 : base;
+    else if (previous == INT64_MAX) return 0;
+    else *offset = previous + 1;
+    return 1;
+}
+
 static PyObject *py_encode_records_v2(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *items, *base_arg, *horizon_arg;
@@ -4740,13 +4752,7 @@ static PyObject *py_encode_records_v2(PyObject *self, PyObject *args) {
         long long offset, timestamp = -1, delta;
         if (!record_in(PySequence_Fast_GET_ITEM(items, i), record_type, &r)) goto python;
         if (r.timestamp && !plain_int(r.timestamp, -1, &timestamp)) goto python;
-        if (r.offset == Py_None) {
-            if (i == 0) offset = base_arg == Py_None ? 0 : base;
-            else if (previous == INT64_MAX) goto python;
-            else offset = previous + 1;
-        } else if (!plain_int(r.offset, 0, &offset)) {
-            goto python;
-        }
+        if (!record_offset(r.offset, i, base_arg, base, previous, &offset)) goto python;
         if (i == 0) {
             if (base_arg == Py_None) base = offset;
             base_timestamp = has_horizon ? horizon : timestamp;
@@ -5342,13 +5348,7 @@ static PyObject *py_encode_legacy_entries(PyObject *self, PyObject *args) {
         long long offset, timestamp = -1;
         if (!record_in(PySequence_Fast_GET_ITEM(items, i), record_type, &r)) goto python;
         if (r.timestamp && !plain_int(r.timestamp, -1, &timestamp)) goto python;
-        if (r.offset == Py_None) {
-            if (i == 0) offset = base_arg == Py_None ? 0 : base;
-            else if (previous == INT64_MAX) goto python;
-            else offset = previous + 1;
-        } else if (!plain_int(r.offset, 0, &offset)) {
-            goto python;
-        }
+        if (!record_offset(r.offset, i, base_arg, base, previous, &offset)) goto python;
         if (i == 0) {
             if (base_arg == Py_None) base = offset;
         } else if (offset <= previous) {
