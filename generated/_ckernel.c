@@ -1924,6 +1924,30 @@ done:
 }
 
 
+static int put_legacy_message_v0(Buf *out, long long f_attributes, const char *f_key, Py_ssize_t f_key_len,
+    const char *f_value, Py_ssize_t f_value_len) {
+    if (int_in_range(f_attributes, INT8_MIN, INT8_MAX, "attributes") < 0) return -1;
+    Py_ssize_t at_crc = out->len;  /* crc goes here, once the bytes it covers are written */
+    if (buf_reserve(out, 4) < 0) return -1;
+    out->len += 4;
+    Py_ssize_t from_crc = out->len;  /* crc covers the bytes from here to the end */
+    if (put_be8(out, 0) < 0) return -1;
+    if (put_be8(out, f_attributes) < 0) return -1;
+    if (f_key == NULL) {
+        if (put_be32(out, -1) < 0) return -1;
+    } else if (put_be32(out, f_key_len) < 0 || buf_put(out, f_key, f_key_len) < 0) {
+        return -1;
+    }
+    if (f_value == NULL) {
+        if (put_be32(out, -1) < 0) return -1;
+    } else if (put_be32(out, f_value_len) < 0 || buf_put(out, f_value, f_value_len) < 0) {
+        return -1;
+    }
+    uint32_t crc_crc = crc32_of((const uint8_t *)out->data + from_crc, out->len - from_crc);
+    for (int k = 0; k < 4; k++) out->data[at_crc + k] = (char)(crc_crc >> (24 - 8 * k));
+    return 0;
+}
+
 /* ================================================================ legacy_log_entry v0 */
 
 static PyObject *dec_legacy_log_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
@@ -2575,6 +2599,31 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+
+static int put_legacy_message_v1(Buf *out, long long f_attributes, long long f_timestamp,
+    const char *f_key, Py_ssize_t f_key_len, const char *f_value, Py_ssize_t f_value_len) {
+    if (int_in_range(f_attributes, INT8_MIN, INT8_MAX, "attributes") < 0) return -1;
+    Py_ssize_t at_crc = out->len;  /* crc goes here, once the bytes it covers are written */
+    if (buf_reserve(out, 4) < 0) return -1;
+    out->len += 4;
+    Py_ssize_t from_crc = out->len;  /* crc covers the bytes from here to the end */
+    if (put_be8(out, 1) < 0) return -1;
+    if (put_be8(out, f_attributes) < 0) return -1;
+    if (put_be64(out, f_timestamp) < 0) return -1;
+    if (f_key == NULL) {
+        if (put_be32(out, -1) < 0) return -1;
+    } else if (put_be32(out, f_key_len) < 0 || buf_put(out, f_key, f_key_len) < 0) {
+        return -1;
+    }
+    if (f_value == NULL) {
+        if (put_be32(out, -1) < 0) return -1;
+    } else if (put_be32(out, f_value_len) < 0 || buf_put(out, f_value, f_value_len) < 0) {
+        return -1;
+    }
+    uint32_t crc_crc = crc32_of((const uint8_t *)out->data + from_crc, out->len - from_crc);
+    for (int k = 0; k < 4; k++) out->data[at_crc + k] = (char)(crc_crc >> (24 - 8 * k));
+    return 0;
+}
 
 /* ================================================================ legacy_log_entry v1 */
 
@@ -4670,6 +4719,18 @@ static int plain_int(PyObject *x, long long lo, long long *n) {
     return !overflow && *n >= lo;
 }
 
+/* A record's absolute offset: the one given, else the previous record's + 1 (the base offset, or 0, for the
+ * first), as MemoryRecordsBuilder.nextSequentialOffset; 0 for the Python path (not a plain int >= 0, or past
+ * INT64_MAX). */
+static int record_offset(PyObject *given, Py_ssize_t i, PyObject *base_arg, long long base, long long previous,
+                         long long *offset) {
+    if (given != Py_None) return plain_int(given, 0, offset);
+    if (i == 0) *offset = base_arg == Py_None ? 0 : base;
+    else if (previous == INT64_MAX) return 0;
+    else *offset = previous + 1;
+    return 1;
+}
+
 static PyObject *py_encode_records_v2(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *items, *base_arg, *horizon_arg;
@@ -4691,13 +4752,7 @@ static PyObject *py_encode_records_v2(PyObject *self, PyObject *args) {
         long long offset, timestamp = -1, delta;
         if (!record_in(PySequence_Fast_GET_ITEM(items, i), record_type, &r)) goto python;
         if (r.timestamp && !plain_int(r.timestamp, -1, &timestamp)) goto python;
-        if (r.offset == Py_None) {
-            if (i == 0) offset = base_arg == Py_None ? 0 : base;
-            else if (previous == INT64_MAX) goto python;
-            else offset = previous + 1;
-        } else if (!plain_int(r.offset, 0, &offset)) {
-            goto python;
-        }
+        if (!record_offset(r.offset, i, base_arg, base, previous, &offset)) goto python;
         if (i == 0) {
             if (base_arg == Py_None) base = offset;
             base_timestamp = has_horizon ? horizon : timestamp;
@@ -5670,6 +5725,89 @@ static PyObject *py_crc32(PyObject *self, PyObject *arg) {
     return PyLong_FromUnsignedLong(c);
 }
 
+/* ---- v0/v1 log entries straight from the writer's inputs (kcodec.records.encode.encode_batch)
+ *
+ * encode_legacy_entries(items, base_offset, magic, append_time, relative, allow_lossy, NewRecord, Record) takes
+ * the inputs encode_records_v2 takes and writes one log entry per record with put_legacy_message_v0/v1: the
+ * uncompressed entries themselves, or (relative, for v1) a compressed wrapper's inner message set with offsets
+ * relative to the base offset (Kafka's AbstractLegacyRecordBatch.toInnerOffset). Every message carries the
+ * LogAppendTime bit and append_time when append_time is not None (v1, appendLegacyRecord), else its own
+ * timestamp. With allow_lossy, headers and (v0) timestamps are dropped as the Python writer drops them;
+ * without it, and on anything else the Python writer would convert or refuse, the result is None and that path
+ * runs, with its own error messages. */
+
+static PyObject *py_encode_legacy_entries(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *items, *base_arg, *append_arg;
+    int magic, relative, lossy;
+    PyTypeObject *new_type, *record_type;
+    if (!PyArg_ParseTuple(args, "OOiOppO!O!:encode_legacy_entries", &items, &base_arg, &magic, &append_arg,
+                          &relative, &lossy, &PyType_Type, &new_type, &PyType_Type, &record_type))
+        return NULL;
+    if (record_keys_init() < 0 || newrecord_slots(new_type) < 0) return NULL;
+    if (magic != 0 && magic != 1) {
+        PyErr_Format(PyExc_ValueError, "encode_legacy_entries: magic %d is not 0 or 1", magic);
+        return NULL;
+    }
+    if (!PyList_CheckExact(items) && !PyTuple_CheckExact(items)) Py_RETURN_NONE;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(items);
+    long long base = 0, previous = 0, append_time = -1, max_timestamp = -1;
+    int log_append = append_arg != Py_None;
+    if (count == 0 || (base_arg != Py_None && !plain_int(base_arg, 0, &base)) ||
+        (log_append && (magic == 0 || !plain_int(append_arg, 0, &append_time))))
+        Py_RETURN_NONE;
+    long long attributes = log_append ? LEGACY_MESSAGE_V1_ATTRIBUTES_TIMESTAMP_TYPE_MASK : 0;
+    Buf out = {0};
+    for (Py_ssize_t i = 0; i < count; i++) {
+        RecordIn r;
+        long long offset, timestamp = -1;
+        if (!record_in(PySequence_Fast_GET_ITEM(items, i), record_type, &r)) goto python;
+        if (r.timestamp && !plain_int(r.timestamp, -1, &timestamp)) goto python;
+        if (!record_offset(r.offset, i, base_arg, base, previous, &offset)) goto python;
+        if (i == 0) {
+            if (base_arg == Py_None) base = offset;
+        } else if (offset <= previous) {
+            goto python;
+        }
+        if (offset < base || !is_bytes_or_none(r.key) || !is_bytes_or_none(r.value)) goto python;
+        if (bytes_size(r.key) > INT32_MAX || bytes_size(r.value) > INT32_MAX) goto python;
+        PyObject *headers = r.headers;
+        int has_headers = headers != Py_None && !((PyTuple_CheckExact(headers) || PyList_CheckExact(headers)) &&
+                                                  PySequence_Fast_GET_SIZE(headers) == 0);
+        /* v0/v1 hold no headers: dropped when lossy (still checked, as the Python writer does), else refused */
+        if (has_headers && (!lossy || !plain_headers(headers))) goto python;
+        if (magic == 0 && timestamp != -1) {
+            if (!lossy) goto python;
+            timestamp = -1;
+        }
+        if (timestamp > max_timestamp) max_timestamp = timestamp;
+        if (log_append) timestamp = append_time;
+        if (put_be64(&out, relative ? offset - base : offset) < 0) goto fail;
+        Py_ssize_t size_at = out.len;  /* the entry's size, once its message is written */
+        if (buf_reserve(&out, 4) < 0) goto fail;
+        out.len += 4;
+        int written = magic == 0 ? put_legacy_message_v0(&out, attributes, bytes_data(r.key), bytes_size(r.key),
+                                                         bytes_data(r.value), bytes_size(r.value))
+                                 : put_legacy_message_v1(&out, attributes, timestamp, bytes_data(r.key),
+                                                         bytes_size(r.key), bytes_data(r.value), bytes_size(r.value));
+        if (written < 0 || patch_length_int32(&out, size_at, 4) < 0) {
+            if (!PyErr_ExceptionMatches(E_Encode)) goto fail;
+            PyErr_Clear();
+            goto python;
+        }
+        previous = offset;
+    }
+    PyObject *data = bytes_of(&out);
+    buf_free(&out);
+    return data ? Py_BuildValue("(NnLLL)", data, count, base, previous, max_timestamp) : NULL;
+fail:
+    buf_free(&out);
+    return NULL;
+python:
+    buf_free(&out);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"add_to_items", py_add_to_items, METH_VARARGS, "add_to_items(list, i, n): add n to item i of every tuple"},
     {"legacy_batches", py_legacy_batches, METH_VARARGS,
@@ -5792,6 +5930,9 @@ static PyMethodDef methods[] = {
     {"cut_run", py_cut_run, METH_VARARGS,
      "cut_run(payload, fixed, millis, rows, pos, (pending, pending_bytes, batch_v2, first_ts), records_per_batch, "
      "batch_bytes, room) -> (end, closed, pending, pending_bytes, batch_v2, first_ts)"},
+    {"encode_legacy_entries", py_encode_legacy_entries, METH_VARARGS,
+     "encode_legacy_entries(items, base_offset, magic, append_time, relative, allow_lossy, NewRecord, Record) -> "
+     "(entries bytes, count, base offset, last offset, max timestamp), or None for the Python writer"},
     {NULL, NULL, 0, NULL}
 };
 

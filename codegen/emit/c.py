@@ -79,6 +79,7 @@ class CEntity:
     project_lines: list[str] = field(default_factory=list)
     kinds: str = ""  # per field, what a projection finds there (_kinds)
     plain: bool = True  # columns, projections and an encoder too (EntityVersion.compiled_plain)
+    writer: bool = False  # not plain, but a put_<suffix> writer for C callers (_writable)
     options: bool = False  # the decoder takes verify_crc, limit, contents
 
 
@@ -113,6 +114,7 @@ def legacy_facts(schemas: SchemaSet) -> list[tuple[str, int]]:
 
 def c_entity(ev: EntityVersion) -> CEntity:
     ce = CEntity(ev.suffix, ev.name, ev.version, len(ev.fields), plain=ev.compiled_plain, options=ev.needs_options)
+    ce.writer = not ce.plain and _writable(ev)
     ce.decode_lines = _decode_fields(ev, _TupleSink(ev))
     ce.project_lines = _decode_fields(ev, _ProjectSink(ev))
     ce.kinds = _kinds(ev)
@@ -121,9 +123,27 @@ def c_entity(ev: EntityVersion) -> CEntity:
         ce.column_struct, ce.free_lines, ce.export_lines = _column_parts(ev)
         ce.int_columns = [f.name for f in ev.fields if isinstance(f.type, IntType)]
         ce.encode_lines = _encode_body(ev)
+    if ce.plain or ce.writer:
         ce.put_signature = _put_signature(ev)
         ce.put_lines = _put_body(ev)
     return ce
+
+
+def _writable(ev: EntityVersion) -> bool:
+    """A flat entity the kernel can write field by field though it is not plain: integers, constants,
+    raw bit groups, bytes (a compressed one taken as stored) and CRC-32s over the fields after them
+    (the v0/v1 message). Lengths mixed with CRCs are left out: patching a varint length moves bytes a
+    CRC covered."""
+    kinds = {f.derived_kind for f in ev.fields if f.field.derived}
+    if not ev.compiled or kinds - {"crc"}:
+        return False
+    for f in ev.fields:
+        d = f.field.derived
+        if d and d.algorithm != "crc32":
+            return False
+        if not isinstance(f.type, (IntType, BitsType, BytesType)):
+            return False
+    return True
 
 
 _ERRORS = {"corrupt": "E_Corrupt", "compression": "E_Compression", "magic": "E_Magic"}
@@ -657,15 +677,15 @@ def _wrapped(head: str, items: list[str], tail: str, indent: str = "", width: in
 
 
 def _put_params(ev: EntityVersion) -> list[ResolvedField]:
-    """The fields ``put_<suffix>`` takes: all but the derived ones (lengths, counts, computed)."""
-    return [f for f in ev.fields if not f.field.derived]
+    """The fields ``put_<suffix>`` takes: all but the derived ones (lengths, counts, CRCs) and constants."""
+    return [f for f in ev.fields if not f.field.derived and f.field.const is None]
 
 
 def _put_params_c(ev: EntityVersion) -> list[str]:
     """A long long per integer, (data, length) per byte string (data NULL: null), PyObject * for the rest."""
     params = ["Buf *out"]
     for f in _put_params(ev):
-        if isinstance(f.type, IntType):
+        if isinstance(f.type, (IntType, BitsType)):  # a bit group's whole integer, as it is written
             params.append(f"long long f_{f.name}")
         elif isinstance(f.type, BytesType):
             params.append(f"const char *f_{f.name}, Py_ssize_t f_{f.name}_len")
@@ -683,11 +703,12 @@ def _put_body(ev: EntityVersion) -> list[str]:
     value to ``out``; derived lengths are computed. C callers with field values in hand use it directly."""
     w = Code(depth=1)
     for f in _put_params(ev):
-        t = f.type
+        t = f.type.base if isinstance(f.type, BitsType) else f.type
         if isinstance(t, IntType) and (t.min, t.max) != (-(1 << 63), (1 << 63) - 1):
             lo, hi = _int_bounds(t)
             w(f'if (int_in_range(f_{f.name}, {lo}, {hi}, "{f.name}") < 0) return -1;')
     lengths: list[tuple[str, IntType]] = []
+    crcs: list[str] = []
     starts = ev.length_starts()
     for f in ev.fields:
         for owner in starts.get(f.name, ()):
@@ -696,11 +717,24 @@ def _put_body(ev: EntityVersion) -> list[str]:
             w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
             w(f"out->len += {lt.max_width};")
             lengths.append((owner, lt))
+        for owner in ev.covered_starts.get(f.name, ()):
+            if ev.field(owner).derived_kind == "crc":
+                w(f"Py_ssize_t from_{owner} = out->len;  /* {owner} covers the bytes from here to the end */")
+                crcs.append(owner)
         t = f.type
+        if f.derived_kind == "crc":
+            w(f"Py_ssize_t at_{f.name} = out->len;  /* {f.name} goes here, once the bytes it covers are written */")
+            w("if (buf_reserve(out, 4) < 0) return -1;")
+            w("out->len += 4;")
+            continue
         if f.field.derived:
             continue
         x = f"f_{f.name}"
-        if isinstance(t, IntType):
+        if f.field.const is not None:
+            _put_int(w, t, str(ev.version if f.field.const == "version" else f.field.const))
+        elif isinstance(t, BitsType):
+            _put_int(w, t.base, x)
+        elif isinstance(t, IntType):
             _put_int(w, t, x)
         elif isinstance(t, BytesType):
             w(f"if ({x} == NULL) {{")
@@ -727,6 +761,9 @@ def _put_body(ev: EntityVersion) -> list[str]:
                 w(f"for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE({x}); k++)")
                 w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM({x}, k), out) < 0) return -1;")
             w("}")
+    for owner in crcs:
+        w(f"uint32_t crc_{owner} = crc32_of((const uint8_t *)out->data + from_{owner}, out->len - from_{owner});")
+        w(f"for (int k = 0; k < 4; k++) out->data[at_{owner} + k] = (char)(crc_{owner} >> (24 - 8 * k));")
     for owner, lt in reversed(lengths):
         w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
     w("return 0;")

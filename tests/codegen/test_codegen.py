@@ -701,3 +701,19 @@ def test_generate_without_its_extra_names_the_pip_command() -> None:
     proc = _run([sys.executable, "-c", code])
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.strip().splitlines() == ["kcodec generate needs Jinja2: pip install 'kcodec[generate]'"]
+
+
+def test_c_put_writers_cover_the_legacy_message():
+    """Entities with constants, bit groups and a CRC-32 but no nesting get a put_<entity> writer (the
+    kernel's v0/v1 writer calls them); the CRC and the magic are written by it, not passed in."""
+    from kcodec.codegen.emit.c import c_entities
+
+    entities = {e.suffix: e for e in c_entities(load_schemas(Path(kcodec.schemas.__path__[0])))}
+    for magic in (0, 1):
+        message = entities[f"legacy_message_v{magic}"]
+        assert message.writer and not message.plain
+        assert "f_crc" not in message.put_signature and "f_magic" not in message.put_signature
+        assert "long long f_attributes" in message.put_signature
+        assert any("crc32_of" in line for line in message.put_lines)
+        assert not entities[f"legacy_log_entry_v{magic}"].writer  # it nests the message
+    assert entities["record_v2"].plain and not entities["record_v2"].writer

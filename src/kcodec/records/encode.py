@@ -311,6 +311,7 @@ class _Encoders:
         kernel = compiled_kernel()
         # the kernel's v2 record writer (None without the compiled kernel: the Python path does it all)
         self.records = getattr(kernel, "encode_records_v2", None)
+        self.legacy = getattr(kernel, "encode_legacy_entries", None)  # v0/v1 entries, likewise
         self.batch_fields = record_batch.FIELDS_RECORD_BATCH_V2
         self.entry = {0: legacy_log_entry.encode_legacy_log_entry_v0, 1: legacy_log_entry.encode_legacy_log_entry_v1}
         self.entry_fields = {m: getattr(legacy_log_entry, f"FIELDS_LEGACY_LOG_ENTRY_V{m}") for m in (0, 1)}
@@ -418,6 +419,52 @@ def _kernel_records(records: Any, base_offset: int | None, delete_horizon_ms: in
     if type(records) not in (list, tuple) or e.records is None:
         return None
     return e.records(records, base_offset, delete_horizon_ms, NewRecord, Record)
+
+
+def _encode_legacy_records(
+    records: Iterable[RecordInput],
+    base_offset: int | None,
+    *,
+    magic: int,
+    compression: str,
+    level: int | None,
+    ts_type: TimestampType,
+    log_append_time: int | None,
+    allow_lossy: bool,
+) -> bytes:
+    """v0/v1 entries of writer inputs: the messages written by the compiled kernel when it takes them
+    (a compressed wrapper gets them as an EncodedArray, so the wrapper, its compression and CRC stay the
+    generated encoder's), else validated and built in Python (``_normalize``, ``_build_legacy``)."""
+    relative = magic == 1 and compression != "none"  # v1 inner offsets (values.legacy_entries)
+    written = kernel_legacy_entries(records, base_offset, magic, log_append_time, relative, allow_lossy)
+    if written is None:
+        base, recs = _normalize(records, base_offset, magic, allow_lossy)
+        return _build_legacy(
+            recs,
+            magic=magic,
+            base_offset=base,
+            compression=compression,
+            level=level,
+            ts_type=ts_type,
+            log_append_time=log_append_time,
+        )
+    data, count, _base, last_offset, max_timestamp = written
+    if compression == "none":
+        return data
+    wrapper_ts = max_timestamp if log_append_time is None else log_append_time
+    message = values.legacy_message(magic, compression, ts_type, wrapper_ts, None, EncodedArray(data, count))
+    return _encode_legacy(magic, {"offset": last_offset, "message": message}, level)
+
+
+def kernel_legacy_entries(
+    records: Any, base_offset: int | None, magic: int, append_time: int | None, relative: bool, allow_lossy: bool
+) -> tuple | None:
+    """The compiled kernel's v0/v1 log entries of ``records``: (bytes, count, base offset, last offset, max
+    timestamp), or None: no kernel, or inputs it leaves to the Python path (which words the errors)."""
+    e = _enc()
+    if e.legacy is None or type(records) not in (list, tuple):
+        return None
+    return e.legacy(records, base_offset, magic, append_time, relative, allow_lossy, NewRecord, Record)
 
 
 def _build_legacy(
@@ -534,15 +581,15 @@ def encode_batch(
             partition_leader_epoch=partition_leader_epoch,
             delete_horizon_ms=delete_horizon_ms,
         )
-    base, recs = _normalize(records, base_offset, magic, allow_lossy)
-    return _build_legacy(
-        recs,
+    return _encode_legacy_records(
+        records,
+        base_offset,
         magic=magic,
-        base_offset=base,
         compression=name,
         level=compression_level,
         ts_type=ts_type,
         log_append_time=lat,
+        allow_lossy=allow_lossy,
     )
 
 
@@ -758,17 +805,17 @@ def _convert_one(batch: Batch, index: int, magic: int, compression: str, level: 
         raise EncodeError(f"{where}: magic {magic} cannot hold {', '.join(lost)} (pass allow_lossy=True to drop them)")
     if not records:
         return b""
-    inputs = [NewRecord(r.key, r.value, tuple(r.headers), r.timestamp, r.offset) for r in records]
-    base, recs = _normalize(inputs, None, magic, True)
+    # the Records are writer inputs as they are (their own offsets; what is lost was allowed above)
     ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else _source_ts_type(batch)
-    return _build_legacy(
-        recs,
+    return _encode_legacy_records(
+        records if type(records) in (list, tuple) else list(records),
+        None,
         magic=magic,
-        base_offset=base,
         compression=compression,
         level=level,
         ts_type=ts_type,
         log_append_time=_source_lat(batch) if magic == 1 else None,
+        allow_lossy=True,
     )
 
 
