@@ -399,8 +399,13 @@ def _encode_v2_records(
         return _build_v2(
             recs, base_offset=base, last_offset=last_offset, empty_max_timestamp=empty_max_timestamp, **batch
         )
+    return _batch_around(written, last_offset=last_offset, **batch)
+
+
+def _batch_around(written: tuple, *, level: int | None, last_offset: int | None, **batch) -> bytes:
+    """The v2 batch around records the compiled kernel wrote (``written``: records bytes, count, base
+    offset, last record offset, base timestamp, max timestamp), by the generated batch encoder."""
     data, count, base, last_record_offset, base_timestamp, max_timestamp = written
-    level = batch.pop("level")
     value = values.v2_batch_value(
         EncodedArray(data, count),
         base_offset=base,
@@ -836,15 +841,11 @@ def encode_v2_written(
     producer state), around records the compiled kernel wrote already: ``written`` is what its
     record writers return (``encode_records_v2``, ``encode_columns_v2``: records bytes, count, base
     offset, last offset, base timestamp, max timestamp) for at least one record."""
-    name = _compression(compression, 2, compression_level)
-    data, count, base, last_record_offset, base_timestamp, max_timestamp = written
-    value = values.v2_batch_value(
-        EncodedArray(data, count),
-        base_offset=base,
-        last_offset_delta=values.v2_last_offset_delta(base, None, last_record_offset),
-        base_timestamp=base_timestamp,
-        max_timestamp=max_timestamp,
-        compression=name,
+    return _batch_around(
+        written,
+        level=compression_level,
+        last_offset=None,
+        compression=_compression(compression, 2, compression_level),
         ts_type=TimestampType.CREATE_TIME,
         log_append_time=None,
         producer_id=_NO_PRODUCER_ID,
@@ -855,4 +856,3 @@ def encode_v2_written(
         partition_leader_epoch=_NO_PARTITION_LEADER_EPOCH,
         delete_horizon_ms=None,
     )
-    return _encode_v2(value, compression_level)
