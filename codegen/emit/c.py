@@ -698,9 +698,11 @@ def _put_signature(ev: EntityVersion) -> str:
     return "\n".join(_wrapped(f"static int put_{ev.suffix}(", _put_params_c(ev), ") {"))
 
 
-def _put_body(ev: EntityVersion) -> list[str]:
+def _put_body(ev: EntityVersion, span: bool = False) -> list[str]:
     """``put_<suffix>(out, field...)``: check the integers' ranges, then append the bytes of one
-    value to ``out``; derived lengths are computed. C callers with field values in hand use it directly."""
+    value to ``out``; derived lengths are computed. C callers with field values in hand use it directly.
+    With ``span``, the body of ``span_put_<suffix>``: byte strings are ``Span``s and arrays their count
+    and elements already encoded (see the span writers below)."""
     w = Code(depth=1)
     for f in _put_params(ev):
         t = f.type.base if isinstance(f.type, BitsType) else f.type
@@ -737,15 +739,20 @@ def _put_body(ev: EntityVersion) -> list[str]:
         elif isinstance(t, IntType):
             _put_int(w, t, x)
         elif isinstance(t, BytesType):
-            w(f"if ({x} == NULL) {{")
+            data, length = (f"{x}.p", f"{x}.n") if span else (x, f"{x}_len")
+            w(f"if ({data} == NULL) {{" if not span else f"if (!{data}) {{")
             with w.indented():
                 if t.nullable:
                     w(f"if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
                 else:
                     _encode_error(w, f"{f.name} cannot be null")
-            w(f"}} else if ({_PUT[t.prefix.name]}(out, {x}_len) < 0 || buf_put(out, {x}, {x}_len) < 0) {{")
+            w(f"}} else if ({_PUT[t.prefix.name]}(out, {length}) < 0 || buf_put(out, {data}, {length}) < 0) {{")
             w("    return -1;")
             w("}")
+        elif span:
+            if not isinstance(t, ArrayType):
+                raise ValueError(f"{ev.suffix}.{f.name}: span writers take integers, byte strings and arrays only")
+            w(f"if ({_PUT[t.prefix.name]}(out, n_{f.name}) < 0 || buf_put(out, {x}.p, {x}.n) < 0) return -1;")
         elif isinstance(t, EntityRef):
             w(f"if (enc_{ev.child(t.name).suffix}({x}, out) < 0) return -1;")
         else:
@@ -867,44 +874,7 @@ def _span_params(ev: EntityVersion) -> list[str]:
 
 
 def _span_writer(ev: EntityVersion) -> SpanWriter:
-    w = Code(depth=1)
-    for f in ev.fields:
-        t = f.type
-        if not f.field.derived and isinstance(t, IntType) and (t.min, t.max) != (-(1 << 63), (1 << 63) - 1):
-            lo, hi = _int_bounds(t)
-            w(f'if (int_in_range(f_{f.name}, {lo}, {hi}, "{f.name}") < 0) return -1;')
-    lengths: list[tuple[str, IntType]] = []
-    starts = ev.length_starts()
-    for f in ev.fields:
-        for owner in starts.get(f.name, ()):
-            lt = ev.field(owner).type
-            w(f"Py_ssize_t body_{owner} = out->len;  /* {owner} goes here, once its bytes are known */")
-            w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
-            w(f"out->len += {lt.max_width};")
-            lengths.append((owner, lt))
-        t = f.type
-        if f.field.derived:
-            continue
-        x = f"f_{f.name}"
-        if isinstance(t, IntType):
-            _put_int(w, t, x)
-        elif isinstance(t, BytesType):
-            w(f"if (!{x}.p) {{")
-            with w.indented():
-                if t.nullable:
-                    w(f"if ({_PUT[t.prefix.name]}(out, -1) < 0) return -1;")
-                else:
-                    _encode_error(w, f"{f.name} cannot be null")
-            w(f"}} else if ({_PUT[t.prefix.name]}(out, {x}.n) < 0 || buf_put(out, {x}.p, {x}.n) < 0) {{")
-            w("    return -1;")
-            w("}")
-        else:
-            assert isinstance(t, ArrayType)
-            w(f"if ({_PUT[t.prefix.name]}(out, n_{f.name}) < 0 || buf_put(out, {x}.p, {x}.n) < 0) return -1;")
-    for owner, lt in reversed(lengths):
-        w(f"if (patch_length_{lt.name}(out, body_{owner}, {lt.max_width}) < 0) return -1;")
-    w("return 0;")
-    return SpanWriter(ev.suffix, _param_lines(_span_params(ev)), w.lines)
+    return SpanWriter(ev.suffix, _param_lines(_span_params(ev)), _put_body(ev, span=True))
 
 
 def _param_lines(params: list[str]) -> str:

@@ -56,6 +56,16 @@ _NO_PRODUCER_ID = -1
 _NO_PRODUCER_EPOCH = -1
 _NO_SEQUENCE = -1
 _NO_PARTITION_LEADER_EPOCH = -1
+#: The batch fields of a plain (non-idempotent, non-transactional, data) batch, as the producer's defaults.
+_NO_PRODUCER_STATE: dict[str, Any] = {
+    "producer_id": _NO_PRODUCER_ID,
+    "producer_epoch": _NO_PRODUCER_EPOCH,
+    "base_sequence": _NO_SEQUENCE,
+    "transactional": False,
+    "control": False,
+    "partition_leader_epoch": _NO_PARTITION_LEADER_EPOCH,
+    "delete_horizon_ms": None,
+}
 _INT16 = (-(1 << 15), (1 << 15) - 1)
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -785,13 +795,7 @@ def _convert_one(batch: Batch, index: int, magic: int, compression: str, level: 
             level=level,
             ts_type=_source_ts_type(batch),
             log_append_time=_source_lat(batch),
-            producer_id=_NO_PRODUCER_ID,
-            producer_epoch=_NO_PRODUCER_EPOCH,
-            base_sequence=_NO_SEQUENCE,
-            transactional=False,
-            control=False,
-            partition_leader_epoch=_NO_PARTITION_LEADER_EPOCH,
-            delete_horizon_ms=None,
+            **_NO_PRODUCER_STATE,
         )
 
     # Down to v0/v1 (or v0 <-> v1): refuse what would be lost, unless allowed.
@@ -848,11 +852,5 @@ def encode_v2_written(
         compression=_compression(compression, 2, compression_level),
         ts_type=TimestampType.CREATE_TIME,
         log_append_time=None,
-        producer_id=_NO_PRODUCER_ID,
-        producer_epoch=_NO_PRODUCER_EPOCH,
-        base_sequence=_NO_SEQUENCE,
-        transactional=False,
-        control=False,
-        partition_leader_epoch=_NO_PARTITION_LEADER_EPOCH,
-        delete_horizon_ms=None,
+        **_NO_PRODUCER_STATE,
     )
