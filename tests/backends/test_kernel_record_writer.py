@@ -32,7 +32,7 @@ INT64_MAX = (1 << 63) - 1
 def python_path(fn, *args, **kwargs):
     """``fn`` with the kernel writer declining every input: the writer's Python path."""
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(encode, "_kernel_records", lambda *a: None)
+        m.setattr(encode, "kernel_v2_records", lambda *a: None)
         return fn(*args, **kwargs)
 
 
@@ -44,7 +44,7 @@ def outcome(fn, *args, **kwargs):
 
 
 def taken_by_kernel(records, base_offset=None, delete_horizon_ms=None) -> bool:
-    return encode._kernel_records(records, base_offset, delete_horizon_ms) is not None
+    return encode.kernel_v2_records(records, base_offset, delete_horizon_ms) is not None
 
 
 # ---------------------------------------------------------------------------- generated valid inputs

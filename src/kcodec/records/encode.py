@@ -403,7 +403,7 @@ def _encode_v2_records(
 ) -> bytes:
     """One v2 batch of writer inputs: the records written by the compiled kernel when it takes them,
     else validated and built in Python (``_normalize``, ``_build_v2``), which also words every error."""
-    written = _kernel_records(records, base_offset, batch["delete_horizon_ms"])
+    written = kernel_v2_records(records, base_offset, batch["delete_horizon_ms"])
     if written is None:
         base, recs = _normalize(records, base_offset, 2, False)
         return _build_v2(
@@ -427,7 +427,7 @@ def _batch_around(written: tuple, *, level: int | None, last_offset: int | None,
     return _encode_v2(value, level)
 
 
-def _kernel_records(records: Any, base_offset: int | None, delete_horizon_ms: int | None) -> tuple | None:
+def kernel_v2_records(records: Any, base_offset: int | None, delete_horizon_ms: int | None) -> tuple | None:
     """The compiled kernel's (records bytes, count, base offset, last offset, base timestamp, max
     timestamp), or None: no kernel, or inputs it leaves to the Python path."""
     e = _enc()

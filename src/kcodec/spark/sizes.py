@@ -12,10 +12,11 @@ A compressed size is the format's fixed overhead plus the length of the
 compressed payload, which is encoded once per format by the compiled kernel
 (the v2 records region; the v0/v1 wrapper's inner entries, offsets relative in
 v1; the generated Python encoders where the kernel is not built) and
-compressed once per codec. The uncompressed sizes are then the payloads'
-lengths (an uncompressed v0/v1 entry differs from an inner one only in its
-offset's value, not its width); for batches left out of the sample they are
-arithmetic on the key, value and header lengths (:mod:`kcodec.tools.sizing`). With a
+compressed once per codec. The uncompressed sizes are the payloads' lengths
+(an uncompressed v0/v1 entry differs from an inner one only in its offset's
+value, not its width), for batches left out of the sample too; without the
+kernel they are arithmetic on the key, value and header lengths
+(:mod:`kcodec.tools.sizing`). With a
 ``sample`` fraction below 1 only the batches it picks (by a hash of their base
 offset, so the same batches whatever the splits) get compressed sizes; the
 pipeline scales those up (:func:`estimate`).
@@ -51,9 +52,9 @@ def _length(b: bytes | None) -> int:
 def _uncompressed(batch, records) -> dict[str, int]:
     """v0/none, v1/none and v2/none: the lengths of the payloads the compiled kernel writes (a tenth of
     the time of the arithmetic below, which runs without the kernel)."""
-    from kcodec.records.encode import _kernel_records, kernel_legacy_entries
+    from kcodec.records.encode import kernel_legacy_entries, kernel_v2_records
 
-    v2_written = _kernel_records(records, batch.base_offset, None)
+    v2_written = kernel_v2_records(records, batch.base_offset, None)
     v0_written = kernel_legacy_entries(records, records[0].offset, 0, None, False, True)
     if v2_written is not None and v0_written is not None:
         v0_bytes = len(v0_written[0])
@@ -77,9 +78,9 @@ def _uncompressed(batch, records) -> dict[str, int]:
 def _v2_payload(batch, records) -> bytes:
     """The records region of the batch as v2 writes it (what a v2 codec compresses)."""
     from kcodec.generated.fast.record import encode_record_v2_array
-    from kcodec.records.encode import _kernel_records
+    from kcodec.records.encode import kernel_v2_records
 
-    written = _kernel_records(records, batch.base_offset, None)
+    written = kernel_v2_records(records, batch.base_offset, None)
     if written is not None:
         return written[0]
     return encode_record_v2_array(values.v2_batch(records, base_offset=batch.base_offset, fast=True)["records"])
