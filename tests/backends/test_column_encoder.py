@@ -1,7 +1,7 @@
 """The compiled kernel's column encoder (kcodec.records.arrow_encode) against encode_batch: the same
 batch bytes from Arrow columns (binary or string, nulls, sliced arrays, headers, row selections,
 batches written in parts) as from NewRecords; rows the Python writer refuses come back as None and
-encode_batch words the error; murmur2 over a column matches kcodec.log.partitioner."""
+encode_batch words the error; murmur2 over a column matches kcodec.records.partitioner."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kcodec.errors import EncodeError
-from kcodec.log.partitioner import partition_for_key
 from kcodec.records.arrow_encode import ArrowRows, encode_rows, kernel, new_records, partitions_for_keys
 from kcodec.records.encode import NewRecord, encode_batch, encode_v2_written
+from kcodec.records.partitioner import partition_for_key
 from kcodec.spark.sink import v2_fixed_size
 from tests.log.test_partitioner import JAVA_CASES
 

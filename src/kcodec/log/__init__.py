@@ -2,9 +2,7 @@
 pyarrow's filesystems, :mod:`kcodec.log.fs`):
 
 * :mod:`~kcodec.log.files`: Kafka's file names and the segments they name;
-* :mod:`~kcodec.log.headers`: what is read from an entry's header undecoded;
 * :mod:`~kcodec.log.index`: the index files: read, encode, rebuild, seek;
 * :mod:`~kcodec.log.index_check`: index files checked against their log;
-* :mod:`~kcodec.log.transactions`: open and aborted transactions;
 * :mod:`~kcodec.log.partition`: a partition's segments, seeks and reads;
 * :mod:`~kcodec.log.writer`: atomic files and the segment writer."""

@@ -33,7 +33,7 @@ from typing import NamedTuple
 from kcodec.errors import KcodecError
 from kcodec.log.commit import segment_sources
 from kcodec.log.fs import Entry, FileSystem, LocalFS
-from kcodec.log.headers import HEADER_SIZE, entry_size
+from kcodec.records.framing import HEADER_SIZE, entry_size
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 

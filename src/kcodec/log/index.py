@@ -44,11 +44,11 @@ from kcodec.log.files import (
     index_too_large,
     parse_segment_name,
 )
-from kcodec.log.headers import last_offset
-from kcodec.log.transactions import AbortedTxn, TxnTracker
+from kcodec.records.framing import last_offset
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 from kcodec.records.source import read_regular_file
+from kcodec.records.transactions import AbortedTxn, TxnTracker
 
 __all__ = [
     "DEFAULT_INDEX_INTERVAL_BYTES",

@@ -33,15 +33,13 @@ from kcodec.log.files import (
     parse_partition_dir,
 )
 from kcodec.log.fs import resolve
-from kcodec.log.headers import last_offset
 from kcodec.log.index import OffsetLookup, read_time_index, read_txn_index
-from kcodec.log.transactions import TxnTracker
+from kcodec.records.framing import last_offset
 from kcodec.records.model import Batch, Record
+from kcodec.records.transactions import TxnTracker, check_isolation_level, committed_records
 
 __all__ = [
     "Partition",
-    "ISOLATION_LEVELS",
-    "committed_records",
     "list_partitions",
     "segment_for_offset",
     "seek_offset",
@@ -107,39 +105,6 @@ def seek_timestamp(segs: list[Segment], timestamp: int) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------------- transactions and the end
-
-#: the consumer's isolation.level values: read_uncommitted returns every record, control records
-#: included; read_committed drops control records and the records of aborted transactions
-ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
-
-
-def check_isolation_level(isolation_level: str) -> bool:
-    """True for read_committed; a ValueError naming the choices for anything but the two levels."""
-    if isolation_level not in ISOLATION_LEVELS:
-        raise ValueError(f"isolation_level must be one of {', '.join(ISOLATION_LEVELS)}, not {isolation_level!r}")
-    return isolation_level == "read_committed"
-
-
-def committed_records(
-    batches, aborted: list[tuple[int, int, int]], open_txns: dict[int, int] | None = None
-) -> Iterator[Record]:
-    """The records of ``batches`` a read_committed consumer gets: no control records, none of the
-    aborted transactions ``aborted`` lists ((producer id, first offset, last offset)), and none of a
-    transaction still open at the end (``open_txns``: producer id -> first offset), which Kafka holds
-    back behind the last stable offset."""
-    spans: dict[int, list[tuple[int, int]]] = {}
-    for pid, first, last in aborted:
-        spans.setdefault(pid, []).append((first, last))
-    for pid, first in (open_txns or {}).items():
-        spans.setdefault(pid, []).append((first, _INT64_MAX))
-    for batch in batches:
-        if batch.is_control:
-            continue
-        hit = [(f, t) for f, t in spans.get(batch.producer_id, ()) if f <= batch.last_offset and t >= batch.base_offset]
-        if not batch.is_transactional or not hit:
-            yield from batch.records
-            continue
-        yield from (r for r in batch.records if not any(f <= r.offset <= t for f, t in hit))
 
 
 def aborted_transactions(

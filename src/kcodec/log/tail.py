@@ -28,9 +28,9 @@ depend on history.
 from __future__ import annotations
 
 from kcodec.log.files import Segment
-from kcodec.log.headers import last_offset
 from kcodec.log.partition import seek_offset
-from kcodec.log.transactions import TxnTracker
+from kcodec.records.framing import last_offset
+from kcodec.records.transactions import TxnTracker
 
 __all__ = ["PartitionTail"]
 

@@ -30,10 +30,10 @@ from kcodec.log.files import (
 from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuilder, encode_txn_index
 from kcodec.log.lock import OutputLock
 from kcodec.log.partition import Partition
-from kcodec.log.transactions import AbortedTxn, TxnTracker
 from kcodec.records.decode import decode_entry
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
+from kcodec.records.transactions import AbortedTxn, TxnTracker
 
 __all__ = ["DEFAULT_SEGMENT_BYTES", "write_atomically", "SegmentWriter"]
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from kcodec.errors import EncodeError
 from kcodec.records.encode import NewRecord
+from kcodec.records.partitioner import partition_for_key
 
 __all__ = ["ArrowRows", "kernel", "encode_rows", "selection_arg", "new_records", "partitions_for_keys"]
 
@@ -172,8 +173,6 @@ def partitions_for_keys(keys, num_partitions: int):
     if k is not None:
         data = k.partitions_for_keys(_binary(keys), num_partitions)
         return pa.Array.from_buffers(pa.int32(), len(keys), [None, pa.py_buffer(data)])
-    from kcodec.log.partitioner import partition_for_key
-
     return pa.array(
         [-1 if key is None else partition_for_key(_text(key), num_partitions) for key in keys.to_pylist()],
         pa.int32(),

@@ -41,6 +41,7 @@ from kcodec.records.model import Batch, Record
 from kcodec.records.resync import SkippedRange
 from kcodec.records.skipping import DamageSkipper
 from kcodec.records.source import Input, Source, is_stream, open_input, read_up_to
+from kcodec.records.transactions import TxnTracker, check_isolation_level, committed_records
 from kcodec.runtime import compression
 
 __all__ = [
@@ -371,16 +372,12 @@ def read_records(source: Source, *, isolation_level: str = "read_uncommitted", *
     ``isolation_level="read_committed"`` returns what a consumer with that isolation.level gets: no
     control records, none of an aborted transaction, none of a transaction whose marker is not in the
     input (Kafka holds those back behind the last stable offset). Aborted transactions are found
-    from the ABORT markers first (kcodec.log.transactions), so the input is read twice; a stream is
+    from the ABORT markers first (kcodec.records.transactions), so the input is read twice; a stream is
     read into memory for that."""
-    from kcodec.log.partition import check_isolation_level, committed_records
-
     if not check_isolation_level(isolation_level):
         for batch in read_batches(source, **options):
             yield from batch.records
         return
-    from kcodec.log.transactions import TxnTracker
-
     if is_stream(source):
         source = source.read()
     tracker = TxnTracker({}, 0)  # the input is the log from its start: an ABORT without a start is empty

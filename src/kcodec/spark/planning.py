@@ -29,10 +29,9 @@ from kcodec.errors import KcodecError
 from kcodec.log.commit import visible_partition_names
 from kcodec.log.files import Segment, is_partition_dir_name, list_segments, parse_partition_dir, skip_reason
 from kcodec.log.fs import Storage, has_glob, resolve, storage_options
-from kcodec.log.headers import HEADER_SIZE, last_offset
 from kcodec.log.index import OffsetLookup
 from kcodec.log.partition import aborted_transactions, next_offset, seek_timestamp, segment_for_offset
-from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
+from kcodec.records.framing import HEADER_SIZE, HEADER_SIZE_UP_TO_MAGIC, check_header, last_offset
 from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE
 from kcodec.spark.options import (
     EARLIEST,

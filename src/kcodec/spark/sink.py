@@ -13,7 +13,7 @@ shape what lands in the log take effect as the producer would apply them:
 * ``kafka.partitioner.ignore.keys``: keyed rows are placed as keyless ones.
 
 Where a row has no partition (no ``partition`` option or column, or a null in
-it) Kafka's default partitioner places it (:mod:`kcodec.log.partitioner`):
+it) Kafka's default partitioner places it (:mod:`kcodec.records.partitioner`):
 keyed rows at ``toPositive(murmur2(key)) % numPartitions``, as the Java
 producer; keyless rows the way the producer's sticky partitioner does but
 deterministically: each task fills one batch for a partition, then moves on to
@@ -25,7 +25,7 @@ partition count of a topic is the ``numPartitions`` option, or else the
 from __future__ import annotations
 
 from kcodec.errors import EncodeError
-from kcodec.log.partitioner import partition_for_key
+from kcodec.records.partitioner import partition_for_key
 from kcodec.runtime.varint import size_varint, size_varlong
 from kcodec.spark.options import OptionError, bool_option, choice_option, int_option
 

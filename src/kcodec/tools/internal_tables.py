@@ -16,12 +16,11 @@ from kcodec.log.kraft_snapshots import list_snapshots
 from kcodec.log.partition import (
     Partition,
     aborted_transactions,
-    check_isolation_level,
-    committed_records,
     list_partitions,
 )
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
+from kcodec.records.transactions import check_isolation_level, committed_records
 from kcodec.tools.internal_views import VIEW_TOPICS, VIEWS, ViewRecordError, ViewRows, rows_to_batch
 
 __all__ = ["NoInternalTopicError", "read_internal_view", "view_partitions"]

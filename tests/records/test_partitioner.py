@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from kcodec.log.partitioner import murmur2, partition_for_key, to_positive
+from kcodec.records.partitioner import murmur2, partition_for_key, to_positive
 
 # Kafka's UtilsTest.testMurmur2
 JAVA_CASES = {
