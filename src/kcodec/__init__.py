@@ -79,12 +79,12 @@ def read_internal_view(path, view: str, **options):
     ``transactions`` (``__transaction_state``) or ``metadata`` (``__cluster_metadata``, log and snapshots).
     ``options``: ``latest`` (the last row per key, as compaction keeps it), ``isolation_level``,
     ``include_control``, ``on_corrupt`` (``fail`` | ``skip``) with ``on_skip``, ``verify_crc``; see
-    :func:`kcodec.tools.internal_tables.read_internal_view` and the README's columns. Needs pyarrow."""
+    :func:`kcodec.internal_topics.tables.read_internal_view` and the README's columns. Needs pyarrow."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         raise ImportError(f"kcodec.read_internal_view needs pyarrow: {ARROW_HINT}", name="pyarrow") from None
-    from kcodec.tools.internal_tables import read_internal_view as read
+    from kcodec.internal_topics.tables import read_internal_view as read
 
     return read(path, view, **options)
 

@@ -266,7 +266,7 @@ def test_size_of_a_kafka_message(capsys, tmp_path: Path, pkg: str) -> None:
 
 
 def test_size_equals_the_built_bytes(capsys, tmp_path: Path, pkg: str) -> None:
-    from kcodec.tools.kafka_json import from_kafka_json, kafka_json
+    from kcodec.internal_topics.json_converter import from_kafka_json, kafka_json
     from kcodec.tools.schema_package import load_package
 
     package = load_package(pkg)
@@ -362,7 +362,7 @@ def _walk(span: dict):
 
 
 def _kitchen_sink(pkg: str) -> bytes:
-    from kcodec.tools.kafka_json import from_kafka_json
+    from kcodec.internal_topics.json_converter import from_kafka_json
     from kcodec.tools.schema_package import load_package
 
     package = load_package(pkg)

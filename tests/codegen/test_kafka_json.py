@@ -48,7 +48,7 @@ def _fields(schemas, entity: str) -> dict:
 
 
 def test_names_map_to_snake_case_and_back() -> None:
-    from kcodec.tools.kafka_json import camel
+    from kcodec.internal_topics.json_converter import camel
 
     for kafka, ours in [
         ("PartitionIndex", "partition_index"),

@@ -12,7 +12,7 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 import kcodec
-from kcodec.tools.internal_views import VIEWS
+from kcodec.internal_topics.views import VIEWS
 
 from ..internal_logs import write_consumer_offsets, write_internal_topics
 

@@ -34,18 +34,18 @@ def cmd_metadata(args: argparse.Namespace) -> int:
     directory = Path(args.directory)
     if not directory.is_dir():  # as a missing input FILE is for every command: bad usage
         raise UsageError(f"{directory}: {'not a directory' if directory.exists() else 'no such directory'}")
-    from kcodec.tools.metadata_replay import replay_metadata
+    from kcodec.internal_topics.metadata.replay import replay_metadata
 
     if args.action == "image":
         image = replay_metadata(args.directory, args.at_offset)
         if args.json:
             print_json({"directory": args.directory, **image.as_dict()})
         else:
-            from kcodec.tools.metadata_text import image_lines
+            from kcodec.internal_topics.metadata.text import image_lines
 
             print("\n".join(image_lines(image, args.directory)))
         return EXIT_OK
-    from kcodec.tools.metadata_diff import change_line, diff_images
+    from kcodec.internal_topics.metadata.diff import change_line, diff_images
 
     before = replay_metadata(args.directory, args.from_offset)
     after = replay_metadata(args.directory, args.to_offset)

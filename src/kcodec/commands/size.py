@@ -71,7 +71,7 @@ def _message_size(args: argparse.Namespace) -> int:
     import json
     import sys
 
-    from kcodec.tools.kafka_json import from_kafka_json
+    from kcodec.internal_topics.json_converter import from_kafka_json
 
     record_options = [o for o, v in (("--key-size", args.key_size), ("--value-size", args.value_size)) if v is not None]
     record_options += [o for o, v in (("--magic", args.magic), ("--header", args.header)) if v is not None]

@@ -109,7 +109,7 @@ SIZES_COLUMN = Column(
 
 def columns_for(view: str, sizes: bool = False) -> tuple[Column, ...]:
     if view not in ("records", "batches"):  # an internal topic's view: its columns have Column's fields
-        from kcodec.tools.internal_views import view_columns
+        from kcodec.internal_topics.views import view_columns
 
         return view_columns(view)  # type: ignore[return-value]
     if view == "batches":

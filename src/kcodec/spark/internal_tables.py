@@ -7,7 +7,7 @@ them:
   ``spark.read ... option("view", ...)`` away;
 * ``metadata_records`` (``__cluster_metadata``): the ``metadata`` view, every record of the log and its
   snapshots;
-* ``metadata_image/<table>``: the cluster image at the end of the log (:mod:`kcodec.tools.metadata_tables`),
+* ``metadata_image/<table>``: the cluster image at the end of the log (:mod:`kcodec.internal_topics.metadata.tables`),
   replayed on the driver one batch at a time.
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kcodec.errors import KcodecError
+from kcodec.internal_topics.views import VIEW_TOPICS
 from kcodec.spark.planning import discover
-from kcodec.tools.internal_views import VIEW_TOPICS
 
 __all__ = ["InternalTable", "VIEW_TABLES", "write_internal_tables"]
 
@@ -74,8 +74,8 @@ def write_internal_tables(spark, source: str, dest: str, fmt: str, options: dict
             "image is one cluster's; point the pipeline at one, or pass --no-internal-tables"
         )
     if metadata:
-        from kcodec.tools.metadata_replay import replay_metadata
-        from kcodec.tools.metadata_tables import image_tables
+        from kcodec.internal_topics.metadata.replay import replay_metadata
+        from kcodec.internal_topics.metadata.tables import image_tables
 
         fs, _ = resolve(source, storage)  # discovery's paths are this filesystem's
         image = replay_metadata(metadata[0], fs=fs)

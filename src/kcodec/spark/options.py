@@ -422,9 +422,9 @@ def fraction_option(options, name: str, default: float) -> float:
 
 
 def view_option(options) -> str:
-    """``view``: records, batches, or a view of Kafka's internal topics (:mod:`kcodec.tools.internal_views`),
+    """``view``: records, batches, or a view of Kafka's internal topics (:mod:`kcodec.internal_topics.views`),
     any case (Spark may lowercase values it passes on)."""
-    from kcodec.tools.internal_views import VIEWS
+    from kcodec.internal_topics.views import VIEWS
 
     names = ("records", "batches", *VIEWS)
     raw = options.get("view")

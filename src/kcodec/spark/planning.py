@@ -96,7 +96,7 @@ class ReadOptions:
     max_rows: int = 10_000  # rows per Arrow record batch
     topic: str | None = None
     partition: int | None = None
-    view: str = "records"  # records | batches | an internal topic's view (kcodec.tools.internal_views)
+    view: str = "records"  # records | batches | an internal topic's view (kcodec.internal_topics.views)
     latest: bool = False  # internal topics' views: the last row per key (kcodec.spark.views)
     sizes: bool = False  # batches view: what each batch would take as v0/v1/v2 with each codec
     size_sample: float = 1.0  # the fraction of batches that get compressed sizes (kcodec.spark.sizes.sampled)

@@ -1,5 +1,5 @@
 """The internal topics' views (``view=consumerOffsets | groups | transactions | metadata``) on the
-``kafka-segments`` source: the rows of :mod:`kcodec.tools.internal_views`, read through the same discovery,
+``kafka-segments`` source: the rows of :mod:`kcodec.internal_topics.views`, read through the same discovery,
 topic-partition filters, offset bounds, splits, isolation level and ``onCorrupt`` handling as records.
 
 - Only partitions of the view's topic are read; a path (after ``subscribe`` / ``assign`` ...) that holds
@@ -26,12 +26,12 @@ from collections.abc import Iterator
 
 from pyspark.sql.datasource import InputPartition
 
+from kcodec.internal_topics.tables import no_topic_error
+from kcodec.internal_topics.views import VIEW_TOPICS, VIEWS, ViewRecordError, ViewRows, rows_to_batch
 from kcodec.log.fs import resolve
 from kcodec.log.kraft_snapshots import list_snapshots, parse_kraft_snapshot_name
 from kcodec.spark.planning import ReadOptions, Split, discover, plan, select
 from kcodec.spark.read import CorruptSegmentError, Reporter, aborted_spans, split_batches
-from kcodec.tools.internal_tables import no_topic_error
-from kcodec.tools.internal_views import VIEW_TOPICS, VIEWS, ViewRecordError, ViewRows, rows_to_batch
 
 __all__ = ["ViewSplits", "is_internal_view", "view_partitions", "read_view"]
 

@@ -7,7 +7,7 @@ control records, printing what current Kafka prints:
   a consumer group's member subscription and assignment decoded in place (Kafka's DumpLogSegments);
 - metadata records: ``payload: {"type":"TOPIC_RECORD","version":0,"data":{...}}`` and no key;
 - remote log metadata: the Java ``toString()`` of the object Kafka builds
-  (:mod:`kcodec.tools.remote_log_metadata_text`);
+  (:mod:`kcodec.internal_topics.remote_log`);
 - KRaft control records: ``SnapshotHeader {...}``, ``SnapshotFooter {...}``, ``KRaftVersion {...}``,
   ``KRaftVoters {...}``, ``LeaderChange: {...}``.
 """
@@ -18,7 +18,8 @@ import struct
 from pathlib import Path
 
 from kcodec.errors import KcodecError
-from kcodec.records.internal import (
+from kcodec.internal_topics.json_converter import compact_json, kafka_json
+from kcodec.internal_topics.registry import (
     PACKAGED,
     CodecSource,
     Decoded,
@@ -28,10 +29,9 @@ from kcodec.records.internal import (
     decode_internal,
     registry_for_topic,
 )
+from kcodec.internal_topics.remote_log import remote_log_metadata_text
 from kcodec.records.model import Record
 from kcodec.tools.dump_decoders import DataDecoders
-from kcodec.tools.kafka_json import compact_json, kafka_json
-from kcodec.tools.remote_log_metadata_text import remote_log_metadata_text
 
 __all__ = ["InternalDecoders", "DECODER_OPTIONS", "registry_for_path", "control_text", "record_json_fields"]
 

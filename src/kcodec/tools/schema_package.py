@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 from kcodec.errors import SchemaError
-from kcodec.records.internal import CodecSource
+from kcodec.internal_topics.registry import CodecSource
 from kcodec.runtime.layout import EntityLayout
 
 __all__ = ["SchemaPackage", "packaged_package", "load_package", "is_generated_package", "GENERATED_MARKER"]

@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from kcodec.records.internal import PACKAGED, CodecSource
+from kcodec.internal_topics.registry import PACKAGED, CodecSource
 from kcodec.runtime import compression as compressions
 from kcodec.tools.inspect.kafka import (
     HEADER_UP_TO_MAGIC,

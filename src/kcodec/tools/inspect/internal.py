@@ -2,14 +2,14 @@
 frame them: a coordinator key's int16 record type and value's int16 version, a metadata record's frame
 version, api key and version (uvarints), each before the entity they select; and the values of KRaft control
 records, selected by their control record key. The registries, versions and entities are a
-:class:`~kcodec.records.internal.CodecSource`'s: kcodec's own, or a ``--schemas-from`` package's."""
+:class:`~kcodec.internal_topics.registry.CodecSource`'s: kcodec's own, or a ``--schemas-from`` package's."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kcodec.records.internal import METADATA_FRAME_VERSION, PACKAGED, CodecSource, coordinator_key_version
+from kcodec.internal_topics.registry import METADATA_FRAME_VERSION, PACKAGED, CodecSource, coordinator_key_version
 from kcodec.tools.inspect.numbers import read_int
 from kcodec.tools.inspect.schema import int_type
 from kcodec.tools.inspect.spans import WARN, Span

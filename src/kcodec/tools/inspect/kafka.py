@@ -47,7 +47,7 @@ def element_hints(array: str, values: dict, registry: str | None = None, source=
     that of a KRaft control record its LeaderChange, SnapshotHeader ... record; the records of an internal
     topic hold the keys and values its registry frames (``source``: the CodecSource holding the registries,
     kcodec's own when None)."""
-    from kcodec.records.internal import PACKAGED
+    from kcodec.internal_topics.registry import PACKAGED
     from kcodec.tools.inspect.internal import control_value_hint, record_hints
 
     source = source or PACKAGED

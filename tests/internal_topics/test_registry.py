@@ -13,7 +13,7 @@ import pytest
 from kcodec.errors import SchemaError
 from kcodec.generated import codec
 from kcodec.generated.registries import REGISTRIES
-from kcodec.records.internal import (
+from kcodec.internal_topics.registry import (
     UnknownRecordTypeError,
     UnsupportedVersionError,
     decode_control,

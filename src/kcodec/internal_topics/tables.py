@@ -1,4 +1,4 @@
-"""The views of Kafka's internal topics (:mod:`kcodec.tools.internal_views`) read from a directory into one
+"""The views of Kafka's internal topics (:mod:`kcodec.internal_topics.views`) read from a directory into one
 ``pyarrow.Table``: :func:`kcodec.read_internal_view`. The Spark source reads the same rows through its own
 planning (:mod:`kcodec.spark.views`)."""
 
@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 import pyarrow as pa
 
 from kcodec.errors import KcodecError
+from kcodec.internal_topics.views import VIEW_TOPICS, VIEWS, ViewRecordError, ViewRows, rows_to_batch
 from kcodec.log.files import Segment, parse_partition_dir
 from kcodec.log.fs import resolve
 from kcodec.log.kraft_snapshots import list_snapshots
@@ -21,7 +22,6 @@ from kcodec.log.partition import (
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 from kcodec.records.transactions import check_isolation_level, committed_records
-from kcodec.tools.internal_views import VIEW_TOPICS, VIEWS, ViewRecordError, ViewRows, rows_to_batch
 
 __all__ = ["NoInternalTopicError", "read_internal_view", "view_partitions"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcodec.tools.metadata_image import MetadataImage
+from kcodec.internal_topics.metadata.image import MetadataImage
 
 __all__ = ["diff_images", "change_line"]
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kcodec.internal_topics.json_converter import camel
 from kcodec.runtime.uuids import uuid_to_text
-from kcodec.tools.kafka_json import camel
 
 __all__ = [
     "MetadataImage",

@@ -1,4 +1,4 @@
-"""The KRaft metadata image (:mod:`kcodec.tools.metadata_image`) as typed tables, one per kind, for
+"""The KRaft metadata image (:mod:`kcodec.internal_topics.metadata.image`) as typed tables, one per kind, for
 ``kcodec pipeline``: built from the image's plain data (``MetadataImage.as_dict()``, what ``kcodec metadata
 image --json`` prints), so the tables and the JSON cannot disagree. Column names are the JSON's lowerCamel
 keys; lists stay lists (replicas, ISR, endpoints), timestamps are timestamp columns; secrets are not in the

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcodec.records.internal import FrameVersionError, InternalRecord, UnknownRecordTypeError
+from kcodec.internal_topics.registry import FrameVersionError, InternalRecord, UnknownRecordTypeError
 from kcodec.runtime.uuids import uuid_to_text
 
 __all__ = ["remote_log_metadata_text", "SEGMENT_STATES", "PARTITION_DELETE_STATES"]

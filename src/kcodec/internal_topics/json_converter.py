@@ -29,7 +29,7 @@ __all__ = ["camel", "kafka_json", "from_kafka_json", "compact_json"]
 
 
 def _schemas() -> SchemaSet:
-    from kcodec.records.internal import PACKAGED
+    from kcodec.internal_topics.registry import PACKAGED
 
     return PACKAGED.schema_set()
 

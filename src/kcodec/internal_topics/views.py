@@ -1,7 +1,7 @@
 """Kafka's internal records as typed table rows: the views ``consumerOffsets``, ``groups``, ``transactions``
 and ``metadata`` that :func:`kcodec.read_internal_view` and the ``kafka-segments`` Spark source give.
 
-Each view takes the records of one internal topic (decoded by :mod:`kcodec.records.internal`) and keeps
+Each view takes the records of one internal topic (decoded by :mod:`kcodec.internal_topics.registry`) and keeps
 those of its record types: ``consumerOffsets`` the OffsetCommit records of ``__consumer_offsets``,
 ``groups`` its GroupMetadata records (classic groups; a consumer group's member subscription and
 assignment decoded from the nested consumer protocol, as Kafka's ConsumerProtocol reads them),
@@ -28,11 +28,11 @@ import pyarrow as pa
 from kcodec.errors import DecodeError, KcodecError
 from kcodec.generated import ENTITY_VERSIONS, codec
 from kcodec.generated.enums import TRANSACTION_STATE_BY_VALUE
-from kcodec.records.internal import InternalRecord, UnknownRecordTypeError, decode_control, decode_internal
+from kcodec.internal_topics.groups import ConsumerGroupMembers
+from kcodec.internal_topics.json_converter import compact_json, kafka_json
+from kcodec.internal_topics.registry import InternalRecord, UnknownRecordTypeError, decode_control, decode_internal
 from kcodec.records.model import Record
 from kcodec.runtime.varint import INT64_MAX
-from kcodec.tools.consumer_groups import ConsumerGroupMembers
-from kcodec.tools.kafka_json import compact_json, kafka_json
 
 __all__ = [
     "ViewColumn",
@@ -177,7 +177,7 @@ VIEWS: dict[str, tuple[ViewColumn, ...]] = {
     ),
 }
 
-#: the internal topic each view reads (its registry is kcodec.records.internal.registry_for_topic's)
+#: the internal topic each view reads (its registry is kcodec.internal_topics.registry.registry_for_topic's)
 VIEW_TOPICS = {
     "consumerOffsets": "__consumer_offsets",
     "groups": "__consumer_offsets",

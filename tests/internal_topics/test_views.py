@@ -16,8 +16,8 @@ import pyarrow as pa
 
 import kcodec
 from kcodec.errors import DecodeError
-from kcodec.tools.internal_tables import NoInternalTopicError
-from kcodec.tools.internal_views import VIEWS, ViewRows
+from kcodec.internal_topics.tables import NoInternalTopicError
+from kcodec.internal_topics.views import VIEWS, ViewRows
 
 from ..internal_logs import T0, TOPIC_ID, write_consumer_offsets, write_internal_topics
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 
 from kcodec.errors import DecodeError, KcodecError
+from kcodec.internal_topics.metadata.image import HANDLERS, IGNORED, ImageProblem, MetadataImage
+from kcodec.internal_topics.registry import InternalRecord, decode_internal, registry_for_topic
 from kcodec.log.files import list_segments
 from kcodec.log.fs import FileSystem, resolve
 from kcodec.log.kraft_snapshots import SnapshotFile, list_snapshots
-from kcodec.records.internal import InternalRecord, decode_internal, registry_for_topic
-from kcodec.tools.metadata_image import HANDLERS, IGNORED, ImageProblem, MetadataImage
 
 __all__ = [
     "NotMetadataDirectoryError",

@@ -1,4 +1,4 @@
-"""The metadata image as tables (kcodec.tools.metadata_tables): the rows are the image's JSON, every field of
+"""The metadata image as tables (kcodec.internal_topics.metadata.tables): the rows are the image's JSON, every field of
 the image has its column, and replaying a long log holds the image and one batch, not the log."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import dataclasses
 import tracemalloc
 from pathlib import Path
 
+from kcodec.internal_topics.metadata import image as mi
+from kcodec.internal_topics.metadata.replay import replay_metadata
+from kcodec.internal_topics.metadata.tables import IMAGE_TABLES, image_tables
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.runtime.uuids import uuid_to_text
-from kcodec.tools import metadata_image as mi
-from kcodec.tools.metadata_replay import replay_metadata
-from kcodec.tools.metadata_tables import IMAGE_TABLES, image_tables
 from tests.metadata_logs import ORDERS, metadata_value, write_metadata_dir
 
 # table -> the image dataclass whose fields its rows carry (the others are flattened maps)

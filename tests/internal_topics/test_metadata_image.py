@@ -15,11 +15,11 @@ import pytest
 from kcodec.cli import main
 from kcodec.errors import CrcMismatchError
 from kcodec.generated import ENTITY_VERSIONS
+from kcodec.internal_topics.metadata.diff import diff_images
+from kcodec.internal_topics.metadata.image import HANDLERS, MetadataImage
+from kcodec.internal_topics.metadata.replay import NotMetadataDirectoryError, OffsetOutOfLogError, replay_metadata
+from kcodec.internal_topics.metadata.text import image_lines
 from kcodec.records.encode import NewRecord, encode_batch
-from kcodec.tools.metadata_diff import diff_images
-from kcodec.tools.metadata_image import HANDLERS, MetadataImage
-from kcodec.tools.metadata_replay import NotMetadataDirectoryError, OffsetOutOfLogError, replay_metadata
-from kcodec.tools.metadata_text import image_lines
 from tests.metadata_logs import API_KEYS, LAST, ORDERS, SNAPSHOT_END, metadata_value, partition, write_metadata_dir
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "public"

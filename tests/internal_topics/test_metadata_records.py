@@ -13,8 +13,8 @@ import pytest
 from kcodec.cli import main
 from kcodec.generated import codec
 from kcodec.generated.registries import REGISTRIES
+from kcodec.internal_topics.registry import FrameVersionError, decode_internal, registry_for_topic
 from kcodec.records.encode import NewRecord, encode_batch
-from kcodec.records.internal import FrameVersionError, decode_internal, registry_for_topic
 from kcodec.runtime.varint import encode_uvarint
 
 # Kafka 4.1's MetadataRecordType: api key -> record (6, 13 and 16 were retired before 3.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kcodec.tools.metadata_image import Endpoint, MetadataImage
+from kcodec.internal_topics.metadata.image import Endpoint, MetadataImage
 
 __all__ = ["image_lines"]
 
