@@ -28,6 +28,7 @@ COMMANDS = (
     "layout",
     "size",
     "dump",
+    "verify",
     "write",
     "convert",
     "index",

@@ -28,6 +28,12 @@ __all__ = [
     "UnknownCodecError",
     "BackendError",
     "NotRegularFileError",
+    "PathExistsError",
+    "UsageError",
+    "EXIT_OK",
+    "EXIT_CHECK_FAILED",
+    "EXIT_USAGE",
+    "EXIT_ERROR",
     "record_corrupt_message",
 ]
 
@@ -198,3 +204,13 @@ class PathExistsError(KcodecError):
     """A write in Spark's ``ErrorIfExists`` save mode (its default) found data at the target path."""
 
     kind = "path_exists"
+
+
+class UsageError(Exception):
+    """A command line (or a printer's options) asking for something impossible: exit 2, one line."""
+
+
+# Every command's exit status: 0 success; 1 a check failed (``generate --check`` found stale files,
+# ``verify`` found a bad batch); 2 bad usage; 3 kcodec refused the input or cannot run. The printers
+# in kcodec.tools return them too, so they live below both.
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3

@@ -13,7 +13,7 @@ import pytest
 from kcodec.cli import main
 from kcodec.generated import codec
 from kcodec.records.encode import NewRecord, encode_batch
-from kcodec.tools.dump_internal import control_text
+from kcodec.tools.dump.internal import control_text
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "public"
 TS = 1700000000000

@@ -12,11 +12,11 @@ import pytest
 pytest.importorskip("pyarrow")
 
 from kcodec.cli import main
-from kcodec.commands import dump as dump_command
 from kcodec.records import columnar
 from kcodec.records.encode import encode_batch, encode_control_batch
 from kcodec.records.model import TimestampType
-from kcodec.tools import dump as dump_tool
+from kcodec.tools.dump import log as dump_tool
+from kcodec.tools.dump import run as dump_run
 
 
 def _records(first: int, n: int) -> list[dict]:
@@ -83,7 +83,7 @@ def test_columns_and_records_print_the_same_bytes(tmp_path, monkeypatch, damage)
     monkeypatch.setattr(dump_tool, "_column_records_json", lambda t: formatted.append(t.num_rows) or real(t))
     fast = _dump(path, "--skip-corrupt")
     assert sum(formatted) >= 150  # the plain v2 batches went through the columns
-    monkeypatch.setattr(dump_command, "_column_decoder", lambda: None)
+    monkeypatch.setattr(dump_run, "_column_decoder", lambda: None)
     slow = _dump(path, "--skip-corrupt")
     assert fast == slow
     assert fast[0] == 0 and fast[1].count("\n") >= 9

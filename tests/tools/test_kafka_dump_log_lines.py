@@ -210,7 +210,7 @@ def test_a_record_without_a_key_is_reported_not_fatal(tmp_path: Path, capsys) ->
 
 def test_leader_change_is_labelled_as_kafka_labels_it() -> None:
     # DumpLogSegments' printControlRecord: " LeaderChange: " and the JSON (the other KRaft labels have no colon)
-    from kcodec.tools.dump_internal import control_text
+    from kcodec.tools.dump.internal import control_text
 
     value = codec("leader_change_message", 0).build(
         {"version": 0, "leader_id": 1, "voters": [{"voter_id": 1}], "granting_voters": [{"voter_id": 1}]}

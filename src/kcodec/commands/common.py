@@ -18,10 +18,15 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from kcodec.errors import KcodecError
+from kcodec.errors import (  # noqa: F401 (the statuses and the usage error every command imports from here)
+    EXIT_CHECK_FAILED,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    KcodecError,
+    UsageError,
+)
 from kcodec.runtime.compression import CODECS, DEFAULT_MAX_DECOMPRESSED_SIZE
-
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
 # kafka-dump-log's topic decoder options (--offsets-decoder ...) and the internal topic each reads
 TOPIC_DECODER_OPTIONS = (
@@ -31,10 +36,6 @@ TOPIC_DECODER_OPTIONS = (
     ("cluster-metadata", "__cluster_metadata"),
     ("remote-log-metadata", "__remote_log_metadata"),
 )
-
-
-class UsageError(Exception):
-    """A command line that asks for something impossible."""
 
 
 def packaged(name: str) -> Path:
@@ -186,7 +187,7 @@ def wants_json(args: argparse.Namespace) -> bool:
 
 def json_line(obj) -> str:
     """One JSON document on one line (NDJSON when a command prints one per input)."""
-    from kcodec.tools.dump import as_ndjson
+    from kcodec.tools.dump.log import as_ndjson
 
     return as_ndjson(obj)
 
@@ -244,7 +245,7 @@ def package_entity(package, spec: str, option: str) -> tuple[str, int | None]:
 def chosen_registry(args: argparse.Namespace, source) -> str | None:
     """The internal topic's registry a kafka-dump-log decoder option (--offsets-decoder ...) names, or None;
     a usage error when ``source`` (a --schemas-from package) has none of its records."""
-    from kcodec.tools.dump_internal import DECODER_OPTIONS
+    from kcodec.tools.dump.internal import DECODER_OPTIONS
 
     chosen = [registry for option, registry in DECODER_OPTIONS.items() if getattr(args, option, False)]
     if len(chosen) > 1:

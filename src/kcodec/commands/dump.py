@@ -1,23 +1,16 @@
-"""``kcodec dump`` and ``kcodec verify``: print a log as kafka-dump-log does; check every rule.
-
-Exit status: 0 all read (dump) / all valid (verify); 1 verify found a problem,
-or ``dump --skip-corrupt`` skipped damaged bytes; 2 bad usage; 3 dump stopped
-at bytes it could not decode (the one-line error on stderr says where and why),
-or a batch was refused by ``--max-decompressed-size`` and nothing was damaged
-(a batch kcodec's own cap refuses is never taken for damage: ``--skip-corrupt``
-and ``verify`` report it and go on at its end, ``verify --recover`` keeps it).
+"""``kcodec dump``: print a log as kafka-dump-log does. The arguments are parsed here; each input is
+dumped by :func:`kcodec.tools.dump.run.dump_input`, which says what its exit status means.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import ExitStack
+from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kcodec.commands.common import (
-    EXIT_CHECK_FAILED,
-    EXIT_ERROR,
     EXIT_OK,
     TOPIC_DECODER_OPTIONS,
     UsageError,
@@ -27,12 +20,12 @@ from kcodec.commands.common import (
     byte_limit,
     chosen_registry,
     non_negative_int,
-    print_json,
-    refuse_overlap,
     schema_package,
 )
-from kcodec.commands.object_store import RemoteObject, add_storage_option, display, expand, file_size_of, storage_of
-from kcodec.errors import DecompressionLimitError, EncodeError, KcodecError
+from kcodec.commands.object_store import RemoteObject, add_storage_option, expand, file_size_of, storage_of
+
+if TYPE_CHECKING:
+    from kcodec.tools.dump.run import DumpInput
 
 JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
 
@@ -58,7 +51,7 @@ def _inputs(names: list[str], args: argparse.Namespace):
 
 
 def _data_decoders(args: argparse.Namespace):
-    from kcodec.tools.dump_decoders import DataDecoders
+    from kcodec.tools.dump.decoders import DataDecoders
 
     if args.key_decoder is None and args.value_decoder is None:
         return None
@@ -70,363 +63,64 @@ def _data_decoders(args: argparse.Namespace):
         raise UsageError(str(exc)) from None
 
 
-def _internal_registry(args: argparse.Namespace, path: Path, print_data: bool, source) -> str | None:
-    """The registry decoding this file's records: the one a kafka-dump-log decoder option names, else (when
-    data is printed) the one of the internal topic the file's partition directory is named after."""
-    from kcodec.tools.dump_internal import registry_for_path
-
-    chosen = chosen_registry(args, source)
+def _registry_choice(args: argparse.Namespace, codecs) -> str | None:
+    """The internal topic a kafka-dump-log decoder option names for every file (--offsets-decoder ...)."""
+    chosen = chosen_registry(args, codecs)
     if chosen and (args.key_decoder or args.value_decoder):
         raise UsageError("a topic decoder (--offsets-decoder ...) decodes keys and values: drop --key/--value-decoder")
-    if chosen:
-        return chosen
-    if print_data and not (args.key_decoder or args.value_decoder):
-        return registry_for_path(path, source)
-    return None
+    return chosen
 
 
-class _Bounded:
-    """A binary stream that ends after ``limit`` bytes: --max-bytes on standard input."""
+def _dump_input(item) -> DumpInput:
+    """Standard input, a local file or an object as the dump reads it."""
+    from kcodec.tools.dump.run import DumpInput
 
-    def __init__(self, stream, limit: int):
-        self.stream, self.left = stream, limit
-
-    def read(self, n: int = -1) -> bytes:
-        n = self.left if n is None or n < 0 else min(n, self.left)
-        data = self.stream.read(n) if n else b""
-        self.left -= len(data)
-        return data
+    if item == STDIN:
+        return DumpInput(Path("<stdin>"), stdin=True, source=lambda: nullcontext(sys.stdin.buffer))
+    if isinstance(item, RemoteObject):
+        return DumpInput(item.path, item.size, source=item.open, staged=item.staged)
+    return DumpInput(item, file_size_of(item))
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from kcodec.tools.dump import DeferredErrors
-    from kcodec.tools.dump_internal import DECODER_OPTIONS
+    from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
+    from kcodec.tools.dump.internal import DECODER_OPTIONS
+    from kcodec.tools.dump.log import DeferredErrors
+    from kcodec.tools.dump.run import DumpOptions, dump_input
 
     names = dump_inputs(args)
     decoders = _data_decoders(args)
     topic_decoder = any(getattr(args, option) for option in DECODER_OPTIONS)
-    # a decoder implies --print-data-log, as in Kafka
-    print_data = args.print_data_log or decoders is not None or topic_decoder
-    legacy = args.kafka_version < JAVA_PORT
-    deferred = DeferredErrors(legacy=legacy)
+    codecs = schema_package(args).codecs  # the internal topics' records: kcodec's schemas or --schemas-from
+    opts = DumpOptions(
+        codecs=codecs,
+        json=args.json,
+        bytes_encoding=args.bytes_encoding,
+        deep_iteration=args.deep_iteration,
+        # a decoder implies --print-data-log, as in Kafka
+        print_data=args.print_data_log or decoders is not None or topic_decoder,
+        skip_record_metadata=args.skip_record_metadata,
+        data_decoders=decoders,
+        chosen_registry=_registry_choice(args, codecs),
+        max_bytes=args.max_bytes,
+        max_decompressed_size=args.max_decompressed_size,
+        max_message_size=args.max_message_size,
+        verify_index_only=args.verify_index_only,
+        index_sanity_check=args.index_sanity_check,
+        as_log=args.as_log,
+        skip_corrupt=args.skip_corrupt,
+        progress=lambda size, name, enabled: Progress(size, desc=name, enabled=enabled),
+    )
+    deferred = DeferredErrors(legacy=args.kafka_version < JAVA_PORT)
+    status = EXIT_OK
     try:
-        return _dump_all(args, names, decoders, print_data, deferred)
+        for item in _inputs(names, args):  # a regular file, an object, or one line and exit 2
+            status = max(status, dump_input(_dump_input(item), opts, deferred))
+        return status
     finally:
         sys.stdout.flush()
         for line in deferred.lines():  # as DumpLogSegments: after all files
             print(line, file=sys.stderr)
-
-
-def _column_decoder():
-    """:func:`kcodec.records.columnar.entry_to_arrow` when the kernel decodes v2 records into columns (and
-    pyarrow is there): ``dump --json`` then formats records from columns instead of Record objects."""
-    try:
-        import pyarrow  # noqa: F401
-
-        from kcodec.records.columnar import entry_to_arrow, kernel_columns
-    except ImportError:
-        return None
-    return entry_to_arrow if kernel_columns() else None
-
-
-def _dump_all(args: argparse.Namespace, names: list[str], decoders, print_data: bool, deferred) -> int:
-    from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
-    from kcodec.records.reader import read_batches, shrank_message
-    from kcodec.tools.dump import as_ndjson, batch_json, batch_ndjson, dump_log_lines
-    from kcodec.tools.dump_decoders import STRING, DecoderError
-    from kcodec.tools.dump_files import FileKind, file_kind
-    from kcodec.tools.dump_internal import InternalDecoders, record_json_fields
-
-    codecs = schema_package(args).codecs  # the internal topics' records: kcodec's schemas or --schemas-from
-    status = EXIT_OK
-    for item in _inputs(names, args):  # a regular file, an object, or one line and exit 2
-        stdin = item == STDIN
-        path = Path("<stdin>") if stdin else display(item)
-        kind = FileKind.LOG if stdin or args.as_log else file_kind(path)
-        if kind not in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
-            status = max(status, _dump_other_input(item, kind, args, deferred))
-            continue
-        opened = ExitStack()  # an object's file, closed when its dump is done
-
-        def print_skipped(r, path=path) -> None:  # printed where the bytes were, between the batches around them
-            if args.json:
-                print(
-                    as_ndjson(
-                        {
-                            "file": str(path),
-                            "position": r.start,
-                            "size": r.size,
-                            "skipped": True,
-                            "kind": r.kind,
-                            "reason": r.reason,
-                        }
-                    )
-                )
-            else:
-                print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
-
-        def print_refused(r, path=path) -> None:  # kcodec's own cap, not damage: said apart, bytes kept
-            if args.json:
-                print(
-                    as_ndjson(
-                        {
-                            "file": str(path),
-                            "position": r.start,
-                            "size": r.size,
-                            "refused": True,
-                            "kind": r.kind,
-                            "reason": r.reason,
-                        }
-                    )
-                )
-            else:
-                print(f"Refused {r.size} bytes at position {r.start}..{r.end}: {r.reason}{_RAISE_LIMIT}")
-
-        registry = _internal_registry(args, path, print_data or args.json, codecs)
-        file_print_data = print_data
-        if kind == FileKind.KRAFT_SNAPSHOT and registry is None and decoders is None:
-            # a KRaft snapshot holds cluster metadata wherever it lies: --cluster-metadata-decoder by default
-            registry, file_print_data = "cluster_metadata", True
-        source = (
-            sys.stdin.buffer if stdin else opened.enter_context(item.open()) if isinstance(item, RemoteObject) else path
-        )
-        if stdin and args.max_bytes is not None:
-            source = _Bounded(source, args.max_bytes)
-        reader = read_batches(
-            source,
-            end=args.max_bytes,
-            verify_crc=False,
-            max_decompressed_size=args.max_decompressed_size,
-            skip_corrupt=args.skip_corrupt,
-            on_skip=print_skipped if args.skip_corrupt else None,
-            on_refused=print_refused if args.skip_corrupt else None,
-            decode=_column_decoder() if args.json and args.bytes_encoding == "hex" and not registry else None,
-        )
-        # the lines themselves show progress when they scroll on the terminal
-        progress = Progress(None if stdin else file_size_of(item), desc=path.name, enabled=not sys.stdout.isatty())
-        file_decoders = InternalDecoders(registry, codecs) if registry else decoders
-        try:
-            if args.json:  # the exit status below is the same as text mode's
-                for batch in reader:
-                    progress.to(batch.position + batch.size)
-                    if registry or args.bytes_encoding != "hex":
-                        out = batch_json(batch, str(path), args.bytes_encoding)
-                        if registry and not batch.is_control:  # typed key and value objects instead of hex
-                            for rec_json, rec in zip(out["records"], batch.records):
-                                rec_json.update(record_json_fields(registry, rec, codecs))
-                        print(as_ndjson(out))
-                        continue
-                    for piece in batch_ndjson(batch, str(path)):  # a batch of millions of records streams
-                        sys.stdout.write(piece)
-                    sys.stdout.write("\n")
-                if reader.partial_tail is not None and args.max_bytes is None:
-                    t = reader.partial_tail
-                    print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
-            else:
-                pairs: list[tuple[int, int]] = []
-                for line in dump_log_lines(
-                    path,
-                    reader,
-                    args.deep_iteration,
-                    file_print_data,
-                    args.skip_record_metadata,
-                    progress.to,
-                    pairs,
-                    file_decoders or STRING,
-                    report_tail=args.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
-                    legacy=deferred.legacy,
-                ):
-                    print(line)
-                deferred.add_non_consecutive(path, pairs)
-        except KcodecError as exc:
-            sys.stdout.flush()
-            damaged = not (args.skip_corrupt or isinstance(exc, (DecoderError, EncodeError, DecompressionLimitError)))
-            hint = " (--skip-corrupt reads on past damaged batches)" if damaged else ""
-            if isinstance(exc, DecompressionLimitError):
-                hint = _RAISE_LIMIT
-            print(f"kcodec dump: {path}: {exc}{hint}", file=sys.stderr)
-            status = EXIT_ERROR
-        finally:
-            progress.close()
-        if reader.shrank_to is not None:
-            print(f"kcodec dump: {path}: {shrank_message(reader.shrank_to)}", file=sys.stderr)
-        may_hint = not stdin and args.max_bytes is None and not args.skip_corrupt and not args.json
-        if reader.partial_tail is not None and may_hint and status == EXIT_OK:
-            _hint_hidden_batches(path, source, reader.partial_tail.position)
-        if reader.skipped:
-            n = sum(r.size for r in reader.skipped)
-            print(f"kcodec dump: {path}: skipped {len(reader.skipped)} damaged range(s), {n} bytes", file=sys.stderr)
-            status = max(status, EXIT_CHECK_FAILED)
-        elif reader.refused:
-            n = sum(r.size for r in reader.refused)
-            print(
-                f"kcodec dump: {path}: {len(reader.refused)} batch(es), {n} bytes, refused by the decompression "
-                f"limit and not shown{_RAISE_LIMIT}",
-                file=sys.stderr,
-            )
-            status = max(status, EXIT_ERROR)
-        opened.close()
-    return status
-
-
-_RAISE_LIMIT = " (not damage: --max-decompressed-size raises the limit)"
-
-
-def _dump_other_input(item, kind: str, args: argparse.Namespace, deferred) -> int:
-    """:func:`_dump_other` of a local file, or of an object's local copy (these files are small) shown by its URI;
-    an object's index is not checked against its log (that would read the whole log)."""
-    if not isinstance(item, RemoteObject) or kind == "unknown":
-        return _dump_other(display(item), kind, args, deferred)
-    with item.staged() as local:
-        return _dump_other(local, kind, args, deferred, shown=item.path)
-
-
-def _dump_other(path: Path, kind: str, args: argparse.Namespace, deferred, shown=None) -> int:
-    """Every file kcodec dump recognises by name but a log: indexes, checkpoints, metadata, snapshots;
-    an unknown name is refused (kafka-dump-log ignores it, leaving no trace in the exit status). ``shown`` is
-    the name printed for ``path`` (an object's URI for its local copy)."""
-    from kcodec.log.index import read_offset_index
-    from kcodec.tools.dump import as_ndjson
-    from kcodec.tools.dump_files import FileKind, dump_text_file
-    from kcodec.tools.dump_index import dump_index_lines, sanity_check_index
-
-    name = path if shown is None else shown
-
-    def refuse(message: str, status: int = EXIT_ERROR) -> int:
-        sys.stdout.flush()
-        print(f"kcodec dump: {name}: {message}", file=sys.stderr)
-        return status
-
-    if kind == FileKind.UNKNOWN:
-        return refuse(
-            "not a file kind kcodec dump knows by its name (.log, .index, .timeindex, .txnindex, .snapshot, "
-            ".checkpoint, leader-epoch-checkpoint, partition.metadata); --as-log reads it as log entries"
-        )
-    if kind == FileKind.PRODUCER_SNAPSHOT:
-        return _dump_producer_snapshot(path, args, name)
-    if kind in FileKind.TEXT:
-        try:
-            parsed = dump_text_file(path, kind)
-        except KcodecError as exc:
-            return refuse(str(exc))
-        if args.json:
-            print(as_ndjson({"file": str(name), "kind": kind, **parsed.fields}))
-        else:
-            print("\n".join([f"Dumping {name}", *parsed.lines]))
-        return EXIT_OK
-    _index_base_offset(path)  # .index / .timeindex / .txnindex from here on
-    if args.json:
-        return refuse("--json prints log files only; index files print as text")
-    if args.index_sanity_check and kind in ("index", "timeindex"):
-        print(f"Dumping {name}")
-        if kind == "index" and not read_offset_index(path):  # Kafka says so before any check
-            print(f"{name} is empty.")
-            return EXIT_OK
-        failure = sanity_check_index(path)
-        if failure is not None:
-            return refuse(f"failed sanity check: {failure.replace(str(path.absolute()), str(name))}", EXIT_CHECK_FAILED)
-        print(f"{name} passed sanity check.")
-        return EXIT_OK
-    try:
-        dumped = dump_index_lines(
-            path, verify_only=args.verify_index_only, max_message_size=args.max_message_size, shown=name
-        )
-    except KcodecError as exc:
-        return refuse(str(exc))
-    print("\n".join(dumped.lines))
-    for problem in deferred.add_index_problems(path, dumped.problems):
-        print(f"{problem.kind}: {problem.message}", file=sys.stderr)
-    return refuse(dumped.refused) if dumped.refused else EXIT_OK
-
-
-def _dump_producer_snapshot(path: Path, args: argparse.Namespace, name=None) -> int:
-    """DumpLogSegments.dumpProducerIdSnapshot; a CRC that does not hold is a failed check (exit 1), other damage
-    refused input (exit 3)."""
-    from kcodec.errors import CrcMismatchError
-    from kcodec.tools.dump import as_ndjson
-    from kcodec.tools.dump_files import FileKind, dump_producer_snapshot
-
-    name = path if name is None else name
-    try:
-        parsed = dump_producer_snapshot(path)
-    except KcodecError as exc:  # the error names the file
-        sys.stdout.flush()
-        print(f"kcodec dump: {exc}", file=sys.stderr)
-        return EXIT_CHECK_FAILED if isinstance(exc, CrcMismatchError) else EXIT_ERROR
-    if args.json:
-        for entry in parsed.fields["entries"]:
-            print(as_ndjson({"file": str(name), "kind": FileKind.PRODUCER_SNAPSHOT, **entry}))
-    else:
-        print("\n".join([f"Dumping {name}", *parsed.lines]))
-    return EXIT_OK
-
-
-def _index_base_offset(path: Path) -> int:
-    """An index's entries are relative to the base offset its name holds: another name is a usage error."""
-    from kcodec.log.files import parse_segment_name
-
-    try:
-        return parse_segment_name(path).base_offset
-    except ValueError:
-        raise UsageError(
-            f"{path}: an index file is named after its segment's base offset, like {'0' * 20}{path.suffix}"
-        ) from None
-
-
-def _hint_hidden_batches(path: Path, source, start: int) -> None:
-    """Kafka stops at an entry that claims more bytes than are left; say so when valid batches follow it."""
-    from kcodec.records.resync import find_next_entry
-    from kcodec.records.source import open_input
-
-    with open_input(source) as opened:
-        found = find_next_entry(opened, start + 1)
-    if found is not None:
-        print(
-            f"kcodec dump: {path}: the entry at byte {start} claims more bytes than are left, but a valid batch "
-            f"starts at byte {found}: --skip-corrupt reads on",
-            file=sys.stderr,
-        )
-
-
-def cmd_verify(args: argparse.Namespace) -> int:
-    from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
-    from kcodec.tools.verify import recover, verify_source
-
-    # a prefix stands for its segments' logs, each the newest copy of its base offset
-    items = [item for name in args.files for item in expand(name, storage_of(args), logs_only=True)]
-    if args.recover and len(items) != 1:
-        raise UsageError("--recover takes one input file")
-    if args.recover and isinstance(items[0], RemoteObject):
-        raise UsageError("--recover truncates a local copy of a local file: copy the object down first")
-    damaged = refused = False
-    for item in items:
-        path = display(item)
-        if args.recover:
-            refuse_overlap([path], [args.recover])
-        with ExitStack() as opened, Progress(file_size_of(item), desc=path.name) as progress:
-            source = opened.enter_context(item.open()) if isinstance(item, RemoteObject) else path
-            report = verify_source(
-                source,
-                str(path),
-                strict=not args.lenient,
-                max_decompressed_size=args.max_decompressed_size,
-                progress=progress.to,
-            )
-        damaged = damaged or report.damaged
-        refused = refused or not report.ok  # a problem that is no damage: a batch the decompression limit refused
-        if not args.json:
-            for problem in report.problems:
-                print(f"{path}: {problem}")
-            verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
-            print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
-        recovered = (
-            recover(path, args.recover, max_decompressed_size=args.max_decompressed_size) if args.recover else None
-        )
-        if args.json:
-            print_json(report.as_dict() | ({"recovered": recovered.as_dict()} if recovered else {}))
-        elif recovered:
-            print(recovered)
-    return EXIT_CHECK_FAILED if damaged else EXIT_ERROR if refused else EXIT_OK
 
 
 def _kafka_version(text: str) -> tuple[int, int]:
@@ -538,37 +232,3 @@ def add_parser(sub) -> None:
         "bytes that do not decode, a decoder failed, or a file kind dump does not know by its name"
     )
     p.set_defaults(func=cmd_dump)
-
-    p = sub.add_parser(
-        "verify",
-        help="check every CRC and structural rule; exit 0 only when all is valid",
-        description="Check each file: CRCs (v2 batches and every v0/v1 message, inner ones "
-        "too), lengths, counts, offsets, codecs. Prints each bad batch with its byte "
-        "position, offset and the rule broken; exit 1 if any.",
-    )
-    p.add_argument(
-        "files",
-        nargs="+",
-        metavar="FILE",
-        help="log files; an s3://, gs://, abfss://, hdfs:// or file:// URI names an object, or a partition prefix "
-        "whose segments (the newest copy per base offset) are checked in order",
-    )
-    add_storage_option(p)
-    p.add_argument(
-        "--lenient", action="store_true", help="accept a partial batch at the end of a file, as Kafka's readers do"
-    )
-    p.add_argument(
-        "--recover",
-        metavar="OUT",
-        help="write the longest valid prefix of the file to OUT (atomically; OUT may not be the file itself: "
-        "the dropped bytes would be gone), "
-        "as Kafka's log recovery truncates a segment, and say how many batches and bytes were dropped",
-    )
-    add_max_decompressed_size(p, default=None)
-    add_json(p, "one line per FILE with its counts and problems (NDJSON)")
-    p.epilog = (
-        "exit status: 0 valid; 1 a problem was found (the recovered copy is written all the same); 2 bad usage; "
-        "3 no damage, but a batch was refused by --max-decompressed-size (reported as 'refused by the "
-        "decompression limit', kept by --recover)"
-    )
-    p.set_defaults(func=cmd_verify)

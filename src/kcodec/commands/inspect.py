@@ -46,7 +46,7 @@ def find_offset(inspector, buf, target: int) -> int:
 def _registry(args: argparse.Namespace, path, codecs) -> str | None:
     """The internal topic whose records' keys and values are read: the one a kafka-dump-log decoder option
     names, else the one the file's partition directory is named after (as ``codecs``' registries know it)."""
-    from kcodec.tools.dump_internal import registry_for_path
+    from kcodec.tools.dump.internal import registry_for_path
 
     return chosen_registry(args, codecs) or registry_for_path(path, codecs)
 
@@ -70,7 +70,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def _inspect_entity(args: argparse.Namespace, path, package) -> int:
     """The whole file as one message of ``--entity NAME[:VERSION]`` (its latest version by default)."""
-    from kcodec.tools.dump_internal import DECODER_OPTIONS
+    from kcodec.tools.dump.internal import DECODER_OPTIONS
     from kcodec.tools.inspect import BAD, Inspector, render_text
 
     refused = [

@@ -31,7 +31,7 @@ from kcodec.internal_topics.registry import (
 )
 from kcodec.internal_topics.remote_log import remote_log_metadata_text
 from kcodec.records.model import Record
-from kcodec.tools.dump_decoders import DataDecoders
+from kcodec.tools.dump.decoders import DataDecoders
 
 __all__ = ["InternalDecoders", "DECODER_OPTIONS", "registry_for_path", "control_text", "record_json_fields"]
 

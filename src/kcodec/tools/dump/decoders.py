@@ -92,7 +92,7 @@ class DataDecoders:
 
     def parse(self, record) -> tuple[str | None, str | None]:
         """The texts after ``key:`` and ``payload:`` (None: not printed), as Kafka's MessageParser.parse;
-        the internal topics' decoders (kcodec.tools.dump_internal) read key and value together."""
+        the internal topics' decoders (kcodec.tools.dump.internal) read key and value together."""
         key = None if record.key is None else self.key_text(record.key, record.offset)
         value = None if record.value is None else self.value_text(record.value, record.offset)
         return key, value

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from kcodec.log.kraft_snapshots import KRAFT_SNAPSHOT_SUFFIX
 from kcodec.records.model import Batch, Record, TimestampType
-from kcodec.tools.dump_decoders import STRING, DataDecoders
-from kcodec.tools.dump_files import kraft_snapshot_line
+from kcodec.tools.dump.decoders import STRING, DataDecoders
+from kcodec.tools.dump.files import kraft_snapshot_line
 from kcodec.tools.records_io import DUMP_ENCODING, encode_bytes
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|checkpoint)$")
@@ -84,7 +84,7 @@ def record_line(
             if c.is_transaction_marker:
                 parts.append(f"endTxnMarker: {c.name} coordinatorEpoch: {c.coordinator_epoch}")
             else:  # KRaft control records print their JSON (SnapshotHeader {...}), others their type
-                from kcodec.tools.dump_internal import control_text
+                from kcodec.tools.dump.internal import control_text
 
                 # with --schemas-from, an internal topic's decoders carry the user's schemas
                 source = getattr(decoders, "source", None)
