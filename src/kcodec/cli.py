@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"kcodec.commands.{name}").add_parser(sub)
+    parser.set_defaults(root_parser=parser)  # for the commands that describe the whole command line (completion)
     return parser
 
 

@@ -190,7 +190,9 @@ def test_workload_is_deterministic_and_decodes_to_its_records() -> None:
 
 
 def test_every_adapter_handles_every_record() -> None:
-    w = build_workload(120, 50)
+    from kcodec.cli import main
+
+    w = build_workload(120, 50, command=main)
     for case in runner.plan(CODECS):
         factory = implementations.ADAPTERS[(case.implementation, case.operation)]
         try:
@@ -203,9 +205,10 @@ def test_every_adapter_handles_every_record() -> None:
 @pytest.mark.parametrize("impl", CLIENTS)
 def test_write_and_convert_rows_write_every_record(impl) -> None:
     from kcodec.bench import command_rows
+    from kcodec.cli import main
     from kcodec.records.reader import read_batches
 
-    w = build_workload(120, 50, codecs=("none", "lz4"), v1=False)
+    w = build_workload(120, 50, codecs=("none", "lz4"), v1=False, command=main)
     for op, name in (("write", "write-{}lz4.log"), ("convert", "convert-{}lz4.log")):
         assert implementations.ADAPTERS[(impl, op)](w, 2, "lz4")() == w.records
         out = command_rows._scratch() / name.format("" if impl == "kcodec" else impl + "-")
@@ -220,6 +223,12 @@ def test_arrow_row_is_na_when_the_columnar_module_is_missing(monkeypatch) -> Non
     w = build_workload(10, 10, codecs=("none",), v1=False)
     results = runner.run(w, [runner.Case("kcodec", "decode_arrow", "none")], 1)
     assert results[0].status == "n/a" and "columnar" in results[0].reason
+
+
+def test_command_rows_say_why_without_a_command_line() -> None:
+    w = build_workload(10, 10, codecs=("none",), v1=False)  # no command handed in
+    results = runner.run(w, [runner.Case("kcodec", "verify", "none")], 1)
+    assert results[0].status == "n/a" and "without one" in results[0].reason
 
 
 def test_segment_for_peak_memory_keeps_offsets_increasing(tmp_path) -> None:

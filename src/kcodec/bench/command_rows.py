@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from kcodec.bench.clients import CODEC_IDS, Unavailable, client_codec_check, client_modules
 from kcodec.bench.workload import ENCODE_LEVELS, Workload
 
 _SCRATCH: list[tempfile.TemporaryDirectory] = []  # lives as long as the process: the rows' input files
@@ -47,9 +48,11 @@ def _level(codec: str) -> list[str]:
     return [] if level is None else ["--level", str(level)]
 
 
-def _cli(argv: list, records: int):
-    from kcodec.cli import main
-
+def _cli(w: Workload, argv: list, records: int):
+    """A run of the command line the workload was handed (``kcodec bench`` hands in ``kcodec.cli.main``)."""
+    if w.command is None:
+        raise Unavailable("no command line to time: the workload was built without one")
+    main = w.command
     argv = [str(a) for a in argv]
 
     def run() -> int:
@@ -66,21 +69,21 @@ def _kcodec_write(w: Workload, magic: int, codec: str):
     src = _file(f"write-{w.records}.jsonl", json_lines(w))
     out = _scratch() / f"write-{codec}.log"
     argv = ["write", out, "-i", src, "--encoding", "hex", "--compression", codec, "--batch-size", w.batch_size]
-    return _cli(argv + _level(codec), w.records)
+    return _cli(w, argv + _level(codec), w.records)
 
 
 def _kcodec_convert(w: Workload, magic: int, codec: str):
     src = _file(f"log-{w.records}-none.log", w.blob(2, "none"))
     out = _scratch() / f"convert-{codec}.log"
-    return _cli(["convert", src, out, "--magic", "2", "--compression", codec] + _level(codec), w.records)
+    return _cli(w, ["convert", src, out, "--magic", "2", "--compression", codec] + _level(codec), w.records)
 
 
 def _kcodec_verify(w: Workload, magic: int, codec: str):
-    return _cli(["verify", _file(f"log-{w.records}-{codec}.log", w.blob(2, codec))], w.records)
+    return _cli(w, ["verify", _file(f"log-{w.records}-{codec}.log", w.blob(2, codec))], w.records)
 
 
 def _kcodec_dump_json(w: Workload, magic: int, codec: str):
-    return _cli(["dump", "--json", _file(f"log-{w.records}-{codec}.log", w.blob(2, codec))], w.records)
+    return _cli(w, ["dump", "--json", _file(f"log-{w.records}-{codec}.log", w.blob(2, codec))], w.records)
 
 
 def _write_durably(path: Path, chunks: list[bytes]) -> None:
@@ -93,13 +96,11 @@ def _write_durably(path: Path, chunks: list[bytes]) -> None:
 
 def _client_write(impl: str):
     def factory(w: Workload, magic: int, codec: str):
-        from kcodec.bench.implementations import _CODEC_IDS, _client_codec_check, _client_modules
-
-        _, builder_class = _client_modules(impl)
-        _client_codec_check(impl, codec)
+        _, builder_class = client_modules(impl)
+        client_codec_check(impl, codec)
         src = _file(f"write-{w.records}.jsonl", json_lines(w))
         out = _scratch() / f"write-{impl}-{codec}.log"
-        codec_id, size = _CODEC_IDS[codec], w.batch_size
+        codec_id, size = CODEC_IDS[codec], w.batch_size
 
         def run() -> int:
             chunks, n, builder = [], 0, None
@@ -127,13 +128,11 @@ def _client_write(impl: str):
 
 def _client_convert(impl: str):
     def factory(w: Workload, magic: int, codec: str):
-        from kcodec.bench.implementations import _CODEC_IDS, _client_codec_check, _client_modules
-
-        memory_records, builder_class = _client_modules(impl)
-        _client_codec_check(impl, codec)
+        memory_records, builder_class = client_modules(impl)
+        client_codec_check(impl, codec)
         src = _file(f"log-{w.records}-none.log", w.blob(2, "none"))
         out = _scratch() / f"convert-{impl}-{codec}.log"
-        codec_id = _CODEC_IDS[codec]
+        codec_id = CODEC_IDS[codec]
 
         def run() -> int:
             chunks, n = [], 0

@@ -16,8 +16,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
+from kcodec.bench.clients import CODEC_IDS, Unavailable, client_codec_check, client_modules
 from kcodec.bench.command_rows import ADAPTERS as COMMAND_ADAPTERS
-from kcodec.bench.workload import CODECS, ENCODE_LEVELS, Workload
+from kcodec.bench.workload import ENCODE_LEVELS, Workload
 
 IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
 
@@ -60,16 +61,11 @@ REFERENCE_OPERATION: dict[str, str | None] = {
 #: Operations on the v1 message sets (everything else reads or writes the v2 log).
 V1_OPERATIONS = frozenset({"v1_decode", "v1_decode_crc"})
 
-_CODEC_IDS = {name: i for i, name in enumerate(CODECS)}
 _U32 = struct.Struct(">I")
 _I32 = struct.Struct(">i")
 
 Run = Callable[[], int]
 Factory = Callable[[Workload, int, str], Run]
-
-
-class Unavailable(Exception):
-    """This row cannot be measured here; the message says why."""
 
 
 # ---------------------------------------------------------------------------- kcodec
@@ -174,42 +170,10 @@ def aiokafka_extension() -> tuple[bool, str]:
     return compiled, where
 
 
-def _client_modules(impl: str):
-    if impl == "aiokafka":
-        try:
-            from aiokafka.record.default_records import DefaultRecordBatchBuilder
-            from aiokafka.record.memory_records import MemoryRecords
-        except ImportError as exc:
-            raise Unavailable(f"aiokafka is not installed ({exc})") from None
-        return MemoryRecords, DefaultRecordBatchBuilder
-    try:
-        from kafka.record.default_records import DefaultRecordBatchBuilder
-        from kafka.record.memory_records import MemoryRecords
-    except ImportError as exc:
-        raise Unavailable(f"kafka-python is not installed ({exc})") from None
-    return MemoryRecords, DefaultRecordBatchBuilder
-
-
-def _client_codec_check(impl: str, codec: str) -> None:
-    if impl == "kafka-python":
-        import kafka.codec as kc
-
-        available = {
-            "none": True,
-            "gzip": kc.has_gzip(),
-            "snappy": kc.has_snappy(),
-            "lz4": kc.has_lz4(),
-            "zstd": kc.has_zstd(),
-        }
-        if not available[codec]:
-            library = {"snappy": "python-snappy", "lz4": "lz4", "zstd": "zstandard"}.get(codec, codec)
-            raise Unavailable(f"kafka-python has no {codec} codec here ({library} is not installed)")
-
-
 def _client_decode(impl: str, verify_crc: bool) -> Factory:
     def factory(w: Workload, magic: int, codec: str) -> Run:
-        memory_records, _ = _client_modules(impl)
-        _client_codec_check(impl, codec)
+        memory_records, _ = client_modules(impl)
+        client_codec_check(impl, codec)
         blob = w.blob(magic, codec)
 
         def run() -> int:
@@ -236,7 +200,7 @@ def _client_decode(impl: str, verify_crc: bool) -> Factory:
 
 def _client_crc(impl: str) -> Factory:
     def factory(w: Workload, magic: int, codec: str) -> Run:
-        memory_records, _ = _client_modules(impl)
+        memory_records, _ = client_modules(impl)
         blob = w.blob(magic, codec)
 
         def run() -> int:
@@ -257,9 +221,9 @@ def _client_crc(impl: str) -> Factory:
 
 def _client_encode(impl: str) -> Factory:
     def factory(w: Workload, magic: int, codec: str) -> Run:
-        _, builder_class = _client_modules(impl)
-        _client_codec_check(impl, codec)
-        codec_id = _CODEC_IDS[codec]
+        _, builder_class = client_modules(impl)
+        client_codec_check(impl, codec)
+        codec_id = CODEC_IDS[codec]
         batches = w.client_batches
 
         def run() -> int:

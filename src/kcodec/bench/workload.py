@@ -11,6 +11,7 @@ none; compressed: one wrapper per batch; zstd does not exist in v1).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -42,6 +43,8 @@ class Workload:
     v1: dict[str, bytes] = field(default_factory=dict)
     v2_ends: dict[str, list[int]] = field(default_factory=dict)  # codec -> byte end of each batch
     v1_ends: dict[str, list[int]] = field(default_factory=dict)
+    #: the command line the command rows time (``kcodec bench`` hands in ``kcodec.cli.main``): argv -> status
+    command: Callable[[list[str]], int] | None = None
 
     @property
     def batch_count(self) -> int:
@@ -129,7 +132,13 @@ def make_records(records: int, seed: int = DEFAULT_SEED):
 
 
 def build_workload(
-    records: int = 200_000, batch_size: int = 1_000, *, codecs=CODECS, seed: int = DEFAULT_SEED, v1: bool = True
+    records: int = 200_000,
+    batch_size: int = 1_000,
+    *,
+    codecs=CODECS,
+    seed: int = DEFAULT_SEED,
+    v1: bool = True,
+    command: Callable[[list[str]], int] | None = None,
 ) -> Workload:
     """The records and their encodings. "none" is always built: MB/s is measured on it."""
     from kcodec.records.encode import encode_batch
@@ -138,7 +147,7 @@ def build_workload(
         raise ValueError("records and batch_size must be at least 1")
     codecs = tuple(c for c in CODECS if c in codecs or c == "none")
     keys, values, header_values, timestamps = make_records(records, seed)
-    w = Workload(records, batch_size, seed, keys, values, header_values, timestamps, codecs)
+    w = Workload(records, batch_size, seed, keys, values, header_values, timestamps, codecs, command=command)
     batches = w.new_records()
     bounds = w.batch_bounds()
     for codec in codecs:

@@ -159,9 +159,7 @@ SCRIPTS = {"bash": bash_script, "zsh": zsh_script, "fish": fish_script}
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    from kcodec.cli import build_parser
-
-    print(SCRIPTS[args.shell](build_parser()), end="")
+    print(SCRIPTS[args.shell](args.root_parser), end="")  # kcodec.cli.build_parser hands itself in
     return EXIT_OK
 
 
