@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"kcodec.commands.{name}").add_parser(sub)
-    parser.set_defaults(root_parser=parser)  # for the commands that describe the whole command line (completion)
+    # handed to the commands that describe or run the whole command line (completion; bench's command rows),
+    # which import nothing from here
+    parser.set_defaults(root_parser=parser, entry_point=main)
     return parser
 
 

@@ -39,7 +39,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from kcodec.bench import memory, report, runner, spark_rows
         from kcodec.bench.implementations import OPERATIONS
         from kcodec.bench.workload import build_workload
-        from kcodec.cli import main  # the command rows time the command line as a user runs it
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("kcodec.bench"):
             raise UsageError(
@@ -67,7 +66,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     machine = report.machine_info()
     say(f"building the workload: {records:,} records, batches of {args.batch_size:,}, codecs {', '.join(compressions)}")
-    workload = build_workload(records, args.batch_size, codecs=compressions, seed=args.seed, command=main)
+    workload = build_workload(records, args.batch_size, codecs=compressions, seed=args.seed, command=args.entry_point)
     info = {
         "records": workload.records,
         "batch_size": workload.batch_size,
