@@ -16,8 +16,8 @@ import pytest
 
 from kcodec.cli import main
 from kcodec.errors import EncodeError
-from kcodec.log.files import segment_name
 from kcodec.log.lock import OutputLock, OutputLockedError
+from kcodec.log.names import segment_name
 from kcodec.log.partition import Partition
 from kcodec.log.writer import SegmentWriter, write_atomically
 from kcodec.records.encode import encode_batch, encode_control_batch

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kcodec.log.files import list_segments, parse_partition_dir, skip_reason
+from kcodec.log.files import list_segments
 from kcodec.log.fs import resolve, storage_options
+from kcodec.log.names import parse_partition_dir, skip_reason
 from kcodec.log.partition import Partition
 
 from ..s3server import kafka_uuid, start_server, tiered_name

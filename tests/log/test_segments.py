@@ -12,7 +12,6 @@ import pytest
 from kcodec.errors import BadLengthError, CorruptError, CrcMismatchError, EncodeError, KcodecError, TruncatedError
 from kcodec.generated import codec
 from kcodec.log import files
-from kcodec.log.files import parse_partition_dir, parse_segment_name, segment_name
 from kcodec.log.fs import ArrowFS, LocalFS
 from kcodec.log.index import (
     AbortedTxn,
@@ -28,6 +27,7 @@ from kcodec.log.index import (
     read_txn_index,
 )
 from kcodec.log.index_check import check_indexes
+from kcodec.log.names import parse_partition_dir, parse_segment_name, segment_name
 from kcodec.log.partition import Partition, aborted_transactions, list_partitions
 from kcodec.log.writer import SegmentWriter, write_atomically
 from kcodec.records.reader import read_batches

@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from kcodec.log.files import parse_segment_name
 from kcodec.log.index_check import check_indexes
+from kcodec.log.names import parse_segment_name
 from kcodec.log.partition import list_partitions
 from kcodec.records.reader import read_batches
 

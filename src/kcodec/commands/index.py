@@ -18,7 +18,7 @@ from kcodec.commands.common import (
 
 
 def _index_suffixes() -> tuple[str, ...]:
-    from kcodec.log.files import INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
+    from kcodec.log.names import INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
 
     return INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
 
@@ -26,7 +26,7 @@ def _index_suffixes() -> tuple[str, ...]:
 def _segment_log(name: str) -> tuple[Path, int]:
     """The ``.log`` a command line names, and its base offset: an index file
     (``…0.timeindex``) stands for its segment's log, which must exist."""
-    from kcodec.log.files import LOG_SUFFIX, parse_segment_name, segment_name
+    from kcodec.log.names import LOG_SUFFIX, parse_segment_name, segment_name
 
     path = Path(name)
     if path.exists():
@@ -62,9 +62,9 @@ def _index_one(log: Path, base: int, args: argparse.Namespace, echo) -> int:
     from kcodec.generated.aborted_txn_entry import ABORTED_TXN_ENTRY_V0_SIZE
     from kcodec.generated.offset_index_entry import OFFSET_INDEX_ENTRY_V0_SIZE
     from kcodec.generated.time_index_entry import TIME_INDEX_ENTRY_V0_SIZE
-    from kcodec.log.files import INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segment_name
     from kcodec.log.index import build_indexes, build_txn_index
     from kcodec.log.index_check import check_indexes
+    from kcodec.log.names import INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segment_name
     from kcodec.log.writer import write_atomically
 
     outputs = {s: log.with_name(segment_name(base, s)) for s in _index_suffixes()}

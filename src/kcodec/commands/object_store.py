@@ -181,7 +181,7 @@ def expand(name: str, storage: Storage, *, logs_only: bool = False) -> list[Path
 
 def _segment_order(name: str) -> tuple:
     """Files by base offset, a segment's ``.log`` before its indexes; other files (checkpoints ...) first."""
-    from kcodec.log.files import parse_segment_name, parse_tiered_name
+    from kcodec.log.names import parse_segment_name, parse_tiered_name
 
     tiered = parse_tiered_name(name)
     if tiered is not None:

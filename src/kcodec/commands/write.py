@@ -86,8 +86,8 @@ def _encode(records: list[dict], dumped, next_offset: int, keep: bool, options: 
 
 def cmd_write(args: argparse.Namespace) -> int:
     from kcodec.commands.progress import Progress, counted_lines, file_size  # not at start-up: --help stays as light
-    from kcodec.log.files import segment_name
     from kcodec.log.index import build_indexes
+    from kcodec.log.names import segment_name
     from kcodec.log.writer import SegmentWriter, write_atomically
     from kcodec.tools.records_io import read_json_records
 
@@ -163,7 +163,7 @@ def _after(chunk, next_offset: int, keep: bool) -> int:
 
 
 def _base_offset(path: Path, default: int) -> int:
-    from kcodec.log.files import parse_segment_name
+    from kcodec.log.names import parse_segment_name
 
     try:
         return parse_segment_name(path).base_offset

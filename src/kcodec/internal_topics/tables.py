@@ -11,9 +11,10 @@ import pyarrow as pa
 
 from kcodec.errors import KcodecError
 from kcodec.internal_topics.views import VIEW_TOPICS, VIEWS, ViewRecordError, ViewRows, rows_to_batch
-from kcodec.log.files import Segment, parse_partition_dir
+from kcodec.log.files import Segment
 from kcodec.log.fs import resolve
 from kcodec.log.kraft_snapshots import list_snapshots
+from kcodec.log.names import parse_partition_dir
 from kcodec.log.partition import (
     Partition,
     aborted_transactions,

@@ -44,6 +44,7 @@ import os
 from dataclasses import dataclass
 
 from kcodec.errors import KcodecError
+from kcodec.log.names import DELETE_SUFFIX, is_partition_dir_name
 
 __all__ = [
     "COMMIT_RECORD",
@@ -61,7 +62,6 @@ __all__ = [
 
 COMMIT_RECORD = "_kcodec_commit"
 STAGING_DIR = "_kcodec_staging"
-_DELETE_SUFFIX = "-delete"
 
 
 class CommitRecordError(KcodecError):
@@ -146,7 +146,7 @@ def segment_sources(fs, directory: str) -> list[str] | None:
         return None
     record, root, name = pending
     if name not in record.partitions:
-        return [] if record.overwrite and not name.endswith(_DELETE_SUFFIX) else None
+        return [] if record.overwrite and not name.endswith(DELETE_SUFFIX) else None
     staged = staged_dir(fs, root, record.job, name)
     if record.overwrite:
         return [staged] if fs.is_dir(staged) else [str(directory)]
@@ -175,13 +175,11 @@ def _publish_order(names: list[str]) -> list[str]:
 
 
 def _retired(fs, root: str, name: str, job: str) -> str:
-    return fs.join(root, f"{name}.{job}{_DELETE_SUFFIX}")
+    return fs.join(root, f"{name}.{job}{DELETE_SUFFIX}")
 
 
 def roll_forward(fs, root: str, record: CommitRecord) -> None:
     """Publish the committed job (steps 3 and 4); each step may already be done."""
-    from kcodec.log.files import is_partition_dir_name
-
     job = record.job
     for name in record.partitions:
         staged = staged_dir(fs, root, job, name)
@@ -206,7 +204,7 @@ def roll_forward(fs, root: str, record: CommitRecord) -> None:
             if e.is_dir and name not in record.partitions and is_partition_dir_name(name):
                 fs.move(e.path, _retired(fs, root, name, job))
                 _after_step(f"{name} retired")
-    suffix = f".{job}{_DELETE_SUFFIX}"
+    suffix = f".{job}{DELETE_SUFFIX}"
     for e in fs.list(root):
         if e.is_dir and fs.name(e.path).endswith(suffix):
             fs.delete_dir(e.path)

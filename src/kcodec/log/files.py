@@ -28,59 +28,38 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 from kcodec.errors import KcodecError
 from kcodec.log.commit import segment_sources
 from kcodec.log.fs import Entry, FileSystem, LocalFS
+from kcodec.log.names import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    PathLike,
+    parse_segment_name,
+    parse_tiered_name,
+    segment_name,
+)
 from kcodec.records.framing import HEADER_SIZE, entry_size
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 
 __all__ = [
-    "LOG_SUFFIX",
-    "INDEX_SUFFIX",
-    "TIME_INDEX_SUFFIX",
-    "TXN_INDEX_SUFFIX",
-    "SNAPSHOT_SUFFIX",
-    "TMP_SUFFIX",
-    "PathLike",
     "FileSystem",
-    "SegmentFileName",
-    "segment_name",
-    "parse_segment_name",
-    "parse_partition_dir",
-    "parse_tiered_name",
-    "skip_reason",
     "Segment",
     "SegmentListing",
     "list_segments",
-    "is_partition_dir_name",
 ]
 
-LOG_SUFFIX = ".log"
-INDEX_SUFFIX = ".index"
-TIME_INDEX_SUFFIX = ".timeindex"
-TXN_INDEX_SUFFIX = ".txnindex"
-SNAPSHOT_SUFFIX = ".snapshot"
 # Kafka preallocates .index and .timeindex files to segment.index.bytes (10 MiB by default) and trims
 # them when the segment rolls: a larger index file is not one Kafka's default config writes (a sparse
 # or a foreign file), and is refused rather than read whole.
 MAX_INDEX_FILE_BYTES = 10 * 1024 * 1024
-TMP_SUFFIX = ".tmp"  # SegmentWriter / write_atomically temporaries; Kafka ignores such files
 
-_INT64_MAX = (1 << 63) - 1
-
-PathLike = str | os.PathLike
-
-# Exactly 20 ASCII digits: [0-9], not \d, which also matches other scripts' digits (and int() reads them).
-_SEGMENT_NAME = re.compile(r"([0-9]{20})\.(.+)", re.ASCII)
 # What a reader could take for a segment name: some digits, a dot, a suffix. Reported when not a real one.
 _LOOKS_LIKE_SEGMENT = re.compile(r"\d+\..+")
-_PARTITION_DIR = re.compile(r"(.+)-([0-9]+)", re.ASCII)
-_KAFKA_UUID = r"[A-Za-z0-9_-]{22}"  # org.apache.kafka.common.Uuid.toString: URL-safe base64, no padding
-_TIERED_NAME = re.compile(rf"([0-9]{{1,20}})-({_KAFKA_UUID})\.(.+)", re.ASCII)
-_TIERED_PARTITION_DIR = re.compile(rf"(.+)-([0-9]+)-{_KAFKA_UUID}", re.ASCII)
 
 
 def index_too_large(path: PathLike, max_bytes: int) -> KcodecError:
@@ -88,66 +67,6 @@ def index_too_large(path: PathLike, max_bytes: int) -> KcodecError:
         f"{os.fspath(path)} is larger than {max_bytes} bytes, more than an index file of Kafka's default "
         "segment.index.bytes holds: not read (pass max_bytes to read a larger one)"
     )
-
-
-class SegmentFileName(NamedTuple):
-    """A parsed segment file name: ``00000000000000000042.log.deleted`` ->
-    ``(42, "log.deleted")``. ``kind`` is everything after the first dot."""
-
-    base_offset: int
-    kind: str
-
-
-def segment_name(base_offset: int, suffix: str) -> str:
-    """``segment_name(42, ".log")`` -> ``"00000000000000000042.log"`` (the dot is optional)."""
-    if not isinstance(base_offset, int) or not 0 <= base_offset <= _INT64_MAX:
-        raise ValueError(f"a segment base offset must be an int in [0, 2^63-1], got {base_offset!r}")
-    if not suffix:
-        raise ValueError("a segment file name needs a suffix such as '.log'")
-    return f"{base_offset:020d}{suffix if suffix.startswith('.') else '.' + suffix}"
-
-
-def parse_segment_name(path: PathLike) -> SegmentFileName:
-    """The base offset and kind of a segment file, from its name only.
-
-    Kinds are ``log``, ``index``, ``timeindex``, ``txnindex``, ``snapshot``, or
-    those with a transient suffix (``log.deleted``, ``index.swap``, ``log.cleaned``,
-    ``log.tmp``). Raises ValueError for any name that is not 20 ASCII digits,
-    a dot and a suffix, or whose offset does not fit an int64."""
-    name = os.path.basename(os.fspath(path))
-    m = _SEGMENT_NAME.fullmatch(name)
-    if not m or int(m.group(1)) > _INT64_MAX:
-        raise ValueError(f"{name!r} is not a segment file name (<20-digit base offset>.<suffix>)")
-    return SegmentFileName(int(m.group(1)), m.group(2))
-
-
-def parse_tiered_name(path: PathLike) -> tuple[int, str, str] | None:
-    """``"00000000000000000042-oAtiIQ95REujbuzNd_lkLQ.log"`` -> ``(42, "oAtiIQ95REujbuzNd_lkLQ", "log")``:
-    a tiered-storage object's base offset, segment id and kind; None for other names."""
-    m = _TIERED_NAME.fullmatch(os.path.basename(os.fspath(path)))
-    if not m or int(m.group(1)) > _INT64_MAX:
-        return None
-    return int(m.group(1)), m.group(2), m.group(3)
-
-
-def skip_reason(name: str) -> str:
-    """Why a listing skipped ``name`` (one of :attr:`SegmentListing.skipped`)."""
-    if parse_tiered_name(name) is not None:
-        return "an older tiered-storage copy of the same base offset (the newest copy is read)"
-    return "not a Kafka segment name (20 ASCII digits and a suffix)"
-
-
-def parse_partition_dir(path: PathLike) -> tuple[str, int]:
-    """``"orders-3"`` -> ``("orders", 3)``; topic names may hold dashes, the
-    partition follows the last one. A tiered-storage directory
-    ``orders-3-<topic id>`` is partition 3 of ``orders`` too. Raises
-    ValueError for other names, including directories being deleted
-    (``<topic>-<n>.<id>-delete``)."""
-    name = os.path.basename(os.path.normpath(os.fspath(path)))
-    m = _PARTITION_DIR.fullmatch(name) or _TIERED_PARTITION_DIR.fullmatch(name)
-    if not m:
-        raise ValueError(f"{name!r} is not a partition directory name (<topic>-<partition>)")
-    return m.group(1), int(m.group(2))
 
 
 @dataclass(frozen=True)
@@ -254,20 +173,6 @@ class SegmentListing:
 
     segments: list[Segment]
     skipped: list[str]
-
-
-def is_partition_dir_name(name: str) -> bool:
-    """Whether a directory name is a live partition directory's (``<topic>-<n>``;
-    not hidden, staging, or being deleted). Kafka's internal topics (``__consumer_offsets-7``,
-    ``__cluster_metadata-0``) start with two underscores: those are partitions, not hidden."""
-    hidden = name.startswith(".") or (name.startswith("_") and not name.startswith("__"))
-    if hidden or name.endswith("-delete"):
-        return False
-    try:
-        parse_partition_dir(name)
-    except ValueError:
-        return False
-    return True
 
 
 def list_segments(fs: FileSystem, directory: PathLike, entries: list[Entry] | None = None) -> SegmentListing:

@@ -36,14 +36,8 @@ from typing import NamedTuple
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, KcodecError, SchemaError
 from kcodec.generated import codec
-from kcodec.log.files import (
-    INDEX_SUFFIX,
-    MAX_INDEX_FILE_BYTES,
-    PathLike,
-    Segment,
-    index_too_large,
-    parse_segment_name,
-)
+from kcodec.log.files import MAX_INDEX_FILE_BYTES, Segment, index_too_large
+from kcodec.log.names import INDEX_SUFFIX, PathLike, parse_segment_name
 from kcodec.records.framing import last_offset
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kcodec.errors import KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
-from kcodec.log.files import LOG_SUFFIX, PathLike, Segment, list_segments, parse_segment_name, segment_name
+from kcodec.log.files import Segment, list_segments
 from kcodec.log.fs import LocalFS
 from kcodec.log.index import (
     AbortedTxn,
@@ -20,6 +20,7 @@ from kcodec.log.index import (
     read_time_index,
     read_txn_index,
 )
+from kcodec.log.names import LOG_SUFFIX, PathLike, parse_segment_name, segment_name
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 

@@ -21,19 +21,17 @@ from pathlib import Path
 
 from kcodec.errors import KcodecError
 from kcodec.log.commit import visible_partition_names
-from kcodec.log.files import (
+from kcodec.log.files import FileSystem, Segment, list_segments
+from kcodec.log.fs import resolve
+from kcodec.log.index import OffsetLookup, read_time_index, read_txn_index
+from kcodec.log.names import (
     INDEX_SUFFIX,
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
-    FileSystem,
     PathLike,
-    Segment,
     is_partition_dir_name,
-    list_segments,
     parse_partition_dir,
 )
-from kcodec.log.fs import resolve
-from kcodec.log.index import OffsetLookup, read_time_index, read_txn_index
 from kcodec.records.framing import last_offset
 from kcodec.records.model import Batch, Record
 from kcodec.records.transactions import TxnTracker, check_isolation_level, committed_records

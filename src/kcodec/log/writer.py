@@ -16,19 +16,19 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kcodec.errors import EncodeError
-from kcodec.log.files import (
+from kcodec.log.files import Segment
+from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuilder, encode_txn_index
+from kcodec.log.lock import OutputLock
+from kcodec.log.names import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
     TMP_SUFFIX,
     TXN_INDEX_SUFFIX,
     PathLike,
-    Segment,
     parse_segment_name,
     segment_name,
 )
-from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuilder, encode_txn_index
-from kcodec.log.lock import OutputLock
 from kcodec.log.partition import Partition
 from kcodec.records.decode import decode_entry
 from kcodec.records.model import Batch

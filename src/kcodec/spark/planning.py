@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 
 from kcodec.errors import KcodecError
 from kcodec.log.commit import visible_partition_names
-from kcodec.log.files import Segment, is_partition_dir_name, list_segments, parse_partition_dir, skip_reason
+from kcodec.log.files import Segment, list_segments
 from kcodec.log.fs import Storage, has_glob, resolve, storage_options
 from kcodec.log.index import OffsetLookup
+from kcodec.log.names import is_partition_dir_name, parse_partition_dir, skip_reason
 from kcodec.log.partition import aborted_transactions, next_offset, seek_timestamp, segment_for_offset
 from kcodec.records.framing import HEADER_SIZE, HEADER_SIZE_UP_TO_MAGIC, check_header, last_offset
 from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE

@@ -28,6 +28,7 @@ from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
 from kcodec.log.fs import resolve
+from kcodec.log.names import DELETED_SUFFIX
 from kcodec.log.tail import PartitionTail
 from kcodec.spark.options import (
     EARLIEST,
@@ -63,7 +64,6 @@ _ENDING = ("endingOffsets", "endingOffset", "endingTimestamp", "endingOffsetsByT
 #: Spark's, with no PySpark read limit to carry them (ReadMinRows cannot be combined with ReadMaxRows)
 _UNSUPPORTED = ("minOffsetsPerTrigger", "maxTriggerDelay")
 _STARTS = ("startingTimestamp", "startingOffsetsByTimestamp")  # preferred by Spark over startingOffsets
-_DELETED_SUFFIX = ".deleted"  # Kafka renames a segment it deletes, then removes it file.delete.delay.ms later
 
 
 def _starting(opts: dict) -> str | dict[TopicPartition, int]:
@@ -369,7 +369,7 @@ def _read_live(split: Split, opts: ReadOptions, columns):
         batches = read_split(split, opts, columns)
         first = next(batches, None)  # opens the segment
     except FileNotFoundError:
-        moved = split.log + _DELETED_SUFFIX
+        moved = split.log + DELETED_SUFFIX
         fs, path = resolve(moved, opts.storage)
         if not fs.exists(path):
             _data_loss(opts, f"{split.log} was deleted before offsets {split.start_offset}.. of it were read")

@@ -27,8 +27,8 @@ from kcodec.errors import (
     KcodecError,
     UsageError,
 )
-from kcodec.log.files import parse_segment_name
 from kcodec.log.index import read_offset_index
+from kcodec.log.names import parse_segment_name
 from kcodec.records.reader import read_batches, shrank_message
 from kcodec.records.resync import find_next_entry
 from kcodec.records.source import open_input
