@@ -13,8 +13,8 @@ from kcodec.errors import EncodeError
 from kcodec.records.arrow_encode import ArrowRows, encode_rows, kernel, new_records, partitions_for_keys
 from kcodec.records.encode import NewRecord, encode_batch, encode_v2_written
 from kcodec.records.partitioner import partition_for_key
-from kcodec.spark.sink import v2_fixed_size
-from tests.log.test_partitioner import JAVA_CASES
+from kcodec.records.sizing import v2_fixed_size_of
+from tests.records.test_partitioner import JAVA_CASES
 
 pa = pytest.importorskip("pyarrow")
 pytestmark = pytest.mark.skipif(kernel() is None, reason="the compiled kernel is not built here")
@@ -182,7 +182,7 @@ def test_row_sizes_as_the_python_rules(rows, pad):
         assert payload[i] == len(rec.key or b"") + len(rec.value or b"") + sum(
             len(hk) + len(hv or b"") for hk, hv in hs
         )
-        assert fixed[i] == v2_fixed_size(rec.key, rec.value, hs)
+        assert fixed[i] == v2_fixed_size_of(rec.key, rec.value, hs)
         assert millis[i] == rec.timestamp
 
 

@@ -12,7 +12,7 @@ from kcodec.generated import codec
 from kcodec.generated.legacy_log_entry import LEGACY_LOG_ENTRY_V0_OVERHEAD
 from kcodec.generated.legacy_message import LEGACY_MESSAGE_V0_OVERHEAD, LEGACY_MESSAGE_V1_OVERHEAD
 from kcodec.generated.record_batch import RECORD_BATCH_V2_OFFSET_CRC, RECORD_BATCH_V2_OVERHEAD
-from kcodec.tools.sizing import SizeQuery, size_on_disk
+from kcodec.records.sizing import SizeQuery, size_on_disk
 
 # v2, one record key="key" value="value", everything else zero or -1.
 V2_BATCH = bytes.fromhex(

@@ -12,7 +12,7 @@ pytest.importorskip("pyarrow")
 
 from kcodec.cli import main
 from kcodec.log.partition import list_partitions
-from kcodec.spark.sizes import COMBINATIONS, label, size_as
+from kcodec.spark.cost_table import COMBINATIONS, label, size_as
 
 from .expected import partition_batches
 

@@ -334,7 +334,7 @@ def test_broken_framing_and_truncation(spark, samples, tmp_path):
 
 
 def test_batches_view(spark, samples):
-    from kcodec.spark.sizes import size_as
+    from kcodec.spark.cost_table import size_as
 
     df = read(spark, samples / "orders-0", view="batches", sizes="true")
     rows = sorted(df.collect(), key=lambda r: (r.segment, r.position))

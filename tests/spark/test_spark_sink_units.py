@@ -10,8 +10,9 @@ pytest.importorskip("pyarrow")
 from kcodec.errors import PathExistsError
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.records.framing import V2_OVERHEAD
+from kcodec.records.sizing import v2_fixed_size_of, v2_record_size
 from kcodec.spark.options import OptionError
-from kcodec.spark.sink import producer_settings, v2_record_size
+from kcodec.spark.sink import producer_settings
 from kcodec.spark.write import WriteOptions, commit_job, new_job_id, with_partition_counts, write_task
 
 
@@ -40,7 +41,8 @@ def test_v2_size_estimate_is_the_encoded_size(n):
         for i in range(n)
     ]
     estimate = V2_OVERHEAD + sum(
-        v2_record_size(i, r.timestamp - recs[0].timestamp, r.key, r.value, r.headers) for i, r in enumerate(recs)
+        v2_record_size(i, r.timestamp - recs[0].timestamp, v2_fixed_size_of(r.key, r.value, r.headers))
+        for i, r in enumerate(recs)
     )
     assert estimate == len(encode_batch(recs, magic=2))
 

@@ -30,7 +30,7 @@ def test_importing_kcodec_does_not_import_pyspark():
 )
 def test_sizes_equal_the_encoded_bytes(magic, codec):
     """size_as gives, for the format and codec a batch is in, exactly its bytes."""
-    from kcodec.spark.sizes import size_as
+    from kcodec.spark.cost_table import size_as
 
     recs = [
         {

@@ -16,7 +16,8 @@ pa = pytest.importorskip("pyarrow")
 from kcodec.errors import EncodeError  # noqa: E402
 from kcodec.records.encode import NewRecord, encode_batch  # noqa: E402
 from kcodec.records.framing import V2_OVERHEAD  # noqa: E402
-from kcodec.spark.sink import Router, v2_record_size  # noqa: E402
+from kcodec.records.sizing import v2_fixed_size_of, v2_record_size  # noqa: E402
+from kcodec.spark.sink import Router  # noqa: E402
 from kcodec.spark.write import WriteOptions, write_task  # noqa: E402
 
 HEADERS = {
@@ -56,7 +57,9 @@ def reference(batches, opts: WriteOptions, task: int) -> dict[tuple[str, int], b
         st["pending"], st["bytes"] = [], 0
 
     def size(st, k, v, hs, ts):
-        return v2_record_size(len(st["pending"]), ts - st["first_ts"] if st["pending"] else 0, k, v, hs)
+        return v2_record_size(
+            len(st["pending"]), ts - st["first_ts"] if st["pending"] else 0, v2_fixed_size_of(k, v, hs)
+        )
 
     def col(rb, name, default=None):
         if name not in rb.schema.names:

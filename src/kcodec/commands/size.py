@@ -46,7 +46,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         raise UsageError("--value and --schemas-from size a --message NAME:VERSION")
     if args.key_size is None or args.value_size is None:
         raise UsageError("--key-size and --value-size are required (or --message NAME:VERSION --value FILE)")
-    from kcodec.tools.sizing import SizeQuery, size_on_disk
+    from kcodec.records.sizing import SizeQuery, size_on_disk
 
     query = SizeQuery(args.key_size, args.value_size, args.records, tuple(args.header or ()))
     magics = [args.magic] if args.magic is not None else [0, 1, 2]

@@ -16,7 +16,7 @@ from typing import Any
 
 from kcodec.errors import BadLengthError, KcodecError
 from kcodec.records.chunked import CHUNKED_RECORD_COUNT
-from kcodec.records.decode import _decoders, decode_entry
+from kcodec.records.decode import decode_entry, fast_decoders
 from kcodec.records.framing import (
     MAGIC_OFFSET,
     V2_CRC_START,
@@ -113,14 +113,14 @@ def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int)
 
 def kernel_columns() -> bool:
     """Whether v2 data batches decode straight into columns here (the compiled kernel is in use)."""
-    f = _decoders()
+    f = fast_decoders()
     return f.kernel is not None and getattr(f.kernel, "columns_record_v2", None) is not None
 
 
 def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
     """(the batch without its records, the records as an Arrow RecordBatch) of a v2 data batch decoded by
     the kernel, or None where the general path decodes it."""
-    f = _decoders()
+    f = fast_decoders()
     kernel_columns = getattr(f.kernel, "columns_record_v2", None) if f.kernel is not None else None
     if kernel_columns is None or len(entry) < V2_OVERHEAD or entry[MAGIC_OFFSET] != 2 or is_control_batch(entry):
         return None

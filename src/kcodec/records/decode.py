@@ -91,7 +91,7 @@ class _Fast:
 _fast: _Fast | None = None
 
 
-def _decoders() -> _Fast:
+def fast_decoders() -> _Fast:
     global _fast
     if _fast is None:
         _fast = _Fast()
@@ -224,7 +224,7 @@ def _decode_v2_covered(
             base_offset=base_offset,
             field="records_count",
         )
-    f = _decoders()
+    f = fast_decoders()
     chunked = count > CHUNKED_RECORD_COUNT  # a record-count bomb is never held as one Record each at once
     if (f.project is not None or chunked) and not is_control_batch(entry):  # not a control batch
         batch = _decode_v2_compiled(
@@ -548,7 +548,7 @@ def legacy_run(buf, base: int, max_size: int, max_count: int = LEGACY_RUN_MAX) -
     holding. Returns (batches, bytes they take); empty at the first entry that is anything else (a
     compressed wrapper, a v2 batch, damage, a truncated entry), which :func:`decode_entry` then decides.
     None without the compiled kernel."""
-    run = _decoders().legacy_batches
+    run = fast_decoders().legacy_batches
     if run is None:
         return None
     return run(buf, 0, len(buf), base, max_count, max_size, _legacy_batch_layout(), Record, _TIMESTAMP_TYPES)
@@ -634,7 +634,7 @@ class _Message:
 def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int) -> tuple[_Message, bool]:
     """Decode a v0/v1 log entry, leaving a wrapper's value compressed."""
     magic = entry[MAGIC_OFFSET]
-    f = _decoders()
+    f = fast_decoders()
     try:
         e, _ = f.legacy[magic](entry, 0, len(entry), False, limit, False)
     except KcodecError as exc:
@@ -667,7 +667,7 @@ def _inner_compiled(
     the stream to :func:`_inner_records`: it decides what Kafka makes of anything else (a truncated
     trailing entry, mixed magics, a CRC that does not hold, a wrapper offset below the last inner one,
     an offset past int64) and says where an error is."""
-    inner = _decoders().legacy_inner
+    inner = fast_decoders().legacy_inner
     if inner is None:
         return None
     if magic == 0:

@@ -368,7 +368,7 @@ def _encode_legacy(magic: int, entry: dict, level: int | None) -> bytes:
     message = dict(entry["message"])
     value = message["value"]
     if isinstance(value, list):  # a wrapper: its inner entries as tuples
-        message["value"] = [_legacy_tuple(magic, inner) for inner in value]
+        message["value"] = [legacy_entry_tuple(magic, inner) for inner in value]
     t = _ordered(
         {"offset": entry["offset"], "message": _ordered(message, e.message_fields[magic])}, e.entry_fields[magic]
     )
@@ -380,7 +380,9 @@ def _encode_legacy(magic: int, entry: dict, level: int | None) -> bytes:
         raise EncodeError(exc.message) from None
 
 
-def _legacy_tuple(magic: int, entry: dict) -> tuple:
+def legacy_entry_tuple(magic: int, entry: dict) -> tuple:
+    """A v0/v1 log entry value (a dict, as :mod:`kcodec.records.values` builds it) as the tuple the fast
+    encoders take."""
     e = _enc()
     return _ordered(
         {"offset": entry["offset"], "message": _ordered(entry["message"], e.message_fields[magic])},

@@ -1,8 +1,8 @@
 """Records -> the values the generated codecs take, written once.
 
 The writer (:mod:`kcodec.records.encode`), ``kcodec size``
-(:mod:`kcodec.tools.sizing`) and the Spark ``sizeAs`` column
-(:mod:`kcodec.spark.sizes`) all turn records into the dicts the generated
+(:mod:`kcodec.records.sizing`) and the Spark ``sizeAs`` column
+(:mod:`kcodec.spark.cost_table`) all turn records into the dicts the generated
 codecs build, encode and size. The field values follow Kafka's
 ``MemoryRecordsBuilder``: v2 deltas against the first record (or the delete
 horizon), maxTimestamp the largest timestamp or the append time, v0/v1

@@ -7,7 +7,7 @@ source into two tables under DEST (Parquet by default):
 * ``batches``: one row per batch (position, size, codec, records, compressed
   and uncompressed bytes, CRC validity, producer fields, and ``sizeAs``:
   what the batch's records would take as v0, v1 and v2 with each codec,
-  :mod:`kcodec.spark.sizes`).
+  :mod:`kcodec.spark.cost_table`).
 
 The summary is computed by Spark from the written tables: records, batches,
 bytes and compression ratio per topic-partition, and the v0 / v1 / v2 x codec
@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from kcodec.spark.cost_table import COMBINATIONS, estimate, label
 from kcodec.spark.internal_tables import InternalTable, _join, write_internal_tables
-from kcodec.spark.sizes import COMBINATIONS, estimate, label
 
 __all__ = ["PartitionSummary", "Summary", "run_pipeline", "render_summary", "FORMATS"]
 

@@ -100,7 +100,7 @@ class ReadOptions:
     view: str = "records"  # records | batches | an internal topic's view (kcodec.internal_topics.views)
     latest: bool = False  # internal topics' views: the last row per key (kcodec.spark.views)
     sizes: bool = False  # batches view: what each batch would take as v0/v1/v2 with each codec
-    size_sample: float = 1.0  # the fraction of batches that get compressed sizes (kcodec.spark.sizes.sampled)
+    size_sample: float = 1.0  # the fraction of batches that get compressed sizes (kcodec.spark.cost_table.sampled)
     txn_index: str = "auto"  # auto | derive
     max_decompressed_size: int | None = None
     # Spark's Kafka source options (offsets per (topic, partition): -2 earliest, -1 latest)

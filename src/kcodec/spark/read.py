@@ -262,7 +262,7 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
         if opts.view == "batches":
             out = BatchColumns(columns)
             if opts.sizes:
-                from kcodec.spark.sizes import size_as
+                from kcodec.spark.cost_table import size_as
             for batch in split_batches(split, opts, reporter):
                 if end is not None and batch.base_offset >= end:
                     break

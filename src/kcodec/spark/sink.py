@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from kcodec.errors import EncodeError
 from kcodec.records.partitioner import partition_for_key
-from kcodec.runtime.varint import size_varint, size_varlong
 from kcodec.spark.options import OptionError, bool_option, choice_option, int_option
 
 __all__ = [
@@ -35,9 +34,6 @@ __all__ = [
     "partition_counts",
     "check_counts",
     "Router",
-    "v2_record_size",
-    "v2_fixed_size",
-    "v2_size",
 ]
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -93,30 +89,6 @@ def partition_counts(fs, root: str) -> dict[str, int]:
     for part in list_partitions(root, fs):
         counts[part.topic] = max(counts.get(part.topic, 0), part.partition + 1)
     return counts
-
-
-def v2_record_size(offset_delta: int, timestamp_delta: int, key, value, headers) -> int:
-    """A record's encoded size in a v2 batch (Kafka's ``DefaultRecord.sizeInBytes``)."""
-    return v2_size(offset_delta, timestamp_delta, v2_fixed_size(key, value, headers))
-
-
-def v2_fixed_size(key, value, headers) -> int:
-    """The part of a v2 record's body that does not depend on its place in the batch: key, value
-    and headers as ``DefaultRecord`` writes them (the kernel's ``columns_sizes_v2`` for columns)."""
-    body = size_varint(-1) if key is None else size_varint(len(key)) + len(key)
-    body += size_varint(-1) if value is None else size_varint(len(value)) + len(value)
-    body += size_varint(len(headers))
-    for hk, hv in headers:
-        hkb = hk.encode("utf-8")
-        body += size_varint(len(hkb)) + len(hkb)
-        body += size_varint(-1) if hv is None else size_varint(len(hv)) + len(hv)
-    return body
-
-
-def v2_size(offset_delta: int, timestamp_delta: int, fixed: int) -> int:
-    """A v2 record's size from its :func:`v2_fixed_size`, its offset delta and timestamp delta."""
-    body = 1 + size_varlong(timestamp_delta) + size_varint(offset_delta) + fixed
-    return size_varint(body) + body
 
 
 class Router:

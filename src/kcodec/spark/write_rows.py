@@ -29,7 +29,8 @@ from kcodec.records.arrow_encode import (
 )
 from kcodec.records.encode import encode_batch, encode_v2_written
 from kcodec.records.framing import V2_OVERHEAD
-from kcodec.spark.sink import Router, v2_fixed_size, v2_size
+from kcodec.records.sizing import v2_fixed_size_of, v2_record_size
+from kcodec.spark.sink import Router
 
 __all__ = ["TaskStages", "arrow_rows", "row_sizes", "cut_run"]
 
@@ -92,7 +93,7 @@ def row_sizes(rows: ArrowRows, n: int) -> tuple:
             + sum(len(hk or "") + (len(hv) if hv else 0) for hk, hv in hs)
         )
         # a null header key has no size: encoding the row refuses it (EncodeError)
-        fixed.append(0 if any(hk is None for hk, _ in hs) else v2_fixed_size(r.key, r.value, hs))
+        fixed.append(0 if any(hk is None for hk, _ in hs) else v2_fixed_size_of(r.key, r.value, hs))
         millis.append(r.timestamp)
     return payload, fixed, millis
 
@@ -116,11 +117,11 @@ def cut_run(sizes: tuple, selection, pos: int, state: tuple, records_per_batch: 
         r = order[i]
         if room is not None:
             ts = millis[r]
-            if pending and batch_v2 + v2_size(pending, ts - first_ts, fixed[r]) > room:
+            if pending and batch_v2 + v2_record_size(pending, ts - first_ts, fixed[r]) > room:
                 return (i, True, pending, pending_bytes, batch_v2, first_ts)
             if not pending:
                 batch_v2, first_ts = 0, ts
-            batch_v2 += v2_size(pending, ts - first_ts if pending else 0, fixed[r])
+            batch_v2 += v2_record_size(pending, ts - first_ts if pending else 0, fixed[r])
         pending += 1
         pending_bytes += payload[r]
         if pending >= records_per_batch or pending_bytes >= batch_bytes:

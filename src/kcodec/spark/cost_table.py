@@ -16,7 +16,7 @@ compressed once per codec. The uncompressed sizes are the payloads' lengths
 (an uncompressed v0/v1 entry differs from an inner one only in its offset's
 value, not its width), for batches left out of the sample too; without the
 kernel they are arithmetic on the key, value and header lengths
-(:mod:`kcodec.tools.sizing`). With a
+(:mod:`kcodec.records.sizing`). With a
 ``sample`` fraction below 1 only the batches it picks (by a hash of their base
 offset, so the same batches whatever the splits) get compressed sizes; the
 pipeline scales those up (:func:`estimate`).
@@ -28,8 +28,14 @@ import zlib
 
 from kcodec.records import values
 from kcodec.records.model import TimestampType
+from kcodec.records.sizing import (
+    LEGACY_ENTRY_OVERHEAD,
+    V2_BATCH_OVERHEAD,
+    legacy_entry_size,
+    v2_fixed_size,
+    v2_record_size,
+)
 from kcodec.runtime import compression as compress_lib
-from kcodec.tools.sizing import LEGACY_ENTRY_OVERHEAD, V2_BATCH_OVERHEAD, legacy_entry_size, v2_record_size
 
 __all__ = ["COMBINATIONS", "size_as", "label", "sampled", "estimate"]
 
@@ -69,7 +75,7 @@ def _uncompressed(batch, records) -> dict[str, int]:
         k, v = _length(r.key), _length(r.value)
         v0 += legacy_entry_size(0, k, v)
         headers = tuple((len(hk.encode()), _length(hv)) for hk, hv in r.headers) if r.headers else ()
-        v2 += v2_record_size(r.timestamp - base_ts, r.offset - base_offset, k, v, headers)
+        v2 += v2_record_size(r.offset - base_offset, r.timestamp - base_ts, v2_fixed_size(k, v, headers))
     # a v1 entry is a v0 entry with a timestamp
     v1 = v0 + len(records) * (LEGACY_ENTRY_OVERHEAD[1] - LEGACY_ENTRY_OVERHEAD[0])
     return {"v0/none": v0, "v1/none": v1, "v2/none": V2_BATCH_OVERHEAD + v2}
@@ -90,7 +96,7 @@ def _legacy_payload(records, magic: int) -> bytes:
     """The inner entries of a v0/v1 wrapper holding the records (what a v0/v1 codec compresses); headers
     and v0 timestamps left out, as a lossy down-conversion leaves them."""
     from kcodec.generated.fast import legacy_log_entry
-    from kcodec.records.encode import _legacy_tuple, kernel_legacy_entries
+    from kcodec.records.encode import kernel_legacy_entries, legacy_entry_tuple
 
     written = kernel_legacy_entries(records, records[0].offset, magic, None, magic == 1, True)
     if written is not None:
@@ -101,7 +107,7 @@ def _legacy_payload(records, magic: int) -> bytes:
         records, magic=magic, base_offset=records[0].offset, compression="gzip", ts_type=ts_type
     )
     encode = getattr(legacy_log_entry, f"encode_legacy_log_entry_v{magic}_array")
-    return encode([_legacy_tuple(magic, e) for e in wrapper["message"]["value"]])
+    return encode([legacy_entry_tuple(magic, e) for e in wrapper["message"]["value"]])
 
 
 def _encoded(batch, records) -> dict[str, int]:

@@ -12,7 +12,7 @@ from kcodec.records import encode
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.records.model import TimestampType
 from kcodec.records.reader import read_batches
-from kcodec.spark.sizes import COMBINATIONS, label, size_as
+from kcodec.spark.cost_table import COMBINATIONS, label, size_as
 
 headers_st = st.lists(st.tuples(st.text(max_size=5), st.one_of(st.none(), st.binary(max_size=10))), max_size=3)
 

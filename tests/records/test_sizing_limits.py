@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from kcodec.records.encode import encode_batch
-from kcodec.tools.sizing import SizeQuery, size_on_disk
+from kcodec.records.sizing import SizeQuery, size_on_disk
 
 _CHILD = """import sys
 from kcodec.cli import main

@@ -1,9 +1,10 @@
 """Bytes on disk for records of a given shape, from the generated size functions.
 
 The totals are arithmetic on key, value and header lengths
-(:func:`legacy_entry_size`, :func:`v2_record_size`), with the per-format
+(:func:`legacy_entry_size`, :func:`v2_fixed_size` and :func:`v2_record_size`: the one
+place a record's size is written by hand), with the per-format
 overheads the generator emits; ``kcodec size`` and the pipeline's cost table
-(:mod:`kcodec.spark.sizes`) both use them. The per-field breakdown comes from
+(:mod:`kcodec.spark.cost_table`) both use them. The per-field breakdown comes from
 the generated ``field_sizes``.
 
 Size arithmetic needs no buffers: keys and values are objects whose ``len()`` is their size (the size
@@ -31,6 +32,8 @@ __all__ = [
     "SizeResult",
     "size_on_disk",
     "legacy_entry_size",
+    "v2_fixed_size",
+    "v2_fixed_size_of",
     "v2_record_size",
     "LEGACY_ENTRY_OVERHEAD",
     "V2_BATCH_OVERHEAD",
@@ -51,22 +54,29 @@ def legacy_entry_size(magic: int, key_size: int, value_size: int) -> int:
     return LEGACY_ENTRY_OVERHEAD[magic] + max(key_size, 0) + max(value_size, 0)
 
 
-def v2_record_size(timestamp_delta: int, offset_delta: int, key_size: int, value_size: int, headers: tuple = ()) -> int:
-    """Bytes of one v2 record (DefaultRecord.sizeInBytes): ``headers`` are (key bytes, value bytes or -1)."""
+def v2_fixed_size(key_size: int, value_size: int, headers: tuple = ()) -> int:
+    """The part of a v2 record's body that does not depend on its place in the batch: its key, value and
+    headers as ``DefaultRecord`` writes them (sizes, -1 for null; ``headers`` are (key bytes, value bytes
+    or -1)). The compiled kernel's ``columns_sizes_v2`` computes the same for Arrow columns."""
     # A varint length then the bytes; null is the length -1, which takes one byte (zigzag).
-    body = (
-        1  # attributes
-        + size_varlong(timestamp_delta)
-        + size_varint(offset_delta)
-        + size_varint(key_size)
-        + max(key_size, 0)
-        + size_varint(value_size)
-        + max(value_size, 0)
-        + size_varint(len(headers))
-    )
+    body = size_varint(key_size) + max(key_size, 0) + size_varint(value_size) + max(value_size, 0)
+    body += size_varint(len(headers))
     for k, v in headers:
         body += size_varint(k) + k + size_varint(v) + max(v, 0)
+    return body
+
+
+def v2_record_size(offset_delta: int, timestamp_delta: int, fixed: int) -> int:
+    """Bytes of one v2 record (``DefaultRecord.sizeInBytes``) from its :func:`v2_fixed_size` and its place:
+    the attributes byte, the timestamp and offset deltas, and the length varint before it all."""
+    body = 1 + size_varlong(timestamp_delta) + size_varint(offset_delta) + fixed
     return size_varint(body) + body
+
+
+def v2_fixed_size_of(key: bytes | None, value: bytes | None, headers) -> int:
+    """:func:`v2_fixed_size` of a record's objects: bytes or None, headers (str key, bytes or None)."""
+    lengths = tuple((len(hk.encode("utf-8")), -1 if hv is None else len(hv)) for hk, hv in headers)
+    return v2_fixed_size(-1 if key is None else len(key), -1 if value is None else len(value), lengths)
 
 
 @dataclass(frozen=True)

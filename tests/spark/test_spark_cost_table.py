@@ -1,4 +1,4 @@
-"""The cost table (kcodec.spark.sizes) against the generated construct codecs'
+"""The cost table (kcodec.spark.cost_table) against the generated construct codecs'
 size functions, which it replaced for speed: the same numbers for every batch
 of the samples and vectors (v0, v1, v2, every codec, headers, null keys and
 values, empty and control batches), and the sampling estimate."""
@@ -14,8 +14,8 @@ from kcodec.records import values
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.records.model import TimestampType
 from kcodec.records.reader import read_batches
-from kcodec.spark.sizes import COMBINATIONS, estimate, label, sampled, size_as
-from kcodec.tools.sizing import SizeQuery, size_on_disk
+from kcodec.records.sizing import SizeQuery, size_on_disk
+from kcodec.spark.cost_table import COMBINATIONS, estimate, label, sampled, size_as
 
 from .conftest import SAMPLES, VECTORS
 
