@@ -5,6 +5,7 @@ creates, alters and deletes topics, sets and removes configs, commits and aborts
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import uuid
@@ -14,7 +15,8 @@ import pytest
 
 from kcodec.cli import main
 from kcodec.errors import CrcMismatchError
-from kcodec.generated import ENTITY_VERSIONS
+from kcodec.generated import ENTITY_VERSIONS, kafka_enums
+from kcodec.internal_topics.metadata import image as image_module
 from kcodec.internal_topics.metadata.diff import diff_images
 from kcodec.internal_topics.metadata.image import HANDLERS, MetadataImage
 from kcodec.internal_topics.metadata.replay import NotMetadataDirectoryError, OffsetOutOfLogError, replay_metadata
@@ -353,3 +355,69 @@ def test_json_keeps_the_map_keys_as_they_are() -> None:
     data = image.as_dict()
     assert data["configs"] == {"TOPIC": {"my_topic": {"x_y": "1"}}}
     assert data["clientQuotas"] == {"user=a_b": {"producer_byte_rate": 1.0}}
+
+
+# ---------------------------------------------------------------------------- Kafka's enums
+
+# (generated enum, value name) -> Kafka's id and printed name, typed from its Java classes (SecurityProtocol,
+# ConfigResource.Type, ResourceType, PatternType, AclOperation, AclPermissionType, admin.ScramMechanism)
+JAVA_ENUMS = {
+    ("SECURITY_PROTOCOL", "plaintext"): (0, "PLAINTEXT"),
+    ("SECURITY_PROTOCOL", "sasl_plaintext"): (2, "SASL_PLAINTEXT"),
+    ("CONFIG_RESOURCE_TYPE", "topic"): (2, "TOPIC"),
+    ("CONFIG_RESOURCE_TYPE", "broker"): (4, "BROKER"),
+    ("CONFIG_RESOURCE_TYPE", "broker_logger"): (8, "BROKER_LOGGER"),
+    ("CONFIG_RESOURCE_TYPE", "group"): (32, "GROUP"),
+    ("RESOURCE_TYPE", "topic"): (2, "TOPIC"),
+    ("RESOURCE_TYPE", "transactional_id"): (5, "TRANSACTIONAL_ID"),
+    ("RESOURCE_TYPE", "user"): (7, "USER"),
+    ("PATTERN_TYPE", "prefixed"): (4, "PREFIXED"),
+    ("ACL_OPERATION", "unknown"): (0, "UNKNOWN"),
+    ("ACL_OPERATION", "describe_configs"): (10, "DESCRIBE_CONFIGS"),
+    ("ACL_OPERATION", "alter_configs"): (11, "ALTER_CONFIGS"),
+    ("ACL_OPERATION", "two_phase_commit"): (15, "TWO_PHASE_COMMIT"),
+    ("ACL_PERMISSION_TYPE", "deny"): (2, "DENY"),
+    ("SCRAM_MECHANISM", "unknown"): (0, "UNKNOWN"),
+    ("SCRAM_MECHANISM", "scram_sha_256"): (1, "SCRAM-SHA-256"),
+    ("SCRAM_MECHANISM", "scram_sha_512"): (2, "SCRAM-SHA-512"),
+}
+JAVA_SIZES = {
+    "SECURITY_PROTOCOL": 4,
+    "CONFIG_RESOURCE_TYPE": 6,
+    "RESOURCE_TYPE": 8,
+    "PATTERN_TYPE": 5,
+    "ACL_OPERATION": 16,
+    "ACL_PERMISSION_TYPE": 4,
+    "SCRAM_MECHANISM": 3,
+}
+PRINTED_BY = {  # the image's value -> name table of each enum
+    "SECURITY_PROTOCOL": image_module.SECURITY_PROTOCOLS,
+    "CONFIG_RESOURCE_TYPE": image_module.CONFIG_RESOURCE_TYPES,
+    "RESOURCE_TYPE": image_module.ACL_RESOURCE_TYPES,
+    "PATTERN_TYPE": image_module.PATTERN_TYPES,
+    "ACL_OPERATION": image_module.ACL_OPERATIONS,
+    "ACL_PERMISSION_TYPE": image_module.PERMISSION_TYPES,
+    "SCRAM_MECHANISM": image_module.SCRAM_MECHANISMS,
+}
+
+
+def test_kafka_enums_have_the_java_ids_and_print_as_kafka() -> None:
+    for (enum, name), (value, printed) in JAVA_ENUMS.items():
+        assert getattr(kafka_enums, enum)[name] == value, (enum, name)
+        assert PRINTED_BY[enum][value] == printed, (enum, name)
+    for enum, size in JAVA_SIZES.items():
+        assert len(getattr(kafka_enums, enum)) == len(PRINTED_BY[enum]) == size, enum
+
+
+def test_the_image_types_no_enum_table_of_its_own() -> None:
+    """Kafka's enums come from schemas/internal/kafka_enums.yaml: image.py holds no value -> name literal."""
+    tree = ast.parse(Path(image_module.__file__).read_text(encoding="utf-8"))
+    literals = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Dict)
+        and node.keys
+        and all(isinstance(k, ast.Constant) and isinstance(k.value, int) for k in node.keys)
+        and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in node.values)
+    ]
+    assert not literals, f"image.py types an enum table at line(s) {literals}; add it to kafka_enums.yaml"

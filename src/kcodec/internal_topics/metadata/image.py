@@ -17,6 +17,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kcodec.generated.kafka_enums import (
+    ACL_OPERATION_BY_VALUE,
+    ACL_PERMISSION_TYPE_BY_VALUE,
+    CONFIG_RESOURCE_TYPE,
+    CONFIG_RESOURCE_TYPE_BY_VALUE,
+    PATTERN_TYPE_BY_VALUE,
+    RESOURCE_TYPE_BY_VALUE,
+    SCRAM_MECHANISM_BY_VALUE,
+    SECURITY_PROTOCOL_BY_VALUE,
+)
 from kcodec.internal_topics.json_converter import camel
 from kcodec.runtime.uuids import uuid_to_text
 
@@ -35,41 +45,22 @@ __all__ = [
     "ImageProblem",
 ]
 
-# Kafka's enums as its Java classes number them (SecurityProtocol, ConfigResource.Type, ResourceType,
-# PatternType, AclOperation, AclPermissionType, ScramMechanism)
-SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
-CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
-ACL_RESOURCE_TYPES = {
-    0: "UNKNOWN",
-    1: "ANY",
-    2: "TOPIC",
-    3: "GROUP",
-    4: "CLUSTER",
-    5: "TRANSACTIONAL_ID",
-    6: "DELEGATION_TOKEN",
-    7: "USER",
-}
-PATTERN_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "MATCH", 3: "LITERAL", 4: "PREFIXED"}
-ACL_OPERATIONS = {
-    0: "UNKNOWN",
-    1: "ANY",
-    2: "ALL",
-    3: "READ",
-    4: "WRITE",
-    5: "CREATE",
-    6: "DELETE",
-    7: "ALTER",
-    8: "DESCRIBE",
-    9: "CLUSTER_ACTION",
-    10: "DESCRIBE_CONFIGS",
-    11: "ALTER_CONFIGS",
-    12: "IDEMPOTENT_WRITE",
-    13: "CREATE_TOKENS",
-    14: "DESCRIBE_TOKENS",
-    15: "TWO_PHASE_COMMIT",
-}
-PERMISSION_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "DENY", 3: "ALLOW"}
-SCRAM_MECHANISMS = {0: "UNKNOWN", 1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+
+def _kafka_names(by_value: dict[int, str], sep: str = "_") -> dict[int, str]:
+    """Value -> name as Kafka prints it: a generated enum's name in upper case, Kafka's Java constant
+    (``sasl_plaintext`` -> ``SASL_PLAINTEXT``); ``sep`` joins the words instead of ``_``."""
+    return {value: name.upper().replace("_", sep) for value, name in by_value.items()}
+
+
+# Kafka's enums by the ids its Java classes give them (schemas/internal/kafka_enums.yaml)
+SECURITY_PROTOCOLS = _kafka_names(SECURITY_PROTOCOL_BY_VALUE)
+CONFIG_RESOURCE_TYPES = _kafka_names(CONFIG_RESOURCE_TYPE_BY_VALUE)
+ACL_RESOURCE_TYPES = _kafka_names(RESOURCE_TYPE_BY_VALUE)
+PATTERN_TYPES = _kafka_names(PATTERN_TYPE_BY_VALUE)
+ACL_OPERATIONS = _kafka_names(ACL_OPERATION_BY_VALUE)
+PERMISSION_TYPES = _kafka_names(ACL_PERMISSION_TYPE_BY_VALUE)
+SCRAM_MECHANISMS = _kafka_names(SCRAM_MECHANISM_BY_VALUE, "-")  # ScramMechanism.mechanismName: SCRAM-SHA-256
+TOPIC_CONFIGS = CONFIG_RESOURCE_TYPES[CONFIG_RESOURCE_TYPE["topic"]]  # the configs key of topics: TOPIC
 
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord.leader: the leader stays (Kafka's LeaderConstants)
 NO_RECOVERY_STATE_CHANGE = -1  # PartitionChangeRecord.leader_recovery_state: unchanged
@@ -329,7 +320,7 @@ def _remove_topic(image: MetadataImage, v, offset: int) -> None:
         _problem(image, offset, "remove_topic_record", f"no topic with id {_uuid(v['topic_id'])}")
         return
     # MetadataDelta replays the removal into the configs too: the topic's configs go with it
-    image.configs.get("TOPIC", {}).pop(topic.name, None)
+    image.configs.get(TOPIC_CONFIGS, {}).pop(topic.name, None)
 
 
 def _partition(image: MetadataImage, v, offset: int) -> None:
