@@ -247,7 +247,13 @@ class _TupleSink:
         w(self.store(i, "o"))
         for name, expr in groups:  # the keys and enum names repeat on every message: made once
             w(f"static PyObject *key_{name};")
-            w(f"PyObject *value_{name} = {expr};")
+            declare = f"PyObject *value_{name} = {expr};"
+            if len("    " * w.depth + declare) <= 120:
+                w(declare)
+            else:  # a long enum lookup: its expression on a line of its own
+                w(f"PyObject *value_{name} =")
+                with w.indented():
+                    w(f"{expr};")
             w(f'if (put_keyed(o, &key_{name}, "{name}", value_{name}) < 0) goto fail;')
 
     def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:

@@ -6,12 +6,14 @@
 from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "536e154b9ef6a805471d95e2310a53cacc6e19fd260de9f0a084f555af322161"
+# the digest of the kernel's hand-written C (csrc/) this package was generated with
+CSRC_SHA256 = "6c46ab47fe3a25b68eb4c1f2778249de8821ac30628f69ba3b766c82f9642b65"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
 def compiled_kernel():
     """The compiled kernel module, or None when the Python decoders are to be used."""
-    return select_kernel(_KERNEL_MODULE, SCHEMA_SHA256)
+    return select_kernel(_KERNEL_MODULE, SCHEMA_SHA256, CSRC_SHA256)
 
 
 def active_backend() -> str:
