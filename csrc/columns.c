@@ -4,7 +4,7 @@
 
 /* ---- v2 records straight from Arrow columns (the Spark writer, kcodec.records.arrow_encode)
  *
- * The span writers are generated (codegen/emit/c_spans.py) and printed before this file: the bytes of
+ * The span writers are generated (codegen/emit/c.py) and printed before this file: the bytes of
  * put_<entity>, from slices of memory (Span). encode_columns_v2 walks a selection of rows of Arrow arrays
  * given as their buffers (validity bitmaps, int32 offsets, data; array offsets honoured), assigns offsets as
  * encode_batch does and writes each record with span_put_record_v2. Rows the Python writer would

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "536e154b9ef6a805471d95e2310a53cacc6e19fd260de9f0a084f555af322161"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "6c46ab47fe3a25b68eb4c1f2778249de8821ac30628f69ba3b766c82f9642b65"
+CSRC_SHA256 = "dbe6b4e3f0c1363bf4c533997d78c5fa21f31b750dfc2c28556e97c27293f0f7"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
