@@ -1,11 +1,13 @@
 """Build the optional compiled kernel; everything else is in pyproject.toml.
 
-The kernel's C source is generated from the schemas (generated/_ckernel.c).
-Where no compiler exists the build is skipped and kcodec uses its
+The kernel is one translation unit: generated/_ckernel.c, printed from the schemas, includes the
+hand-written C of csrc/ (hence the include path; `depends` rebuilds it when a csrc/ file changes and
+puts csrc/ in the sdist). Where no compiler exists the build is skipped and kcodec uses its
 pure-Python decoders (see kcodec.runtime.kernel).
 """
 
 from ctypes.util import find_library
+from glob import glob
 
 from setuptools import Extension, setup
 
@@ -18,6 +20,8 @@ setup(
         Extension(
             "kcodec.generated._ckernel",
             ["generated/_ckernel.c"],
+            include_dirs=["csrc"],
+            depends=sorted(glob("csrc/*.[ch]")),
             optional=True,
             extra_compile_args=["-O2"],
             libraries=ZLIB,

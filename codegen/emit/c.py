@@ -247,7 +247,13 @@ class _TupleSink:
         w(self.store(i, "o"))
         for name, expr in groups:  # the keys and enum names repeat on every message: made once
             w(f"static PyObject *key_{name};")
-            w(f"PyObject *value_{name} = {expr};")
+            declare = f"PyObject *value_{name} = {expr};"
+            if len("    " * w.depth + declare) <= 120:
+                w(declare)
+            else:  # a long enum lookup: its expression on a line of its own
+                w(f"PyObject *value_{name} =")
+                with w.indented():
+                    w(f"{expr};")
             w(f'if (put_keyed(o, &key_{name}, "{name}", value_{name}) < 0) goto fail;')
 
     def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:
@@ -838,9 +844,9 @@ def _encode_bytes(w: Code, f: ResolvedField, t: BytesType, x: str, target: str) 
 # slices of memory (Arrow column buffers, say), not Python objects: a byte string is a ``Span``
 # (``p == NULL``: null), an array of entities its count and its elements already encoded back to back
 # (by the element's own span writer). Integers are range-checked as ``put_`` does. Only the entity
-# versions a C caller names in SPAN_WRITERS get one (ckernel_columns.c.j2).
+# versions a C caller names in SPAN_WRITERS get one (csrc/columns.c).
 
-#: The entity versions the kernel's column encoder (ckernel_columns.c.j2) writes.
+#: The entity versions the kernel's column encoder (csrc/columns.c) writes.
 SPAN_WRITERS = ("record_header_v2", "record_v2")
 
 

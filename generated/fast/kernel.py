@@ -6,12 +6,14 @@
 from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "8c0ab97f2f3f3a0b95ee58631054eaded814ebcd33ccc0e9d57194fdc87ebb2b"
+# the digest of the kernel's hand-written C (csrc/) this package was generated with
+CSRC_SHA256 = "dbe6b4e3f0c1363bf4c533997d78c5fa21f31b750dfc2c28556e97c27293f0f7"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
 def compiled_kernel():
     """The compiled kernel module, or None when the Python decoders are to be used."""
-    return select_kernel(_KERNEL_MODULE, SCHEMA_SHA256)
+    return select_kernel(_KERNEL_MODULE, SCHEMA_SHA256, CSRC_SHA256)
 
 
 def active_backend() -> str:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kcodec.errors import EncodeError
 from kcodec.records.arrow_encode import ArrowRows, encode_rows, kernel, new_records, partitions_for_keys
 from kcodec.records.encode import NewRecord, encode_batch, encode_v2_written
-from kcodec.records.partitioner import partition_for_key
+from kcodec.records.partitioner import murmur2_python, partition_for_key, to_positive
 from kcodec.records.sizing import v2_fixed_size_of
 from tests.records.test_partitioner import JAVA_CASES
 
@@ -165,6 +165,7 @@ def test_partitions_for_keys_match_the_partitioner(n):
     column = pa.array([b"pad", None] + keys, pa.binary()).slice(1)
     got = partitions_for_keys(column, n).to_pylist()
     assert got == [-1] + [partition_for_key(key, n) for key in keys]
+    assert got == [-1] + [to_positive(murmur2_python(key)) % n for key in keys]  # the kernel's against Python's
     text = pa.array([f"user-{i}-é" for i in range(500)])
     assert partitions_for_keys(text, n).to_pylist() == [partition_for_key(s.encode(), n) for s in text.to_pylist()]
 

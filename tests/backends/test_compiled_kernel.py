@@ -284,3 +284,27 @@ def test_c_and_python_encoders_refuse_alike(bad):
             return ("error",)
 
     assert run(kernel.encode_record_v2) == run(py_encode)
+
+
+def test_kernel_is_built_from_these_csrc_files():
+    """The digest of csrc/ is printed into the kernel and the generated package; they agree here."""
+    from kcodec.codegen.render import csrc_sha256
+    from kcodec.generated.fast import kernel as fast_kernel
+
+    assert kernel.CSRC_SHA256 == fast_kernel.CSRC_SHA256 == csrc_sha256()
+    assert kernel.SCHEMA_SHA256 == fast_kernel.SCHEMA_SHA256
+
+
+def test_kernel_from_other_csrc_is_not_used(monkeypatch):
+    from kcodec.errors import BackendError
+    from kcodec.generated.fast import kernel as fast_kernel
+    from kcodec.runtime.kernel import select_kernel
+
+    select = select_kernel.__wrapped__  # not the cached answer
+    module, schema = fast_kernel._KERNEL_MODULE, fast_kernel.SCHEMA_SHA256
+    assert select(module, schema, fast_kernel.CSRC_SHA256) is kernel
+    assert select(module, schema) is kernel  # packages generated before the digest: the schema's only
+    assert select(module, schema, "0" * 64) is None  # stale: the Python decoders
+    monkeypatch.setenv("KCODEC_BACKEND", "c")
+    with pytest.raises(BackendError, match="other C sources"):
+        select(module, schema, "0" * 64)

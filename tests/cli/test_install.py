@@ -78,6 +78,10 @@ def test_wheel_contains_package_data(installed) -> None:
         assert f"kcodec/schemas/{name}" in names
     for name in templates:
         assert f"kcodec/codegen/templates/{name}" in names
+    csrc = sorted(p.name for p in (REPO / "csrc").iterdir())  # the kernel's hand-written C: generate reads its digest
+    assert csrc
+    for name in csrc:
+        assert f"kcodec/csrc/{name}" in names
     for name in (
         "kcodec/__init__.py",
         "kcodec/cli.py",

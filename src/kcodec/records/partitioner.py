@@ -8,7 +8,7 @@ another); writers here choose a deterministic rule and document it."""
 
 from __future__ import annotations
 
-__all__ = ["murmur2", "to_positive", "partition_for_key"]
+__all__ = ["murmur2", "murmur2_python", "to_positive", "partition_for_key"]
 
 _SEED = 0x9747B28C
 _M = 0x5BD1E995
@@ -16,7 +16,16 @@ _MASK = 0xFFFFFFFF
 
 
 def murmur2(data: bytes) -> int:
-    """MurmurHash2 of ``data`` as Kafka's ``Utils.murmur2`` computes it: a signed 32-bit int."""
+    """MurmurHash2 of ``data`` as Kafka's ``Utils.murmur2`` computes it: a signed 32-bit int (the compiled
+    kernel's, the one the column encoder uses; computed here only where no kernel was built)."""
+    from kcodec.generated.fast.kernel import compiled_kernel
+
+    kernel = compiled_kernel()
+    return kernel.murmur2(data) if kernel is not None else murmur2_python(data)
+
+
+def murmur2_python(data: bytes) -> int:
+    """:func:`murmur2` in Python: the fallback where no compiled kernel was built."""
     length = len(data)
     h = (_SEED ^ length) & _MASK
     whole = length & ~3

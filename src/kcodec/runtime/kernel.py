@@ -27,9 +27,10 @@ def backend_setting() -> str:
 
 
 @cache
-def select_kernel(module: str, schema_sha256: str) -> ModuleType | None:
+def select_kernel(module: str, schema_sha256: str, csrc_sha256: str | None = None) -> ModuleType | None:
     """The compiled kernel ``module`` when KCODEC_BACKEND allows it and it was built from the schemas
-    with digest ``schema_sha256``; None when the Python decoders are to be used."""
+    with digest ``schema_sha256`` (and, when given, from the hand-written C of csrc/ with digest
+    ``csrc_sha256``); None when the Python decoders are to be used."""
     setting = backend_setting()
     if setting == "python":
         return None
@@ -48,4 +49,11 @@ def select_kernel(module: str, schema_sha256: str) -> ModuleType | None:
                 "KCODEC_BACKEND=c but the compiled kernel was built from other schemas; rebuild it (pip install again)"
             )
         return None  # stale build: the Python decoders are always right
+    if csrc_sha256 is not None and getattr(kernel, "CSRC_SHA256", None) != csrc_sha256:
+        if setting == "c":
+            raise BackendError(
+                "KCODEC_BACKEND=c but the compiled kernel was built from other C sources (csrc/); "
+                "rebuild it (pip install again)"
+            )
+        return None
     return kernel

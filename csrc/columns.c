@@ -1,21 +1,15 @@
+/* kcodec's compiled kernel: v2 records from Arrow columns.
+ * Hand-written C, one part of the kernel's single translation unit: generated/_ckernel.c includes it
+ * after kernel.h (see there for the order and for what the printed code provides). */
+
 /* ---- v2 records straight from Arrow columns (the Spark writer, kcodec.records.arrow_encode)
  *
- * The span writers below are generated (codegen/emit/c_spans.py): the bytes of put_<entity>, from
- * slices of memory. encode_columns_v2 walks a selection of rows of Arrow arrays given as their
- * buffers (validity bitmaps, int32 offsets, data; array offsets honoured), assigns offsets as
+ * The span writers are generated (codegen/emit/c.py) and printed before this file: the bytes of
+ * put_<entity>, from slices of memory (Span). encode_columns_v2 walks a selection of rows of Arrow arrays
+ * given as their buffers (validity bitmaps, int32 offsets, data; array offsets honoured), assigns offsets as
  * encode_batch does and writes each record with span_put_record_v2. Rows the Python writer would
  * refuse or word itself (timestamps below -1, kept offsets that do not increase, a null header
  * key) make it return None: the caller encodes those rows the Python way, which raises its error. */
-
-typedef struct { const char *p; Py_ssize_t n; } Span;
-{% for s in span_writers %}
-
-static int span_put_{{ s.suffix }}({{ s.signature }}) {
-{% for line in s.lines %}
-{{ line }}
-{% endfor %}
-}
-{% endfor %}
 
 /* A validity bitmap (NULL: no nulls), int32 offsets and data, at an array offset, of length rows. */
 typedef struct { Py_buffer valid, offsets, data; int has_valid, has_data; Py_ssize_t offset, length; } BinArr;
@@ -330,30 +324,7 @@ done:
 }
 
 /* Kafka's default partitioner for keyed records over a binary array: toPositive(murmur2(key)) %
- * partitions per element (Utils.murmur2, BuiltInPartitioner.partitionForKey), -1 for a null key. */
-static int32_t kafka_murmur2(const uint8_t *data, Py_ssize_t length) {
-    const uint32_t m = 0x5bd1e995u;
-    uint32_t h = 0x9747b28cu ^ (uint32_t)length;
-    Py_ssize_t whole = length & ~(Py_ssize_t)3;
-    for (Py_ssize_t i = 0; i < whole; i += 4) {
-        uint32_t k = (uint32_t)data[i] | (uint32_t)data[i + 1] << 8 | (uint32_t)data[i + 2] << 16 |
-                     (uint32_t)data[i + 3] << 24;
-        k *= m;
-        k ^= k >> 24;
-        k *= m;
-        h = (h * m) ^ k;
-    }
-    switch (length & 3) {  /* the last 1-3 bytes, as Java's fall-through switch adds them */
-    case 3: h ^= (uint32_t)data[whole + 2] << 16; /* fall through */
-    case 2: h ^= (uint32_t)data[whole + 1] << 8; /* fall through */
-    case 1: h ^= data[whole]; h *= m;
-    }
-    h ^= h >> 13;
-    h *= m;
-    h ^= h >> 15;
-    return (int32_t)h;
-}
-
+ * partitions per element (BuiltInPartitioner.partitionForKey), -1 for a null key. */
 static PyObject *py_partitions_for_keys(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *arr;
@@ -518,3 +489,18 @@ done:
     if (rows.has_idx) PyBuffer_Release(&rows.idx);
     return result;
 }
+
+static PyMethodDef columns_methods[] = {
+    {"encode_columns_v2", py_encode_columns_v2, METH_VARARGS,
+     "encode_columns_v2(key, value, timestamp_us, headers, offsets, rows, base_offset, previous_offset, "
+     "base_timestamp) -> as encode_records_v2, from Arrow buffers (kcodec.records.arrow_encode)"},
+    {"partitions_for_keys", py_partitions_for_keys, METH_VARARGS,
+     "partitions_for_keys(binary array, partitions) -> int32 bytes: Kafka's default partition per key, -1 null"},
+    {"columns_sizes_v2", py_columns_sizes_v2, METH_VARARGS,
+     "columns_sizes_v2(key, value, timestamp_us, headers, rows) -> (payload, v2 record past its deltas, "
+     "timestamp ms): int64 bytes per row"},
+    {"cut_run", py_cut_run, METH_VARARGS,
+     "cut_run(payload, fixed, millis, rows, pos, (pending, pending_bytes, batch_v2, first_ts), records_per_batch, "
+     "batch_bytes, room) -> (end, closed, pending, pending_bytes, batch_v2, first_ts)"},
+    {NULL, NULL, 0, NULL}
+};

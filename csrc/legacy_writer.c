@@ -1,3 +1,7 @@
+/* kcodec's compiled kernel: v0/v1 log entries from record objects.
+ * Hand-written C, one part of the kernel's single translation unit: generated/_ckernel.c includes it
+ * after kernel.h (see there for the order and for what the printed code provides). */
+
 /* ---- v0/v1 log entries straight from the writer's inputs (kcodec.records.encode.encode_batch)
  *
  * encode_legacy_entries(items, base_offset, magic, append_time, relative, allow_lossy, NewRecord, Record) takes
@@ -80,3 +84,10 @@ python:
     buf_free(&out);
     Py_RETURN_NONE;
 }
+
+static PyMethodDef legacy_writer_methods[] = {
+    {"encode_legacy_entries", py_encode_legacy_entries, METH_VARARGS,
+     "encode_legacy_entries(items, base_offset, magic, append_time, relative, allow_lossy, NewRecord, Record) -> "
+     "(entries bytes, count, base offset, last offset, max timestamp), or None for the Python writer"},
+    {NULL, NULL, 0, NULL}
+};

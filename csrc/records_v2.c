@@ -1,3 +1,7 @@
+/* kcodec's compiled kernel: v2 records from record objects.
+ * Hand-written C, one part of the kernel's single translation unit: generated/_ckernel.c includes it
+ * after kernel.h (see there for the order and for what the printed code provides). */
+
 /* ---- v2 records straight from the writer's inputs (kcodec.records.encode.encode_batch)
  *
  * encode_records_v2(items, base_offset, delete_horizon, NewRecord, Record) walks a list or tuple of
@@ -166,3 +170,10 @@ python:
     buf_free(&out);
     Py_RETURN_NONE;
 }
+
+static PyMethodDef records_v2_methods[] = {
+    {"encode_records_v2", py_encode_records_v2, METH_VARARGS,
+     "encode_records_v2(items, base_offset, delete_horizon, NewRecord, Record) -> (records bytes, count, base offset, "
+     "last offset, base timestamp, max timestamp), or None for the Python writer"},
+    {NULL, NULL, 0, NULL}
+};

@@ -1,0 +1,126 @@
+/* kcodec's compiled kernel: growable buffers and Arrow columns.
+ * Hand-written C, one part of the kernel's single translation unit: generated/_ckernel.c includes it
+ * after kernel.h (see there for the order and for what the printed code provides). */
+
+/* ---- growable buffers for Arrow columns */
+
+typedef struct { char *data; Py_ssize_t len, cap; } Buf;
+
+static int buf_reserve(Buf *b, Py_ssize_t extra) {
+    if (b->len + extra <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra) cap *= 2;
+    char *d = realloc(b->data, (size_t)cap);
+    if (!d) { PyErr_NoMemory(); return -1; }
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+static inline int buf_put(Buf *b, const void *p, Py_ssize_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
+    memcpy(b->data + b->len, p, (size_t)n);
+    b->len += n;
+    return 0;
+}
+static inline int buf_put_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
+static inline int buf_put_i32(Buf *b, int32_t v) { return buf_put(b, &v, 4); }
+static void buf_free(Buf *b) { free(b->data); b->data = NULL; b->len = b->cap = 0; }
+
+/* Binary column: offsets (int32, the leading 0 added on export), data, validity bitmap. */
+typedef struct { Buf offsets, data, valid; Py_ssize_t n, nulls; } BinCol;
+
+static inline int bincol_bit(BinCol *c, int set) {
+    if (c->n % 8 == 0) {
+        uint8_t zero = 0;
+        if (buf_put(&c->valid, &zero, 1) < 0) return -1;
+    }
+    if (set) c->valid.data[c->n / 8] |= (char)(1 << (c->n % 8));
+    c->n++;
+    return 0;
+}
+static inline int bincol_put(BinCol *c, const uint8_t *p, Py_ssize_t n) {
+    if (c->data.len + n > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "column data exceeds 2 GiB");
+        return -1;
+    }
+    if (buf_put(&c->data, p, n) < 0 || buf_put_i32(&c->offsets, (int32_t)c->data.len) < 0) return -1;
+    return bincol_bit(c, 1);
+}
+/* Text that is not valid UTF-8, stored as Kafka's Java client reads it: with replacement characters. */
+static int bincol_put_replaced(BinCol *c, const uint8_t *p, Py_ssize_t n) {
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)p, n, "replace");
+    if (!text) return -1;
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    int rc = utf8 ? bincol_put(c, (const uint8_t *)utf8, size) : -1;
+    Py_DECREF(text);
+    return rc;
+}
+static inline int bincol_null(BinCol *c) {
+    if (buf_put_i32(&c->offsets, (int32_t)c->data.len) < 0) return -1;
+    c->nulls++;
+    return bincol_bit(c, 0);
+}
+static void bincol_free(BinCol *c) { buf_free(&c->offsets); buf_free(&c->data); buf_free(&c->valid); }
+
+/* A slice of memory: a key, a value, encoded headers (the span writers' arguments, columns.c). */
+typedef struct { const char *p; Py_ssize_t n; } Span;
+
+/* ---- exporting columns: {"name": ("int64", data) | ("binary"|"string", valid, offsets, data, nulls)
+ *                              | ("list", offsets, {child columns}) | ("struct", {child columns})} */
+
+static PyObject *bytes_of(Buf *b) { return PyBytes_FromStringAndSize(b->data ? b->data : "", b->len); }
+
+static PyObject *offsets_of(Buf *b) {
+    PyObject *o = PyBytes_FromStringAndSize(NULL, b->len + 4);
+    if (!o) return NULL;
+    memset(PyBytes_AS_STRING(o), 0, 4);
+    if (b->len) memcpy(PyBytes_AS_STRING(o) + 4, b->data, (size_t)b->len);
+    return o;
+}
+
+static int put_item(PyObject *d, const char *name, PyObject *v) {
+    if (!v) return -1;
+    int r = PyDict_SetItemString(d, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* A str made once and kept in *slot (a new reference each call): names that repeat on every entity. */
+__attribute__((unused)) static PyObject *interned_str(PyObject **slot, const char *s) {
+    if (!*slot) *slot = PyUnicode_InternFromString(s);
+    Py_XINCREF(*slot);
+    return *slot;
+}
+
+/* d[name] = v (stolen), the key made once and kept in *key. */
+__attribute__((unused)) static int put_keyed(PyObject *d, PyObject **key, const char *name, PyObject *v) {
+    PyObject *k = v ? interned_str(key, name) : NULL;
+    int r = k ? PyDict_SetItem(d, k, v) : -1;
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+    return r;
+}
+
+static int put_ints(PyObject *d, const char *name, Buf *b) {
+    return put_item(d, name, Py_BuildValue("(sN)", "int64", bytes_of(b)));
+}
+
+static int put_bin(PyObject *d, const char *name, BinCol *c, int text) {
+    return put_item(d, name, Py_BuildValue("(sNNNn)", text ? "string" : "binary", bytes_of(&c->valid),
+                                           offsets_of(&c->offsets), bytes_of(&c->data), c->nulls));
+}
+
+typedef int (*export_fn)(PyObject *, void *);
+
+__attribute__((unused)) static int put_struct(PyObject *d, const char *name, void *cols, export_fn fn) {
+    PyObject *child = PyDict_New();
+    if (!child || fn(child, cols) < 0) { Py_XDECREF(child); return -1; }
+    return put_item(d, name, Py_BuildValue("(sN)", "struct", child));
+}
+
+__attribute__((unused)) static int put_list(PyObject *d, const char *name, Buf *offsets, void *cols, export_fn fn) {
+    PyObject *child = PyDict_New();
+    if (!child || fn(child, cols) < 0) { Py_XDECREF(child); return -1; }
+    return put_item(d, name, Py_BuildValue("(sNN)", "list", offsets_of(offsets), child));
+}
