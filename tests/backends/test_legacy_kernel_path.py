@@ -51,7 +51,7 @@ inner_messages = st.lists(
 def decode_both(raw: bytes, verify_crc: bool):
     """decode_entry with the kernel's v0/v1 functions, then with the general path alone."""
     out = []
-    f = decode._decoders()
+    f = decode.fast_decoders()
     saved = f.legacy_batches, f.legacy_inner
     try:
         for kernel in (saved, (None, None)):

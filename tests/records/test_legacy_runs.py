@@ -53,7 +53,7 @@ def walk(src, **options) -> tuple:
 
 def both(src, **options) -> tuple[tuple, tuple]:
     """The reader as it is (kernel runs), then with the kernel's v0/v1 functions gone (Python, entry by entry)."""
-    f = decode._decoders()
+    f = decode.fast_decoders()
     fast = walk(src, **options)
     saved = f.legacy_batches, f.legacy_inner
     f.legacy_batches, f.legacy_inner = None, None
@@ -160,7 +160,7 @@ def test_kernel_batches_are_the_general_paths():
     assert found is not None
     batches, taken = found
     assert taken == len(log) and len(batches) == 3
-    f = decode._decoders()
+    f = decode.fast_decoders()
     saved = f.legacy_batches
     f.legacy_batches = None
     try:

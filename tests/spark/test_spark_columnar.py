@@ -131,7 +131,7 @@ def test_kernel_columns_equal_record_columns(tmp_path, monkeypatch, magic, codec
         fast, slow, kernel_batches = _both(monkeypatch, part, **options)
         assert fast.num_rows > 0
         assert fast.equals(slow), options
-        assert (kernel_batches > 0) == (magic == 2 and columnar._decoders().kernel is not None)
+        assert (kernel_batches > 0) == (magic == 2 and columnar.fast_decoders().kernel is not None)
         if options.get("read_committed"):  # the aborted transaction's records are gone, the committed kept
             offsets = fast.column("offset").to_pylist()
             assert 76 not in offsets and 89 in offsets if magic == 2 else True

@@ -215,7 +215,6 @@ def _decode_v2_covered(
     entry: bytes, position: int, limit: int, base_offset: int, batch_length: int, stored_crc: int, computed_crc: int
 ) -> Batch:
     """The fields a v2 batch's CRC covers, from attributes on."""
-    crc_valid = computed_crc == stored_crc
     count = _I32.unpack_from(entry, V2_RECORDS_COUNT_OFFSET)[0]
     if count < 0:
         raise RecordCountError(
@@ -276,6 +275,26 @@ def _decode_v2_covered(
     stored = LOG_OVERHEAD + batch_length - V2_OVERHEAD
     compression = a["compression"]
     size = stored if compression == "none" else sum(r[r_len] + _varint_size(r[r_len]) for r in v[i["records"]])
+    return _v2_batch(f, v, position, batch_length, stored_crc, computed_crc, records, count, control, size)
+
+
+def _v2_batch(
+    f: _Fast,
+    v: tuple,
+    position: int,
+    batch_length: int,
+    stored_crc: int,
+    computed_crc: int,
+    records: Sequence[Record],
+    count: int,
+    control: bool,
+    records_size: int,
+) -> Batch:
+    """The one place a v2 :class:`Batch` is made: the header fields ``v`` holds (the fast decoder's values
+    in FIELDS order) around the decoded ``records``, by either path."""
+    i = f.b
+    a = v[i["attributes"]]
+    base_offset = v[i["base_offset"]]
     return Batch(
         position=position,
         size=LOG_OVERHEAD + batch_length,
@@ -283,11 +302,11 @@ def _decode_v2_covered(
         base_offset=base_offset,
         last_offset=_last_offset(base_offset, v[i["last_offset_delta"]], position),
         crc=stored_crc,
-        crc_valid=crc_valid,
+        crc_valid=computed_crc == stored_crc,
         computed_crc=computed_crc,
-        compression=compression,
-        timestamp_type=ts_type,
-        max_timestamp=max_ts,
+        compression=a["compression"],
+        timestamp_type=TimestampType.from_schema(a["timestamp_type"]),
+        max_timestamp=v[i["max_timestamp"]],
         records=records,
         partition_leader_epoch=v[i["partition_leader_epoch"]],
         is_transactional=a["transactional"],
@@ -295,11 +314,11 @@ def _decode_v2_covered(
         has_delete_horizon=a["delete_horizon"],
         producer_id=v[i["producer_id"]],
         producer_epoch=v[i["producer_epoch"]],
-        base_sequence=base_seq,
-        base_timestamp=base_ts,
+        base_sequence=v[i["base_sequence"]],
+        base_timestamp=v[i["base_timestamp"]],
         record_count=count,
-        stored_records_size=stored,
-        records_size=size,
+        stored_records_size=LOG_OVERHEAD + batch_length - V2_OVERHEAD,
+        records_size=records_size,
     )
 
 
@@ -380,32 +399,8 @@ def _decode_v2_compiled(
             base_offset=base_offset,
             field="records",
         )
-    stored = batch_length + LOG_OVERHEAD - V2_OVERHEAD
-    return Batch(
-        position=position,
-        size=LOG_OVERHEAD + batch_length,
-        magic=2,
-        base_offset=base_offset,
-        last_offset=_last_offset(base_offset, last_delta, position),
-        crc=stored_crc,
-        crc_valid=computed_crc == stored_crc,
-        computed_crc=computed_crc,
-        compression=compression,
-        timestamp_type=ts_type,
-        max_timestamp=max_ts,
-        records=records,
-        partition_leader_epoch=v[i["partition_leader_epoch"]],
-        is_transactional=a["transactional"],
-        is_control=False,
-        has_delete_horizon=a["delete_horizon"],
-        producer_id=v[i["producer_id"]],
-        producer_epoch=v[i["producer_epoch"]],
-        base_sequence=base_seq,
-        base_timestamp=base_ts,
-        record_count=count,
-        stored_records_size=stored,
-        records_size=stored if compression == "none" else len(data),
-    )
+    size = batch_length + LOG_OVERHEAD - V2_OVERHEAD if compression == "none" else len(data)
+    return _v2_batch(f, v, position, batch_length, stored_crc, computed_crc, records, count, False, size)
 
 
 def _kernel_chunks(project, data: bytes, plan: tuple):
