@@ -28,12 +28,11 @@ from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceReader,
     DataSourceStreamReader,
-    InputPartition,
     WriterCommitMessage,
 )
 
-from kcodec.spark.options import OptionError
-from kcodec.spark.planning import ReadOptions, Split, discover, plan, select
+from kcodec.spark.options import OptionError, ReadOptions
+from kcodec.spark.planning import SegmentSplit, Split, discover, plan, select
 from kcodec.spark.write import (
     Chunk,
     WriteOptions,
@@ -50,20 +49,11 @@ __all__ = [
     "KafkaSegmentsDataSource",
     "KafkaSegmentsReader",
     "KafkaSegmentsWriter",
-    "SegmentSplit",
     "SegmentsCommitMessage",
     "FORMAT",
 ]
 
 FORMAT = "kafka-segments"
-
-
-class SegmentSplit(InputPartition):
-    """A byte range of one segment (see :class:`kcodec.spark.planning.Split`)."""
-
-    def __init__(self, split: Split):
-        super().__init__(split.index)
-        self.split = split
 
 
 class KafkaSegmentsDataSource(DataSource):

@@ -33,6 +33,7 @@ from kcodec.spark.options import (
     EARLIEST,
     LATEST,
     OptionError,
+    ReadOptions,
     TopicPartition,
     as_items,
     int_option,
@@ -41,7 +42,7 @@ from kcodec.spark.options import (
 from kcodec.spark.planning import (
     DataLossError,
     PartitionInfo,
-    ReadOptions,
+    SegmentSplit,
     Split,
     discover,
     partition_bounds,
@@ -291,8 +292,6 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
         return None if self._reported is None else offsets_json(self._reported)
 
     def partitions(self, start: dict, end: dict):
-        from kcodec.spark.source import SegmentSplit
-
         begin, until = parse_offsets_json(start), parse_offsets_json(end)
         for attempt in range(3):  # a segment deleted between listing and planning: list again
             try:
