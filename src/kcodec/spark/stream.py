@@ -192,7 +192,7 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
     :meth:`read` runs on the executors and keeps nothing."""
 
     def __init__(self, options: dict, schema):
-        from kcodec.spark.source import requested_columns
+        from kcodec.spark.arrow import requested_columns
 
         self.opts = StreamOptions.from_options(options)
         self.columns = requested_columns(self.opts.read, schema)
