@@ -1,10 +1,15 @@
 """How the Spark package's modules hang together, read from their source (no Spark runs): no import
-cycle among them, no module taking another's underscore name."""
+cycle among them, no module taking another's underscore name, and importing the package changes
+nothing in pyspark (``register`` does)."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGES = ("kcodec.spark", "pyspark_kafka_segments")
@@ -85,3 +90,15 @@ def test_no_module_imports_an_underscore_name_of_another():
         if source.startswith("kcodec") and name.startswith("_") and not name.startswith("__")
     ]
     assert [f for f in found if f not in PENDING] == []
+
+
+def test_importing_the_package_leaves_pyspark_alone():
+    """``import kcodec.spark`` after pyspark patches nothing: ``register(spark)`` installs the save modes."""
+    pytest.importorskip("pyspark")
+    code = (
+        "from pyspark.sql.readwriter import DataFrameWriter; save = DataFrameWriter.save; "
+        "import kcodec.spark, kcodec.spark.source, kcodec.spark.savemode, pyspark_kafka_segments; "
+        "assert DataFrameWriter.save is save, DataFrameWriter.save; "
+        "assert not getattr(DataFrameWriter.save, '_kcodec_save_modes', False)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
