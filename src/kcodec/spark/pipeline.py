@@ -26,6 +26,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from kcodec.spark.internal_tables import InternalTable, join_path, write_internal_tables
+from kcodec.spark.options import default
 from kcodec.spark.sizes import COMBINATIONS, estimate, label
 
 __all__ = ["PartitionSummary", "Summary", "run_pipeline", "render_summary", "FORMATS"]
@@ -141,7 +142,7 @@ def run_pipeline(
     options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
     records_path, batches_path = join_path(dest, "records"), join_path(dest, "batches")
     report_path = None
-    if options.get("onCorrupt", "fail").lower() == "skip" and "corruptReportPath" not in options:
+    if options.get("onCorrupt", default("onCorrupt")).lower() == "skip" and "corruptReportPath" not in options:
         report_path = join_path(dest, "_corrupt")
         options["corruptReportPath"] = report_path
         from kcodec.log.fs import resolve
