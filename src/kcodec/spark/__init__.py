@@ -53,7 +53,8 @@ Spark's Kafka source options mean what they mean there (``subscribe``,
 ``startingOffsetsByTimestamp``, ``endingTimestamp``, ``endingOffsetsByTimestamp``,
 ``startingOffsetsByTimestampStrategy``, ``failOnDataLoss``, ``includeHeaders``,
 ``maxRecordsPerPartition``, ``kafka.isolation.level`` ...): the README's table
-says what each does here. An unknown option fails at ``load()``.
+says what each does here. An unknown option fails at ``load()``. Every option, read and write, is a
+row of :data:`kcodec.spark.options.OPTIONS` (``kcodec.spark.options.describe("read")`` lists them).
 
 Streaming: ``spark.readStream.format("kafka-segments").load(DIR)`` tails the
 partition directories under DIR as a broker writes them, with Spark's Kafka
