@@ -79,7 +79,8 @@ def _damaged(data: bytes, magic: int) -> bytes:
 
 def _rows(path, **options):
     from kcodec.spark.arrow import RECORD_COLUMNS
-    from kcodec.spark.planning import ReadOptions, discover, plan
+    from kcodec.spark.options import ReadOptions
+    from kcodec.spark.planning import discover, plan
     from kcodec.spark.read import read_split
 
     opts = ReadOptions(str(path), **options)

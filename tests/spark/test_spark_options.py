@@ -264,7 +264,8 @@ def test_timestamps(spark, samples):
 
 
 def test_max_records_per_partition(spark, samples):
-    from kcodec.spark.planning import ReadOptions, discover, plan
+    from kcodec.spark.options import ReadOptions
+    from kcodec.spark.planning import discover, plan
 
     path = str(samples / "orders-1")
     assert len(plan(discover(path), ReadOptions(path))) == 3  # one per segment

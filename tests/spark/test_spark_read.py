@@ -112,7 +112,8 @@ def test_split_segments_read_the_same(spark, samples):
 
 def test_min_partitions_splits_finer(samples, monkeypatch):
     from kcodec.spark import planning
-    from kcodec.spark.planning import ReadOptions, discover, plan
+    from kcodec.spark.options import ReadOptions
+    from kcodec.spark.planning import discover, plan
 
     monkeypatch.setattr(planning, "_MIN_SPLIT_BYTES", 1024)  # the samples' segments are 12 KiB
     parts = discover(str(samples))
@@ -227,7 +228,8 @@ def test_offset_ranges(spark, samples):
 def test_offset_range_planning_reads_no_skipped_bytes(samples):
     """Segments before the start and after the end are not planned; the start
     segment's split begins at the .index position, not at 0."""
-    from kcodec.spark.planning import ReadOptions, discover, plan
+    from kcodec.spark.options import ReadOptions
+    from kcodec.spark.planning import discover, plan
 
     path = str(samples / "orders-1")
     splits = plan(discover(path), ReadOptions(path, starting_offset=330, ending_offset=380))

@@ -11,7 +11,8 @@ import pytest
 from kcodec.log.writer import SegmentWriter
 from kcodec.records.encode import encode_batch
 from kcodec.records.reader import read_batches
-from kcodec.spark.planning import ReadOptions, discover, plan
+from kcodec.spark.options import ReadOptions
+from kcodec.spark.planning import discover, plan
 
 RECORDS = sum(1 + b % 6 for b in range(80))
 

@@ -79,7 +79,8 @@ def test_discover_paths(big_partition, tmp_path):
 def test_discovery_skips_and_reports_names_that_are_not_kafkas(big_partition, capsys):
     """Spark lists segments with kcodec.log: a 123.log, 21 digits or Arabic-Indic digits are never planned,
     whether found in the directory or matched by a glob, and each is reported on stderr."""
-    from kcodec.spark.planning import ReadOptions, discover, plan
+    from kcodec.spark.options import ReadOptions
+    from kcodec.spark.planning import discover, plan
 
     real = sorted(str(p) for p in big_partition.glob("*.log"))
     stray = ["123.log", "0" * 21 + ".log", "\u0660" * 20 + ".log"]
@@ -98,7 +99,8 @@ def test_discovery_skips_and_reports_names_that_are_not_kafkas(big_partition, ca
 
 
 def test_splits_cut_at_checked_index_positions(big_partition):
-    from kcodec.spark.planning import ReadOptions, discover, plan
+    from kcodec.spark.options import ReadOptions
+    from kcodec.spark.planning import discover, plan
 
     opts = ReadOptions(str(big_partition), split_bytes=10_000)
     splits = plan(discover(str(big_partition)), opts)
@@ -115,7 +117,8 @@ def test_splits_cut_at_checked_index_positions(big_partition):
 
 
 def test_stale_index_is_not_trusted(big_partition):
-    from kcodec.spark.planning import ReadOptions, discover, plan
+    from kcodec.spark.options import ReadOptions
+    from kcodec.spark.planning import discover, plan
 
     first = sorted(big_partition.glob("*.index"))[0]
     data = bytearray(first.read_bytes())
@@ -153,7 +156,8 @@ def through_pyarrow(monkeypatch):
 
 def _all_rows(path: str, **options):
     from kcodec.spark.arrow import RECORD_COLUMNS
-    from kcodec.spark.planning import ReadOptions, discover, plan
+    from kcodec.spark.options import ReadOptions
+    from kcodec.spark.planning import discover, plan
     from kcodec.spark.read import read_split
 
     opts = ReadOptions(path, **options)

@@ -3,8 +3,10 @@
 ``pip install 'kcodec[spark]'`` makes ``spark.read.format("kafka-segments")``
 and ``df.write.format("kafka-segments")`` available in every PySpark 4
 session (PySpark finds the installed ``pyspark_kafka_segments`` package);
-``register(spark)`` does it explicitly. Importing :mod:`kcodec` never imports
-pyspark; importing this package does not either, until ``register`` runs.
+``register(spark)`` does it explicitly and also gives ``df.write`` the
+``errorifexists`` and ``ignore`` save modes (:mod:`kcodec.spark.savemode`), as
+:func:`local_session` does. Importing :mod:`kcodec` never imports pyspark;
+importing this package neither imports nor changes pyspark: ``register`` does.
 
 Reading: ``load(PATH)`` takes a segment file, a partition directory, a
 directory of ``<topic>-<n>`` partition directories, or a glob of those; local
@@ -51,7 +53,8 @@ Spark's Kafka source options mean what they mean there (``subscribe``,
 ``startingOffsetsByTimestamp``, ``endingTimestamp``, ``endingOffsetsByTimestamp``,
 ``startingOffsetsByTimestampStrategy``, ``failOnDataLoss``, ``includeHeaders``,
 ``maxRecordsPerPartition``, ``kafka.isolation.level`` ...): the README's table
-says what each does here. An unknown option fails at ``load()``.
+says what each does here. An unknown option fails at ``load()``. Every option, read and write, is a
+row of :data:`kcodec.spark.options.OPTIONS` (``kcodec.spark.options.describe("read")`` lists them).
 
 Streaming: ``spark.readStream.format("kafka-segments").load(DIR)`` tails the
 partition directories under DIR as a broker writes them, with Spark's Kafka
@@ -90,12 +93,12 @@ FORMAT = "kafka-segments"
 
 
 def register(spark) -> None:
-    """Register the ``kafka-segments`` data source with a SparkSession."""
-    from kcodec.spark.savemode import install
-    from kcodec.spark.source import KafkaSegmentsDataSource
+    """Register the ``kafka-segments`` data source with a SparkSession, and give ``df.write`` in this
+    process the ErrorIfExists and Ignore save modes (:mod:`kcodec.spark.savemode`); see
+    :func:`kcodec.spark.source.register`. Importing this package alone changes nothing in pyspark."""
+    from kcodec.spark.source import register as _register
 
-    spark.dataSource.register(KafkaSegmentsDataSource)
-    install()  # ErrorIfExists and Ignore save modes (kcodec.spark.savemode)
+    _register(spark)
 
 
 def local_session(master: str = "local[*]", app_name: str = "kcodec", conf: dict | None = None):
@@ -112,17 +115,3 @@ def run_pipeline(source: str, dest: str, **options):
     from kcodec.spark.pipeline import run_pipeline as _run
 
     return _run(source, dest, **options)
-
-
-def _install_save_modes_if_pyspark_loaded() -> None:
-    """A session found by discovery (no register()) gets the save modes when kcodec.spark is imported
-    after pyspark; importing this package alone still never imports pyspark."""
-    import sys
-
-    if "pyspark.sql.readwriter" in sys.modules:
-        from kcodec.spark.savemode import install
-
-        install()
-
-
-_install_save_modes_if_pyspark_loaded()

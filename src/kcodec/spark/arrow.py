@@ -19,11 +19,16 @@ a record without headers), so a Kafka job can switch sources unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from kcodec.records import arrow as t
+from kcodec.spark.options import OptionError
+
+if TYPE_CHECKING:
+    from kcodec.spark.options import ReadOptions
 
 __all__ = [
     "RECORD_COLUMNS",
@@ -144,6 +149,20 @@ def check_requested(fields: list[tuple[str, str, bool]], view: str, sizes: bool)
             raise ValueError(f"kafka-segments column {name!r} has type {c.spark}, not {spark_type}")
         out.append((c, nullable))
     return out
+
+
+def read_columns(opts: ReadOptions) -> tuple[Column, ...]:
+    """The columns a read gives: ``includeHeaders=false`` leaves out ``headers``, as Spark's Kafka source does."""
+    return tuple(c for c in columns_for(opts.view, opts.sizes) if opts.include_headers or c.name != "headers")
+
+
+def requested_columns(opts: ReadOptions, schema) -> list[tuple[Column, bool]]:
+    """The (Column, nullable) pairs of the schema Spark asks for (a ``StructType``), checked against what
+    ``opts`` read (a batch read's or a stream's)."""
+    fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
+    if not opts.include_headers and any(name == "headers" for name, _, _ in fields):
+        raise OptionError("kafka-segments: includeHeaders=false reads no headers column, but the schema asks for one")
+    return check_requested(fields, opts.view, opts.sizes)
 
 
 # ----------------------------------------------------------------------------- builders

@@ -19,7 +19,7 @@ from kcodec.errors import KcodecError
 from kcodec.internal_topics.views import VIEW_TOPICS
 from kcodec.spark.planning import discover
 
-__all__ = ["InternalTable", "VIEW_TABLES", "write_internal_tables"]
+__all__ = ["InternalTable", "VIEW_TABLES", "write_internal_tables", "join_path"]
 
 #: table name -> (view, latest)
 VIEW_TABLES = {
@@ -45,7 +45,8 @@ class InternalTable:
     source: str  # the view, or the __cluster_metadata directory replayed
 
 
-def _join(dest: str, name: str) -> str:
+def join_path(dest: str, name: str) -> str:
+    """``name`` under the directory or URI ``dest`` (the job's tables and reports)."""
     return dest.rstrip("/") + "/" + name
 
 
@@ -63,7 +64,7 @@ def write_internal_tables(spark, source: str, dest: str, fmt: str, options: dict
     for name, (view, latest) in VIEW_TABLES.items():
         if VIEW_TOPICS[view] not in topics:
             continue
-        path = _join(dest, name)
+        path = join_path(dest, name)
         reader = spark.read.format("kafka-segments").options(**options).option("view", view)
         reader.option("latest", str(latest).lower()).load(source).write.mode("overwrite").format(fmt).save(path)
         out.append(InternalTable(name, path, spark.read.format(fmt).load(path).count(), f"view={view}"))
@@ -80,7 +81,7 @@ def write_internal_tables(spark, source: str, dest: str, fmt: str, options: dict
         fs, _ = resolve(source, storage)  # discovery's paths are this filesystem's
         image = replay_metadata(metadata[0], fs=fs)
         for name, table in image_tables(image.as_dict()).items():
-            path = _join(dest, f"metadata_image/{name}")
+            path = join_path(dest, f"metadata_image/{name}")
             spark.createDataFrame(table).write.mode("overwrite").format(fmt).save(path)
             out.append(InternalTable(f"metadata_image/{name}", path, table.num_rows, metadata[0]))
     return out

@@ -1,15 +1,22 @@
-"""Parsing the data source's options as Spark passes them (a case-insensitive
-string map): booleans, integers with a floor, fractions, one of a few words, timestamps,
-unknown names, and the values of Spark's Kafka source options (per-partition
-offset JSON, ``assign``, ``subscribe``, ``subscribePattern``)."""
+"""The data source's options: one table (:data:`OPTIONS`) of every name the reader, a stream and the
+writer accept or refuse, with its kind, default and meaning, from which the names checks, the
+defaults, the parsing (:func:`value`) and a listing (:func:`describe`) come; the parsers of values as
+Spark passes them (a case-insensitive string map): booleans, integers with a floor, fractions, one of a
+few words, timestamps, and Spark's Kafka source values (per-partition offset JSON, ``assign``,
+``subscribe``, ``subscribePattern``); and :class:`ReadOptions`, a read's options parsed."""
 
 from __future__ import annotations
 
 import difflib
 import json
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from kcodec.errors import KcodecError
+from kcodec.log.fs import STORAGE_OPTIONS, Storage, storage_options
+from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
+from kcodec.log.writer import DEFAULT_SEGMENT_BYTES
 
 __all__ = [
     "OptionError",
@@ -32,14 +39,32 @@ __all__ = [
     "WRITE_OPTIONS",
     "check_write_names",
     "SAVE_MODE_OPTION",
-    "read_committed_option",
+    "SAVE_MODES",
+    "CODECS",
+    "Option",
+    "OPTIONS",
+    "READ",
+    "STREAM",
+    "WRITE",
+    "option",
+    "default",
+    "value",
+    "agree",
+    "option_names",
+    "refused_names",
+    "stream_refusal",
+    "describe",
     "preferred",
     "as_items",
     "check_offset_pairs",
     "tp_names",
     "view_option",
     "latest_option",
+    "ReadOptions",
+    "DEFAULT_SPLIT_BYTES",
 ]
+
+DEFAULT_SPLIT_BYTES = 128 << 20  # as spark.sql.files.maxPartitionBytes
 
 
 class OptionError(KcodecError, ValueError):
@@ -220,73 +245,287 @@ def pattern_option(options) -> re.Pattern | None:
         raise OptionError(f"option subscribePattern is not a regular expression: {text!r} ({exc})") from None
 
 
-# ----------------------------------------------------------------------------- the reader's names
+# ----------------------------------------------------------------------------- the option table
 
-#: Every read option of the kafka-segments source, as documented (Spark passes names lowercased):
-#: kcodec's own first, then Spark's Kafka source's; the README says what each does here.
-READ_OPTIONS: tuple[str, ...] = (
-    "path",
-    "paths",
-    "verifyCrc",
-    "includeControlRecords",
-    "isolationLevel",
-    "startingOffset",
-    "endingOffset",
-    "onCorrupt",
-    "corruptReportPath",
-    "topic",
-    "partition",
-    "splitBytes",
-    "maxRowsPerBatch",
-    "view",
-    "latest",
-    "sizes",
-    "sizeSample",
-    "txnIndex",
-    "maxDecompressedSize",
+#: Where an option applies: a batch read, a stream (``spark.readStream``), a write.
+READ, STREAM, WRITE = "read", "stream", "write"
+_READING = frozenset({READ, STREAM})
+_ALL = frozenset({READ, STREAM, WRITE})
+_BATCH = frozenset({READ})
+_WRITING = frozenset({WRITE})
+
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+SAVE_MODES = ("errorifexists", "ignore", "append", "overwrite")
+#: How kcodec's DataFrameWriter hook (kcodec.spark.savemode) tells the writer Spark's save mode.
+SAVE_MODE_OPTION = "kcodec.saveMode"
+
+_NO_END = "is for batch reads: a stream has no end (as in Spark)"
+_NO_MIN = "is not supported by streams (PySpark's read limits carry maxOffsetsPerTrigger alone)"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of the data source, as documented (Spark passes names lowercased).
+
+    ``kind`` says how :func:`value` parses it: ``bool``, ``int`` (at least ``minimum``), ``fraction``
+    (in (0, 1]), ``choice`` (one of ``choices``), ``timestamp`` (ms or ISO-8601), ``text``; ``custom``
+    values (Spark's JSON, topic lists, ``view``) have their own parser here; ``ignored`` options are
+    accepted with no effect (a job switching from ``format("kafka")`` keeps them); ``refused`` ones
+    fail, ``doc`` saying why. ``aliases`` name the same setting (Spark's spelling): both may be given
+    if they agree. ``not_in_stream``: why a stream refuses this batch-read option."""
+
+    name: str
+    kind: str
+    default: Any = None
+    doc: str = ""
+    applies_to: frozenset[str] = _READING
+    aliases: tuple[str, ...] = ()
+    minimum: int | None = None
+    choices: tuple[str, ...] = ()
+    not_in_stream: str = ""
+    documented: bool = True  # False: set by kcodec or by load(PATH) / save(PATH), not by users
+
+
+#: Every option of the kafka-segments source and sink: kcodec's own, then Spark's Kafka source's and
+#: sink's (the README's tables say what each of Spark's does here; :func:`describe` lists them all).
+OPTIONS: tuple[Option, ...] = (
+    Option("path", "text", None, "what load(PATH) / save(PATH) name", _ALL, documented=False),
+    Option("paths", "text", None, "Spark's several load() paths", _READING, documented=False),
+    # kcodec's reader
+    Option("verifyCrc", "bool", True, "check batch CRCs"),
+    Option("includeControlRecords", "bool", False, "keep COMMIT/ABORT markers and other control records"),
+    Option(
+        "isolationLevel",
+        "choice",
+        "read_uncommitted",
+        "read_committed drops records of aborted transactions (.txnindex; ABORT markers where index files are missing)",
+        aliases=("kafka.isolation.level",),
+        choices=("read_uncommitted", "read_committed"),
+    ),
+    Option("startingOffset", "int", None, "first offset to read (inclusive), in every partition", minimum=0),
+    Option("endingOffset", "int", None, "offset to stop at (exclusive)", _BATCH, minimum=0, not_in_stream=_NO_END),
+    Option("onCorrupt", "choice", "fail", "skip: skip undecodable batches, reporting them", choices=("fail", "skip")),
+    Option("corruptReportPath", "text", None, "a directory for the onCorrupt=skip report (JSON lines)"),
+    Option("topic", "text", None, "read: instead of the directory names' topic; write: every row's topic", _ALL),
+    Option(
+        "partition",
+        "int",
+        None,
+        "read: instead of the directory names' partition; write: every row's partition",
+        _ALL,
+        minimum=0,
+    ),
+    Option("splitBytes", "int", DEFAULT_SPLIT_BYTES, "segments larger than this are split", minimum=1),
+    Option("maxRowsPerBatch", "int", 10_000, "rows per Arrow record batch", minimum=1),
+    Option(
+        "view",
+        "custom",
+        "records",
+        "records, batches, or an internal topic's view (consumerOffsets, groups, transactions, metadata)",
+    ),
+    Option("latest", "bool", False, "internal topics' views: the last row per key, as compaction keeps it"),
+    Option("sizes", "bool", False, "batches view: add sizeAs, each batch's records as v0/v1/v2 with each codec"),
+    Option("sizeSample", "fraction", 1.0, "the fraction of batches that get compressed sizes in sizeAs"),
+    Option(
+        "txnIndex",
+        "choice",
+        "auto",
+        "derive: always derive aborted transactions from markers",
+        choices=("auto", "derive"),
+    ),
+    Option("maxDecompressedSize", "int", None, "the most one batch may decompress to (64 MiB)", minimum=1),
     # Spark's Kafka source
-    "subscribe",
-    "subscribePattern",
-    "assign",
-    "startingOffsets",
-    "endingOffsets",
-    "startingTimestamp",
-    "endingTimestamp",
-    "startingOffsetsByTimestamp",
-    "endingOffsetsByTimestamp",
-    "startingOffsetsByTimestampStrategy",
-    "failOnDataLoss",
-    "includeHeaders",
-    "minPartitions",
-    "maxRecordsPerPartition",
-    "kafka.isolation.level",
+    Option("subscribe", "custom", None, "topics to read, comma-separated"),
+    Option("subscribePattern", "custom", None, "a regular expression whole topic names match"),
+    Option("assign", "custom", None, 'JSON {"topic":[0,1]}: the partitions to read'),
+    Option("startingOffsets", "custom", None, "earliest (a batch's default), latest (a stream's default) or JSON"),
+    Option("endingOffsets", "custom", None, "latest (default) or JSON", _BATCH, not_in_stream=_NO_END),
+    Option("startingTimestamp", "timestamp", None, "per partition, start at Kafka's ListOffsets answer"),
+    Option("endingTimestamp", "timestamp", None, "per partition, stop before it", _BATCH, not_in_stream=_NO_END),
+    Option("startingOffsetsByTimestamp", "custom", None, "JSON: a starting timestamp per partition"),
+    Option(
+        "endingOffsetsByTimestamp",
+        "custom",
+        None,
+        "JSON: an ending timestamp per partition",
+        _BATCH,
+        not_in_stream=_NO_END,
+    ),
+    Option(
+        "startingOffsetsByTimestampStrategy",
+        "choice",
+        "error",
+        "latest: a partition with no record at or after the timestamp reads nothing",
+        choices=("error", "latest"),
+    ),
+    Option("failOnDataLoss", "bool", True, "false: offsets asked for and not there are skipped, not an error"),
+    Option("includeHeaders", "bool", True, "false leaves the headers column out"),
+    Option("minPartitions", "int", None, "split finer to get at least this many Spark partitions", minimum=1),
+    Option("maxRecordsPerPartition", "int", None, "at most this many offsets per Spark partition", minimum=1),
+    Option("maxOffsetsPerTrigger", "int", None, "stream: offsets per micro-batch (a batch read ignores it)", minimum=1),
+    Option("minOffsetsPerTrigger", "ignored", None, "a batch read ignores it", _BATCH, not_in_stream=_NO_MIN),
+    Option("maxTriggerDelay", "ignored", None, "a batch read ignores it", _BATCH, not_in_stream=_NO_MIN),
     # Spark's, with nothing to do on files: accepted so that a job switches format unchanged
-    "kafka.bootstrap.servers",
-    "kafka.group.id",
-    "groupIdPrefix",
-    "kafkaConsumer.pollTimeoutMs",
-    "fetchOffset.numRetries",
-    "fetchOffset.retryIntervalMs",
-    "maxOffsetsPerTrigger",
-    "minOffsetsPerTrigger",
-    "maxTriggerDelay",
+    Option("kafka.bootstrap.servers", "ignored", None, "no broker is involved", _ALL),
+    Option("kafka.group.id", "ignored", None, "no broker is involved"),
+    Option("groupIdPrefix", "ignored", None, "no broker is involved"),
+    Option("kafkaConsumer.pollTimeoutMs", "ignored", None, "no broker is involved"),
+    Option("fetchOffset.numRetries", "ignored", None, "no broker is involved"),
+    Option("fetchOffset.retryIntervalMs", "ignored", None, "no broker is involved"),
+    # consumer settings Spark's Kafka source refuses (KafkaSourceProvider), refused here too
+    Option("kafka.auto.offset.reset", "refused", None, "use startingOffsets"),
+    Option("kafka.key.deserializer", "refused", None, "keys are bytes; deserialize them with DataFrame operations"),
+    Option("kafka.value.deserializer", "refused", None, "values are bytes; deserialize them with DataFrame operations"),
+    Option("kafka.enable.auto.commit", "refused", None, "nothing is committed"),
+    Option("kafka.interceptor.classes", "refused", None, "interceptors could change records", _ALL),
+    # kcodec's writer
+    Option("magic", "int", 2, "0, 1 or 2: the record format written", _WRITING, minimum=0),
+    Option(
+        "compression",
+        "choice",
+        "none",
+        "the codec of the batches written",
+        _WRITING,
+        aliases=("kafka.compression.type",),
+        choices=CODECS,
+    ),
+    Option("compressionLevel", "int", None, "the codec's level", _WRITING),
+    Option("recordsPerBatch", "int", 1000, "records per batch at most", _WRITING, minimum=1),
+    Option("batchBytes", "int", 1 << 20, "key, value and header bytes per batch at most", _WRITING, minimum=1),
+    Option("segmentBytes", "int", DEFAULT_SEGMENT_BYTES, "segments roll at this size", _WRITING, minimum=1),
+    Option(
+        "indexIntervalBytes", "int", DEFAULT_INDEX_INTERVAL_BYTES, "bytes between index entries", _WRITING, minimum=0
+    ),
+    Option("numPartitions", "int", None, "the partition count Kafka's default partitioner uses", _WRITING, minimum=1),
+    Option("keepOffsets", "bool", False, "true: the offset column's offsets, not new ones", _WRITING),
+    # Spark's Kafka sink: the producer's settings that shape the batches written
+    Option("kafka.compression.gzip.level", "int", None, "the level of gzip (KIP-390)", _WRITING),
+    Option("kafka.compression.lz4.level", "int", None, "the level of lz4 (KIP-390)", _WRITING),
+    Option("kafka.compression.zstd.level", "int", None, "the level of zstd (KIP-390)", _WRITING),
+    Option("kafka.batch.size", "int", None, "the producer's batch bytes; 0: one record per batch", _WRITING, minimum=0),
+    Option("kafka.linger.ms", "int", None, "checked only: every row is at hand", _WRITING, minimum=0),
+    Option("kafka.partitioner.ignore.keys", "bool", False, "true: keyed rows are placed as keyless ones", _WRITING),
+    Option("kafka.acks", "ignored", None, "no broker is involved", _WRITING),
+    Option("kafka.enable.idempotence", "ignored", None, "no broker is involved", _WRITING),
+    Option("kafka.transactional.id", "ignored", None, "no broker is involved", _WRITING),
+    # producer settings Spark's Kafka sink refuses (kafkaParamsForProducer), and Java code on the records
+    Option(
+        "kafka.key.serializer", "refused", None, "keys are serialized as bytes (Spark: ByteArraySerializer)", _WRITING
+    ),
+    Option(
+        "kafka.value.serializer",
+        "refused",
+        None,
+        "values are serialized as bytes (Spark: ByteArraySerializer)",
+        _WRITING,
+    ),
+    Option(
+        "kafka.partitioner.class",
+        "refused",
+        None,
+        "a Java partitioner cannot run here; give a partition column, or rely on Kafka's default partitioner "
+        "(murmur2 of the key)",
+        _WRITING,
+    ),
+    Option(SAVE_MODE_OPTION, "choice", "append", "Spark's save mode", _WRITING, choices=SAVE_MODES, documented=False),
 )
 
-#: Consumer settings Spark's Kafka source refuses (KafkaSourceProvider), refused here too.
-_REFUSED_KAFKA = {
-    "kafka.auto.offset.reset": "use startingOffsets",
-    "kafka.key.deserializer": "keys are bytes; deserialize them with DataFrame operations",
-    "kafka.value.deserializer": "values are bytes; deserialize them with DataFrame operations",
-    "kafka.enable.auto.commit": "nothing is committed",
-    "kafka.interceptor.classes": "interceptors could change records",
-}
+_BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def option(name: str) -> Option:
+    """The table's row for ``name`` (as documented; an alias names its setting's row)."""
+    found = _BY_NAME.get(name) or next((o for o in OPTIONS if name in o.aliases), None)
+    if found is None:
+        raise KeyError(name)
+    return found
+
+
+def default(name: str) -> Any:
+    """Option ``name``'s default, as the table has it."""
+    return option(name).default
+
+
+def option_names(surface: str) -> tuple[str, ...]:
+    """The names ``surface`` (``read``, ``stream``, ``write``) accepts, aliases included."""
+    return tuple(n for o in OPTIONS if surface in o.applies_to and o.kind != "refused" for n in (o.name, *o.aliases))
+
+
+def refused_names(surface: str) -> dict[str, str]:
+    """The names ``surface`` refuses (lowercased, as Spark passes them), with why."""
+    return {o.name.lower(): o.doc for o in OPTIONS if surface in o.applies_to and o.kind == "refused"}
+
+
+_UNSET: Any = object()
+
+
+def _parse(options, name: str, o: Option, fallback):
+    if o.kind == "bool":
+        return bool_option(options, name, fallback)
+    if o.kind == "int":
+        return int_option(options, name, fallback, o.minimum)
+    if o.kind == "choice":
+        return choice_option(options, name, fallback, o.choices)
+    if o.kind == "fraction":
+        return fraction_option(options, name, fallback)
+    if o.kind == "timestamp":
+        return timestamp_option(options, name)
+    if o.kind == "text":
+        return options.get(name.lower()) or fallback
+    raise TypeError(f"option {name} ({o.kind}) has its own parser")
+
+
+def value(options, name: str, fallback: Any = _UNSET) -> Any:
+    """Option ``name`` from ``options`` (names lowercased, as Spark passes them), parsed as its row of
+    :data:`OPTIONS` says; absent, its default (or ``fallback``). A setting given under its name and an
+    alias must have one value."""
+    o = option(name)
+    fallback = o.default if fallback is _UNSET else fallback
+    names = [name] + [n for n in (o.name, *o.aliases) if n != name]
+    given = [(n, _parse(options, n, o, fallback)) for n in names if n.lower() in options]
+    if not given:
+        return _parse(options, name, o, fallback)
+    (first, v), *others = given
+    for other, w in others:
+        agree(options, first, other, v, w)
+    return v
+
+
+def agree(options, ours: str, theirs: str, value_ours, value_theirs):
+    """kcodec's option and Spark's (or the producer's) name one setting: either, or both alike."""
+    if ours.lower() in options and theirs.lower() in options and value_ours != value_theirs:
+        raise OptionError(f"options {ours} ({value_ours}) and {theirs} ({value_theirs}) disagree")
+    return value_ours if ours.lower() in options else value_theirs
+
+
+def stream_refusal(options) -> str | None:
+    """Why a stream refuses one of ``options`` (a batch read's bound or limit), or None."""
+    for o in OPTIONS:
+        if o.not_in_stream and o.name.lower() in options:
+            return f"kafka-segments: option {o.name} {o.not_in_stream}"
+    return None
+
+
+def describe(surface: str) -> str:
+    """The documented options of ``surface`` as a Markdown table: names (aliases too), default, meaning."""
+    rows = ["| option | default | what it does |", "|---|---|---|"]
+    for o in OPTIONS:
+        if surface in o.applies_to and o.documented:
+            names = ", ".join(f"`{n}`" for n in (o.name, *o.aliases))
+            shown = "" if o.default is None else f"`{str(o.default).lower() if o.kind == 'bool' else o.default}`"
+            doc = f"{o.kind}: {o.doc}" if o.kind in ("ignored", "refused") else o.doc
+            rows.append(f"| {names} | {shown} | {doc} |")
+    return "\n".join(rows) + "\n"
+
+
+# ----------------------------------------------------------------------------- names
 
 
 def check_read_names(opts: dict) -> None:
     """Unknown names fail, naming the closest known one. Other ``kafka.*`` consumer settings
     (security, timeouts ...) mean nothing for files and pass, as Spark hands them to a consumer,
     unless they are a near miss of ``kafka.isolation.level``."""
-    check_names(opts, READ_OPTIONS, _REFUSED_KAFKA)
+    check_names(opts, READ_OPTIONS, refused_names(READ))
 
 
 def check_names(opts: dict, known: tuple[str, ...], refused: dict[str, str]) -> None:
@@ -296,8 +535,6 @@ def check_names(opts: dict, known: tuple[str, ...], refused: dict[str, str]) -> 
     for name in opts:
         if name in refused:
             raise OptionError(f"kafka-segments: option {name} is not supported (as in Spark): {refused[name]}")
-    from kcodec.log.fs import STORAGE_OPTIONS  # object-store endpoint and credentials: known names too
-
     opts = {k: v for k, v in opts.items() if str(k).lower() not in STORAGE_OPTIONS}
     plain = {k: v for k, v in opts.items() if not k.startswith("kafka.")}
     kafka = {k: v for k, v in opts.items() if k not in plain}
@@ -311,66 +548,14 @@ def check_names(opts: dict, known: tuple[str, ...], refused: dict[str, str]) -> 
     check_known(near, known_kafka, "kafka-segments")
 
 
-#: Every write option of the kafka-segments sink: kcodec's own, then Spark's Kafka sink's
-#: (``kafka.*`` are the producer's settings); the README says what each does here.
-WRITE_OPTIONS: tuple[str, ...] = (
-    "path",
-    "magic",
-    "compression",
-    "compressionLevel",
-    "recordsPerBatch",
-    "batchBytes",
-    "segmentBytes",
-    "indexIntervalBytes",
-    "topic",
-    "partition",
-    "numPartitions",
-    "keepOffsets",
-    # Spark's Kafka sink: the producer's settings that shape the batches written
-    "kafka.compression.type",
-    "kafka.compression.gzip.level",
-    "kafka.compression.lz4.level",
-    "kafka.compression.zstd.level",
-    "kafka.batch.size",
-    "kafka.linger.ms",
-    "kafka.partitioner.ignore.keys",
-    # Spark's, with nothing to do on files: accepted so that a job switches format unchanged
-    "kafka.bootstrap.servers",
-    "kafka.acks",
-    "kafka.enable.idempotence",
-    "kafka.transactional.id",
-)
-
-#: Producer settings Spark's Kafka sink refuses (KafkaSourceProvider.kafkaParamsForProducer), and
-#: those that would run Java code on the records, refused here too.
-_REFUSED_KAFKA_WRITE = {
-    "kafka.key.serializer": "keys are serialized as bytes (Spark: ByteArraySerializer)",
-    "kafka.value.serializer": "values are serialized as bytes (Spark: ByteArraySerializer)",
-    "kafka.partitioner.class": "a Java partitioner cannot run here; give a partition column, or rely on "
-    "Kafka's default partitioner (murmur2 of the key)",
-    "kafka.interceptor.classes": "interceptors could change records",
-}
-
-
 def check_write_names(opts: dict) -> None:
     """A writer's names, as :func:`check_read_names` checks a reader's."""
-    check_names(opts, WRITE_OPTIONS + (SAVE_MODE_OPTION,), _REFUSED_KAFKA_WRITE)
+    check_names(opts, WRITE_OPTIONS, refused_names(WRITE))
 
 
-#: How kcodec's DataFrameWriter hook (kcodec.spark.savemode) tells the writer Spark's save mode.
-SAVE_MODE_OPTION = "kcodec.saveMode"
-
-
-def read_committed_option(opts: dict) -> bool:
-    """read_committed? from kcodec's ``isolationLevel`` or Spark's ``kafka.isolation.level``."""
-    choices = ("read_uncommitted", "read_committed")
-    ours, sparks = (choice_option(opts, n, choices[0], choices) if n.lower() in opts else None for n in _LEVELS)
-    if ours and sparks and ours != sparks:
-        raise OptionError(f"options isolationLevel ({ours}) and kafka.isolation.level ({sparks}) disagree")
-    return (ours or sparks) == "read_committed"
-
-
-_LEVELS = ("isolationLevel", "kafka.isolation.level")
+#: Every name a read (batch or stream) accepts, and every name a write does, from :data:`OPTIONS`.
+READ_OPTIONS: tuple[str, ...] = option_names(READ)
+WRITE_OPTIONS: tuple[str, ...] = option_names(WRITE)
 
 
 def preferred(opts: dict, *names: str):
@@ -429,7 +614,7 @@ def view_option(options) -> str:
     names = ("records", "batches", *VIEWS)
     raw = options.get("view")
     if raw is None:
-        return "records"
+        return default("view")
     view = {n.lower(): n for n in names}.get(str(raw).strip().lower())
     if view is None:
         raise OptionError(f"option view must be one of {', '.join(names)}, not {raw!r}")
@@ -438,7 +623,134 @@ def view_option(options) -> str:
 
 def latest_option(options, view: str) -> bool:
     """``latest``: the last row per key, as compaction keeps it; only the compacted topics' views have keys."""
-    latest = bool_option(options, "latest", False)
+    latest = value(options, "latest")
     if latest and view not in ("consumerOffsets", "groups", "transactions"):
         raise OptionError(f"option latest applies to view consumerOffsets, groups or transactions, not {view}")
     return latest
+
+
+# ----------------------------------------------------------------------------- the reader's options
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """The reader's options, parsed once on the driver (names as Spark spells them); a stream's are these
+    too (:class:`kcodec.spark.stream.StreamOptions`)."""
+
+    path: str
+    verify_crc: bool = default("verifyCrc")
+    include_control: bool = default("includeControlRecords")
+    read_committed: bool = default("isolationLevel") == "read_committed"
+    starting_offset: int | None = default("startingOffset")
+    ending_offset: int | None = default("endingOffset")  # exclusive
+    starting_timestamp: int | None = default("startingTimestamp")  # ms
+    on_corrupt: str = default("onCorrupt")  # fail | skip
+    corrupt_report_path: str | None = default("corruptReportPath")
+    split_bytes: int = default("splitBytes")
+    min_partitions: int | None = default("minPartitions")  # cut segments smaller to get at least this many splits
+    max_rows: int = default("maxRowsPerBatch")  # rows per Arrow record batch
+    topic: str | None = default("topic")
+    partition: int | None = default("partition")
+    view: str = default("view")  # records | batches | an internal topic's view (kcodec.internal_topics.views)
+    latest: bool = default("latest")  # internal topics' views: the last row per key (kcodec.spark.views)
+    sizes: bool = default("sizes")  # batches view: what each batch would take as v0/v1/v2 with each codec
+    size_sample: float = default("sizeSample")  # the fraction of batches with compressed sizes (sizes.sampled)
+    txn_index: str = default("txnIndex")  # auto | derive
+    max_decompressed_size: int | None = default("maxDecompressedSize")
+    # Spark's Kafka source options (offsets per (topic, partition): -2 earliest, -1 latest)
+    subscribe: tuple[str, ...] | None = None
+    subscribe_pattern: re.Pattern | None = None
+    assign: tuple[TopicPartition, ...] | None = None
+    starting_offsets: tuple[tuple[TopicPartition, int], ...] | None = None
+    ending_offsets: tuple[tuple[TopicPartition, int], ...] | None = None
+    starting_timestamps: tuple[tuple[TopicPartition, int], ...] | None = None
+    ending_timestamp: int | None = None
+    ending_timestamps: tuple[tuple[TopicPartition, int], ...] | None = None
+    no_match: str = default("startingOffsetsByTimestampStrategy")  # error | latest
+    fail_on_data_loss: bool = default("failOnDataLoss")
+    include_headers: bool = default("includeHeaders")
+    max_records_per_partition: int | None = default("maxRecordsPerPartition")
+    storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
+
+    @classmethod
+    def from_options(cls, options) -> ReadOptions:
+        opts = {str(k).lower(): v for k, v in dict(options).items()}
+        path = opts.get("path")
+        if not path:
+            raise ValueError("kafka-segments needs a path: spark.read.format('kafka-segments').load(PATH)")
+        check_read_names(opts)
+        strategies = [n for n in ("subscribe", "subscribePattern", "assign") if n.lower() in opts]
+        if len(strategies) > 1:
+            raise OptionError(
+                f"kafka-segments: only one of subscribe, subscribePattern, assign may be given, not {strategies}"
+            )
+        start, end = value(opts, "startingOffset"), value(opts, "endingOffset")
+        # Spark's preference: a global timestamp, then timestamps per partition, then offsets
+        starting = preferred(opts, "startingTimestamp", "startingOffsetsByTimestamp", "startingOffsets")
+        ending = preferred(opts, "endingTimestamp", "endingOffsetsByTimestamp", "endingOffsets")
+        starting_offsets = (
+            offsets_option(opts, "startingOffsets", starting=True) if starting == "startingOffsets" else None
+        )
+        ending_offsets = offsets_option(opts, "endingOffsets", starting=False) if ending == "endingOffsets" else None
+        starting_ts = (
+            partition_map_option(opts, "startingOffsetsByTimestamp")
+            if starting == "startingOffsetsByTimestamp"
+            else None
+        )
+        ending_ts = (
+            partition_map_option(opts, "endingOffsetsByTimestamp") if ending == "endingOffsetsByTimestamp" else None
+        )
+        check_offset_pairs(starting_offsets, ending_offsets, "offset")
+        check_offset_pairs(starting_ts, ending_ts, "timestamp")
+        return cls(
+            path=str(path),
+            verify_crc=value(opts, "verifyCrc"),
+            include_control=value(opts, "includeControlRecords"),
+            read_committed=value(opts, "isolationLevel") == "read_committed",
+            starting_offset=start,
+            ending_offset=end,
+            starting_timestamp=value(opts, "startingTimestamp"),
+            subscribe=topics_option(opts),
+            subscribe_pattern=pattern_option(opts),
+            assign=assign_option(opts),
+            starting_offsets=as_items(starting_offsets),
+            ending_offsets=as_items(ending_offsets),
+            starting_timestamps=as_items(starting_ts),
+            ending_timestamp=value(opts, "endingTimestamp"),
+            ending_timestamps=as_items(ending_ts),
+            no_match=value(opts, "startingOffsetsByTimestampStrategy"),
+            fail_on_data_loss=value(opts, "failOnDataLoss"),
+            include_headers=value(opts, "includeHeaders"),
+            max_records_per_partition=value(opts, "maxRecordsPerPartition"),
+            on_corrupt=value(opts, "onCorrupt"),
+            corrupt_report_path=value(opts, "corruptReportPath"),
+            split_bytes=value(opts, "splitBytes"),
+            min_partitions=value(opts, "minPartitions"),
+            max_rows=value(opts, "maxRowsPerBatch"),
+            topic=value(opts, "topic"),
+            partition=value(opts, "partition"),
+            view=view_option(opts),
+            latest=latest_option(opts, view_option(opts)),
+            sizes=value(opts, "sizes"),
+            size_sample=value(opts, "sizeSample"),
+            txn_index=value(opts, "txnIndex"),
+            max_decompressed_size=value(opts, "maxDecompressedSize"),
+            storage=storage_options(opts),
+        )
+
+    @property
+    def spark_ranges(self) -> bool:
+        """Whether Spark's offset or timestamp options bound the read (resolved per partition)."""
+        return (
+            any(
+                v is not None
+                for v in (self.starting_offsets, self.ending_offsets, self.starting_timestamps, self.ending_timestamps)
+            )
+            or self.ending_timestamp is not None
+        )
+
+    def reader_options(self) -> dict:
+        out = {"verify_crc": self.verify_crc}
+        if self.max_decompressed_size is not None:
+            out["max_decompressed_size"] = self.max_decompressed_size
+        return out

@@ -26,7 +26,8 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from kcodec.spark.cost_table import COMBINATIONS, estimate, label
-from kcodec.spark.internal_tables import InternalTable, _join, write_internal_tables
+from kcodec.spark.internal_tables import InternalTable, join_path, write_internal_tables
+from kcodec.spark.options import default
 
 __all__ = ["PartitionSummary", "Summary", "run_pipeline", "render_summary", "FORMATS"]
 
@@ -134,15 +135,15 @@ def run_pipeline(
 
         spark = local_session(master, "kcodec pipeline", conf=conf, log_level=log_level)
     else:
-        from kcodec.spark import register
+        from kcodec.spark.source import register
 
         register(spark)
     options = {str(k): str(v) for k, v in (options or {}).items()}
     options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
-    records_path, batches_path = _join(dest, "records"), _join(dest, "batches")
+    records_path, batches_path = join_path(dest, "records"), join_path(dest, "batches")
     report_path = None
-    if options.get("onCorrupt", "fail").lower() == "skip" and "corruptReportPath" not in options:
-        report_path = _join(dest, "_corrupt")
+    if options.get("onCorrupt", default("onCorrupt")).lower() == "skip" and "corruptReportPath" not in options:
+        report_path = join_path(dest, "_corrupt")
         options["corruptReportPath"] = report_path
         from kcodec.log.fs import resolve
 
@@ -207,7 +208,7 @@ def run_pipeline(
     if internal_tables:
         view_options = dict(batch_options)
         if report_path:  # the views' own skips only: damaged batches are in the records read's report
-            views_report = view_options["corruptReportPath"] = _join(dest, "_corrupt_views")
+            views_report = view_options["corruptReportPath"] = join_path(dest, "_corrupt_views")
             from kcodec.log.fs import resolve
 
             fs, p = resolve(views_report)
@@ -278,9 +279,9 @@ def _write_charts(s: Summary, dest: str, *, png: bool) -> list[str]:
         f"{_n(total.records)} records as v0, v1 and v2 with each codec",
         estimated=s.size_sample < 1,
     )
-    outputs = [(_join(dest, "cost_table.svg"), svg.encode())]
+    outputs = [(join_path(dest, "cost_table.svg"), svg.encode())]
     if png:
-        outputs.append((_join(dest, "cost_table.png"), svg_to_png(svg)))
+        outputs.append((join_path(dest, "cost_table.png"), svg_to_png(svg)))
     fs, _ = resolve(dest)
     for path, data in outputs:
         with fs.open_output(resolve(path)[1]) as out:

@@ -7,7 +7,8 @@ batch headers, except two answers that need the log itself: the offset of a
 ``startingTimestamp`` (a scan from the time-index seek point to the first
 batch at or past it), and, under ``read_committed``, the aborted transactions
 of segments that came without their index files (a header walk that decodes
-only control batches). Nothing here imports pyspark.
+only control batches). Only :class:`SegmentSplit`, the split as Spark's input partition, is
+pyspark's.
 
 Segment discovery, the seeks, the offset index checks and the transaction
 tracking are :mod:`kcodec.log`'s, on its filesystem interface: an offset-index
@@ -21,48 +22,34 @@ batch found there; an index that disagrees with its log is not used.
 from __future__ import annotations
 
 import bisect
-import re
 import sys
 from dataclasses import dataclass, field
+
+from pyspark.sql.datasource import InputPartition
 
 from kcodec.errors import KcodecError
 from kcodec.log.commit import visible_partition_names
 from kcodec.log.files import Segment, list_segments
-from kcodec.log.fs import Storage, has_glob, resolve, storage_options
+from kcodec.log.fs import Storage, has_glob, resolve
 from kcodec.log.index import OffsetLookup
 from kcodec.log.names import is_partition_dir_name, parse_partition_dir, skip_reason
 from kcodec.log.partition import aborted_transactions, next_offset, seek_timestamp, segment_for_offset
 from kcodec.records.framing import HEADER_SIZE, HEADER_SIZE_UP_TO_MAGIC, check_header, last_offset
 from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE
 from kcodec.spark.options import (
+    DEFAULT_SPLIT_BYTES,
     EARLIEST,
     LATEST,
     OptionError,
+    ReadOptions,
     TopicPartition,
-    as_items,
-    assign_option,
-    bool_option,
-    check_offset_pairs,
-    check_read_names,
-    choice_option,
-    fraction_option,
-    int_option,
-    latest_option,
-    offsets_option,
-    partition_map_option,
-    pattern_option,
-    preferred,
-    read_committed_option,
-    timestamp_option,
-    topics_option,
     tp_names,
-    view_option,
 )
 
 __all__ = [
-    "ReadOptions",
     "PartitionInfo",
     "Split",
+    "SegmentSplit",
     "discover",
     "select",
     "partition_bounds",
@@ -72,134 +59,7 @@ __all__ = [
     "DEFAULT_SPLIT_BYTES",
 ]
 
-DEFAULT_SPLIT_BYTES = 128 << 20  # as spark.sql.files.maxPartitionBytes
 _MIN_SPLIT_BYTES = 256 << 10  # minPartitions never cuts finer than this
-
-
-# ----------------------------------------------------------------------------- options
-
-
-@dataclass(frozen=True)
-class ReadOptions:
-    """The reader's options, parsed once on the driver (names as Spark spells them)."""
-
-    path: str
-    verify_crc: bool = True
-    include_control: bool = False
-    read_committed: bool = False
-    starting_offset: int | None = None
-    ending_offset: int | None = None  # exclusive
-    starting_timestamp: int | None = None  # ms
-    on_corrupt: str = "fail"  # fail | skip
-    corrupt_report_path: str | None = None
-    split_bytes: int = DEFAULT_SPLIT_BYTES
-    min_partitions: int | None = None  # cut segments smaller so that there are at least this many splits
-    max_rows: int = 10_000  # rows per Arrow record batch
-    topic: str | None = None
-    partition: int | None = None
-    view: str = "records"  # records | batches | an internal topic's view (kcodec.internal_topics.views)
-    latest: bool = False  # internal topics' views: the last row per key (kcodec.spark.views)
-    sizes: bool = False  # batches view: what each batch would take as v0/v1/v2 with each codec
-    size_sample: float = 1.0  # the fraction of batches that get compressed sizes (kcodec.spark.cost_table.sampled)
-    txn_index: str = "auto"  # auto | derive
-    max_decompressed_size: int | None = None
-    # Spark's Kafka source options (offsets per (topic, partition): -2 earliest, -1 latest)
-    subscribe: tuple[str, ...] | None = None
-    subscribe_pattern: re.Pattern | None = None
-    assign: tuple[TopicPartition, ...] | None = None
-    starting_offsets: tuple[tuple[TopicPartition, int], ...] | None = None
-    ending_offsets: tuple[tuple[TopicPartition, int], ...] | None = None
-    starting_timestamps: tuple[tuple[TopicPartition, int], ...] | None = None
-    ending_timestamp: int | None = None
-    ending_timestamps: tuple[tuple[TopicPartition, int], ...] | None = None
-    no_match: str = "error"  # startingOffsetsByTimestampStrategy: error | latest
-    fail_on_data_loss: bool = True
-    include_headers: bool = True
-    max_records_per_partition: int | None = None
-    storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
-
-    @classmethod
-    def from_options(cls, options) -> ReadOptions:
-        opts = {str(k).lower(): v for k, v in dict(options).items()}
-        path = opts.get("path")
-        if not path:
-            raise ValueError("kafka-segments needs a path: spark.read.format('kafka-segments').load(PATH)")
-        check_read_names(opts)
-        strategies = [n for n in ("subscribe", "subscribePattern", "assign") if n.lower() in opts]
-        if len(strategies) > 1:
-            raise OptionError(
-                f"kafka-segments: only one of subscribe, subscribePattern, assign may be given, not {strategies}"
-            )
-        start, end = int_option(opts, "startingOffset", None, 0), int_option(opts, "endingOffset", None, 0)
-        # Spark's preference: a global timestamp, then timestamps per partition, then offsets
-        starting = preferred(opts, "startingTimestamp", "startingOffsetsByTimestamp", "startingOffsets")
-        ending = preferred(opts, "endingTimestamp", "endingOffsetsByTimestamp", "endingOffsets")
-        starting_offsets = (
-            offsets_option(opts, "startingOffsets", starting=True) if starting == "startingOffsets" else None
-        )
-        ending_offsets = offsets_option(opts, "endingOffsets", starting=False) if ending == "endingOffsets" else None
-        starting_ts = (
-            partition_map_option(opts, "startingOffsetsByTimestamp")
-            if starting == "startingOffsetsByTimestamp"
-            else None
-        )
-        ending_ts = (
-            partition_map_option(opts, "endingOffsetsByTimestamp") if ending == "endingOffsetsByTimestamp" else None
-        )
-        check_offset_pairs(starting_offsets, ending_offsets, "offset")
-        check_offset_pairs(starting_ts, ending_ts, "timestamp")
-        return cls(
-            path=str(path),
-            verify_crc=bool_option(opts, "verifyCrc", True),
-            include_control=bool_option(opts, "includeControlRecords", False),
-            read_committed=read_committed_option(opts),
-            starting_offset=start,
-            ending_offset=end,
-            starting_timestamp=timestamp_option(opts, "startingTimestamp"),
-            subscribe=topics_option(opts),
-            subscribe_pattern=pattern_option(opts),
-            assign=assign_option(opts),
-            starting_offsets=as_items(starting_offsets),
-            ending_offsets=as_items(ending_offsets),
-            starting_timestamps=as_items(starting_ts),
-            ending_timestamp=timestamp_option(opts, "endingTimestamp"),
-            ending_timestamps=as_items(ending_ts),
-            no_match=choice_option(opts, "startingOffsetsByTimestampStrategy", "error", ("error", "latest")),
-            fail_on_data_loss=bool_option(opts, "failOnDataLoss", True),
-            include_headers=bool_option(opts, "includeHeaders", True),
-            max_records_per_partition=int_option(opts, "maxRecordsPerPartition", None, 1),
-            on_corrupt=choice_option(opts, "onCorrupt", "fail", ("fail", "skip")),
-            corrupt_report_path=opts.get("corruptreportpath") or None,
-            split_bytes=int_option(opts, "splitBytes", DEFAULT_SPLIT_BYTES, 1),
-            min_partitions=int_option(opts, "minPartitions", None, 1),
-            max_rows=int_option(opts, "maxRowsPerBatch", 10_000, 1),
-            topic=opts.get("topic") or None,
-            partition=int_option(opts, "partition", None, 0),
-            view=view_option(opts),
-            latest=latest_option(opts, view_option(opts)),
-            sizes=bool_option(opts, "sizes", False),
-            size_sample=fraction_option(opts, "sizeSample", 1.0),
-            txn_index=choice_option(opts, "txnIndex", "auto", ("auto", "derive")),
-            max_decompressed_size=int_option(opts, "maxDecompressedSize", None, 1),
-            storage=storage_options(opts),
-        )
-
-    @property
-    def spark_ranges(self) -> bool:
-        """Whether Spark's offset or timestamp options bound the read (resolved per partition)."""
-        return (
-            any(
-                v is not None
-                for v in (self.starting_offsets, self.ending_offsets, self.starting_timestamps, self.ending_timestamps)
-            )
-            or self.ending_timestamp is not None
-        )
-
-    def reader_options(self) -> dict:
-        out = {"verify_crc": self.verify_crc}
-        if self.max_decompressed_size is not None:
-            out["max_decompressed_size"] = self.max_decompressed_size
-        return out
 
 
 # ----------------------------------------------------------------------------- discovery
@@ -539,6 +399,14 @@ class Split:
     end_offset: int | None = None  # keep records with offset < this
     aborted: tuple[tuple[int, int, int], ...] = ()  # (producer id, first, last), read_committed only
     empty: bool = False  # nothing to read (a partition with no record at the starting timestamp)
+
+
+class SegmentSplit(InputPartition):
+    """A :class:`Split` as the input partition Spark hands a reader (batch or stream)."""
+
+    def __init__(self, split: Split):
+        super().__init__(split.index)
+        self.split = split
 
 
 def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:

@@ -27,7 +27,8 @@ from kcodec.log.fs import resolve
 from kcodec.records.reader import read_batches
 from kcodec.records.resync import SkippedRange
 from kcodec.runtime.varint import INT64_MAX
-from kcodec.spark.planning import ReadOptions, Split
+from kcodec.spark.options import ReadOptions
+from kcodec.spark.planning import Split
 
 __all__ = ["CorruptSegmentError", "OutOfRangeError", "Reporter", "split_batches", "read_split"]
 

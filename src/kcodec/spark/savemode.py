@@ -5,9 +5,8 @@ only, and Spark itself refuses ``ErrorIfExists`` (its default) and ``Ignore``
 for a Python data source before the source is asked
 (``UNSUPPORTED_DATA_SOURCE_SAVE_MODE``): the source cannot tell them from
 ``Append``. So kcodec wraps ``DataFrameWriter.save`` in the driver (installed by
-:func:`kcodec.spark.register`, :func:`kcodec.spark.local_session`, or importing
-:mod:`kcodec.spark` after pyspark): for this format it reads the mode Spark
-holds and
+:func:`kcodec.spark.register` and :func:`kcodec.spark.local_session`, never by an
+import): for this format it reads the mode Spark holds and
 
 * ``ErrorIfExists``: fails with one line when the target path exists (as
   Spark's ``InsertIntoHadoopFsRelationCommand`` does), else writes;
@@ -18,8 +17,9 @@ A write it lets through runs as ``Append`` with the option
 :data:`~kcodec.spark.options.SAVE_MODE_OPTION` naming the real mode, and the
 commit checks again under its lock (:func:`kcodec.spark.write.commit_job`), so
 data appearing at the path while the job ran is never appended to. Without the
-hook (a Spark Connect session, or a session that never imported kcodec) Spark's
-own error stands and ``mode("append")`` / ``mode("overwrite")`` work.
+hook (a Spark Connect session, or a session that found the format through
+``pyspark_kafka_segments`` with no ``register`` call) Spark's own error stands
+and ``mode("append")`` / ``mode("overwrite")`` work.
 """
 
 from __future__ import annotations

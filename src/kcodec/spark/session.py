@@ -90,7 +90,7 @@ def local_session(
         builder = builder.config(key, str(value))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level.upper())
-    from kcodec.spark import register
+    from kcodec.spark.source import register
 
     register(spark)
     return spark

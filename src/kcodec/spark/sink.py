@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from kcodec.errors import EncodeError
 from kcodec.records.partitioner import partition_for_key
-from kcodec.spark.options import OptionError, bool_option, choice_option, int_option
+from kcodec.spark.options import CODECS, OptionError, agree, default, value
 
 __all__ = [
     "CODECS",
@@ -36,34 +36,19 @@ __all__ = [
     "Router",
 ]
 
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
-
-
-def _agree(opts: dict, ours: str, theirs: str, value_ours, value_theirs):
-    """kcodec's option and the producer's name one setting: either, or both alike."""
-    if ours.lower() in opts and theirs in opts and value_ours != value_theirs:
-        raise OptionError(f"options {ours} ({value_ours}) and {theirs} ({value_theirs}) disagree")
-    return value_ours if ours.lower() in opts else value_theirs
-
 
 def producer_settings(opts: dict) -> dict:
     """kcodec's write settings from its own options and the producer's ``kafka.*`` ones
     (``opts``: names lowercased, as Spark passes them)."""
-    compression = _agree(
-        opts,
-        "compression",
-        "kafka.compression.type",
-        choice_option(opts, "compression", "none", CODECS),
-        choice_option(opts, "kafka.compression.type", "none", CODECS),
-    )
+    compression = value(opts, "compression")  # or kafka.compression.type, its alias
     level_name = f"kafka.compression.{compression}.level"
-    level = int_option(opts, "compressionLevel", None)
+    level = value(opts, "compressionLevel")
     if compression in ("gzip", "lz4", "zstd") and level_name in opts:
-        level = _agree(opts, "compressionLevel", level_name, level, int_option(opts, level_name, None))
-    int_option(opts, "kafka.linger.ms", None, 0)  # checked only: all rows are at hand, no waiting
-    batch_size = int_option(opts, "kafka.batch.size", None, 0)
-    records_per_batch = int_option(opts, "recordsPerBatch", None, 1)
-    batch_bytes = int_option(opts, "batchBytes", None, 1)
+        level = agree(opts, "compressionLevel", level_name, level, value(opts, level_name))
+    value(opts, "kafka.linger.ms")  # checked only: all rows are at hand, no waiting
+    batch_size = value(opts, "kafka.batch.size")
+    records_per_batch = value(opts, "recordsPerBatch", None)
+    batch_bytes = value(opts, "batchBytes", None)
     if batch_size is not None and batch_bytes is not None:
         raise OptionError("options batchBytes and kafka.batch.size both size batches: give one")
     if batch_size == 0:  # the producer's "batching disabled"
@@ -71,11 +56,11 @@ def producer_settings(opts: dict) -> dict:
     return {
         "compression": compression,
         "compression_level": level,
-        "records_per_batch": records_per_batch or (1 << 62 if batch_size is not None else 1000),
-        "batch_bytes": batch_bytes or (1 << 62 if batch_size is not None else 1 << 20),
+        "records_per_batch": records_per_batch or (1 << 62 if batch_size is not None else default("recordsPerBatch")),
+        "batch_bytes": batch_bytes or (1 << 62 if batch_size is not None else default("batchBytes")),
         "batch_limit": batch_size,
-        "ignore_keys": bool_option(opts, "kafka.partitioner.ignore.keys", False),
-        "num_partitions": int_option(opts, "numPartitions", None, 1),
+        "ignore_keys": value(opts, "kafka.partitioner.ignore.keys"),
+        "num_partitions": value(opts, "numPartitions"),
     }
 
 

@@ -3,7 +3,7 @@
 Reading::
 
     from kcodec.spark import register
-    register(spark)
+    register(spark)   # or a session from kcodec.spark.local_session()
     df = spark.read.format("kafka-segments").load("/var/kafka-logs")   # or a partition dir, a .log, a glob, s3://...
 
 Streaming (see :mod:`kcodec.spark.stream`)::
@@ -28,12 +28,11 @@ from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceReader,
     DataSourceStreamReader,
-    InputPartition,
     WriterCommitMessage,
 )
 
-from kcodec.spark.options import OptionError
-from kcodec.spark.planning import ReadOptions, Split, discover, plan, select
+from kcodec.spark.options import OptionError, ReadOptions
+from kcodec.spark.planning import SegmentSplit, Split, discover, plan, select
 from kcodec.spark.write import (
     Chunk,
     WriteOptions,
@@ -47,10 +46,10 @@ from kcodec.spark.write import (
 )
 
 __all__ = [
+    "register",
     "KafkaSegmentsDataSource",
     "KafkaSegmentsReader",
     "KafkaSegmentsWriter",
-    "SegmentSplit",
     "SegmentsCommitMessage",
     "FORMAT",
 ]
@@ -58,12 +57,14 @@ __all__ = [
 FORMAT = "kafka-segments"
 
 
-class SegmentSplit(InputPartition):
-    """A byte range of one segment (see :class:`kcodec.spark.planning.Split`)."""
+def register(spark) -> None:
+    """Register the ``kafka-segments`` data source with ``spark`` and install, once per process, the
+    driver's ``DataFrameWriter.save`` hook that gives it the ErrorIfExists and Ignore save modes
+    (:mod:`kcodec.spark.savemode`)."""
+    from kcodec.spark.savemode import install
 
-    def __init__(self, split: Split):
-        super().__init__(split.index)
-        self.split = split
+    spark.dataSource.register(KafkaSegmentsDataSource)
+    install()
 
 
 class KafkaSegmentsDataSource(DataSource):
@@ -76,7 +77,7 @@ class KafkaSegmentsDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
-        from kcodec.spark.arrow import ddl
+        from kcodec.spark.arrow import ddl, read_columns
         from kcodec.spark.stream import batch_schema_options
 
         # Spark asks for the schema at load(): the options are checked here, on the driver (alike for
@@ -84,7 +85,7 @@ class KafkaSegmentsDataSource(DataSource):
         options = batch_schema_options(self.options)
         if not options.get("path") and not options.get("paths"):
             raise OptionError("kafka-segments needs a path: .load(PATH)")
-        return ddl(_columns(ReadOptions.from_options({"path": "-", **options})))
+        return ddl(read_columns(ReadOptions.from_options({"path": "-", **options})))
 
     def reader(self, schema) -> KafkaSegmentsReader:
         return KafkaSegmentsReader(dict(self.options), schema)
@@ -98,25 +99,10 @@ class KafkaSegmentsDataSource(DataSource):
         return KafkaSegmentsWriter(dict(self.options), schema, overwrite)
 
 
-def _columns(opts: ReadOptions):
-    """The columns a read gives: ``includeHeaders=false`` leaves out ``headers``, as Spark's Kafka source does."""
-    from kcodec.spark.arrow import columns_for
-
-    return tuple(c for c in columns_for(opts.view, opts.sizes) if opts.include_headers or c.name != "headers")
-
-
-def requested_columns(opts: ReadOptions, schema):
-    """The (Column, nullable) pairs of the schema Spark asks for, checked against what ``opts`` read."""
-    from kcodec.spark.arrow import check_requested
-
-    fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
-    if not opts.include_headers and any(name == "headers" for name, _, _ in fields):
-        raise OptionError("kafka-segments: includeHeaders=false reads no headers column, but the schema asks for one")
-    return check_requested(fields, opts.view, opts.sizes)
-
-
 class KafkaSegmentsReader(DataSourceReader):
     def __init__(self, options: dict, schema):
+        from kcodec.spark.arrow import requested_columns
+
         self.opts = ReadOptions.from_options(options)
         self.columns = requested_columns(self.opts, schema)
 

@@ -34,15 +34,17 @@ from kcodec.spark.options import (
     EARLIEST,
     LATEST,
     OptionError,
+    ReadOptions,
     TopicPartition,
     as_items,
-    int_option,
     partition_map_option,
+    stream_refusal,
+    value,
 )
 from kcodec.spark.planning import (
     DataLossError,
     PartitionInfo,
-    ReadOptions,
+    SegmentSplit,
     Split,
     discover,
     partition_bounds,
@@ -59,10 +61,6 @@ __all__ = [
     "batch_schema_options",
 ]
 
-#: options that bound a read's end: a stream has none (Spark's Kafka source refuses endingOffsets too)
-_ENDING = ("endingOffsets", "endingOffset", "endingTimestamp", "endingOffsetsByTimestamp")
-#: Spark's, with no PySpark read limit to carry them (ReadMinRows cannot be combined with ReadMaxRows)
-_UNSUPPORTED = ("minOffsetsPerTrigger", "maxTriggerDelay")
 _STARTS = ("startingTimestamp", "startingOffsetsByTimestamp")  # preferred by Spark over startingOffsets
 
 
@@ -108,17 +106,10 @@ class StreamOptions:
         opts = {str(k).lower(): v for k, v in dict(options).items()}
         if not opts.get("path"):
             raise OptionError("kafka-segments needs a path: spark.readStream.format('kafka-segments').load(DIR)")
-        for name in _ENDING:
-            if name.lower() in opts:
-                raise OptionError(
-                    f"kafka-segments: option {name} is for batch reads: a stream has no end (as in Spark)"
-                )
-        for name in _UNSUPPORTED:
-            if name.lower() in opts:
-                raise OptionError(
-                    f"kafka-segments: option {name} is not supported by streams (PySpark's read limits carry "
-                    "maxOffsetsPerTrigger alone)"
-                )
+        # a read's end (a stream has none, as in Spark) or a minimum PySpark's read limits cannot carry
+        refusal = stream_refusal(opts)
+        if refusal:
+            raise OptionError(refusal)
         # a starting timestamp wins over startingOffsets (Spark's order); kcodec's startingOffset, alone, over latest
         by_others = any(n.lower() in opts for n in _STARTS) or (
             "startingoffset" in opts and "startingoffsets" not in opts
@@ -129,7 +120,7 @@ class StreamOptions:
             raise OptionError(f"kafka-segments: a stream reads records (view=records), not view={read.view}")
         if isinstance(starting, dict):
             read = replace(read, starting_offsets=as_items(starting))  # select() checks it names every partition
-        return cls(read, starting, int_option(opts, "maxOffsetsPerTrigger", None, 1))
+        return cls(read, starting, value(opts, "maxOffsetsPerTrigger"))
 
 
 # ----------------------------------------------------------------------------- offsets
@@ -191,7 +182,7 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
     :meth:`read` runs on the executors and keeps nothing."""
 
     def __init__(self, options: dict, schema):
-        from kcodec.spark.source import requested_columns
+        from kcodec.spark.arrow import requested_columns
 
         self.opts = StreamOptions.from_options(options)
         self.columns = requested_columns(self.opts.read, schema)
@@ -291,8 +282,6 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
         return None if self._reported is None else offsets_json(self._reported)
 
     def partitions(self, start: dict, end: dict):
-        from kcodec.spark.source import SegmentSplit
-
         begin, until = parse_offsets_json(start), parse_offsets_json(end)
         for attempt in range(3):  # a segment deleted between listing and planning: list again
             try:

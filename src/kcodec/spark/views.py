@@ -30,7 +30,8 @@ from kcodec.internal_topics.tables import no_topic_error
 from kcodec.internal_topics.views import VIEW_TOPICS, VIEWS, ViewRecordError, ViewRows, rows_to_batch
 from kcodec.log.fs import resolve
 from kcodec.log.kraft_snapshots import list_snapshots, parse_kraft_snapshot_name
-from kcodec.spark.planning import ReadOptions, Split, discover, plan, select
+from kcodec.spark.options import ReadOptions
+from kcodec.spark.planning import Split, discover, plan, select
 from kcodec.spark.read import CorruptSegmentError, Reporter, aborted_spans, split_batches
 
 __all__ = ["ViewSplits", "is_internal_view", "view_partitions", "read_view"]

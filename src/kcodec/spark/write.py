@@ -59,19 +59,11 @@ from kcodec.log.commit import (
     write_record,
 )
 from kcodec.log.fs import Storage, resolve, storage_options
-from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
 from kcodec.log.partition import Partition
-from kcodec.log.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
+from kcodec.log.writer import SegmentWriter
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.records.reader import read_batches
-from kcodec.spark.options import (
-    SAVE_MODE_OPTION,
-    OptionError,
-    bool_option,
-    check_write_names,
-    choice_option,
-    int_option,
-)
+from kcodec.spark.options import SAVE_MODE_OPTION, OptionError, check_write_names, default, value
 from kcodec.spark.sink import Router, check_counts, partition_counts, producer_settings
 from kcodec.spark.write_rows import Stage, TaskStages
 
@@ -87,29 +79,30 @@ __all__ = [
 ]
 
 _I64 = struct.Struct(">q")
-SAVE_MODES = ("errorifexists", "ignore", "append", "overwrite")
 
 
 @dataclass(frozen=True)
 class WriteOptions:
     path: str
-    magic: int = 2
-    compression: str = "none"
-    compression_level: int | None = None
-    records_per_batch: int = 1000
-    batch_bytes: int = 1 << 20  # key + value + header bytes of a batch before compression
-    segment_bytes: int = DEFAULT_SEGMENT_BYTES
-    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES
-    topic: str | None = None
-    partition: int | None = None
-    keep_offsets: bool = False
+    magic: int = default("magic")
+    compression: str = default("compression")
+    compression_level: int | None = default("compressionLevel")
+    records_per_batch: int = default("recordsPerBatch")
+    batch_bytes: int = default("batchBytes")  # key + value + header bytes of a batch before compression
+    segment_bytes: int = default("segmentBytes")
+    index_interval_bytes: int = default("indexIntervalBytes")
+    topic: str | None = default("topic")
+    partition: int | None = default("partition")
+    keep_offsets: bool = default("keepOffsets")
     storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
     # Spark's Kafka sink (kcodec.spark.sink): the producer's batch.size rule, the default partitioner
     batch_limit: int | None = None
-    ignore_keys: bool = False
-    num_partitions: int | None = None
+    ignore_keys: bool = default("kafka.partitioner.ignore.keys")
+    num_partitions: int | None = default("numPartitions")
     partition_counts: tuple[tuple[str, int], ...] = ()  # from the target's directories, at save()
-    save_mode: str = "append"  # Spark's save mode (kcodec.spark.savemode): errorifexists, ignore, append, overwrite
+    save_mode: str = default(
+        SAVE_MODE_OPTION
+    )  # Spark's save mode (kcodec.spark.savemode): errorifexists, ignore, append, overwrite
 
     @classmethod
     def from_options(cls, options) -> WriteOptions:
@@ -118,7 +111,7 @@ class WriteOptions:
         path = opts.get("path")
         if not path:
             raise ValueError("kafka-segments needs a path: df.write.format('kafka-segments').save(PATH)")
-        magic = int_option(opts, "magic", 2, 0)
+        magic = value(opts, "magic")
         if magic not in (0, 1, 2):
             raise ValueError(f"option magic must be 0, 1 or 2, not {magic}")
         producer = producer_settings(opts)
@@ -132,16 +125,16 @@ class WriteOptions:
             compression_level=producer["compression_level"],
             records_per_batch=producer["records_per_batch"],
             batch_bytes=producer["batch_bytes"],
-            segment_bytes=int_option(opts, "segmentBytes", DEFAULT_SEGMENT_BYTES, 1),
-            index_interval_bytes=int_option(opts, "indexIntervalBytes", DEFAULT_INDEX_INTERVAL_BYTES, 0),
-            topic=opts.get("topic") or None,
-            partition=int_option(opts, "partition", None, 0),
-            keep_offsets=bool_option(opts, "keepOffsets", False),
+            segment_bytes=value(opts, "segmentBytes"),
+            index_interval_bytes=value(opts, "indexIntervalBytes"),
+            topic=value(opts, "topic"),
+            partition=value(opts, "partition"),
+            keep_offsets=value(opts, "keepOffsets"),
             storage=storage_options(opts),
             batch_limit=producer["batch_limit"],
             ignore_keys=producer["ignore_keys"],
             num_partitions=producer["num_partitions"],
-            save_mode=choice_option(opts, SAVE_MODE_OPTION, "append", SAVE_MODES),
+            save_mode=value(opts, SAVE_MODE_OPTION),
         )
 
 
