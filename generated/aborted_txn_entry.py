@@ -9,7 +9,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "2062812cb38276aef8bda75002b2bd4b3f197b7a5a17c63629ac7d22aeb02048"
 

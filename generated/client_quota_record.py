@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_s
 
 from . import client_quota_record__entity_data as _s_entity_data
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "ff64ba630842506bcf13d7d3e303778d367bd0a915f1d18d3758823f89303ed3"
 

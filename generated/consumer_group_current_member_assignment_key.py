@@ -10,7 +10,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec, KBytes
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "1c119a70e30ae4dfde4ec485fde1f2c174d0d446173eb19002d9f80de2ecd637"
 

@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import consumer_group_current_member_assignment_value__topic_partitions as _s_topic_partitions
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "eaa43e185af936bba4113ff75365bfeb6d8cc69bbeb485b43f2cdf2da20a31f3"
 

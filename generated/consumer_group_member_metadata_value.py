@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, is_defau
 
 from . import consumer_group_member_metadata_value__classic_member as _s_classic_member
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "d9c7fd38fbe618023cc46f086fd719dafce2d7340d69e6faeb7e1943f8cc092d"
 

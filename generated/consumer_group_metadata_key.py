@@ -9,7 +9,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec, KBytes
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "a167e098f95eac1efe89ff6a67fb68f119a0e2930a4701b3e35b56846297ea8d"
 

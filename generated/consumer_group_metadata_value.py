@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible, TaggedField
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, is_default, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "c1fed7e3654ef87fcc9728f08705e839168211c4a67c0e74845396a5ccb1d709"
 

@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import consumer_group_partition_metadata_value__topic_metadata as _s_topic_metadata
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "e9e4cae0ade8dde15c54f87aa18c3ef2ef6e58ed416db72621eb324be1dca520"
 

@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "e9e4cae0ade8dde15c54f87aa18c3ef2ef6e58ed416db72621eb324be1dca520"
 

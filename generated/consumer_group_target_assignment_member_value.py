@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import consumer_group_target_assignment_member_value__topic_partition as _s_topic_partition
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "f7c2fb22156db29008b5f0b7661936a6cdd887d07b42bb362856c6301cd59e11"
 

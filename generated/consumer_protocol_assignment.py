@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 
 from . import consumer_protocol_assignment__topic as _s_topic
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "2984abcb278e0fa2b5404e9f47917728611300d6d4d213e90ae885aaf6c729f6"
 

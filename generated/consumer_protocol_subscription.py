@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 
 from . import consumer_protocol_subscription__topic as _s_topic
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "fbe0b2a75b7c4af63568a104341b8567718e601d5c689a539c2ea2022a0dc760"
 

@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import CompactLength, EntityCodec, Flexible, KByt
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "0b723e7342776e7e30a2db4d0ae24529bc72bfd98fee356196308e92ac3b6645"
 

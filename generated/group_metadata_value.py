@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_s
 
 from . import group_metadata_value__member_metadata as _s_member_metadata
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "061ad887e54160ec62f6a88b1ca087a8576910161ecf748cae84df4286cae5b6"
 

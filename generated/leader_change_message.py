@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import leader_change_message__voter as _s_voter
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "eb5a404f773b72240f6717f822cb442449b661487ab54b4103da2fbc5dd1162a"
 

@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible, KUuid
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "eb5a404f773b72240f6717f822cb442449b661487ab54b4103da2fbc5dd1162a"
 

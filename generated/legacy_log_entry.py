@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 
 from . import legacy_message as _legacy_message
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "86e57384a0e688bc29b063459be593deace450fb52277c1663eeeddd981174a9"
 

@@ -21,7 +21,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 
 from . import legacy_log_entry as _legacy_log_entry
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "ea2d9927f1f4b5f84b8d9e6485b98aec4aef1e60a9876f3b10f14b39b9b79e4e"
 

@@ -20,7 +20,7 @@ from kcodec.runtime.sizes import size_varint, size_varlong, varint_prefixed
 
 from . import record_header as _record_header
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "a8c6a316b56dee9032898ee2861612e17c4978a75b3d8657d907a6e459c4ca04"
 

@@ -37,7 +37,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 
 from . import record as _record
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "c44c5033e46ae4f3e4e6fc70a80666f0f7453de0f166da6d4e65ac9949b1b2c4"
 

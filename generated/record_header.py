@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, KBytes, VarInt32
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import varint_prefixed
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "de71fd1efcad3545810d4eb1171510be5ddb7351f2a4bfc0ac8a67ee776bfd5c"
 

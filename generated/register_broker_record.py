@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, is_defau
 from . import register_broker_record__endpoint as _s_endpoint
 from . import register_broker_record__feature as _s_feature
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "a5d1bfab51eca76ec3d3ed12948270d2f8d4f95329bd200872bfc95cc36c3cdb"
 

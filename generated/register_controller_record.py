@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 from . import register_controller_record__endpoint as _s_endpoint
 from . import register_controller_record__feature as _s_feature
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "88ea9e842f239cc436d98cc520c1bbf05414b775d7678ae5ab74b925d6604f78"
 

@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import remote_partition_delete__partition as _s_partition
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "878b8d5c4729e532d91b9f540c49e55ae535a2dfb3814b91e4d005e3ab352964"
 

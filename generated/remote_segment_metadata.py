@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_s
 from . import remote_segment_metadata__leader_epoch as _s_leader_epoch
 from . import remote_segment_metadata__segment_id as _s_segment_id
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "2ee2e5f70a0863603675f289b8b870694553cae2ddbad96bcd5179874527500a"
 

@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import CompactLength, EntityCodec, Flexible, KByt
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "2ee2e5f70a0863603675f289b8b870694553cae2ddbad96bcd5179874527500a"
 

@@ -12,7 +12,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import remote_segment_metadata__partition as _s_partition
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "2ee2e5f70a0863603675f289b8b870694553cae2ddbad96bcd5179874527500a"
 

@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_s
 
 from . import remote_segment_update__segment_id as _s_segment_id
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "d93ebe9d5f532ae9db81aa43d8a576a891750ccb6d1d444321c09a071d3fbea3"
 

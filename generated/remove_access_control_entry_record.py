@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible, KUuid
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "e356b048f2adfd44540ffaba30b472aefbdf334646e66b661afc03196bcb7976"
 

@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible, KUuid
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "c6526307587f04d5e7f96553f8b9d7d15bfafbd32da3a294b145f34a843e1a60"
 

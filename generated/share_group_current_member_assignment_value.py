@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import share_group_current_member_assignment_value__topic_partitions as _s_topic_partitions
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "c81ecbea124f528ff7944f4050f77de23d7b0301233b2391fb6709867eea878b"
 

@@ -10,7 +10,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec, KBytes
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "fa7baa4f44a03db901c0bc50f010e8920bc2fbb08e85b3f9932ba6baf70f767c"
 

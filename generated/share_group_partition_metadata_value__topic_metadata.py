@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_s
 
 from . import share_group_partition_metadata_value__partition_metadata as _s_partition_metadata
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "9043015a47f3aa98d2351a096cd89541d491004c5df11bd6d0d39032e8e951c7"
 

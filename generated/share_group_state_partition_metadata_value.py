@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 from . import share_group_state_partition_metadata_value__topic_info as _s_topic_info
 from . import share_group_state_partition_metadata_value__topic_partitions as _s_topic_partitions
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "6f55b3b9a8134520713644db9bb9e64004c214ff1ffab9c8cc342925e093c8d9"
 

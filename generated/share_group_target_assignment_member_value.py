@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import share_group_target_assignment_member_value__topic_partition as _s_topic_partition
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "604607c4de6a4ebe7c06219eaef426efecae2a50ef1421ba16cb867ea13b8eab"
 

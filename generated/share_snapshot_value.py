@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import share_snapshot_value__state_batch as _s_state_batch
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "7795c2a99c9ad8e929338b00ad2d6d3566968ae30d825d3c4edab2307df77690"
 

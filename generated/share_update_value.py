@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, is_default, tagged_size
 
 from . import share_update_value__state_batch as _s_state_batch
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "117075e5f774ec71a425d04e87b31d44bddac9f5be2b5f67a92cf1df4530423a"
 

@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "5e673bb8718dcf55cac90c161dcfcd988af35aba84422e3340dfa44803f1acae"
 

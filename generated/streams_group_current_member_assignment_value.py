@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import streams_group_current_member_assignment_value__task_ids as _s_task_ids
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "a6027c49d6dfcc084f314cc1022b8f3c8da1af4cb7323126fa150761741dbdca"
 

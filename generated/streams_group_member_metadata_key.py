@@ -10,7 +10,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec, KBytes
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "0ec2eabe4ce8ad2473ff060de8bd97e585e33a2cf690ecc0fb8b5bd638c1663d"
 

@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_s
 from . import streams_group_member_metadata_value__endpoint as _s_endpoint
 from . import streams_group_member_metadata_value__key_value as _s_key_value
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "92f0ff20910f8dd1428a40552481b76bf0f4521b3145758cf9c3f5fcee9901bd"
 

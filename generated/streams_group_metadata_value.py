@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible, TaggedField
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, is_default, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "6dab67b59a5874855da0a56fd3e79411f3a3cfe25b6ce9215cdd10eccb6b53e3"
 

@@ -10,7 +10,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec, KBytes
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "bafdaa886a2808440456498aba91e5ba194392a920097678b67c5e84c96131a5"
 

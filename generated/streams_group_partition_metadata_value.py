@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import streams_group_partition_metadata_value__topic_metadata as _s_topic_metadata
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "b3a22e085c31452056f9ee7166e53a01537c176ebca41a55174b554d2730be7c"
 

@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import CompactLength, EntityCodec, Flexible, KByt
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "b3a22e085c31452056f9ee7166e53a01537c176ebca41a55174b554d2730be7c"
 

@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
 from . import streams_group_target_assignment_member_value__task_ids as _s_task_ids
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "dcb21fb11e245d5e5a0f944a3e1b13d2564de66842cabffed1aac5f8083e132a"
 

@@ -11,7 +11,7 @@ from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "dcb21fb11e245d5e5a0f944a3e1b13d2564de66842cabffed1aac5f8083e132a"
 

@@ -10,7 +10,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec, KBytes
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "c79bc83f5be810c9df811c8022e65e789e6c0b55005b77d366ac1dd37505bcd2"
 

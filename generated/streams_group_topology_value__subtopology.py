@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_s
 from . import streams_group_topology_value__copartition_group as _s_copartition_group
 from . import streams_group_topology_value__topic_info as _s_topic_info
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "607fcb76e518f4ce4a7f5e22124c121bfa1469a2d5ae2cf4ce589d4b5fd0b368"
 

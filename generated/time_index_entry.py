@@ -9,7 +9,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import EntityCodec
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "8e7ee192b089ddd110e3f9827e5beb52a1a6f042c2a3b0bb51acf08e4f8d45e4"
 

@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import CompactLength, EntityCodec, Flexible, KByt
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "7daafa1aa2eec00502ce8a38f381547a927d83731f7c87e85cb10bcede54453d"
 

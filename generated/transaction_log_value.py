@@ -13,7 +13,7 @@ from kcodec.runtime.tagged import check_unknown_tags, is_default, tagged_size
 
 from . import transaction_log_value__partition as _s_partition
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "fe2add30ed5ffb266d6ccc27c5eec7fdd89562263c70ae63182ea60c9af207df"
 

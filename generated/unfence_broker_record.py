@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "701e27f63a64eced30cb53496d19acaf925dbd918992cb18e7cc38c734225da6"
 

@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "1a9401e594be547935768985a76d635e1d30de0ec485cc2bc309c0ae99659e6b"
 

@@ -10,7 +10,7 @@ from kcodec.runtime.constructs import EntityCodec, Flexible
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "2eaa6fda9bf65a8d84d7ddb38c297c85d8342bb7a51608e499b24aafc1174031"
 

@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, tagged_size
 from . import voters_record__endpoint as _s_endpoint
 from . import voters_record__k_raft_version_feature as _s_k_raft_version_feature
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 SCHEMA_SHA256 = "2eaa6fda9bf65a8d84d7ddb38c297c85d8342bb7a51608e499b24aafc1174031"
 

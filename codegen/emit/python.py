@@ -385,8 +385,7 @@ def _guarded(w: _Writer, path: str, lines) -> None:
     lines()
     w.depth -= 1
     w("except DecodeError as exc:")
-    w(f"    exc.field = {path + '.'!r} + exc.field if exc.field else {path!r}")
-    w("    raise")
+    w(f"    raise exc.inside({path!r}) from None")
 
 
 def _emit_array(
@@ -587,9 +586,7 @@ def _emit_decompress(w: _Writer, f, codec: str, data: str, start: str) -> None:
     w("try:")
     w(f"    data = decompress({codec}, {data}, magic={w.ev.version}, max_size=limit)")
     w("except DecodeError as exc:")
-    w(f"    exc.position = start_{f.name} + (exc.position or 0)")
-    w(f"    exc.field = exc.field or {f.name!r}")
-    w("    raise")
+    w(f"    raise exc.at(start_{f.name}).inside({f.name!r}) from None")
     w("outer = (buf, pos, end)")
     w("buf, pos, end = data, 0, len(data)")
 
@@ -597,9 +594,7 @@ def _emit_decompress(w: _Writer, f, codec: str, data: str, start: str) -> None:
 def _emit_in_stream(w: _Writer, f, codec: str) -> None:
     """Errors inside a decompressed stream: positioned at the stored region, the message says where in the stream."""
     w("except DecodeError as exc:")
-    w(f'    exc.message = f"{{exc.message}} (at byte {{exc.position or 0}} of the decompressed {{{codec}}} stream)"')
-    w(f"    exc.position = start_{f.name}")
-    w("    raise")
+    w(f"    raise exc.in_stream(start_{f.name}, {codec}) from None")
     w("except (IndexError, struct_error):")
     w(
         f'    raise TruncatedError(f"{f.name}: runs past the end of the decompressed {{{codec}}} stream (at byte '

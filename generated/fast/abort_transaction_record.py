@@ -14,7 +14,7 @@ from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, w
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_ABORT_TRANSACTION_RECORD_V0 = ("reason", "_unknown_tags")

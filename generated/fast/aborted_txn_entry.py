@@ -14,7 +14,7 @@ from kcodec.runtime import require_runtime_api
 
 from .kernel import compiled_kernel
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">hqqqq")
 _S1 = Struct(">h")

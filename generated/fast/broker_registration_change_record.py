@@ -17,7 +17,7 @@ from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, w
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">iq")
 _S1 = Struct(">b")
@@ -207,8 +207,7 @@ def decode_broker_registration_change_record_v2(buf, pos=0, end=None):
                         pos += 16
                         log_dirs_items.append(item)
                 except DecodeError as exc:
-                    exc.field = "log_dirs." + exc.field if exc.field else "log_dirs"
-                    raise
+                    raise exc.inside("log_dirs") from None
                 v_log_dirs = log_dirs_items
             else:
                 v__unknown_tags.append((tag, bytes(buf[pos:end])))

@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import client_quota_record__entity_data as _s_entity_data
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">d")
 
@@ -50,8 +50,7 @@ def decode_client_quota_record_v0(buf, pos=0, end=None):
         try:
             v_entity, pos = _s_entity_data.decode_client_quota_record__entity_data_v0_array(buf, pos, end, entity_count)
         except DecodeError as exc:
-            exc.field = "entity." + exc.field if exc.field else "entity"
-            raise
+            raise exc.inside("entity") from None
         first_byte = buf[pos]
         if first_byte < 128:
             key_length = first_byte

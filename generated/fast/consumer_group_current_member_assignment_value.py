@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import consumer_group_current_member_assignment_value__topic_partitions as _s_topic_partitions
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">iib")
 _S1 = Struct(">i")
@@ -72,8 +72,7 @@ def decode_consumer_group_current_member_assignment_value_v0(buf, pos=0, end=Non
                 )
             )
         except DecodeError as exc:
-            exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
-            raise
+            raise exc.inside("assigned_partitions") from None
         first_byte = buf[pos]
         if first_byte < 128:
             partitions_pending_revocation_count = first_byte
@@ -103,8 +102,7 @@ def decode_consumer_group_current_member_assignment_value_v0(buf, pos=0, end=Non
                 )
             )
         except DecodeError as exc:
-            exc.field = "partitions_pending_revocation." + exc.field if exc.field else "partitions_pending_revocation"
-            raise
+            raise exc.inside("partitions_pending_revocation") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

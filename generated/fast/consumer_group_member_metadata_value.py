@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import consumer_group_member_metadata_value__classic_member as _s_classic_member
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 
@@ -181,8 +181,7 @@ def decode_consumer_group_member_metadata_value_v0(buf, pos=0, end=None):
                     pos = subscribed_topic_names_end
                 subscribed_topic_names_items.append(item)
         except DecodeError as exc:
-            exc.field = "subscribed_topic_names." + exc.field if exc.field else "subscribed_topic_names"
-            raise
+            raise exc.inside("subscribed_topic_names") from None
         v_subscribed_topic_names = subscribed_topic_names_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -239,8 +238,7 @@ def decode_consumer_group_member_metadata_value_v0(buf, pos=0, end=None):
                         )
                     )
                 except DecodeError as exc:
-                    exc.field = "classic_member_metadata." + exc.field if exc.field else "classic_member_metadata"
-                    raise
+                    raise exc.inside("classic_member_metadata") from None
             else:
                 v__unknown_tags.append((tag, bytes(buf[pos:end])))
                 pos = end

@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import consumer_group_member_metadata_value__classic_protocol as _s_classic_protocol
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 
@@ -70,8 +70,7 @@ def decode_consumer_group_member_metadata_value__classic_member_v0(buf, pos=0, e
                 )
             )
         except DecodeError as exc:
-            exc.field = "supported_protocols." + exc.field if exc.field else "supported_protocols"
-            raise
+            raise exc.inside("supported_protocols") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import consumer_group_partition_metadata_value__topic_metadata as _s_topic_metadata
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_CONSUMER_GROUP_PARTITION_METADATA_VALUE_V0 = ("topics", "_unknown_tags")
@@ -54,8 +54,7 @@ def decode_consumer_group_partition_metadata_value_v0(buf, pos=0, end=None):
                 topics_count,
             )
         except DecodeError as exc:
-            exc.field = "topics." + exc.field if exc.field else "topics"
-            raise
+            raise exc.inside("topics") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -21,7 +21,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import consumer_group_partition_metadata_value__partition_metadata as _s_partition_metadata
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 
@@ -98,8 +98,7 @@ def decode_consumer_group_partition_metadata_value__topic_metadata_v0(buf, pos=0
                 )
             )
         except DecodeError as exc:
-            exc.field = "partition_metadata." + exc.field if exc.field else "partition_metadata"
-            raise
+            raise exc.inside("partition_metadata") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -17,7 +17,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">qq")
 _S1 = Struct(">q")
@@ -75,8 +75,7 @@ def decode_consumer_group_regular_expression_value_v0(buf, pos=0, end=None):
                     pos = topics_end
                 topics_items.append(item)
         except DecodeError as exc:
-            exc.field = "topics." + exc.field if exc.field else "topics"
-            raise
+            raise exc.inside("topics") from None
         v_topics = topics_items
         (v_version, v_timestamp) = _S0.unpack_from(buf, pos)
         pos += 16

@@ -15,7 +15,7 @@ from kcodec.runtime.encoded import EncodedArray
 
 from . import consumer_protocol_assignment__topic as _s_topic
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 
@@ -51,8 +51,7 @@ def decode_consumer_protocol_assignment_v0(buf, pos=0, end=None):
                 assigned_partitions_count,
             )
         except DecodeError as exc:
-            exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
-            raise
+            raise exc.inside("assigned_partitions") from None
         user_data_length = _S0.unpack_from(buf, pos)[0]
         pos += 4
         if user_data_length < 0:
@@ -121,8 +120,7 @@ def decode_consumer_protocol_assignment_v1(buf, pos=0, end=None):
                 assigned_partitions_count,
             )
         except DecodeError as exc:
-            exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
-            raise
+            raise exc.inside("assigned_partitions") from None
         user_data_length = _S0.unpack_from(buf, pos)[0]
         pos += 4
         if user_data_length < 0:
@@ -191,8 +189,7 @@ def decode_consumer_protocol_assignment_v2(buf, pos=0, end=None):
                 assigned_partitions_count,
             )
         except DecodeError as exc:
-            exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
-            raise
+            raise exc.inside("assigned_partitions") from None
         user_data_length = _S0.unpack_from(buf, pos)[0]
         pos += 4
         if user_data_length < 0:
@@ -261,8 +258,7 @@ def decode_consumer_protocol_assignment_v3(buf, pos=0, end=None):
                 assigned_partitions_count,
             )
         except DecodeError as exc:
-            exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
-            raise
+            raise exc.inside("assigned_partitions") from None
         user_data_length = _S0.unpack_from(buf, pos)[0]
         pos += 4
         if user_data_length < 0:

@@ -13,7 +13,7 @@ from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">h")
 _S1 = Struct(">i")
@@ -63,8 +63,7 @@ def decode_consumer_protocol_assignment__topic_v0(buf, pos=0, end=None):
                 pos += 4
                 partitions_items.append(item)
         except DecodeError as exc:
-            exc.field = "partitions." + exc.field if exc.field else "partitions"
-            raise
+            raise exc.inside("partitions") from None
         v_partitions = partitions_items
         return (v_topic, v_partitions), pos
     except (IndexError, struct_error):
@@ -139,8 +138,7 @@ def decode_consumer_protocol_assignment__topic_v1(buf, pos=0, end=None):
                 pos += 4
                 partitions_items.append(item)
         except DecodeError as exc:
-            exc.field = "partitions." + exc.field if exc.field else "partitions"
-            raise
+            raise exc.inside("partitions") from None
         v_partitions = partitions_items
         return (v_topic, v_partitions), pos
     except (IndexError, struct_error):
@@ -215,8 +213,7 @@ def decode_consumer_protocol_assignment__topic_v2(buf, pos=0, end=None):
                 pos += 4
                 partitions_items.append(item)
         except DecodeError as exc:
-            exc.field = "partitions." + exc.field if exc.field else "partitions"
-            raise
+            raise exc.inside("partitions") from None
         v_partitions = partitions_items
         return (v_topic, v_partitions), pos
     except (IndexError, struct_error):
@@ -291,8 +288,7 @@ def decode_consumer_protocol_assignment__topic_v3(buf, pos=0, end=None):
                 pos += 4
                 partitions_items.append(item)
         except DecodeError as exc:
-            exc.field = "partitions." + exc.field if exc.field else "partitions"
-            raise
+            raise exc.inside("partitions") from None
         v_partitions = partitions_items
         return (v_topic, v_partitions), pos
     except (IndexError, struct_error):

@@ -15,7 +15,7 @@ from kcodec.runtime.encoded import EncodedArray
 
 from . import consumer_protocol_subscription__topic as _s_topic
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 _S1 = Struct(">h")
@@ -63,8 +63,7 @@ def decode_consumer_protocol_subscription_v0(buf, pos=0, end=None):
                     pos = topics_end
                 topics_items.append(item)
         except DecodeError as exc:
-            exc.field = "topics." + exc.field if exc.field else "topics"
-            raise
+            raise exc.inside("topics") from None
         v_topics = topics_items
         user_data_length = _S0.unpack_from(buf, pos)[0]
         pos += 4
@@ -148,8 +147,7 @@ def decode_consumer_protocol_subscription_v1(buf, pos=0, end=None):
                     pos = topics_end
                 topics_items.append(item)
         except DecodeError as exc:
-            exc.field = "topics." + exc.field if exc.field else "topics"
-            raise
+            raise exc.inside("topics") from None
         v_topics = topics_items
         user_data_length = _S0.unpack_from(buf, pos)[0]
         pos += 4
@@ -187,8 +185,7 @@ def decode_consumer_protocol_subscription_v1(buf, pos=0, end=None):
                 owned_partitions_count,
             )
         except DecodeError as exc:
-            exc.field = "owned_partitions." + exc.field if exc.field else "owned_partitions"
-            raise
+            raise exc.inside("owned_partitions") from None
         v_generation_id = -1
         v_rack_id = None
         return (v_topics, v_user_data, v_owned_partitions, v_generation_id, v_rack_id), pos
@@ -256,8 +253,7 @@ def decode_consumer_protocol_subscription_v2(buf, pos=0, end=None):
                     pos = topics_end
                 topics_items.append(item)
         except DecodeError as exc:
-            exc.field = "topics." + exc.field if exc.field else "topics"
-            raise
+            raise exc.inside("topics") from None
         v_topics = topics_items
         user_data_length = _S0.unpack_from(buf, pos)[0]
         pos += 4
@@ -295,8 +291,7 @@ def decode_consumer_protocol_subscription_v2(buf, pos=0, end=None):
                 owned_partitions_count,
             )
         except DecodeError as exc:
-            exc.field = "owned_partitions." + exc.field if exc.field else "owned_partitions"
-            raise
+            raise exc.inside("owned_partitions") from None
         (v_generation_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         v_rack_id = None
@@ -365,8 +360,7 @@ def decode_consumer_protocol_subscription_v3(buf, pos=0, end=None):
                     pos = topics_end
                 topics_items.append(item)
         except DecodeError as exc:
-            exc.field = "topics." + exc.field if exc.field else "topics"
-            raise
+            raise exc.inside("topics") from None
         v_topics = topics_items
         user_data_length = _S0.unpack_from(buf, pos)[0]
         pos += 4
@@ -404,8 +398,7 @@ def decode_consumer_protocol_subscription_v3(buf, pos=0, end=None):
                 owned_partitions_count,
             )
         except DecodeError as exc:
-            exc.field = "owned_partitions." + exc.field if exc.field else "owned_partitions"
-            raise
+            raise exc.inside("owned_partitions") from None
         (v_generation_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         rack_id_length = _S1.unpack_from(buf, pos)[0]

@@ -16,7 +16,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">qqq")
 _S1 = Struct(">q")
@@ -129,8 +129,7 @@ def decode_delegation_token_record_v0(buf, pos=0, end=None):
                     pos = renewers_end
                 renewers_items.append(item)
         except DecodeError as exc:
-            exc.field = "renewers." + exc.field if exc.field else "renewers"
-            raise
+            raise exc.inside("renewers") from None
         v_renewers = renewers_items
         (v_issue_timestamp, v_max_timestamp, v_expiration_timestamp) = _S0.unpack_from(buf, pos)
         pos += 24

@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import group_metadata_value__member_metadata as _s_member_metadata
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">h")
 _S1 = Struct(">i")
@@ -107,8 +107,7 @@ def decode_group_metadata_value_v0(buf, pos=0, end=None):
                 members_count,
             )
         except DecodeError as exc:
-            exc.field = "members." + exc.field if exc.field else "members"
-            raise
+            raise exc.inside("members") from None
         v_current_state_timestamp = -1
         return (v_protocol_type, v_generation, v_protocol, v_leader, v_members, v_current_state_timestamp), pos
     except (IndexError, struct_error):
@@ -215,8 +214,7 @@ def decode_group_metadata_value_v1(buf, pos=0, end=None):
                 members_count,
             )
         except DecodeError as exc:
-            exc.field = "members." + exc.field if exc.field else "members"
-            raise
+            raise exc.inside("members") from None
         v_current_state_timestamp = -1
         return (v_protocol_type, v_generation, v_protocol, v_leader, v_members, v_current_state_timestamp), pos
     except (IndexError, struct_error):
@@ -325,8 +323,7 @@ def decode_group_metadata_value_v2(buf, pos=0, end=None):
                 members_count,
             )
         except DecodeError as exc:
-            exc.field = "members." + exc.field if exc.field else "members"
-            raise
+            raise exc.inside("members") from None
         return (v_protocol_type, v_generation, v_protocol, v_leader, v_current_state_timestamp, v_members), pos
     except (IndexError, struct_error):
         raise TruncatedError("group_metadata_value v2 runs past the end of its bytes", position=pos) from None
@@ -434,8 +431,7 @@ def decode_group_metadata_value_v3(buf, pos=0, end=None):
                 members_count,
             )
         except DecodeError as exc:
-            exc.field = "members." + exc.field if exc.field else "members"
-            raise
+            raise exc.inside("members") from None
         return (v_protocol_type, v_generation, v_protocol, v_leader, v_current_state_timestamp, v_members), pos
     except (IndexError, struct_error):
         raise TruncatedError("group_metadata_value v3 runs past the end of its bytes", position=pos) from None
@@ -564,8 +560,7 @@ def decode_group_metadata_value_v4(buf, pos=0, end=None):
                 members_count,
             )
         except DecodeError as exc:
-            exc.field = "members." + exc.field if exc.field else "members"
-            raise
+            raise exc.inside("members") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import leader_change_message__voter as _s_voter
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">hi")
 _S1 = Struct(">h")
@@ -54,8 +54,7 @@ def decode_leader_change_message_v0(buf, pos=0, end=None):
         try:
             v_voters, pos = _s_voter.decode_leader_change_message__voter_v0_array(buf, pos, end, voters_count)
         except DecodeError as exc:
-            exc.field = "voters." + exc.field if exc.field else "voters"
-            raise
+            raise exc.inside("voters") from None
         first_byte = buf[pos]
         if first_byte < 128:
             granting_voters_count = first_byte
@@ -83,8 +82,7 @@ def decode_leader_change_message_v0(buf, pos=0, end=None):
                 granting_voters_count,
             )
         except DecodeError as exc:
-            exc.field = "granting_voters." + exc.field if exc.field else "granting_voters"
-            raise
+            raise exc.inside("granting_voters") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end
@@ -150,8 +148,7 @@ def decode_leader_change_message_v1(buf, pos=0, end=None):
         try:
             v_voters, pos = _s_voter.decode_leader_change_message__voter_v1_array(buf, pos, end, voters_count)
         except DecodeError as exc:
-            exc.field = "voters." + exc.field if exc.field else "voters"
-            raise
+            raise exc.inside("voters") from None
         first_byte = buf[pos]
         if first_byte < 128:
             granting_voters_count = first_byte
@@ -179,8 +176,7 @@ def decode_leader_change_message_v1(buf, pos=0, end=None):
                 granting_voters_count,
             )
         except DecodeError as exc:
-            exc.field = "granting_voters." + exc.field if exc.field else "granting_voters"
-            raise
+            raise exc.inside("granting_voters") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

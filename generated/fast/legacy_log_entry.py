@@ -16,7 +16,7 @@ from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_
 from . import legacy_message as _legacy_message
 from .kernel import compiled_kernel
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">qi")
 _S1 = Struct(">q")
@@ -52,8 +52,7 @@ def decode_legacy_log_entry_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFA
         try:
             v_message, pos = _legacy_message.decode_legacy_message_v0(buf, pos, end, verify_crc, limit, contents)
         except DecodeError as exc:
-            exc.field = "message." + exc.field if exc.field else "message"
-            raise
+            raise exc.inside("message") from None
         if pos != end_size:
             raise BadLengthError(
                 f"size says {v_size} bytes but the fields it covers take {pos - start_size}",
@@ -112,8 +111,7 @@ def decode_legacy_log_entry_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFA
         try:
             v_message, pos = _legacy_message.decode_legacy_message_v1(buf, pos, end, verify_crc, limit, contents)
         except DecodeError as exc:
-            exc.field = "message." + exc.field if exc.field else "message"
-            raise
+            raise exc.inside("message") from None
         if pos != end_size:
             raise BadLengthError(
                 f"size says {v_size} bytes but the fields it covers take {pos - start_size}",

@@ -31,7 +31,7 @@ from kcodec.runtime.encoded import EncodedArray
 from . import legacy_log_entry as _legacy_log_entry
 from .kernel import compiled_kernel
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 # Passed as ``contents`` to decoders reading a decompressed stream: another compressed region there is an error.
 INSIDE_COMPRESSED = "inside a compressed stream"
@@ -127,9 +127,7 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
             try:
                 data = decompress(v_attributes["compression"], v_value, magic=0, max_size=limit)
             except DecodeError as exc:
-                exc.position = start_value + (exc.position or 0)
-                exc.field = exc.field or "value"
-                raise
+                raise exc.at(start_value).inside("value") from None
             outer = (buf, pos, end)
             buf, pos, end = data, 0, len(data)
             try:
@@ -146,16 +144,10 @@ def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                         )
                         value_items.append(item)
                 except DecodeError as exc:
-                    exc.field = "value." + exc.field if exc.field else "value"
-                    raise
+                    raise exc.inside("value") from None
                 v_value = value_items
             except DecodeError as exc:
-                exc.message = (
-                    f"{exc.message} (at byte {exc.position or 0} of the decompressed {v_attributes['compression']} "
-                    "stream)"
-                )
-                exc.position = start_value
-                raise
+                raise exc.in_stream(start_value, v_attributes["compression"]) from None
             except (IndexError, struct_error):
                 raise TruncatedError(
                     (
@@ -286,9 +278,7 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
             try:
                 data = decompress(v_attributes["compression"], v_value, magic=1, max_size=limit)
             except DecodeError as exc:
-                exc.position = start_value + (exc.position or 0)
-                exc.field = exc.field or "value"
-                raise
+                raise exc.at(start_value).inside("value") from None
             outer = (buf, pos, end)
             buf, pos, end = data, 0, len(data)
             try:
@@ -305,16 +295,10 @@ def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAUL
                         )
                         value_items.append(item)
                 except DecodeError as exc:
-                    exc.field = "value." + exc.field if exc.field else "value"
-                    raise
+                    raise exc.inside("value") from None
                 v_value = value_items
             except DecodeError as exc:
-                exc.message = (
-                    f"{exc.message} (at byte {exc.position or 0} of the decompressed {v_attributes['compression']} "
-                    "stream)"
-                )
-                exc.position = start_value
-                raise
+                raise exc.in_stream(start_value, v_attributes["compression"]) from None
             except (IndexError, struct_error):
                 raise TruncatedError(
                     (

@@ -17,7 +17,7 @@ from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, w
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 _S1 = Struct(">b")
@@ -87,8 +87,7 @@ def decode_partition_change_record_v0(buf, pos=0, end=None):
                             pos += 4
                             isr_items.append(item)
                     except DecodeError as exc:
-                        exc.field = "isr." + exc.field if exc.field else "isr"
-                        raise
+                        raise exc.inside("isr") from None
                     v_isr = isr_items
             elif tag == 1:
                 v_leader = _S0.unpack_from(buf, pos)[0]
@@ -119,8 +118,7 @@ def decode_partition_change_record_v0(buf, pos=0, end=None):
                             pos += 4
                             replicas_items.append(item_2)
                     except DecodeError as exc:
-                        exc.field = "replicas." + exc.field if exc.field else "replicas"
-                        raise
+                        raise exc.inside("replicas") from None
                     v_replicas = replicas_items
             elif tag == 3:
                 first_byte = buf[pos]
@@ -155,8 +153,7 @@ def decode_partition_change_record_v0(buf, pos=0, end=None):
                             pos += 4
                             removing_replicas_items.append(item_3)
                     except DecodeError as exc:
-                        exc.field = "removing_replicas." + exc.field if exc.field else "removing_replicas"
-                        raise
+                        raise exc.inside("removing_replicas") from None
                     v_removing_replicas = removing_replicas_items
             elif tag == 4:
                 first_byte = buf[pos]
@@ -191,8 +188,7 @@ def decode_partition_change_record_v0(buf, pos=0, end=None):
                             pos += 4
                             adding_replicas_items.append(item_4)
                     except DecodeError as exc:
-                        exc.field = "adding_replicas." + exc.field if exc.field else "adding_replicas"
-                        raise
+                        raise exc.inside("adding_replicas") from None
                     v_adding_replicas = adding_replicas_items
             elif tag == 5:
                 v_leader_recovery_state = _S1.unpack_from(buf, pos)[0]
@@ -311,8 +307,7 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                             pos += 4
                             isr_items.append(item)
                     except DecodeError as exc:
-                        exc.field = "isr." + exc.field if exc.field else "isr"
-                        raise
+                        raise exc.inside("isr") from None
                     v_isr = isr_items
             elif tag == 1:
                 v_leader = _S0.unpack_from(buf, pos)[0]
@@ -343,8 +338,7 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                             pos += 4
                             replicas_items.append(item_2)
                     except DecodeError as exc:
-                        exc.field = "replicas." + exc.field if exc.field else "replicas"
-                        raise
+                        raise exc.inside("replicas") from None
                     v_replicas = replicas_items
             elif tag == 3:
                 first_byte = buf[pos]
@@ -379,8 +373,7 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                             pos += 4
                             removing_replicas_items.append(item_3)
                     except DecodeError as exc:
-                        exc.field = "removing_replicas." + exc.field if exc.field else "removing_replicas"
-                        raise
+                        raise exc.inside("removing_replicas") from None
                     v_removing_replicas = removing_replicas_items
             elif tag == 4:
                 first_byte = buf[pos]
@@ -415,8 +408,7 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                             pos += 4
                             adding_replicas_items.append(item_4)
                     except DecodeError as exc:
-                        exc.field = "adding_replicas." + exc.field if exc.field else "adding_replicas"
-                        raise
+                        raise exc.inside("adding_replicas") from None
                     v_adding_replicas = adding_replicas_items
             elif tag == 5:
                 v_leader_recovery_state = _S1.unpack_from(buf, pos)[0]
@@ -453,8 +445,7 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                             pos += 16
                             directories_items.append(item_5)
                     except DecodeError as exc:
-                        exc.field = "directories." + exc.field if exc.field else "directories"
-                        raise
+                        raise exc.inside("directories") from None
                     v_directories = directories_items
             else:
                 v__unknown_tags.append((tag, bytes(buf[pos:end])))
@@ -571,8 +562,7 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                             pos += 4
                             isr_items.append(item)
                     except DecodeError as exc:
-                        exc.field = "isr." + exc.field if exc.field else "isr"
-                        raise
+                        raise exc.inside("isr") from None
                     v_isr = isr_items
             elif tag == 1:
                 v_leader = _S0.unpack_from(buf, pos)[0]
@@ -603,8 +593,7 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                             pos += 4
                             replicas_items.append(item_2)
                     except DecodeError as exc:
-                        exc.field = "replicas." + exc.field if exc.field else "replicas"
-                        raise
+                        raise exc.inside("replicas") from None
                     v_replicas = replicas_items
             elif tag == 3:
                 first_byte = buf[pos]
@@ -639,8 +628,7 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                             pos += 4
                             removing_replicas_items.append(item_3)
                     except DecodeError as exc:
-                        exc.field = "removing_replicas." + exc.field if exc.field else "removing_replicas"
-                        raise
+                        raise exc.inside("removing_replicas") from None
                     v_removing_replicas = removing_replicas_items
             elif tag == 4:
                 first_byte = buf[pos]
@@ -675,8 +663,7 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                             pos += 4
                             adding_replicas_items.append(item_4)
                     except DecodeError as exc:
-                        exc.field = "adding_replicas." + exc.field if exc.field else "adding_replicas"
-                        raise
+                        raise exc.inside("adding_replicas") from None
                     v_adding_replicas = adding_replicas_items
             elif tag == 5:
                 v_leader_recovery_state = _S1.unpack_from(buf, pos)[0]
@@ -714,8 +701,7 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                             pos += 4
                             eligible_leader_replicas_items.append(item_5)
                     except DecodeError as exc:
-                        exc.field = "eligible_leader_replicas." + exc.field if exc.field else "eligible_leader_replicas"
-                        raise
+                        raise exc.inside("eligible_leader_replicas") from None
                     v_eligible_leader_replicas = eligible_leader_replicas_items
             elif tag == 7:
                 first_byte = buf[pos]
@@ -747,8 +733,7 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                             pos += 4
                             last_known_elr_items.append(item_6)
                     except DecodeError as exc:
-                        exc.field = "last_known_elr." + exc.field if exc.field else "last_known_elr"
-                        raise
+                        raise exc.inside("last_known_elr") from None
                     v_last_known_elr = last_known_elr_items
             elif tag == 8:
                 first_byte = buf[pos]
@@ -782,8 +767,7 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                             pos += 16
                             directories_items.append(item_7)
                     except DecodeError as exc:
-                        exc.field = "directories." + exc.field if exc.field else "directories"
-                        raise
+                        raise exc.inside("directories") from None
                     v_directories = directories_items
             else:
                 v__unknown_tags.append((tag, bytes(buf[pos:end])))

@@ -17,7 +17,7 @@ from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, w
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 _S1 = Struct(">iii")
@@ -76,8 +76,7 @@ def decode_partition_record_v0(buf, pos=0, end=None):
                 pos += 4
                 replicas_items.append(item)
         except DecodeError as exc:
-            exc.field = "replicas." + exc.field if exc.field else "replicas"
-            raise
+            raise exc.inside("replicas") from None
         v_replicas = replicas_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -101,8 +100,7 @@ def decode_partition_record_v0(buf, pos=0, end=None):
                 pos += 4
                 isr_items.append(item_2)
         except DecodeError as exc:
-            exc.field = "isr." + exc.field if exc.field else "isr"
-            raise
+            raise exc.inside("isr") from None
         v_isr = isr_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -130,8 +128,7 @@ def decode_partition_record_v0(buf, pos=0, end=None):
                 pos += 4
                 removing_replicas_items.append(item_3)
         except DecodeError as exc:
-            exc.field = "removing_replicas." + exc.field if exc.field else "removing_replicas"
-            raise
+            raise exc.inside("removing_replicas") from None
         v_removing_replicas = removing_replicas_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -159,8 +156,7 @@ def decode_partition_record_v0(buf, pos=0, end=None):
                 pos += 4
                 adding_replicas_items.append(item_4)
         except DecodeError as exc:
-            exc.field = "adding_replicas." + exc.field if exc.field else "adding_replicas"
-            raise
+            raise exc.inside("adding_replicas") from None
         v_adding_replicas = adding_replicas_items
         (v_leader, v_leader_epoch, v_partition_epoch) = _S1.unpack_from(buf, pos)
         pos += 12
@@ -275,8 +271,7 @@ def decode_partition_record_v1(buf, pos=0, end=None):
                 pos += 4
                 replicas_items.append(item)
         except DecodeError as exc:
-            exc.field = "replicas." + exc.field if exc.field else "replicas"
-            raise
+            raise exc.inside("replicas") from None
         v_replicas = replicas_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -300,8 +295,7 @@ def decode_partition_record_v1(buf, pos=0, end=None):
                 pos += 4
                 isr_items.append(item_2)
         except DecodeError as exc:
-            exc.field = "isr." + exc.field if exc.field else "isr"
-            raise
+            raise exc.inside("isr") from None
         v_isr = isr_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -329,8 +323,7 @@ def decode_partition_record_v1(buf, pos=0, end=None):
                 pos += 4
                 removing_replicas_items.append(item_3)
         except DecodeError as exc:
-            exc.field = "removing_replicas." + exc.field if exc.field else "removing_replicas"
-            raise
+            raise exc.inside("removing_replicas") from None
         v_removing_replicas = removing_replicas_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -358,8 +351,7 @@ def decode_partition_record_v1(buf, pos=0, end=None):
                 pos += 4
                 adding_replicas_items.append(item_4)
         except DecodeError as exc:
-            exc.field = "adding_replicas." + exc.field if exc.field else "adding_replicas"
-            raise
+            raise exc.inside("adding_replicas") from None
         v_adding_replicas = adding_replicas_items
         (v_leader, v_leader_epoch, v_partition_epoch) = _S1.unpack_from(buf, pos)
         pos += 12
@@ -387,8 +379,7 @@ def decode_partition_record_v1(buf, pos=0, end=None):
                 pos += 16
                 directories_items.append(item_5)
         except DecodeError as exc:
-            exc.field = "directories." + exc.field if exc.field else "directories"
-            raise
+            raise exc.inside("directories") from None
         v_directories = directories_items
         v_leader_recovery_state = 0
         v__unknown_tags = []
@@ -500,8 +491,7 @@ def decode_partition_record_v2(buf, pos=0, end=None):
                 pos += 4
                 replicas_items.append(item)
         except DecodeError as exc:
-            exc.field = "replicas." + exc.field if exc.field else "replicas"
-            raise
+            raise exc.inside("replicas") from None
         v_replicas = replicas_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -525,8 +515,7 @@ def decode_partition_record_v2(buf, pos=0, end=None):
                 pos += 4
                 isr_items.append(item_2)
         except DecodeError as exc:
-            exc.field = "isr." + exc.field if exc.field else "isr"
-            raise
+            raise exc.inside("isr") from None
         v_isr = isr_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -554,8 +543,7 @@ def decode_partition_record_v2(buf, pos=0, end=None):
                 pos += 4
                 removing_replicas_items.append(item_3)
         except DecodeError as exc:
-            exc.field = "removing_replicas." + exc.field if exc.field else "removing_replicas"
-            raise
+            raise exc.inside("removing_replicas") from None
         v_removing_replicas = removing_replicas_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -583,8 +571,7 @@ def decode_partition_record_v2(buf, pos=0, end=None):
                 pos += 4
                 adding_replicas_items.append(item_4)
         except DecodeError as exc:
-            exc.field = "adding_replicas." + exc.field if exc.field else "adding_replicas"
-            raise
+            raise exc.inside("adding_replicas") from None
         v_adding_replicas = adding_replicas_items
         (v_leader, v_leader_epoch, v_partition_epoch) = _S1.unpack_from(buf, pos)
         pos += 12
@@ -612,8 +599,7 @@ def decode_partition_record_v2(buf, pos=0, end=None):
                 pos += 16
                 directories_items.append(item_5)
         except DecodeError as exc:
-            exc.field = "directories." + exc.field if exc.field else "directories"
-            raise
+            raise exc.inside("directories") from None
         v_directories = directories_items
         v_leader_recovery_state = 0
         v_eligible_leader_replicas = None
@@ -658,8 +644,7 @@ def decode_partition_record_v2(buf, pos=0, end=None):
                             pos += 4
                             eligible_leader_replicas_items.append(item_6)
                     except DecodeError as exc:
-                        exc.field = "eligible_leader_replicas." + exc.field if exc.field else "eligible_leader_replicas"
-                        raise
+                        raise exc.inside("eligible_leader_replicas") from None
                     v_eligible_leader_replicas = eligible_leader_replicas_items
             elif tag == 2:
                 first_byte = buf[pos]
@@ -691,8 +676,7 @@ def decode_partition_record_v2(buf, pos=0, end=None):
                             pos += 4
                             last_known_elr_items.append(item_7)
                     except DecodeError as exc:
-                        exc.field = "last_known_elr." + exc.field if exc.field else "last_known_elr"
-                        raise
+                        raise exc.inside("last_known_elr") from None
                     v_last_known_elr = last_known_elr_items
             else:
                 v__unknown_tags.append((tag, bytes(buf[pos:end])))

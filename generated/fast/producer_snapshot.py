@@ -26,7 +26,7 @@ from kcodec.runtime.encoded import EncodedArray
 
 from . import producer_snapshot__producer_entry as _s_producer_entry
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">hI")
 _S1 = Struct(">i")
@@ -71,8 +71,7 @@ def decode_producer_snapshot_v1(buf, pos=0, end=None, verify_crc=True, limit=DEF
                 producer_entries_count,
             )
         except DecodeError as exc:
-            exc.field = "producer_entries." + exc.field if exc.field else "producer_entries"
-            raise
+            raise exc.inside("producer_entries") from None
         if verify_crc:
             computed = crc32c(memoryview(buf)[start_crc:pos])
             if computed != v_crc:

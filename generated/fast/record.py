@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_varint, encode_varlong
 from . import record_header as _record_header
 from .kernel import compiled_kernel
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">b")
 
@@ -123,8 +123,7 @@ def decode_record_v2(buf, pos=0, end=None):
         try:
             v_headers, pos = _record_header.decode_record_header_v2_array(buf, pos, end, headers_count)
         except DecodeError as exc:
-            exc.field = "headers." + exc.field if exc.field else "headers"
-            raise
+            raise exc.inside("headers") from None
         if pos != end_length:
             raise BadLengthError(
                 f"length says {v_length} bytes but the fields it covers take {pos - start_length}",

@@ -30,7 +30,7 @@ from kcodec.runtime.encoded import EncodedArray
 
 from . import record as _record
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 # Passed as ``contents`` to decoders reading a decompressed stream: another compressed region there is an error.
 INSIDE_COMPRESSED = "inside a compressed stream"
@@ -155,8 +155,7 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                 try:
                     v_records, pos = _record.decode_record_v2_array(buf, pos, end, v_records_count)
                 except DecodeError as exc:
-                    exc.field = "records." + exc.field if exc.field else "records"
-                    raise
+                    raise exc.inside("records") from None
                 if pos != end:
                     raise BadLengthError(f"{end - pos} bytes left over after records", position=pos, field="records")
             else:
@@ -173,9 +172,7 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                 try:
                     data = decompress(v_attributes["compression"], memoryview(buf)[pos:end], magic=2, max_size=limit)
                 except DecodeError as exc:
-                    exc.position = start_records + (exc.position or 0)
-                    exc.field = exc.field or "records"
-                    raise
+                    raise exc.at(start_records).inside("records") from None
                 outer = (buf, pos, end)
                 buf, pos, end = data, 0, len(data)
                 try:
@@ -194,8 +191,7 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                     try:
                         v_records, pos = _record.decode_record_v2_array(buf, pos, end, v_records_count)
                     except DecodeError as exc:
-                        exc.field = "records." + exc.field if exc.field else "records"
-                        raise
+                        raise exc.inside("records") from None
                     if pos != end:
                         raise BadLengthError(
                             f"{end - pos} bytes left over after records",
@@ -203,12 +199,7 @@ def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_
                             field="records",
                         )
                 except DecodeError as exc:
-                    exc.message = (
-                        f"{exc.message} (at byte {exc.position or 0} of the decompressed "
-                        f"{v_attributes['compression']} stream)"
-                    )
-                    exc.position = start_records
-                    raise
+                    raise exc.in_stream(start_records, v_attributes["compression"]) from None
                 except (IndexError, struct_error):
                     raise TruncatedError(
                         (

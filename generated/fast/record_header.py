@@ -15,7 +15,7 @@ from kcodec.runtime.varint import encode_varint
 
 from .kernel import compiled_kernel
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_RECORD_HEADER_V2 = ("key", "value")

@@ -20,7 +20,7 @@ from kcodec.runtime.varint import encode_uvarint
 from . import register_broker_record__endpoint as _s_endpoint
 from . import register_broker_record__feature as _s_feature
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 _S1 = Struct(">q")
@@ -77,8 +77,7 @@ def decode_register_broker_record_v0(buf, pos=0, end=None):
                 end_points_count,
             )
         except DecodeError as exc:
-            exc.field = "end_points." + exc.field if exc.field else "end_points"
-            raise
+            raise exc.inside("end_points") from None
         first_byte = buf[pos]
         if first_byte < 128:
             features_count = first_byte
@@ -97,8 +96,7 @@ def decode_register_broker_record_v0(buf, pos=0, end=None):
         try:
             v_features, pos = _s_feature.decode_register_broker_record__feature_v0_array(buf, pos, end, features_count)
         except DecodeError as exc:
-            exc.field = "features." + exc.field if exc.field else "features"
-            raise
+            raise exc.inside("features") from None
         first_byte = buf[pos]
         if first_byte < 128:
             rack_length = first_byte
@@ -220,8 +218,7 @@ def decode_register_broker_record_v1(buf, pos=0, end=None):
                 end_points_count,
             )
         except DecodeError as exc:
-            exc.field = "end_points." + exc.field if exc.field else "end_points"
-            raise
+            raise exc.inside("end_points") from None
         first_byte = buf[pos]
         if first_byte < 128:
             features_count = first_byte
@@ -240,8 +237,7 @@ def decode_register_broker_record_v1(buf, pos=0, end=None):
         try:
             v_features, pos = _s_feature.decode_register_broker_record__feature_v1_array(buf, pos, end, features_count)
         except DecodeError as exc:
-            exc.field = "features." + exc.field if exc.field else "features"
-            raise
+            raise exc.inside("features") from None
         first_byte = buf[pos]
         if first_byte < 128:
             rack_length = first_byte
@@ -366,8 +362,7 @@ def decode_register_broker_record_v2(buf, pos=0, end=None):
                 end_points_count,
             )
         except DecodeError as exc:
-            exc.field = "end_points." + exc.field if exc.field else "end_points"
-            raise
+            raise exc.inside("end_points") from None
         first_byte = buf[pos]
         if first_byte < 128:
             features_count = first_byte
@@ -386,8 +381,7 @@ def decode_register_broker_record_v2(buf, pos=0, end=None):
         try:
             v_features, pos = _s_feature.decode_register_broker_record__feature_v2_array(buf, pos, end, features_count)
         except DecodeError as exc:
-            exc.field = "features." + exc.field if exc.field else "features"
-            raise
+            raise exc.inside("features") from None
         first_byte = buf[pos]
         if first_byte < 128:
             rack_length = first_byte
@@ -512,8 +506,7 @@ def decode_register_broker_record_v3(buf, pos=0, end=None):
                 end_points_count,
             )
         except DecodeError as exc:
-            exc.field = "end_points." + exc.field if exc.field else "end_points"
-            raise
+            raise exc.inside("end_points") from None
         first_byte = buf[pos]
         if first_byte < 128:
             features_count = first_byte
@@ -532,8 +525,7 @@ def decode_register_broker_record_v3(buf, pos=0, end=None):
         try:
             v_features, pos = _s_feature.decode_register_broker_record__feature_v3_array(buf, pos, end, features_count)
         except DecodeError as exc:
-            exc.field = "features." + exc.field if exc.field else "features"
-            raise
+            raise exc.inside("features") from None
         first_byte = buf[pos]
         if first_byte < 128:
             rack_length = first_byte
@@ -587,8 +579,7 @@ def decode_register_broker_record_v3(buf, pos=0, end=None):
                         pos += 16
                         log_dirs_items.append(item)
                 except DecodeError as exc:
-                    exc.field = "log_dirs." + exc.field if exc.field else "log_dirs"
-                    raise
+                    raise exc.inside("log_dirs") from None
                 v_log_dirs = log_dirs_items
             else:
                 v__unknown_tags.append((tag, bytes(buf[pos:end])))

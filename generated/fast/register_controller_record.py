@@ -20,7 +20,7 @@ from kcodec.runtime.varint import encode_uvarint
 from . import register_controller_record__endpoint as _s_endpoint
 from . import register_controller_record__feature as _s_feature
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 
@@ -72,8 +72,7 @@ def decode_register_controller_record_v0(buf, pos=0, end=None):
                 end_points_count,
             )
         except DecodeError as exc:
-            exc.field = "end_points." + exc.field if exc.field else "end_points"
-            raise
+            raise exc.inside("end_points") from None
         first_byte = buf[pos]
         if first_byte < 128:
             features_count = first_byte
@@ -97,8 +96,7 @@ def decode_register_controller_record_v0(buf, pos=0, end=None):
                 features_count,
             )
         except DecodeError as exc:
-            exc.field = "features." + exc.field if exc.field else "features"
-            raise
+            raise exc.inside("features") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

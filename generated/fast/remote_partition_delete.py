@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 from . import remote_partition_delete__partition as _s_partition
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">iqb")
 _S1 = Struct(">i")
@@ -41,8 +41,7 @@ def decode_remote_partition_delete_v0(buf, pos=0, end=None):
         try:
             v_topic_id_partition, pos = _s_partition.decode_remote_partition_delete__partition_v0(buf, pos, end)
         except DecodeError as exc:
-            exc.field = "topic_id_partition." + exc.field if exc.field else "topic_id_partition"
-            raise
+            raise exc.inside("topic_id_partition") from None
         (v_broker_id, v_event_timestamp_ms, v_remote_partition_delete_state) = _S0.unpack_from(buf, pos)
         pos += 13
         v__unknown_tags = []

@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 from . import remote_segment_metadata__leader_epoch as _s_leader_epoch
 from . import remote_segment_metadata__segment_id as _s_segment_id
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">qqiqq")
 _S1 = Struct(">i")
@@ -51,8 +51,7 @@ def decode_remote_segment_metadata_v0(buf, pos=0, end=None):
         try:
             v_remote_log_segment_id, pos = _s_segment_id.decode_remote_segment_metadata__segment_id_v0(buf, pos, end)
         except DecodeError as exc:
-            exc.field = "remote_log_segment_id." + exc.field if exc.field else "remote_log_segment_id"
-            raise
+            raise exc.inside("remote_log_segment_id") from None
         (v_start_offset, v_end_offset, v_broker_id, v_max_timestamp_ms, v_event_timestamp_ms) = _S0.unpack_from(
             buf,
             pos,
@@ -88,8 +87,7 @@ def decode_remote_segment_metadata_v0(buf, pos=0, end=None):
                 segment_leader_epochs_count,
             )
         except DecodeError as exc:
-            exc.field = "segment_leader_epochs." + exc.field if exc.field else "segment_leader_epochs"
-            raise
+            raise exc.inside("segment_leader_epochs") from None
         (v_segment_size_in_bytes,) = _S1.unpack_from(buf, pos)
         pos += 4
         first_byte = buf[pos]

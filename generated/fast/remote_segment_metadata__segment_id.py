@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 from . import remote_segment_metadata__partition as _s_partition
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_REMOTE_SEGMENT_METADATA__SEGMENT_ID_V0 = ("topic_id_partition", "id", "_unknown_tags")
@@ -31,8 +31,7 @@ def decode_remote_segment_metadata__segment_id_v0(buf, pos=0, end=None):
         try:
             v_topic_id_partition, pos = _s_partition.decode_remote_segment_metadata__partition_v0(buf, pos, end)
         except DecodeError as exc:
-            exc.field = "topic_id_partition." + exc.field if exc.field else "topic_id_partition"
-            raise
+            raise exc.inside("topic_id_partition") from None
         if pos + 16 > end:
             raise TruncatedError("a uuid needs 16 bytes", position=pos)
         v_id = UUID(bytes=bytes(buf[pos : pos + 16]))

@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import remote_segment_snapshot__leader_epoch as _s_leader_epoch
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">qqiqq")
 _S1 = Struct(">i")
@@ -87,8 +87,7 @@ def decode_remote_segment_snapshot_v0(buf, pos=0, end=None):
                 segment_leader_epochs_count,
             )
         except DecodeError as exc:
-            exc.field = "segment_leader_epochs." + exc.field if exc.field else "segment_leader_epochs"
-            raise
+            raise exc.inside("segment_leader_epochs") from None
         (v_segment_size_in_bytes,) = _S1.unpack_from(buf, pos)
         pos += 4
         first_byte = buf[pos]

@@ -17,7 +17,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import remote_segment_update__segment_id as _s_segment_id
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">iq")
 _S1 = Struct(">i")
@@ -44,8 +44,7 @@ def decode_remote_segment_update_v0(buf, pos=0, end=None):
         try:
             v_remote_log_segment_id, pos = _s_segment_id.decode_remote_segment_update__segment_id_v0(buf, pos, end)
         except DecodeError as exc:
-            exc.field = "remote_log_segment_id." + exc.field if exc.field else "remote_log_segment_id"
-            raise
+            raise exc.inside("remote_log_segment_id") from None
         (v_broker_id, v_event_timestamp_ms) = _S0.unpack_from(buf, pos)
         pos += 12
         first_byte = buf[pos]

@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import share_group_current_member_assignment_value__topic_partitions as _s_topic_partitions
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">iib")
 _S1 = Struct(">i")
@@ -71,8 +71,7 @@ def decode_share_group_current_member_assignment_value_v0(buf, pos=0, end=None):
                 )
             )
         except DecodeError as exc:
-            exc.field = "assigned_partitions." + exc.field if exc.field else "assigned_partitions"
-            raise
+            raise exc.inside("assigned_partitions") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_SHARE_GROUP_MEMBER_METADATA_VALUE_V0 = (
@@ -152,8 +152,7 @@ def decode_share_group_member_metadata_value_v0(buf, pos=0, end=None):
                     pos = subscribed_topic_names_end
                 subscribed_topic_names_items.append(item)
         except DecodeError as exc:
-            exc.field = "subscribed_topic_names." + exc.field if exc.field else "subscribed_topic_names"
-            raise
+            raise exc.inside("subscribed_topic_names") from None
         v_subscribed_topic_names = subscribed_topic_names_items
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)

@@ -18,7 +18,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 
@@ -79,8 +79,7 @@ def decode_share_group_partition_metadata_value__partition_metadata_v0(buf, pos=
                     pos = racks_end
                 racks_items.append(item)
         except DecodeError as exc:
-            exc.field = "racks." + exc.field if exc.field else "racks"
-            raise
+            raise exc.inside("racks") from None
         v_racks = racks_items
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)

@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 from . import share_group_state_partition_metadata_value__topic_info as _s_topic_info
 from . import share_group_state_partition_metadata_value__topic_partitions as _s_topic_partitions
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_V0 = (
@@ -65,8 +65,7 @@ def decode_share_group_state_partition_metadata_value_v0(buf, pos=0, end=None):
                 )
             )
         except DecodeError as exc:
-            exc.field = "initializing_topics." + exc.field if exc.field else "initializing_topics"
-            raise
+            raise exc.inside("initializing_topics") from None
         first_byte = buf[pos]
         if first_byte < 128:
             initialized_topics_count = first_byte
@@ -93,8 +92,7 @@ def decode_share_group_state_partition_metadata_value_v0(buf, pos=0, end=None):
                 )
             )
         except DecodeError as exc:
-            exc.field = "initialized_topics." + exc.field if exc.field else "initialized_topics"
-            raise
+            raise exc.inside("initialized_topics") from None
         first_byte = buf[pos]
         if first_byte < 128:
             deleting_topics_count = first_byte
@@ -124,8 +122,7 @@ def decode_share_group_state_partition_metadata_value_v0(buf, pos=0, end=None):
                 )
             )
         except DecodeError as exc:
-            exc.field = "deleting_topics." + exc.field if exc.field else "deleting_topics"
-            raise
+            raise exc.inside("deleting_topics") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -17,7 +17,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE__TOPIC_INFO_V0 = ("topic_id", "topic_name", "_unknown_tags")

@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import share_group_target_assignment_member_value__topic_partition as _s_topic_partition
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_V0 = ("topic_partitions", "_unknown_tags")
@@ -59,8 +59,7 @@ def decode_share_group_target_assignment_member_value_v0(buf, pos=0, end=None):
                 )
             )
         except DecodeError as exc:
-            exc.field = "topic_partitions." + exc.field if exc.field else "topic_partitions"
-            raise
+            raise exc.inside("topic_partitions") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -19,7 +19,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 
@@ -61,8 +61,7 @@ def decode_share_group_target_assignment_member_value__topic_partition_v0(buf, p
                 pos += 4
                 partitions_items.append(item)
         except DecodeError as exc:
-            exc.field = "partitions." + exc.field if exc.field else "partitions"
-            raise
+            raise exc.inside("partitions") from None
         v_partitions = partitions_items
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)

@@ -13,7 +13,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">h")
 

@@ -13,7 +13,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">h")
 _S1 = Struct(">i")

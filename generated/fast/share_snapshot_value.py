@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import share_snapshot_value__state_batch as _s_state_batch
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">iiiqqq")
 _S1 = Struct(">i")
@@ -79,8 +79,7 @@ def decode_share_snapshot_value_v0(buf, pos=0, end=None):
                 state_batches_count,
             )
         except DecodeError as exc:
-            exc.field = "state_batches." + exc.field if exc.field else "state_batches"
-            raise
+            raise exc.inside("state_batches") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

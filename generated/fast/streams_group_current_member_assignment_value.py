@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import streams_group_current_member_assignment_value__task_ids as _s_task_ids
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">iib")
 _S1 = Struct(">i")
@@ -73,8 +73,7 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
                 active_tasks_count,
             )
         except DecodeError as exc:
-            exc.field = "active_tasks." + exc.field if exc.field else "active_tasks"
-            raise
+            raise exc.inside("active_tasks") from None
         first_byte = buf[pos]
         if first_byte < 128:
             standby_tasks_count = first_byte
@@ -102,8 +101,7 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
                 standby_tasks_count,
             )
         except DecodeError as exc:
-            exc.field = "standby_tasks." + exc.field if exc.field else "standby_tasks"
-            raise
+            raise exc.inside("standby_tasks") from None
         first_byte = buf[pos]
         if first_byte < 128:
             warmup_tasks_count = first_byte
@@ -127,8 +125,7 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
                 warmup_tasks_count,
             )
         except DecodeError as exc:
-            exc.field = "warmup_tasks." + exc.field if exc.field else "warmup_tasks"
-            raise
+            raise exc.inside("warmup_tasks") from None
         first_byte = buf[pos]
         if first_byte < 128:
             active_tasks_pending_revocation_count = first_byte
@@ -158,10 +155,7 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
                 )
             )
         except DecodeError as exc:
-            exc.field = (
-                "active_tasks_pending_revocation." + exc.field if exc.field else "active_tasks_pending_revocation"
-            )
-            raise
+            raise exc.inside("active_tasks_pending_revocation") from None
         first_byte = buf[pos]
         if first_byte < 128:
             standby_tasks_pending_revocation_count = first_byte
@@ -191,10 +185,7 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
                 )
             )
         except DecodeError as exc:
-            exc.field = (
-                "standby_tasks_pending_revocation." + exc.field if exc.field else "standby_tasks_pending_revocation"
-            )
-            raise
+            raise exc.inside("standby_tasks_pending_revocation") from None
         first_byte = buf[pos]
         if first_byte < 128:
             warmup_tasks_pending_revocation_count = first_byte
@@ -224,10 +215,7 @@ def decode_streams_group_current_member_assignment_value_v0(buf, pos=0, end=None
                 )
             )
         except DecodeError as exc:
-            exc.field = (
-                "warmup_tasks_pending_revocation." + exc.field if exc.field else "warmup_tasks_pending_revocation"
-            )
-            raise
+            raise exc.inside("warmup_tasks_pending_revocation") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 from . import streams_group_member_metadata_value__endpoint as _s_endpoint
 from . import streams_group_member_metadata_value__key_value as _s_key_value
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">ii")
 _S1 = Struct(">i")
@@ -166,8 +166,7 @@ def decode_streams_group_member_metadata_value_v0(buf, pos=0, end=None):
                     end,
                 )
             except DecodeError as exc:
-                exc.field = "user_endpoint." + exc.field if exc.field else "user_endpoint"
-                raise
+                raise exc.inside("user_endpoint") from None
         first_byte = buf[pos]
         if first_byte < 128:
             client_tags_count = first_byte
@@ -191,8 +190,7 @@ def decode_streams_group_member_metadata_value_v0(buf, pos=0, end=None):
                 client_tags_count,
             )
         except DecodeError as exc:
-            exc.field = "client_tags." + exc.field if exc.field else "client_tags"
-            raise
+            raise exc.inside("client_tags") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -13,7 +13,7 @@ from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCount
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">iq")
 _S1 = Struct(">i")

@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import streams_group_target_assignment_member_value__task_ids as _s_task_ids
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_V0 = (
@@ -61,8 +61,7 @@ def decode_streams_group_target_assignment_member_value_v0(buf, pos=0, end=None)
                 active_tasks_count,
             )
         except DecodeError as exc:
-            exc.field = "active_tasks." + exc.field if exc.field else "active_tasks"
-            raise
+            raise exc.inside("active_tasks") from None
         first_byte = buf[pos]
         if first_byte < 128:
             standby_tasks_count = first_byte
@@ -90,8 +89,7 @@ def decode_streams_group_target_assignment_member_value_v0(buf, pos=0, end=None)
                 standby_tasks_count,
             )
         except DecodeError as exc:
-            exc.field = "standby_tasks." + exc.field if exc.field else "standby_tasks"
-            raise
+            raise exc.inside("standby_tasks") from None
         first_byte = buf[pos]
         if first_byte < 128:
             warmup_tasks_count = first_byte
@@ -115,8 +113,7 @@ def decode_streams_group_target_assignment_member_value_v0(buf, pos=0, end=None)
                 warmup_tasks_count,
             )
         except DecodeError as exc:
-            exc.field = "warmup_tasks." + exc.field if exc.field else "warmup_tasks"
-            raise
+            raise exc.inside("warmup_tasks") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

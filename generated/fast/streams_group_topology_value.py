@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import streams_group_topology_value__subtopology as _s_subtopology
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 
@@ -61,8 +61,7 @@ def decode_streams_group_topology_value_v0(buf, pos=0, end=None):
                 subtopologies_count,
             )
         except DecodeError as exc:
-            exc.field = "subtopologies." + exc.field if exc.field else "subtopologies"
-            raise
+            raise exc.inside("subtopologies") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

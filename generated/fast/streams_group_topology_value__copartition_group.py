@@ -17,7 +17,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">h")
 
@@ -64,8 +64,7 @@ def decode_streams_group_topology_value__copartition_group_v0(buf, pos=0, end=No
                 pos += 2
                 source_topics_items.append(item)
         except DecodeError as exc:
-            exc.field = "source_topics." + exc.field if exc.field else "source_topics"
-            raise
+            raise exc.inside("source_topics") from None
         v_source_topics = source_topics_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -93,8 +92,7 @@ def decode_streams_group_topology_value__copartition_group_v0(buf, pos=0, end=No
                 pos += 2
                 source_topic_regex_items.append(item_2)
         except DecodeError as exc:
-            exc.field = "source_topic_regex." + exc.field if exc.field else "source_topic_regex"
-            raise
+            raise exc.inside("source_topic_regex") from None
         v_source_topic_regex = source_topic_regex_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -125,8 +123,7 @@ def decode_streams_group_topology_value__copartition_group_v0(buf, pos=0, end=No
                 pos += 2
                 repartition_source_topics_items.append(item_3)
         except DecodeError as exc:
-            exc.field = "repartition_source_topics." + exc.field if exc.field else "repartition_source_topics"
-            raise
+            raise exc.inside("repartition_source_topics") from None
         v_repartition_source_topics = repartition_source_topics_items
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)

@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 from . import streams_group_topology_value__copartition_group as _s_copartition_group
 from . import streams_group_topology_value__topic_info as _s_topic_info
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 
 FIELDS_STREAMS_GROUP_TOPOLOGY_VALUE__SUBTOPOLOGY_V0 = (
@@ -113,8 +113,7 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
                     pos = source_topics_end
                 source_topics_items.append(item)
         except DecodeError as exc:
-            exc.field = "source_topics." + exc.field if exc.field else "source_topics"
-            raise
+            raise exc.inside("source_topics") from None
         v_source_topics = source_topics_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -163,8 +162,7 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
                     pos = source_topic_regex_end
                 source_topic_regex_items.append(item_2)
         except DecodeError as exc:
-            exc.field = "source_topic_regex." + exc.field if exc.field else "source_topic_regex"
-            raise
+            raise exc.inside("source_topic_regex") from None
         v_source_topic_regex = source_topic_regex_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -196,8 +194,7 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
                 state_changelog_topics_count,
             )
         except DecodeError as exc:
-            exc.field = "state_changelog_topics." + exc.field if exc.field else "state_changelog_topics"
-            raise
+            raise exc.inside("state_changelog_topics") from None
         first_byte = buf[pos]
         if first_byte < 128:
             repartition_sink_topics_count = first_byte
@@ -254,8 +251,7 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
                     pos = repartition_sink_topics_end
                 repartition_sink_topics_items.append(item_3)
         except DecodeError as exc:
-            exc.field = "repartition_sink_topics." + exc.field if exc.field else "repartition_sink_topics"
-            raise
+            raise exc.inside("repartition_sink_topics") from None
         v_repartition_sink_topics = repartition_sink_topics_items
         first_byte = buf[pos]
         if first_byte < 128:
@@ -287,8 +283,7 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
                 repartition_source_topics_count,
             )
         except DecodeError as exc:
-            exc.field = "repartition_source_topics." + exc.field if exc.field else "repartition_source_topics"
-            raise
+            raise exc.inside("repartition_source_topics") from None
         first_byte = buf[pos]
         if first_byte < 128:
             copartition_groups_count = first_byte
@@ -318,8 +313,7 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
                 )
             )
         except DecodeError as exc:
-            exc.field = "copartition_groups." + exc.field if exc.field else "copartition_groups"
-            raise
+            raise exc.inside("copartition_groups") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

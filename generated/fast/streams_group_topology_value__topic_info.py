@@ -19,7 +19,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import streams_group_topology_value__topic_config as _s_topic_config
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">ih")
 _S1 = Struct(">i")
@@ -95,8 +95,7 @@ def decode_streams_group_topology_value__topic_info_v0(buf, pos=0, end=None):
                 topic_configs_count,
             )
         except DecodeError as exc:
-            exc.field = "topic_configs." + exc.field if exc.field else "topic_configs"
-            raise
+            raise exc.inside("topic_configs") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import transaction_log_value__partition as _s_partition
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">qhib")
 _S1 = Struct(">i")
@@ -78,8 +78,7 @@ def decode_transaction_log_value_v0(buf, pos=0, end=None):
                     transaction_partitions_count,
                 )
             except DecodeError as exc:
-                exc.field = "transaction_partitions." + exc.field if exc.field else "transaction_partitions"
-                raise
+                raise exc.inside("transaction_partitions") from None
         (v_transaction_last_update_timestamp_ms, v_transaction_start_timestamp_ms) = _S2.unpack_from(buf, pos)
         pos += 16
         v_previous_producer_id = -1
@@ -175,8 +174,7 @@ def decode_transaction_log_value_v1(buf, pos=0, end=None):
                     transaction_partitions_count,
                 )
             except DecodeError as exc:
-                exc.field = "transaction_partitions." + exc.field if exc.field else "transaction_partitions"
-                raise
+                raise exc.inside("transaction_partitions") from None
         (v_transaction_last_update_timestamp_ms, v_transaction_start_timestamp_ms) = _S2.unpack_from(buf, pos)
         pos += 16
         v_previous_producer_id = -1

@@ -16,7 +16,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">h")
 _S1 = Struct(">i")
@@ -70,8 +70,7 @@ def decode_transaction_log_value__partition_v0(buf, pos=0, end=None):
                 pos += 4
                 partition_ids_items.append(item)
         except DecodeError as exc:
-            exc.field = "partition_ids." + exc.field if exc.field else "partition_ids"
-            raise
+            raise exc.inside("partition_ids") from None
         v_partition_ids = partition_ids_items
         return (v_topic, v_partition_ids), pos
     except (IndexError, struct_error):
@@ -160,8 +159,7 @@ def decode_transaction_log_value__partition_v1(buf, pos=0, end=None):
                 pos += 4
                 partition_ids_items.append(item)
         except DecodeError as exc:
-            exc.field = "partition_ids." + exc.field if exc.field else "partition_ids"
-            raise
+            raise exc.inside("partition_ids") from None
         v_partition_ids = partition_ids_items
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)

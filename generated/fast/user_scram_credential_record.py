@@ -15,7 +15,7 @@ from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 _S1 = Struct(">b")

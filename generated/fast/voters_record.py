@@ -18,7 +18,7 @@ from kcodec.runtime.varint import encode_uvarint
 
 from . import voters_record__voter as _s_voter
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">h")
 
@@ -52,8 +52,7 @@ def decode_voters_record_v0(buf, pos=0, end=None):
         try:
             v_voters, pos = _s_voter.decode_voters_record__voter_v0_array(buf, pos, end, voters_count)
         except DecodeError as exc:
-            exc.field = "voters." + exc.field if exc.field else "voters"
-            raise
+            raise exc.inside("voters") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -20,7 +20,7 @@ from kcodec.runtime.varint import encode_uvarint
 from . import voters_record__endpoint as _s_endpoint
 from . import voters_record__k_raft_version_feature as _s_k_raft_version_feature
 
-require_runtime_api(1)
+require_runtime_api(2)
 
 _S0 = Struct(">i")
 
@@ -64,8 +64,7 @@ def decode_voters_record__voter_v0(buf, pos=0, end=None):
         try:
             v_endpoints, pos = _s_endpoint.decode_voters_record__endpoint_v0_array(buf, pos, end, endpoints_count)
         except DecodeError as exc:
-            exc.field = "endpoints." + exc.field if exc.field else "endpoints"
-            raise
+            raise exc.inside("endpoints") from None
         try:
             v_k_raft_version_feature, pos = _s_k_raft_version_feature.decode_voters_record__k_raft_version_feature_v0(
                 buf,
@@ -73,8 +72,7 @@ def decode_voters_record__voter_v0(buf, pos=0, end=None):
                 end,
             )
         except DecodeError as exc:
-            exc.field = "k_raft_version_feature." + exc.field if exc.field else "k_raft_version_feature"
-            raise
+            raise exc.inside("k_raft_version_feature") from None
         v__unknown_tags = []
         tagged_entries, after_tags = read_tagged(buf, pos, end)
         outer_end = end

@@ -90,6 +90,14 @@ class KcodecError(Exception):
             return self.replace()
         return self.replace(field=f"{field}{own}" if own.startswith("[") else f"{field}.{own}")
 
+    def in_stream(self, start: int, codec: str) -> KcodecError:
+        """A copy for an error raised while decoding a decompressed ``codec`` stream: placed at the stored
+        (compressed) region, which starts at ``start``; the message says where in the stream it was."""
+        return self.replace(
+            message=f"{self.message} (at byte {self.position or 0} of the decompressed {codec} stream)",
+            position=start,
+        )
+
     def where(self) -> str:
         parts = []
         if self.position is not None:

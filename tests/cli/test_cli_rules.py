@@ -122,3 +122,17 @@ def test_svg_subtitle_clears_the_title(tmp_path):
         (x1, y1, size1), (x2, y2, size2) = [(float(a), float(b), float(c)) for a, b, c in texts[:2]]
         assert y2 - y1 >= (size1 + size2) / 2  # two lines, not one
         assert bytes(resvg_py.svg_to_bytes(svg_path=str(out)))[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_generate_runs_when_the_generated_package_no_longer_imports() -> None:
+    """A runtime that moved on refuses the old generated code ("run `kcodec generate`"): generate itself
+    must then still find the package's folder and check it, without importing it."""
+    code = (
+        "import kcodec.runtime as r\n"
+        "r.RUNTIME_API += 1\n"  # every generated module now refuses to import
+        "from kcodec.cli import main\n"
+        "raise SystemExit(main(['generate', '--check']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "is fresh" in proc.stdout

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import importlib
+import importlib.util
 import math
 import os
 from collections.abc import Callable, Iterable
@@ -39,8 +40,12 @@ TOPIC_DECODER_OPTIONS = (
 
 
 def packaged(name: str) -> Path:
-    """The directory of a package shipped inside kcodec (schemas, generated)."""
-    return Path(importlib.import_module(f"kcodec.{name}").__path__[0])
+    """The directory of a package shipped inside kcodec (schemas, generated), found without importing it:
+    ``kcodec generate`` must run when the generated package is stale and refuses to import."""
+    spec = importlib.util.find_spec(f"kcodec.{name}")
+    if spec is None or not spec.submodule_search_locations:
+        raise KcodecError(f"kcodec.{name} is not installed with this kcodec")
+    return Path(list(spec.submodule_search_locations)[0])
 
 
 def existing_file(name: str | Path) -> Path:

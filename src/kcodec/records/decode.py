@@ -109,13 +109,10 @@ def _decompress(
 
 
 def _in_stream(exc: KcodecError, start: int, base_offset: int | None, codec_name: str, field: str) -> KcodecError:
-    """An error inside a decompressed stream: placed at the stored region (absolute ``start``), the message
-    says where in the stream, the field path starts at the compressed field."""
-    return exc.replace(
-        message=f"{exc.message} (at byte {exc.position or 0} of the decompressed {codec_name} stream)",
-        position=start,
-        base_offset=base_offset if exc.base_offset is None else exc.base_offset,
-    ).inside(field)
+    """An error inside a decompressed stream (:meth:`~kcodec.errors.KcodecError.in_stream`, the rule the
+    generated decoders follow too), with the batch's offset and the field path from the compressed field."""
+    located = exc.in_stream(start, codec_name)
+    return located.replace(base_offset=base_offset if exc.base_offset is None else exc.base_offset).inside(field)
 
 
 def decode_entry(

@@ -4,7 +4,7 @@ offsets, segments), and the primitives generated code is built from.
 The runtime never imports the generator, Jinja2 or YAML.
 """
 
-RUNTIME_API = 1
+RUNTIME_API = 2  # 2: the fast decoders relocate errors with KcodecError.at, .inside and .in_stream
 
 
 def require_runtime_api(version: int) -> None:
