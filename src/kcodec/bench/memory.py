@@ -147,7 +147,7 @@ def _preload(impl: str) -> None:
         import kcodec.records.decode as decode
         import kcodec.records.reader  # noqa: F401
 
-        decode._decoders()
+        decode.fast_decoders()
     elif impl == "aiokafka":
         import aiokafka.record.memory_records  # noqa: F401
     elif impl == "kafka-python":
