@@ -213,7 +213,8 @@ def test_no_module_imports_another_modules_underscore_name() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").startswith("kcodec")):
                 continue
-            bad += [f"{name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_") and a.name[1] != "_"]
+            private = [a.name for a in node.names if a.name.startswith("_") and a.name[1] != "_"]
+            bad += [f"{name}: {node.module}.{a}" for a in private]
             if node.module and any(part.startswith("_") and part != "_ckernel" for part in node.module.split(".")):
                 bad.append(f"{name}: {node.module}")
     assert not bad, "\n".join(bad)
