@@ -20,12 +20,12 @@ test: setup lint
 	$(BIN)/kcodec generate --check
 	$(BIN)/python -m pytest
 
-# ruff (lint and format) over everything, generated code included; mypy on the typed layers
+# ruff (lint and format) over everything, generated code included; mypy on codegen/ and src/kcodec/
 lint: setup typecheck
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# mypy with no arguments: pyproject.toml [tool.mypy] lists the files (codegen/schema, runtime, records, log)
+# mypy with no arguments: pyproject.toml [tool.mypy] lists the files (codegen/ and src/kcodec/)
 typecheck: setup
 	$(BIN)/mypy
 

@@ -27,6 +27,7 @@ as the Python backends do, so all three fail the same way on the same bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ..schema import (
     ArrayType,
@@ -37,6 +38,7 @@ from ..schema import (
     IntType,
     ResolvedField,
     SchemaSet,
+    Type,
     constants,
     resolve_all,
 )
@@ -192,6 +194,31 @@ def _read_int(w: Code, t: IntType, target: str, path: str, checked: bool = False
         w(f"{target} = {'zigzag32(' + raw + ')' if t.zigzag else raw};")
 
 
+_K = TypeVar("_K", IntType, BytesType)
+
+
+def _type_of(f: ResolvedField, kind: type[_K]) -> _K:
+    """f's type where the caller already knows its kind: a sink's ``integer`` or ``data``, a const or
+    derived field (an integer: the loader checks)."""
+    assert isinstance(f.type, kind), f.name
+    return f.type
+
+
+def _entity_array(t: Type) -> tuple[IntType, str]:
+    """A compiled array's count prefix and element entity: the kernel takes arrays of structs with a
+    count prefix only (see EntityVersion.compiled)."""
+    assert isinstance(t, ArrayType) and t.prefix is not None and isinstance(t.element, EntityRef), t
+    return t.prefix, t.element.name
+
+
+def _contents_entity(f: ResolvedField) -> str:
+    """The entity a compiled compressed field holds: its decompressed bytes are a greedy array of it
+    (see EntityVersion.compiled)."""
+    contents = f.field.compressed.contents if f.field.compressed else None
+    assert isinstance(contents, ArrayType) and isinstance(contents.element, EntityRef), f.name
+    return contents.element.name
+
+
 def _py_int(t: IntType, expr: str) -> str:
     return f"PyLong_FromLongLong({expr})" if t.name != "uint32" else f"PyLong_FromUnsignedLong((unsigned long){expr})"
 
@@ -218,7 +245,7 @@ class _TupleSink:
         w("if (!out) return NULL;")
 
     def integer(self, w: Code, i: int, f: ResolvedField, value: str) -> None:
-        w(f"PyObject *o = {_py_int(f.type, value)};")
+        w(f"PyObject *o = {_py_int(_type_of(f, IntType), value)};")
         w("if (!o) goto fail;")
         w(self.store(i, "o"))
 
@@ -229,7 +256,7 @@ class _TupleSink:
         w("o = Py_None; Py_INCREF(o);")
 
     def data(self, w: Code, f: ResolvedField, length: str) -> None:
-        if f.type.text:
+        if _type_of(f, BytesType).text:
             # invalid UTF-8 decodes with replacement characters, as Kafka's Java client does
             w(f'o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t){length}, "replace");')
             w("if (!o) goto fail;")
@@ -274,7 +301,7 @@ class _TupleSink:
     def contents(self, w: Code, i: int, f: ResolvedField, ev: EntityVersion) -> None:
         """A compressed value (bytes at tuple slot i, the codec's name in ``codec``) becomes the list of
         entities its decompressed stream holds, as the Python decoders do."""
-        child = ev.child(f.field.compressed.contents.element.name)
+        child = ev.child(_contents_entity(f))
         w(f"PyObject *stored = {self.slot(i)};")
         _raise(
             w,
@@ -386,7 +413,8 @@ class _ColumnSink:
         w(f"if (bincol_null(&c->{f.name}) < 0) goto fail;")
 
     def data(self, w: Code, f: ResolvedField, length: str) -> None:
-        if f.type.text:  # invalid UTF-8 goes in with replacement characters, as Kafka's Java client reads it
+        # invalid UTF-8 goes in with replacement characters, as Kafka's Java client reads it
+        if _type_of(f, BytesType).text:
             w(f"if (!utf8_valid(buf + p, {length})) {{")
             w(f"    if (bincol_put_replaced(&c->{f.name}, buf + p, (Py_ssize_t){length}) < 0) goto fail;")
             w("} else {")
@@ -515,8 +543,9 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
             elif isinstance(t, EntityRef):
                 sink.entity(w, i, f, ev.child(t.name))
             else:
+                prefix, element = _entity_array(t)
                 w("int64_t count;")
-                _read_int(w, t.prefix, "count", f.name)
+                _read_int(w, prefix, "count", f.name)
                 # a count inside a record that is negative is an invalid record (Kafka's DefaultRecord
                 # raises InvalidRecordException for a negative header count), not a record count
                 _raise(w, "count < 0", "E_Corrupt", "p", f.name, f"{f.name}: negative count %lld", "(long long)count")
@@ -530,7 +559,7 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
                     "(long long)count",
                     "(long long)(end - p)",
                 )
-                sink.array(w, i, f, ev.child(t.element.name), "count")
+                sink.array(w, i, f, ev.child(element), "count")
         w("}")
     for f in ev.fields:
         if f.derived_kind == "crc":
@@ -563,7 +592,7 @@ def _bit_groups(w: Code, ev: EntityVersion, f: ResolvedField, t: BitsType, value
         expr = f"(int64_t)((bits >> {b.low}) & {(1 << b.width) - 1:#x})"
         if b.kind == "flag":
             groups.append((b.name, f"PyBool_FromLong((long){expr})"))
-        elif b.kind == "enum":
+        elif b.enum:  # kind "enum"
             e, target = ev.enum(b.enum), f"name_{f.name}_{b.name}"
             values = ev.enum_values(b.enum)
             w(f"int64_t {b.name} = {expr};")
@@ -639,7 +668,7 @@ def _column_parts(ev: EntityVersion) -> tuple[list[str], list[str], list[str]]:
             export.append(f'if (put_struct(d, "{f.name}", (void *)&c->{f.name}, export_cols_{child.suffix}) < 0)')
             export.append("    return -1;")
         else:
-            child = ev.child(t.element.name)
+            child = ev.child(_entity_array(t)[1])
             struct.append(f"Buf {f.name}_offsets; cols_{child.suffix} {f.name};")
             free.append(f"buf_free(&c->{f.name}_offsets); free_cols_{child.suffix}(&c->{f.name});")
             export.append(
@@ -711,16 +740,16 @@ def _put_body(ev: EntityVersion, span: bool = False) -> list[str]:
     and elements already encoded (see the span writers below)."""
     w = Code(depth=1)
     for f in _put_params(ev):
-        t = f.type.base if isinstance(f.type, BitsType) else f.type
-        if isinstance(t, IntType) and (t.min, t.max) != (-(1 << 63), (1 << 63) - 1):
-            lo, hi = _int_bounds(t)
+        base = f.type.base if isinstance(f.type, BitsType) else f.type
+        if isinstance(base, IntType) and (base.min, base.max) != (-(1 << 63), (1 << 63) - 1):
+            lo, hi = _int_bounds(base)
             w(f'if (int_in_range(f_{f.name}, {lo}, {hi}, "{f.name}") < 0) return -1;')
     lengths: list[tuple[str, IntType]] = []
     crcs: list[str] = []
     starts = ev.length_starts()
     for f in ev.fields:
         for owner in starts.get(f.name, ()):
-            lt = ev.field(owner).type
+            lt = _type_of(ev.field(owner), IntType)
             w(f"Py_ssize_t body_{owner} = out->len;  /* {owner} goes here, once its bytes are known */")
             w(f"if (buf_reserve(out, {lt.max_width}) < 0) return -1;")
             w(f"out->len += {lt.max_width};")
@@ -739,7 +768,7 @@ def _put_body(ev: EntityVersion, span: bool = False) -> list[str]:
             continue
         x = f"f_{f.name}"
         if f.field.const is not None:
-            _put_int(w, t, str(ev.version if f.field.const == "version" else f.field.const))
+            _put_int(w, _type_of(f, IntType), str(ev.version if f.field.const == "version" else f.field.const))
         elif isinstance(t, BitsType):
             _put_int(w, t.base, x)
         elif isinstance(t, IntType):
@@ -758,19 +787,21 @@ def _put_body(ev: EntityVersion, span: bool = False) -> list[str]:
         elif span:
             if not isinstance(t, ArrayType):
                 raise ValueError(f"{ev.suffix}.{f.name}: span writers take integers, byte strings and arrays only")
+            assert t.prefix is not None, f.name  # the kernel's arrays have a count prefix (EntityVersion.compiled)
             w(f"if ({_PUT[t.prefix.name]}(out, n_{f.name}) < 0 || buf_put(out, {x}.p, {x}.n) < 0) return -1;")
         elif isinstance(t, EntityRef):
             w(f"if (enc_{ev.child(t.name).suffix}({x}, out) < 0) return -1;")
         else:
-            child = ev.child(t.element.name)
+            prefix, element = _entity_array(t)
+            child = ev.child(element)
             w(f"if (Py_TYPE({x}) == (PyTypeObject *)T_EncodedArray) {{  /* encoded already: count and bytes */")
-            w(f"    if (put_encoded_array(out, {x}, {_PUT[t.prefix.name]}) < 0) return -1;")
+            w(f"    if (put_encoded_array(out, {x}, {_PUT[prefix.name]}) < 0) return -1;")
             w(f"}} else if (!PyList_Check({x}) && !PyTuple_Check({x})) {{")
             with w.indented():
                 _encode_error(w, f"{f.name} needs a list")
             w("} else {")
             with w.indented():
-                _put_int(w, t.prefix, f"PySequence_Fast_GET_SIZE({x})")
+                _put_int(w, prefix, f"PySequence_Fast_GET_SIZE({x})")
                 w(f"for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE({x}); k++)")
                 w(f"    if (enc_{child.suffix}(PySequence_Fast_GET_ITEM({x}, k), out) < 0) return -1;")
             w("}")

@@ -154,7 +154,9 @@ def _payload_type(t: Type) -> Type:
     return replace(t, nullable=False) if isinstance(t, EntityRef) else t
 
 
-def _int(t: IntType) -> str:
+def _int(t: Type) -> str:
+    """An integer's construct (derived, const and enum fields are integers: the loader checks)."""
+    assert isinstance(t, IntType), t
     return _FIXED_CONSTRUCT[t.name]
 
 
@@ -185,6 +187,8 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
             length = ev.enclosing_length(i)
             extent = f"lambda ctx: ctx[{length!r}] - (ctx._at_{f.name} - ctx._start_{length})"
             return f'FixedSized({extent}, Compressed({_type(ev, t)}, {codec}, magic={ev.version}, at="_at_{f.name}"))'
+        # compressed bytes hold what ``contents`` names (the loader requires it when the field is not an array)
+        assert fld.compressed.contents is not None and isinstance(t, BytesType), f.name
         contents = _type(ev, fld.compressed.contents)
         helpers.append((f"_{ev.symbol}_{f.name.upper()}_CONTENTS", contents))
         return (
@@ -205,11 +209,12 @@ def _type(ev: EntityVersion, t: Type) -> str:
         groups = []
         for b in sorted(t.bits, key=lambda b: b.low):
             args = [repr(b.name), str(b.low), str(b.width), repr(b.kind)]
-            if b.kind == "enum":
+            if b.enum:  # kind "enum"
                 e = ev.enum(b.enum)
                 args += [repr(ev.enum_values(b.enum)), repr(b.enum), f"open={e.open}", f"error={e.error!r}"]
             groups.append(f"BitGroup({', '.join(args)})")
-        return f"BitField({_int(t.base)}, [{', '.join(groups)}], {t.base.width * 8})"
+        # the loader checked the base is fixed-width (max_width is its width)
+        return f"BitField({_int(t.base)}, [{', '.join(groups)}], {t.base.max_width * 8})"
     if isinstance(t, BytesType):
         prefix = "CompactLength()" if t.compact else _int(t.prefix)
         return f"KBytes({prefix}, nullable={t.nullable}, text={t.text})"
@@ -243,9 +248,11 @@ def _size_expr(ev: EntityVersion, i: int) -> str | tuple[str, str, str] | None:
     fld, t = f.field, f.type
     d = fld.derived
     if d and d.kind == "count":
+        assert isinstance(t, IntType) and d.of is not None, f.name  # the loader checks both
         return f"{_SIZE_FN[t.name]}(len({_value(d.of)}))"
     if d and d.kind == "length":
-        return f"{_SIZE_FN[t.name]}({_covered_sum(ev, ev.index(d.covers))})"
+        assert isinstance(t, IntType), f.name  # a derived field is an integer (the loader checks)
+        return f"{_SIZE_FN[t.name]}({_covered_sum(ev, ev.index(f.covers))})"
     v = _value(f.name)
     if not fld.compressed:
         return _type_size(ev, t, v)
@@ -255,6 +262,7 @@ def _size_expr(ev: EntityVersion, i: int) -> str | tuple[str, str, str] | None:
             plain = _array_size(ev, t, v)
             raw = f"_{ev.symbol}_{f.name.upper()}_RAW.build({v})"
         else:
+            assert isinstance(t, BytesType), f.name  # compressed: an array or bytes
             plain = _bytes_size(t, v)
             raw = f"_{ev.symbol}_{f.name.upper()}_CONTENTS.build({v})"
         packed = f"len(compress_cached({codec}, {raw}, {ev.version}, level))"
@@ -310,7 +318,8 @@ def _array_size(ev: EntityVersion, t: ArrayType, v: str) -> str:
         items = f"{e.width} * len({v})"
     elif isinstance(e, BytesType):
         items = f"sum({_bytes_size(e, 'x')} for x in {v})"
-    else:  # bits
+    else:
+        assert isinstance(e, BitsType), e  # arrays do not nest
         items = f"{e.base.width} * len({v})"
     if t.prefix is None:
         return items
@@ -374,7 +383,7 @@ def _size_function(ev: EntityVersion, kind: str, doc: str) -> SizeFunction:
 
 
 def _covered_function(ev: EntityVersion, length_field: str) -> SizeFunction:
-    start = ev.index(ev.field(length_field).field.derived.covers)
+    start = ev.index(ev.field(length_field).covers)
     return SizeFunction(
         f"_covered_{ev.suffix}_{length_field}",
         f"Bytes that {length_field} counts.",

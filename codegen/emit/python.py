@@ -170,9 +170,8 @@ def fast_function(mod: FastModule, ev: EntityVersion) -> FastFunction:
 
 
 def _start_cover(w: _Writer, owner: str, pos_expr: str) -> None:
-    d = w.ev.field(owner).field.derived
     w(f"start_{owner} = {pos_expr}")
-    if d.kind == "length":
+    if w.ev.field(owner).derived_kind == "length":
         # Everything the length covers is bounded by it: nothing inside can read past.
         minimum = w.ev.min_covered(owner)
         w(f"if v_{owner} < {minimum}:")
@@ -189,8 +188,16 @@ def _start_cover(w: _Writer, owner: str, pos_expr: str) -> None:
         w(f"end = end_{owner}")
 
 
+def _fixed_int(f: ResolvedField) -> IntType:
+    """The integer a member of a fixed run holds: its own type or its bit field's base (see
+    ResolvedField.is_fixed_scalar)."""
+    t = f.type.base if isinstance(f.type, BitsType) else f.type
+    assert isinstance(t, IntType), f.name
+    return t
+
+
 def _emit_fixed_run(w: _Writer, run: FixedRun) -> None:
-    fmt = ">" + "".join(_FMT[(f.type.base if isinstance(f.type, BitsType) else f.type).name] for f in run.fields)
+    fmt = ">" + "".join(_FMT[_fixed_int(f).name] for f in run.fields)
     names = [f"v_{f.name}" for f in run.fields]
     starts = w.ev.covered_starts
     offset = 0
@@ -209,7 +216,7 @@ def _emit_fixed_run(w: _Writer, run: FixedRun) -> None:
             _start_cover(w, owner, f"pos + {offset}")
         if f.field.derived and f.field.derived.kind == "crc":
             w(f"at_{f.name} = pos + {offset}" if offset else f"at_{f.name} = pos")
-        offset += f.size
+        offset += f.fixed_size
     w(f"pos += {offset}")
     for f in run.fields:
         _post_fixed(w, f)
@@ -229,14 +236,14 @@ def _post_fixed(w: _Writer, f) -> None:
         _emit_enum(w, v, v, fld.enum, f.name, f"pos - {_bytes_after(ev, f)}")
     if isinstance(f.type, BitsType):
         raw = w.name(f"{f.name}_bits")
-        width = f.type.base.width * 8
+        width = f.type.base.max_width * 8  # the loader checked the base is fixed-width (max_width is its width)
         w(f"{raw} = {v} & {(1 << width) - 1:#x}")
         parts = []
         for b in sorted(f.type.bits, key=lambda b: b.low):
             expr = f"({raw} >> {b.low}) & {(1 << b.width) - 1:#x}" if b.low else f"{raw} & {(1 << b.width) - 1:#x}"
             if b.kind == "flag":
                 parts.append(f"{b.name!r}: bool({expr})")
-            elif b.kind == "enum":
+            elif b.enum:  # kind "enum"
                 tv = w.name(f"{f.name}_{b.name}")
                 w(f"{tv} = {expr}")
                 _emit_enum(w, tv, tv, b.enum, f"{f.name}.{b.name}", f"pos - {_bytes_after(ev, f)}")
@@ -250,7 +257,7 @@ def _bytes_after(ev: EntityVersion, f: ResolvedField) -> int:
     """Bytes between the start of fixed field f and the end of its fixed run (pos after the run)."""
     i = ev.index(f.name)
     run = ev.run_of(i)
-    return sum(g.size for g in run.fields[i - run.start :])
+    return sum(g.fixed_size for g in run.fields[i - run.start :])
 
 
 def _emit_enum(w: _Writer, target: str, raw: str, enum: str, path: str, position: str) -> None:
@@ -333,6 +340,7 @@ def _read_count(w: _Writer, target: str, t: BytesType | ArrayType) -> None:
         _read_int(w, target, _UVARINT)
         w(f"{target} -= 1")
     else:
+        assert t.prefix is not None, t  # only a prefixed array has its count read
         _read_int(w, target, t.prefix)
 
 
@@ -617,8 +625,10 @@ _ENC_VARINT = {"varint": "encode_varint", "varlong": "encode_varlong", "uvarint"
 _UVARINT = IntType("uvarint", None, False, 32)
 
 
-def _packer(w: _Writer, t: IntType) -> str:
-    """Expression prefix turning an int into its bytes: `<fn>(x)`."""
+def _packer(w: _Writer, t: Type) -> str:
+    """Expression prefix turning an int into its bytes: `<fn>(x)` (derived, const and enum fields are
+    integers: the loader checks)."""
+    assert isinstance(t, IntType), t
     if not t.fixed:
         return _ENC_VARINT[t.name]
     return f"{w.struct('>' + _FMT[t.name])}.pack"
@@ -641,6 +651,7 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
             deferred.append(i)
             continue
         if d and d.kind == "count":
+            assert d.of is not None, f.name  # a count names its array (the loader checks)
             w(f"{b} = {_packer(w, t)}(len(v[{ev.index(d.of)}]))")
         elif fld.const is not None:
             value = ev.version if fld.const == "version" else fld.const
@@ -651,7 +662,7 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
         elif isinstance(t, BitsType):
             parts = []
             for g in t.bits:
-                if g.kind == "enum":
+                if g.enum:  # kind "enum"
                     table = w.table(f"_{g.enum.upper()}_V{ev.version}_IDS", repr(ev.enum_values(g.enum)))
                     val = f"{table}[{x}[{g.name!r}]]"
                 elif g.kind == "flag":
@@ -664,7 +675,7 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
             for part in parts[1:]:  # one group a line
                 w(f"{raw} |= {part}")
             if t.base.signed:
-                top = 1 << (t.base.width * 8 - 1)
+                top = 1 << (t.base.max_width * 8 - 1)  # the loader checked the base is fixed-width
                 w(f"if {raw} >= {top:#x}:")
                 w(f"    {raw} -= {top * 2:#x}")
             w(f"{b} = {_packer(w, t.base)}({raw})")
@@ -675,15 +686,15 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
                 w(f"if {codec} != 'none':")
                 w(f"    {b} = compress_cached({codec}, {b}, {ev.version}, level)")
             else:
+                contents = fld.compressed.contents
+                # compressed bytes hold the array ``contents`` names (the loader requires it when the field is not one)
+                assert isinstance(t, BytesType) and isinstance(contents, ArrayType), f.name
                 w(f"if {codec} == 'none':")
                 w.depth += 1
                 _bytes_value(w, b, t, x)
                 w.depth -= 1
                 w("else:")
-                w(
-                    f"    data = compress_cached({codec}, {_array_bytes(w, fld.compressed.contents, x)}, "
-                    f"{ev.version}, level)"
-                )
+                w(f"    data = compress_cached({codec}, {_array_bytes(w, contents, x)}, {ev.version}, level)")
                 w(f"    {b} = {_packer(w, t.prefix)}(len(data)) + data")
         else:
             _encode_plain(w, b, t, x)
@@ -693,7 +704,8 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
     for i in reversed(deferred):
         f = fields[i]
         d = f.field.derived
-        start = ev.index(d.covers)
+        assert d is not None, f.name  # deferred: derived lengths and CRCs
+        start = ev.index(f.covers)
         covered = names[start:]
         if d.kind == "length":
             w(f"{names[i]} = {_packer(w, f.type)}(sum(map(len, ({', '.join(covered)},))))")
@@ -742,6 +754,7 @@ def _encode_plain(w: _Writer, b: str, t: Type, x: str) -> None:
         call = f"{_alias(t.name)}.encode_{child.suffix}({x}{', level' if child.needs_options else ''})"
         w(f"{b} = b'\\xff' if {x} is None else b'\\x01' + {call}" if t.nullable else f"{b} = {call}")
     else:
+        assert isinstance(t, ArrayType), t  # what is left is an array: bit fields never reach here
         body = _array_bytes(w, t, x)
         if t.prefix is None:
             w(f"{b} = {body}")

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-def record_corrupt_message(stored: int, computed: int) -> str:
+def record_corrupt_message(stored: int, computed: int | None) -> str:
     """Kafka's wording for a CRC that does not hold (DefaultRecordBatch / LegacyRecord ensureValid)."""
     return f"Record is corrupt (stored crc = {stored}, computed crc = {computed})"
 

@@ -59,13 +59,14 @@ def kcodec_backend() -> str:
 
 
 def machine_info() -> dict:
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in LIBRARIES:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
     compiled, where = aiokafka_extension()
+    usable: int | None
     try:
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -136,8 +137,8 @@ def row_dict(result: Result, index) -> dict:
         "implementation": result.implementation,
         "operation": result.operation,
         "codec": result.codec,
-        "records_per_s": round(result.records_per_s, 1) if result.ok else None,
-        "mb_per_s": round(result.mb_per_s, 2) if result.ok else None,
+        "records_per_s": _rounded(result.records_per_s, 1) if result.ok else None,
+        "mb_per_s": _rounded(result.mb_per_s, 2) if result.ok else None,
         "ratio_vs_aiokafka": round(r, 3) if r is not None else None,
         "status": result.status,
         "reason": result.reason or None,
@@ -208,7 +209,7 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
         )
     for codec in [r.codec for r in results if r.operation == "crc" and r.implementation == "kcodec"]:
         r, p = ix.get(("kcodec", "crc", codec)), ix.get(("primitive", "crc32c", codec))
-        v = r.records_per_s / p.records_per_s if r and p and r.ok and p.ok else None
+        v = _quotient(r.records_per_s, p.records_per_s) if r and p and r.ok and p.ok else None
         check(
             "CRC verification of the whole log vs raw crc32c over it",
             codec,
@@ -222,7 +223,7 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
             r, p = ix.get(("kcodec", op, codec)), ix.get(("primitive", "decompress", codec))
             if r is None:
                 continue
-            v = r.median_s / p.median_s if p and r.ok and p.ok else None
+            v = _quotient(r.median_s, p.median_s) if p and r.ok and p.ok else None
             check(
                 f"compressed decode ({what}) time vs decompression alone",
                 codec,
@@ -285,6 +286,16 @@ def _spark_targets(ix, check) -> None:
                 None if v is None else v >= 0.5,
                 "" if v is not None else (_why(r) if not r.ok else "needs the decode_arrow row"),
             )
+
+
+def _rounded(x: float | None, digits: int) -> float | None:
+    """A rate rounded for the JSON (None for a result with no time to divide by)."""
+    return None if x is None else round(x, digits)
+
+
+def _quotient(a: float | None, b: float | None) -> float | None:
+    """a / b of two results' figures (every figure of a result that is ok is there)."""
+    return None if a is None or b is None else a / b
 
 
 def _at_most(v: float | None, limit: float) -> bool | None:

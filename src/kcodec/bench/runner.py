@@ -47,11 +47,13 @@ class Result:
 
     @property
     def records_per_s(self) -> float | None:
-        return self.records / self.median_s if self.ok and self.median_s > 0 else None
+        m = self.median_s  # None unless ok
+        return self.records / m if m is not None and m > 0 else None
 
     @property
     def mb_per_s(self) -> float | None:
-        return self.raw_bytes / self.median_s / 1e6 if self.ok and self.median_s > 0 else None
+        m = self.median_s  # None unless ok
+        return self.raw_bytes / m / 1e6 if m is not None and m > 0 else None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     src, out = existing_file(Path(args.input)), Path(args.out)
     refuse_overlap([src], [out])
     reader = read_batches(src, verify_crc=not args.no_verify)
-    chunks, batches, records = [], 0, 0
+    chunks: list[bytes] = []
+    batches, records = 0, 0
     with Progress(file_size(src), desc=src.name) as progress:
         for batch in reader:
             progress.to(batch.position + batch.size)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from kcodec.commands.common import UsageError, existing_file, require_extra
 from kcodec.errors import KcodecError
@@ -93,7 +94,7 @@ class RemoteObject:
         return UriPath(self.uri)
 
     @contextmanager
-    def open(self) -> Iterator[object]:
+    def open(self) -> Iterator[Any]:  # a pyarrow NativeFile (read_at, ranged reads)
         """The object as a random-access file: read with ranged reads (:func:`kcodec.records.source.open_input`)."""
         with _refusals(self.uri):
             f = self.fs.fs.open_input_file(self.fs._p(self.uri))  # type: ignore[attr-defined]

@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # threading loads only when a Spark bar is drawn
+    import threading
 
 DEFAULT_DELAY = 1.0  # seconds before a bar appears
 
@@ -122,8 +126,8 @@ class SparkStages:
 
     def __init__(self, interval: float = 0.5):
         self.interval = interval
-        self._stop = None
-        self._thread = None
+        self._stop: threading.Event | None = None
+        self._thread: threading.Thread | None = None
 
     def __enter__(self) -> SparkStages:
         if _wanted():
@@ -136,15 +140,19 @@ class SparkStages:
 
     def __exit__(self, *exc) -> None:
         if self._thread is not None:
+            assert self._stop is not None  # set with the thread
             self._stop.set()
             self._thread.join()
 
     def _watch(self) -> None:
         from pyspark import SparkContext
 
-        bar, shown = None, None
+        bar: Progress | None = None
+        shown: str | None = None
+        stop = self._stop
+        assert stop is not None  # the thread runs between __enter__ and __exit__
         try:
-            while not self._stop.wait(self.interval):
+            while not stop.wait(self.interval):
                 sc = SparkContext._active_spark_context
                 if sc is None:
                     continue
@@ -153,7 +161,7 @@ class SparkStages:
                 if not stages:
                     continue
                 label = "stage " + ",".join(str(s.stageId) for s in stages)
-                if label != shown:  # a new bar for each set of stages: their task counts differ
+                if bar is None or label != shown:  # a new bar for each set of stages: their task counts differ
                     if bar is not None:
                         bar.close()
                     bar, shown = Progress(sum(s.numTasks for s in stages), unit="task", desc=label), label

@@ -65,19 +65,21 @@ def main(argv: list[str] | None = None) -> None:
         structured, body = data[1] & 1, data[2:]
         if target == SEGMENT:
             result = check_segment(body, (), 0, limit=limit)
-        elif not structured:
-            result = check_entity(entity, version, body, limit=limit)
         else:
-            fuzzer.rng = random.Random(body)
-            sample = fuzzer.draw(entity, version)
-            if sample is None:
-                return
-            damaged, _, _ = mutate(random.Random(body[::-1]), sample, ctx)
-            result = check_entity(entity, version, damaged, limit=limit)
-            if (entity, version) in TOP_LEVEL and _reads(sample.enc.data, limit):
-                result.unexpected += check_segment(
-                    sample.enc.data + damaged, ((0, len(sample.enc.data)),), len(sample.enc.data), limit=limit
-                ).unexpected
+            assert version is not None, target  # every target but the segment names its version (all_targets)
+            if not structured:
+                result = check_entity(entity, version, body, limit=limit)
+            else:
+                fuzzer.rng = random.Random(body)
+                sample = fuzzer.draw(entity, version)
+                if sample is None:
+                    return
+                damaged, _, _ = mutate(random.Random(body[::-1]), sample, ctx)
+                result = check_entity(entity, version, damaged, limit=limit)
+                if (entity, version) in TOP_LEVEL and _reads(sample.enc.data, limit):
+                    result.unexpected += check_segment(
+                        sample.enc.data + damaged, ((0, len(sample.enc.data)),), len(sample.enc.data), limit=limit
+                    ).unexpected
         if result.unexpected:
             u = result.unexpected[0]
             raise DecoderFailure(f"{target} / {u.decoder}: {u.error}: {u.message}\n{u.traceback}")

@@ -446,13 +446,13 @@ class _Printer:
         if isinstance(o, (bytes, bytearray)):
             return bytes(o)  # stored bytes replaced (damaged payload)
         saved, self.stream = self.stream, n
-        plain = bytearray()
-        self.array(n.inner, plain)
+        buf = bytearray()
+        self.array(n.inner, buf)
         self.stream = saved
         cut = self.overrides.get(("cut", n.uid))
         if cut is not None:
-            del plain[cut:]
-        plain = bytes(self.overrides.get(("plain", n.uid), plain))
+            del buf[cut:]
+        plain = bytes(self.overrides.get(("plain", n.uid), buf))
         self.enc.plain[n.uid] = plain
         codec = self.overrides.get(("codec", n.uid), n.codec)
         return _compress(codec, plain, n.magic)
@@ -511,8 +511,10 @@ class _Printer:
 
     def derived_value(self, n: Entity, d: Derived, parts: list[bytearray]) -> int:
         if d.kind == "count":
+            assert d.of is not None  # a count names its array
             target = n.children[d.of]
             arr = target.inner if isinstance(target, Compressed) else target
+            assert arr.items is not None  # an array a count field counts has no null (only a prefix says null)
             return len(self.overrides.get(("items", arr.uid), arr.items))
         covered = parts[d.covers :]
         if d.kind == "length":

@@ -154,7 +154,7 @@ def _derived(s: Sample, kind: str) -> list[Derived]:
 
 def length_lie(rng, s: Sample, ctx: Context):
     """A length (a derived length or a bytes prefix) that says something else."""
-    choices = [(n.uid, n, s.enc.derived.get(n.uid, 0)) for n in _derived(s, "length")]
+    choices: list[tuple[int, Node, int]] = [(n.uid, n, s.enc.derived.get(n.uid, 0)) for n in _derived(s, "length")]
     choices += [(n.prefix_uid, n, -1 if n.data is None else _data_len(s, n)) for n in s.nodes if isinstance(n, Bytes)]
     if not choices:
         return None
@@ -167,12 +167,13 @@ def _data_len(s: Sample, n: Bytes) -> int:
     if isinstance(n.data, Compressed):
         sp = next((sp for sp in s.enc.spans if sp.node is n.data and sp.part == "stored"), None)
         return 0 if sp is None else sp.end - sp.start
+    assert n.data is not None  # callers measure non-null data only
     return len(n.data)
 
 
 def count_lie(rng, s: Sample, ctx: Context):
     """A count (derived, or an array's prefix) that says something else."""
-    choices = [(n.uid, n, s.enc.derived.get(n.uid, 0)) for n in _derived(s, "count")]
+    choices: list[tuple[int, Node, int]] = [(n.uid, n, s.enc.derived.get(n.uid, 0)) for n in _derived(s, "count")]
     choices += [
         (n.prefix_uid, n, len(n.items))
         for n in s.nodes
@@ -352,7 +353,7 @@ def elements(rng, s: Sample, ctx: Context):
         items[i:i] = [items[i]] * rng.randint(1, 3)
     else:
         rng.shuffle(items)
-    out = {("items", n.uid): items}
+    out: dict = {("items", n.uid): items}  # overrides: keyed by uid or (kind, uid)
     note = f"{n.path}: {len(n.items)} -> {len(items)} elements"
     if rng.random() < 0.5:
         if n.prefix is not None:

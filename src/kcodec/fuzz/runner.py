@@ -236,6 +236,7 @@ class Fuzzer:
                     self.segment_round(start)
                 else:
                     entity, version = parse_target(target)
+                    assert version is not None, target  # every target but the segment names its version
                     self.entity_round(target, entity, version, start)
                 now = time.monotonic()
                 if self.progress and now - last >= 1.0:
@@ -247,6 +248,7 @@ class Fuzzer:
             signal.signal(signal.SIGALRM, old)
             if self.inflight is not None:
                 os.close(self.inflight)
+                assert c.save_dir is not None  # the in-flight file is only kept under a save_dir
                 os.unlink(Path(c.save_dir) / f".inflight-{os.getpid()}")
         self.stats.seconds = time.monotonic() - start
         self.stats.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -460,9 +462,10 @@ def fuzz(config: FuzzConfig, progress: Callable[[FuzzStats], None] | None = None
         p.start()
         workers.append(p)
     start = time.monotonic()
-    live: dict[int, tuple[int, dict]] = {p.pid: (0, {}) for p in workers}
+    # Process.pid is an int once started (typeshed says int | None)
+    live: dict[int | None, tuple[int, dict]] = {p.pid: (0, {}) for p in workers}
     total = FuzzStats()
-    finished: set[int] = set()
+    finished: set[int | None] = set()
     errors = []
     last = 0.0
     while len(finished) < len(workers):

@@ -9,6 +9,7 @@ hypothesis (the ``test`` or ``fuzz`` extra).
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -80,7 +81,7 @@ def _field(schemas, ev, t: Type, enum: str | None, forced: set, plain: bool) -> 
         known = {v.value for v in e.values}
         return names | st.integers(t.min, t.max).filter(lambda x: x not in known)
     if isinstance(t, BitsType):
-        parts = {}
+        parts: dict[str, st.SearchStrategy[Any]] = {}
         for b in t.bits:
             if (b.name,) in forced:
                 parts[b.name] = st.just("none")

@@ -142,7 +142,7 @@ def _readers(
 ) -> None:
     """The readers over ``data``, and their promises. ``intact``: (position, size) of entries that were not
     damaged (each that decodes on its own must be read by the resynchronising reader)."""
-    lenient = {}
+    lenient: dict[bool, list[tuple[int, bool]]] = {}
     for verify in (True, False):
         reader = BatchReader(data, verify_crc=verify, max_decompressed_size=limit)
         got: list = []
@@ -173,7 +173,7 @@ def _readers(
             )
 
 
-def _check_skipping(data: bytes, reader: BatchReader, batches: list, lenient: list[int], intact) -> None:
+def _check_skipping(data: bytes, reader: BatchReader, batches: list, lenient: list[tuple[int, bool]], intact) -> None:
     pieces = [(b.position, b.position + b.size, "batch") for b in batches]
     pieces += [(s.start, s.end, "skipped") for s in reader.skipped]
     pieces += [(s.start, s.end, "refused") for s in reader.refused]  # whole entries over the decompression cap

@@ -39,11 +39,11 @@ def cost_chart_svg(sizes: dict[str, int], on_disk: int, title: str, *, estimated
     codecs: list[str] = []
     magics: list[int] = []
     for key in sizes:
-        magic, codec = key.split("/", 1)
+        fmt, codec = key.split("/", 1)  # "v2/zstd"
         if codec not in codecs:
             codecs.append(codec)
-        if int(magic[1:]) not in magics:
-            magics.append(int(magic[1:]))
+        if int(fmt[1:]) not in magics:
+            magics.append(int(fmt[1:]))
     magics.sort()
     ticks = _ticks(max([*sizes.values(), on_disk, 1]))
     plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM

@@ -147,7 +147,7 @@ def parse_record(obj: dict, encoding: str, where: str, keep_offsets: bool) -> di
     }
     if unknown:
         raise EncodeError(f"{where}: unknown field(s) {sorted(unknown)}")
-    out = {
+    out: dict[str, object] = {
         "key": _decode(obj.get("key"), encoding, f"{where} key"),
         "value": _decode(obj.get("value"), encoding, f"{where} value"),
         "headers": _headers(obj.get("headers"), encoding, where),

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kcodec.errors import BadLengthError, CorruptError
+
+if TYPE_CHECKING:  # kcodec.log.index loads when an index is read
+    from kcodec.log.index import AbortedTxn, OffsetPosition, TimestampOffset
 
 INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024  # kafka-dump-log's --max-message-size default
@@ -86,6 +90,7 @@ def dump_index_lines(
     problems = []
     refused = None
     log = path.with_suffix(".log")
+    entries: list[OffsetPosition] | list[TimestampOffset] | list[AbortedTxn]
     if path.suffix == ".index":
         entries = read_offset_index(path)
         limit = DEFAULT_MAX_MESSAGE_SIZE if max_message_size is None else max_message_size

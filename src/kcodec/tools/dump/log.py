@@ -125,7 +125,7 @@ def record_json(record: Record, encoding: str = DUMP_ENCODING) -> dict:
 
 def batch_json(batch: Batch, file: str | None = None, encoding: str = DUMP_ENCODING) -> dict:
     """One batch line of ``kcodec dump --json``; ``bytesEncoding`` is there when bytes are not hex."""
-    out = {
+    out: dict[str, object] = {
         "file": file,
         "position": batch.position,
         "size": batch.size,
@@ -294,7 +294,7 @@ def _hex_column(array) -> list[str | None]:
     validity, offsets_buffer, data = array.buffers()
     ends = memoryview(offsets_buffer).cast("B").cast("i")[array.offset : array.offset + len(array) + 1]
     text = bytes(data).hex() if data is not None else ""
-    out = [text[2 * a : 2 * b] for a, b in zip(ends, ends[1:])]
+    out: list[str | None] = [text[2 * a : 2 * b] for a, b in zip(ends, ends[1:])]
     if array.null_count:
         for i, valid in enumerate(array.is_valid().to_pylist()):
             if not valid:

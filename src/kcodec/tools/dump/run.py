@@ -150,16 +150,15 @@ def _dump_log(path: Path, kind: str, source, item: DumpInput, opts: DumpOptions,
     if kind == FileKind.KRAFT_SNAPSHOT and registry is None and opts.data_decoders is None:
         # a KRaft snapshot holds cluster metadata wherever it lies: --cluster-metadata-decoder by default
         registry, print_data = "cluster_metadata", True
-    limit = {} if opts.max_decompressed_size is None else {"max_decompressed_size": opts.max_decompressed_size}
     reader = read_batches(
         source,
         end=opts.max_bytes,
         verify_crc=False,
+        max_decompressed_size=opts.max_decompressed_size,  # None: the reader's default cap
         skip_corrupt=opts.skip_corrupt,
         on_skip=print_skipped if opts.skip_corrupt else None,
         on_refused=print_refused if opts.skip_corrupt else None,
         decode=_column_decoder() if opts.json and opts.bytes_encoding == "hex" and not registry else None,
-        **limit,
     )
     # the lines themselves show progress when they scroll on the terminal
     progress = opts.progress(None if item.stdin else item.size, path.name, not sys.stdout.isatty())

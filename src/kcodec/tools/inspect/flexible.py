@@ -42,6 +42,7 @@ def scalar_field(t, buf, pos: int, end: int, path: str, space: str) -> tuple[Spa
         return truncated_leaf(t, buf, pos, end, path, space), None, end, False
     raw = bytes(buf[pos : pos + w])
     value: Any
+    shown: Any  # the value as --json shows it
     if t.name == "bool":
         value = shown = raw != b"\x00"  # Kafka reads any non-zero byte as true
         display = "true" if value else "false"

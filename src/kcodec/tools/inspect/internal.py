@@ -70,7 +70,8 @@ def _coordinator_hints(registry: str, source: CodecSource) -> dict:
         return rec["key"], coordinator_key_version(rec["key"], found["record_type"], source)
 
     def value(record: dict) -> Framed | None:
-        rec = records.get((record.get("key:framing") or {}).get("record_type"))
+        record_type = (record.get("key:framing") or {}).get("record_type")
+        rec = records.get(record_type) if record_type is not None else None
         if rec is None:
             return None
         return Framed((("version", "int16"),), lambda found: _value_at(rec["value"], found["version"], source))

@@ -81,6 +81,7 @@ def int_field(
     span.type = type_text(t)
     if not ok:
         return span, pos, False
+    assert v is not None  # read_int gives a value whenever the integer is whole
     f = rf.field
     values[rf.name] = v
     if f.enum:

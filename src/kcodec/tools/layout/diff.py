@@ -122,10 +122,17 @@ class Pair:
     changes: list[str]  # what differs besides the offset: "size 1 → 2", "always 0 → always 1"
 
     @property
+    def row(self) -> Row:
+        """The row shown for the pair: b's, or a's for a removed field (a pair has one at least)."""
+        r = self.b or self.a
+        assert r is not None
+        return r
+
+    @property
     def name(self) -> str:
         if self.a and self.b and self.a.path != self.b.path:
             return f"{self.a.path} → {self.b.path}"
-        return (self.b or self.a).path
+        return self.row.path
 
     def as_dict(self) -> dict:
         return {
@@ -267,7 +274,7 @@ def diff_layouts(a: EntityLayout, b: EntityLayout, la: Layouts, lb: Layouts | No
             if p.b is not None and p.b.offset is not None
             else p.a
             if p.a is not None and p.a.offset is not None
-            else p.b or p.a
+            else p.row
         )
         return (r.offset is None, r.offset or 0, order[id(p)])
 
@@ -314,7 +321,7 @@ def summary_lines(d: LayoutDiff) -> list[str]:
         )
     if d.a.fixed_size != d.b.fixed_size:
         lines.append(f"fixed size: {_size(d.a.fixed_size)} → {_size(d.b.fixed_size)}")
-    moved = [p for p in d.pairs if p.status == "moved" and (p.b or p.a).bits is None]
+    moved = [p for p in d.pairs if p.status == "moved" and p.row.bits is None]
     if moved:
         lines.append("fixed offsets moved: " + ", ".join(f"{p.name} {_off(p.a)} → {_off(p.b)}" for p in moved))
     c = d.counts()
@@ -326,7 +333,7 @@ def render_diff(d: LayoutDiff, markdown: bool = False) -> str:
     headings = ["change", "field", "offset", "size", "type", "details"]
     rows = []
     for p in d.pairs:
-        r = p.b or p.a
+        r = p.row
         if p.status == "moved":
             offset = f"{_off(p.a)} → {_off(p.b)}"
         elif p.status == "removed":

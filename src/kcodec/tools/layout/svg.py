@@ -132,7 +132,7 @@ def layout_svg(lay: EntityLayout, layouts: Layouts) -> str:
     fields = [r for r in rows if r.bits is None and r.path not in nested]
     fixed = [r for r in fields if r.offset is not None and r.size is not None]
     variable = [r for r in fields if r not in fixed]
-    fixed_rows = -(-max((r.offset + r.size for r in fixed), default=0) // BYTES_PER_ROW)
+    fixed_rows = -(-max((_extent(r)[1] for r in fixed), default=0) // BYTES_PER_ROW)
     c = _Canvas()
     _ruler(c)
     _fixed_fields(c, fixed, fixed_rows)
@@ -140,6 +140,12 @@ def layout_svg(lay: EntityLayout, layouts: Layouts) -> str:
     y = _bit_groups(c, rows, bottom + 34)
     height = _legend(c, y)
     return _document(lay, layouts, height, c)
+
+
+def _extent(r: Row) -> tuple[int, int]:
+    """A fixed field's first byte and the byte after it (the fields kept as fixed have both)."""
+    assert r.offset is not None and r.size is not None, r.path
+    return r.offset, r.offset + r.size
 
 
 def _ruler(c: _Canvas) -> None:
@@ -158,7 +164,7 @@ def _fixed_fields(c: _Canvas, fixed: list[Row], n_rows: int) -> None:
     for row in range(n_rows):
         c.text(LEFT - 10, _row_y(row) + ROW_H / 2, str(row * BYTES_PER_ROW), 12, anchor="end", fill="#333")
     for r in fixed:
-        segs = _segments(r.offset, r.offset + r.size)
+        segs = _segments(*_extent(r))
         best = max(segs, key=lambda s: s[1] * s[3] * 4 + s[3])
         for seg in segs:
             row, nrows, col, cols = seg
@@ -243,6 +249,7 @@ def _bit_strip_heading(c: _Canvas, fname: str, parent: Row | None, nbits: int, y
 
 def _bit_group(c: _Canvas, g: Row, nbits: int, bw: float, y: float) -> None:
     """One bit group's box, labelled across it, or along it when it is narrow."""
+    assert g.bits is not None, g.path  # a bit group's row
     lo, _, hi = g.bits.partition("-")
     lo_i, hi_i = int(lo), int(hi or lo)
     x = LEFT + (nbits - 1 - hi_i) * bw
@@ -269,7 +276,7 @@ def _bit_group(c: _Canvas, g: Row, nbits: int, bw: float, y: float) -> None:
 
 def _legend(c: _Canvas, y: float) -> float:
     """What each fill means; returns the height of the whole drawing."""
-    lx = LEFT
+    lx: float = LEFT
     for role, text in _LEGEND:
         c.rect(lx, y, 18, 14, _FILLS[role], dashed=role == "variable", hatched=role == "variable")
         c.text(lx + 24, y + 7, text, 10.5, anchor="start", fill="#333")
