@@ -119,3 +119,16 @@ def test_at_and_inside_return_relocated_copies() -> None:
     assert E.CorruptError("x", field="records.key").inside("records").field == "records.key"
     assert E.CorruptError("x").inside("message.value").field == "message.value"
     assert exc.replace(message="worse").args == ("worse",)
+
+
+def test_the_kernel_plan_names_every_record_field() -> None:
+    from kcodec.records import projection
+    from kcodec.records.model import Record
+
+    items = {name: projection.constant(name) for name in Record._fields}
+    assert [value for _, value in projection.record_plan(**items)] == list(Record._fields)  # in Record's order
+    del items["magic"]
+    with pytest.raises(TypeError, match="missing \\['magic'\\]"):
+        projection.record_plan(**items)
+    with pytest.raises(TypeError, match="unknown \\['offset_delta'\\]"):
+        projection.record_plan(**items, magic=projection.constant(2), offset_delta=projection.field(0))

@@ -21,6 +21,7 @@ from kcodec.errors import (
     record_corrupt_message,
 )
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
+from kcodec.records import projection as kernel_plan
 from kcodec.records.chunked import CHUNKED_RECORD_COUNT, ChunkedRecords
 from kcodec.records.framing import (
     HEADER_SIZE_UP_TO_MAGIC,
@@ -348,18 +349,20 @@ def _decode_v2_compiled(
         return None
     ts_type = TimestampType.from_schema(a["timestamp_type"])
     _, r_ts, r_off, r_key, r_value, r_headers = f.r
-    plan = (
-        ("a", r_off, base_offset),
-        ("c", max_ts) if ts_type is TimestampType.LOG_APPEND_TIME else ("a", r_ts, base_ts),
-        ("c", ts_type),
-        ("f", r_key),
-        ("f", r_value),
-        ("t", r_headers),
-        ("a", r_off, base_seq) if base_seq >= 0 else ("c", -1),
-        ("c", None),
-        ("c", None),
-        ("c", None),
-        ("c", 2),
+    plan = kernel_plan.record_plan(
+        offset=kernel_plan.plus(r_off, base_offset),
+        timestamp=kernel_plan.constant(max_ts)
+        if ts_type is TimestampType.LOG_APPEND_TIME
+        else kernel_plan.plus(r_ts, base_ts),
+        timestamp_type=kernel_plan.constant(ts_type),
+        key=kernel_plan.field(r_key),
+        value=kernel_plan.field(r_value),
+        headers=kernel_plan.as_tuple(r_headers),
+        sequence=kernel_plan.plus(r_off, base_seq) if base_seq >= 0 else kernel_plan.constant(-1),
+        control=kernel_plan.constant(None),
+        crc=kernel_plan.constant(None),
+        crc_valid=kernel_plan.constant(None),
+        magic=kernel_plan.constant(2),
     )
     compression = a["compression"]
     if compression == "none":
