@@ -10,6 +10,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -18,6 +19,7 @@ require_runtime_api(2)
 
 
 FIELDS_ABORT_TRANSACTION_RECORD_V0 = ("reason", "_unknown_tags")
+AT_ABORT_TRANSACTION_RECORD_V0 = field_positions("At_abort_transaction_record_v0", FIELDS_ABORT_TRANSACTION_RECORD_V0)
 
 
 def decode_abort_transaction_record_v0(buf, pos=0, end=None):

@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -31,6 +32,10 @@ FIELDS_ACCESS_CONTROL_ENTRY_RECORD_V0 = (
     "operation",
     "permission_type",
     "_unknown_tags",
+)
+AT_ACCESS_CONTROL_ENTRY_RECORD_V0 = field_positions(
+    "At_access_control_entry_record_v0",
+    FIELDS_ACCESS_CONTROL_ENTRY_RECORD_V0,
 )
 
 

@@ -13,6 +13,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -25,6 +26,10 @@ _S2 = Struct(">i")
 _S3 = Struct(">q")
 
 FIELDS_BROKER_REGISTRATION_CHANGE_RECORD_V0 = ("broker_id", "broker_epoch", "fenced", "_unknown_tags")
+AT_BROKER_REGISTRATION_CHANGE_RECORD_V0 = field_positions(
+    "At_broker_registration_change_record_v0",
+    FIELDS_BROKER_REGISTRATION_CHANGE_RECORD_V0,
+)
 
 
 def decode_broker_registration_change_record_v0(buf, pos=0, end=None):
@@ -88,6 +93,10 @@ FIELDS_BROKER_REGISTRATION_CHANGE_RECORD_V1 = (
     "fenced",
     "in_controlled_shutdown",
     "_unknown_tags",
+)
+AT_BROKER_REGISTRATION_CHANGE_RECORD_V1 = field_positions(
+    "At_broker_registration_change_record_v1",
+    FIELDS_BROKER_REGISTRATION_CHANGE_RECORD_V1,
 )
 
 
@@ -157,6 +166,10 @@ FIELDS_BROKER_REGISTRATION_CHANGE_RECORD_V2 = (
     "in_controlled_shutdown",
     "log_dirs",
     "_unknown_tags",
+)
+AT_BROKER_REGISTRATION_CHANGE_RECORD_V2 = field_positions(
+    "At_broker_registration_change_record_v2",
+    FIELDS_BROKER_REGISTRATION_CHANGE_RECORD_V2,
 )
 
 

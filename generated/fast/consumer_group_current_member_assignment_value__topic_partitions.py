@@ -15,6 +15,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -24,6 +25,10 @@ require_runtime_api(2)
 _S0 = Struct(">i")
 
 FIELDS_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TOPIC_PARTITIONS_V0 = ("topic_id", "partitions", "_unknown_tags")
+AT_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TOPIC_PARTITIONS_V0 = field_positions(
+    "At_consumer_group_current_member_assignment_value__topic_partitions_v0",
+    FIELDS_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE__TOPIC_PARTITIONS_V0,
+)
 
 
 def decode_consumer_group_current_member_assignment_value__topic_partitions_v0(buf, pos=0, end=None):

@@ -11,12 +11,17 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 require_runtime_api(2)
 
 _S0 = Struct(">h")
 
 FIELDS_CONSUMER_GROUP_MEMBER_METADATA_KEY_V0 = ("group_id", "member_id")
+AT_CONSUMER_GROUP_MEMBER_METADATA_KEY_V0 = field_positions(
+    "At_consumer_group_member_metadata_key_v0",
+    FIELDS_CONSUMER_GROUP_MEMBER_METADATA_KEY_V0,
+)
 
 
 def decode_consumer_group_member_metadata_key_v0(buf, pos=0, end=None):

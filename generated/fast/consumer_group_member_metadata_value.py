@@ -13,6 +13,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -34,6 +35,10 @@ FIELDS_CONSUMER_GROUP_MEMBER_METADATA_VALUE_V0 = (
     "server_assignor",
     "classic_member_metadata",
     "_unknown_tags",
+)
+AT_CONSUMER_GROUP_MEMBER_METADATA_VALUE_V0 = field_positions(
+    "At_consumer_group_member_metadata_value_v0",
+    FIELDS_CONSUMER_GROUP_MEMBER_METADATA_VALUE_V0,
 )
 
 

@@ -13,6 +13,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -27,6 +28,10 @@ FIELDS_CONSUMER_GROUP_MEMBER_METADATA_VALUE__CLASSIC_MEMBER_V0 = (
     "session_timeout_ms",
     "supported_protocols",
     "_unknown_tags",
+)
+AT_CONSUMER_GROUP_MEMBER_METADATA_VALUE__CLASSIC_MEMBER_V0 = field_positions(
+    "At_consumer_group_member_metadata_value__classic_member_v0",
+    FIELDS_CONSUMER_GROUP_MEMBER_METADATA_VALUE__CLASSIC_MEMBER_V0,
 )
 
 

@@ -15,6 +15,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -31,6 +32,10 @@ FIELDS_CONSUMER_GROUP_PARTITION_METADATA_VALUE__TOPIC_METADATA_V0 = (
     "num_partitions",
     "partition_metadata",
     "_unknown_tags",
+)
+AT_CONSUMER_GROUP_PARTITION_METADATA_VALUE__TOPIC_METADATA_V0 = field_positions(
+    "At_consumer_group_partition_metadata_value__topic_metadata_v0",
+    FIELDS_CONSUMER_GROUP_PARTITION_METADATA_VALUE__TOPIC_METADATA_V0,
 )
 
 

@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 
 from . import consumer_protocol_assignment__topic as _s_topic
 
@@ -20,6 +21,10 @@ require_runtime_api(2)
 _S0 = Struct(">i")
 
 FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT_V0 = ("assigned_partitions", "user_data")
+AT_CONSUMER_PROTOCOL_ASSIGNMENT_V0 = field_positions(
+    "At_consumer_protocol_assignment_v0",
+    FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT_V0,
+)
 
 
 def decode_consumer_protocol_assignment_v0(buf, pos=0, end=None):
@@ -89,6 +94,10 @@ def decode_consumer_protocol_assignment_v0_array(buf, pos, end, count):
 
 
 FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT_V1 = ("assigned_partitions", "user_data")
+AT_CONSUMER_PROTOCOL_ASSIGNMENT_V1 = field_positions(
+    "At_consumer_protocol_assignment_v1",
+    FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT_V1,
+)
 
 
 def decode_consumer_protocol_assignment_v1(buf, pos=0, end=None):
@@ -158,6 +167,10 @@ def decode_consumer_protocol_assignment_v1_array(buf, pos, end, count):
 
 
 FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT_V2 = ("assigned_partitions", "user_data")
+AT_CONSUMER_PROTOCOL_ASSIGNMENT_V2 = field_positions(
+    "At_consumer_protocol_assignment_v2",
+    FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT_V2,
+)
 
 
 def decode_consumer_protocol_assignment_v2(buf, pos=0, end=None):
@@ -227,6 +240,10 @@ def decode_consumer_protocol_assignment_v2_array(buf, pos, end, count):
 
 
 FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT_V3 = ("assigned_partitions", "user_data")
+AT_CONSUMER_PROTOCOL_ASSIGNMENT_V3 = field_positions(
+    "At_consumer_protocol_assignment_v3",
+    FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT_V3,
+)
 
 
 def decode_consumer_protocol_assignment_v3(buf, pos=0, end=None):

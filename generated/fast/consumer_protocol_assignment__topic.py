@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 
 require_runtime_api(2)
 
@@ -19,6 +20,10 @@ _S0 = Struct(">h")
 _S1 = Struct(">i")
 
 FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V0 = ("topic", "partitions")
+AT_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V0 = field_positions(
+    "At_consumer_protocol_assignment__topic_v0",
+    FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V0,
+)
 
 
 def decode_consumer_protocol_assignment__topic_v0(buf, pos=0, end=None):
@@ -94,6 +99,10 @@ def decode_consumer_protocol_assignment__topic_v0_array(buf, pos, end, count):
 
 
 FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V1 = ("topic", "partitions")
+AT_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V1 = field_positions(
+    "At_consumer_protocol_assignment__topic_v1",
+    FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V1,
+)
 
 
 def decode_consumer_protocol_assignment__topic_v1(buf, pos=0, end=None):
@@ -169,6 +178,10 @@ def decode_consumer_protocol_assignment__topic_v1_array(buf, pos, end, count):
 
 
 FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V2 = ("topic", "partitions")
+AT_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V2 = field_positions(
+    "At_consumer_protocol_assignment__topic_v2",
+    FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V2,
+)
 
 
 def decode_consumer_protocol_assignment__topic_v2(buf, pos=0, end=None):
@@ -244,6 +257,10 @@ def decode_consumer_protocol_assignment__topic_v2_array(buf, pos, end, count):
 
 
 FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V3 = ("topic", "partitions")
+AT_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V3 = field_positions(
+    "At_consumer_protocol_assignment__topic_v3",
+    FIELDS_CONSUMER_PROTOCOL_ASSIGNMENT__TOPIC_V3,
+)
 
 
 def decode_consumer_protocol_assignment__topic_v3(buf, pos=0, end=None):

@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 
 from . import consumer_protocol_subscription__topic as _s_topic
 
@@ -21,6 +22,10 @@ _S0 = Struct(">i")
 _S1 = Struct(">h")
 
 FIELDS_CONSUMER_PROTOCOL_SUBSCRIPTION_V0 = ("topics", "user_data", "owned_partitions", "generation_id", "rack_id")
+AT_CONSUMER_PROTOCOL_SUBSCRIPTION_V0 = field_positions(
+    "At_consumer_protocol_subscription_v0",
+    FIELDS_CONSUMER_PROTOCOL_SUBSCRIPTION_V0,
+)
 
 
 def decode_consumer_protocol_subscription_v0(buf, pos=0, end=None):
@@ -105,6 +110,10 @@ def decode_consumer_protocol_subscription_v0_array(buf, pos, end, count):
 
 
 FIELDS_CONSUMER_PROTOCOL_SUBSCRIPTION_V1 = ("topics", "user_data", "owned_partitions", "generation_id", "rack_id")
+AT_CONSUMER_PROTOCOL_SUBSCRIPTION_V1 = field_positions(
+    "At_consumer_protocol_subscription_v1",
+    FIELDS_CONSUMER_PROTOCOL_SUBSCRIPTION_V1,
+)
 
 
 def decode_consumer_protocol_subscription_v1(buf, pos=0, end=None):
@@ -211,6 +220,10 @@ def decode_consumer_protocol_subscription_v1_array(buf, pos, end, count):
 
 
 FIELDS_CONSUMER_PROTOCOL_SUBSCRIPTION_V2 = ("topics", "user_data", "owned_partitions", "generation_id", "rack_id")
+AT_CONSUMER_PROTOCOL_SUBSCRIPTION_V2 = field_positions(
+    "At_consumer_protocol_subscription_v2",
+    FIELDS_CONSUMER_PROTOCOL_SUBSCRIPTION_V2,
+)
 
 
 def decode_consumer_protocol_subscription_v2(buf, pos=0, end=None):
@@ -318,6 +331,10 @@ def decode_consumer_protocol_subscription_v2_array(buf, pos, end, count):
 
 
 FIELDS_CONSUMER_PROTOCOL_SUBSCRIPTION_V3 = ("topics", "user_data", "owned_partitions", "generation_id", "rack_id")
+AT_CONSUMER_PROTOCOL_SUBSCRIPTION_V3 = field_positions(
+    "At_consumer_protocol_subscription_v3",
+    FIELDS_CONSUMER_PROTOCOL_SUBSCRIPTION_V3,
+)
 
 
 def decode_consumer_protocol_subscription_v3(buf, pos=0, end=None):

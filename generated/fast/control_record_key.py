@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 require_runtime_api(2)
 
@@ -36,6 +37,7 @@ _CONTROL_RECORD_TYPE_V0_IDS = {
 }
 
 FIELDS_CONTROL_RECORD_KEY_V0 = ("version", "type")
+AT_CONTROL_RECORD_KEY_V0 = field_positions("At_control_record_key_v0", FIELDS_CONTROL_RECORD_KEY_V0)
 
 
 def decode_control_record_key_v0(buf, pos=0, end=None):

@@ -10,12 +10,14 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 require_runtime_api(2)
 
 
 FIELDS_END_TRANSACTION_RECORD_V0 = ("_unknown_tags",)
+AT_END_TRANSACTION_RECORD_V0 = field_positions("At_end_transaction_record_v0", FIELDS_END_TRANSACTION_RECORD_V0)
 
 
 def decode_end_transaction_record_v0(buf, pos=0, end=None):

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 from .kernel import compiled_kernel
 
@@ -21,6 +22,7 @@ _S1 = Struct(">h")
 _S2 = Struct(">i")
 
 FIELDS_END_TXN_MARKER_V0 = ("version", "coordinator_epoch")
+AT_END_TXN_MARKER_V0 = field_positions("At_end_txn_marker_v0", FIELDS_END_TXN_MARKER_V0)
 
 
 def decode_end_txn_marker_v0(buf, pos=0, end=None):

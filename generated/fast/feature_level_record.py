@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -20,6 +21,7 @@ require_runtime_api(2)
 _S0 = Struct(">h")
 
 FIELDS_FEATURE_LEVEL_RECORD_V0 = ("name", "feature_level", "_unknown_tags")
+AT_FEATURE_LEVEL_RECORD_V0 = field_positions("At_feature_level_record_v0", FIELDS_FEATURE_LEVEL_RECORD_V0)
 
 
 def decode_feature_level_record_v0(buf, pos=0, end=None):

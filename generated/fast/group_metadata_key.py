@@ -11,12 +11,14 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 require_runtime_api(2)
 
 _S0 = Struct(">h")
 
 FIELDS_GROUP_METADATA_KEY_V2 = ("group",)
+AT_GROUP_METADATA_KEY_V2 = field_positions("At_group_metadata_key_v2", FIELDS_GROUP_METADATA_KEY_V2)
 
 
 def decode_group_metadata_key_v2(buf, pos=0, end=None):

@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -32,6 +33,7 @@ FIELDS_GROUP_METADATA_VALUE_V0 = (
     "members",
     "current_state_timestamp",
 )
+AT_GROUP_METADATA_VALUE_V0 = field_positions("At_group_metadata_value_v0", FIELDS_GROUP_METADATA_VALUE_V0)
 
 
 def decode_group_metadata_value_v0(buf, pos=0, end=None):
@@ -139,6 +141,7 @@ FIELDS_GROUP_METADATA_VALUE_V1 = (
     "members",
     "current_state_timestamp",
 )
+AT_GROUP_METADATA_VALUE_V1 = field_positions("At_group_metadata_value_v1", FIELDS_GROUP_METADATA_VALUE_V1)
 
 
 def decode_group_metadata_value_v1(buf, pos=0, end=None):
@@ -246,6 +249,7 @@ FIELDS_GROUP_METADATA_VALUE_V2 = (
     "current_state_timestamp",
     "members",
 )
+AT_GROUP_METADATA_VALUE_V2 = field_positions("At_group_metadata_value_v2", FIELDS_GROUP_METADATA_VALUE_V2)
 
 
 def decode_group_metadata_value_v2(buf, pos=0, end=None):
@@ -354,6 +358,7 @@ FIELDS_GROUP_METADATA_VALUE_V3 = (
     "current_state_timestamp",
     "members",
 )
+AT_GROUP_METADATA_VALUE_V3 = field_positions("At_group_metadata_value_v3", FIELDS_GROUP_METADATA_VALUE_V3)
 
 
 def decode_group_metadata_value_v3(buf, pos=0, end=None):
@@ -463,6 +468,7 @@ FIELDS_GROUP_METADATA_VALUE_V4 = (
     "members",
     "_unknown_tags",
 )
+AT_GROUP_METADATA_VALUE_V4 = field_positions("At_group_metadata_value_v4", FIELDS_GROUP_METADATA_VALUE_V4)
 
 
 def decode_group_metadata_value_v4(buf, pos=0, end=None):

@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -31,6 +32,10 @@ FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V0 = (
     "assignment",
     "group_instance_id",
     "rebalance_timeout",
+)
+AT_GROUP_METADATA_VALUE__MEMBER_METADATA_V0 = field_positions(
+    "At_group_metadata_value__member_metadata_v0",
+    FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V0,
 )
 
 
@@ -182,6 +187,10 @@ FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V1 = (
     "assignment",
     "group_instance_id",
 )
+AT_GROUP_METADATA_VALUE__MEMBER_METADATA_V1 = field_positions(
+    "At_group_metadata_value__member_metadata_v1",
+    FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V1,
+)
 
 
 def decode_group_metadata_value__member_metadata_v1(buf, pos=0, end=None):
@@ -331,6 +340,10 @@ FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V2 = (
     "assignment",
     "group_instance_id",
 )
+AT_GROUP_METADATA_VALUE__MEMBER_METADATA_V2 = field_positions(
+    "At_group_metadata_value__member_metadata_v2",
+    FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V2,
+)
 
 
 def decode_group_metadata_value__member_metadata_v2(buf, pos=0, end=None):
@@ -479,6 +492,10 @@ FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V3 = (
     "session_timeout",
     "subscription",
     "assignment",
+)
+AT_GROUP_METADATA_VALUE__MEMBER_METADATA_V3 = field_positions(
+    "At_group_metadata_value__member_metadata_v3",
+    FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V3,
 )
 
 
@@ -642,6 +659,10 @@ FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V4 = (
     "subscription",
     "assignment",
     "_unknown_tags",
+)
+AT_GROUP_METADATA_VALUE__MEMBER_METADATA_V4 = field_positions(
+    "At_group_metadata_value__member_metadata_v4",
+    FIELDS_GROUP_METADATA_VALUE__MEMBER_METADATA_V4,
 )
 
 

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 require_runtime_api(2)
@@ -19,6 +20,7 @@ _S0 = Struct(">hh")
 _S1 = Struct(">h")
 
 FIELDS_K_RAFT_VERSION_RECORD_V0 = ("version", "k_raft_version", "_unknown_tags")
+AT_K_RAFT_VERSION_RECORD_V0 = field_positions("At_k_raft_version_record_v0", FIELDS_K_RAFT_VERSION_RECORD_V0)
 
 
 def decode_k_raft_version_record_v0(buf, pos=0, end=None):

@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -25,6 +26,7 @@ _S1 = Struct(">h")
 _S2 = Struct(">i")
 
 FIELDS_LEADER_CHANGE_MESSAGE_V0 = ("version", "leader_id", "voters", "granting_voters", "_unknown_tags")
+AT_LEADER_CHANGE_MESSAGE_V0 = field_positions("At_leader_change_message_v0", FIELDS_LEADER_CHANGE_MESSAGE_V0)
 
 
 def decode_leader_change_message_v0(buf, pos=0, end=None):
@@ -119,6 +121,7 @@ def decode_leader_change_message_v0_array(buf, pos, end, count):
 
 
 FIELDS_LEADER_CHANGE_MESSAGE_V1 = ("version", "leader_id", "voters", "granting_voters", "_unknown_tags")
+AT_LEADER_CHANGE_MESSAGE_V1 = field_positions("At_leader_change_message_v1", FIELDS_LEADER_CHANGE_MESSAGE_V1)
 
 
 def decode_leader_change_message_v1(buf, pos=0, end=None):

@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 require_runtime_api(2)
@@ -19,6 +20,10 @@ require_runtime_api(2)
 _S0 = Struct(">i")
 
 FIELDS_LEADER_CHANGE_MESSAGE__VOTER_V0 = ("voter_id", "_unknown_tags")
+AT_LEADER_CHANGE_MESSAGE__VOTER_V0 = field_positions(
+    "At_leader_change_message__voter_v0",
+    FIELDS_LEADER_CHANGE_MESSAGE__VOTER_V0,
+)
 
 
 def decode_leader_change_message__voter_v0(buf, pos=0, end=None):
@@ -66,6 +71,10 @@ def decode_leader_change_message__voter_v0_array(buf, pos, end, count):
 
 
 FIELDS_LEADER_CHANGE_MESSAGE__VOTER_V1 = ("voter_id", "voter_directory_id", "_unknown_tags")
+AT_LEADER_CHANGE_MESSAGE__VOTER_V1 = field_positions(
+    "At_leader_change_message__voter_v1",
+    FIELDS_LEADER_CHANGE_MESSAGE__VOTER_V1,
+)
 
 
 def decode_leader_change_message__voter_v1(buf, pos=0, end=None):

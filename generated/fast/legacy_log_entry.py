@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
+from kcodec.runtime.layout import field_positions
 
 from . import legacy_message as _legacy_message
 from .kernel import compiled_kernel
@@ -23,6 +24,7 @@ _S1 = Struct(">q")
 _S2 = Struct(">i")
 
 FIELDS_LEGACY_LOG_ENTRY_V0 = ("offset", "size", "message")
+AT_LEGACY_LOG_ENTRY_V0 = field_positions("At_legacy_log_entry_v0", FIELDS_LEGACY_LOG_ENTRY_V0)
 
 
 def decode_legacy_log_entry_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):
@@ -82,6 +84,7 @@ def decode_legacy_log_entry_v0_array(buf, pos, end, count, verify_crc, limit, co
 
 
 FIELDS_LEGACY_LOG_ENTRY_V1 = ("offset", "size", "message")
+AT_LEGACY_LOG_ENTRY_V1 = field_positions("At_legacy_log_entry_v1", FIELDS_LEGACY_LOG_ENTRY_V1)
 
 
 def decode_legacy_log_entry_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):

@@ -27,6 +27,7 @@ from kcodec.runtime.compression import decompress
 from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 
 from . import legacy_log_entry as _legacy_log_entry
 from .kernel import compiled_kernel
@@ -50,6 +51,7 @@ _COMPRESSION_TYPE_V1_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3}
 _TIMESTAMP_TYPE_V1_IDS = {"create_time": 0, "log_append_time": 1}
 
 FIELDS_LEGACY_MESSAGE_V0 = ("crc", "magic", "attributes", "key", "value")
+AT_LEGACY_MESSAGE_V0 = field_positions("At_legacy_message_v0", FIELDS_LEGACY_MESSAGE_V0)
 
 
 def decode_legacy_message_v0(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):
@@ -185,6 +187,7 @@ def decode_legacy_message_v0_array(buf, pos, end, count, verify_crc, limit, cont
 
 
 FIELDS_LEGACY_MESSAGE_V1 = ("crc", "magic", "attributes", "timestamp", "key", "value")
+AT_LEGACY_MESSAGE_V1 = field_positions("At_legacy_message_v1", FIELDS_LEGACY_MESSAGE_V1)
 
 
 def decode_legacy_message_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 require_runtime_api(2)
 
@@ -18,6 +19,7 @@ _S0 = Struct(">h")
 _S1 = Struct(">i")
 
 FIELDS_OFFSET_COMMIT_KEY_V0 = ("group", "topic", "partition")
+AT_OFFSET_COMMIT_KEY_V0 = field_positions("At_offset_commit_key_v0", FIELDS_OFFSET_COMMIT_KEY_V0)
 
 
 def decode_offset_commit_key_v0(buf, pos=0, end=None):
@@ -88,6 +90,7 @@ def decode_offset_commit_key_v0_array(buf, pos, end, count):
 
 
 FIELDS_OFFSET_COMMIT_KEY_V1 = ("group", "topic", "partition")
+AT_OFFSET_COMMIT_KEY_V1 = field_positions("At_offset_commit_key_v1", FIELDS_OFFSET_COMMIT_KEY_V1)
 
 
 def decode_offset_commit_key_v1(buf, pos=0, end=None):

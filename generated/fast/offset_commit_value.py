@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -24,6 +25,7 @@ _S3 = Struct(">qi")
 _S4 = Struct(">i")
 
 FIELDS_OFFSET_COMMIT_VALUE_V0 = ("offset", "metadata", "commit_timestamp", "leader_epoch", "expire_timestamp")
+AT_OFFSET_COMMIT_VALUE_V0 = field_positions("At_offset_commit_value_v0", FIELDS_OFFSET_COMMIT_VALUE_V0)
 
 
 def decode_offset_commit_value_v0(buf, pos=0, end=None):
@@ -80,6 +82,7 @@ def decode_offset_commit_value_v0_array(buf, pos, end, count):
 
 
 FIELDS_OFFSET_COMMIT_VALUE_V1 = ("offset", "metadata", "commit_timestamp", "expire_timestamp", "leader_epoch")
+AT_OFFSET_COMMIT_VALUE_V1 = field_positions("At_offset_commit_value_v1", FIELDS_OFFSET_COMMIT_VALUE_V1)
 
 
 def decode_offset_commit_value_v1(buf, pos=0, end=None):
@@ -135,6 +138,7 @@ def decode_offset_commit_value_v1_array(buf, pos, end, count):
 
 
 FIELDS_OFFSET_COMMIT_VALUE_V2 = ("offset", "metadata", "commit_timestamp", "leader_epoch", "expire_timestamp")
+AT_OFFSET_COMMIT_VALUE_V2 = field_positions("At_offset_commit_value_v2", FIELDS_OFFSET_COMMIT_VALUE_V2)
 
 
 def decode_offset_commit_value_v2(buf, pos=0, end=None):
@@ -191,6 +195,7 @@ def decode_offset_commit_value_v2_array(buf, pos, end, count):
 
 
 FIELDS_OFFSET_COMMIT_VALUE_V3 = ("offset", "leader_epoch", "metadata", "commit_timestamp", "expire_timestamp")
+AT_OFFSET_COMMIT_VALUE_V3 = field_positions("At_offset_commit_value_v3", FIELDS_OFFSET_COMMIT_VALUE_V3)
 
 
 def decode_offset_commit_value_v3(buf, pos=0, end=None):
@@ -253,6 +258,7 @@ FIELDS_OFFSET_COMMIT_VALUE_V4 = (
     "expire_timestamp",
     "_unknown_tags",
 )
+AT_OFFSET_COMMIT_VALUE_V4 = field_positions("At_offset_commit_value_v4", FIELDS_OFFSET_COMMIT_VALUE_V4)
 
 
 def decode_offset_commit_value_v4(buf, pos=0, end=None):

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 from .kernel import compiled_kernel
 
@@ -20,6 +21,7 @@ _S0 = Struct(">ii")
 _S1 = Struct(">i")
 
 FIELDS_OFFSET_INDEX_ENTRY_V0 = ("relative_offset", "position")
+AT_OFFSET_INDEX_ENTRY_V0 = field_positions("At_offset_index_entry_v0", FIELDS_OFFSET_INDEX_ENTRY_V0)
 
 
 def decode_offset_index_entry_v0(buf, pos=0, end=None):

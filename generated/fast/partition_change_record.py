@@ -13,6 +13,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -36,6 +37,7 @@ FIELDS_PARTITION_CHANGE_RECORD_V0 = (
     "last_known_elr",
     "_unknown_tags",
 )
+AT_PARTITION_CHANGE_RECORD_V0 = field_positions("At_partition_change_record_v0", FIELDS_PARTITION_CHANGE_RECORD_V0)
 
 
 def decode_partition_change_record_v0(buf, pos=0, end=None):
@@ -255,6 +257,7 @@ FIELDS_PARTITION_CHANGE_RECORD_V1 = (
     "last_known_elr",
     "_unknown_tags",
 )
+AT_PARTITION_CHANGE_RECORD_V1 = field_positions("At_partition_change_record_v1", FIELDS_PARTITION_CHANGE_RECORD_V1)
 
 
 def decode_partition_change_record_v1(buf, pos=0, end=None):
@@ -508,6 +511,7 @@ FIELDS_PARTITION_CHANGE_RECORD_V2 = (
     "directories",
     "_unknown_tags",
 )
+AT_PARTITION_CHANGE_RECORD_V2 = field_positions("At_partition_change_record_v2", FIELDS_PARTITION_CHANGE_RECORD_V2)
 
 
 def decode_partition_change_record_v2(buf, pos=0, end=None):

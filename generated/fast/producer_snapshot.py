@@ -23,6 +23,7 @@ from kcodec.runtime import require_runtime_api
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE as DEFAULT_LIMIT
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 
 from . import producer_snapshot__producer_entry as _s_producer_entry
 
@@ -34,6 +35,7 @@ _S2 = Struct(">h")
 _S3 = Struct(">I")
 
 FIELDS_PRODUCER_SNAPSHOT_V1 = ("version", "crc", "producer_entries")
+AT_PRODUCER_SNAPSHOT_V1 = field_positions("At_producer_snapshot_v1", FIELDS_PRODUCER_SNAPSHOT_V1)
 
 
 def decode_producer_snapshot_v1(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):

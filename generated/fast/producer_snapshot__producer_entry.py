@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 require_runtime_api(2)
 
@@ -28,6 +29,10 @@ FIELDS_PRODUCER_SNAPSHOT__PRODUCER_ENTRY_V1 = (
     "timestamp",
     "coordinator_epoch",
     "current_txn_first_offset",
+)
+AT_PRODUCER_SNAPSHOT__PRODUCER_ENTRY_V1 = field_positions(
+    "At_producer_snapshot__producer_entry_v1",
+    FIELDS_PRODUCER_SNAPSHOT__PRODUCER_ENTRY_V1,
 )
 
 

@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.varint import decode_varint as read_varint
 from kcodec.runtime.varint import decode_varlong as read_varlong
 from kcodec.runtime.varint import encode_varint, encode_varlong
@@ -24,6 +25,7 @@ require_runtime_api(2)
 _S0 = Struct(">b")
 
 FIELDS_RECORD_V2 = ("length", "attributes", "timestamp_delta", "offset_delta", "key", "value", "headers")
+AT_RECORD_V2 = field_positions("At_record_v2", FIELDS_RECORD_V2)
 
 
 def decode_record_v2(buf, pos=0, end=None):

@@ -27,6 +27,7 @@ from kcodec.runtime.compression import decompress
 from kcodec.runtime.constructs import compress_cached
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 
 from . import record as _record
 
@@ -63,6 +64,7 @@ FIELDS_RECORD_BATCH_V2 = (
     "records_count",
     "records",
 )
+AT_RECORD_BATCH_V2 = field_positions("At_record_batch_v2", FIELDS_RECORD_BATCH_V2)
 
 
 def decode_record_batch_v2(buf, pos=0, end=None, verify_crc=True, limit=DEFAULT_LIMIT, contents=True):

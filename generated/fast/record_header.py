@@ -10,6 +10,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.varint import decode_varint as read_varint
 from kcodec.runtime.varint import encode_varint
 
@@ -19,6 +20,7 @@ require_runtime_api(2)
 
 
 FIELDS_RECORD_HEADER_V2 = ("key", "value")
+AT_RECORD_HEADER_V2 = field_positions("At_record_header_v2", FIELDS_RECORD_HEADER_V2)
 
 
 def decode_record_header_v2(buf, pos=0, end=None):

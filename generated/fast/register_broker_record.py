@@ -13,6 +13,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -37,6 +38,7 @@ FIELDS_REGISTER_BROKER_RECORD_V0 = (
     "in_controlled_shutdown",
     "_unknown_tags",
 )
+AT_REGISTER_BROKER_RECORD_V0 = field_positions("At_register_broker_record_v0", FIELDS_REGISTER_BROKER_RECORD_V0)
 
 
 def decode_register_broker_record_v0(buf, pos=0, end=None):
@@ -178,6 +180,7 @@ FIELDS_REGISTER_BROKER_RECORD_V1 = (
     "is_migrating_zk_broker",
     "_unknown_tags",
 )
+AT_REGISTER_BROKER_RECORD_V1 = field_positions("At_register_broker_record_v1", FIELDS_REGISTER_BROKER_RECORD_V1)
 
 
 def decode_register_broker_record_v1(buf, pos=0, end=None):
@@ -320,6 +323,7 @@ FIELDS_REGISTER_BROKER_RECORD_V2 = (
     "in_controlled_shutdown",
     "_unknown_tags",
 )
+AT_REGISTER_BROKER_RECORD_V2 = field_positions("At_register_broker_record_v2", FIELDS_REGISTER_BROKER_RECORD_V2)
 
 
 def decode_register_broker_record_v2(buf, pos=0, end=None):
@@ -464,6 +468,7 @@ FIELDS_REGISTER_BROKER_RECORD_V3 = (
     "log_dirs",
     "_unknown_tags",
 )
+AT_REGISTER_BROKER_RECORD_V3 = field_positions("At_register_broker_record_v3", FIELDS_REGISTER_BROKER_RECORD_V3)
 
 
 def decode_register_broker_record_v3(buf, pos=0, end=None):

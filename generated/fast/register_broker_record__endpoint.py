@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -22,6 +23,10 @@ _S1 = Struct(">H")
 _S2 = Struct(">h")
 
 FIELDS_REGISTER_BROKER_RECORD__ENDPOINT_V0 = ("name", "host", "port", "security_protocol", "_unknown_tags")
+AT_REGISTER_BROKER_RECORD__ENDPOINT_V0 = field_positions(
+    "At_register_broker_record__endpoint_v0",
+    FIELDS_REGISTER_BROKER_RECORD__ENDPOINT_V0,
+)
 
 
 def decode_register_broker_record__endpoint_v0(buf, pos=0, end=None):
@@ -121,6 +126,10 @@ def decode_register_broker_record__endpoint_v0_array(buf, pos, end, count):
 
 
 FIELDS_REGISTER_BROKER_RECORD__ENDPOINT_V1 = ("name", "host", "port", "security_protocol", "_unknown_tags")
+AT_REGISTER_BROKER_RECORD__ENDPOINT_V1 = field_positions(
+    "At_register_broker_record__endpoint_v1",
+    FIELDS_REGISTER_BROKER_RECORD__ENDPOINT_V1,
+)
 
 
 def decode_register_broker_record__endpoint_v1(buf, pos=0, end=None):
@@ -220,6 +229,10 @@ def decode_register_broker_record__endpoint_v1_array(buf, pos, end, count):
 
 
 FIELDS_REGISTER_BROKER_RECORD__ENDPOINT_V2 = ("name", "host", "port", "security_protocol", "_unknown_tags")
+AT_REGISTER_BROKER_RECORD__ENDPOINT_V2 = field_positions(
+    "At_register_broker_record__endpoint_v2",
+    FIELDS_REGISTER_BROKER_RECORD__ENDPOINT_V2,
+)
 
 
 def decode_register_broker_record__endpoint_v2(buf, pos=0, end=None):
@@ -319,6 +332,10 @@ def decode_register_broker_record__endpoint_v2_array(buf, pos, end, count):
 
 
 FIELDS_REGISTER_BROKER_RECORD__ENDPOINT_V3 = ("name", "host", "port", "security_protocol", "_unknown_tags")
+AT_REGISTER_BROKER_RECORD__ENDPOINT_V3 = field_positions(
+    "At_register_broker_record__endpoint_v3",
+    FIELDS_REGISTER_BROKER_RECORD__ENDPOINT_V3,
+)
 
 
 def decode_register_broker_record__endpoint_v3(buf, pos=0, end=None):

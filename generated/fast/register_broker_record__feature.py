@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -21,6 +22,10 @@ _S0 = Struct(">hh")
 _S1 = Struct(">h")
 
 FIELDS_REGISTER_BROKER_RECORD__FEATURE_V0 = ("name", "min_supported_version", "max_supported_version", "_unknown_tags")
+AT_REGISTER_BROKER_RECORD__FEATURE_V0 = field_positions(
+    "At_register_broker_record__feature_v0",
+    FIELDS_REGISTER_BROKER_RECORD__FEATURE_V0,
+)
 
 
 def decode_register_broker_record__feature_v0(buf, pos=0, end=None):
@@ -97,6 +102,10 @@ def decode_register_broker_record__feature_v0_array(buf, pos, end, count):
 
 
 FIELDS_REGISTER_BROKER_RECORD__FEATURE_V1 = ("name", "min_supported_version", "max_supported_version", "_unknown_tags")
+AT_REGISTER_BROKER_RECORD__FEATURE_V1 = field_positions(
+    "At_register_broker_record__feature_v1",
+    FIELDS_REGISTER_BROKER_RECORD__FEATURE_V1,
+)
 
 
 def decode_register_broker_record__feature_v1(buf, pos=0, end=None):
@@ -173,6 +182,10 @@ def decode_register_broker_record__feature_v1_array(buf, pos, end, count):
 
 
 FIELDS_REGISTER_BROKER_RECORD__FEATURE_V2 = ("name", "min_supported_version", "max_supported_version", "_unknown_tags")
+AT_REGISTER_BROKER_RECORD__FEATURE_V2 = field_positions(
+    "At_register_broker_record__feature_v2",
+    FIELDS_REGISTER_BROKER_RECORD__FEATURE_V2,
+)
 
 
 def decode_register_broker_record__feature_v2(buf, pos=0, end=None):
@@ -249,6 +262,10 @@ def decode_register_broker_record__feature_v2_array(buf, pos, end, count):
 
 
 FIELDS_REGISTER_BROKER_RECORD__FEATURE_V3 = ("name", "min_supported_version", "max_supported_version", "_unknown_tags")
+AT_REGISTER_BROKER_RECORD__FEATURE_V3 = field_positions(
+    "At_register_broker_record__feature_v3",
+    FIELDS_REGISTER_BROKER_RECORD__FEATURE_V3,
+)
 
 
 def decode_register_broker_record__feature_v3(buf, pos=0, end=None):

@@ -13,6 +13,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -31,6 +32,10 @@ FIELDS_REGISTER_CONTROLLER_RECORD_V0 = (
     "end_points",
     "features",
     "_unknown_tags",
+)
+AT_REGISTER_CONTROLLER_RECORD_V0 = field_positions(
+    "At_register_controller_record_v0",
+    FIELDS_REGISTER_CONTROLLER_RECORD_V0,
 )
 
 

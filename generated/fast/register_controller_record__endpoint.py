@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -23,6 +24,10 @@ _S1 = Struct(">H")
 _S2 = Struct(">h")
 
 FIELDS_REGISTER_CONTROLLER_RECORD__ENDPOINT_V0 = ("name", "host", "port", "security_protocol", "_unknown_tags")
+AT_REGISTER_CONTROLLER_RECORD__ENDPOINT_V0 = field_positions(
+    "At_register_controller_record__endpoint_v0",
+    FIELDS_REGISTER_CONTROLLER_RECORD__ENDPOINT_V0,
+)
 
 
 def decode_register_controller_record__endpoint_v0(buf, pos=0, end=None):

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -25,6 +26,10 @@ FIELDS_REGISTER_CONTROLLER_RECORD__FEATURE_V0 = (
     "min_supported_version",
     "max_supported_version",
     "_unknown_tags",
+)
+AT_REGISTER_CONTROLLER_RECORD__FEATURE_V0 = field_positions(
+    "At_register_controller_record__feature_v0",
+    FIELDS_REGISTER_CONTROLLER_RECORD__FEATURE_V0,
 )
 
 

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 from . import remote_partition_delete__partition as _s_partition
@@ -29,6 +30,7 @@ FIELDS_REMOTE_PARTITION_DELETE_V0 = (
     "remote_partition_delete_state",
     "_unknown_tags",
 )
+AT_REMOTE_PARTITION_DELETE_V0 = field_positions("At_remote_partition_delete_v0", FIELDS_REMOTE_PARTITION_DELETE_V0)
 
 
 def decode_remote_partition_delete_v0(buf, pos=0, end=None):

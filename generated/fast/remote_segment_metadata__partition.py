@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -21,6 +22,10 @@ require_runtime_api(2)
 _S0 = Struct(">i")
 
 FIELDS_REMOTE_SEGMENT_METADATA__PARTITION_V0 = ("name", "id", "partition", "_unknown_tags")
+AT_REMOTE_SEGMENT_METADATA__PARTITION_V0 = field_positions(
+    "At_remote_segment_metadata__partition_v0",
+    FIELDS_REMOTE_SEGMENT_METADATA__PARTITION_V0,
+)
 
 
 def decode_remote_segment_metadata__partition_v0(buf, pos=0, end=None):

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 from . import remote_segment_metadata__partition as _s_partition
@@ -19,6 +20,10 @@ require_runtime_api(2)
 
 
 FIELDS_REMOTE_SEGMENT_METADATA__SEGMENT_ID_V0 = ("topic_id_partition", "id", "_unknown_tags")
+AT_REMOTE_SEGMENT_METADATA__SEGMENT_ID_V0 = field_positions(
+    "At_remote_segment_metadata__segment_id_v0",
+    FIELDS_REMOTE_SEGMENT_METADATA__SEGMENT_ID_V0,
+)
 
 
 def decode_remote_segment_metadata__segment_id_v0(buf, pos=0, end=None):

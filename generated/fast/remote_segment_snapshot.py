@@ -13,6 +13,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -39,6 +40,7 @@ FIELDS_REMOTE_SEGMENT_SNAPSHOT_V0 = (
     "remote_log_segment_state",
     "_unknown_tags",
 )
+AT_REMOTE_SEGMENT_SNAPSHOT_V0 = field_positions("At_remote_segment_snapshot_v0", FIELDS_REMOTE_SEGMENT_SNAPSHOT_V0)
 
 
 def decode_remote_segment_snapshot_v0(buf, pos=0, end=None):

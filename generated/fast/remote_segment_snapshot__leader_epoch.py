@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 require_runtime_api(2)
@@ -21,6 +22,10 @@ _S1 = Struct(">i")
 _S2 = Struct(">q")
 
 FIELDS_REMOTE_SEGMENT_SNAPSHOT__LEADER_EPOCH_V0 = ("leader_epoch", "offset", "_unknown_tags")
+AT_REMOTE_SEGMENT_SNAPSHOT__LEADER_EPOCH_V0 = field_positions(
+    "At_remote_segment_snapshot__leader_epoch_v0",
+    FIELDS_REMOTE_SEGMENT_SNAPSHOT__LEADER_EPOCH_V0,
+)
 
 
 def decode_remote_segment_snapshot__leader_epoch_v0(buf, pos=0, end=None):

@@ -11,12 +11,17 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 require_runtime_api(2)
 
 
 FIELDS_REMOVE_ACCESS_CONTROL_ENTRY_RECORD_V0 = ("id", "_unknown_tags")
+AT_REMOVE_ACCESS_CONTROL_ENTRY_RECORD_V0 = field_positions(
+    "At_remove_access_control_entry_record_v0",
+    FIELDS_REMOVE_ACCESS_CONTROL_ENTRY_RECORD_V0,
+)
 
 
 def decode_remove_access_control_entry_record_v0(buf, pos=0, end=None):

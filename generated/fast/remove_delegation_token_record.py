@@ -10,6 +10,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -18,6 +19,10 @@ require_runtime_api(2)
 
 
 FIELDS_REMOVE_DELEGATION_TOKEN_RECORD_V0 = ("token_id", "_unknown_tags")
+AT_REMOVE_DELEGATION_TOKEN_RECORD_V0 = field_positions(
+    "At_remove_delegation_token_record_v0",
+    FIELDS_REMOVE_DELEGATION_TOKEN_RECORD_V0,
+)
 
 
 def decode_remove_delegation_token_record_v0(buf, pos=0, end=None):

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -21,6 +22,10 @@ require_runtime_api(2)
 
 
 FIELDS_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE__TOPIC_INFO_V0 = ("topic_id", "topic_name", "_unknown_tags")
+AT_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE__TOPIC_INFO_V0 = field_positions(
+    "At_share_group_state_partition_metadata_value__topic_info_v0",
+    FIELDS_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE__TOPIC_INFO_V0,
+)
 
 
 def decode_share_group_state_partition_metadata_value__topic_info_v0(buf, pos=0, end=None):

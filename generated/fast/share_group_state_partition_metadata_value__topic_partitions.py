@@ -15,6 +15,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -28,6 +29,10 @@ FIELDS_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE__TOPIC_PARTITIONS_V0 = (
     "topic_name",
     "partitions",
     "_unknown_tags",
+)
+AT_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE__TOPIC_PARTITIONS_V0 = field_positions(
+    "At_share_group_state_partition_metadata_value__topic_partitions_v0",
+    FIELDS_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE__TOPIC_PARTITIONS_V0,
 )
 
 

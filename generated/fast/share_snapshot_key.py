@@ -12,6 +12,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 require_runtime_api(2)
 
@@ -19,6 +20,7 @@ _S0 = Struct(">h")
 _S1 = Struct(">i")
 
 FIELDS_SHARE_SNAPSHOT_KEY_V0 = ("group_id", "topic_id", "partition")
+AT_SHARE_SNAPSHOT_KEY_V0 = field_positions("At_share_snapshot_key_v0", FIELDS_SHARE_SNAPSHOT_KEY_V0)
 
 
 def decode_share_snapshot_key_v0(buf, pos=0, end=None):

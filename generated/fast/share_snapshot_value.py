@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -34,6 +35,7 @@ FIELDS_SHARE_SNAPSHOT_VALUE_V0 = (
     "state_batches",
     "_unknown_tags",
 )
+AT_SHARE_SNAPSHOT_VALUE_V0 = field_positions("At_share_snapshot_value_v0", FIELDS_SHARE_SNAPSHOT_VALUE_V0)
 
 
 def decode_share_snapshot_value_v0(buf, pos=0, end=None):

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 require_runtime_api(2)
@@ -26,6 +27,10 @@ FIELDS_SHARE_UPDATE_VALUE__STATE_BATCH_V0 = (
     "delivery_state",
     "delivery_count",
     "_unknown_tags",
+)
+AT_SHARE_UPDATE_VALUE__STATE_BATCH_V0 = field_positions(
+    "At_share_update_value__state_batch_v0",
+    FIELDS_SHARE_UPDATE_VALUE__STATE_BATCH_V0,
 )
 
 

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 require_runtime_api(2)
@@ -20,6 +21,7 @@ _S1 = Struct(">h")
 _S2 = Struct(">q")
 
 FIELDS_SNAPSHOT_HEADER_RECORD_V0 = ("version", "last_contained_log_timestamp", "_unknown_tags")
+AT_SNAPSHOT_HEADER_RECORD_V0 = field_positions("At_snapshot_header_record_v0", FIELDS_SNAPSHOT_HEADER_RECORD_V0)
 
 
 def decode_snapshot_header_record_v0(buf, pos=0, end=None):

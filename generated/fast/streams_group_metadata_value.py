@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 
 require_runtime_api(2)
@@ -20,6 +21,10 @@ _S1 = Struct(">i")
 _S2 = Struct(">q")
 
 FIELDS_STREAMS_GROUP_METADATA_VALUE_V0 = ("epoch", "metadata_hash", "validated_topology_epoch", "_unknown_tags")
+AT_STREAMS_GROUP_METADATA_VALUE_V0 = field_positions(
+    "At_streams_group_metadata_value_v0",
+    FIELDS_STREAMS_GROUP_METADATA_VALUE_V0,
+)
 
 
 def decode_streams_group_metadata_value_v0(buf, pos=0, end=None):

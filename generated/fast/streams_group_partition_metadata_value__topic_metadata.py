@@ -14,6 +14,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -27,6 +28,10 @@ FIELDS_STREAMS_GROUP_PARTITION_METADATA_VALUE__TOPIC_METADATA_V0 = (
     "topic_name",
     "num_partitions",
     "_unknown_tags",
+)
+AT_STREAMS_GROUP_PARTITION_METADATA_VALUE__TOPIC_METADATA_V0 = field_positions(
+    "At_streams_group_partition_metadata_value__topic_metadata_v0",
+    FIELDS_STREAMS_GROUP_PARTITION_METADATA_VALUE__TOPIC_METADATA_V0,
 )
 
 

@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -23,6 +24,10 @@ require_runtime_api(2)
 _S0 = Struct(">i")
 
 FIELDS_STREAMS_GROUP_TOPOLOGY_VALUE_V0 = ("epoch", "subtopologies", "_unknown_tags")
+AT_STREAMS_GROUP_TOPOLOGY_VALUE_V0 = field_positions(
+    "At_streams_group_topology_value_v0",
+    FIELDS_STREAMS_GROUP_TOPOLOGY_VALUE_V0,
+)
 
 
 def decode_streams_group_topology_value_v0(buf, pos=0, end=None):

@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -31,6 +32,10 @@ FIELDS_STREAMS_GROUP_TOPOLOGY_VALUE__SUBTOPOLOGY_V0 = (
     "repartition_source_topics",
     "copartition_groups",
     "_unknown_tags",
+)
+AT_STREAMS_GROUP_TOPOLOGY_VALUE__SUBTOPOLOGY_V0 = field_positions(
+    "At_streams_group_topology_value__subtopology_v0",
+    FIELDS_STREAMS_GROUP_TOPOLOGY_VALUE__SUBTOPOLOGY_V0,
 )
 
 

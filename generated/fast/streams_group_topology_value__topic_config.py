@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -19,6 +20,10 @@ require_runtime_api(2)
 
 
 FIELDS_STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_CONFIG_V0 = ("key", "value", "_unknown_tags")
+AT_STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_CONFIG_V0 = field_positions(
+    "At_streams_group_topology_value__topic_config_v0",
+    FIELDS_STREAMS_GROUP_TOPOLOGY_VALUE__TOPIC_CONFIG_V0,
+)
 
 
 def decode_streams_group_topology_value__topic_config_v0(buf, pos=0, end=None):

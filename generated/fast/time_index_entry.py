@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 from .kernel import compiled_kernel
 
@@ -21,6 +22,7 @@ _S1 = Struct(">q")
 _S2 = Struct(">i")
 
 FIELDS_TIME_INDEX_ENTRY_V0 = ("timestamp", "relative_offset")
+AT_TIME_INDEX_ENTRY_V0 = field_positions("At_time_index_entry_v0", FIELDS_TIME_INDEX_ENTRY_V0)
 
 
 def decode_time_index_entry_v0(buf, pos=0, end=None):

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -19,6 +20,7 @@ require_runtime_api(2)
 
 
 FIELDS_TOPIC_RECORD_V0 = ("name", "topic_id", "_unknown_tags")
+AT_TOPIC_RECORD_V0 = field_positions("At_topic_record_v0", FIELDS_TOPIC_RECORD_V0)
 
 
 def decode_topic_record_v0(buf, pos=0, end=None):

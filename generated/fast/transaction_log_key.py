@@ -11,12 +11,14 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 
 require_runtime_api(2)
 
 _S0 = Struct(">h")
 
 FIELDS_TRANSACTION_LOG_KEY_V0 = ("transactional_id",)
+AT_TRANSACTION_LOG_KEY_V0 = field_positions("At_transaction_log_key_v0", FIELDS_TRANSACTION_LOG_KEY_V0)
 
 
 def decode_transaction_log_key_v0(buf, pos=0, end=None):

@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, is_default, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -39,6 +40,7 @@ FIELDS_TRANSACTION_LOG_VALUE_V0 = (
     "next_producer_id",
     "client_transaction_version",
 )
+AT_TRANSACTION_LOG_VALUE_V0 = field_positions("At_transaction_log_value_v0", FIELDS_TRANSACTION_LOG_VALUE_V0)
 
 
 def decode_transaction_log_value_v0(buf, pos=0, end=None):
@@ -130,6 +132,7 @@ FIELDS_TRANSACTION_LOG_VALUE_V1 = (
     "client_transaction_version",
     "_unknown_tags",
 )
+AT_TRANSACTION_LOG_VALUE_V1 = field_positions("At_transaction_log_value_v1", FIELDS_TRANSACTION_LOG_VALUE_V1)
 
 
 def decode_transaction_log_value_v1(buf, pos=0, end=None):

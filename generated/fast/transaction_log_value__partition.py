@@ -12,6 +12,7 @@ from struct import error as struct_error
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -22,6 +23,10 @@ _S0 = Struct(">h")
 _S1 = Struct(">i")
 
 FIELDS_TRANSACTION_LOG_VALUE__PARTITION_V0 = ("topic", "partition_ids")
+AT_TRANSACTION_LOG_VALUE__PARTITION_V0 = field_positions(
+    "At_transaction_log_value__partition_v0",
+    FIELDS_TRANSACTION_LOG_VALUE__PARTITION_V0,
+)
 
 
 def decode_transaction_log_value__partition_v0(buf, pos=0, end=None):
@@ -101,6 +106,10 @@ def decode_transaction_log_value__partition_v0_array(buf, pos, end, count):
 
 
 FIELDS_TRANSACTION_LOG_VALUE__PARTITION_V1 = ("topic", "partition_ids", "_unknown_tags")
+AT_TRANSACTION_LOG_VALUE__PARTITION_V1 = field_positions(
+    "At_transaction_log_value__partition_v1",
+    FIELDS_TRANSACTION_LOG_VALUE__PARTITION_V1,
+)
 
 
 def decode_transaction_log_value__partition_v1(buf, pos=0, end=None):

@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -28,6 +29,10 @@ FIELDS_USER_SCRAM_CREDENTIAL_RECORD_V0 = (
     "server_key",
     "iterations",
     "_unknown_tags",
+)
+AT_USER_SCRAM_CREDENTIAL_RECORD_V0 = field_positions(
+    "At_user_scram_credential_record_v0",
+    FIELDS_USER_SCRAM_CREDENTIAL_RECORD_V0,
 )
 
 

@@ -12,6 +12,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 require_runtime_api(2)
@@ -20,6 +21,10 @@ _S0 = Struct(">hh")
 _S1 = Struct(">h")
 
 FIELDS_VOTERS_RECORD__K_RAFT_VERSION_FEATURE_V0 = ("min_supported_version", "max_supported_version", "_unknown_tags")
+AT_VOTERS_RECORD__K_RAFT_VERSION_FEATURE_V0 = field_positions(
+    "At_voters_record__k_raft_version_feature_v0",
+    FIELDS_VOTERS_RECORD__K_RAFT_VERSION_FEATURE_V0,
+)
 
 
 def decode_voters_record__k_raft_version_feature_v0(buf, pos=0, end=None):

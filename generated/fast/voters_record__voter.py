@@ -13,6 +13,7 @@ from uuid import UUID
 from kcodec.errors import BadLengthError, CorruptError, DecodeError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.encoded import EncodedArray
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 from kcodec.runtime.varint import decode_uvarint as read_uvarint
 from kcodec.runtime.varint import encode_uvarint
@@ -31,6 +32,7 @@ FIELDS_VOTERS_RECORD__VOTER_V0 = (
     "k_raft_version_feature",
     "_unknown_tags",
 )
+AT_VOTERS_RECORD__VOTER_V0 = field_positions("At_voters_record__voter_v0", FIELDS_VOTERS_RECORD__VOTER_V0)
 
 
 def decode_voters_record__voter_v0(buf, pos=0, end=None):

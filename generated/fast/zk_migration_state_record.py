@@ -11,6 +11,7 @@ from struct import error as struct_error
 
 from kcodec.errors import BadLengthError, CorruptError, EncodeError, RecordCountError, TruncatedError
 from kcodec.runtime import require_runtime_api
+from kcodec.runtime.layout import field_positions
 from kcodec.runtime.tagged import check_unknown_tags, read_tagged, write_tagged
 
 require_runtime_api(2)
@@ -18,6 +19,10 @@ require_runtime_api(2)
 _S0 = Struct(">b")
 
 FIELDS_ZK_MIGRATION_STATE_RECORD_V0 = ("zk_migration_state", "_unknown_tags")
+AT_ZK_MIGRATION_STATE_RECORD_V0 = field_positions(
+    "At_zk_migration_state_record_v0",
+    FIELDS_ZK_MIGRATION_STATE_RECORD_V0,
+)
 
 
 def decode_zk_migration_state_record_v0(buf, pos=0, end=None):

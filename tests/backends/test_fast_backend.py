@@ -119,3 +119,17 @@ def test_fast_equals_construct_on_vectors(name):
         ref = outcome(lambda: as_plain(codec(entity, magic).parse(entry)))
         got = outcome(lambda: whole(entity, magic, entry))
         assert ref == got
+
+
+def test_every_fast_decoder_has_its_field_positions_by_name() -> None:
+    """``AT_<ENTITY>_V<N>`` names the place of each field in the values ``decode_<entity>_v<n>`` returns."""
+    import importlib
+
+    from kcodec.generated.fast import DECODERS
+
+    for (entity, version), (_decode, fields) in DECODERS.items():
+        module = importlib.import_module(f"kcodec.generated.fast.{entity}")
+        at = getattr(module, f"AT_{entity.upper()}_V{version}")
+        assert tuple(at) == tuple(range(len(fields))), (entity, version)
+        for name, position in zip(fields, at):
+            assert getattr(at, name.lstrip("_")) == position, (entity, version, name)

@@ -131,22 +131,22 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
         raise exc.at(position, base_offset=base_offset) from None
     i = f.b
     computed_crc = crc32c(memoryview(entry)[V2_CRC_START:])
-    if verify_crc and computed_crc != v[i["crc"]]:
+    if verify_crc and computed_crc != v[i.crc]:
         return None  # the general path raises the CRC error with all its details
-    a = v[i["attributes"]]
-    count, base_seq = v[i["records_count"]], v[i["base_sequence"]]
-    if base_seq >= 0 and base_seq + max(v[i["last_offset_delta"]], count) > 0x7FFFFFFF:
+    a = v[i.attributes]
+    count, base_seq = v[i.records_count], v[i.base_sequence]
+    if base_seq >= 0 and base_seq + max(v[i.last_offset_delta], count) > 0x7FFFFFFF:
         return None
     ts_type = TimestampType.from_schema(a["timestamp_type"])
     log_append = ts_type is TimestampType.LOG_APPEND_TIME
     addends = {"offset_delta": base_offset}
     if not log_append:
-        addends["timestamp_delta"] = v[i["base_timestamp"]]
+        addends["timestamp_delta"] = v[i.base_timestamp]
     try:
         if a["compression"] == "none":
             data, start = entry, V2_RECORDS_OFFSET
         else:
-            data, start = compression.decompress(a["compression"], v[i["records"]], magic=2, max_size=limit), 0
+            data, start = compression.decompress(a["compression"], v[i.records], magic=2, max_size=limit), 0
         cols, n, end = kernel_columns(data, start, len(data), count, addends)
     except KcodecError as exc:
         raise exc.at(position, base_offset=base_offset) from None
@@ -157,7 +157,7 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
             base_offset=base_offset,
             field="records",
         )
-    last_offset = base_offset + v[i["last_offset_delta"]]
+    last_offset = base_offset + v[i.last_offset_delta]
     if last_offset > INT64_MAX:
         return None  # the general path raises it
     header = ColumnBatch(
@@ -166,20 +166,20 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
         magic=2,
         base_offset=base_offset,
         last_offset=last_offset,
-        crc=v[i["crc"]],
-        crc_valid=computed_crc == v[i["crc"]],
+        crc=v[i.crc],
+        crc_valid=computed_crc == v[i.crc],
         computed_crc=computed_crc,
         compression=a["compression"],
         timestamp_type=ts_type,
-        max_timestamp=v[i["max_timestamp"]],
+        max_timestamp=v[i.max_timestamp],
         records=(),
-        partition_leader_epoch=v[i["partition_leader_epoch"]],
+        partition_leader_epoch=v[i.partition_leader_epoch],
         is_transactional=a["transactional"],
         has_delete_horizon=a["delete_horizon"],
-        producer_id=v[i["producer_id"]],
-        producer_epoch=v[i["producer_epoch"]],
+        producer_id=v[i.producer_id],
+        producer_epoch=v[i.producer_epoch],
         base_sequence=base_seq,
-        base_timestamp=v[i["base_timestamp"]],
+        base_timestamp=v[i.base_timestamp],
         record_count=count,
         stored_records_size=len(entry) - V2_OVERHEAD,
         records_size=len(data) - start,
@@ -187,7 +187,7 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
     pa = _pa()[0]
     offsets = _ints(pa, cols["offset_delta"], n)
     timestamps = (
-        _const(pa, v[i["max_timestamp"]], n, pa.int64(), "<q") if log_append else _ints(pa, cols["timestamp_delta"], n)
+        _const(pa, v[i.max_timestamp], n, pa.int64(), "<q") if log_append else _ints(pa, cols["timestamp_delta"], n)
     )
     if base_seq >= 0:  # sequence = baseSequence + offsetDelta, which never wraps here (checked above)
         sequence = _pa()[1].add(offsets, base_seq - base_offset).cast(pa.int32())

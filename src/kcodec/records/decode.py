@@ -63,22 +63,24 @@ def _codecs():
 
 
 class _Fast:
-    """The generated fast decoders and the tuple positions of the fields the runtime reads."""
+    """The generated fast decoders and where the runtime finds each field in their values (the generated
+    per-version positions: ``self.b.base_offset`` is the base offset's place in a batch's values)."""
 
     def __init__(self):
         from kcodec.generated.fast import DECODERS
+        from kcodec.generated.fast.legacy_log_entry import AT_LEGACY_LOG_ENTRY_V0
+        from kcodec.generated.fast.legacy_message import AT_LEGACY_MESSAGE_V0, AT_LEGACY_MESSAGE_V1
+        from kcodec.generated.fast.record import AT_RECORD_V2
+        from kcodec.generated.fast.record_batch import AT_RECORD_BATCH_V2
 
-        self.batch, fields = DECODERS[("record_batch", 2)]
-        self.b = {n: i for i, n in enumerate(fields)}
-        _, rfields = DECODERS[("record", 2)]
-        self.r = tuple(
-            rfields.index(n) for n in ("length", "timestamp_delta", "offset_delta", "key", "value", "headers")
-        )
+        self.batch = DECODERS[("record_batch", 2)][0]
+        self.b = AT_RECORD_BATCH_V2
+        r = AT_RECORD_V2
+        self.r = (r.length, r.timestamp_delta, r.offset_delta, r.key, r.value, r.headers)
         self.record = DECODERS[("record", 2)][0]
         self.legacy = {m: DECODERS[("legacy_log_entry", m)][0] for m in (0, 1)}
-        _, efields = DECODERS[("legacy_log_entry", 0)]
-        self.e_offset, self.e_message = efields.index("offset"), efields.index("message")
-        self.m = {m: {n: i for i, n in enumerate(DECODERS[("legacy_message", m)][1])} for m in (0, 1)}
+        self.e_offset, self.e_message = AT_LEGACY_LOG_ENTRY_V0.offset, AT_LEGACY_LOG_ENTRY_V0.message
+        self.m = {0: AT_LEGACY_MESSAGE_V0, 1: AT_LEGACY_MESSAGE_V1}
         from kcodec.generated.fast.kernel import compiled_kernel
 
         self.kernel = compiled_kernel()
@@ -234,12 +236,12 @@ def _decode_v2_covered(
     except KcodecError as exc:
         raise exc.at(position, base_offset=base_offset) from None
     i = f.b
-    a = v[i["attributes"]]
+    a = v[i.attributes]
     base_offset, base_ts, max_ts, base_seq = (
-        v[i["base_offset"]],
-        v[i["base_timestamp"]],
-        v[i["max_timestamp"]],
-        v[i["base_sequence"]],
+        v[i.base_offset],
+        v[i.base_timestamp],
+        v[i.max_timestamp],
+        v[i.base_sequence],
     )
     ts_type = TimestampType.from_schema(a["timestamp_type"])
     log_append = ts_type is TimestampType.LOG_APPEND_TIME
@@ -247,7 +249,7 @@ def _decode_v2_covered(
     r_len, r_ts, r_off, r_key, r_value, r_headers = f.r
     records: list[Record] = []
     append = records.append
-    for r in v[i["records"]]:
+    for r in v[i.records]:
         delta = r[r_off]
         if base_offset + delta > _INT64_MAX or not (log_append or _INT64_MIN <= base_ts + r[r_ts] <= _INT64_MAX):
             raise _past_int64(base_offset, delta, base_ts, r[r_ts]).at(position, base_offset=base_offset)
@@ -272,7 +274,7 @@ def _decode_v2_covered(
         )
     stored = LOG_OVERHEAD + batch_length - V2_OVERHEAD
     compression = a["compression"]
-    size = stored if compression == "none" else sum(r[r_len] + _varint_size(r[r_len]) for r in v[i["records"]])
+    size = stored if compression == "none" else sum(r[r_len] + _varint_size(r[r_len]) for r in v[i.records])
     return _v2_batch(f, v, position, batch_length, stored_crc, computed_crc, records, count, control, size)
 
 
@@ -291,29 +293,29 @@ def _v2_batch(
     """The one place a v2 :class:`Batch` is made: the header fields ``v`` holds (the fast decoder's values
     in FIELDS order) around the decoded ``records``, by either path."""
     i = f.b
-    a = v[i["attributes"]]
-    base_offset = v[i["base_offset"]]
+    a = v[i.attributes]
+    base_offset = v[i.base_offset]
     return Batch(
         position=position,
         size=LOG_OVERHEAD + batch_length,
         magic=2,
         base_offset=base_offset,
-        last_offset=_last_offset(base_offset, v[i["last_offset_delta"]], position),
+        last_offset=_last_offset(base_offset, v[i.last_offset_delta], position),
         crc=stored_crc,
         crc_valid=computed_crc == stored_crc,
         computed_crc=computed_crc,
         compression=a["compression"],
         timestamp_type=TimestampType.from_schema(a["timestamp_type"]),
-        max_timestamp=v[i["max_timestamp"]],
+        max_timestamp=v[i.max_timestamp],
         records=records,
-        partition_leader_epoch=v[i["partition_leader_epoch"]],
+        partition_leader_epoch=v[i.partition_leader_epoch],
         is_transactional=a["transactional"],
         is_control=control,
         has_delete_horizon=a["delete_horizon"],
-        producer_id=v[i["producer_id"]],
-        producer_epoch=v[i["producer_epoch"]],
-        base_sequence=v[i["base_sequence"]],
-        base_timestamp=v[i["base_timestamp"]],
+        producer_id=v[i.producer_id],
+        producer_epoch=v[i.producer_epoch],
+        base_sequence=v[i.base_sequence],
+        base_timestamp=v[i.base_timestamp],
         record_count=count,
         stored_records_size=LOG_OVERHEAD + batch_length - V2_OVERHEAD,
         records_size=records_size,
@@ -341,9 +343,9 @@ def _decode_v2_compiled(
     except KcodecError as exc:
         raise exc.at(position, base_offset=base_offset) from None
     i = f.b
-    a = v[i["attributes"]]
-    base_ts, max_ts, base_seq = v[i["base_timestamp"]], v[i["max_timestamp"]], v[i["base_sequence"]]
-    last_delta = v[i["last_offset_delta"]]
+    a = v[i.attributes]
+    base_ts, max_ts, base_seq = v[i.base_timestamp], v[i.max_timestamp], v[i.base_sequence]
+    last_delta = v[i.last_offset_delta]
     wraps = base_seq >= 0 and base_seq + max(last_delta, count) > 0x7FFFFFFF
     if wraps and not chunked:
         return None
@@ -369,7 +371,7 @@ def _decode_v2_compiled(
         data, start = entry, V2_RECORDS_OFFSET
     else:
         data, start = (
-            _decompress(compression, v[i["records"]], 2, limit, position + V2_RECORDS_OFFSET, base_offset, "records"),
+            _decompress(compression, v[i.records], 2, limit, position + V2_RECORDS_OFFSET, base_offset, "records"),
             0,
         )
     project = None if wraps else f.project
@@ -636,12 +638,12 @@ def _legacy_message(entry: bytes, position: int, verify_crc: bool, limit: int, o
         raise exc.at(position, base_offset=offset) from None
     mv, i = e[f.e_message], f.m[magic]
     m = _Message()
-    m.offset, m.crc, m.magic = e[f.e_offset], mv[i["crc"]], magic
-    attributes = mv[i["attributes"]]
+    m.offset, m.crc, m.magic = e[f.e_offset], mv[i.crc], magic
+    attributes = mv[i.attributes]
     m.compression = attributes["compression"]
     m.timestamp_type = attributes.get("timestamp_type", "create_time")
-    m.timestamp = mv[i["timestamp"]] if magic == 1 else -1
-    m.key, m.value = mv[i["key"]], mv[i["value"]]
+    m.timestamp = mv[i.timestamp] if magic == 1 else -1
+    m.key, m.value = mv[i.key], mv[i.value]
     computed = m.computed_crc = f.crc32(memoryview(entry)[LEGACY_CRC_START:])
     crc_valid = computed == m.crc
     if verify_crc and not crc_valid:

@@ -6,7 +6,9 @@ inspectors) can print layouts without loading the generator.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import asdict, dataclass
+from functools import cache
 
 
 @dataclass(frozen=True)
@@ -58,3 +60,18 @@ class EntityLayout:
             "fixed_size": self.fixed_size,
             "fields": [f.as_dict() for f in self.fields],
         }
+
+
+@cache
+def _positions_class(name: str, fields: tuple[str, ...]) -> type:
+    # a flexible version's ``_unknown_tags`` is read as ``unknown_tags`` (a namedtuple field cannot start with
+    # an underscore); any other name Python refuses becomes ``_<position>``
+    names = [n.lstrip("_") if n.startswith("_") and n.lstrip("_") not in fields else n for n in fields]
+    return namedtuple(name, names, rename=True)
+
+
+def field_positions(name: str, fields: tuple[str, ...]):
+    """Each field's position in a fast decoder's values, by name: ``at.base_offset`` is where
+    ``decode_record_batch_v2`` puts the base offset (the values stay plain tuples, as the compiled kernel
+    returns them). A generated module makes one per entity version (``AT_RECORD_BATCH_V2``)."""
+    return _positions_class(name, fields)(*range(len(fields)))
