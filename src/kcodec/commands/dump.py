@@ -78,9 +78,7 @@ def _dump_input(item) -> DumpInput:
     if item == STDIN:
         return DumpInput(Path("<stdin>"), stdin=True, source=lambda: nullcontext(sys.stdin.buffer))
     if isinstance(item, RemoteObject):
-        # UriPath is a PurePosixPath with what dump reads of a shown Path (name, suffix, parent, absolute(),
-        # str); DumpInput.shown says Path
-        return DumpInput(item.path, item.size, source=item.open, staged=item.staged)  # type: ignore[arg-type]
+        return DumpInput(item.path, item.size, source=item.open, staged=item.staged)
     return DumpInput(item, file_size_of(item))
 
 

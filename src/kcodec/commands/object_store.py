@@ -40,9 +40,6 @@ class UriPath(PurePosixPath):
     def __str__(self) -> str:
         return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*):/", r"\1://", super().__str__(), count=1)  # s3:/b/k: s3://b/k
 
-    def absolute(self) -> UriPath:
-        return self
-
 
 def storage_option(text: str) -> tuple[str, str]:
     """``KEY=VALUE`` with KEY one of :data:`STORAGE_OPTIONS` (any case), for argparse."""

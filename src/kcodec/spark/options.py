@@ -749,8 +749,9 @@ class ReadOptions:
             or self.ending_timestamp is not None
         )
 
-    def reader_options(self) -> dict:
-        out = {"verify_crc": self.verify_crc}
+    def reader_options(self) -> dict[str, bool | int]:
+        """The keyword arguments :func:`kcodec.records.reader.read_batches` takes from these options."""
+        out: dict[str, bool | int] = {"verify_crc": self.verify_crc}
         if self.max_decompressed_size is not None:
             out["max_decompressed_size"] = self.max_decompressed_size
         return out

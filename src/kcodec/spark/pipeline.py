@@ -314,7 +314,7 @@ def render_summary(s: Summary) -> str:
         "",
     ]
     head = ("topic-partition", "batches", "records", "control", "on disk", "compressed", "uncompressed", "ratio")
-    table = [head]
+    table: list[tuple[str, ...]] = [head]
     for p in s.partitions + [s.total()]:
         name = "total" if p.topic == "total" and p.partition is None else p.name
         table.append(
@@ -364,9 +364,9 @@ def render_summary(s: Summary) -> str:
         lines.append(f"  chart: {chart}")
     if s.internal_tables:
         lines += ["", "Kafka's internal topics:"]
-        width = max(len(t.path) for t in s.internal_tables)
-        for t in s.internal_tables:
-            lines.append(f"  {t.path.ljust(width)}  {_n(t.rows)} rows  ({t.source})")
+        width = max(len(it.path) for it in s.internal_tables)
+        for it in s.internal_tables:
+            lines.append(f"  {it.path.ljust(width)}  {_n(it.rows)} rows  ({it.source})")
     if s.skipped:
         lines += ["", f"onCorrupt=skip skipped {len(s.skipped)} region(s):"]
         for d in s.skipped:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import sys
 from dataclasses import dataclass, field
+from typing import overload
 
 from pyspark.sql.datasource import InputPartition
 
@@ -305,12 +306,26 @@ def _named(tps) -> list[TopicPartition]:
     return [tp for tp in tps if tp[0] is not None and tp[1] is not None]
 
 
+@overload
+def _later(a: int | None, b: int) -> int: ...
+@overload
+def _later(a: int | None, b: int | None) -> int | None: ...
 def _later(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else max(a, b)
 
 
+@overload
+def _earlier(a: int | None, b: int) -> int: ...
+@overload
+def _earlier(a: int | None, b: int | None) -> int | None: ...
 def _earlier(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else min(a, b)
+
+
+def _by_partition(items: tuple[tuple[TopicPartition, int], ...]) -> dict[tuple[str | None, int | None], int]:
+    """Per-partition option values, to look up a partition read (whose topic or partition may be None:
+    segments outside ``<topic>-<n>`` directories, which no such option names)."""
+    return dict(items)
 
 
 def _checked(part: PartitionInfo, offset: int, opts: ReadOptions, name: str, latest) -> None:
@@ -346,7 +361,7 @@ def partition_bounds(part: PartitionInfo, opts: ReadOptions) -> tuple[int | None
 
     ts = opts.starting_timestamp
     if ts is None and opts.starting_timestamps is not None:
-        ts = dict(opts.starting_timestamps).get(tp)
+        ts = _by_partition(opts.starting_timestamps).get(tp)
     if ts is not None:
         found = offset_for_timestamp(part, ts, opts)
         if found is None:
@@ -358,17 +373,17 @@ def partition_bounds(part: PartitionInfo, opts: ReadOptions) -> tuple[int | None
             return None
         start = _later(start, found)
     elif opts.starting_offsets is not None:
-        offset = dict(opts.starting_offsets).get(tp, EARLIEST)
+        offset = _by_partition(opts.starting_offsets).get(tp, EARLIEST)
         if offset != EARLIEST:
             _checked(part, offset, opts, "startingOffsets", latest)
             start = _later(start, offset)
     ts = opts.ending_timestamp
     if ts is None and opts.ending_timestamps is not None:
-        ts = dict(opts.ending_timestamps).get(tp)
+        ts = _by_partition(opts.ending_timestamps).get(tp)
     if ts is not None:
         end = _earlier(end, offset_for_timestamp(part, ts, opts))  # none at or after it: the latest
     elif opts.ending_offsets is not None:
-        offset = dict(opts.ending_offsets).get(tp, LATEST)
+        offset = _by_partition(opts.ending_offsets).get(tp, LATEST)
         if offset != LATEST:
             _checked(part, offset, opts, "endingOffsets", latest)
             end = _earlier(end, offset)

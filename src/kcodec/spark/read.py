@@ -19,6 +19,7 @@ import json
 import sys
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pyarrow.compute as pc
 
@@ -37,6 +38,7 @@ class CorruptSegmentError(DecodeError):
     """A segment did not decode; the message names the file and byte position."""
 
     kind = "corrupt_segment"
+    cause_kind: str | None = None  # the kind of the reader's error it wraps (set by _wrap)
 
 
 class Reporter:
@@ -135,12 +137,13 @@ def _fitting_records(batch, table, split: Split, opts: ReadOptions, reporter: Re
     always do: the decoders refuse one past int64): onCorrupt=fail raises at the first that does not,
     skip leaves those out and reports them."""
     ts = table.column("timestamp")
-    bounds = pc.min_max(ts).as_py() if table.num_rows else {"min": None}
+    bounds: dict[str, Any] = pc.min_max(ts).as_py() if table.num_rows else {"min": None}
     if bounds["min"] is None or (_TS_MS_MIN <= bounds["min"] and bounds["max"] <= _TS_MS_MAX):
         return table
     bad = pc.or_(pc.less(ts, _TS_MS_MIN), pc.greater(ts, _TS_MS_MAX))
     first = ts[pc.index(bad, True).as_py()].as_py()
     problem = _out_of_range(batch, batch.base_offset, first)
+    assert problem is not None  # `first` is past Spark's timestamp
     if opts.on_corrupt == "fail":
         raise _refuse(problem, batch, split)
     kept = table.filter(pc.invert(bad))
@@ -207,11 +210,11 @@ def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = N
         yield batch
     tail = reader.partial_tail
     if tail is not None:
-        exc = TruncatedError(
+        truncated = TruncatedError(
             f"input ends inside a log entry: {tail.size} bytes at the end do not hold a whole batch",
             position=tail.position + shift,
         )
-        reporter.skip(tail.position + shift, tail.size, exc.kind, str(exc))
+        reporter.skip(tail.position + shift, tail.size, truncated.kind, str(truncated))
 
 
 def aborted_spans(split: Split):
@@ -261,7 +264,7 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
     topic, partition, segment = split.topic, split.partition, split.log
     try:
         if opts.view == "batches":
-            out = BatchColumns(columns)
+            batch_rows = BatchColumns(columns)
             if opts.sizes:
                 from kcodec.spark.cost_table import size_as
             for batch in split_batches(split, opts, reporter):
@@ -271,10 +274,12 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
                     continue
                 if not _fitting_batch(batch, split, opts, reporter):
                     continue
-                out.add(batch, topic, partition, segment, size_as(batch, opts.size_sample) if opts.sizes else None)
-                if len(out) >= opts.max_rows:
-                    yield out.flush()
-            rb = out.flush()
+                batch_rows.add(
+                    batch, topic, partition, segment, size_as(batch, opts.size_sample) if opts.sizes else None
+                )
+                if len(batch_rows) >= opts.max_rows:
+                    yield batch_rows.flush()
+            rb = batch_rows.flush()
             if rb is not None:
                 yield rb
             return

@@ -89,5 +89,5 @@ def install() -> None:
         finally:
             self.mode(chosen)
 
-    save._kcodec_save_modes = True  # type: ignore[attr-defined]
-    DataFrameWriter.save = save
+    save._kcodec_save_modes = True  # type: ignore[attr-defined]  # a marker on the function: installed once
+    DataFrameWriter.save = save  # type: ignore[method-assign]  # replacing pyspark's method is the point

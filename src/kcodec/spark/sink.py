@@ -72,6 +72,7 @@ def partition_counts(fs, root: str) -> dict[str, int]:
         return {}
     counts: dict[str, int] = {}
     for part in list_partitions(root, fs):
+        assert part.topic is not None and part.partition is not None  # list_partitions lists <topic>-<n> only
         counts[part.topic] = max(counts.get(part.topic, 0), part.partition + 1)
     return counts
 

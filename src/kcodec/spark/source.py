@@ -28,6 +28,7 @@ from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceReader,
     DataSourceStreamReader,
+    InputPartition,
     WriterCommitMessage,
 )
 
@@ -120,13 +121,13 @@ class KafkaSegmentsReader(DataSourceReader):
             return [SegmentSplit(Split(0, "", None, None, None, 0, 0, empty=True))]
         return [SegmentSplit(s) for s in splits]
 
-    def read(self, partition: SegmentSplit):
+    def read(self, partition: InputPartition):
         from kcodec.spark.read import read_split
         from kcodec.spark.views import ViewSplits, read_view
 
         if isinstance(partition, ViewSplits):
             return read_view(partition, self.opts, self.columns)
-
+        assert isinstance(partition, SegmentSplit)  # the only other kind partitions() hands out
         return read_split(partition.split, self.opts, self.columns)
 
 

@@ -173,6 +173,13 @@ def _earliest(part: PartitionInfo) -> int:
     return part.segments[0].base_offset or 0
 
 
+def _tp(part: PartitionInfo) -> TopicPartition:
+    """The topic-partition of a partition a stream reads (:meth:`KafkaSegmentsStreamReader._discover` refuses
+    one that has no topic or partition)."""
+    assert part.topic is not None and part.partition is not None
+    return part.topic, part.partition
+
+
 def _name(tp: TopicPartition) -> str:
     return f"{tp[0]}-{tp[1]}"
 
@@ -208,33 +215,34 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
         return parts
 
     def _tail(self, part: PartitionInfo) -> PartitionTail:
-        tp = (part.topic, part.partition)
-        tail = self._tails.get(tp)  # type: ignore[arg-type]
+        tp = _tp(part)
+        tail = self._tails.get(tp)
         if tail is None:
-            tail = self._tails[tp] = PartitionTail(self.opts.read.read_committed)  # type: ignore[index]
+            tail = self._tails[tp] = PartitionTail(self.opts.read.read_committed)
         tail.advance(part.segments)
         return tail
 
     def _scan(self) -> dict[TopicPartition, tuple[PartitionInfo, PartitionTail]]:
         """Every partition under the path now, its tail advanced to the last whole entry."""
-        found = {(p.topic, p.partition): p for p in self._discover()}
+        found = {_tp(p): p for p in self._discover()}
         for gone in set(self._tails) - set(found):
             del self._tails[gone]
-        return {tp: (part, self._tail(part)) for tp, part in found.items()}  # type: ignore[misc]
+        return {tp: (part, self._tail(part)) for tp, part in found.items()}
 
     def _loss(self, message: str) -> None:
         _data_loss(self.opts.read, message)
 
     def _initial(self, part: PartitionInfo, tail: PartitionTail) -> int:
         o = self.opts
-        tp = (part.topic, part.partition)
+        tp = _tp(part)
         latest = tail.stable if tail.stable is not None else _earliest(part)
-        given = o.starting.get(tp) if isinstance(o.starting, dict) else None  # type: ignore[arg-type]
+        given = o.starting.get(tp) if isinstance(o.starting, dict) else None
         if o.starting == "latest" or given == LATEST:
             return latest
-        specific = given is not None and given >= 0
-        if specific or o.starting is None or o.read.starting_offset is not None:
-            bounds = partition_bounds(part, replace(o.read, starting_offsets=((tp, given),) if specific else None))
+        specific = given if given is not None and given >= 0 else None  # an offset, not earliest / latest
+        if specific is not None or o.starting is None or o.read.starting_offset is not None:
+            starting_offsets = ((tp, specific),) if specific is not None else None
+            bounds = partition_bounds(part, replace(o.read, starting_offsets=starting_offsets))
             if bounds is None:  # startingOffsetsByTimestampStrategy=latest, no record at or after the timestamp
                 return latest
             if bounds[0] is not None:

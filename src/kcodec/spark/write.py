@@ -345,6 +345,7 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
                 existing = 0 if overwrite else Partition(fs.join(root, name), fs).next_offset()
                 if opts.keep_offsets:
                     base = cs[0].first_offset
+                    assert base is not None  # a task staging kept offsets records each chunk's first
                     if base < existing:
                         raise EncodeError(
                             f"kafka-segments: {topic}-{partition} already holds offsets up to "
@@ -356,6 +357,7 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
                 if fs.local:
                     _write_partition(fs, cs, staged, base, opts)
                 else:
+                    assert scratch is not None  # made above for a remote target
                     local_dir = os.path.join(scratch, name)
                     _write_partition(fs, cs, local_dir, base, opts)
                     fs.makedirs(fs.parent(staged))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from kcodec.errors import EncodeError
 from kcodec.records.arrow_encode import (
@@ -42,7 +43,7 @@ class Stage:
     topic: str
     partition: int
     path: str
-    out: object
+    out: BinaryIO  # the staging file, open for writing
     parts: list = field(default_factory=list)  # the open batch: (ArrowRows, selection) per Arrow batch
     pending: int = 0
     pending_bytes: int = 0

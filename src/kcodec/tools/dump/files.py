@@ -18,7 +18,7 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from kcodec.errors import CorruptError
 from kcodec.log.kraft_snapshots import KRAFT_BOOTSTRAP_SNAPSHOT, KRAFT_SNAPSHOT_SUFFIX, parse_kraft_snapshot_name
@@ -64,7 +64,7 @@ class FileKind:
     TEXT = ("leader-epoch-checkpoint", "offset-checkpoint", "partition-metadata")
 
 
-def file_kind(path: Path) -> str:
+def file_kind(path: PurePath) -> str:
     """What a file in a partition (or log) directory holds, from its name alone."""
     name = path.name
     if name == LEADER_EPOCH_CHECKPOINT:
@@ -170,7 +170,7 @@ def dump_text_file(path: Path, kind: str) -> TextFileDump:
     raise ValueError(f"not a text file kind: {kind}")
 
 
-def kraft_snapshot_line(path: Path) -> str | None:
+def kraft_snapshot_line(path: PurePath) -> str | None:
     """The line DumpLogSegments prints before a KRaft snapshot's batches (``Snapshot end offset: O, epoch: E``,
     or ``KRaft bootstrap snapshot``); None for a ``.checkpoint`` name Kafka's Snapshots.parse does not take."""
     if path.name == KRAFT_BOOTSTRAP_SNAPSHOT:

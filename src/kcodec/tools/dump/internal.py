@@ -15,7 +15,7 @@ control records, printing what current Kafka prints:
 from __future__ import annotations
 
 import struct
-from pathlib import Path
+from pathlib import PurePath
 
 from kcodec.errors import KcodecError
 from kcodec.internal_topics.json_converter import compact_json, kafka_json
@@ -57,7 +57,7 @@ _CONTROL_LABELS = {
 _CONSUMER_PROTOCOL = {"subscription": "consumer_protocol_subscription", "assignment": "consumer_protocol_assignment"}
 
 
-def registry_for_path(path: Path, source: CodecSource = PACKAGED) -> str | None:
+def registry_for_path(path: PurePath, source: CodecSource = PACKAGED) -> str | None:
     """The registry of a segment under a partition directory named after an internal topic
     (``__consumer_offsets-7/00000000000000000000.log``)."""
     return registry_for_topic(path.parent.name, source) if path.parent.name else None

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from kcodec.log.kraft_snapshots import KRAFT_SNAPSHOT_SUFFIX
 from kcodec.records.model import Batch, Record, TimestampType
@@ -176,7 +176,7 @@ def batch_ndjson(batch: Batch, file: str | None = None, records_per_piece: int =
     yield "]}"
 
 
-def log_start_offset(path: Path) -> int | None:
+def log_start_offset(path: PurePath) -> int | None:
     m = _SEGMENT_NAME.match(path.name)
     return int(m.group(1)) if m else None
 
@@ -188,7 +188,7 @@ class DumpResult:
 
 
 def dump_log_lines(
-    path: Path,
+    path: PurePath,
     batches,
     deep: bool,
     print_data: bool,
@@ -254,9 +254,11 @@ class DeferredErrors:
                 others.append(p)
         return others
 
-    def add_non_consecutive(self, path: Path, pairs: list[tuple[int, int]]) -> None:
+    def add_non_consecutive(self, path: PurePath, pairs: list[tuple[int, int]]) -> None:
+        """``path``: a local file's (keyed by its absolute path) or an object's URI (absolute already)."""
         if pairs:
-            self.non_consecutive.setdefault(str(path.absolute()), []).extend(pairs)
+            key = str(path.absolute()) if isinstance(path, Path) else str(path)
+            self.non_consecutive.setdefault(key, []).extend(pairs)
 
     def _ordered(self, pairs: list[tuple[int, int]], descending: bool = False) -> list[tuple[int, int]]:
         if self.legacy:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from kcodec.errors import (
@@ -78,7 +78,7 @@ class DumpOptions:
 class DumpInput:
     """One file to dump: standard input, a local file or an object (``remote``), as the user named it."""
 
-    shown: Path  # the name printed (an object's URI)
+    shown: PurePath  # the name printed: a local file's Path (the file read), or an object's URI
     size: int | None = None  # None for standard input (and empty files: no progress to show)
     stdin: bool = False
     #: the bytes to read: a path, a binary stream or a random-access file (an object's), entered for the dump
@@ -94,8 +94,11 @@ def dump_input(item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> 
     """Dump one input by its kind; the exit status it earns."""
     path = Path("<stdin>") if item.stdin else item.shown
     kind = FileKind.LOG if item.stdin or opts.as_log else file_kind(path)
+    if kind == FileKind.UNKNOWN:
+        return _refuse(path, _UNKNOWN_KIND)
     if kind not in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
-        if item.staged is None or kind == FileKind.UNKNOWN:
+        if item.staged is None:
+            assert isinstance(path, Path)  # only an object is staged; a local file is read where it is
             return _dump_other(path, kind, opts, deferred)
         with item.staged() as local:  # an object's index is not checked against its log (that reads it all)
             return _dump_other(local, kind, opts, deferred, shown=item.shown)
@@ -106,7 +109,7 @@ def dump_input(item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> 
         return _dump_log(path, kind, source, item, opts, deferred)
 
 
-def _registry(opts: DumpOptions, path: Path) -> str | None:
+def _registry(opts: DumpOptions, path: PurePath) -> str | None:
     """The registry decoding this file's records: the one a kafka-dump-log decoder option names, else (when
     data is printed) the one of the internal topic the file's partition directory is named after."""
     if opts.chosen_registry:
@@ -128,7 +131,7 @@ def _column_decoder():
     return entry_to_arrow if kernel_columns() else None
 
 
-def _dump_log(path: Path, kind: str, source, item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> int:
+def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> int:
     status = EXIT_OK
 
     def print_skipped(r) -> None:  # printed where the bytes were, between the batches around them
@@ -212,7 +215,7 @@ def _dump_log(path: Path, kind: str, source, item: DumpInput, opts: DumpOptions,
     return status
 
 
-def _print_json(path: Path, reader, registry: str | None, opts: DumpOptions, progress) -> None:
+def _print_json(path: PurePath, reader, registry: str | None, opts: DumpOptions, progress) -> None:
     for batch in reader:
         progress.to(batch.position + batch.size)
         if registry or opts.bytes_encoding != "hex":
@@ -230,22 +233,30 @@ def _print_json(path: Path, reader, registry: str | None, opts: DumpOptions, pro
         print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
 
 
-def _dump_other(path: Path, kind: str, opts: DumpOptions, deferred: DeferredErrors, shown=None) -> int:
-    """Every file kcodec dump recognises by name but a log: indexes, checkpoints, metadata, snapshots;
-    an unknown name is refused (kafka-dump-log ignores it, leaving no trace in the exit status). ``shown`` is
-    the name printed for ``path`` (an object's URI for its local copy)."""
+_UNKNOWN_KIND = (
+    "not a file kind kcodec dump knows by its name (.log, .index, .timeindex, .txnindex, .snapshot, "
+    ".checkpoint, leader-epoch-checkpoint, partition.metadata); --as-log reads it as log entries"
+)
+
+
+def _refuse(name: PurePath, message: str, status: int = EXIT_ERROR) -> int:
+    """Say on stderr why ``name`` is not dumped (or not all of it); the exit status it earns."""
+    sys.stdout.flush()
+    print(f"kcodec dump: {name}: {message}", file=sys.stderr)
+    return status
+
+
+def _dump_other(
+    path: Path, kind: str, opts: DumpOptions, deferred: DeferredErrors, shown: PurePath | None = None
+) -> int:
+    """Every file kcodec dump recognises by name but a log (an unknown name is refused before: kafka-dump-log
+    ignores it, leaving no trace in the exit status): indexes, checkpoints, metadata, snapshots, read from the
+    local ``path``. ``shown`` is the name printed for it (an object's URI for its local copy)."""
     name = path if shown is None else shown
 
     def refuse(message: str, status: int = EXIT_ERROR) -> int:
-        sys.stdout.flush()
-        print(f"kcodec dump: {name}: {message}", file=sys.stderr)
-        return status
+        return _refuse(name, message, status)
 
-    if kind == FileKind.UNKNOWN:
-        return refuse(
-            "not a file kind kcodec dump knows by its name (.log, .index, .timeindex, .txnindex, .snapshot, "
-            ".checkpoint, leader-epoch-checkpoint, partition.metadata); --as-log reads it as log entries"
-        )
     if kind == FileKind.PRODUCER_SNAPSHOT:
         return _dump_producer_snapshot(path, opts, name)
     if kind in FileKind.TEXT:
@@ -283,7 +294,7 @@ def _dump_other(path: Path, kind: str, opts: DumpOptions, deferred: DeferredErro
     return refuse(dumped.refused) if dumped.refused else EXIT_OK
 
 
-def _dump_producer_snapshot(path: Path, opts: DumpOptions, name) -> int:
+def _dump_producer_snapshot(path: Path, opts: DumpOptions, name: PurePath) -> int:
     """DumpLogSegments.dumpProducerIdSnapshot; a CRC that does not hold is a failed check (exit 1), other damage
     refused input (exit 3)."""
     try:
@@ -310,7 +321,7 @@ def _index_base_offset(path: Path) -> int:
         ) from None
 
 
-def _hint_hidden_batches(path: Path, source, start: int) -> None:
+def _hint_hidden_batches(path: PurePath, source, start: int) -> None:
     """Kafka stops at an entry that claims more bytes than are left; say so when valid batches follow it."""
     with open_input(source) as opened:
         found = find_next_entry(opened, start + 1)
