@@ -14,7 +14,7 @@ from kcodec.log.partitioner import partition_for_key
 from kcodec.records.arrow_encode import ArrowRows, encode_rows, kernel, new_records, partitions_for_keys
 from kcodec.records.encode import NewRecord, encode_batch, encode_v2_written
 from kcodec.spark.sink import v2_fixed_size
-from tests.log.test_partitioner import JAVA_CASES
+from tests.helpers.murmur2 import JAVA_CASES
 
 pa = pytest.importorskip("pyarrow")
 pytestmark = pytest.mark.skipif(kernel() is None, reason="the compiled kernel is not built here")

@@ -15,8 +15,8 @@ from kcodec.errors import BadLengthError, KcodecError
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
-from tests.codegen.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
-from tests.roundtrip import examples
+from tests.helpers.roundtrip import examples
+from tests.helpers.schemas import ENTITY_VERSIONS, SCHEMAS
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 

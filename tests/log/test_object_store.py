@@ -14,8 +14,7 @@ import pytest
 from kcodec.log.files import list_segments, parse_partition_dir, skip_reason
 from kcodec.log.fs import resolve, storage_options
 from kcodec.log.partition import Partition
-
-from ..s3server import kafka_uuid, start_server, tiered_name
+from tests.helpers.s3server import kafka_uuid, start_server, tiered_name
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "data"
 

@@ -12,7 +12,7 @@ from kcodec.runtime.uuids import uuid_to_text
 from kcodec.tools import metadata_image as mi
 from kcodec.tools.metadata_replay import replay_metadata
 from kcodec.tools.metadata_tables import IMAGE_TABLES, image_tables
-from tests.metadata_logs import ORDERS, metadata_value, write_metadata_dir
+from tests.helpers.metadata_logs import ORDERS, metadata_value, write_metadata_dir
 
 # table -> the image dataclass whose fields its rows carry (the others are flattened maps)
 ROW_CLASSES = {
