@@ -6,9 +6,6 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).parent
-REPO = TESTS.parent
-
 
 @pytest.fixture(scope="session")
 def schemas():

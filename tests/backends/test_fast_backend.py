@@ -21,7 +21,7 @@ from tests.helpers.schemas import ENTITY_VERSIONS, SCHEMAS
 VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 
 
-def as_plain(value, fields_of=None):
+def as_plain(value):
     """construct Containers and fast tuples as the same plain structure."""
     if isinstance(value, dict):
         return {k: as_plain(v) for k, v in value.items() if not k.startswith("_")}
