@@ -1,16 +1,21 @@
-"""Shared fixtures and helpers for kcodec's tests."""
+"""Shared fixtures for kcodec's tests."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 
 @pytest.fixture(scope="session")
 def schemas():
-    """The IR of the packaged schemas."""
-    import kcodec.schemas
-    from kcodec.codegen import load_schemas
+    """The IR of the packaged schemas (loaded once per process: tests/helpers/schemas.py)."""
+    from tests.helpers.schemas import SCHEMAS
 
-    return load_schemas(Path(kcodec.schemas.__path__[0]))
+    return SCHEMAS
+
+
+@pytest.fixture(scope="session")
+def rendered(schemas) -> dict[str, str]:
+    """Every file the generator prints for the packaged schemas (relative path -> text), rendered once."""
+    from kcodec.codegen.render import render
+
+    return render(schemas)
