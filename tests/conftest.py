@@ -1,8 +1,23 @@
-"""Shared fixtures for kcodec's tests."""
+"""Shared fixtures for kcodec's tests, and the markers the suite's slices select by (README.md, Testing):
+``spark`` for everything under tests/spark/ and tests that need pyspark, ``subprocess`` for tests that run
+another process (the CLI, mypy, a virtualenv build, a Spark cluster); tests/helpers/markers.py reads
+which from the tests' source."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from tests.helpers.markers import kinds_of_item
+
+    for item in items:
+        for kind in kinds_of_item(item, TESTS):
+            item.add_marker(kind)
 
 
 @pytest.fixture(scope="session")

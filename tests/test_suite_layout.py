@@ -1,5 +1,6 @@
 """The suite's own layout: test modules import shared code from tests/helpers/ only (never another test
-module, nor a loose module elsewhere under tests/), and helpers import no test module."""
+module, nor a loose module elsewhere under tests/), helpers import no test module, and the markers the
+suite's slices select by are set where tests/conftest.py says."""
 
 from __future__ import annotations
 
@@ -80,3 +81,15 @@ def test_loose_modules_live_in_helpers() -> None:
         and "kitchen_sink" not in p.parts
     ]
     assert loose == []
+
+
+def test_markers_follow_folders_and_sources(request: pytest.FixtureRequest) -> None:
+    from tests.helpers.markers import kinds_of
+
+    assert kinds_of("tests.helpers.spark_cluster", "start") == {"subprocess"}  # Popen of a JVM
+    assert kinds_of("tests.helpers.shell", "bash_complete") == {"subprocess"}
+    assert kinds_of("tests.codegen.test_typecheck", "test_mypy_reports_no_errors") == {"subprocess"}
+    assert "spark" in kinds_of("tests.cli.test_progress", "test_spark_stages_bar")  # importorskip("pyspark")
+    assert kinds_of("tests.helpers.batches", "damaged") == frozenset()
+    assert kinds_of("tests.test_suite_layout", "test_loose_modules_live_in_helpers") == frozenset()
+    assert not {m.name for m in request.node.iter_markers()} & {"spark", "subprocess"}
