@@ -112,7 +112,8 @@ def _kinds(module: str, function: str, seen: set[tuple[str, str]]) -> set[str]:
 def kinds_of_item(item, tests: Path) -> set[str]:
     """The markers a collected test takes: ``spark`` under tests/spark/, and what its source shows."""
     found: set[str] = set()
-    if Path(str(item.path)).resolve().relative_to(tests.resolve()).parts[0] == "spark":
+    path = Path(str(item.path)).resolve()
+    if path.is_relative_to(tests.resolve()) and path.relative_to(tests.resolve()).parts[0] == "spark":
         found.add("spark")
     function = getattr(item, "function", None)
     if function is not None:
