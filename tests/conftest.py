@@ -18,6 +18,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         for kind in kinds_of_item(item, TESTS):
             item.add_marker(kind)
+    # the slow modules (a wheel build, a Spark cluster) first: under pytest-xdist they start while the
+    # other workers take the rest, instead of running alone at the end (a stable sort keeps modules whole)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")
