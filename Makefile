@@ -16,9 +16,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# the suite on every core (at most 4 workers, each with its own Spark session when it runs Spark tests);
+# a test file runs on one worker, so module fixtures (a generated package, a built wheel) are built once
 test: setup lint
 	$(BIN)/kcodec generate --check
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 # ruff (lint and format) over everything, generated code included; mypy on codegen/ and src/kcodec/
 lint: setup typecheck

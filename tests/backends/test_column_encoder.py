@@ -14,7 +14,7 @@ from kcodec.records.arrow_encode import ArrowRows, encode_rows, kernel, new_reco
 from kcodec.records.encode import NewRecord, encode_batch, encode_v2_written
 from kcodec.records.partitioner import murmur2_python, partition_for_key, to_positive
 from kcodec.records.sizing import v2_fixed_size_of
-from tests.records.test_partitioner import JAVA_CASES
+from tests.helpers.murmur2 import JAVA_CASES
 
 pa = pytest.importorskip("pyarrow")
 pytestmark = pytest.mark.skipif(kernel() is None, reason="the compiled kernel is not built here")

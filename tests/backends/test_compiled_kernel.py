@@ -19,7 +19,7 @@ from kcodec.errors import KcodecError
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from kcodec.generated.fast.kernel import compiled_kernel
-from tests.codegen.test_roundtrip import SCHEMAS
+from tests.helpers.schemas import SCHEMAS, as_tuple
 
 kernel = compiled_kernel()
 pytestmark = pytest.mark.skipif(kernel is None, reason="the compiled kernel is not built here")
@@ -242,8 +242,6 @@ def test_reader_is_identical_with_either_backend(tmp_path):
 @pytest.mark.parametrize("entity,version", ENCODED, ids=[f"{e}-v{v}" for e, v in ENCODED])
 def test_c_encoder_equals_python(entity, version):
     import importlib
-
-    from tests.backends.test_fast_encoders import as_tuple
 
     mod = importlib.import_module(f"kcodec.generated.fast.{entity}")
     c_encode = getattr(kernel, f"encode_{entity}_v{version}")

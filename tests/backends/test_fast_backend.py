@@ -15,13 +15,13 @@ from kcodec.errors import BadLengthError, KcodecError
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
-from tests.codegen.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
-from tests.roundtrip import examples
+from tests.helpers.roundtrip import examples
+from tests.helpers.schemas import ENTITY_VERSIONS, SCHEMAS
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 
 
-def as_plain(value, fields_of=None):
+def as_plain(value):
     """construct Containers and fast tuples as the same plain structure."""
     if isinstance(value, dict):
         return {k: as_plain(v) for k, v in value.items() if not k.startswith("_")}

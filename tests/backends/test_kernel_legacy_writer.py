@@ -16,8 +16,7 @@ from kcodec.records import encode
 from kcodec.records.encode import NewRecord, convert_batches, encode_batch
 from kcodec.records.model import TimestampType
 from kcodec.records.reader import read_batches
-
-from .test_kernel_record_writer import CONVERTED, INT64_MAX, REFUSED, batches, outcome
+from tests.helpers.encode_cases import CONVERTED, INT64_MAX, REFUSED, batches, outcome
 
 pytestmark = pytest.mark.skipif(active_backend() != "c", reason="needs the compiled kernel")
 

@@ -5,9 +5,6 @@ by the general path, with its errors."""
 
 from __future__ import annotations
 
-import struct
-import zlib
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,23 +13,9 @@ from kcodec.errors import KcodecError
 from kcodec.generated.fast.kernel import compiled_kernel
 from kcodec.records import decode
 from kcodec.runtime.compression import compress
+from tests.helpers.legacy import CODECS, entry, message
 
 pytestmark = pytest.mark.skipif(compiled_kernel() is None, reason="the compiled kernel is not built here")
-
-CODECS = {"gzip": 1, "snappy": 2, "lz4": 3}
-
-
-def message(magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None) -> bytes:
-    """A v0/v1 message (LegacyRecord), its CRC-32 computed."""
-    body = struct.pack(">bb", magic, attributes) + (struct.pack(">q", timestamp) if magic == 1 else b"")
-    for part in (key, value):
-        body += struct.pack(">i", -1) if part is None else struct.pack(">i", len(part)) + part
-    return struct.pack(">I", zlib.crc32(body)) + body
-
-
-def entry(offset: int, msg: bytes) -> bytes:
-    return struct.pack(">qi", offset, len(msg)) + msg
-
 
 inner_messages = st.lists(
     st.tuples(

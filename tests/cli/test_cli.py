@@ -13,6 +13,7 @@ import pytest
 
 from kcodec.cli import main
 from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from tests.helpers.paths import SINK
 
 _SCRIPT = Path(sys.executable).parent / "kcodec"
 KCODEC = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "kcodec.cli"]
@@ -377,7 +378,7 @@ def test_generate_out_is_a_file(capsys, tmp_path: Path) -> None:
     target = tmp_path / "afile"
     target.write_text("not a directory")
     try:
-        code, out, err = run(capsys, "generate", "--out", str(target))
+        code, out, err = run(capsys, "generate", "--schemas", str(SINK), "--out", str(target))
     except OSError:
         pytest.fail("OSError escaped kcodec.cli.main")
     assert code not in (EXIT_OK, EXIT_CHECK_FAILED)

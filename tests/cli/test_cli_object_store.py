@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from kcodec.cli import main
-
-from ..s3server import ACCESS_KEY, REGION, SECRET_KEY, start_server
+from tests.helpers.s3server import ACCESS_KEY, REGION, SECRET_KEY, start_server
 
 TOPIC = "orders-0"
 

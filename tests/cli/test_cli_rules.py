@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.terminal import read_terminal
+from tests.helpers.terminal import read_terminal
 
 KCODEC = Path(sys.executable).with_name("kcodec")
 LOG = "00000000000000000000.log"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.terminal import read_terminal
+from tests.helpers.terminal import read_terminal
 
 pytest.importorskip("tqdm")
 

@@ -20,6 +20,7 @@ import kcodec.schemas
 from kcodec.codegen import generate, load_schemas
 from kcodec.codegen.render import render
 from kcodec.errors import SchemaError
+from tests.helpers.paths import SINK
 
 SCHEMAS = Path(kcodec.schemas.__path__[0])
 GENERATED = Path(kcodec.generated.__path__[0])
@@ -50,6 +51,19 @@ def _copy_schemas(dest: Path) -> Path:
 @pytest.fixture
 def schema_dir(tmp_path: Path) -> Path:
     return _copy_schemas(tmp_path / "schemas")
+
+
+@pytest.fixture
+def sink_dir(tmp_path: Path) -> Path:
+    """A copy of the kitchen-sink schemas: what the generator does with a schema set, at a fraction of the
+    packaged set's cost (tests/conftest.py's ``rendered`` is the packaged set, rendered once)."""
+    return Path(shutil.copytree(SINK, tmp_path / "sink"))
+
+
+@pytest.fixture(scope="module")
+def sink_files() -> list[str]:
+    """The files the generator prints for the kitchen sink."""
+    return sorted(render(load_schemas(SINK)))
 
 
 def _run(args: list[str], **env: str) -> subprocess.CompletedProcess:
@@ -324,8 +338,7 @@ def _break(directory: Path, file: str, edit: Edit) -> None:
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
 
 
-def test_packaged_schemas_load(schema_dir: Path) -> None:
-    schemas = load_schemas(schema_dir)
+def test_packaged_schemas_load(schemas) -> None:
     assert {"record_batch", "record", "record_header", "legacy_message", "legacy_log_entry"} <= set(schemas.entities)
     assert {"compression_type", "timestamp_type"} <= set(schemas.enums)
 
@@ -443,29 +456,28 @@ def test_malformed_value_is_a_schema_error(schema_dir: Path, file: str, edit: Ed
 # ---------------------------------------------------------------------------- determinism
 
 
-def test_render_is_deterministic(schema_dir: Path) -> None:
-    first = render(load_schemas(schema_dir))
-    second = render(load_schemas(schema_dir))
+def test_render_is_deterministic() -> None:
+    first = render(load_schemas(SINK))
+    second = render(load_schemas(SINK))
     assert first == second
-    assert set(first) == set(_generated(GENERATED))
 
 
-def test_render_matches_packaged_generated() -> None:
-    files = render(load_schemas(SCHEMAS))
-    for name, content in files.items():
+def test_render_matches_packaged_generated(rendered: dict[str, str]) -> None:
+    assert set(rendered) == set(_generated(GENERATED))
+    for name, content in rendered.items():
         assert (GENERATED / name).read_text(encoding="utf-8") == content, name
 
 
-def test_generate_is_byte_identical_across_hash_seeds(schema_dir: Path, tmp_path: Path) -> None:
+def test_generate_is_byte_identical_across_hash_seeds(sink_dir: Path, tmp_path: Path, sink_files: list[str]) -> None:
     outs = []
     for seed in ("1", "2"):
         out = tmp_path / f"out{seed}"
-        proc = _run([*KCODEC, "generate", "--schemas", str(schema_dir), "--out", str(out)], PYTHONHASHSEED=seed)
+        proc = _run([*KCODEC, "generate", "--schemas", str(sink_dir), "--out", str(out)], PYTHONHASHSEED=seed)
         assert proc.returncode == 0, proc.stderr
         outs.append(out)
     names = _generated(outs[0])
     assert names == _generated(outs[1])
-    assert names == _generated(GENERATED)
+    assert names == sink_files
     for name in names:
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
 
@@ -480,83 +492,90 @@ def test_check_is_fresh_on_repo() -> None:
     assert proc.stderr == ""
 
 
-def test_check_is_fresh_via_module() -> None:
-    proc = _run([sys.executable, "-m", "kcodec.cli", "generate", "--check"])
+def test_check_is_fresh_via_module(sink_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    generate(sink_dir, out)
+    proc = _run(
+        [sys.executable, "-m", "kcodec.cli", "generate", "--check", "--schemas", str(sink_dir), "--out", str(out)]
+    )
     assert proc.returncode == 0, proc.stderr
+    assert "is fresh" in proc.stdout
 
 
-def test_check_after_doc_edit_is_stale(schema_dir: Path) -> None:
-    path = schema_dir / "record.yaml"
+def test_check_after_doc_edit_is_stale(sink_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    generate(sink_dir, out)
+    path = sink_dir / "sink.yaml"
     text = path.read_text(encoding="utf-8")
-    old = "doc: Record offset minus the batch's base_offset."
+    old = "doc: Zigzag varlong."
     assert old in text
-    path.write_text(text.replace(old, "doc: Record offset minus the base_offset of its batch."), encoding="utf-8")
-    before = {n: (GENERATED / n).read_bytes() for n in _generated(GENERATED)}
-    proc = _run([*KCODEC, "generate", "--check", "--schemas", str(schema_dir)])
+    path.write_text(text.replace(old, "doc: A zigzag varlong."), encoding="utf-8")
+    before = {n: (out / n).read_bytes() for n in _generated(out)}
+    proc = _run([*KCODEC, "generate", "--check", "--schemas", str(sink_dir), "--out", str(out)])
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert "record.py" in proc.stderr
+    assert "sink.py" in proc.stderr
     assert "Traceback" not in proc.stderr
     stale = [line for line in proc.stderr.splitlines() if line.startswith("stale:")]
-    assert any(line.endswith("record.py") for line in stale)
+    assert any(line.endswith("sink.py") for line in stale)
     # --check writes nothing
-    assert {n: (GENERATED / n).read_bytes() for n in _generated(GENERATED)} == before
+    assert {n: (out / n).read_bytes() for n in _generated(out)} == before
 
 
-def test_check_result_in_process(schema_dir: Path, tmp_path: Path) -> None:
+def test_check_result_in_process(sink_dir: Path, tmp_path: Path, sink_files: list[str]) -> None:
     out = tmp_path / "out"
-    result = generate(schema_dir, out, check=True)
+    result = generate(sink_dir, out, check=True)
     assert result.stale and not out.exists()
-    assert sorted(result.written) == _generated(GENERATED)
+    assert sorted(result.written) == sink_files
 
 
-def test_generate_writes_all_then_none(schema_dir: Path, tmp_path: Path) -> None:
+def test_generate_writes_all_then_none(sink_dir: Path, tmp_path: Path, sink_files: list[str]) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    expected = _generated(GENERATED)
-    first = generate(schema_dir, out)
+    expected = sink_files
+    first = generate(sink_dir, out)
     assert sorted(first.written) == expected
     assert first.unchanged == [] and first.deleted == []
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == expected  # no *.tmp
-    second = generate(schema_dir, out)
+    second = generate(sink_dir, out)
     assert second.written == [] and second.deleted == []
     assert sorted(second.unchanged) == expected
     assert not second.stale
-    assert not generate(schema_dir, out, check=True).stale
+    assert not generate(sink_dir, out, check=True).stale
 
 
-def test_generate_cli_reports_counts(schema_dir: Path, tmp_path: Path) -> None:
+def test_generate_cli_reports_counts(sink_dir: Path, tmp_path: Path, sink_files: list[str]) -> None:
     out = tmp_path / "out"
-    n = len(_generated(GENERATED))
-    proc = _run([*KCODEC, "generate", "--schemas", str(schema_dir), "--out", str(out)])
+    n = len(sink_files)
+    proc = _run([*KCODEC, "generate", "--schemas", str(sink_dir), "--out", str(out)])
     assert proc.returncode == 0, proc.stderr
     assert f"{n} written, 0 unchanged, 0 deleted" in proc.stdout
-    proc = _run([*KCODEC, "generate", "--schemas", str(schema_dir), "--out", str(out)])
+    proc = _run([*KCODEC, "generate", "--schemas", str(sink_dir), "--out", str(out)])
     assert proc.returncode == 0, proc.stderr
     assert f"0 written, {n} unchanged, 0 deleted" in proc.stdout
 
 
-def test_stray_generated_file_deleted_hand_written_kept(schema_dir: Path, tmp_path: Path) -> None:
+def test_stray_generated_file_deleted_hand_written_kept(sink_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    generate(schema_dir, out)
+    generate(sink_dir, out)
     stray = out / "old_entity.py"
     stray.write_text(f"{MARKER}old_entity.yaml (sha256 0).\nX = 1\n", encoding="utf-8")
     hand = out / "helpers.py"
     hand.write_text("# hand-written, keep me\nY = 2\n", encoding="utf-8")
-    checked = generate(schema_dir, out, check=True)
+    checked = generate(sink_dir, out, check=True)
     assert checked.deleted == ["old_entity.py"] and checked.stale
     assert stray.exists()  # --check deletes nothing
-    result = generate(schema_dir, out)
+    result = generate(sink_dir, out)
     assert result.deleted == ["old_entity.py"]
     assert result.written == []
     assert not stray.exists()
     assert hand.read_text(encoding="utf-8") == "# hand-written, keep me\nY = 2\n"
 
 
-def test_stray_file_named_by_check_cli(schema_dir: Path, tmp_path: Path) -> None:
+def test_stray_file_named_by_check_cli(sink_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    generate(schema_dir, out)
+    generate(sink_dir, out)
     (out / "gone.py").write_text(f"{MARKER}gone.yaml\n", encoding="utf-8")
-    proc = _run([*KCODEC, "generate", "--check", "--schemas", str(schema_dir), "--out", str(out)])
+    proc = _run([*KCODEC, "generate", "--check", "--schemas", str(sink_dir), "--out", str(out)])
     assert proc.returncode == 1
     assert "no longer produced" in proc.stderr and "gone.py" in proc.stderr
 
@@ -572,7 +591,7 @@ def _schema_set_sha(directory: Path) -> str:
     return h.hexdigest()
 
 
-def test_generated_files_carry_schema_sha256() -> None:
+def test_generated_files_carry_schema_sha256(schemas) -> None:
     yamls = sorted(SCHEMAS.glob("*.yaml"))
     assert yamls
     for path in yamls:
@@ -586,7 +605,7 @@ def test_generated_files_carry_schema_sha256() -> None:
     total = _schema_set_sha(SCHEMAS)
     assert index.startswith(f"{MARKER} (sha256 {total}).")
     assert f'SCHEMA_SHA256 = "{total}"' in index
-    assert kcodec.generated.SCHEMA_SHA256 == total == load_schemas(SCHEMAS).sha256
+    assert kcodec.generated.SCHEMA_SHA256 == total == schemas.sha256
 
 
 def test_every_generated_file_starts_with_marker() -> None:
@@ -674,17 +693,16 @@ def test_import_kcodec_alone_is_light() -> None:
 # ---------------------------------------------------------------------------- the schemas as data
 
 
-def test_generated_schema_set_equals_the_loaded_yaml() -> None:
+def test_generated_schema_set_equals_the_loaded_yaml(schemas) -> None:
     rebuilt = kcodec.generated.schema_set()
-    assert rebuilt == load_schemas(SCHEMAS)
+    assert rebuilt == schemas
     assert rebuilt.sha256 == kcodec.generated.SCHEMA_SHA256
     assert rebuilt is not kcodec.generated.schema_set()  # a fresh copy: callers may not share state
 
 
-def test_schema_data_round_trips_through_literals(schema_dir: Path) -> None:
+def test_schema_data_round_trips_through_literals(schemas) -> None:
     from kcodec.codegen.schema import from_data, to_data
 
-    schemas = load_schemas(schema_dir)
     data = to_data(schemas)
     assert ast.literal_eval(repr(data)) == data  # plain literals only
     assert from_data(data) == schemas
@@ -703,12 +721,12 @@ def test_generate_without_its_extra_names_the_pip_command() -> None:
     assert proc.stderr.strip().splitlines() == ["kcodec generate needs Jinja2: pip install 'kcodec[generate]'"]
 
 
-def test_c_put_writers_cover_the_legacy_message():
+def test_c_put_writers_cover_the_legacy_message(schemas):
     """Entities with constants, bit groups and a CRC-32 but no nesting get a put_<entity> writer (the
     kernel's v0/v1 writer calls them); the CRC and the magic are written by it, not passed in."""
     from kcodec.codegen.emit.c import c_entities
 
-    entities = {e.suffix: e for e in c_entities(load_schemas(Path(kcodec.schemas.__path__[0])))}
+    entities = {e.suffix: e for e in c_entities(schemas)}
     for magic in (0, 1):
         message = entities[f"legacy_message_v{magic}"]
         assert message.writer and not message.plain

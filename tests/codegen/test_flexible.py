@@ -19,7 +19,7 @@ from kcodec.codegen.schema import resolve
 from kcodec.errors import CorruptError, KcodecError, RecordCountError, SchemaError, TruncatedError
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.runtime.uuids import ZERO_UUID, uuid_from_text, uuid_to_text
-from tests.roundtrip import generated_package
+from tests.helpers.roundtrip import generated_package
 
 HERE = Path(__file__).parent
 SINK = HERE / "kitchen_sink"

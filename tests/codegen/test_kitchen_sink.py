@@ -14,7 +14,7 @@ from kcodec.codegen import load_schemas
 from kcodec.codegen.schema import ArrayType, EntityRef, resolve, resolve_all
 from kcodec.errors import CompressionError, CorruptError, CrcMismatchError, KcodecError
 from kcodec.fuzz.strategies import entity_strategy
-from tests.roundtrip import added_by_parse, check_roundtrip, generated_package
+from tests.helpers.roundtrip import added_by_parse, check_roundtrip, generated_package
 
 SINK = Path(__file__).parent / "kitchen_sink"
 SCHEMAS = load_schemas(SINK)

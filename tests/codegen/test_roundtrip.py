@@ -8,23 +8,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kcodec.codegen.schema import resolve_all
 from kcodec.fuzz.strategies import entity_strategy
 from kcodec.generated import CODECS, codec
-from tests.roundtrip import added_by_parse, check_roundtrip, examples
+from tests.helpers.roundtrip import added_by_parse, check_roundtrip, examples
+from tests.helpers.schemas import ENTITY_VERSIONS, SCHEMAS
 
-
-def _entity_versions():
-    from pathlib import Path
-
-    import kcodec.schemas
-    from kcodec.codegen import load_schemas
-
-    schemas = load_schemas(Path(kcodec.schemas.__path__[0]))
-    return schemas, [(ev.name, ev.version) for ev in resolve_all(schemas)]
-
-
-SCHEMAS, ENTITY_VERSIONS = _entity_versions()
 ADDED_BY_PARSE = added_by_parse(SCHEMAS)
 
 

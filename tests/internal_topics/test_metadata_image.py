@@ -22,7 +22,15 @@ from kcodec.internal_topics.metadata.image import HANDLERS, MetadataImage
 from kcodec.internal_topics.metadata.replay import NotMetadataDirectoryError, OffsetOutOfLogError, replay_metadata
 from kcodec.internal_topics.metadata.text import image_lines
 from kcodec.records.encode import NewRecord, encode_batch
-from tests.metadata_logs import API_KEYS, LAST, ORDERS, SNAPSHOT_END, metadata_value, partition, write_metadata_dir
+from tests.helpers.metadata_logs import (
+    API_KEYS,
+    LAST,
+    ORDERS,
+    SNAPSHOT_END,
+    metadata_value,
+    partition,
+    write_metadata_dir,
+)
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "public"
 
@@ -337,13 +345,13 @@ def test_later_records_replay_from_a_log(tmp_path: Path, name: str, value: dict)
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_bash_completion_knows_the_metadata_command(capsys) -> None:
-    from tests.tools.test_dump_parity import _bash_complete
+    from tests.helpers.shell import bash_complete
 
     code, script, _ = run(capsys, "completion", "bash")
     assert code == 0
-    assert "metadata" in _bash_complete(script, "kcodec", "met")
-    assert _bash_complete(script, "kcodec", "metadata", "di") == ["diff"]
-    assert set(_bash_complete(script, "kcodec", "metadata", "--")) >= {"--at-offset", "--from", "--to", "--json"}
+    assert "metadata" in bash_complete(script, "kcodec", "met")
+    assert bash_complete(script, "kcodec", "metadata", "di") == ["diff"]
+    assert set(bash_complete(script, "kcodec", "metadata", "--")) >= {"--at-offset", "--from", "--to", "--json"}
 
 
 def test_json_keeps_the_map_keys_as_they_are() -> None:

@@ -12,7 +12,7 @@ from kcodec.internal_topics.metadata.replay import replay_metadata
 from kcodec.internal_topics.metadata.tables import IMAGE_TABLES, image_tables
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.runtime.uuids import uuid_to_text
-from tests.metadata_logs import ORDERS, metadata_value, write_metadata_dir
+from tests.helpers.metadata_logs import ORDERS, metadata_value, write_metadata_dir
 
 # table -> the image dataclass whose fields its rows carry (the others are flattened maps)
 ROW_CLASSES = {

@@ -1,5 +1,5 @@
 """kcodec.read_internal_view: the internal topics' views as typed Arrow tables, over logs written with kcodec's
-own encoders (tests/internal_logs.py): columns and types, latest=true as compaction keeps a partition across
+own encoders (tests/helpers/internal_logs.py): columns and types, latest=true as compaction keeps a partition across
 segments, metadata from a .checkpoint snapshot and the log, onCorrupt on a damaged value, a path holding no
 partition of the view's topic."""
 
@@ -18,8 +18,7 @@ import kcodec
 from kcodec.errors import DecodeError
 from kcodec.internal_topics.tables import NoInternalTopicError
 from kcodec.internal_topics.views import VIEWS, ViewRows
-
-from ..internal_logs import T0, TOPIC_ID, write_consumer_offsets, write_internal_topics
+from tests.helpers.internal_logs import T0, TOPIC_ID, write_consumer_offsets, write_internal_topics
 
 
 def _ts(ms: int) -> datetime:
@@ -139,8 +138,7 @@ def test_groups_latest_keeps_each_groups_last_state(logs) -> None:
 
 def test_consumer_group_members_follow_their_records() -> None:
     from kcodec.records.model import Record, TimestampType
-
-    from ..internal_logs import consumer_group_records, member_key
+    from tests.helpers.internal_logs import consumer_group_records, member_key
 
     rows = ViewRows("groups", latest=True)
     records = consumer_group_records("cg", 3, {"a": [0], "b": [1]}, pending=[2])
@@ -221,8 +219,7 @@ def test_a_path_without_the_views_topic_says_so(logs, tmp_path) -> None:
 def test_rows_of_a_record_stream() -> None:
     """ViewRows alone: latest forgets a key at its tombstone and brings it back at a later value."""
     from kcodec.records.model import Record, TimestampType
-
-    from ..internal_logs import offset_key, offset_value
+    from tests.helpers.internal_logs import offset_key, offset_value
 
     rows = ViewRows("consumerOffsets", latest=True)
     k = offset_key("g", "t", 0)
@@ -245,7 +242,7 @@ def test_the_readme_lists_every_views_columns() -> None:
 
 
 def test_read_committed_drops_an_aborted_transactions_offset_commits(tmp_path) -> None:
-    from ..internal_logs import write_transactional_commits
+    from tests.helpers.internal_logs import write_transactional_commits
 
     p = write_transactional_commits(tmp_path)
     assert [f.stat().st_size > 0 for f in p.glob("*.txnindex")] == [True]  # the abort's entry

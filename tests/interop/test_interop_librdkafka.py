@@ -2,7 +2,7 @@
 
 1. librdkafka writes, kcodec reads: a confluent_kafka.Producer produces into the
    mock cluster; the stored log is fetched raw with a hand-framed Fetch request
-   (tests/kafka_wire.py) and decoded with kcodec's read_batches.
+   (tests/helpers/kafka_wire.py) and decoded with kcodec's read_batches.
 2. kcodec writes, librdkafka reads: kcodec-built batches go to the mock broker
    in a hand-framed Produce request; a confluent_kafka.Consumer (check.crcs)
    reads them back.
@@ -32,8 +32,7 @@ from kcodec.records.encode import encode_batch, encode_control_batch  # noqa: E4
 from kcodec.records.model import Batch, TimestampType  # noqa: E402
 from kcodec.records.reader import read_batches  # noqa: E402
 from kcodec.runtime.crc import crc32c as kcodec_crc32c  # noqa: E402
-
-from .kafka_wire import KafkaWire, error_name  # noqa: E402
+from tests.helpers.kafka_wire import KafkaWire, error_name  # noqa: E402
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 LEGACY_CODECS = ["none", "gzip", "snappy", "lz4"]  # zstd needs magic 2

@@ -15,8 +15,7 @@ from kcodec.log.files import list_segments
 from kcodec.log.fs import resolve, storage_options
 from kcodec.log.names import parse_partition_dir, skip_reason
 from kcodec.log.partition import Partition
-
-from ..s3server import kafka_uuid, start_server, tiered_name
+from tests.helpers.s3server import kafka_uuid, start_server, tiered_name
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "data"
 

@@ -27,54 +27,13 @@ from kcodec.generated.fast import DECODERS
 from kcodec.records.decode import decode_entry
 from kcodec.records.reader import DEFAULT_MAX_BATCH_SIZE, default_max_decompressed_size, read_batches
 from kcodec.runtime import compression
-from kcodec.runtime.crc import crc32c
-from kcodec.runtime.varint import decode_varint, decode_varlong, encode_varint, encode_varlong
-from tests.records.test_worked_examples import V2_BATCH
+from kcodec.runtime.varint import decode_varint, decode_varlong, encode_varlong
+from tests.helpers.batches import V2_BATCH, batch, record, vint
 
 PRE = len(V2_BATCH)  # every damaged entry below follows one valid 76-byte batch
 
 
 # ---------------------------------------------------------------------------- builders
-
-
-def vint(n: int) -> bytes:
-    return encode_varint(n)
-
-
-def record(
-    key: bytes | None = b"k",
-    value: bytes | None = b"v",
-    headers: bytes = b"\x00",
-    *,
-    delta: int = 0,
-    length: int | None = None,
-    raw_length: bytes | None = None,
-) -> bytes:
-    """A v2 record; ``headers`` is the raw header count and headers."""
-    body = b"\x00" + encode_varlong(0) + vint(delta)
-    body += vint(-1) if key is None else vint(len(key)) + key
-    body += vint(-1) if value is None else vint(len(value)) + value
-    body += headers
-    prefix = raw_length if raw_length is not None else vint(len(body) if length is None else length)
-    return prefix + body
-
-
-def batch(
-    records: bytes,
-    count: int,
-    *,
-    attributes: int = 0,
-    base_offset: int = 0,
-    crc: int | None = None,
-    length: int | None = None,
-    last_delta: int | None = None,
-) -> bytes:
-    tail = (
-        struct.pack(">hiqqqhii", attributes, count - 1 if last_delta is None else last_delta, 0, 0, -1, -1, -1, count)
-        + records
-    )
-    after = struct.pack(">ibI", 0, 2, crc32c(tail) if crc is None else crc) + tail
-    return struct.pack(">qi", base_offset, len(after) if length is None else length) + after
 
 
 def compressed_batch(codec_name: str, plain: bytes, count: int, **kw) -> bytes:

@@ -21,7 +21,7 @@ from kcodec.records import decode, source
 from kcodec.records.model import Batch, Record
 from kcodec.records.reader import read_batches
 from kcodec.runtime.compression import compress
-from tests.backends.test_legacy_kernel_path import CODECS, entry, message
+from tests.helpers.legacy import CODECS, entry, message
 
 pytestmark = pytest.mark.skipif(compiled_kernel() is None, reason="the compiled kernel is not built here")
 

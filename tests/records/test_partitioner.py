@@ -11,16 +11,7 @@ import pytest
 
 from kcodec.generated.fast.kernel import compiled_kernel
 from kcodec.records.partitioner import murmur2, murmur2_python, partition_for_key, to_positive
-
-# Kafka's UtilsTest.testMurmur2
-JAVA_CASES = {
-    b"21": -973932308,
-    b"foobar": -790332482,
-    b"a-little-bit-long-string": -985981536,
-    b"a-little-bit-longer-string": -1486304829,
-    b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
-    b"abc": 479470107,
-}
+from tests.helpers.murmur2 import JAVA_CASES
 
 
 @pytest.mark.parametrize("key,expected", sorted(JAVA_CASES.items()))

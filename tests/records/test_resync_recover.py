@@ -15,20 +15,7 @@ from kcodec.cli import main
 from kcodec.records.reader import read_batches
 from kcodec.records.resync import SkippedRange, entry_is_valid, find_next_entry
 from kcodec.tools.verify import recover, valid_prefix, verify_source
-from tests.records.test_errors_contract import batch, record
-from tests.records.test_worked_examples import COMMIT_BATCH, V0_ENTRY, V1_ENTRY, V2_BATCH
-
-ENTRIES = [V2_BATCH, V0_ENTRY, V1_ENTRY, COMMIT_BATCH, batch(record(key=b"x" * 40), 1, base_offset=7), V2_BATCH]
-STARTS = [sum(len(e) for e in ENTRIES[:i]) for i in range(len(ENTRIES))]
-LOG = b"".join(ENTRIES)
-
-
-def damaged(i: int, offset: int, value: int | None = None, *, xor: int = 0xFF) -> bytes:
-    """LOG with byte ``offset`` of entry ``i`` replaced (or flipped)."""
-    b = bytearray(LOG)
-    p = STARTS[i] + offset
-    b[p] = value if value is not None else b[p] ^ xor
-    return bytes(b)
+from tests.helpers.batches import ENTRIES, LOG, STARTS, V1_ENTRY, V2_BATCH, damaged
 
 
 def tiles(data: bytes, reader, batches) -> bool:

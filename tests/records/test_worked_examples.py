@@ -13,20 +13,8 @@ from kcodec.generated.legacy_log_entry import LEGACY_LOG_ENTRY_V0_OVERHEAD
 from kcodec.generated.legacy_message import LEGACY_MESSAGE_V0_OVERHEAD, LEGACY_MESSAGE_V1_OVERHEAD
 from kcodec.generated.record_batch import RECORD_BATCH_V2_OFFSET_CRC, RECORD_BATCH_V2_OVERHEAD
 from kcodec.records.sizing import SizeQuery, size_on_disk
+from tests.helpers.batches import COMMIT_BATCH, V0_ENTRY, V1_ENTRY, V2_BATCH
 
-# v2, one record key="key" value="value", everything else zero or -1.
-V2_BATCH = bytes.fromhex(
-    "00000000000000000000004000000000021c07770100000000000000000000000000000000000000000000"
-    "ffffffffffffffffffffffffffff000000011c000000066b65790a76616c756500"
-)
-# The same record as a v0 and a v1 log entry.
-V0_ENTRY = bytes.fromhex("0000000000000000000000162356c1370000000000036b65790000000576616c7565")
-V1_ENTRY = bytes.fromhex("00000000000000000000001e0cbc16df01000000000000000000000000036b65790000000576616c7565")
-# A COMMIT control batch, producer id 1000, epoch 0, coordinator epoch 5.
-COMMIT_BATCH = bytes.fromhex(
-    "00000000000000000000004200000000026eb21b5400300000000000000000000000000000000000000000000000"
-    "00000003e80000ffffffff000000012000000008000000010c00000000000500"
-)
 # The one-record v2 example in Kafka's LZ4 frame.
 LZ4_BATCH = bytes.fromhex(
     "00000000000000000000004f0000000002811987fe00030000000000000000000000000000000000000000ffffff"

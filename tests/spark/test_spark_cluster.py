@@ -15,9 +15,8 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from . import cluster as standalone
-from .expected import expected_rows
-from .test_spark_pipeline import _python_summary
+from tests.helpers import spark_cluster as standalone
+from tests.helpers.spark_expected import expected_rows, python_summary
 
 DRIVER_TIMEOUT_S = 600  # a bound, not an expectation: the driver's JVM, two jobs, the executors' start
 pytestmark = pytest.mark.slow  # two JVMs of its own and two drivers: minutes on a shared two-core machine
@@ -83,7 +82,7 @@ def test_pipeline_and_round_trip_on_a_standalone_cluster(cluster, samples, tmp_p
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads(run.stdout)
     assert summary["master"] == cluster.url
-    want = _python_summary(samples)
+    want = python_summary(samples)
     got = {f"{p['topic']}-{p['partition']}": p for p in summary["partitions"]}
     assert set(got) == set(want)
     for name, w in want.items():

@@ -18,9 +18,9 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from kcodec.log.partition import list_partitions
+from tests.helpers.spark_expected import COLUMNS, expected_rows, partition_batches, sort_key, spark_rows
 
 from .conftest import REPO
-from .expected import COLUMNS, expected_rows, partition_batches, sort_key, spark_rows
 
 FORMAT = "kafka-segments"
 

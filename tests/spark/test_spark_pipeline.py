@@ -11,40 +11,15 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from kcodec.cli import main
-from kcodec.log.partition import list_partitions
-from kcodec.spark.cost_table import COMBINATIONS, label, size_as
-
-from .expected import partition_batches
-
-
-def _python_summary(root):
-    """What the summary must say, from the plain Python reader."""
-    out = {}
-    for part in list_partitions(root):
-        batches = [b for b, _ in partition_batches(part.path)]
-        data = [b for b in batches if not b.is_control]
-        sizes = {}
-        for b in data:
-            for k, v in size_as(b).items():
-                sizes[k] = sizes.get(k, 0) + v
-        out[f"{part.topic}-{part.partition}"] = {
-            "batches": len(batches),
-            "records": sum(len(b.records) for b in data),
-            "control_records": sum(len(b.records) for b in batches if b.is_control),
-            "bytes": sum(b.size for b in batches),
-            "data_bytes": sum(b.size for b in data),
-            "compressed_bytes": sum(b.stored_records_size for b in batches),
-            "uncompressed_bytes": sum(b.records_size for b in batches),
-            "sizes": sizes,
-        }
-    return out
+from kcodec.spark.cost_table import COMBINATIONS, label
+from tests.helpers.spark_expected import python_summary
 
 
 def test_pipeline_on_the_samples(spark, samples, tmp_path, capsys):
     dest = tmp_path / "tables"
     assert main(["pipeline", str(samples), str(dest), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    want = _python_summary(samples)
+    want = python_summary(samples)
     got = {f"{p['topic']}-{p['partition']}": p for p in summary["partitions"]}
     assert set(got) == set(want) == {"orders-0", "orders-1", "clicks-0", "legacy-0"}
     for name, w in want.items():

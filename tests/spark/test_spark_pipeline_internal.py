@@ -14,8 +14,8 @@ pytest.importorskip("pyarrow")
 
 import kcodec
 from kcodec.cli import main
-from tests.internal_logs import write_consumer_offsets
-from tests.metadata_logs import write_metadata_dir
+from tests.helpers.internal_logs import write_consumer_offsets
+from tests.helpers.metadata_logs import write_metadata_dir
 
 
 def _rows(path) -> list[dict]:

@@ -16,9 +16,9 @@ pytest.importorskip("pyarrow")
 from kcodec.log.index import read_txn_index
 from kcodec.log.partition import Partition, list_partitions
 from kcodec.records.reader import read_batches
+from tests.helpers.spark_expected import expected_rows, partition_batches, record_row, sort_key, spark_rows
 
 from .conftest import VECTORS
-from .expected import expected_rows, partition_batches, record_row, sort_key, spark_rows
 
 FORMAT = "kafka-segments"
 KAFKA_SOURCE = [
@@ -378,8 +378,7 @@ def test_batches_view(spark, samples):
 def test_record_row_helper_matches_columns():
     """The expected-row helper follows the records view's column order."""
     from kcodec.spark.arrow import RECORD_COLUMNS
-
-    from .expected import COLUMNS
+    from tests.helpers.spark_expected import COLUMNS
 
     assert tuple(c.name for c in RECORD_COLUMNS) == COLUMNS
     assert record_row.__code__.co_argcount == 5

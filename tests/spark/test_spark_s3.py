@@ -13,9 +13,8 @@ pytest.importorskip("pyarrow")
 
 from kcodec.log.fs import storage_options
 from kcodec.spark.planning import discover
-
-from ..s3server import kafka_uuid, start_server, tiered_name
-from .expected import expected_rows, sort_key, spark_rows
+from tests.helpers.s3server import kafka_uuid, start_server, tiered_name
+from tests.helpers.spark_expected import expected_rows, sort_key, spark_rows
 
 FORMAT = "kafka-segments"
 COLS = ["topic", "partition", "offset", "key", "value", "timestamp", "headers"]

@@ -12,8 +12,7 @@ pytest.importorskip("pyarrow")
 
 from kcodec.log.partition import list_partitions
 from kcodec.records.reader import read_batches
-
-from .expected import partition_batches
+from tests.helpers.spark_expected import partition_batches
 
 FORMAT = "kafka-segments"
 

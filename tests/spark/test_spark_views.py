@@ -13,8 +13,7 @@ pytest.importorskip("pyarrow")
 
 import kcodec
 from kcodec.internal_topics.views import VIEWS
-
-from ..internal_logs import write_consumer_offsets, write_internal_topics
+from tests.helpers.internal_logs import write_consumer_offsets, write_internal_topics
 
 FORMAT = "kafka-segments"
 
@@ -147,7 +146,7 @@ def test_views_ask_for_their_topic(spark, logs) -> None:
 
 @pytest.mark.parametrize("option", ["isolationLevel", "kafka.isolation.level"])
 def test_read_committed_drops_aborted_offset_commits(spark, tmp_path, option) -> None:
-    from ..internal_logs import write_transactional_commits
+    from tests.helpers.internal_logs import write_transactional_commits
 
     write_transactional_commits(tmp_path)
     assert _rows(read(spark, tmp_path, view="consumerOffsets"), "committedOffset") == [(100,), (200,)]

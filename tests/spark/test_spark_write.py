@@ -16,8 +16,7 @@ from kcodec.log.index_check import check_indexes
 from kcodec.log.names import parse_segment_name
 from kcodec.log.partition import list_partitions
 from kcodec.records.reader import read_batches
-
-from .expected import partition_batches
+from tests.helpers.spark_expected import partition_batches
 
 FORMAT = "kafka-segments"
 COMBINATIONS = (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kcodec.cli import main
-from tests.records.test_worked_examples import COMMIT_BATCH, V0_ENTRY, V1_ENTRY, V2_BATCH
+from tests.helpers.batches import COMMIT_BATCH, V0_ENTRY, V1_ENTRY, V2_BATCH
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 

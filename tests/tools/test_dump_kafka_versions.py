@@ -10,7 +10,7 @@ import json
 import pytest
 
 from kcodec.cli import main
-from tests.records.test_worked_examples import V0_ENTRY, V2_BATCH
+from tests.helpers.batches import V0_ENTRY, V2_BATCH
 
 LOG = "00000000000000000000.log"
 V0_RECORD = "| offset: 0 NoTimestampType: -1 keySize: 3 valueSize: 5 isValid: true crc: 592888119"

@@ -15,7 +15,8 @@ import pytest
 
 from kcodec.cli import main
 from kcodec.log.index import read_offset_index
-from tests.records.test_worked_examples import COMMIT_BATCH, V2_BATCH
+from tests.helpers.batches import COMMIT_BATCH, V2_BATCH
+from tests.helpers.shell import bash_complete
 
 LOG = "00000000000000000000.log"
 KCODEC = Path(sys.executable).with_name("kcodec")
@@ -324,24 +325,14 @@ def test_kcodec_alone_through_the_entry_point():
     assert done.returncode == 2 and done.stdout == b"" and b"usage: kcodec" in done.stderr
 
 
-def _bash_complete(script: str, *words: str) -> list[str]:
-    line = " ".join(words)
-    program = (
-        f"{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _kcodec; printf '%s\\n' \"${{COMPREPLY[@]}}\""
-    )
-    done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.split()
-
-
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_bash_completion_completes_commands_options_and_choices(capsys):
     code, script, _ = run(capsys, "completion", "bash")
     assert code == 0 and "complete -o filenames -F _kcodec kcodec" in script
-    assert "dump" in _bash_complete(script, "kcodec", "du")
-    opts = _bash_complete(script, "kcodec", "dump", "--ma")
+    assert "dump" in bash_complete(script, "kcodec", "du")
+    opts = bash_complete(script, "kcodec", "dump", "--ma")
     assert {"--max-bytes", "--max-message-size", "--max-decompressed-size"} <= set(opts)
-    assert _bash_complete(script, "kcodec", "completion", "fi") == ["fish"]
+    assert bash_complete(script, "kcodec", "completion", "fi") == ["fish"]
 
 
 @pytest.mark.parametrize("shell", ["zsh", "fish"])

@@ -21,7 +21,7 @@ from kcodec.fuzz.strategies import entity_strategy
 from kcodec.fuzz.targets import check_entity, check_segment, replay
 from kcodec.generated import codec
 from kcodec.generated.fast import DECODERS
-from tests.codegen.test_roundtrip import ENTITY_VERSIONS, SCHEMAS
+from tests.helpers.schemas import ENTITY_VERSIONS, SCHEMAS
 
 IDS = [f"{e}-v{v}" for e, v in ENTITY_VERSIONS]
 
@@ -187,7 +187,7 @@ def test_check_entity_reports_foreign_exceptions(monkeypatch):
 
 
 def test_segment_promises_hold_for_a_damaged_log():
-    from tests.records.test_resync_recover import STARTS, damaged
+    from tests.helpers.batches import STARTS, damaged
 
     data = damaged(1, 8, 0x7F)
     intact = tuple(
@@ -198,7 +198,7 @@ def test_segment_promises_hold_for_a_damaged_log():
 
 
 def test_replay_runs_a_saved_note():
-    from tests.records.test_worked_examples import V2_BATCH
+    from tests.helpers.batches import V2_BATCH
 
     assert replay(V2_BATCH, {"target": "record_batch v2"}).outcome == "decoded"
     assert replay(V2_BATCH[:-1], {"target": "segment", "intact": [], "first_damage": 0}).outcome == "truncated"

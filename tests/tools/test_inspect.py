@@ -13,6 +13,7 @@ import pytest
 from kcodec.cli import main
 from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
 from kcodec.tools.inspect import BAD, OK, Inspector, Span, render_text, strip_ansi
+from tests.helpers.spans import assert_tiles
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "public"
 
@@ -44,17 +45,6 @@ def at(span: Span, path: str) -> tuple[int, int]:
     found = span.find(path)
     assert found is not None, f"no span {path!r}: {[s.path for s in span.walk()]}"
     return found.start, found.end
-
-
-def assert_tiles(span: Span, start: int, end: int, space: str = "file") -> None:
-    """Every byte of [start, end) is in exactly one leaf of the given position space."""
-    leaves = sorted((s for s in span.walk() if s.raw is not None and s.space == space), key=lambda s: s.start)
-    pos = start
-    for leaf in leaves:
-        assert leaf.start == pos, f"gap or overlap at {pos}: {leaf.path} starts at {leaf.start}"
-        assert len(leaf.raw) == leaf.end - leaf.start
-        pos = leaf.end
-    assert pos == end
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

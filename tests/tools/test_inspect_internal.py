@@ -14,8 +14,8 @@ from kcodec.cli import main
 from kcodec.generated import codec
 from kcodec.records.encode import NewRecord, encode_batch, encode_control_batch
 from kcodec.tools.inspect import BAD, OK, WARN, Span, inspect_bytes
-from tests.tools.test_dump_coordinator_records import _segment, _streams_member
-from tests.tools.test_inspect import assert_tiles
+from tests.helpers.coordinator_logs import coordinator_segment, streams_member
+from tests.helpers.spans import assert_tiles
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "public"
 
@@ -45,7 +45,7 @@ def _group_metadata(tagged: list) -> bytes:
 
 
 def test_group_records_are_read_down_into_their_tagged_fields(tmp_path: Path) -> None:
-    data = _segment(tmp_path / "copy").read_bytes()
+    data = coordinator_segment(tmp_path / "copy").read_bytes()
     span = _entry(data)
     assert_tiles(span, 0, len(data))  # every byte in exactly one leaf, framing included
     assert _found(span, "records[0].key.data.record_type").value == 3
@@ -92,7 +92,7 @@ def test_unknown_tags_are_kept_and_misordered_tags_marked() -> None:
 
 
 def test_a_null_struct_behind_its_marker() -> None:
-    member = {**_streams_member(), "user_endpoint": None}
+    member = {**streams_member(), "user_endpoint": None}
     key = struct.pack(">h", 19) + codec("streams_group_member_metadata_key", 0).build(
         {"group_id": "g", "member_id": "m"}
     )
@@ -130,7 +130,7 @@ def test_metadata_records_are_read_through_their_frame() -> None:
 
 
 def test_inspect_command_reads_an_internal_topic(tmp_path: Path, capsys) -> None:
-    path = _segment(tmp_path / "__consumer_offsets-4")
+    path = coordinator_segment(tmp_path / "__consumer_offsets-4")
     assert main(["inspect", "--records", str(path)]) == 1  # the cut record is damage
     out = capsys.readouterr().out
     assert "records[0].value.data.metadata_hash <int64> = 77" in out

@@ -99,3 +99,28 @@ def spark_rows(df) -> list[tuple]:
 
 def sort_key(row: tuple):
     return (row[2] or "", row[3] if row[3] is not None else -1, row[18], row[4])
+
+
+def python_summary(root):
+    """What ``kcodec pipeline``'s summary must say of the partitions under ``root``, from the plain Python reader."""
+    from kcodec.spark.cost_table import size_as
+
+    out = {}
+    for part in list_partitions(root):
+        batches = [b for b, _ in partition_batches(part.path)]
+        data = [b for b in batches if not b.is_control]
+        sizes = {}
+        for b in data:
+            for k, v in size_as(b).items():
+                sizes[k] = sizes.get(k, 0) + v
+        out[f"{part.topic}-{part.partition}"] = {
+            "batches": len(batches),
+            "records": sum(len(b.records) for b in data),
+            "control_records": sum(len(b.records) for b in batches if b.is_control),
+            "bytes": sum(b.size for b in batches),
+            "data_bytes": sum(b.size for b in data),
+            "compressed_bytes": sum(b.stored_records_size for b in batches),
+            "uncompressed_bytes": sum(b.records_size for b in batches),
+            "sizes": sizes,
+        }
+    return out

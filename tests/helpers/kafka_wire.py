@@ -1,7 +1,7 @@
 """A minimal, hand-framed Kafka wire client for the interop tests.
 
 Only what the tests need, in non-flexible (pre-KIP-482) request versions whose
-layout is small and fixed: ApiVersions v0, Metadata v4, Produce v0-v3 and
+layout is small and fixed: Metadata v4, Produce v0-v3 and
 Fetch v0-v4. The ``records`` field of Produce / Fetch is carried as raw bytes,
 never decoded here: decoding them is what the tests exercise. Every socket
 operation has a timeout and every loop is bounded in count and time.
@@ -14,7 +14,7 @@ import struct
 import time
 from dataclasses import dataclass, field
 
-API_PRODUCE, API_FETCH, API_METADATA, API_VERSIONS = 0, 1, 3, 18
+API_PRODUCE, API_FETCH, API_METADATA = 0, 1, 3
 MAX_FRAME = 64 * 1024 * 1024  # refuse absurd response sizes instead of allocating them
 
 ERROR_NAMES = {
@@ -200,17 +200,6 @@ class KafkaWire:
         return payload[4:]
 
     # APIs ----------------------------------------------------------------------
-
-    def api_versions(self) -> dict[int, tuple[int, int]]:
-        r = _Reader(self.request(API_VERSIONS, 0, b""), "ApiVersions v0")
-        err = r.i16()
-        if err:
-            raise WireError(f"ApiVersions: {error_name(err)}")
-        out = {}
-        for key, lo, hi in r.array(lambda: (r.i16(), r.i16(), r.i16())):
-            out[key] = (lo, hi)
-        r.done()
-        return out
 
     def metadata(self, topics: list[str], *, auto_create: bool = True) -> dict[str, TopicMetadata]:
         body = _array([_string(t) for t in topics]) + struct.pack(">?", auto_create)
