@@ -1,0 +1,79 @@
+"""A record-count bomb: one legal v2 batch of millions of tiny records (a few MB of zstd), and a run of the
+kcodec command line in a child that reports its own peak RSS. Shared by the records layer's tests (the
+chunked decoder) and the command line's (bounded memory)."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+
+from kcodec.generated.record_batch import RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA
+from kcodec.records.encode import encode_batch
+from kcodec.records.framing import (
+    LOG_OVERHEAD,
+    SIZE_OFFSET,
+    V2_CRC_OFFSET,
+    V2_CRC_START,
+    V2_RECORDS_COUNT_OFFSET,
+    V2_RECORDS_OFFSET,
+)
+from kcodec.runtime.compression import compress
+from kcodec.runtime.crc import crc32c
+from kcodec.runtime.varint import encode_varint
+
+BOMB_RECORDS = 3_000_000
+MAX_RSS_MIB = 300
+
+
+def bomb_records(start: int, stop: int) -> bytes:
+    """Records ``start``..``stop`` of the bomb: attributes 0, timestamp delta 0, offset delta i, null key and
+    value, no headers (DefaultRecord's layout, 7 bytes while the delta takes one)."""
+    out = []
+    for i in range(start, stop):
+        delta = encode_varint(i)
+        out.append(encode_varint(5 + len(delta)) + b"\0\0" + delta + b"\x01\x01\x00")
+    return b"".join(out)
+
+
+def bomb(count: int, compression: str = "zstd") -> bytes:
+    """One v2 batch of ``count`` tiny records: kcodec's encoder writes a one-record batch, whose records,
+    count and last offset delta are then replaced (encoding millions of records one by one takes long)."""
+    head = bytearray(encode_batch([{"value": None, "timestamp": 0}], compression=compression)[:V2_RECORDS_OFFSET])
+    raw = b"".join(bomb_records(i, min(count, i + 100_000)) for i in range(0, count, 100_000))
+    stored = raw if compression == "none" else compress(compression, raw)
+    entry = head + stored
+    struct.pack_into(">i", entry, SIZE_OFFSET, len(entry) - LOG_OVERHEAD)
+    struct.pack_into(">i", entry, RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA, count - 1)
+    struct.pack_into(">i", entry, V2_RECORDS_COUNT_OFFSET, count)
+    struct.pack_into(">I", entry, V2_CRC_OFFSET, crc32c(bytes(entry[V2_CRC_START:])))
+    return bytes(entry)
+
+
+CHILD = """import sys
+from kcodec.cli import main
+try:
+    rc = main(sys.argv[1:])
+finally:
+    sys.stdout.flush()
+    hwm = [line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")]
+    sys.stderr.write(f"peak_kib {hwm[0]}\\n")
+sys.exit(rc)
+"""
+
+
+def peak_rss_mib(args: list[str]) -> tuple[subprocess.CompletedProcess, float]:
+    """Run ``kcodec ARGS`` in a child, stdout dropped; its own peak RSS (VmHWM), said as its last line on
+    stderr and removed from ``stderr`` (RUSAGECHILDREN counts other tests' children, and ru_maxrss keeps
+    the size of a forking parent across exec)."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=600,
+    )
+    *lines, last = done.stderr.splitlines()
+    assert last.startswith("peak_kib "), done.stderr
+    done.stderr = "\n".join(lines)
+    return done, int(last.split()[1]) / 1024
