@@ -129,3 +129,54 @@ def test_spark_stages_bar(tmp_path):
     code, shown = on_terminal(cwd=tmp_path, program=(sys.executable, "-c", SLOW_SPARK_JOB))
     assert code == 0, shown
     assert "stage 0:" in shown and "/6 [" in shown and "running" in shown
+
+
+def test_spark_bar_outlives_a_context_that_is_still_starting(monkeypatch):
+    """While Spark starts, its SparkContext exists before its JVM side (``_jsc``): the watcher looks again
+    instead of ending, and draws the stage's bar once the tracker answers."""
+    pyspark = pytest.importorskip("pyspark")
+    import threading
+
+    from kcodec.commands import progress
+
+    drawn: list[tuple] = []
+    answered = threading.Event()
+
+    class Bar:
+        def __init__(self, total, *, unit, desc):
+            drawn.append((total, unit, desc))
+
+        def to(self, done):
+            answered.set()
+
+        def note(self, text):
+            pass
+
+        def close(self):
+            pass
+
+    class Stage:
+        stageId, numTasks, numCompletedTasks, numActiveTasks = 0, 6, 2, 1
+
+    class Tracker:
+        def getActiveStageIds(self):
+            return [0]
+
+        def getStageInfo(self, stage_id):
+            return Stage()
+
+    class StartingContext:
+        calls = 0
+
+        def statusTracker(self):
+            StartingContext.calls += 1
+            if StartingContext.calls <= 3:  # as SparkContext before its gateway is up
+                raise AttributeError("'SparkContext' object has no attribute '_jsc'")
+            return Tracker()
+
+    monkeypatch.setattr(progress, "_wanted", lambda: True)
+    monkeypatch.setattr(progress, "Progress", Bar)
+    monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", StartingContext())
+    with progress.SparkStages(0.01):
+        assert answered.wait(30), "the watcher ended while Spark was starting"
+    assert drawn[0] == (6, "task", "stage 0") and StartingContext.calls > 3

@@ -18,6 +18,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from kcodec.log.writer import SegmentWriter
 from kcodec.records.encode import encode_batch, encode_control_batch
+from kcodec.spark.options import OptionError
 from kcodec.spark.planning import DataLossError
 from kcodec.spark.stream import KafkaSegmentsStreamReader, rate_limit
 
@@ -252,6 +253,10 @@ def test_stream_options_refused_with_one_clear_message(spark, tmp_path):
         spark.readStream.format(FORMAT).load()
     with pytest.raises(Exception, match="unknown option 'maxoffsetpertrigger'; did you mean maxOffsetsPerTrigger"):
         spark.readStream.format(FORMAT).option("maxOffsetPerTrigger", 5).load(str(root))
+    # a stream's own refusals come from the driver's check too: one line, no worker traceback
+    with pytest.raises(OptionError, match="option endingOffsets is for batch reads") as info:
+        spark.readStream.format(FORMAT).option("endingOffsets", "latest").load(str(root))
+    assert "\n" not in str(info.value)
     for options, message in (
         ({"endingOffsets": "latest"}, "option endingOffsets is for batch reads: a stream has no end"),
         ({"minOffsetsPerTrigger": "5"}, "option minOffsetsPerTrigger is not supported by streams"),

@@ -198,3 +198,32 @@ def test_remote_filesystem_code_path_writes(through_pyarrow, tmp_path):
     rows = _all_rows(uri)
     assert [r["offset"] for r in rows if r["partition"] == 0] == list(range(50))
     assert [r["value"] for r in rows if r["partition"] == 1][:3] == [b"v1", b"v3", b"v5"]
+
+
+def test_a_format_not_found_names_the_workers_python_and_the_fix():
+    """DATA_SOURCE_NOT_FOUND for kafka-segments when Spark's Python workers run an interpreter without kcodec:
+    kcodec.spark.loadcheck says which interpreter and which setting, in one line."""
+    from kcodec.spark import loadcheck
+
+    class Context:
+        def __init__(self, conf):
+            self.conf = conf
+
+        def getConf(self):
+            return self.conf
+
+    class Session:
+        def __init__(self, conf):
+            self.sparkContext = Context(conf)
+
+    class Reader:
+        def __init__(self, conf):
+            self._spark = Session(conf)
+
+    missing = Reader({"spark.pyspark.python": "/nonexistent/bin/python3"})
+    cause = loadcheck._not_found_cause(missing)
+    assert isinstance(cause, loadcheck.WorkersPythonError)
+    text = str(cause)
+    assert "/nonexistent/bin/python3" in text and "spark.pyspark.python" in text and sys.executable in text
+    assert "\n" not in text
+    assert loadcheck._not_found_cause(Reader({"spark.pyspark.python": sys.executable})) is None  # this one has it

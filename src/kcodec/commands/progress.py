@@ -145,19 +145,16 @@ class SparkStages:
             self._thread.join()
 
     def _watch(self) -> None:
-        from pyspark import SparkContext
-
         bar: Progress | None = None
         shown: str | None = None
         stop = self._stop
         assert stop is not None  # the thread runs between __enter__ and __exit__
         try:
             while not stop.wait(self.interval):
-                sc = SparkContext._active_spark_context
-                if sc is None:
+                try:
+                    stages = _running_stages()
+                except Exception:  # Spark starting (a context with no JVM side yet) or stopping: look again
                     continue
-                tracker = sc.statusTracker()
-                stages = [s for s in map(tracker.getStageInfo, tracker.getActiveStageIds()) if s is not None]
                 if not stages:
                     continue
                 label = "stage " + ",".join(str(s.stageId) for s in stages)
@@ -167,8 +164,17 @@ class SparkStages:
                     bar, shown = Progress(sum(s.numTasks for s in stages), unit="task", desc=label), label
                 bar.to(sum(s.numCompletedTasks for s in stages))
                 bar.note(f"{sum(s.numActiveTasks for s in stages)} running")
-        except Exception:  # the JVM going away as the job ends: the bar only informs
-            pass
         finally:
             if bar is not None:
                 bar.close()
+
+
+def _running_stages() -> list:
+    """The active stages of the running SparkContext (none before it exists)."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return []
+    tracker = sc.statusTracker()
+    return [s for s in map(tracker.getStageInfo, tracker.getActiveStageIds()) if s is not None]

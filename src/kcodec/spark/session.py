@@ -104,7 +104,11 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = {level}
 """
+# The repl logger at the root's level: otherwise a Python driver (an "interpreter" to Spark) prints
+# 'Setting default log level to "WARN"' and how to change it, whatever the root level says.
 
 
 def _quiet_log4j(level: str) -> str:

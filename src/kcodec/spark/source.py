@@ -32,7 +32,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from kcodec.spark.options import OptionError, ReadOptions
+from kcodec.spark.options import ReadOptions
 from kcodec.spark.planning import SegmentSplit, Split, discover, plan, select
 from kcodec.spark.write import (
     Chunk,
@@ -60,12 +60,14 @@ FORMAT = "kafka-segments"
 
 def register(spark) -> None:
     """Register the ``kafka-segments`` data source with ``spark`` and install, once per process, the
-    driver's ``DataFrameWriter.save`` hook that gives it the ErrorIfExists and Ignore save modes
-    (:mod:`kcodec.spark.savemode`)."""
-    from kcodec.spark.savemode import install
+    driver's hooks: ``DataFrameWriter.save`` with the ErrorIfExists and Ignore save modes
+    (:mod:`kcodec.spark.savemode`), and the readers' ``load`` checking options before Spark asks a
+    worker (:mod:`kcodec.spark.loadcheck`)."""
+    from kcodec.spark import loadcheck, savemode
 
     spark.dataSource.register(KafkaSegmentsDataSource)
-    install()
+    savemode.install()
+    loadcheck.install()
 
 
 class KafkaSegmentsDataSource(DataSource):
@@ -79,14 +81,11 @@ class KafkaSegmentsDataSource(DataSource):
 
     def schema(self) -> str:
         from kcodec.spark.arrow import ddl, read_columns
-        from kcodec.spark.stream import batch_schema_options
+        from kcodec.spark.stream import checked_read_options
 
-        # Spark asks for the schema at load(): the options are checked here, on the driver (alike for
-        # spark.read and spark.readStream: what only one of them refuses is refused by its reader)
-        options = batch_schema_options(self.options)
-        if not options.get("path") and not options.get("paths"):
-            raise OptionError("kafka-segments needs a path: .load(PATH)")
-        return ddl(read_columns(ReadOptions.from_options({"path": "-", **options})))
+        # Spark asks for the schema at load(), in a worker; kcodec.spark.loadcheck runs the same check
+        # in the driver first, so a refusal arrives as one line
+        return ddl(read_columns(checked_read_options(self.options)))
 
     def reader(self, schema) -> KafkaSegmentsReader:
         return KafkaSegmentsReader(dict(self.options), schema)

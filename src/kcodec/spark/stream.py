@@ -93,6 +93,15 @@ def batch_schema_options(options) -> dict:
     return opts
 
 
+def checked_read_options(options) -> ReadOptions:
+    """The options of a ``load()`` as the source checks them when Spark asks for the schema (alike for
+    ``spark.read`` and ``spark.readStream``: what only one of them refuses is refused by its reader)."""
+    opts = batch_schema_options(options)
+    if not opts.get("path") and not opts.get("paths"):
+        raise OptionError("kafka-segments needs a path: .load(PATH)")
+    return ReadOptions.from_options({"path": "-", **opts})
+
+
 @dataclass(frozen=True)
 class StreamOptions:
     """A stream's options: the batch reader's, less the ending ones, with a stream's ``startingOffsets``."""
