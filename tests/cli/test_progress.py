@@ -129,6 +129,7 @@ def test_spark_stages_bar(tmp_path):
     code, shown = on_terminal(cwd=tmp_path, program=(sys.executable, "-c", SLOW_SPARK_JOB))
     assert code == 0, shown
     assert "stage 0:" in shown and "/6 [" in shown and "running" in shown
+    assert "Setting default log level" not in shown  # kcodec's log4j settings set the gateway's logger
 
 
 def test_spark_bar_outlives_a_context_that_is_still_starting(monkeypatch):

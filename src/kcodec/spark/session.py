@@ -104,11 +104,11 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = {level}
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = {level}
 """
-# The repl logger at the root's level: otherwise a Python driver (an "interpreter" to Spark) prints
-# 'Setting default log level to "WARN"' and how to change it, whatever the root level says.
+# PySpark's gateway starts Spark's logging as an interpreter's, whose level is its own logger's when set
+# and WARN otherwise; at the root's level, Spark prints no 'Setting default log level to "WARN"' lines.
 
 
 def _quiet_log4j(level: str) -> str:
