@@ -95,9 +95,22 @@ def test_wheel_contains_package_data(installed) -> None:
     # one import package: no top-level codegen/, generated/ or schemas/; besides it only the hook by which
     # PySpark finds the kafka-segments data source (pyspark_* packages defining DefaultSource)
     assert "pyspark_kafka_segments/__init__.py" in names
+    # and the start-up file that gives a session with no register() call kcodec's driver hooks
+    assert "kcodec-spark.pth" in names
     assert "kcodec" in tops and all(
-        t in ("kcodec", "pyspark_kafka_segments") or t.endswith(".dist-info") for t in tops
+        t in ("kcodec", "pyspark_kafka_segments", "kcodec-spark.pth") or t.endswith(".dist-info") for t in tops
     ), tops
+
+
+def test_installed_start_up_hook_waits_for_pyspark(installed) -> None:
+    """The wheel's kcodec-spark.pth runs at start-up: a finder waits for PySpark's modules and has
+    imported nothing of kcodec (nor pyspark) by itself."""
+    code = (
+        "import sys; print(any(type(f).__name__ == '_AfterImport' for f in sys.meta_path), "
+        "any(m == 'kcodec' or m.startswith(('kcodec.', 'pyspark.')) for m in sys.modules))"
+    )
+    proc = _ok(_run([installed["python"], "-c", code], cwd=installed["cwd"]))
+    assert proc.stdout.split() == ["True", "False"]
 
 
 def test_installed_layout(installed) -> None:

@@ -4,6 +4,7 @@ underscore names are pinned with every package's in tests/codegen/test_layering.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -23,7 +24,8 @@ def test_importing_the_package_leaves_pyspark_alone():
         "assert DataFrameWriter.save is save, DataFrameWriter.save; "
         "assert not getattr(DataFrameWriter.save, '_kcodec_save_modes', False)"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    # without the start-up hook (kcodec-spark.pth), which installs them at PySpark's import on purpose
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "KCODEC_SPARK_HOOKS": "0"})
 
 
 # ----------------------------------------------------------------------------- the README's options

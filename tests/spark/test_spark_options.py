@@ -289,16 +289,16 @@ def test_max_records_per_partition(spark, samples):
 
 
 def test_format_found_in_a_fresh_session_without_register(tmp_path):
-    """PySpark 4 finds ``pyspark_*`` packages that define DefaultSource. An editable install maps
-    packages through an import hook that PySpark's lookup (pkgutil.iter_modules) does not see, so the
-    package directory is put on the path as a wheel install puts it in site-packages."""
+    """A plain PySpark script in this environment (the README's install: ``make setup``, an editable
+    install) reads and writes ``format("kafka-segments")`` with no kcodec import: PySpark's lookup finds
+    ``pyspark_kafka_segments`` (src/spark_plugin is a path entry of the editable install), and the
+    kcodec-spark.pth start-up hook gives the driver Spark's default save mode and one-line option errors."""
     if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark needs Java")
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "pyspark_kafka_segments").symlink_to(REPO / "src" / "pyspark_kafka_segments")
+    out = tmp_path / "copy"
     script = textwrap.dedent(
         f"""
+        import sys
         from pyspark.sql import SparkSession
         spark = (
             SparkSession.builder.master("local[1]").appName("no-register")
@@ -307,12 +307,28 @@ def test_format_found_in_a_fresh_session_without_register(tmp_path):
         )
         df = spark.read.format("kafka-segments").load({str(REPO / "samples" / "data" / "orders-1")!r})
         print("ROWS", df.count())
+        rows = df.select("key", "value").write.format("kafka-segments").option("topic", "copy").option("partition", 0)
+        rows.save({str(out)!r})  # Spark's default mode, errorifexists, on a new path
+        try:
+            rows.save({str(out)!r})
+        except Exception as exc:
+            print("AGAIN", type(exc).__name__, str(exc).splitlines()[0])
+        try:
+            spark.read.format("kafka-segments").option("verifyCRCs", "true").load({str(out)!r})
+        except Exception as exc:
+            print("OPTION", type(exc).__name__, len(str(exc).splitlines()))
+        print("IMPORTED", "kcodec" in sys.modules)
         spark.stop()
         """
     )
-    env = dict(os.environ, PYTHONPATH=str(site), PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KCODEC_SPARK_HOOKS")}
+    env.update(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     proc = subprocess.run(
         [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ROWS 500" in proc.stdout
+    assert "AGAIN PathExistsError" in proc.stdout and "already exists (save mode ErrorIfExists" in proc.stdout
+    assert "OPTION OptionError 1" in proc.stdout
+    assert "IMPORTED True" in proc.stdout  # by the hooks, once PySpark's modules were imported
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["copy-0"]

@@ -3,7 +3,8 @@
 Spark asks a Python data source for its schema in a Python worker, so an option the source refuses
 comes back as ``[PYTHON_DATA_SOURCE_ERROR]`` with the worker's traceback (8 to 17 lines) and kcodec's
 message last. kcodec wraps ``DataFrameReader.load`` and ``DataStreamReader.load`` in the driver
-(installed with the save modes of :mod:`kcodec.spark.savemode`, never by an import): for this format
+(installed with the save modes of :mod:`kcodec.spark.savemode` by :mod:`kcodec.spark.hooks`, never by an
+import): for this format
 it runs the same checks the source runs (:func:`kcodec.spark.stream.checked_read_options`, and a
 stream's :class:`~kcodec.spark.stream.StreamOptions`) first, so a bad option raises kcodec's
 :class:`~kcodec.spark.options.OptionError`, one line, before Spark starts a worker.
@@ -20,16 +21,19 @@ import os
 import subprocess
 import sys
 
-from kcodec.spark.options import OptionError
+from kcodec.errors import KcodecError
 
-__all__ = ["install", "workers_python", "WorkersPythonError"]
+# the checks themselves (kcodec.spark.stream, .options) are imported by a load of this format only: the
+# hooks are installed whenever PySpark's readers are imported, and must cost nothing until used
+
+__all__ = ["install_reader", "check", "workers_python", "WorkersPythonError"]
 
 _FORMAT = "kafka-segments"
 _CHOSEN = "_kcodec_format"  # attributes kept on a PySpark reader object: its format and options so far
 _OPTIONS = "_kcodec_options"
 
 
-class WorkersPythonError(OptionError):
+class WorkersPythonError(KcodecError):
     """Spark's Python workers run an interpreter that cannot import kcodec."""
 
 
@@ -139,13 +143,10 @@ def check(options: dict, path, streaming: bool) -> None:
         StreamOptions.from_options(opts)
 
 
-def install() -> None:
-    """Wrap classic PySpark's ``DataFrameReader`` and ``DataStreamReader`` (once)."""
-    from pyspark.sql.readwriter import DataFrameReader
-    from pyspark.sql.streaming.readwriter import DataStreamReader
-
-    for cls, streaming in ((DataFrameReader, False), (DataStreamReader, True)):
-        if getattr(cls.load, "_kcodec_checks", False):
-            continue
-        _record_methods(cls)
-        _wrap_load(cls, streaming)
+def install_reader(cls, streaming: bool) -> None:
+    """Wrap a classic PySpark reader class (``DataFrameReader``, or ``DataStreamReader`` when
+    ``streaming``), once."""
+    if getattr(cls.load, "_kcodec_checks", False):
+        return
+    _record_methods(cls)
+    _wrap_load(cls, streaming)

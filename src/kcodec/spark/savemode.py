@@ -27,8 +27,9 @@ from __future__ import annotations
 import functools
 
 from kcodec.errors import PathExistsError
-from kcodec.log.fs import resolve, storage_options
-from kcodec.spark.options import SAVE_MODE_OPTION, OptionError
+
+# kcodec.log.fs and kcodec.spark.options are imported by a save of this format only: the hooks are
+# installed whenever PySpark's writer is imported (kcodec.spark.hooks), and must cost nothing until used
 
 __all__ = ["install", "check_target"]
 
@@ -40,6 +41,8 @@ def check_target(mode: str, path: str, storage=()) -> bool:
     path; :class:`PathExistsError` for ``errorifexists`` on one."""
     if mode not in ("errorifexists", "ignore"):
         return True
+    from kcodec.log.fs import resolve
+
     fs, root = resolve(path, storage)
     if not fs.exists(root):
         return True
@@ -74,6 +77,9 @@ def install() -> None:
             self.format(format)
         if str(self._jwrite.source()) != _FORMAT:
             return original(self, path)
+        from kcodec.log.fs import storage_options
+        from kcodec.spark.options import SAVE_MODE_OPTION, OptionError
+
         chosen = str(self._jwrite.curmode().toString()).lower()
         opts = _java_options(self)
         target = path if path is not None else opts.get("path")

@@ -62,12 +62,11 @@ def register(spark) -> None:
     """Register the ``kafka-segments`` data source with ``spark`` and install, once per process, the
     driver's hooks: ``DataFrameWriter.save`` with the ErrorIfExists and Ignore save modes
     (:mod:`kcodec.spark.savemode`), and the readers' ``load`` checking options before Spark asks a
-    worker (:mod:`kcodec.spark.loadcheck`)."""
-    from kcodec.spark import loadcheck, savemode
+    worker (:mod:`kcodec.spark.loadcheck`): :mod:`kcodec.spark.hooks`."""
+    from kcodec.spark import hooks
 
     spark.dataSource.register(KafkaSegmentsDataSource)
-    savemode.install()
-    loadcheck.install()
+    hooks.install()
 
 
 class KafkaSegmentsDataSource(DataSource):
