@@ -15,7 +15,7 @@ compressed region an error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..schema import (
     ArrayType,
@@ -311,7 +311,7 @@ def _emit_tagged_section(w: _Writer) -> None:
     for k, f in enumerate(ev.tagged):
         w(f"{'if' if k == 0 else 'elif'} tag == {f.field.tag}:")
         w.depth += 1
-        _emit_field(w, replace(f, type=_payload_type(f.type)))
+        _emit_field(w, f)
         w.depth -= 1
     if ev.tagged:
         w("else:")
@@ -327,11 +327,6 @@ def _emit_tagged_section(w: _Writer) -> None:
     )
     w.depth -= 1
     w("pos, end = after_tags, outer_end")
-
-
-def _payload_type(t: Type) -> Type:
-    """A tagged field's payload: a nullable struct has no presence marker there (its tag is the marker)."""
-    return replace(t, nullable=False) if isinstance(t, EntityRef) else t
 
 
 def _read_count(w: _Writer, target: str, t: BytesType | ArrayType) -> None:
@@ -778,7 +773,7 @@ def _encode_tagged_section(w: _Writer) -> None:
         x = f"v[{slot[f.name]}]"
         w(f"if not is_default({x}, {default_value(ev, f, tuples=True)!r}):")
         w.depth += 1
-        _encode_plain(w, "payload", _payload_type(f.type), x)
+        _encode_plain(w, "payload", f.type, x)
         w(f"tags.append(({f.field.tag}, payload))")
         w.depth -= 1
     w("b__tagged_fields = write_tagged(tags)")
