@@ -222,7 +222,7 @@ def _type(ev: EntityVersion, t: Type) -> str:
     if t.prefix is not None:
         return f"PrefixedArray({_int(t.prefix)}, {element})"
     if t.count_field:
-        return f"Array(this[{t.count_field!r}], {element})"
+        return f"CountedArray(this[{t.count_field!r}], {element})"
     return f"UntilEnd({element})"
 
 

@@ -430,7 +430,15 @@ def _emit_array(
     item = w.name("item")
 
     def loop():
-        w(f"for _ in range({count}):" if count is not None else "while pos < end:")
+        if count is not None:
+            w(f"for {items}_i in range({count}):")
+            w("    if pos >= end:  # framed bytes that end before the count does: the count lies")
+            w(
+                f'        raise RecordCountError(f"the count says {{{count}}} elements but the bytes end after '
+                f'{{{items}_i}}", position=pos)'
+            )
+        else:
+            w("while pos < end:")
         if isinstance(t.element, EntityRef):
             w(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end', contents)}")
         else:  # an array of integers, uuids or strings, read inline
