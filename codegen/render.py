@@ -4,6 +4,7 @@ The only module that imports Jinja2 (the ``generate`` extra)."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import pprint
 import textwrap
@@ -11,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
+
+from kcodec.errors import SchemaError
 
 from .emit.c import c_entities, legacy_facts, span_writers
 from .emit.construct import module_view
@@ -78,7 +81,8 @@ def _docstring(text: str) -> str:
 def render(schemas: SchemaSet) -> dict[str, str]:
     """File name -> content for every generated file."""
     env = _environment()
-    files: dict[str, str] = {}
+    files: dict[str, str] = {}  # the entities' modules
+    own: dict[str, str] = {}  # the package's own files
     entities = sorted(schemas.entities.values(), key=lambda e: e.name)
     resolved = {e.name: resolve_entity(schemas, e) for e in entities}
     for entity in entities:
@@ -110,19 +114,19 @@ def render(schemas: SchemaSet) -> dict[str, str]:
             }
             for e in sorted(enums, key=lambda e: e.name)
         ]
-        files[f"{Path(file).stem}.py"] = env.get_template("enums.py.j2").render(
+        own[f"{Path(file).stem}.py"] = env.get_template("enums.py.j2").render(
             enums=views, source_file=file, source_sha256=schemas.sources[file]
         )
     modules = [e.name for e in entities]
     codecs = [(e.name, ev.version, ev.symbol) for e in entities for ev in resolved[e.name]]
     versions = [(e.name, tuple(e.versions)) for e in entities]
-    files["__init__.py"] = env.get_template("index.py.j2").render(
+    own["__init__.py"] = env.get_template("index.py.j2").render(
         modules=modules, codecs=codecs, versions=versions, schema_sha256=schemas.sha256
     )
-    files["schema.py"] = env.get_template("schema.py.j2").render(
+    own["schema.py"] = env.get_template("schema.py.j2").render(
         schema_sha256=schemas.sha256, data=_literal("SCHEMA", to_data(schemas))
     )
-    files["registries.py"] = env.get_template("registries.py.j2").render(
+    own["registries.py"] = env.get_template("registries.py.j2").render(
         schema_sha256=schemas.sha256,
         data=_literal("REGISTRIES", {n: schemas.registries[n] for n in sorted(schemas.registries)}),
     )
@@ -134,24 +138,50 @@ def render(schemas: SchemaSet) -> dict[str, str]:
             (entity.name, ev.version, f"decode_{ev.suffix}", f"FIELDS_{ev.suffix.upper()}")
             for ev in resolved[entity.name]
         ]
-    files["fast/__init__.py"] = env.get_template("fast_index.py.j2").render(
+    own["fast/__init__.py"] = env.get_template("fast_index.py.j2").render(
         modules=modules, decoders=decoders, schema_sha256=schemas.sha256
     )
     csrc = csrc_sha256()
-    files["fast/kernel.py"] = env.get_template("fast_kernel.py.j2").render(
-        schema_sha256=schemas.sha256, csrc_sha256=csrc
-    )
-    files["_ckernel.c"] = env.get_template("ckernel.c.j2").render(
+    own["fast/kernel.py"] = env.get_template("fast_kernel.py.j2").render(schema_sha256=schemas.sha256, csrc_sha256=csrc)
+    own["_ckernel.c"] = env.get_template("ckernel.c.j2").render(
         entities=c_entities(schemas),
         legacy_facts=legacy_facts(schemas),
         span_writers=span_writers(schemas),
         schema_sha256=schemas.sha256,
         csrc_sha256=csrc,
     )
+    _check_module_names(entities, own)
     return {
         name: format_python(wrap_long_lines(tidy_python(text)), name) if name.endswith(".py") else text
-        for name, text in files.items()
+        for name, text in (files | own).items()
     }
+
+
+def _check_module_names(entities: list, own: dict[str, str]) -> None:
+    """An entity's module ``NAME.py`` (and ``fast/NAME.py``) must not be a file or folder the package holds
+    for itself (``schema.py``, ``registries.py``, ``fast/``, ``fast/kernel.py``, an enum file), nor a name
+    the package's ``__init__`` binds itself (``codec``, ``layout``): the list is read from what was just
+    rendered, so a file the generator adds later is covered too."""
+    taken = {n.rpartition("/")[2].rpartition(".")[0]: n for n in own}  # schema -> schema.py, kernel -> fast/kernel.py
+    taken |= {n.split("/")[0]: n.split("/")[0] + "/" for n in own if "/" in n}  # fast -> fast/
+    index = ast.parse(own["__init__.py"])
+    for node in index.body:  # what __init__ defines, besides importing the entity modules
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            taken[node.name] = f"__init__.py's {node.name}()"
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    taken[target.id] = f"__init__.py's {target.id}"
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            taken |= {(a.asname or a.name): f"__init__.py's {a.asname or a.name}" for a in node.names}
+    for e in entities:
+        if e.name in taken and not e.owner:
+            raise SchemaError(
+                f"the name {e.name!r} is the generated package's own {taken[e.name]}: rename the message",
+                file=e.file,
+                entity=e.name,
+                field="name",
+            )
 
 
 def generate(schemas_dir: str | Path, out_dir: str | Path, *, check: bool = False) -> GenerateResult:

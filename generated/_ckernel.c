@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "dbe6b4e3f0c1363bf4c533997d78c5fa21f31b750dfc2c28556e97c27293f0f7"
+#define KCODEC_CSRC_SHA256 "262381212d10598b4bcc36b72ca64dedbb3b78fca353f9de0c024741e7966a8a"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"
@@ -198,6 +198,7 @@ static PyObject *py_decode_aborted_txn_entry_v0_array(PyObject *self, PyObject *
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -244,6 +245,7 @@ static PyObject *py_project_aborted_txn_entry_v0(PyObject *self, PyObject *args)
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[5] = {0};
         int64_t num[5] = {0};
         int decoded = prj_aborted_txn_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -453,7 +455,8 @@ static PyObject *py_columns_aborted_txn_entry_v0(PyObject *self, PyObject *args)
         goto done;
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
-        if (col_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+        if (count_outruns(p, a.end, i, a.count) ||
+            col_aborted_txn_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
     if (addends && addends != Py_None) {
         PyObject *key, *value;
         Py_ssize_t it = 0;
@@ -574,6 +577,7 @@ static PyObject *py_decode_end_txn_marker_v0_array(PyObject *self, PyObject *arg
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -620,6 +624,7 @@ static PyObject *py_project_end_txn_marker_v0(PyObject *self, PyObject *args) {
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[2] = {0};
         int64_t num[2] = {0};
         int decoded = prj_end_txn_marker_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -781,7 +786,8 @@ static PyObject *py_columns_end_txn_marker_v0(PyObject *self, PyObject *args) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
-        if (col_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+        if (count_outruns(p, a.end, i, a.count) ||
+            col_end_txn_marker_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
     if (addends && addends != Py_None) {
         PyObject *key, *value;
         Py_ssize_t it = 0;
@@ -1114,6 +1120,7 @@ static PyObject *py_decode_legacy_message_v0_array(PyObject *self, PyObject *arg
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_legacy_message_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -1160,6 +1167,7 @@ static PyObject *py_project_legacy_message_v0(PyObject *self, PyObject *args) {
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[5] = {0};
         int64_t num[5] = {0};
         int decoded = prj_legacy_message_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -1353,6 +1361,7 @@ static PyObject *py_decode_legacy_log_entry_v0_array(PyObject *self, PyObject *a
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_legacy_log_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -1399,6 +1408,7 @@ static PyObject *py_project_legacy_log_entry_v0(PyObject *self, PyObject *args) 
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[3] = {0};
         int64_t num[3] = {0};
         int decoded = prj_legacy_log_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -1792,6 +1802,7 @@ static PyObject *py_decode_legacy_message_v1_array(PyObject *self, PyObject *arg
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_legacy_message_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -1838,6 +1849,7 @@ static PyObject *py_project_legacy_message_v1(PyObject *self, PyObject *args) {
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[6] = {0};
         int64_t num[6] = {0};
         int decoded = prj_legacy_message_v1((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -2032,6 +2044,7 @@ static PyObject *py_decode_legacy_log_entry_v1_array(PyObject *self, PyObject *a
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_legacy_log_entry_v1((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -2078,6 +2091,7 @@ static PyObject *py_project_legacy_log_entry_v1(PyObject *self, PyObject *args) 
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[3] = {0};
         int64_t num[3] = {0};
         int decoded = prj_legacy_log_entry_v1((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -2201,6 +2215,7 @@ static PyObject *py_decode_offset_index_entry_v0_array(PyObject *self, PyObject 
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -2247,6 +2262,7 @@ static PyObject *py_project_offset_index_entry_v0(PyObject *self, PyObject *args
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[2] = {0};
         int64_t num[2] = {0};
         int decoded = prj_offset_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -2408,7 +2424,8 @@ static PyObject *py_columns_offset_index_entry_v0(PyObject *self, PyObject *args
         goto done;
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
-        if (col_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+        if (count_outruns(p, a.end, i, a.count) ||
+            col_offset_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
     if (addends && addends != Py_None) {
         PyObject *key, *value;
         Py_ssize_t it = 0;
@@ -2573,6 +2590,7 @@ static PyObject *py_decode_record_header_v2_array(PyObject *self, PyObject *args
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -2619,6 +2637,7 @@ static PyObject *py_project_record_header_v2(PyObject *self, PyObject *args) {
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[2] = {0};
         int64_t num[2] = {0};
         int decoded = prj_record_header_v2((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -2823,7 +2842,8 @@ static PyObject *py_columns_record_header_v2(PyObject *self, PyObject *args) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
-        if (col_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+        if (count_outruns(p, a.end, i, a.count) ||
+            col_record_header_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
     if (addends && addends != Py_None) {
         PyObject *key, *value;
         Py_ssize_t it = 0;
@@ -2973,6 +2993,7 @@ static PyObject *dec_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 6, o);
         for (Py_ssize_t k = 0; k < (Py_ssize_t)count; k++) {
+            if (count_outruns(p, end, k, (Py_ssize_t)count)) { scope_error("headers"); goto fail; }
             PyObject *item = dec_record_header_v2(buf, buflen, &p, end, opts);
             if (!item) { scope_error("headers"); goto fail; }
             PyList_SET_ITEM(o, k, item);
@@ -3109,6 +3130,7 @@ static int prj_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
         if (!o) goto fail;
         obj[6] = o;
         for (Py_ssize_t k = 0; k < (Py_ssize_t)count; k++) {
+            if (count_outruns(p, end, k, (Py_ssize_t)count)) { scope_error("headers"); goto fail; }
             PyObject *item = dec_record_header_v2(buf, buflen, &p, end, opts);
             if (!item) { scope_error("headers"); goto fail; }
             PyTuple_SET_ITEM(o, k, item);
@@ -3158,6 +3180,7 @@ static PyObject *py_decode_record_v2_array(PyObject *self, PyObject *args) {
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -3204,6 +3227,7 @@ static PyObject *py_project_record_v2(PyObject *self, PyObject *args) {
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[7] = {0};
         int64_t num[7] = {0};
         int decoded = prj_record_v2((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -3462,6 +3486,7 @@ static int col_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
             goto fail;
         }
         for (int64_t k = 0; k < count; k++) {
+            if (count_outruns(p, end, (Py_ssize_t)k, (Py_ssize_t)count)) { scope_error("headers"); goto fail; }
             if (col_record_header_v2(buf, buflen, &p, end, &c->headers) < 0) {
                 scope_error("headers");
                 goto fail;
@@ -3526,7 +3551,8 @@ static PyObject *py_columns_record_v2(PyObject *self, PyObject *args) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
-        if (col_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+        if (count_outruns(p, a.end, i, a.count) ||
+            col_record_v2((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
     if (addends && addends != Py_None) {
         PyObject *key, *value;
         Py_ssize_t it = 0;
@@ -3647,6 +3673,7 @@ static PyObject *py_decode_time_index_entry_v0_array(PyObject *self, PyObject *a
     PyObject *list = PyList_New(a.count);
     Py_ssize_t p = a.pos;
     for (Py_ssize_t i = 0; list && i < a.count; i++) {
+        if (count_outruns(p, a.end, i, a.count)) { Py_CLEAR(list); break; }
         PyObject *v = dec_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &o);
         if (!v) { Py_CLEAR(list); break; }
         PyList_SET_ITEM(list, i, v);
@@ -3693,6 +3720,7 @@ static PyObject *py_project_time_index_entry_v0(PyObject *self, PyObject *args) 
     int gc_was_enabled = PyGC_Disable();
     list = PyList_New(count);
     for (Py_ssize_t i = 0; list && (greedy ? p < end : i < count); i++) {
+        if (!greedy && count_outruns(p, end, i, count)) { Py_CLEAR(list); break; }
         PyObject *obj[2] = {0};
         int64_t num[2] = {0};
         int decoded = prj_time_index_entry_v0((const uint8_t *)view.buf, view.len, &p, end, &o, obj, num);
@@ -3853,7 +3881,8 @@ static PyObject *py_columns_time_index_entry_v0(PyObject *self, PyObject *args) 
         goto done;
     }
     for (Py_ssize_t i = 0; i < a.count; i++)
-        if (col_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
+        if (count_outruns(p, a.end, i, a.count) ||
+            col_time_index_entry_v0((const uint8_t *)a.view.buf, a.view.len, &p, a.end, &c) < 0) goto done;
     if (addends && addends != Py_None) {
         PyObject *key, *value;
         Py_ssize_t it = 0;

@@ -6,7 +6,7 @@
 from construct import Int32sb, LazyBound, Struct
 
 from kcodec.runtime import require_runtime_api
-from kcodec.runtime.constructs import CompactLength, EntityCodec, Flexible, KArray, KBytes, TaggedField
+from kcodec.runtime.constructs import CompactLength, EntityCodec, Flexible, KArray, KBytes, NullableStruct, TaggedField
 from kcodec.runtime.layout import EntityLayout, FieldLayout
 from kcodec.runtime.sizes import size_uvarint
 from kcodec.runtime.tagged import check_unknown_tags, compact_prefixed, is_default, tagged_size
@@ -43,7 +43,9 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE_V0 = Flexible(
         TaggedField(
             "classic_member_metadata",
             0,
-            LazyBound(lambda: _s_classic_member.CONSUMER_GROUP_MEMBER_METADATA_VALUE__CLASSIC_MEMBER_V0),
+            NullableStruct(
+                LazyBound(lambda: _s_classic_member.CONSUMER_GROUP_MEMBER_METADATA_VALUE__CLASSIC_MEMBER_V0)
+            ),
             None,
         )
     ],
@@ -76,9 +78,13 @@ def size_consumer_group_member_metadata_value_v0(value, level=None):
         tags.append(
             (
                 0,
-                _s_classic_member.size_consumer_group_member_metadata_value__classic_member_v0(
-                    v_classic_member_metadata,
-                    level,
+                (
+                    1
+                    if v_classic_member_metadata is None
+                    else 1
+                    + _s_classic_member.size_consumer_group_member_metadata_value__classic_member_v0(
+                        v_classic_member_metadata, level
+                    )
                 ),
             )
         )
@@ -120,9 +126,13 @@ def field_sizes_consumer_group_member_metadata_value_v0(value, level=None):
         tags.append(
             (
                 0,
-                _s_classic_member.size_consumer_group_member_metadata_value__classic_member_v0(
-                    v_classic_member_metadata,
-                    level,
+                (
+                    1
+                    if v_classic_member_metadata is None
+                    else 1
+                    + _s_classic_member.size_consumer_group_member_metadata_value__classic_member_v0(
+                        v_classic_member_metadata, level
+                    )
                 ),
             )
         )

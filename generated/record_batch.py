@@ -4,20 +4,7 @@
 """A v2 record batch (Kafka's DefaultRecordBatch): a 61-byte header followed by its records, which may be one
 compressed stream."""
 
-from construct import (
-    Array,
-    FixedSized,
-    Int8sb,
-    Int16sb,
-    Int32sb,
-    Int32ub,
-    Int64sb,
-    LazyBound,
-    Rebuild,
-    Struct,
-    Tell,
-    this,
-)
+from construct import FixedSized, Int8sb, Int16sb, Int32sb, Int32ub, Int64sb, LazyBound, Rebuild, Struct, Tell, this
 
 from kcodec.runtime import require_runtime_api
 from kcodec.runtime.constructs import (
@@ -25,6 +12,7 @@ from kcodec.runtime.constructs import (
     BitGroup,
     Compressed,
     ConstInt,
+    CountedArray,
     CrcField,
     EntityCodec,
     LengthBound,
@@ -125,7 +113,7 @@ RECORD_BATCH_V2 = Struct(
     / FixedSized(
         lambda ctx: ctx["batch_length"] - (ctx._at_records - ctx._start_batch_length),
         Compressed(
-            Array(this["records_count"], LazyBound(lambda: _record.RECORD_V2)),
+            CountedArray(this["records_count"], LazyBound(lambda: _record.RECORD_V2)),
             lambda ctx: ctx["attributes"]["compression"],
             magic=2,
             at="_at_records",

@@ -293,6 +293,7 @@ class _TupleSink:
         w("if (!o) goto fail;")
         w(self.store(i, "o"))
         w(f"for (Py_ssize_t k = 0; k < (Py_ssize_t){count}; k++) {{")
+        w(f'    if (count_outruns(p, end, k, (Py_ssize_t){count})) {{ scope_error("{f.name}"); goto fail; }}')
         w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end, opts);")
         w(f'    if (!item) {{ scope_error("{f.name}"); goto fail; }}')
         w("    PyList_SET_ITEM(o, k, item);")
@@ -361,6 +362,7 @@ class _ProjectSink(_TupleSink):
         w("if (!o) goto fail;")
         w(self.store(i, "o"))
         w(f"for (Py_ssize_t k = 0; k < (Py_ssize_t){count}; k++) {{")
+        w(f'    if (count_outruns(p, end, k, (Py_ssize_t){count})) {{ scope_error("{f.name}"); goto fail; }}')
         w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end, opts);")
         w(f'    if (!item) {{ scope_error("{f.name}"); goto fail; }}')
         w("    PyTuple_SET_ITEM(o, k, item);")
@@ -435,6 +437,8 @@ class _ColumnSink:
     def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
         w(f"for (int64_t k = 0; k < {count}; k++) {{")
         with w.indented():
+            outruns = f"count_outruns(p, end, (Py_ssize_t)k, (Py_ssize_t){count})"
+            w(f'if ({outruns}) {{ scope_error("{f.name}"); goto fail; }}')
             self.entity(w, i, f, child)
         w("}")
         w(f"if (buf_put_i32(&c->{f.name}_offsets, (int32_t)c->{f.name}.n) < 0) goto fail;")

@@ -7,7 +7,7 @@ expressions and as straight-line, varint-aware size functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..schema import (
     ArrayType,
@@ -121,8 +121,7 @@ def _entity_view(ev: EntityVersion) -> EntityView:
     head, tail = "Struct(", ")"
     if ev.flexible or ev.absent:
         tagged = ", ".join(
-            f"TaggedField({f.name!r}, {f.field.tag}, {_type(ev, _payload_type(f.type))}, {default_value(ev, f)!r})"
-            for f in ev.tagged
+            f"TaggedField({f.name!r}, {f.field.tag}, {_type(ev, f.type)}, {default_value(ev, f)!r})" for f in ev.tagged
         )
         absent = "{" + ", ".join(f"{f.name!r}: {default_value(ev, f)!r}" for f in ev.absent) + "}"
         head, tail = "Flexible(Struct(", f"), tagged=[{tagged}], absent={absent}, flexible={ev.flexible})"
@@ -147,11 +146,6 @@ def _entity_view(ev: EntityVersion) -> EntityView:
         head=head,
         tail=tail,
     )
-
-
-def _payload_type(t: Type) -> Type:
-    """A tagged field's payload: a nullable struct has no presence marker there (its tag is the marker)."""
-    return replace(t, nullable=False) if isinstance(t, EntityRef) else t
 
 
 def _int(t: Type) -> str:
@@ -228,7 +222,7 @@ def _type(ev: EntityVersion, t: Type) -> str:
     if t.prefix is not None:
         return f"PrefixedArray({_int(t.prefix)}, {element})"
     if t.count_field:
-        return f"Array(this[{t.count_field!r}], {element})"
+        return f"CountedArray(this[{t.count_field!r}], {element})"
     return f"UntilEnd({element})"
 
 
@@ -363,7 +357,7 @@ def _tagged_lines(ev: EntityVersion) -> list[str]:
         d = repr(default_value(ev, f))
         lines.append(f'v_{f.name} = value.get("{f.name}", {d})')
         lines.append(f"if not is_default(v_{f.name}, {d}):")
-        lines.append(f"    tags.append(({f.field.tag}, {_type_size(ev, _payload_type(f.type), f'v_{f.name}')}))")
+        lines.append(f"    tags.append(({f.field.tag}, {_type_size(ev, f.type, f'v_{f.name}')}))")
     lines.append("s__tagged_fields = tagged_size(tags)")
     return lines
 

@@ -15,7 +15,7 @@ compressed region an error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..schema import (
     ArrayType,
@@ -311,7 +311,7 @@ def _emit_tagged_section(w: _Writer) -> None:
     for k, f in enumerate(ev.tagged):
         w(f"{'if' if k == 0 else 'elif'} tag == {f.field.tag}:")
         w.depth += 1
-        _emit_field(w, replace(f, type=_payload_type(f.type)))
+        _emit_field(w, f)
         w.depth -= 1
     if ev.tagged:
         w("else:")
@@ -327,11 +327,6 @@ def _emit_tagged_section(w: _Writer) -> None:
     )
     w.depth -= 1
     w("pos, end = after_tags, outer_end")
-
-
-def _payload_type(t: Type) -> Type:
-    """A tagged field's payload: a nullable struct has no presence marker there (its tag is the marker)."""
-    return replace(t, nullable=False) if isinstance(t, EntityRef) else t
 
 
 def _read_count(w: _Writer, target: str, t: BytesType | ArrayType) -> None:
@@ -435,7 +430,15 @@ def _emit_array(
     item = w.name("item")
 
     def loop():
-        w(f"for _ in range({count}):" if count is not None else "while pos < end:")
+        if count is not None:
+            w(f"for {items}_i in range({count}):")
+            w("    if pos >= end:  # framed bytes that end before the count does: the count lies")
+            w(
+                f'        raise RecordCountError(f"the count says {{{count}}} elements but the bytes end after '
+                f'{{{items}_i}}", position=pos)'
+            )
+        else:
+            w("while pos < end:")
         if isinstance(t.element, EntityRef):
             w(f"    {item}, pos = {_element_call(w, t.element, buf, 'pos', 'end', contents)}")
         else:  # an array of integers, uuids or strings, read inline
@@ -778,7 +781,7 @@ def _encode_tagged_section(w: _Writer) -> None:
         x = f"v[{slot[f.name]}]"
         w(f"if not is_default({x}, {default_value(ev, f, tuples=True)!r}):")
         w.depth += 1
-        _encode_plain(w, "payload", _payload_type(f.type), x)
+        _encode_plain(w, "payload", f.type, x)
         w(f"tags.append(({f.field.tag}, payload))")
         w.depth -= 1
     w("b__tagged_fields = write_tagged(tags)")

@@ -93,7 +93,8 @@ class BytesType:
 @dataclass(frozen=True)
 class EntityRef:
     """Another entity (or a struct of this file), nested at the same version as its parent.
-    A nullable one has an int8 presence marker (-1 null, 1 present) unless it is tagged."""
+    A nullable one has an int8 presence marker (-1 null, 1 present), tagged or not (Kafka's
+    MessageDataGenerator writes it for both regular and tagged struct fields)."""
 
     name: str
     nullable: bool = False

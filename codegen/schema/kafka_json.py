@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kcodec.errors import SchemaError
+from kcodec.errors import NotRegularFileError, SchemaError
+from kcodec.runtime.regular_files import read_regular_file
 
 from .ir import INT_TYPES, SchemaSet
 from .loader import check_references, load_entity_spec
@@ -85,6 +86,7 @@ _MESSAGE_TYPES = {
 _PREFIX = {"string": "int16", "bytes": "int32", "records": "int32"}  # Kafka's non-compact length prefixes
 # Kafka's primitive types (FieldType): kcodec's types of the same names, and records
 _KAFKA_SCALARS = {"int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "bool", "uuid", *_PREFIX}
+MAX_DEFINITION_BYTES = 4 << 20  # Kafka's largest definition is tens of KB; a bigger *.json is not one
 _KAFKA_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 _WORD = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -197,7 +199,19 @@ def load_kafka_json(
             problems.append(Unsupported(name, None, f"also in {seen[name].parent}: file names must be unique"))
             continue
         seen[name] = path
-        data = path.read_bytes()
+        try:  # a FIFO named *.json would block, /dev/zero behind a symlink would never end
+            data = read_regular_file(path, MAX_DEFINITION_BYTES + 1)
+        except NotRegularFileError as exc:
+            problems.append(Unsupported(name, None, str(exc)))
+            continue
+        except OSError as exc:
+            problems.append(Unsupported(name, None, f"cannot be read: {exc.strerror or exc}"))
+            continue
+        if len(data) > MAX_DEFINITION_BYTES:
+            problems.append(
+                Unsupported(name, None, f"larger than {MAX_DEFINITION_BYTES >> 20} MiB: not a message definition")
+            )
+            continue
         result.schemas.sources[name] = hashlib.sha256(data).hexdigest()
         problems += _load_file(name, data, source, result, names)
     for entity in list(result.schemas.entities.values()):

@@ -10,6 +10,7 @@ that only need the IR rebuild it from ``kcodec.generated.schema_set()``.
 from __future__ import annotations
 
 import hashlib
+import keyword
 import re
 from pathlib import Path
 from typing import TypeGuard
@@ -36,7 +37,7 @@ from .ir import (
     SchemaSet,
     Type,
 )
-from .versions import VersionRange
+from .versions import MAX_VERSION_SPAN, VersionRange
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _ENTITY_KEYS = {"entity", "doc", "valid_versions", "fields", "flexible_versions", "structs"}
@@ -236,11 +237,18 @@ def _load_entity(ctx: _Ctx, doc: dict, schemas: SchemaSet, named_by_file: bool =
     _no_unknown_keys(ctx, doc, _ENTITY_KEYS)
     if not isinstance(name, str) or not _NAME.match(name):
         raise ctx.error("entity names are lower_snake_case")
+    if keyword.iskeyword(name):  # the entity's module is imported by its name
+        raise ctx.error(f"entity name {name!r} is a Python keyword: rename it")
     if named_by_file and Path(ctx.file).stem != name:
         raise ctx.error(f"entity {name!r} must live in {name}.yaml")
     valid = _versions(ctx, doc.get("valid_versions"), what="valid_versions")
     if valid.high is None or valid.empty:
         raise ctx.error('valid_versions must be a closed range such as "0-1"')
+    if valid.high - valid.low + 1 > MAX_VERSION_SPAN:
+        raise ctx.error(
+            f"valid_versions {valid} spans {valid.high - valid.low + 1} versions: at most {MAX_VERSION_SPAN} "
+            "(one codec is generated per version)"
+        )
     flexible = _versions(ctx, doc.get("flexible_versions", "none"), what="flexible_versions")
     if not flexible.fits(valid):
         raise ctx.error(f"flexible_versions {flexible} fall outside valid_versions {valid}")
@@ -720,6 +728,34 @@ def _check_references(entity: Entity, schemas: SchemaSet) -> None:
         visit(f.type, f)
         if f.compressed and f.compressed.contents:
             visit(f.compressed.contents, f)
+    _check_not_recursive(entity, schemas, ctx)
+
+
+def _refs(t: Type) -> list[str]:
+    """The entities a field's type nests (its compressed contents aside: those are parsed apart)."""
+    if isinstance(t, ArrayType):
+        return _refs(t.element)
+    return [t.name] if isinstance(t, EntityRef) else []
+
+
+def _check_not_recursive(entity: Entity, schemas: SchemaSet, ctx: _Ctx) -> None:
+    """An entity that holds itself, directly or through other structs (a struct with an array of itself)
+    is refused: its decoders would call each other without end, and Kafka's generator has no such struct."""
+    for f in entity.fields:
+        todo = [(name, [f.name]) for name in _refs(f.type)]
+        seen: set[str] = set()
+        while todo:
+            name, path = todo.pop()
+            if name == entity.name:
+                own = entity.name.rpartition("__")[2]  # a struct's own name, without its owner's
+                raise ctx.at(f.name).error(
+                    f"{own} contains itself (through {'.'.join(path)}): recursive structs are not supported"
+                )
+            child = schemas.entities.get(name)
+            if child is None or name in seen:
+                continue
+            seen.add(name)
+            todo += [(ref, [*path, g.name]) for g in child.fields for ref in _refs(g.type)]
 
 
 # ---------------------------------------------------------------------------- helpers

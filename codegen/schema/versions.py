@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 
 _RANGE = re.compile(r"^(\d+)(?:(\+)|-(\d+))?$")
+MAX_VERSION = 32767  # versions are int16 on the wire (Kafka's api version, a record's version field)
+MAX_VERSION_SPAN = 256  # an entity's valid versions: one codec each is generated (Kafka's widest is ~20)
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,8 @@ class VersionRange:
         m = _RANGE.match(text)
         if not m:
             raise ValueError(f'bad version range {text!r}: use "N", "A-B", "A+" or "none"')
+        if len(text) > 20 or any(int(g) > MAX_VERSION for g in (m.group(1), m.group(3)) if g is not None):
+            raise ValueError(f"bad version range {text[:40]!r}: versions are int16, 0 to {MAX_VERSION}")
         low = int(m.group(1))
         if m.group(2):
             return cls(low, None)

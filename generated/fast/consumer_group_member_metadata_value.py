@@ -157,7 +157,15 @@ def decode_consumer_group_member_metadata_value_v0(buf, pos=0, end=None):
             )
         subscribed_topic_names_items = []
         try:
-            for _ in range(subscribed_topic_names_count):
+            for subscribed_topic_names_items_i in range(subscribed_topic_names_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {subscribed_topic_names_count} elements but the bytes end after "
+                            f"{subscribed_topic_names_items_i}"
+                        ),
+                        position=pos,
+                    )
                 first_byte = buf[pos]
                 if first_byte < 128:
                     subscribed_topic_names_length = first_byte
@@ -234,16 +242,21 @@ def decode_consumer_group_member_metadata_value_v0(buf, pos=0, end=None):
         outer_end = end
         for tag, pos, end in tagged_entries:
             if tag == 0:
-                try:
-                    v_classic_member_metadata, pos = (
-                        _s_classic_member.decode_consumer_group_member_metadata_value__classic_member_v0(
-                            buf,
-                            pos,
-                            end,
+                marker = buf[pos]
+                pos += 1
+                if marker > 127:
+                    v_classic_member_metadata = None
+                else:
+                    try:
+                        v_classic_member_metadata, pos = (
+                            _s_classic_member.decode_consumer_group_member_metadata_value__classic_member_v0(
+                                buf,
+                                pos,
+                                end,
+                            )
                         )
-                    )
-                except DecodeError as exc:
-                    raise exc.inside("classic_member_metadata") from None
+                    except DecodeError as exc:
+                        raise exc.inside("classic_member_metadata") from None
             else:
                 v__unknown_tags.append((tag, bytes(buf[pos:end])))
                 pos = end
@@ -287,7 +300,9 @@ def decode_consumer_group_member_metadata_value_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_group_member_metadata_value_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -334,7 +349,11 @@ def encode_consumer_group_member_metadata_value_v0(v):
             b_server_assignor = encode_uvarint(len(data) + 1) + data
         tags = check_unknown_tags(v[9], frozenset((0,)))
         if not is_default(v[8], None):
-            payload = _s_classic_member.encode_consumer_group_member_metadata_value__classic_member_v0(v[8])
+            payload = (
+                b"\xff"
+                if v[8] is None
+                else b"\x01" + _s_classic_member.encode_consumer_group_member_metadata_value__classic_member_v0(v[8])
+            )
             tags.append((0, payload))
         b__tagged_fields = write_tagged(tags)
         return b"".join(

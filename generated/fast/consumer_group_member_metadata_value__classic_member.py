@@ -113,7 +113,9 @@ def decode_consumer_group_member_metadata_value__classic_member_v0_array(buf, po
     items = []
     append = items.append
     decode = decode_consumer_group_member_metadata_value__classic_member_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

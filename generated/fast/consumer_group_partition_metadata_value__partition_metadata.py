@@ -58,7 +58,12 @@ def decode_consumer_group_partition_metadata_value__partition_metadata_v0(buf, p
             )
         racks_items = []
         try:
-            for _ in range(racks_count):
+            for racks_items_i in range(racks_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {racks_count} elements but the bytes end after {racks_items_i}",
+                        position=pos,
+                    )
                 first_byte = buf[pos]
                 if first_byte < 128:
                     racks_length = first_byte
@@ -123,7 +128,9 @@ def decode_consumer_group_partition_metadata_value__partition_metadata_v0_array(
     items = []
     append = items.append
     decode = decode_consumer_group_partition_metadata_value__partition_metadata_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

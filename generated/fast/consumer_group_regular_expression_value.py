@@ -54,7 +54,12 @@ def decode_consumer_group_regular_expression_value_v0(buf, pos=0, end=None):
             )
         topics_items = []
         try:
-            for _ in range(topics_count):
+            for topics_items_i in range(topics_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {topics_count} elements but the bytes end after {topics_items_i}",
+                        position=pos,
+                    )
                 first_byte = buf[pos]
                 if first_byte < 128:
                     topics_length = first_byte
@@ -119,7 +124,9 @@ def decode_consumer_group_regular_expression_value_v0_array(buf, pos, end, count
     items = []
     append = items.append
     decode = decode_consumer_group_regular_expression_value_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

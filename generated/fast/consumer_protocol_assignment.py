@@ -87,7 +87,9 @@ def decode_consumer_protocol_assignment_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_assignment_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -160,7 +162,9 @@ def decode_consumer_protocol_assignment_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_assignment_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -233,7 +237,9 @@ def decode_consumer_protocol_assignment_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_assignment_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -306,7 +312,9 @@ def decode_consumer_protocol_assignment_v3_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_assignment_v3
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

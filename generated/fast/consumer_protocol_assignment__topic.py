@@ -63,7 +63,12 @@ def decode_consumer_protocol_assignment__topic_v0(buf, pos=0, end=None):
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -92,7 +97,9 @@ def decode_consumer_protocol_assignment__topic_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_assignment__topic_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -142,7 +149,12 @@ def decode_consumer_protocol_assignment__topic_v1(buf, pos=0, end=None):
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -171,7 +183,9 @@ def decode_consumer_protocol_assignment__topic_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_assignment__topic_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -221,7 +235,12 @@ def decode_consumer_protocol_assignment__topic_v2(buf, pos=0, end=None):
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -250,7 +269,9 @@ def decode_consumer_protocol_assignment__topic_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_assignment__topic_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -300,7 +321,12 @@ def decode_consumer_protocol_assignment__topic_v3(buf, pos=0, end=None):
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -329,7 +355,9 @@ def decode_consumer_protocol_assignment__topic_v3_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_assignment__topic_v3
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -47,7 +47,12 @@ def decode_consumer_protocol_subscription_v0(buf, pos=0, end=None):
             )
         topics_items = []
         try:
-            for _ in range(topics_count):
+            for topics_items_i in range(topics_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {topics_count} elements but the bytes end after {topics_items_i}",
+                        position=pos,
+                    )
                 topics_length = _S1.unpack_from(buf, pos)[0]
                 pos += 2
                 if topics_length < 0:
@@ -103,7 +108,9 @@ def decode_consumer_protocol_subscription_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_subscription_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -135,7 +142,12 @@ def decode_consumer_protocol_subscription_v1(buf, pos=0, end=None):
             )
         topics_items = []
         try:
-            for _ in range(topics_count):
+            for topics_items_i in range(topics_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {topics_count} elements but the bytes end after {topics_items_i}",
+                        position=pos,
+                    )
                 topics_length = _S1.unpack_from(buf, pos)[0]
                 pos += 2
                 if topics_length < 0:
@@ -213,7 +225,9 @@ def decode_consumer_protocol_subscription_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_subscription_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -245,7 +259,12 @@ def decode_consumer_protocol_subscription_v2(buf, pos=0, end=None):
             )
         topics_items = []
         try:
-            for _ in range(topics_count):
+            for topics_items_i in range(topics_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {topics_count} elements but the bytes end after {topics_items_i}",
+                        position=pos,
+                    )
                 topics_length = _S1.unpack_from(buf, pos)[0]
                 pos += 2
                 if topics_length < 0:
@@ -324,7 +343,9 @@ def decode_consumer_protocol_subscription_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_subscription_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -356,7 +377,12 @@ def decode_consumer_protocol_subscription_v3(buf, pos=0, end=None):
             )
         topics_items = []
         try:
-            for _ in range(topics_count):
+            for topics_items_i in range(topics_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {topics_count} elements but the bytes end after {topics_items_i}",
+                        position=pos,
+                    )
                 topics_length = _S1.unpack_from(buf, pos)[0]
                 pos += 2
                 if topics_length < 0:
@@ -448,7 +474,9 @@ def decode_consumer_protocol_subscription_v3_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_subscription_v3
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -64,7 +64,12 @@ def decode_consumer_protocol_subscription__topic_v0(buf, pos=0, end=None):
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -93,7 +98,9 @@ def decode_consumer_protocol_subscription__topic_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_subscription__topic_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -143,7 +150,12 @@ def decode_consumer_protocol_subscription__topic_v1(buf, pos=0, end=None):
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -172,7 +184,9 @@ def decode_consumer_protocol_subscription__topic_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_subscription__topic_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -222,7 +236,12 @@ def decode_consumer_protocol_subscription__topic_v2(buf, pos=0, end=None):
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -251,7 +270,9 @@ def decode_consumer_protocol_subscription__topic_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_subscription__topic_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -301,7 +322,12 @@ def decode_consumer_protocol_subscription__topic_v3(buf, pos=0, end=None):
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -330,7 +356,9 @@ def decode_consumer_protocol_subscription__topic_v3_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_consumer_protocol_subscription__topic_v3
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

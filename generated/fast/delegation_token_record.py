@@ -105,7 +105,12 @@ def decode_delegation_token_record_v0(buf, pos=0, end=None):
             )
         renewers_items = []
         try:
-            for _ in range(renewers_count):
+            for renewers_items_i in range(renewers_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {renewers_count} elements but the bytes end after {renewers_items_i}",
+                        position=pos,
+                    )
                 first_byte = buf[pos]
                 if first_byte < 128:
                     renewers_length = first_byte
@@ -196,7 +201,9 @@ def decode_delegation_token_record_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_delegation_token_record_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

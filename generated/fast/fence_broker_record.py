@@ -62,7 +62,9 @@ def decode_fence_broker_record_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_fence_broker_record_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -127,7 +127,9 @@ def decode_group_metadata_value_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -235,7 +237,9 @@ def decode_group_metadata_value_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -344,7 +348,9 @@ def decode_group_metadata_value_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -453,7 +459,9 @@ def decode_group_metadata_value_v3_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value_v3
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -604,7 +612,9 @@ def decode_group_metadata_value_v4_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value_v4
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -171,7 +171,9 @@ def decode_group_metadata_value__member_metadata_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value__member_metadata_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -324,7 +326,9 @@ def decode_group_metadata_value__member_metadata_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value__member_metadata_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -477,7 +481,9 @@ def decode_group_metadata_value__member_metadata_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value__member_metadata_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -643,7 +649,9 @@ def decode_group_metadata_value__member_metadata_v3_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value__member_metadata_v3
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -854,7 +862,9 @@ def decode_group_metadata_value__member_metadata_v4_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_group_metadata_value__member_metadata_v4
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

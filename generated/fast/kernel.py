@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "8c0ab97f2f3f3a0b95ee58631054eaded814ebcd33ccc0e9d57194fdc87ebb2b"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "dbe6b4e3f0c1363bf4c533997d78c5fa21f31b750dfc2c28556e97c27293f0f7"
+CSRC_SHA256 = "262381212d10598b4bcc36b72ca64dedbb3b78fca353f9de0c024741e7966a8a"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 

@@ -84,7 +84,12 @@ def decode_partition_change_record_v0(buf, pos=0, end=None):
                         )
                     isr_items = []
                     try:
-                        for _ in range(isr_count):
+                        for isr_items_i in range(isr_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    f"the count says {isr_count} elements but the bytes end after {isr_items_i}",
+                                    position=pos,
+                                )
                             item = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             isr_items.append(item)
@@ -115,7 +120,15 @@ def decode_partition_change_record_v0(buf, pos=0, end=None):
                         )
                     replicas_items = []
                     try:
-                        for _ in range(replicas_count):
+                        for replicas_items_i in range(replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {replicas_count} elements but the bytes end after "
+                                        f"{replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_2 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             replicas_items.append(item_2)
@@ -150,7 +163,15 @@ def decode_partition_change_record_v0(buf, pos=0, end=None):
                         )
                     removing_replicas_items = []
                     try:
-                        for _ in range(removing_replicas_count):
+                        for removing_replicas_items_i in range(removing_replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {removing_replicas_count} elements but the bytes end after "
+                                        f"{removing_replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_3 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             removing_replicas_items.append(item_3)
@@ -185,7 +206,15 @@ def decode_partition_change_record_v0(buf, pos=0, end=None):
                         )
                     adding_replicas_items = []
                     try:
-                        for _ in range(adding_replicas_count):
+                        for adding_replicas_items_i in range(adding_replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {adding_replicas_count} elements but the bytes end after "
+                                        f"{adding_replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_4 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             adding_replicas_items.append(item_4)
@@ -237,7 +266,9 @@ def decode_partition_change_record_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_partition_change_record_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -305,7 +336,12 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                         )
                     isr_items = []
                     try:
-                        for _ in range(isr_count):
+                        for isr_items_i in range(isr_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    f"the count says {isr_count} elements but the bytes end after {isr_items_i}",
+                                    position=pos,
+                                )
                             item = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             isr_items.append(item)
@@ -336,7 +372,15 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                         )
                     replicas_items = []
                     try:
-                        for _ in range(replicas_count):
+                        for replicas_items_i in range(replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {replicas_count} elements but the bytes end after "
+                                        f"{replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_2 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             replicas_items.append(item_2)
@@ -371,7 +415,15 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                         )
                     removing_replicas_items = []
                     try:
-                        for _ in range(removing_replicas_count):
+                        for removing_replicas_items_i in range(removing_replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {removing_replicas_count} elements but the bytes end after "
+                                        f"{removing_replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_3 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             removing_replicas_items.append(item_3)
@@ -406,7 +458,15 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                         )
                     adding_replicas_items = []
                     try:
-                        for _ in range(adding_replicas_count):
+                        for adding_replicas_items_i in range(adding_replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {adding_replicas_count} elements but the bytes end after "
+                                        f"{adding_replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_4 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             adding_replicas_items.append(item_4)
@@ -441,7 +501,15 @@ def decode_partition_change_record_v1(buf, pos=0, end=None):
                         )
                     directories_items = []
                     try:
-                        for _ in range(directories_count):
+                        for directories_items_i in range(directories_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {directories_count} elements but the bytes end after "
+                                        f"{directories_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             if pos + 16 > end:
                                 raise TruncatedError("a uuid needs 16 bytes", position=pos)
                             item_5 = UUID(bytes=bytes(buf[pos : pos + 16]))
@@ -491,7 +559,9 @@ def decode_partition_change_record_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_partition_change_record_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -561,7 +631,12 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                         )
                     isr_items = []
                     try:
-                        for _ in range(isr_count):
+                        for isr_items_i in range(isr_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    f"the count says {isr_count} elements but the bytes end after {isr_items_i}",
+                                    position=pos,
+                                )
                             item = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             isr_items.append(item)
@@ -592,7 +667,15 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                         )
                     replicas_items = []
                     try:
-                        for _ in range(replicas_count):
+                        for replicas_items_i in range(replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {replicas_count} elements but the bytes end after "
+                                        f"{replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_2 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             replicas_items.append(item_2)
@@ -627,7 +710,15 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                         )
                     removing_replicas_items = []
                     try:
-                        for _ in range(removing_replicas_count):
+                        for removing_replicas_items_i in range(removing_replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {removing_replicas_count} elements but the bytes end after "
+                                        f"{removing_replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_3 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             removing_replicas_items.append(item_3)
@@ -662,7 +753,15 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                         )
                     adding_replicas_items = []
                     try:
-                        for _ in range(adding_replicas_count):
+                        for adding_replicas_items_i in range(adding_replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {adding_replicas_count} elements but the bytes end after "
+                                        f"{adding_replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_4 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             adding_replicas_items.append(item_4)
@@ -700,7 +799,15 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                         )
                     eligible_leader_replicas_items = []
                     try:
-                        for _ in range(eligible_leader_replicas_count):
+                        for eligible_leader_replicas_items_i in range(eligible_leader_replicas_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {eligible_leader_replicas_count} elements but the bytes end "
+                                        f"after {eligible_leader_replicas_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_5 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             eligible_leader_replicas_items.append(item_5)
@@ -732,7 +839,15 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                         )
                     last_known_elr_items = []
                     try:
-                        for _ in range(last_known_elr_count):
+                        for last_known_elr_items_i in range(last_known_elr_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {last_known_elr_count} elements but the bytes end after "
+                                        f"{last_known_elr_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             item_6 = _S0.unpack_from(buf, pos)[0]
                             pos += 4
                             last_known_elr_items.append(item_6)
@@ -764,7 +879,15 @@ def decode_partition_change_record_v2(buf, pos=0, end=None):
                         )
                     directories_items = []
                     try:
-                        for _ in range(directories_count):
+                        for directories_items_i in range(directories_count):
+                            if pos >= end:  # framed bytes that end before the count does: the count lies
+                                raise RecordCountError(
+                                    (
+                                        f"the count says {directories_count} elements but the bytes end after "
+                                        f"{directories_items_i}"
+                                    ),
+                                    position=pos,
+                                )
                             if pos + 16 > end:
                                 raise TruncatedError("a uuid needs 16 bytes", position=pos)
                             item_7 = UUID(bytes=bytes(buf[pos : pos + 16]))
@@ -812,7 +935,9 @@ def decode_partition_change_record_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_partition_change_record_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

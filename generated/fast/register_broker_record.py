@@ -162,7 +162,9 @@ def decode_register_broker_record_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -305,7 +307,9 @@ def decode_register_broker_record_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -449,7 +453,9 @@ def decode_register_broker_record_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -577,7 +583,12 @@ def decode_register_broker_record_v3(buf, pos=0, end=None):
                     )
                 log_dirs_items = []
                 try:
-                    for _ in range(log_dirs_count):
+                    for log_dirs_items_i in range(log_dirs_count):
+                        if pos >= end:  # framed bytes that end before the count does: the count lies
+                            raise RecordCountError(
+                                f"the count says {log_dirs_count} elements but the bytes end after {log_dirs_items_i}",
+                                position=pos,
+                            )
                         if pos + 16 > end:
                             raise TruncatedError("a uuid needs 16 bytes", position=pos)
                         item = UUID(bytes=bytes(buf[pos : pos + 16]))
@@ -624,7 +635,9 @@ def decode_register_broker_record_v3_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record_v3
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -119,7 +119,9 @@ def decode_register_broker_record__endpoint_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record__endpoint_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -222,7 +224,9 @@ def decode_register_broker_record__endpoint_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record__endpoint_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -325,7 +329,9 @@ def decode_register_broker_record__endpoint_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record__endpoint_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -428,7 +434,9 @@ def decode_register_broker_record__endpoint_v3_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record__endpoint_v3
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -95,7 +95,9 @@ def decode_register_broker_record__feature_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record__feature_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -175,7 +177,9 @@ def decode_register_broker_record__feature_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record__feature_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -255,7 +259,9 @@ def decode_register_broker_record__feature_v2_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record__feature_v2
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -335,7 +341,9 @@ def decode_register_broker_record__feature_v3_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_register_broker_record__feature_v3
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

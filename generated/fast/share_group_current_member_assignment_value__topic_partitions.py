@@ -61,7 +61,12 @@ def decode_share_group_current_member_assignment_value__topic_partitions_v0(buf,
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S0.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -105,7 +110,9 @@ def decode_share_group_current_member_assignment_value__topic_partitions_v0_arra
     items = []
     append = items.append
     decode = decode_share_group_current_member_assignment_value__topic_partitions_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -128,7 +128,15 @@ def decode_share_group_member_metadata_value_v0(buf, pos=0, end=None):
             )
         subscribed_topic_names_items = []
         try:
-            for _ in range(subscribed_topic_names_count):
+            for subscribed_topic_names_items_i in range(subscribed_topic_names_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {subscribed_topic_names_count} elements but the bytes end after "
+                            f"{subscribed_topic_names_items_i}"
+                        ),
+                        position=pos,
+                    )
                 first_byte = buf[pos]
                 if first_byte < 128:
                     subscribed_topic_names_length = first_byte
@@ -194,7 +202,9 @@ def decode_share_group_member_metadata_value_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_share_group_member_metadata_value_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

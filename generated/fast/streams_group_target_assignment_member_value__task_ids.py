@@ -79,7 +79,12 @@ def decode_streams_group_target_assignment_member_value__task_ids_v0(buf, pos=0,
             )
         partitions_items = []
         try:
-            for _ in range(partitions_count):
+            for partitions_items_i in range(partitions_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        f"the count says {partitions_count} elements but the bytes end after {partitions_items_i}",
+                        position=pos,
+                    )
                 item = _S0.unpack_from(buf, pos)[0]
                 pos += 4
                 partitions_items.append(item)
@@ -123,7 +128,9 @@ def decode_streams_group_target_assignment_member_value__task_ids_v0_array(buf, 
     items = []
     append = items.append
     decode = decode_streams_group_target_assignment_member_value__task_ids_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -64,7 +64,15 @@ def decode_streams_group_topology_value__copartition_group_v0(buf, pos=0, end=No
             )
         source_topics_items = []
         try:
-            for _ in range(source_topics_count):
+            for source_topics_items_i in range(source_topics_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {source_topics_count} elements but the bytes end after "
+                            f"{source_topics_items_i}"
+                        ),
+                        position=pos,
+                    )
                 item = _S0.unpack_from(buf, pos)[0]
                 pos += 2
                 source_topics_items.append(item)
@@ -92,7 +100,15 @@ def decode_streams_group_topology_value__copartition_group_v0(buf, pos=0, end=No
             )
         source_topic_regex_items = []
         try:
-            for _ in range(source_topic_regex_count):
+            for source_topic_regex_items_i in range(source_topic_regex_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {source_topic_regex_count} elements but the bytes end after "
+                            f"{source_topic_regex_items_i}"
+                        ),
+                        position=pos,
+                    )
                 item_2 = _S0.unpack_from(buf, pos)[0]
                 pos += 2
                 source_topic_regex_items.append(item_2)
@@ -123,7 +139,15 @@ def decode_streams_group_topology_value__copartition_group_v0(buf, pos=0, end=No
             )
         repartition_source_topics_items = []
         try:
-            for _ in range(repartition_source_topics_count):
+            for repartition_source_topics_items_i in range(repartition_source_topics_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {repartition_source_topics_count} elements but the bytes end after "
+                            f"{repartition_source_topics_items_i}"
+                        ),
+                        position=pos,
+                    )
                 item_3 = _S0.unpack_from(buf, pos)[0]
                 pos += 2
                 repartition_source_topics_items.append(item_3)
@@ -167,7 +191,9 @@ def decode_streams_group_topology_value__copartition_group_v0_array(buf, pos, en
     items = []
     append = items.append
     decode = decode_streams_group_topology_value__copartition_group_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -92,7 +92,15 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
             )
         source_topics_items = []
         try:
-            for _ in range(source_topics_count):
+            for source_topics_items_i in range(source_topics_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {source_topics_count} elements but the bytes end after "
+                            f"{source_topics_items_i}"
+                        ),
+                        position=pos,
+                    )
                 first_byte = buf[pos]
                 if first_byte < 128:
                     source_topics_length = first_byte
@@ -141,7 +149,15 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
             )
         source_topic_regex_items = []
         try:
-            for _ in range(source_topic_regex_count):
+            for source_topic_regex_items_i in range(source_topic_regex_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {source_topic_regex_count} elements but the bytes end after "
+                            f"{source_topic_regex_items_i}"
+                        ),
+                        position=pos,
+                    )
                 first_byte = buf[pos]
                 if first_byte < 128:
                     source_topic_regex_length = first_byte
@@ -224,7 +240,15 @@ def decode_streams_group_topology_value__subtopology_v0(buf, pos=0, end=None):
             )
         repartition_sink_topics_items = []
         try:
-            for _ in range(repartition_sink_topics_count):
+            for repartition_sink_topics_items_i in range(repartition_sink_topics_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {repartition_sink_topics_count} elements but the bytes end after "
+                            f"{repartition_sink_topics_items_i}"
+                        ),
+                        position=pos,
+                    )
                 first_byte = buf[pos]
                 if first_byte < 128:
                     repartition_sink_topics_length = first_byte
@@ -363,7 +387,9 @@ def decode_streams_group_topology_value__subtopology_v0_array(buf, pos, end, cou
     items = []
     append = items.append
     decode = decode_streams_group_topology_value__subtopology_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -70,7 +70,15 @@ def decode_transaction_log_value__partition_v0(buf, pos=0, end=None):
             )
         partition_ids_items = []
         try:
-            for _ in range(partition_ids_count):
+            for partition_ids_items_i in range(partition_ids_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {partition_ids_count} elements but the bytes end after "
+                            f"{partition_ids_items_i}"
+                        ),
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partition_ids_items.append(item)
@@ -99,7 +107,9 @@ def decode_transaction_log_value__partition_v0_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_transaction_log_value__partition_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos
@@ -163,7 +173,15 @@ def decode_transaction_log_value__partition_v1(buf, pos=0, end=None):
             )
         partition_ids_items = []
         try:
-            for _ in range(partition_ids_count):
+            for partition_ids_items_i in range(partition_ids_count):
+                if pos >= end:  # framed bytes that end before the count does: the count lies
+                    raise RecordCountError(
+                        (
+                            f"the count says {partition_ids_count} elements but the bytes end after "
+                            f"{partition_ids_items_i}"
+                        ),
+                        position=pos,
+                    )
                 item = _S1.unpack_from(buf, pos)[0]
                 pos += 4
                 partition_ids_items.append(item)
@@ -205,7 +223,9 @@ def decode_transaction_log_value__partition_v1_array(buf, pos, end, count):
     items = []
     append = items.append
     decode = decode_transaction_log_value__partition_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end)
         append(item)
     return items, pos

@@ -136,7 +136,9 @@ def test_tagged_structs_and_defaults(gen) -> None:
     default_config = {"level": 3, "label": "x", "key": uuid_from_text("AAAAAAAAAAAAAAAAAAAAAQ")}
     assert c.build({**base, "config": default_config}) == c.build(base)  # a struct of defaults is not written
     origin = c.build({**base, "origin": {"host": "o", "port": 2}})
-    assert origin.endswith(b"\x01" + b"\x03\x05" + b"\x02o\x00\x02\x00")  # tag 3: the struct, no presence marker
+    # tag 3, size 6: the presence marker 1, then the struct (Kafka writes the marker of a nullable struct
+    # "for both regular and tagged struct fields")
+    assert origin.endswith(b"\x01" + b"\x03\x06" + b"\x01" + b"\x02o\x00\x02\x00")
     config = c.build({**base, "config": {**default_config, "level": 4}})
     payload = b"\x00\x04" + b"\x02x" + bytes(15) + b"\x01" + b"\x00"
     assert config.endswith(b"\x01\x02" + bytes([len(payload)]) + payload)

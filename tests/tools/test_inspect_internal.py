@@ -54,7 +54,8 @@ def test_group_records_are_read_down_into_their_tagged_fields(tmp_path: Path) ->
     assert hash_span.value == 77 and hash_span.end - hash_span.start == 8
     assert "tag 0: metadata_hash" in _found(span, "records[0].value.data._tagged_fields[0].tag").notes
     classic = "records[1].value.data.classic_member_metadata"
-    assert _found(span, f"{classic}.session_timeout_ms").value == 45000  # a tagged struct, no presence marker
+    assert _found(span, f"{classic}.present").value == 1  # a tagged nullable struct has its presence marker
+    assert _found(span, f"{classic}.session_timeout_ms").value == 45000
     assert _found(span, f"{classic}.supported_protocols[0].name").value == "range"
     compact = _found(span, "records[1].value.data.rack_id.length")
     assert compact.type == "compact uvarint" and compact.value == 3  # "r1": length + 1

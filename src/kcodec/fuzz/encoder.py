@@ -310,12 +310,8 @@ def _tagged(schemas: SchemaSet, ev: EntityVersion, value: dict, path: str) -> Ta
         v = value.get(f.name, default)
         if is_default(v, default):
             continue
-        t = f.type
-        if isinstance(t, EntityRef):  # a tagged struct has no presence marker: its tag is one
-            node: Node = encode_tree(schemas, t.name, ev.version, v, f"{path}.{f.name}" if path else f.name)
-        else:
-            node = _plain_node(ev, t, v, f"{path}.{f.name}" if path else f.name)
-        entries.append((f.field.tag, node))
+        # a nullable struct keeps its presence marker here too, as Kafka writes it
+        entries.append((f.field.tag, _plain_node(ev, f.type, v, f"{path}.{f.name}" if path else f.name)))
     entries.sort(key=lambda e: e[0])
     return Tagged(f"{path}._tagged_fields" if path else "_tagged_fields", entries)
 

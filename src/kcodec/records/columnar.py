@@ -16,7 +16,7 @@ from typing import Any
 
 from kcodec.errors import BadLengthError, KcodecError
 from kcodec.records.chunked import CHUNKED_RECORD_COUNT
-from kcodec.records.decode import decode_entry, fast_decoders
+from kcodec.records.decode import decode_entry, fast_decoders, in_stream_error
 from kcodec.records.framing import (
     MAGIC_OFFSET,
     V2_CRC_START,
@@ -148,8 +148,10 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
         else:
             data, start = compression.decompress(a["compression"], v[i.records], magic=2, max_size=limit), 0
         cols, n, end = kernel_columns(data, start, len(data), count, addends)
-    except KcodecError as exc:
-        raise exc.at(position, base_offset=base_offset) from None
+    except KcodecError as exc:  # placed as the object path places it (decode.py)
+        if a["compression"] == "none":
+            raise exc.inside("records").at(position, base_offset=base_offset) from None
+        raise in_stream_error(exc, position + V2_RECORDS_OFFSET, base_offset, a["compression"], "records") from None
     if end != len(data):
         raise BadLengthError(
             f"{len(data) - end} bytes left over after records",

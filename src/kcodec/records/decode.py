@@ -111,7 +111,7 @@ def _decompress(
         raise exc.at(start, base_offset=base_offset).inside(field) from None
 
 
-def _in_stream(exc: KcodecError, start: int, base_offset: int | None, codec_name: str, field: str) -> KcodecError:
+def in_stream_error(exc: KcodecError, start: int, base_offset: int | None, codec_name: str, field: str) -> KcodecError:
     """An error inside a decompressed stream (:meth:`~kcodec.errors.KcodecError.in_stream`, the rule the
     generated decoders follow too), with the batch's offset and the field path from the compressed field."""
     located = exc.in_stream(start, codec_name)
@@ -392,7 +392,7 @@ def _decode_v2_compiled(
     except KcodecError as exc:
         if compression == "none":
             raise exc.inside("records").at(position, base_offset=base_offset) from None
-        raise _in_stream(exc, position + V2_RECORDS_OFFSET, base_offset, compression, "records") from None
+        raise in_stream_error(exc, position + V2_RECORDS_OFFSET, base_offset, compression, "records") from None
     if end != len(data):
         where = "" if compression == "none" else f" (at byte {end} of the decompressed {compression} stream)"
         raise BadLengthError(
@@ -601,7 +601,7 @@ def _decode_legacy_covered(entry: bytes, position: int, verify_crc: bool, limit:
         try:
             inner = _inner_records(data, magic, offset, m, ts_type, verify_crc, limit)
         except KcodecError as exc:
-            raise _in_stream(exc, value_start, offset, codec_name, "message.value") from None
+            raise in_stream_error(exc, value_start, offset, codec_name, "message.value") from None
     return Batch(
         base_offset=inner[0].offset,
         last_offset=offset,

@@ -14,12 +14,11 @@ opening a FIFO blocks until a writer comes.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO, TypeGuard
 
-from kcodec.errors import NotRegularFileError
+from kcodec.runtime.regular_files import open_regular_file, read_regular_file
 
 __all__ = [
     "Source",
@@ -183,39 +182,6 @@ class RangedInput(FileInput):
 def as_input(data) -> Input:
     """An :class:`Input` as it is, or one over a bytes-like object."""
     return data if isinstance(data, Input) else MemoryInput(memoryview(data))
-
-
-def open_regular_file(path: str | os.PathLike) -> int:
-    """A read-only descriptor of ``path``, which must be a regular file (a FIFO is opened without
-    blocking, then refused, as is a device or a directory)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = (
-            "a FIFO"
-            if stat.S_ISFIFO(mode)
-            else "a device"
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a directory"
-            if stat.S_ISDIR(mode)
-            else "a socket"
-            if stat.S_ISSOCK(mode)
-            else "not a regular file"
-        )
-        raise NotRegularFileError(f"{os.fspath(path)} is {kind}: only regular files are read")
-    return fd
-
-
-def read_regular_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
-    """The bytes of the regular file ``path`` (:func:`open_regular_file`), at most its size when opened
-    and at most ``limit``: a file that grows while it is read, or a sparse one, cannot make this read on."""
-    fd = open_regular_file(path)
-    try:
-        size = os.fstat(fd).st_size
-        return FileInput(fd, size if limit is None else min(size, limit)).pread(0, size)
-    finally:
-        os.close(fd)
 
 
 @contextmanager

@@ -48,6 +48,7 @@ __all__ = [
     "Compressed",
     "CompressedBytes",
     "UntilEnd",
+    "CountedArray",
     "field_path",
     "LengthBound",
     "CompactLength",
@@ -783,6 +784,28 @@ class CompressedBytes(c.Construct):
         self.prefix._build(len(data), stream, context, path)
         c.stream_write(stream, data, len(data), path)
         return obj
+
+
+class CountedArray(c.Array):
+    """``count`` elements, the count a field of the entity (a v2 batch's records_count). Elements inside
+    bytes framed by a length that end before the count does: the count lies, a RecordCountError as the
+    fast decoders and the compiled kernel raise, not a truncation."""
+
+    def _parse(self, stream, context, path):
+        count = c.evaluate(self.count, context)
+        if not isinstance(count, int) or count < 0:
+            return super()._parse(stream, context, path)
+        items = c.ListContainer()
+        for i in range(count):
+            if _remaining(stream) == 0:
+                raise RecordCountError(
+                    f"the count says {count} elements but the bytes end after {i}",
+                    position=_tell(stream),
+                    field=field_path(path),
+                )
+            context._index = i
+            items.append(self.subcon._parsereport(stream, context, path))
+        return items
 
 
 class UntilEnd(c.Subconstruct):

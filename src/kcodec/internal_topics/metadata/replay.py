@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 
-from kcodec.errors import DecodeError, KcodecError
+from kcodec.errors import DecodeError, KcodecError, TruncatedError
+from kcodec.generated.enums import CONTROL_RECORD_TYPE
 from kcodec.internal_topics.metadata.image import HANDLERS, IGNORED, ImageProblem, MetadataImage
 from kcodec.internal_topics.registry import InternalRecord, decode_internal, registry_for_topic
 from kcodec.log.files import list_segments
@@ -27,6 +28,7 @@ __all__ = [
 ]
 
 REGISTRY = "cluster_metadata"
+SNAPSHOT_FOOTER = CONTROL_RECORD_TYPE["snapshot_footer"]
 _TRANSACTION = {"begin_transaction_record", "end_transaction_record", "abort_transaction_record"}
 
 
@@ -110,10 +112,27 @@ def _check_directory(directory: str, name: str, snapshots: list[SnapshotFile], h
 
 
 def _snapshot_batches(fs: FileSystem, path: str):
-    """A snapshot's batches one at a time: a local file memory-mapped, a remote one fetched whole."""
+    """A snapshot's batches one at a time: a local file memory-mapped, a remote one fetched whole.
+
+    A ``.checkpoint`` is renamed into place only once Kafka has written all of it, ending with its
+    SnapshotFooter: unlike a live segment's, a partial batch at its end is damage (``strict``), and so is
+    a file whose last batch is not the footer (Kafka's RecordsSnapshotReader refuses both)."""
     from kcodec.records.reader import read_batches
 
-    return read_batches(path if fs.local else fs.read_range(path, 0, None))
+    last = None
+    for batch in read_batches(path if fs.local else fs.read_range(path, 0, None), strict=True):
+        last = batch
+        yield batch
+    footer = (
+        last is not None
+        and last.is_control
+        and any(r.control is not None and r.control.type == SNAPSHOT_FOOTER for r in last.records)
+    )
+    if not footer:
+        end = 0 if last is None else last.position + last.size
+        raise TruncatedError(
+            f"the snapshot ends at byte {end} without its SnapshotFooter: it is incomplete", position=end
+        )
 
 
 def replay_metadata(

@@ -59,7 +59,7 @@ def scalar_field(t, buf, pos: int, end: int, path: str, space: str) -> tuple[Spa
 
 
 def presence(buf, pos: int, end: int, path: str, space: str) -> tuple[Span, bool | None, int]:
-    """The int8 marker before a nullable struct that is not tagged: negative is null (Kafka reads any
+    """The int8 marker before a nullable struct, tagged or not: negative is null (Kafka reads any
     negative marker as null). Returns the span, whether the struct follows (None when truncated) and the
     position after the marker."""
     span, v, pos, ok = read_int(_INT8, buf, pos, end, path, space)
@@ -131,8 +131,8 @@ def tagged_section(walker, ev, buf, pos: int, end: int, path: str, space: str, v
 
 
 def _tagged_field(walker, rf, ev, buf, pos: int, stop: int, fpath: str, space: str, values: dict):
-    """One known tagged field's payload, walked as its type within its size (a tagged struct has no
-    presence marker: the tag's presence says it is there)."""
+    """One known tagged field's payload, walked as its type within its size (a nullable struct behind its
+    presence marker, as untagged: Kafka writes it for both)."""
     kind = type_kind(rf.type)
     if kind in ("int", "bits"):
         return int_field(walker.schema, rf, ev.version, buf, pos, stop, fpath, space, values)
@@ -142,8 +142,5 @@ def _tagged_field(walker, rf, ev, buf, pos: int, stop: int, fpath: str, space: s
     if kind == "bytes":
         return walker.bytes_field(rf, ev, buf, pos, stop, fpath, space, values, None)
     if kind == "entity":
-        sub = walker.schema.entity(rf.type.name, ev.version)
-        span, after, ok, values[rf.name] = walker.entity(sub, buf, pos, stop, fpath, space, {})
-        span.kind = "field"
-        return span, after, ok
+        return walker.entity_field(rf, ev, buf, pos, stop, fpath, space, values)
     return walker.array_field(rf, ev, buf, pos, stop, fpath, space, values, {})
