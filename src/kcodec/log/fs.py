@@ -114,6 +114,7 @@ class FileSystem(Protocol):
     def read_bytes(self, path: str) -> bytes: ...
     def read_range(self, path: str, start: int, end: int | None) -> bytes: ...
     def open_input(self, path: str) -> BinaryIO: ...
+    def open_ranged(self, path: str): ...
     def open_output(self, path: str) -> BinaryIO: ...
     def makedirs(self, path: str) -> None: ...
     def move(self, src: str, dst: str) -> None: ...
@@ -207,6 +208,12 @@ class LocalFS:
 
     def open_input(self, path: str) -> BinaryIO:
         return open(path, "rb")
+
+    def open_ranged(self, path: str):
+        """A file read at positions (``read_at`` / ``size``): here, pyarrow's view of the local file."""
+        import pyarrow as pa
+
+        return pa.OSFile(path, "r")
 
     def open_output(self, path: str) -> BinaryIO:
         return open(path, "wb")
@@ -377,6 +384,10 @@ class ArrowFS:
 
     def open_input(self, path: str) -> BinaryIO:
         return self.fs.open_input_stream(self._p(path))
+
+    def open_ranged(self, path: str):
+        """The object as a random-access file: each read is a ranged read of it, never the whole."""
+        return self.fs.open_input_file(self._p(path))
 
     def open_output(self, path: str) -> BinaryIO:
         return self.fs.open_output_stream(self._p(path))

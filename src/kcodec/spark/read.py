@@ -9,8 +9,10 @@ directory. The policy is the reader's (:mod:`kcodec.records.skipping`,
 without resynchronising): a batch whose own bytes are bad (CRC, compression,
 records) is skipped alone; when the framing itself is broken (a length or
 magic that cannot be) the rest of the split is skipped, as no later batch
-boundary can be trusted; the next split starts at an indexed position. A file
-cut short is reported as a truncated region.
+boundary can be trusted; the next split starts at an indexed position. A
+stream's split reads on at the next whole entry instead (``Split.resync``), as
+``read_batches`` does: its tail walked past the damage to the entries after
+it. A file cut short is reported as a truncated region.
 """
 
 from __future__ import annotations
@@ -200,7 +202,7 @@ def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = N
         end=end,
         strict=False,
         skip_corrupt=True,
-        resync=False,
+        resync=split.resync,
         on_skip=lambda r: reporter.skipped_range(r, shift),
         **ropts,
     )
