@@ -194,3 +194,11 @@ def test_a_remote_segment_is_tailed_in_ranges(tmp_path, monkeypatch):
     tail.advance(part.segments)
     assert tail.end == 400
     assert reads and max(reads) <= source_module.WINDOW < size
+
+
+def test_a_partition_directory_that_is_not_there_is_kcodecs_error(tmp_path):
+    from kcodec.errors import KcodecError
+
+    with pytest.raises(KcodecError, match="no such directory") as exc:
+        list(Partition(tmp_path / "orders-0").iter_batches())
+    assert isinstance(exc.value, FileNotFoundError)

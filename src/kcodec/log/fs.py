@@ -26,7 +26,16 @@ from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 from urllib.parse import unquote, urlparse
 
+from kcodec.errors import KcodecError
+
 _GLOB_CHARS = "*?["
+
+
+class PathGoneError(KcodecError, FileNotFoundError):
+    """A file or directory named, or listed a moment before, is not there: kcodec's one line, still a
+    FileNotFoundError to code that catches that."""
+
+    kind = "not_found"
 
 
 def has_glob(path: str) -> bool:
@@ -177,7 +186,11 @@ class LocalFS:
         (a live log: retention, a roll's rename) is not listed; a symbolic link that leads
         nowhere (dangling, or looping) is listed as what it is: a file of no size, :attr:`Entry.broken`."""
         out = []
-        with os.scandir(path) as it:
+        try:
+            it = os.scandir(path)
+        except FileNotFoundError:
+            raise PathGoneError(f"{path}: no such directory") from None
+        with it:
             for e in it:
                 try:
                     is_dir = e.is_dir()

@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow.compute as pc
 
 from kcodec.errors import DecodeError, KcodecError, TruncatedError
-from kcodec.log.fs import resolve
+from kcodec.log.fs import PathGoneError, resolve
 from kcodec.records.reader import read_batches
 from kcodec.records.resync import SkippedRange
 from kcodec.runtime.varint import INT64_MAX
@@ -183,7 +183,19 @@ def _source(split: Split, storage=()):
 
 def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = None, decode=None) -> Iterator:
     """The decoded batches of ``split`` in order (positions in the segment file); ``decode`` is the
-    reader's (:func:`~kcodec.records.columnar.entry_to_arrow` gives the records as Arrow columns)."""
+    reader's (:func:`~kcodec.records.columnar.entry_to_arrow` gives the records as Arrow columns). A segment
+    gone since the read was planned is a :class:`~kcodec.log.fs.PathGoneError` naming it."""
+    try:
+        yield from _split_batches(split, opts, reporter, decode)
+    except FileNotFoundError as exc:
+        if isinstance(exc, KcodecError):
+            raise
+        raise PathGoneError(
+            f"kafka-segments: {split.log} is gone: deleted after the read was planned (retention?)"
+        ) from None
+
+
+def _split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None, decode) -> Iterator:
     source, start, end, shift = _source(split, opts.storage)
     ropts = {**opts.reader_options(), "decode": decode}
     if opts.on_corrupt == "fail":

@@ -1,7 +1,8 @@
 """The stream reader's driver steps called directly, with the directory changed between them (issue
-22, classes 2 and 3): a partition directory that two listings miss is reported with its last known end
-offset (failOnDataLoss=true fails, false logs once and goes on); one listing that misses it is no loss;
-damage in a live segment neither stalls the tail nor escapes onCorrupt."""
+22, classes 2, 3 and 7): a partition directory that two listings miss is reported with its last known
+end offset (failOnDataLoss=true fails, false logs once and goes on); one listing that misses it is no
+loss; damage in a live segment neither stalls the tail nor escapes onCorrupt; a segment deleted after a
+batch read was planned is kcodec's one line."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ pytest.importorskip("pyarrow")
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
+from kcodec.errors import KcodecError
 from kcodec.log.writer import SegmentWriter
 from kcodec.records.encode import encode_batch
-from kcodec.spark.planning import DataLossError
-from kcodec.spark.read import CorruptSegmentError
+from kcodec.spark.arrow import requested_columns
+from kcodec.spark.options import ReadOptions
+from kcodec.spark.planning import DataLossError, discover, plan
+from kcodec.spark.read import CorruptSegmentError, read_split
 from kcodec.spark.stream import KafkaSegmentsStreamReader
 
 SCHEMA = StructType([StructField("offset", LongType()), StructField("value", BinaryType())])
@@ -125,3 +129,15 @@ def test_damage_in_a_live_segment_goes_by_on_corrupt(tmp_path, on_corrupt, capsy
     else:
         assert _read(reader, start, end) == [0, 1, 2, 6, 7, 8]
         assert "onCorrupt=skip: skipped" in capsys.readouterr().err
+
+
+def test_a_segment_deleted_after_a_batch_read_was_planned_is_one_line(tmp_path):
+    root = tmp_path / "logs"
+    log = _partition(root, "orders-0", _batch(0, 3))
+    opts = ReadOptions.from_options({"path": str(root)})
+    (split,) = plan(discover(str(root)), opts)
+    log.unlink()
+    with pytest.raises(KcodecError) as exc:
+        list(read_split(split, opts, requested_columns(opts, SCHEMA)))
+    assert isinstance(exc.value, FileNotFoundError)  # still what code catching that expects
+    assert str(log) in str(exc.value) and "deleted after the read was planned" in str(exc.value)
