@@ -50,14 +50,19 @@ def _read(reader, start, end) -> list[int]:
     return [o for p in reader.partitions(start, end) for rb in reader.read(p) for o in rb.to_pydict()["offset"]]
 
 
-def test_a_partition_directory_removed_mid_stream_fails_the_query(tmp_path):
-    root = tmp_path / "logs"
+def _two_partitions_read(root: Path, **options):
+    """orders-0 and orders-1 of 5 offsets each, and a reader whose first trigger reached their ends."""
     _partition(root, "orders-0", _batch(0, 5))
     _partition(root, "orders-1", _batch(0, 5))
-    reader = _reader(root)
-    start = reader.initialOffset()
-    end = reader.latestOffset(start, ReadAllAvailable())
+    reader = _reader(root, **options)
+    end = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
     assert end == {"orders": {"0": 5, "1": 5}}
+    return reader, end
+
+
+def test_a_partition_directory_removed_mid_stream_fails_the_query(tmp_path):
+    root = tmp_path / "logs"
+    reader, end = _two_partitions_read(root)
     shutil.rmtree(root / "orders-1")
     with pytest.raises(DataLossError) as exc:
         reader.latestOffset(end, ReadAllAvailable())
@@ -76,11 +81,7 @@ def test_a_restarted_query_reports_a_partition_removed_while_it_was_down(tmp_pat
 
 def test_without_fail_on_data_loss_it_is_logged_once(tmp_path, capsys):
     root = tmp_path / "logs"
-    _partition(root, "orders-0", _batch(0, 5))
-    _partition(root, "orders-1", _batch(0, 5))
-    reader = _reader(root, failOnDataLoss="false")
-    start = reader.initialOffset()
-    end = reader.latestOffset(start, ReadAllAvailable())
+    reader, end = _two_partitions_read(root, failOnDataLoss="false")
     shutil.rmtree(root / "orders-1")
     again = reader.latestOffset(end, ReadAllAvailable())
     assert again == end
@@ -90,12 +91,7 @@ def test_without_fail_on_data_loss_it_is_logged_once(tmp_path, capsys):
 
 
 def test_one_listing_that_misses_a_partition_is_no_loss(tmp_path, monkeypatch):
-    root = tmp_path / "logs"
-    _partition(root, "orders-0", _batch(0, 5))
-    _partition(root, "orders-1", _batch(0, 5))
-    reader = _reader(root)
-    start = reader.initialOffset()
-    end = reader.latestOffset(start, ReadAllAvailable())
+    reader, end = _two_partitions_read(tmp_path / "logs")
     real = reader._discover
     calls = []
 
