@@ -190,11 +190,23 @@ def generate(schemas_dir: str | Path, out_dir: str | Path, *, check: bool = Fals
     return write_package(load_schemas(schemas_dir), out_dir, check=check)
 
 
+def _generated_by_us(path: Path) -> bool:
+    """Whether ``path`` starts with the header the generator writes (Python or C output)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        head = f.read(200)
+    return head.startswith(_MARKER) or head.startswith("/* " + _MARKER[2:])
+
+
 def write_package(schemas: SchemaSet, out_dir: str | Path, *, check: bool = False) -> GenerateResult:
-    """Render ``schemas`` (from either front-end) into the package directory ``out_dir``."""
+    """Render ``schemas`` (from either front-end) into the package directory ``out_dir``. A file there
+    that the generator did not write (no header) is never written over: the whole run is refused first."""
     out = Path(out_dir)
     files = render(schemas)
     result = GenerateResult(schemas.sha256)
+    for name in sorted(files):
+        path = out / name
+        if not check and (path.is_symlink() or path.exists()) and not (path.is_file() and _generated_by_us(path)):
+            raise SchemaError(f"{path} was not written by kcodec generate (no generated-file header): not overwritten")
     if not check:
         out.mkdir(parents=True, exist_ok=True)
     for name, content in sorted(files.items()):
@@ -214,8 +226,7 @@ def write_package(schemas: SchemaSet, out_dir: str | Path, *, check: bool = Fals
             name = path.relative_to(out).as_posix()
             if name in files:
                 continue
-            head = path.read_text(encoding="utf-8", errors="replace")[:200]
-            if head.startswith(_MARKER) or head.startswith("/* " + _MARKER[2:]):  # Python or C output
+            if _generated_by_us(path):  # the generator's own output, no longer produced
                 result.deleted.append(name)
                 if not check:
                     path.unlink()

@@ -149,6 +149,17 @@ def test_endpoint_and_credentials_from_the_environment(capsys, monkeypatch, s3, 
     assert out == run(capsys, "dump", log)[1].replace(str(log), f"s3://{name}/{TOPIC}/{log.name}")
 
 
+def test_a_damaged_staged_object_is_named_by_its_uri(capsys, s3):
+    """An index, checkpoint or snapshot is dumped from a local copy: its errors still name the URI."""
+    name = s3.bucket("kcodec-staged")
+    uri = f"s3://{name}/{TOPIC}/00000000000000000000.snapshot"
+    with s3.fs().open_output_stream(f"{name}/{TOPIC}/00000000000000000000.snapshot") as out:
+        out.write(b"\x00\x01garbage")
+    code, _, err = run(capsys, "dump", *options(s3), uri)
+    assert code != 0 and err.count("\n") == 1
+    assert uri in err and "kcodec-object-" not in err, err
+
+
 @pytest.mark.parametrize("command", ["dump", "verify"])
 def test_missing_objects_are_one_line_and_exit_2(capsys, s3, bucket, command):
     cases = {

@@ -410,3 +410,19 @@ def test_inspect_usage_errors(capsys, tmp_path: Path, pkg: str, argv: list[str],
     path.write_bytes(b"\x00" * 40)
     code, out, err = run(capsys, "inspect", str(path), *[pkg if a == "PKG" else a for a in argv])
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out
+
+
+@pytest.mark.parametrize("name", ["__init__.py", "schema.py", "fast/__init__.py"])
+def test_generate_never_writes_over_a_file_it_did_not_write(capsys, tmp_path: Path, name: str) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(KAFKA_JSON / "TopicRecord.json", src)
+    out = tmp_path / "my_pkg"
+    mine = out / name
+    mine.parent.mkdir(parents=True)
+    mine.write_text("# my own module\nVALUE = 1\n")
+    code, _, err = run(capsys, "generate", "--kafka-json", str(src), "--out", str(out))
+    failures = [line for line in err.splitlines() if line.startswith("kcodec generate:")]  # notes come first
+    assert code != 0 and len(failures) == 1 and str(mine) in failures[0], err
+    assert mine.read_text() == "# my own module\nVALUE = 1\n"
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [name]  # nothing written

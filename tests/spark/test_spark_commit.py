@@ -1,7 +1,10 @@
 """The kafka-segments writer's commit is one visible step: killed after any of
 its steps, kcodec's Partition and the Spark reader see the old state or the
 new one (never a mix), and the next writer finishes or undoes the commit,
-leaving ordinary partition directories and no staging."""
+leaving ordinary partition directories and no staging. A reader that does not
+know the commit record (a broker on a copy of the directory) sees each
+partition directory whole, old or new, and never old data under a name a
+broker deletes (README: Limits)."""
 
 from __future__ import annotations
 
@@ -19,7 +22,9 @@ import pyarrow as pa
 
 from kcodec.log import commit as commit_module
 from kcodec.log.commit import COMMIT_RECORD
+from kcodec.log.names import DELETE_SUFFIX
 from kcodec.log.partition import Partition, list_partitions
+from kcodec.records.reader import read_batches
 from kcodec.spark.write import WriteOptions, abort_job, commit_job, new_job_id, recover_path, write_task
 
 FORMAT = "kafka-segments"
@@ -57,6 +62,17 @@ def _state(root: Path) -> dict:
         records = [(r.offset, r.value) for b in part.iter_batches() for r in b.records]
         if records:
             out[(part.topic, part.partition)] = records
+    return out
+
+
+def _plain_state(root: Path) -> dict:
+    """What a reader that does not know the commit record sees: each <topic>-<n> directory's .log
+    files, read as they are (a broker deletes <name>.<id>-delete directories at start-up)."""
+    out = {}
+    for d in sorted(root.iterdir()):
+        if not d.is_dir() or d.name.startswith("_") or d.name.endswith(DELETE_SUFFIX):
+            continue
+        out[d.name] = [r.value for f in sorted(d.glob("*.log")) for b in read_batches(f) for r in b.records]
     return out
 
 
@@ -98,6 +114,7 @@ def test_commit_killed_after_each_step(spark, tmp_path, monkeypatch, overwrite):
     _commit(expected_dir, new_rows, overwrite)
     new = _state(expected_dir)
     assert new != old
+    plain_old, plain_new = _plain_state(initial), _plain_state(expected_dir)
 
     steps_seen = 0
     for k in range(1, 100):  # bounded: the commit has far fewer steps
@@ -126,6 +143,10 @@ def test_commit_killed_after_each_step(spark, tmp_path, monkeypatch, overwrite):
         assert (root / COMMIT_RECORD).exists() == (decided and "record removed" not in steps)
         seen = _state(root)
         assert seen == (new if decided else old), f"killed after step {k} ({steps[-1]})"
+        assert not [n for n in os.listdir(root) if n.endswith(DELETE_SUFFIX)], f"killed after step {k}"
+        plain = _plain_state(root)
+        for name in set(plain_old) | set(plain_new):  # each partition whole: old or new
+            assert plain.get(name) in (plain_old.get(name), plain_new.get(name)), f"{name}, killed after {steps[-1]}"
         assert _spark_state(spark, root) == seen, f"killed after step {k} ({steps[-1]})"
         # the next writer finishes (or undoes) the commit
         recover_path(WriteOptions(path=str(root)))

@@ -184,6 +184,20 @@ def test_failed_job_leaves_nothing(spark, source, tmp_path):
     assert not fresh.exists() or list(fresh.iterdir()) == []
 
 
+def test_names_kafka_refuses_fail_the_write_and_underscore_topics_are_read(spark, tmp_path):
+    """A topic from the rows becomes a directory only as Kafka allows it; Kafka-valid topics starting
+    with '_' are read like any other (issue 22)."""
+    out = tmp_path / "deep" / "out"
+    bad = spark.createDataFrame([("../../victim", 0, b"v")], "topic string, partition int, value binary")
+    with pytest.raises(Exception, match=r"cannot be written: topic '\.\./\.\./victim' has characters Kafka"):
+        bad.write.format(FORMAT).mode("overwrite").save(str(out))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep"] and not (tmp_path / "victim-0").exists()
+    good = spark.createDataFrame([("_schemas", 0, b"s"), ("t", 0, b"t")], "topic string, partition int, value binary")
+    good.write.format(FORMAT).mode("append").save(str(out))
+    rows = spark.read.format(FORMAT).load(str(out)).select("topic", "partition", "value").collect()
+    assert sorted((r.topic, r.partition, bytes(r.value)) for r in rows) == [("_schemas", 0, b"s"), ("t", 0, b"t")]
+
+
 def test_write_needs_the_right_columns(spark, source, tmp_path):
     with pytest.raises(Exception, match="'value' column"):
         source.select("key", "topic").write.format(FORMAT).mode("append").save(str(tmp_path / "x"))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,12 +45,13 @@ from kcodec.log.names import (
 )
 from kcodec.records.framing import HEADER_SIZE, entry_size
 from kcodec.records.model import Batch
-from kcodec.records.reader import read_batches
+from kcodec.records.reader import BatchReader, read_batches
 
 __all__ = [
     "FileSystem",
     "Segment",
     "SegmentListing",
+    "BrokenLinkError",
     "list_segments",
 ]
 
@@ -144,6 +146,21 @@ class Segment:
         for pos, raw in read_batches(self.fs.read_range(str(self.log), start, end), **options).entries():
             yield pos + start, raw
 
+    @contextmanager
+    def windowed(self, start: int = 0, end: int | None = None, **options) -> Iterator[BatchReader]:
+        """A :func:`~kcodec.records.reader.read_batches` reader of the log in ``[start, end)`` that reads
+        it in bounded windows: a local file with pread, a remote object with ranged reads (never whole)."""
+        if self.fs.local:
+            with read_batches(self.log, start=start, end=end, **options) as reader:
+                yield reader
+            return
+        f = self.fs.open_ranged(str(self.log))
+        try:
+            with read_batches(f, start=start, end=end, **options) as reader:
+                yield reader
+        finally:
+            f.close()
+
     def entry_at(self, position: int) -> bytes | None:
         """The whole entry starting at ``position`` (framing checked, CRC not),
         or None when none does. Remotely, a header's worth of bytes is fetched
@@ -201,10 +218,22 @@ def list_segments(fs: FileSystem, directory: PathLike, entries: list[Entry] | No
     return SegmentListing([segments[base] for base in sorted(segments)], sorted(skipped))
 
 
+class BrokenLinkError(KcodecError):
+    """A segment's ``.log`` is a symbolic link that leads nowhere (dangling or looping)."""
+
+    kind = "broken_link"
+
+
 def _list_directory(fs: FileSystem, directory: PathLike, entries: list[Entry] | None) -> SegmentListing:
     if entries is None:
         entries = fs.list(str(directory))
-    entries = [e for e in entries if not e.is_dir]
+    for e in entries:
+        if e.broken and fs.name(e.path).endswith(LOG_SUFFIX):
+            raise BrokenLinkError(
+                f"{e.path}: a symbolic link that leads nowhere (dangling or looping): the segment cannot be read"
+            )
+    # other links that lead nowhere are no file: an index that is one is read as missing (rebuilt by a scan)
+    entries = [e for e in entries if not e.is_dir and not e.broken]
     names = {fs.name(e.path) for e in entries}
     copies: dict[int, list[tuple[Entry, str]]] = {}  # base offset -> (entry, stem) of each .log
     skipped = []

@@ -26,7 +26,16 @@ from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 from urllib.parse import unquote, urlparse
 
+from kcodec.errors import KcodecError
+
 _GLOB_CHARS = "*?["
+
+
+class PathGoneError(KcodecError, FileNotFoundError):
+    """A file or directory named, or listed a moment before, is not there: kcodec's one line, still a
+    FileNotFoundError to code that catches that."""
+
+    kind = "not_found"
 
 
 def has_glob(path: str) -> bool:
@@ -46,6 +55,7 @@ class Entry:
     is_dir: bool
     size: int
     mtime: float | None = None  # seconds since the epoch, when the filesystem says
+    broken: bool = False  # a symbolic link that leads nowhere (dangling or looping)
 
 
 # Option name (lower case, as Spark passes options) -> (filesystem family, pyarrow keyword).
@@ -113,12 +123,36 @@ class FileSystem(Protocol):
     def read_bytes(self, path: str) -> bytes: ...
     def read_range(self, path: str, start: int, end: int | None) -> bytes: ...
     def open_input(self, path: str) -> BinaryIO: ...
+    def open_ranged(self, path: str): ...
     def open_output(self, path: str) -> BinaryIO: ...
     def makedirs(self, path: str) -> None: ...
     def move(self, src: str, dst: str) -> None: ...
     def delete_dir(self, path: str) -> None: ...
     def delete_file(self, path: str) -> None: ...
     def upload_dir(self, local_dir: str, dst: str) -> None: ...
+    def exchange(self, a: str, b: str) -> bool: ...
+    def identity(self, path: str) -> str | None: ...
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h: renameat2() swaps the two names in one step
+_AT_FDCWD = -100
+
+
+@functools.cache
+def _renameat2():
+    """glibc's ``renameat2`` (Linux 3.15+, glibc 2.28+), or None where there is none."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
 
 
 class LocalFS:
@@ -148,11 +182,27 @@ class LocalFS:
         return os.path.getsize(path)
 
     def list(self, path: str) -> list[Entry]:
+        """The entries of directory ``path``. A file removed between the listing and its ``stat``
+        (a live log: retention, a roll's rename) is not listed; a symbolic link that leads
+        nowhere (dangling, or looping) is listed as what it is: a file of no size, :attr:`Entry.broken`."""
         out = []
-        with os.scandir(path) as it:
+        try:
+            it = os.scandir(path)
+        except FileNotFoundError:
+            raise PathGoneError(f"{path}: no such directory") from None
+        with it:
             for e in it:
-                is_dir = e.is_dir()
-                st = e.stat()
+                try:
+                    is_dir = e.is_dir()
+                    st = e.stat()
+                except FileNotFoundError:
+                    if not _is_link(e):
+                        continue  # gone since the listing
+                    out.append(Entry(e.path, False, 0, None, broken=True))
+                    continue
+                except OSError:  # ELOOP: a symbolic link that loops
+                    out.append(Entry(e.path, False, 0, None, broken=True))
+                    continue
                 out.append(Entry(e.path, is_dir, 0 if is_dir else st.st_size, st.st_mtime))
         return sorted(out, key=lambda e: e.path)
 
@@ -171,6 +221,12 @@ class LocalFS:
 
     def open_input(self, path: str) -> BinaryIO:
         return open(path, "rb")
+
+    def open_ranged(self, path: str):
+        """A file read at positions (``read_at`` / ``size``): here, pyarrow's view of the local file."""
+        import pyarrow as pa
+
+        return pa.OSFile(path, "r")
 
     def open_output(self, path: str) -> BinaryIO:
         return open(path, "wb")
@@ -193,6 +249,37 @@ class LocalFS:
     def upload_dir(self, local_dir: str, dst: str) -> None:
         """Move a finished local directory into place (one rename)."""
         os.replace(local_dir, dst)
+
+    def exchange(self, a: str, b: str) -> bool:
+        """Swap two existing paths in one step (``renameat2(RENAME_EXCHANGE)``): no moment shows
+        neither. False, with nothing changed, where the system or filesystem cannot."""
+        fn = _renameat2()
+        if fn is None:
+            return False
+        if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+            return True
+        import ctypes
+        import errno
+
+        err = ctypes.get_errno()
+        if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
+            return False
+        raise OSError(err, os.strerror(err), a, None, b)
+
+    def identity(self, path: str) -> str | None:
+        """What survives renames of ``path``: its device and inode; None when it is not there."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        return f"{st.st_dev}:{st.st_ino}"
+
+
+def _is_link(e: os.DirEntry) -> bool:
+    try:
+        return e.is_symlink()
+    except OSError:
+        return False
 
 
 class ArrowFS:
@@ -311,6 +398,10 @@ class ArrowFS:
     def open_input(self, path: str) -> BinaryIO:
         return self.fs.open_input_stream(self._p(path))
 
+    def open_ranged(self, path: str):
+        """The object as a random-access file: each read is a ranged read of it, never the whole."""
+        return self.fs.open_input_file(self._p(path))
+
     def open_output(self, path: str) -> BinaryIO:
         return self.fs.open_output_stream(self._p(path))
 
@@ -359,6 +450,12 @@ class ArrowFS:
             with open(os.path.join(local_dir, n), "rb") as src, self.open_output(self.join(dst, n)) as out:
                 shutil.copyfileobj(src, out, 1 << 22)
         shutil.rmtree(local_dir, ignore_errors=True)
+
+    def exchange(self, a: str, b: str) -> bool:
+        return False  # object stores move objects one by one: no two-name swap
+
+    def identity(self, path: str) -> str | None:
+        return None
 
 
 @functools.lru_cache(maxsize=16)

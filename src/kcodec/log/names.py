@@ -15,6 +15,14 @@ Files being removed carry Kafka's suffixes: a segment file renamed ``.deleted``
 waits file.delete.delay.ms before it goes; a directory renamed
 ``<name>.<id>-delete`` is deleted by the broker (and by kcodec's commit).
 
+Names from data (a DataFrame's ``topic`` and ``partition``) become paths only
+through :func:`partition_dir_name`, which holds them to Kafka's own rules
+(``Topic.validate``: ``[a-zA-Z0-9._-]{1,249}``, not ``.`` or ``..``; a partition is
+an int32 in ``[0, numPartitions)``), so no name from data can leave the target
+directory. Kafka-valid topics may start with ``_`` or ``.`` (``_schemas``,
+``_confluent-metrics``): only kcodec's own entries and Spark's output files are
+recognised, by exact name (:data:`RESERVED_NAMES`).
+
 The listing of segments (:mod:`kcodec.log.files`) and the commit protocol
 (:mod:`kcodec.log.commit`) both read names here, so neither imports the other
 for them.
@@ -25,6 +33,8 @@ from __future__ import annotations
 import os
 import re
 from typing import NamedTuple
+
+from kcodec.errors import KcodecError
 
 __all__ = [
     "LOG_SUFFIX",
@@ -43,6 +53,16 @@ __all__ = [
     "skip_reason",
     "parse_partition_dir",
     "is_partition_dir_name",
+    "COMMIT_RECORD",
+    "STAGING_DIR",
+    "RESERVED_NAMES",
+    "MAX_TOPIC_LENGTH",
+    "MAX_PARTITION",
+    "BadNameError",
+    "check_topic",
+    "topic_problem",
+    "check_partition",
+    "partition_dir_name",
 ]
 
 LOG_SUFFIX = ".log"
@@ -55,6 +75,19 @@ DELETE_SUFFIX = "-delete"  # a directory being deleted: <topic>-<n>.<id>-delete 
 DELETED_SUFFIX = ".deleted"  # a segment file Kafka deleted, removed file.delete.delay.ms later
 
 _INT64_MAX = (1 << 63) - 1
+
+COMMIT_RECORD = "_kcodec_commit"  # kcodec.log.commit: the record of a commit being published
+STAGING_DIR = "_kcodec_staging"  # kcodec.log.commit: where write jobs build their segments
+#: Entries of a log directory that are no partition's, by exact name: kcodec's own (the commit record,
+#: its temporary, staging) and what Spark's file writers leave beside their output. Anything else named
+#: ``<topic>-<n>`` with a Kafka-valid topic is a partition, ``_schemas-0`` and ``.hidden-0`` included.
+RESERVED_NAMES = frozenset(
+    {COMMIT_RECORD, COMMIT_RECORD + ".tmp", STAGING_DIR, "_SUCCESS", "_temporary", "_spark_metadata"}
+)
+
+MAX_TOPIC_LENGTH = 249  # Kafka's Topic.MAX_NAME_LENGTH
+MAX_PARTITION = (1 << 31) - 2  # partitions are int32 ids below a count that is itself an int32
+_TOPIC = re.compile(r"[a-zA-Z0-9._-]+", re.ASCII)  # Kafka's Topic.LEGAL_CHARS
 
 PathLike = str | os.PathLike
 
@@ -127,14 +160,64 @@ def parse_partition_dir(path: PathLike) -> tuple[str, int]:
 
 
 def is_partition_dir_name(name: str) -> bool:
-    """Whether a directory name is a live partition directory's (``<topic>-<n>``;
-    not hidden, staging, or being deleted). Kafka's internal topics (``__consumer_offsets-7``,
-    ``__cluster_metadata-0``) start with two underscores: those are partitions, not hidden."""
-    hidden = name.startswith(".") or (name.startswith("_") and not name.startswith("__"))
-    if hidden or name.endswith(DELETE_SUFFIX):
-        return False
+    """Whether a directory name is a live partition directory's: ``<topic>-<n>`` with a topic
+    Kafka accepts, not one of kcodec's or Spark's own entries (:data:`RESERVED_NAMES`), not
+    being deleted. Topics starting with ``_`` or ``.`` (``__consumer_offsets``, ``_schemas``)
+    are partitions like any other."""
+    if name in RESERVED_NAMES or name.endswith(DELETE_SUFFIX) or not _TOPIC.fullmatch(name):
+        return False  # the whole name is of Kafka's characters (a tiered-storage topic id too): no separator
     try:
-        parse_partition_dir(name)
+        topic, partition = parse_partition_dir(name)
     except ValueError:
         return False
-    return True
+    return topic_problem(topic) is None and partition <= MAX_PARTITION
+
+
+class BadNameError(KcodecError, ValueError):
+    """A topic or partition that Kafka would refuse, so it never becomes a path."""
+
+    kind = "bad_name"
+
+
+def topic_problem(topic: object) -> str | None:
+    """Why Kafka refuses ``topic`` as a topic name (``Topic.validate``), or None."""
+    if not isinstance(topic, str):
+        return f"topic {topic!r} is not a string"
+    if not topic:
+        return "the topic name is empty"
+    if topic in (".", ".."):
+        return f"topic {topic!r} cannot be '.' or '..'"
+    if len(topic) > MAX_TOPIC_LENGTH:
+        return f"topic {topic[:40]!r}... is {len(topic)} characters, longer than Kafka's {MAX_TOPIC_LENGTH}"
+    if not _TOPIC.fullmatch(topic):
+        return f"topic {topic!r} has characters Kafka does not allow (only ASCII letters, digits, '.', '_', '-')"
+    return None
+
+
+def check_topic(topic: object) -> str:
+    """``topic`` when Kafka accepts it as a topic name; else a :class:`BadNameError` saying why."""
+    problem = topic_problem(topic)
+    if problem is not None:
+        raise BadNameError(problem)
+    assert isinstance(topic, str)
+    return topic
+
+
+def check_partition(partition: object, num_partitions: int | None = None, topic: str | None = None) -> int:
+    """``partition`` when it is a partition id Kafka accepts: an int in ``[0, 2^31-1)``, and below
+    ``num_partitions`` when that is known; else a :class:`BadNameError` saying why."""
+    where = f" of topic {topic!r}" if topic is not None else ""
+    if isinstance(partition, bool) or not isinstance(partition, int):
+        raise BadNameError(f"partition {partition!r}{where} is not an integer")
+    if not 0 <= partition <= MAX_PARTITION:
+        raise BadNameError(f"partition {partition}{where} is outside Kafka's range [0, {MAX_PARTITION}]")
+    if num_partitions is not None and partition >= num_partitions:
+        raise BadNameError(f"partition {partition}{where} is not below numPartitions={num_partitions}")
+    return partition
+
+
+def partition_dir_name(topic: object, partition: object, num_partitions: int | None = None) -> str:
+    """``"<topic>-<partition>"`` after :func:`check_topic` and :func:`check_partition`: the only way a
+    topic-partition from data becomes a directory name (it cannot hold a separator or be ``..``)."""
+    t = check_topic(topic)
+    return f"{t}-{check_partition(partition, num_partitions, t)}"

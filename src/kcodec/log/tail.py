@@ -19,13 +19,27 @@ where the previous call stopped, and says:
   walked last and how many of its bytes hold whole entries.
 
 Only entry headers are read, and the control batches decoded (for their
-markers). The walk starts at the tail (the last segment's last confirmed
+markers), in bounded windows (a remote segment with ranged reads, never
+whole). The walk starts at the tail (the last segment's last confirmed
 index entry: zero entries past the last real one are not used), or under
 read_committed at the start of the log, as the open transactions at the tail
 depend on history.
+
+A live directory changes between two calls. Before going on from where it
+stopped, the walk checks that the entry it read last is still there with
+the offset it had (a follower truncating its log and growing it again, or a
+damaged size field, moves entries); if not, it seeks again by offset through
+the index (or a scan). Damage goes by the rule of
+:func:`~kcodec.records.reader.read_batches`: bytes at the end of a segment
+that do not hold a whole entry are a batch still being written (the next call
+reads it once whole); damage with a readable entry after it is walked past,
+so the tail never stalls at it: the reader of those bytes meets the damage
+and applies its ``onCorrupt`` (fail with one line, or skip and report).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple, cast
 
 from kcodec.log.files import Segment
 from kcodec.log.partition import seek_offset
@@ -37,6 +51,19 @@ __all__ = ["PartitionTail"]
 _INT64_MAX = (1 << 63) - 1
 
 
+class _Walked(NamedTuple):
+    """An entry as the damage walk yields it: undecoded (the walk reads headers only)."""
+
+    position: int
+    raw: bytes
+    crc_valid: bool = True  # not checked here: the batch reader checks CRCs when it reads the entry
+    computed_crc: None = None
+
+
+def _undecoded(entry: bytes, position: int, **_options) -> _Walked:
+    return _Walked(position, entry)
+
+
 class PartitionTail:
     """The readable end of one partition, advanced by :meth:`advance` with the current segment listing."""
 
@@ -44,6 +71,8 @@ class PartitionTail:
         self.committed = committed
         self.base: int | None = None  # base offset of the segment walked last
         self.position = 0  # bytes of that segment that hold whole entries
+        self.last_at: int | None = None  # where the last entry walked in that segment starts
+        self.last_seen: int | None = None  # and the last offset it holds
         self.end: int | None = None  # offset after the last whole entry (None: none seen)
         # from the start of the log: history is known, so an ABORT with no open transaction indexes nothing
         self.tracker = TxnTracker({}, 0) if committed else None
@@ -60,12 +89,19 @@ class PartitionTail:
         """(segment index, byte position) where the walk goes on."""
         if self.base is not None:
             for i, seg in enumerate(segs):
-                if seg.base_offset == self.base and seg.size >= self.position:
+                if seg.base_offset == self.base and seg.size >= self.position and self._still_there(seg):
                     return i, self.position
         if self.committed and self.base is None:
             return 0, 0
         # first call, or the segment walked last is gone (retention) or replaced (compaction)
         return seek_offset(segs, _INT64_MAX if self.end is None else self.end)
+
+    def _still_there(self, seg: Segment) -> bool:
+        """Whether the entry walked last still starts where it did, ending at the offset it did."""
+        if self.last_at is None:
+            return True
+        raw = seg.entry_at(self.last_at)
+        return raw is not None and last_offset(raw) == self.last_seen
 
     def advance(self, segs: list[Segment]) -> None:
         """Walk the entries appended since the last call (``segs``: the directory's segments now)."""
@@ -77,15 +113,22 @@ class PartitionTail:
             start = pos if i == k else 0
             if seg.base_offset is not None and (self.end is None or self.end < seg.base_offset):
                 self.end = seg.base_offset  # a segment's name is its first offset: nothing before it is to come
-            position = start
-            for at, raw in seg.entries(start, verify_crc=False):  # stops quietly before a partial entry
-                position = at + len(raw)
-                last = last_offset(raw)
-                if last is None or (self.end is not None and last < self.end):
-                    continue  # seen before (a walk that went back to an index entry)
-                if self.tracker is not None:
-                    txn = self.tracker.observe_entry(raw, verify_crc=False)
-                    if txn is not None:
-                        self.aborted.append((txn.producer_id, txn.first_offset, txn.last_offset))
-                self.end = last + 1
+            position, last_at, last_seen = start, None, None
+            if i == k and start == self.position and seg.base_offset == self.base:
+                last_at, last_seen = self.last_at, self.last_seen  # nothing new: the entry walked last stays
+            # damage is walked past (resynchronised), a partial entry at the end (one being written) ends it
+            with seg.windowed(start, skip_corrupt=True, verify_crc=False, decode=_undecoded) as walk:
+                for entry in walk:
+                    at, raw = cast(_Walked, entry)[:2]  # what _undecoded made of it
+                    last = last_offset(raw)
+                    position, last_at, last_seen = at + len(raw), at, last
+                    if last is None or (self.end is not None and last < self.end):
+                        continue  # seen before (a walk that went back to an index entry)
+                    if self.tracker is not None:
+                        txn = self.tracker.observe_entry(raw, verify_crc=False)
+                        if txn is not None:
+                            self.aborted.append((txn.producer_id, txn.first_offset, txn.last_offset))
+                    self.end = last + 1
+                position = max(position, walk.bytes_read)  # past damage skipped at the end of the walk
             self.base, self.position = seg.base_offset, position
+            self.last_at, self.last_seen = last_at, last_seen

@@ -8,6 +8,7 @@ them, raise kcodec's typed errors, and keep the generated code declarative.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
 import struct
@@ -851,12 +852,27 @@ class EntityCodec:
         self._size, self._field_sizes, self.layout = size, field_sizes, layout
 
     def size(self, value, *, compression_level: int | None = None) -> int:
-        """Exact bytes ``build(value)`` produces (compresses when it must)."""
-        return self._size(value, compression_level)
+        """Exact bytes ``build(value)`` produces (compresses when it must); a value ``build`` refuses
+        is refused here alike (:class:`EncodeError` naming a missing field)."""
+        with self._encoding():
+            return self._size(value, compression_level)
 
     def field_sizes(self, value, *, compression_level: int | None = None) -> dict:
         """Bytes of each field of ``build(value)``."""
-        return self._field_sizes(value, compression_level)
+        with self._encoding():
+            return self._field_sizes(value, compression_level)
+
+    @contextlib.contextmanager
+    def _encoding(self):
+        """Python's and construct's errors on a value to encode, as :class:`EncodeError`."""
+        try:
+            yield
+        except KcodecError:
+            raise
+        except (c.ConstructError, struct.error, ValueError, KeyError, TypeError, OverflowError, AttributeError) as exc:
+            if isinstance(exc, KeyError):
+                raise EncodeError(f"missing field {exc.args[0]!r} in {self.entity} v{self.version}") from None
+            raise _translate(exc, building=True) from None
 
     def __repr__(self) -> str:
         return f"<EntityCodec {self.entity} v{self.version}>"
@@ -900,17 +916,7 @@ class EntityCodec:
     def build(self, value, *, compression_level: int | None = None) -> bytes:
         """Bytes of ``value``; derived fields are filled in. Compressed regions
         use the codec's default level unless ``compression_level`` is given."""
-        try:
+        with self._encoding():
             if compression_level is None:
                 return self.construct.build(value)
             return self.construct.build(value, compression_level=compression_level)
-        except KcodecError:
-            raise
-        except (c.ConstructError, struct.error, ValueError, KeyError, TypeError, OverflowError, AttributeError) as exc:
-            if isinstance(exc, KeyError):
-                return _raise(EncodeError(f"missing field {exc.args[0]!r} in {self.entity} v{self.version}"))
-            raise _translate(exc, building=True) from None
-
-
-def _raise(exc: Exception):
-    raise exc

@@ -121,7 +121,10 @@ def discover(
                 names = [fs.name(e.path) for e in entries if e.is_dir and is_partition_dir_name(fs.name(e.path))]
                 for name in visible_partition_names(fs, t, names):
                     sub_path = fs.join(t, name)
-                    sub = list_segments(fs, sub_path)
+                    try:
+                        sub = list_segments(fs, sub_path)
+                    except (FileNotFoundError, NotADirectoryError):
+                        continue  # removed since the listing above (a stream confirms it and reports the loss)
                     parts[sub_path] = PartitionInfo(sub_path, *_partition_name(fs, sub_path), sub.segments, sub.skipped)
         else:
             files.setdefault(fs.parent(t), set()).add(t)
@@ -414,6 +417,9 @@ class Split:
     end_offset: int | None = None  # keep records with offset < this
     aborted: tuple[tuple[int, int, int], ...] = ()  # (producer id, first, last), read_committed only
     empty: bool = False  # nothing to read (a partition with no record at the starting timestamp)
+    # onCorrupt=skip past broken framing: False skips the rest of the split (a batch read); True reads on
+    # at the next whole entry, as read_batches does (a stream, whose tail walked past the damage)
+    resync: bool = False
 
 
 class SegmentSplit(InputPartition):

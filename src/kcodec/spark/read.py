@@ -9,8 +9,10 @@ directory. The policy is the reader's (:mod:`kcodec.records.skipping`,
 without resynchronising): a batch whose own bytes are bad (CRC, compression,
 records) is skipped alone; when the framing itself is broken (a length or
 magic that cannot be) the rest of the split is skipped, as no later batch
-boundary can be trusted; the next split starts at an indexed position. A file
-cut short is reported as a truncated region.
+boundary can be trusted; the next split starts at an indexed position. A
+stream's split reads on at the next whole entry instead (``Split.resync``), as
+``read_batches`` does: its tail walked past the damage to the entries after
+it. A file cut short is reported as a truncated region.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 import pyarrow.compute as pc
 
 from kcodec.errors import DecodeError, KcodecError, TruncatedError
-from kcodec.log.fs import resolve
+from kcodec.log.fs import PathGoneError, resolve
 from kcodec.records.reader import read_batches
 from kcodec.records.resync import SkippedRange
 from kcodec.runtime.varint import INT64_MAX
@@ -181,7 +183,19 @@ def _source(split: Split, storage=()):
 
 def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = None, decode=None) -> Iterator:
     """The decoded batches of ``split`` in order (positions in the segment file); ``decode`` is the
-    reader's (:func:`~kcodec.records.columnar.entry_to_arrow` gives the records as Arrow columns)."""
+    reader's (:func:`~kcodec.records.columnar.entry_to_arrow` gives the records as Arrow columns). A segment
+    gone since the read was planned is a :class:`~kcodec.log.fs.PathGoneError` naming it."""
+    try:
+        yield from _split_batches(split, opts, reporter, decode)
+    except FileNotFoundError as exc:
+        if isinstance(exc, KcodecError):
+            raise
+        raise PathGoneError(
+            f"kafka-segments: {split.log} is gone: deleted after the read was planned (retention?)"
+        ) from None
+
+
+def _split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None, decode) -> Iterator:
     source, start, end, shift = _source(split, opts.storage)
     ropts = {**opts.reader_options(), "decode": decode}
     if opts.on_corrupt == "fail":
@@ -200,7 +214,7 @@ def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = N
         end=end,
         strict=False,
         skip_corrupt=True,
-        resync=False,
+        resync=split.resync,
         on_skip=lambda r: reporter.skipped_range(r, shift),
         **ropts,
     )

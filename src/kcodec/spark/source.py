@@ -41,7 +41,7 @@ from kcodec.spark.write import (
     check_input_schema,
     commit_job,
     new_job_id,
-    recover_path,
+    start_job,
     with_partition_counts,
     write_task,
 )
@@ -144,7 +144,7 @@ class KafkaSegmentsWriter(DataSourceArrowWriter):
         self.columns = check_input_schema([(f.name, f.dataType.simpleString()) for f in schema.fields], self.opts)
         self.overwrite = overwrite
         self.job = new_job_id()
-        recover_path(self.opts)  # a killed job's half-published commit or staging, before this job stages
+        start_job(self.opts, self.job)  # a killed job's half-published commit or staging first; one job at a time
 
     def write(self, iterator) -> SegmentsCommitMessage:
         from pyspark import TaskContext

@@ -205,6 +205,7 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
         self._tails: dict[TopicPartition, PartitionTail] = {}
         self._target: dict[TopicPartition, int] | None = None  # Trigger.AvailableNow: the offsets at its start
         self._reported: dict[TopicPartition, int] | None = None
+        self._reported_gone: set[TopicPartition] = set()  # partitions whose removal was reported
 
     # ------------------------------------------------------------------ driver
 
@@ -231,11 +232,41 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
         tail.advance(part.segments)
         return tail
 
-    def _scan(self) -> dict[TopicPartition, tuple[PartitionInfo, PartitionTail]]:
-        """Every partition under the path now, its tail advanced to the last whole entry."""
+    def _listing(self, expected) -> dict[TopicPartition, PartitionInfo]:
+        """The partitions under the path now. One that ``expected`` holds and the listing misses is
+        looked for again (a directory being renamed, a listing raced by a deletion): only a second
+        listing that misses it too says it is gone."""
         found = {_tp(p): p for p in self._discover()}
-        for gone in set(self._tails) - set(found):
-            del self._tails[gone]
+        if set(expected) - set(found):
+            found = {_tp(p): p for p in self._discover()}
+        return found
+
+    def _gone(self, tp: TopicPartition, known_end: int | None) -> None:
+        """A partition read before is no longer under the path (confirmed by two listings): the loss
+        is reported once (failOnDataLoss=true fails the query with it)."""
+        if tp in self._reported_gone:
+            return
+        end = "unknown" if known_end is None else str(known_end)
+        self._loss(
+            f"partition {_name(tp)} is no longer under {self.opts.read.path} (its last known end offset: {end}); "
+            "offsets from there on are lost"
+        )
+        self._reported_gone.add(tp)
+
+    def _scan(
+        self, begin: dict[TopicPartition, int] | None = None
+    ) -> dict[TopicPartition, tuple[PartitionInfo, PartitionTail]]:
+        """Every partition under the path now, its tail advanced to the last whole entry; partitions read
+        before (a tail, or an offset in ``begin``) that two listings miss are reported gone."""
+        known = {tp: tail.end for tp, tail in self._tails.items()}
+        for tp, offset in (begin or {}).items():
+            known[tp] = offset if known.get(tp) is None else max(offset, known[tp] or 0)
+        found = self._listing(known)
+        for tp in set(known) - set(found):
+            self._tails.pop(tp, None)
+            self._gone(tp, known[tp])
+        for tp in found:
+            self._reported_gone.discard(tp)  # back again: a later removal is a new loss
         return {tp: (part, self._tail(part)) for tp, part in found.items()}
 
     def _loss(self, message: str) -> None:
@@ -275,7 +306,7 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         begin = parse_offsets_json(start)
-        scanned = self._scan()
+        scanned = self._scan(begin)
         available = {tp: tail.stable for tp, (_, tail) in scanned.items() if tail.stable is not None}
         self._reported = available
         end = dict(begin)  # a partition gone keeps its offset; partitions() reports the loss
@@ -309,7 +340,7 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
         return []  # not reached
 
     def _plan(self, begin: dict[TopicPartition, int], until: dict[TopicPartition, int]) -> list[Split]:
-        parts = {(p.topic, p.partition): p for p in self._discover()}
+        parts = self._listing(tp for tp, stop in until.items() if stop > begin.get(tp, stop))
         bounded = replace(
             self.opts.read,
             starting_offset=None,
@@ -356,6 +387,7 @@ class KafkaSegmentsStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
 def _whole_entries(split: Split, part: PartitionInfo, tail: PartitionTail) -> Split:
     """``split`` cut at the whole entries the tail walked (a batch being written is not read), with the
     aborted transactions the tail saw under read_committed (a live segment's ``.txnindex`` may lag)."""
+    split = replace(split, resync=True)  # onCorrupt=skip reads on past damage, as the tail walked on past it
     seg = next((s for s in part.segments if s.base_offset == tail.base), None)
     if seg is not None and str(seg.log) == split.log and (split.end is None or split.end > tail.position):
         split = replace(split, end=max(split.start, tail.position))

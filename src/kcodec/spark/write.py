@@ -19,16 +19,19 @@ Readers see a job's result appear as one step (or not at all):
    appears, naming the job, the mode and its partitions. Readers (kcodec's
    :class:`~kcodec.log.partition.Partition` and this data source) that find it
    read the new state whatever the publishing has reached; without it they
-   read the old one. Publishing then moves the staged directories (or, in
-   ``append``, the new segment files, index files before ``.log``) into place,
-   retires replaced directories as ``<name>.<job>-delete``, removes them, the
-   record and the staging directory. A job killed before the record leaves
-   only staging, which the next writer deletes (roll back); one killed after
-   it is published by the next writer (roll forward), so the layout ends as
-   ordinary ``<topic>-<n>/<20 digits>.log`` directories. The protocol and its
-   steps are in :mod:`kcodec.log.commit`. On abort the staging directory is
-   removed. Concurrent jobs writing one path are not supported: a job starting
-   removes what other jobs staged there.
+   read the old one. Publishing then switches each staged directory into
+   place (in one step on a local Linux filesystem, also for readers that do
+   not know the record), keeps replaced directories in the job's staging
+   until the record is removed, then removes the staging directory. A job
+   killed before the record leaves only staging, which the next writer deletes
+   (roll back); one killed after it is published by the next writer (roll
+   forward), so the layout ends as ordinary ``<topic>-<n>/<20 digits>.log``
+   directories. The protocol and its steps are in :mod:`kcodec.log.commit`. On
+   abort the staging directory is removed. One job writes a path at a time: a
+   job starting while another one's driver runs fails naming it.
+
+Topics and partitions from options and rows become directory names only
+through :func:`kcodec.log.names.partition_dir_name` (Kafka's rules).
 
 Moving offsets: a v2 batch's base offset and a v0/v1 entry's offset lie
 outside their CRCs, so rebasing patches 8 bytes; only a compressed v0 wrapper
@@ -49,16 +52,26 @@ from dataclasses import dataclass
 
 from kcodec.errors import EncodeError, PathExistsError
 from kcodec.log.commit import (
-    STAGING_DIR,
     CommitRecord,
+    claim,
+    identities,
     job_dir,
     read_record,
     recover,
+    release,
     roll_forward,
     staged_dir,
     write_record,
 )
 from kcodec.log.fs import Storage, resolve, storage_options
+from kcodec.log.names import (
+    COMMIT_RECORD,
+    STAGING_DIR,
+    BadNameError,
+    check_partition,
+    check_topic,
+    partition_dir_name,
+)
 from kcodec.log.partition import Partition
 from kcodec.log.writer import SegmentWriter
 from kcodec.records.encode import NewRecord, encode_batch
@@ -76,6 +89,7 @@ __all__ = [
     "commit_job",
     "abort_job",
     "recover_path",
+    "start_job",
 ]
 
 _I64 = struct.Struct(">q")
@@ -118,6 +132,11 @@ class WriteOptions:
         compression = producer["compression"]
         if compression == "zstd" and magic < 2:
             raise ValueError(f"zstd needs magic 2 (Kafka refuses it for magic {magic})")
+        topic, partition = value(opts, "topic"), value(opts, "partition")
+        if topic is not None:
+            check_topic(topic)
+        if partition is not None:
+            check_partition(partition, producer["num_partitions"], topic)
         return cls(
             path=str(path),
             magic=magic,
@@ -127,8 +146,8 @@ class WriteOptions:
             batch_bytes=producer["batch_bytes"],
             segment_bytes=value(opts, "segmentBytes"),
             index_interval_bytes=value(opts, "indexIntervalBytes"),
-            topic=value(opts, "topic"),
-            partition=value(opts, "partition"),
+            topic=topic,
+            partition=partition,
             keep_offsets=value(opts, "keepOffsets"),
             storage=storage_options(opts),
             batch_limit=producer["batch_limit"],
@@ -242,7 +261,11 @@ def write_task(batches, opts: WriteOptions, job: str, task: int, attempt: int, o
     router = Router(task, dict(opts.partition_counts), opts.num_partitions, opts.ignore_keys, opts.path)
 
     def open_stage(topic: str, partition: int) -> Stage:
-        d = fs.join(root, f"{topic}-{partition}")
+        try:
+            name = partition_dir_name(topic, partition, opts.num_partitions)
+        except BadNameError as exc:
+            raise BadNameError(f"kafka-segments: a row of {opts.path} cannot be written: {exc.message}") from None
+        d = fs.join(root, name)
         fs.makedirs(d)
         p = fs.join(d, f"task-{task:05d}-{attempt}.bin")
         return Stage(topic, partition, p, fs.open_output(p))
@@ -319,6 +342,13 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
     """Turn the staged chunks into partition directories, published as one step
     (:mod:`kcodec.log.commit`); returns records written per topic-partition."""
     fs, root = resolve(opts.path, opts.storage)
+    try:
+        return _commit(fs, root, chunks, opts, job, overwrite)
+    finally:
+        release(fs, root, job)  # the job is over (an abort after a failure needs no lock of its own)
+
+
+def _commit(fs, root: str, chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: bool):
     by_tp: dict[tuple[str, int], list[Chunk]] = {}
     for c in chunks:
         by_tp.setdefault((c.topic, c.partition), []).append(c)
@@ -341,7 +371,7 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
             names = []
             for (topic, partition), cs in sorted(by_tp.items()):
                 cs.sort(key=lambda c: c.task)
-                name = f"{topic}-{partition}"
+                name = partition_dir_name(topic, partition, opts.num_partitions)
                 existing = 0 if overwrite else Partition(fs.join(root, name), fs).next_offset()
                 if opts.keep_offsets:
                     base = cs[0].first_offset
@@ -372,7 +402,7 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
         finally:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
-        record = CommitRecord(job, overwrite, tuple(names))
+        record = CommitRecord(job, overwrite, tuple(names), identities(fs, root, job, names))
         write_record(
             fs, root, record
         )  # the commit point; failing before it leaves staging for abort or the next writer
@@ -381,9 +411,13 @@ def commit_job(chunks: list[Chunk], opts: WriteOptions, job: str, overwrite: boo
     return written
 
 
+_OWN = frozenset({COMMIT_RECORD, COMMIT_RECORD + ".tmp", STAGING_DIR})
+
+
 def _holds_data(fs, root: str) -> bool:
-    """Anything at ``root`` but kcodec's own staging and commit record."""
-    return any(not fs.name(e.path).startswith("_kcodec") for e in fs.list(root))
+    """Anything at ``root`` but kcodec's own staging and commit record (by exact name: a topic may
+    start with ``_kcodec``)."""
+    return any(fs.name(e.path) not in _OWN for e in fs.list(root))
 
 
 def with_partition_counts(opts: WriteOptions, overwrite: bool = False) -> WriteOptions:
@@ -402,13 +436,16 @@ def abort_job(opts: WriteOptions, job: str) -> None:
     """Remove the job's staging directory (and the staging root when it is left
     empty); a job whose commit record is written is decided and rolls forward instead."""
     fs, root = resolve(opts.path, opts.storage)
-    record = read_record(fs, root) if fs.is_dir(root) else None
-    if record is not None and record.job == job:
-        with commit_lock(fs, root):
-            recover(fs, root, keep=None)
-        return
-    fs.delete_dir(staging_root(opts, job))
-    _remove_empty_staging_root(fs, root)
+    try:
+        record = read_record(fs, root) if fs.is_dir(root) else None
+        if record is not None and record.job == job:
+            with commit_lock(fs, root):
+                recover(fs, root, keep=None)
+            return
+        fs.delete_dir(staging_root(opts, job))
+        _remove_empty_staging_root(fs, root)
+    finally:
+        release(fs, root, job)
 
 
 def recover_path(opts: WriteOptions, keep: str | None = None) -> None:
@@ -419,6 +456,18 @@ def recover_path(opts: WriteOptions, keep: str | None = None) -> None:
         return
     with commit_lock(fs, root):
         recover(fs, root, keep=keep)
+
+
+def start_job(opts: WriteOptions, job: str) -> None:
+    """On the driver, before job ``job``'s tasks stage anything: :func:`recover_path`, then the job
+    claims the path (:func:`kcodec.log.commit.claim`): another job still writing it fails this one,
+    naming it."""
+    fs, root = resolve(opts.path, opts.storage)
+    if not fs.is_dir(root):
+        fs.makedirs(root)
+    with commit_lock(fs, root):
+        recover(fs, root, keep=job)
+        claim(fs, root, job)
 
 
 def _remove_empty_staging_root(fs, root: str) -> None:

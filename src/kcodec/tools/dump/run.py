@@ -101,12 +101,25 @@ def dump_input(item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> 
             assert isinstance(path, Path)  # only an object is staged; a local file is read where it is
             return _dump_other(path, kind, opts, deferred)
         with item.staged() as local:  # an object's index is not checked against its log (that reads it all)
-            return _dump_other(local, kind, opts, deferred, shown=item.shown)
+            try:
+                return _dump_other(local, kind, opts, deferred, shown=item.shown)
+            except (KcodecError, UsageError, OSError) as exc:
+                raise _named_as_given(exc, local, item.shown) from None
     with ExitStack() as opened:
         source = opened.enter_context(item.open())
         if item.stdin and opts.max_bytes is not None:
             source = _Bounded(source, opts.max_bytes)
         return _dump_log(path, kind, source, item, opts, deferred)
+
+
+def _named_as_given(exc: Exception, local: Path, shown: PurePath) -> Exception:
+    """An error about the local copy of an object, naming the object's URI, as the user gave it."""
+    text = (exc.message if isinstance(exc, KcodecError) else str(exc)).replace(str(local), str(shown))
+    if isinstance(exc, KcodecError):
+        return exc.replace(message=text)
+    if isinstance(exc, UsageError):
+        return UsageError(text)
+    return KcodecError(f"{shown}: {text}" if str(shown) not in text else text)
 
 
 def _registry(opts: DumpOptions, path: PurePath) -> str | None:
@@ -255,7 +268,7 @@ def _dump_other(
     name = path if shown is None else shown
 
     def refuse(message: str, status: int = EXIT_ERROR) -> int:
-        return _refuse(name, message, status)
+        return _refuse(name, message.replace(str(path), str(name)), status)  # the URI, not the local copy
 
     if kind == FileKind.PRODUCER_SNAPSHOT:
         return _dump_producer_snapshot(path, opts, name)
@@ -299,9 +312,9 @@ def _dump_producer_snapshot(path: Path, opts: DumpOptions, name: PurePath) -> in
     refused input (exit 3)."""
     try:
         parsed = dump_producer_snapshot(path)
-    except KcodecError as exc:  # the error names the file
+    except KcodecError as exc:  # the error names the file: as the user gave it, not its local copy
         sys.stdout.flush()
-        print(f"kcodec dump: {exc}", file=sys.stderr)
+        print(f"kcodec dump: {str(exc).replace(str(path), str(name))}", file=sys.stderr)
         return EXIT_CHECK_FAILED if isinstance(exc, CrcMismatchError) else EXIT_ERROR
     if opts.json:
         for entry in parsed.fields["entries"]:
