@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
@@ -198,11 +198,14 @@ def dump_log_lines(
     decoders: DataDecoders = STRING,
     report_tail: bool = True,
     legacy: bool = False,
+    damaged: Callable[[Batch], str | None] | None = None,
 ) -> Iterator[str]:
     """Kafka's dumpLog for one file, line by line; ``batches`` is a BatchReader.
     Pairs of non-consecutive record offsets are appended to ``non_consecutive`` as the tool ``legacy``
     selects finds them (see the module's docstring).
-    ``report_tail=False`` leaves out the "invalid bytes at the end" line, as Kafka does under --max-bytes."""
+    ``report_tail=False`` leaves out the "invalid bytes at the end" line, as Kafka does under --max-bytes.
+    ``damaged``, called after each header under deep iteration, gives the line printed instead of the
+    batch's records when they do not decode (None when they do), or raises to stop there."""
     yield f"Dumping {path}"
     start = log_start_offset(path)
     if start is not None:
@@ -218,6 +221,10 @@ def dump_log_lines(
             progress(batch.position + batch.size)
         yield batch_line(batch)
         if deep or print_data:
+            instead = damaged(batch) if damaged is not None else None
+            if instead is not None:
+                yield instead
+                continue
             for r in batch.records:
                 # the Scala tool let the first record set the start; the Java port counts from -1
                 if r.offset != last + 1 and not (legacy and last == -1):

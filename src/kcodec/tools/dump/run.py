@@ -22,6 +22,7 @@ from kcodec.errors import (
     EXIT_ERROR,
     EXIT_OK,
     CrcMismatchError,
+    DecodeError,
     DecompressionLimitError,
     EncodeError,
     KcodecError,
@@ -29,8 +30,9 @@ from kcodec.errors import (
 )
 from kcodec.log.index import read_offset_index
 from kcodec.log.names import parse_segment_name
+from kcodec.records.decode import decode_entry, decode_entry_header
 from kcodec.records.reader import read_batches, shrank_message
-from kcodec.records.resync import find_next_entry
+from kcodec.records.resync import SkippedRange, find_next_entry
 from kcodec.records.source import open_input
 from kcodec.tools.dump.decoders import STRING, DataDecoders, DecoderError
 from kcodec.tools.dump.files import FileKind, dump_producer_snapshot, dump_text_file, file_kind
@@ -131,6 +133,33 @@ def _column_decoder():
     return entry_to_arrow if kernel_columns() else None
 
 
+def _records_or_header(damage: dict[int, DecodeError]):
+    """A reader's ``decode`` for the deep text dump: the entry decoded, or, when its records do not decode,
+    its header alone (:func:`decode_entry_header`), what stopped the records kept in ``damage`` by position:
+    the header is printed before the damage is reported, as kafka-dump-log prints it before it iterates."""
+
+    def decode(entry: bytes, position: int, *, verify_crc: bool, max_decompressed_size: int):
+        try:
+            return decode_entry(entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size)
+        except DecompressionLimitError:
+            raise  # kcodec's own cap, not damage: reported as refused
+        except DecodeError as exc:
+            try:
+                header = decode_entry_header(
+                    entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size
+                )
+            except DecodeError:
+                raise exc from None  # the header itself is damaged: no batch to show
+            damage[position] = exc
+            return header
+
+    return decode
+
+
+def _skipped_line(r: SkippedRange) -> str:
+    return f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}"
+
+
 def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> int:
     status = EXIT_OK
 
@@ -139,7 +168,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
             fields = {"position": r.start, "size": r.size, "skipped": True, "kind": r.kind, "reason": r.reason}
             print(as_ndjson({"file": str(path), **fields}))
         else:
-            print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
+            print(_skipped_line(r))
 
     def print_refused(r) -> None:  # kcodec's own cap, not damage: said apart, bytes kept
         if opts.json:
@@ -153,6 +182,24 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
     if kind == FileKind.KRAFT_SNAPSHOT and registry is None and opts.data_decoders is None:
         # a KRaft snapshot holds cluster metadata wherever it lies: --cluster-metadata-decoder by default
         registry, print_data = "cluster_metadata", True
+    deep = opts.deep_iteration or print_data
+    damage: dict[int, DecodeError] = {}  # deep text dump: batches whose header is shown, records not decoded
+    damaged_records: list[SkippedRange] = []
+    if opts.json:  # a JSON line carries its records (what `kcodec write` reads back)
+        decode = _column_decoder() if opts.bytes_encoding == "hex" and not registry else None
+    else:  # as kafka-dump-log: every header the size field frames; records only under deep iteration
+        decode = _records_or_header(damage) if deep else decode_entry_header
+
+    def records_damaged(batch) -> str | None:
+        """After a batch's header: the line printed instead of its records when they do not decode."""
+        exc = damage.pop(batch.position, None)
+        if exc is None:
+            return None
+        if not opts.skip_corrupt:
+            raise exc
+        damaged_records.append(SkippedRange.from_error(batch.position, batch.position + batch.size, exc))
+        return _skipped_line(damaged_records[-1])
+
     reader = read_batches(
         source,
         end=opts.max_bytes,
@@ -161,7 +208,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
         skip_corrupt=opts.skip_corrupt,
         on_skip=print_skipped if opts.skip_corrupt else None,
         on_refused=print_refused if opts.skip_corrupt else None,
-        decode=_column_decoder() if opts.json and opts.bytes_encoding == "hex" and not registry else None,
+        decode=decode,
     )
     # the lines themselves show progress when they scroll on the terminal
     progress = opts.progress(None if item.stdin else item.size, path.name, not sys.stdout.isatty())
@@ -174,7 +221,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
             for line in dump_log_lines(
                 path,
                 reader,
-                opts.deep_iteration,
+                deep,
                 print_data,
                 opts.skip_record_metadata,
                 progress.to,
@@ -182,6 +229,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
                 file_decoders or STRING,
                 report_tail=opts.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
                 legacy=deferred.legacy,
+                damaged=records_damaged,
             ):
                 print(line)
             deferred.add_non_consecutive(path, pairs)
@@ -200,9 +248,10 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
     may_hint = not item.stdin and opts.max_bytes is None and not opts.skip_corrupt and not opts.json
     if reader.partial_tail is not None and may_hint and status == EXIT_OK:
         _hint_hidden_batches(path, source, reader.partial_tail.position)
-    if reader.skipped:
-        n = sum(r.size for r in reader.skipped)
-        print(f"kcodec dump: {path}: skipped {len(reader.skipped)} damaged range(s), {n} bytes", file=sys.stderr)
+    skipped = reader.skipped + damaged_records
+    if skipped:
+        n = sum(r.size for r in skipped)
+        print(f"kcodec dump: {path}: skipped {len(skipped)} damaged range(s), {n} bytes", file=sys.stderr)
         status = max(status, EXIT_CHECK_FAILED)
     elif reader.refused:
         n = sum(r.size for r in reader.refused)
