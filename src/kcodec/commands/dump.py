@@ -23,6 +23,7 @@ from kcodec.commands.common import (
     schema_package,
 )
 from kcodec.commands.object_store import RemoteObject, add_storage_option, expand, file_size_of, storage_of
+from kcodec.tools.dump.decoders import KAFKA_STRING_DECODER  # light: no decoder is loaded before one is named
 
 if TYPE_CHECKING:
     from kcodec.tools.dump.run import DumpInput
@@ -172,6 +173,15 @@ def add_parser(sub) -> None:
             help=f"how {part}s print (implies --print-data-log): string (UTF-8, the default), hex, base64, "
             "json (checked, compact), or module:callable taking bytes and returning str",
         )
+        p.add_argument(  # kafka-dump-log's spelling: its value is optional there, naming StringDecoder
+            f"--{part}-decoder-class",
+            dest=f"{part}_decoder",
+            nargs="?",
+            const=KAFKA_STRING_DECODER,
+            metavar="DECODER",
+            help=f"kafka-dump-log's name for --{part}-decoder; Kafka's {KAFKA_STRING_DECODER} (the default "
+            "without a value) is string",
+        )
     for option, topic in TOPIC_DECODER_OPTIONS:
         p.add_argument(
             f"--{option}-decoder",
@@ -202,7 +212,7 @@ def add_parser(sub) -> None:
         "--index-sanity-check",
         action="store_true",
         help="for .index/.timeindex files: only the checks a broker runs on start-up (size a multiple of the "
-        "entry size, last offset not below the base, entries in order); exit 1 if one fails",
+        "entry size, last offset not below the base, last timestamp not below the first); exit 1 if one fails",
     )
     p.add_argument(
         "--kafka-version",
@@ -227,8 +237,9 @@ def add_parser(sub) -> None:
         "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any, --json too)",
     )
     p.epilog = (
-        "exit status: 0 everything was read; 1 --skip-corrupt skipped damaged bytes, or an index failed "
-        "--index-sanity-check; 2 bad usage (also a FILE that is missing or not a regular file); 3 stopped at "
-        "bytes that do not decode, a decoder failed, or a file kind dump does not know by its name"
+        "exit status: 0 everything was read (a file kind dump does not know by its name is ignored, as "
+        "kafka-dump-log ignores it; --as-log reads it); 1 --skip-corrupt skipped damaged bytes, or an index "
+        "failed --index-sanity-check; 2 bad usage (also a FILE that is missing or not a regular file); 3 "
+        "stopped at bytes that do not decode, or a decoder failed"
     )
     p.set_defaults(func=cmd_dump)

@@ -19,9 +19,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
+from kcodec.errors import KcodecError
 from kcodec.log.kraft_snapshots import KRAFT_SNAPSHOT_SUFFIX
 from kcodec.records.model import Batch, Record, TimestampType
-from kcodec.tools.dump.decoders import STRING, DataDecoders
+from kcodec.tools.dump.decoders import STRING, DataDecoders, DecoderError
 from kcodec.tools.dump.files import kraft_snapshot_line
 from kcodec.tools.records_io import DUMP_ENCODING, encode_bytes
 
@@ -88,7 +89,12 @@ def record_line(
 
                 # with --schemas-from, an internal topic's decoders carry the user's schemas
                 source = getattr(decoders, "source", None)
-                text = control_text(c.type, record.value, source) if source else control_text(c.type, record.value)
+                try:
+                    text = control_text(c.type, record.value, *([source] if source else []))
+                except KcodecError as exc:  # damage, said as a decoder's failure: the batch itself reads
+                    raise DecoderError(
+                        f"the {c.name} control record at offset {record.offset} does not decode: {exc}"
+                    ) from None
                 parts.append(text or f"controlType: {c.name}({c.type})")
     if print_data and not batch.is_control:
         key, payload = decoders.parse(record)

@@ -96,8 +96,12 @@ def dump_input(item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> 
     """Dump one input by its kind; the exit status it earns."""
     path = Path("<stdin>") if item.stdin else item.shown
     kind = FileKind.LOG if item.stdin or opts.as_log else file_kind(path)
-    if kind == FileKind.UNKNOWN:
-        return _refuse(path, _UNKNOWN_KIND)
+    if kind == FileKind.UNKNOWN:  # as kafka-dump-log: named, passed over, no trace in the exit status
+        if not opts.json:
+            print(f"Dumping {path}")
+        sys.stdout.flush()
+        print(f"Ignoring unknown file {path}", file=sys.stderr)
+        return EXIT_OK
     if kind not in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
         if item.staged is None:
             assert isinstance(path, Path)  # only an object is staged; a local file is read where it is
@@ -282,12 +286,6 @@ def _print_json(path: PurePath, reader, registry: str | None, opts: DumpOptions,
         print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
 
 
-_UNKNOWN_KIND = (
-    "not a file kind kcodec dump knows by its name (.log, .index, .timeindex, .txnindex, .snapshot, "
-    ".checkpoint, leader-epoch-checkpoint, partition.metadata); --as-log reads it as log entries"
-)
-
-
 def _refuse(name: PurePath, message: str, status: int = EXIT_ERROR) -> int:
     """Say on stderr why ``name`` is not dumped (or not all of it); the exit status it earns."""
     sys.stdout.flush()
@@ -298,8 +296,8 @@ def _refuse(name: PurePath, message: str, status: int = EXIT_ERROR) -> int:
 def _dump_other(
     path: Path, kind: str, opts: DumpOptions, deferred: DeferredErrors, shown: PurePath | None = None
 ) -> int:
-    """Every file kcodec dump recognises by name but a log (an unknown name is refused before: kafka-dump-log
-    ignores it, leaving no trace in the exit status): indexes, checkpoints, metadata, snapshots, read from the
+    """Every file kcodec dump recognises by name but a log (an unknown name is ignored before, as
+    kafka-dump-log ignores it): indexes, checkpoints, metadata, snapshots, read from the
     local ``path``. ``shown`` is the name printed for it (an object's URI for its local copy)."""
     name = path if shown is None else shown
 
