@@ -136,17 +136,18 @@ def test_verify_fails_on_a_corrupted_object(capsys, s3, partition):
     assert code == 1
 
 
-def test_endpoint_and_credentials_from_the_environment(capsys, monkeypatch, s3, partition):
-    name = s3.bucket("kcodec-env")
+@pytest.mark.parametrize("scheme", ["s3", "s3a", "s3n"])  # Hadoop's names for S3 read the same environment
+def test_endpoint_and_credentials_from_the_environment(capsys, monkeypatch, s3, partition, scheme):
+    name = s3.bucket(f"kcodec-env-{scheme}")
     s3.upload(partition, f"{name}/{TOPIC}")
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
     monkeypatch.setenv("AWS_REGION", REGION)
     log = sorted(partition.glob("*.log"))[0]
-    code, out, err = run(capsys, "dump", f"s3://{name}/{TOPIC}/{log.name}")
+    code, out, err = run(capsys, "dump", f"{scheme}://{name}/{TOPIC}/{log.name}")
     assert (code, err) == (0, "")
-    assert out == run(capsys, "dump", log)[1].replace(str(log), f"s3://{name}/{TOPIC}/{log.name}")
+    assert out == run(capsys, "dump", log)[1].replace(str(log), f"{scheme}://{name}/{TOPIC}/{log.name}")
 
 
 @pytest.mark.parametrize("command", ["dump", "verify"])
