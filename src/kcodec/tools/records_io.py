@@ -21,7 +21,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kcodec.errors import EncodeError
-from kcodec.records.model import TimestampType
 
 ENCODINGS = ("utf8", "hex", "base64")
 DUMP_ENCODING = "hex"  # how kcodec dump --json writes bytes unless --bytes-encoding says otherwise
@@ -199,6 +198,8 @@ def _control_record(rec: dict, where: str, encoding: str) -> ControlRecord:
 
 def parse_dumped_batch(obj: dict, where: str, keep_offsets: bool) -> DumpedBatch:
     """A batch line of ``kcodec dump --json`` with the state a re-write must keep."""
+    from kcodec.records.model import TimestampType  # not at import: the command line's parser imports this module
+
     records = obj["records"] or []
     encoding = obj.get("bytesEncoding", DUMP_ENCODING)
     if encoding not in ENCODINGS:
