@@ -252,3 +252,24 @@ def test_completion_offers_storage_option_keys(capsys, shell):
     line = next(li for li in out.splitlines() if "storage-option" in li and "s3.endpoint=" in li)
     assert "fs.s3a.access.key=" in line
     assert sum("s3.endpoint=" in li for li in out.splitlines()) >= 2  # dump and verify
+
+
+def test_metadata_image_of_a_directory_in_an_object_store(capsys, monkeypatch, s3, tmp_path):
+    """`kcodec metadata image s3://...`: the image as of the local copy; a missing directory is one line with
+    the URI as given (it printed ``s3:/...``)."""
+    from tests.helpers.metadata_logs import write_metadata_dir
+
+    local = write_metadata_dir(tmp_path)
+    name = s3.bucket("kcodec-metadata")
+    s3.upload(local, f"{name}/{local.name}")
+    for key, value in (("AWS_ENDPOINT_URL", s3.endpoint), ("AWS_ACCESS_KEY_ID", ACCESS_KEY)):
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    uri = f"s3://{name}/{local.name}"
+    code, out, err = run(capsys, "metadata", "image", uri)
+    assert (code, err) == (0, "")
+    assert out == run(capsys, "metadata", "image", local)[1].replace(str(local), uri)
+    missing = f"s3://{name}/logs/__cluster_metadata-0"
+    code, out, err = run(capsys, "metadata", "image", missing)
+    assert (code, out, err) == (2, "", f"kcodec metadata: {missing}: no such directory\n")

@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import nullcontext
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kcodec.commands.common import (
     EXIT_OK,
+    STDIN,
+    STDIN_NAME,
     TOPIC_DECODER_OPTIONS,
     UsageError,
     add_json,
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
     from kcodec.tools.dump.run import DumpInput
 
 JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
-
-
-STDIN = "-"
 
 
 def dump_inputs(args: argparse.Namespace) -> list[str]:
@@ -77,7 +75,7 @@ def _dump_input(item) -> DumpInput:
     from kcodec.tools.dump.run import DumpInput
 
     if item == STDIN:
-        return DumpInput(Path("<stdin>"), stdin=True, source=lambda: nullcontext(sys.stdin.buffer))
+        return DumpInput(STDIN_NAME, stdin=True, source=lambda: nullcontext(sys.stdin.buffer))
     if isinstance(item, RemoteObject):
         return DumpInput(item.path, item.size, source=item.open, staged=item.staged)
     return DumpInput(item, file_size_of(item))
