@@ -24,6 +24,7 @@ PySpark data source (``kcodec.spark``, documented there); their insides may chan
 from __future__ import annotations
 
 import importlib
+import os
 
 __version__ = "0.1.0"
 
@@ -43,6 +44,7 @@ _EXPORTS = {
     "convert_batches": "kcodec.records.encode",
     # segments and partitions
     "Partition": "kcodec.log.partition",
+    "PartitionRecord": "kcodec.log.partition",
     "SegmentWriter": "kcodec.log.writer",
     "build_indexes": "kcodec.log.index",
     # the generated codecs, by entity and version
@@ -58,19 +60,40 @@ __all__ = sorted([*_EXPORTS, "read_arrow", "read_internal_view"]) + ["__version_
 ARROW_HINT = "pip install 'kcodec[arrow]'"
 
 
-def read_arrow(source, **options):
-    """Every record of ``source`` (what :func:`read_batches` takes) as one ``pyarrow.Table``: offset,
-    timestamp, timestamp type, key, value, headers, sequence, control flag and batch position, one
-    row per record, decoded straight into Arrow buffers where the compiled kernel is built.
+def read_arrow(source, *, start_offset=None, end_offset=None, **options):
+    """Every record of ``source`` (what :func:`read_batches` takes, or a partition directory: a local path or
+    a URI) as one ``pyarrow.Table``: offset, timestamp, timestamp type, key, value, headers, sequence,
+    control flag and batch position, one row per record, decoded straight into Arrow buffers where the
+    compiled kernel is built. ``start_offset`` / ``end_offset`` (exclusive): only the records in that range
+    (a partition seeks to it through its index files, as :meth:`Partition.read_arrow`).
     ``options``: ``verify_crc``, ``max_decompressed_size`` and :func:`read_batches`' others.
     Needs pyarrow (the ``arrow`` extra); without it, an ImportError saying how to install it."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         raise ImportError(f"kcodec.read_arrow needs pyarrow: {ARROW_HINT}", name="pyarrow") from None
+    if _is_directory(source):
+        from kcodec.log.partition import Partition
+
+        return Partition(source).read_arrow(start_offset, end_offset, **options)
     from kcodec.records.columnar import read_arrow as read
 
-    return read(source, **options)
+    return read(source, start_offset=start_offset, end_offset=end_offset, **options)
+
+
+def _is_directory(source) -> bool:
+    """Whether ``source`` names a directory: a local one, or a URI of a filesystem that says so."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    text = os.fspath(source)
+    if isinstance(text, bytes):
+        return False
+    if "://" not in text:
+        return os.path.isdir(text)
+    from kcodec.log.fs import resolve
+
+    fs, path = resolve(text)
+    return fs.is_dir(path)
 
 
 def read_internal_view(path, view: str, **options):

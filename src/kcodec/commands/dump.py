@@ -21,6 +21,7 @@ from kcodec.commands.common import (
     byte_limit,
     chosen_registry,
     non_negative_int,
+    offset_int,
     schema_package,
 )
 from kcodec.commands.object_store import RemoteObject, add_storage_option, expand, file_size_of, storage_of
@@ -88,6 +89,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
     from kcodec.tools.dump.run import DumpOptions, dump_input
 
     names = dump_inputs(args)
+    if args.start_offset is not None and args.end_offset is not None and args.start_offset >= args.end_offset:
+        raise UsageError(f"--start-offset {args.start_offset} is not before --end-offset {args.end_offset}")
     decoders = _data_decoders(args)
     topic_decoder = any(getattr(args, option) for option in DECODER_OPTIONS)
     codecs = schema_package(args).codecs  # the internal topics' records: kcodec's schemas or --schemas-from
@@ -108,6 +111,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
         index_sanity_check=args.index_sanity_check,
         as_log=args.as_log,
         skip_corrupt=args.skip_corrupt,
+        start_offset=args.start_offset,
+        end_offset=args.end_offset,
+        from_time=args.from_time,
         progress=lambda size, name, enabled: Progress(size, desc=name, enabled=enabled),
     )
     deferred = DeferredErrors(legacy=args.kafka_version < JAVA_PORT)
@@ -211,6 +217,17 @@ def add_parser(sub) -> None:
         action="store_true",
         help="for .index/.timeindex files: only the checks a broker runs on start-up (size a multiple of the "
         "entry size, last offset not below the base, last timestamp not below the first); exit 1 if one fails",
+    )
+    window = p.add_argument_group("a window of each log (whole batches, as a fetch returns them)")
+    window.add_argument("--start-offset", type=offset_int, metavar="OFFSET", help="from the batch that holds OFFSET")
+    window.add_argument(
+        "--end-offset", type=offset_int, metavar="OFFSET", help="up to the batches before OFFSET (exclusive)"
+    )
+    window.add_argument(
+        "--from-time",
+        type=offset_int,
+        metavar="MS",
+        help="from the first batch whose max timestamp is at least MS (epoch milliseconds), then all after it",
     )
     p.add_argument(
         "--kafka-version",

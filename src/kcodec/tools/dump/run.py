@@ -72,6 +72,9 @@ class DumpOptions:
     index_sanity_check: bool = False  # [--index-sanity-check]
     as_log: bool = False  # [--as-log]
     skip_corrupt: bool = False  # [--skip-corrupt]
+    start_offset: int | None = None  # [--start-offset]: from the batch holding it
+    end_offset: int | None = None  # [--end-offset] (exclusive): up to the batch before the one starting there
+    from_time: int | None = None  # [--from-time]: from the first batch whose max timestamp is at least it
     #: a progress bar for a file: (size or None, name, enabled) -> an object with .to(position) and .close()
     progress: Callable[[int | None, str, bool], Any] = lambda size, name, enabled: _NoProgress()
 
@@ -204,7 +207,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
         damaged_records.append(SkippedRange.from_error(batch.position, batch.position + batch.size, exc))
         return _skipped_line(damaged_records[-1])
 
-    reader = read_batches(
+    reader: Any = read_batches(
         source,
         end=opts.max_bytes,
         verify_crc=False,
@@ -214,6 +217,8 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
         on_refused=print_refused if opts.skip_corrupt else None,
         decode=decode,
     )
+    if opts.start_offset is not None or opts.end_offset is not None or opts.from_time is not None:
+        reader = _Window(reader, opts)
     # the lines themselves show progress when they scroll on the terminal
     progress = opts.progress(None if item.stdin else item.size, path.name, not sys.stdout.isatty())
     file_decoders = InternalDecoders(registry, opts.codecs) if registry else opts.data_decoders
@@ -236,6 +241,8 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
                 damaged=records_damaged,
             ):
                 print(line)
+            if isinstance(reader, _Window):  # a window starts where it starts: not a gap after offset -1
+                pairs = [pair for pair in pairs if pair[0] != -1]
             deferred.add_non_consecutive(path, pairs)
     except KcodecError as exc:
         sys.stdout.flush()
@@ -378,6 +385,34 @@ def _hint_hidden_batches(path: PurePath, source, start: int) -> None:
             f"starts at byte {found}: --skip-corrupt reads on",
             file=sys.stderr,
         )
+
+
+class _Window:
+    """The batches of a reader within --start-offset, --end-offset and --from-time, whole batches as a fetch
+    returns them (the partition source's window); reading stops at the first batch past the end."""
+
+    def __init__(self, reader, opts: DumpOptions):
+        self.reader, self.opts = reader, opts
+        self.stopped = False
+
+    def __iter__(self):
+        start, end, since = self.opts.start_offset, self.opts.end_offset, self.opts.from_time
+        for batch in self.reader:
+            if end is not None and batch.base_offset >= end:
+                self.stopped = True  # the rest of the file is not read: nothing is said about its end
+                return
+            if start is not None and batch.last_offset < start:
+                continue
+            if since is not None:
+                if batch.max_timestamp < since:
+                    continue
+                since = None  # then everything after it, as a read from the offset for a time
+            yield batch
+
+    def __getattr__(self, name: str):
+        if name == "partial_tail" and self.stopped:
+            return None
+        return getattr(self.reader, name)
 
 
 class _Bounded:
