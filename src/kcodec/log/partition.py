@@ -279,7 +279,7 @@ class Partition:
         start_timestamp: int | None = None,
         verify_crc: bool = True,
         isolation_level: str = "read_uncommitted",
-    ) -> Iterator[Record]:
+    ) -> Iterator[PartitionRecord]:
         """Records in offset order, from the batches :meth:`iter_batches` yields (the same arguments);
         records of a batch before ``start_offset`` or from ``end_offset`` on are left out.
 

@@ -123,9 +123,10 @@ def record_json(record: Record, encoding: str = DUMP_ENCODING) -> dict:
         out["crc"], out["crcValid"] = record.crc, record.crc_valid
     if record.control is not None:
         c = record.control
-        out["control"] = {"type": c.type, "typeName": c.name, "version": c.version}
+        control: dict[str, object] = {"type": c.type, "typeName": c.name, "version": c.version}
         if c.is_transaction_marker:
-            out["control"].update(coordinatorEpoch=c.coordinator_epoch, valueVersion=c.marker_version)
+            control.update(coordinatorEpoch=c.coordinator_epoch, valueVersion=c.marker_version)
+        out["control"] = control
     return out
 
 
