@@ -187,9 +187,9 @@ def refused_rule(r) -> str:
 
 def _skipped_problem(r) -> Problem:
     if r.refused:
-        return Problem(r.start, None, refused_rule(r), refused=True)
+        return Problem(r.start, r.base_offset, refused_rule(r), refused=True)
     # r.reason is the error's one-line text, with its own position; the problem is placed at the range start
-    return Problem(r.start, None, f"{r.reason}; skipped bytes {r.start}..{r.end} ({r.size} bytes)")
+    return Problem(r.start, r.base_offset, f"{r.reason}; skipped bytes {r.start}..{r.end} ({r.size} bytes)")
 
 
 def verify_path(
