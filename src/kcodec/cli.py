@@ -22,30 +22,42 @@ from kcodec.commands.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError
 from kcodec.errors import BackendError, KcodecError
 from kcodec.runtime.kernel import backend_setting
 
-# Subcommand modules under kcodec.commands, in the order --help lists them.
+# Subcommand modules under kcodec.commands, in the order --help lists them: what users run first, the
+# developers' tools (fuzz, bench, generate) last.
 COMMANDS = (
-    "generate",
-    "layout",
-    "size",
     "dump",
     "verify",
+    "inspect",
     "write",
     "convert",
     "index",
-    "inspect",
-    "fuzz",
-    "pipeline",
     "metadata",
-    "bench",
+    "pipeline",
+    "layout",
+    "size",
     "completion",
+    "fuzz",
+    "bench",
+    "generate",
 )
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse with its errors as one line on stderr (argparse prints the whole usage first)."""
 
+    subcommands: dict[str, argparse.ArgumentParser] = {}
+
     def error(self, message: str):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but arguments no parser knows are the subcommand's error, pointing at its help
+        (argparse reports them as the top-level parser's, sending the user to ``kcodec --help``)."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            where = self.subcommands.get(getattr(parsed, "command", None) or "", self)
+            where.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"kcodec.commands.{name}").add_parser(sub)
+    parser.subcommands = dict(sub.choices)
     # handed to the commands that describe or run the whole command line (completion; bench's command rows),
     # which import nothing from here
     parser.set_defaults(root_parser=parser, entry_point=main)

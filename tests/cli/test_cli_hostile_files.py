@@ -49,21 +49,24 @@ def kcodec_child(code: str, *args: str, stdin=None, **kw) -> subprocess.Popen:
 
 # ---------------------------------------------------------------------------- a segment that shrinks
 
-# The child pauses after decoding a few batches (a hook on the decoder, which every reading path calls),
+# The child pauses after decoding a few batches (a hook on the decoders, which every reading path calls),
 # says so on stdout, and waits for the test to truncate the file before it reads on.
 _PAUSING_CHILD = """
     import sys
     import kcodec.records.decode as decode, kcodec.records.reader as reader, kcodec.records.skipping as skipping
-    real, calls = decode.decode_entry, [0]
+    calls = [0]
 
-    def pausing(*a, **kw):
-        calls[0] += 1
-        if calls[0] == 20:
-            print("paused", flush=True)
-            sys.stdin.readline()
-        return real(*a, **kw)
+    def pausing(real):
+        def decode_pausing(*a, **kw):
+            calls[0] += 1
+            if calls[0] == 20:
+                print("paused", flush=True)
+                sys.stdin.readline()
+            return real(*a, **kw)
+        return decode_pausing
 
-    reader.decode_entry = skipping.decode_entry = pausing
+    reader.decode_entry = skipping.decode_entry = pausing(decode.decode_entry)
+    decode.decode_entry_header = pausing(decode.decode_entry_header)  # a shallow dump reads headers only
     argv = sys.argv[1:]
     if argv[0] == "read_batches":
         print(sum(len(b.records) for b in reader.read_batches(argv[1], skip_corrupt=argv[2:] == ["skip"])))

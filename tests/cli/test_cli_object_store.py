@@ -136,17 +136,18 @@ def test_verify_fails_on_a_corrupted_object(capsys, s3, partition):
     assert code == 1
 
 
-def test_endpoint_and_credentials_from_the_environment(capsys, monkeypatch, s3, partition):
-    name = s3.bucket("kcodec-env")
+@pytest.mark.parametrize("scheme", ["s3", "s3a", "s3n"])  # Hadoop's names for S3 read the same environment
+def test_endpoint_and_credentials_from_the_environment(capsys, monkeypatch, s3, partition, scheme):
+    name = s3.bucket(f"kcodec-env-{scheme}")
     s3.upload(partition, f"{name}/{TOPIC}")
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
     monkeypatch.setenv("AWS_REGION", REGION)
     log = sorted(partition.glob("*.log"))[0]
-    code, out, err = run(capsys, "dump", f"s3://{name}/{TOPIC}/{log.name}")
+    code, out, err = run(capsys, "dump", f"{scheme}://{name}/{TOPIC}/{log.name}")
     assert (code, err) == (0, "")
-    assert out == run(capsys, "dump", log)[1].replace(str(log), f"s3://{name}/{TOPIC}/{log.name}")
+    assert out == run(capsys, "dump", log)[1].replace(str(log), f"{scheme}://{name}/{TOPIC}/{log.name}")
 
 
 def test_a_damaged_staged_object_is_named_by_its_uri(capsys, s3):
@@ -262,3 +263,24 @@ def test_completion_offers_storage_option_keys(capsys, shell):
     line = next(li for li in out.splitlines() if "storage-option" in li and "s3.endpoint=" in li)
     assert "fs.s3a.access.key=" in line
     assert sum("s3.endpoint=" in li for li in out.splitlines()) >= 2  # dump and verify
+
+
+def test_metadata_image_of_a_directory_in_an_object_store(capsys, monkeypatch, s3, tmp_path):
+    """`kcodec metadata image s3://...`: the image as of the local copy; a missing directory is one line with
+    the URI as given (it printed ``s3:/...``)."""
+    from tests.helpers.metadata_logs import write_metadata_dir
+
+    local = write_metadata_dir(tmp_path)
+    name = s3.bucket("kcodec-metadata")
+    s3.upload(local, f"{name}/{local.name}")
+    for key, value in (("AWS_ENDPOINT_URL", s3.endpoint), ("AWS_ACCESS_KEY_ID", ACCESS_KEY)):
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    uri = f"s3://{name}/{local.name}"
+    code, out, err = run(capsys, "metadata", "image", uri)
+    assert (code, err) == (0, "")
+    assert out == run(capsys, "metadata", "image", local)[1].replace(str(local), uri)
+    missing = f"s3://{name}/logs/__cluster_metadata-0"
+    code, out, err = run(capsys, "metadata", "image", missing)
+    assert (code, out, err) == (2, "", f"kcodec metadata: {missing}: no such directory\n")

@@ -1,5 +1,6 @@
 """One rule for every command, through the installed entry point: an input FILE that is missing or a
-directory is bad usage (exit 2, "no such file" / "is a directory"); a missing optional dependency is
+directory is bad usage (exit 2, "no such file" / "is a directory"; dump and verify read a directory's
+segments); a missing optional dependency is
 one line with the pip command, exit 3; no Java gives an install hint before Spark fails; and tables
 fit the terminal."""
 
@@ -41,7 +42,9 @@ def kcodec(*argv, cwd: Path, env: dict | None = None, program=None) -> subproces
 
 @pytest.mark.parametrize("command", FILE_COMMANDS)
 def test_missing_file_and_directory_are_usage_errors(tmp_path, command):
-    for given, what in ((tmp_path / LOG, "no such file"), (tmp_path, "is a directory")):
+    # dump and verify read a partition directory's segments: one without any is bad usage
+    directory = "no segments in this directory" if command in ("dump", "verify") else "is a directory"
+    for given, what in ((tmp_path / LOG, "no such file"), (tmp_path, directory)):
         argv = [a.format(given) for a in FILE_COMMANDS[command]]
         done = kcodec(*argv, cwd=tmp_path)
         assert done.returncode == 2, done.stderr

@@ -114,11 +114,14 @@ def test_cli_dump(segment, tmp_path, capsys):
     log, starts = segment
     src = tmp_path / "seg.log"
     src.write_bytes(log)
-    assert main(["dump", str(src), "--max-decompressed-size", str(LIMIT)]) == 3
+    assert main(["dump", str(src), "--max-decompressed-size", str(LIMIT)]) == 0  # shallow: nothing inflated
+    assert sum(1 for line in capsys.readouterr().out.splitlines() if "position:" in line) == 3
+    deep = ["--deep-iteration", "--max-decompressed-size", str(LIMIT)]
+    assert main(["dump", str(src), *deep]) == 3
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--max-decompressed-size raises the limit" in err
     assert "--skip-corrupt" not in err
-    assert main(["dump", str(src), "--skip-corrupt", "--max-decompressed-size", str(LIMIT)]) == 3
+    assert main(["dump", str(src), "--skip-corrupt", *deep]) == 3
     out, err = capsys.readouterr()
     lines = out.splitlines()
     refused = [line for line in lines if line.startswith("Refused")]

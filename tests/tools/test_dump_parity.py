@@ -193,14 +193,38 @@ def test_index_sanity_check(indexed, capsys):
     code, out, err = run(capsys, "dump", index, "--index-sanity-check")
     assert code == 1 and "passed" not in out
     assert len(err.splitlines()) == 1 and "is corrupt, found" in err and "multiple of 8" in err
-    index.write_bytes(good[8:16] + good[:8] + good[16:])  # entries out of order
-    code, _, err = run(capsys, "dump", index, "--index-sanity-check")
-    assert code == 1 and "out of order" in err
+    # entries out of order in between pass, as the broker's OffsetIndex/TimeIndex.sanityCheck lets them
+    index.write_bytes(good[8:16] + good[:8] + good[16:])
+    code, out, _ = run(capsys, "dump", index, "--index-sanity-check")
+    assert code == 0 and out.splitlines()[-1] == f"{index} passed sanity check."
     data = bytearray(timeindex.read_bytes())
+    first, last = data[:8], data[-12:-4]
+    data[12:20] = (0).to_bytes(8, "big")  # a timestamp going back in the middle: Kafka's check passes
+    timeindex.write_bytes(bytes(data))
+    code, out, _ = run(capsys, "dump", timeindex, "--index-sanity-check")
+    assert code == 0 and out.splitlines()[-1] == f"{timeindex} passed sanity check."
+    assert first <= last
     data[-12:-4] = (0).to_bytes(8, "big")  # last timestamp below the first
     timeindex.write_bytes(bytes(data))
     code, _, err = run(capsys, "dump", timeindex, "--index-sanity-check")
     assert code == 1 and "less than the first timestamp" in err
+
+
+def test_time_index_order_is_reported_only_where_kafka_reports_it(indexed, capsys):
+    """DumpLogSegments checks a time index entry's order only when its batch is found (last offset = the
+    entry's offset); an entry that names no batch's last offset is reported as not found, not as out of order."""
+    _, timeindex = indexed
+    good = timeindex.read_bytes()
+    entries = [good[i : i + 12] for i in range(0, len(good), 12)]
+    older = (0).to_bytes(8, "big")
+    not_found = older + (int.from_bytes(entries[1][8:], "big") - 1).to_bytes(4, "big")  # inside a batch
+    timeindex.write_bytes(entries[0] + not_found + b"".join(entries[2:]))
+    _, _, err = run(capsys, "dump", timeindex, "--verify-index-only")
+    assert "The following indexed offsets are not found in the log." in err
+    assert "out of order" not in err
+    timeindex.write_bytes(entries[0] + older + entries[1][8:] + b"".join(entries[2:]))  # found, and older
+    _, _, err = run(capsys, "dump", timeindex, "--verify-index-only")
+    assert f"Found out of order timestamp in :{timeindex}" in err
 
 
 def test_max_message_size_stops_an_index_at_a_larger_batch(indexed, capsys):
@@ -267,25 +291,64 @@ def test_snapshots_are_not_dumped_as_segments(tmp_path, capsys):
     assert "Log starting offset" not in out and len(batch_lines(out)) == 1
 
 
-def test_unknown_file_is_refused_unless_read_as_log(tmp_path, capsys):
+def test_unknown_file_is_ignored_as_kafka_ignores_it_unless_read_as_log(tmp_path, capsys):
     blob = tmp_path / "records.bin"
     blob.write_bytes(V2_BATCH)
+    deleted = tmp_path / f"{LOG}.deleted"  # a segment the broker has scheduled for deletion
+    deleted.write_bytes(V2_BATCH)
     (tmp_path / LOG).write_bytes(V2_BATCH)
-    code, out, err = run(capsys, "dump", blob, tmp_path / LOG)
-    assert code == 3 and "position:" in out  # the other files are still dumped
-    assert err.splitlines() == [
-        f"kcodec dump: {blob}: not a file kind kcodec dump knows by its name (.log, .index, .timeindex, "
-        ".txnindex, .snapshot, .checkpoint, leader-epoch-checkpoint, partition.metadata); "
-        "--as-log reads it as log entries"
-    ]
+    code, out, err = run(capsys, "dump", blob, deleted, tmp_path / LOG)
+    assert code == 0 and len(batch_lines(out)) == 1  # the other files are still dumped
+    assert out.splitlines()[:2] == [f"Dumping {blob}", f"Dumping {deleted}"]
+    assert err.splitlines() == [f"Ignoring unknown file {blob}", f"Ignoring unknown file {deleted}"]
     code, out, _ = run(capsys, "dump", blob, "--as-log")
     assert code == 0 and len(batch_lines(out)) == 1
 
 
-def test_directory_and_missing_file_are_usage_errors(tmp_path, capsys):
-    for name, what in ((tmp_path, "is a directory"), (tmp_path / "missing.log", "no such file")):
+def test_kafka_decoder_class_options(tmp_path, capsys):
+    """kafka-dump-log's --key-decoder-class / --value-decoder-class, with its StringDecoder class names (the
+    value is optional there); a class kcodec has no decoder for is bad usage."""
+    log = write_segment(tmp_path, capsys, DATA[:1])
+    _, expected, _ = run(capsys, "dump", log, "--print-data-log")
+    for argv in (
+        ["--value-decoder-class", "org.apache.kafka.tools.api.StringDecoder"],
+        ["--key-decoder-class", "kafka.serializer.StringDecoder", "--value-decoder-class"],
+        ["--key-decoder-class"],
+    ):
+        code, out, err = run(capsys, "dump", log, *argv)
+        assert (code, out, err) == (0, expected, ""), argv
+    code, out, _ = run(capsys, "dump", log, "--value-decoder-class", "hex")  # kcodec's names too
+    assert code == 0 and out.splitlines()[3].endswith("payload: " + DATA[0]["value"].encode().hex())
+    code, out, err = run(capsys, "dump", log, "--value-decoder-class", "org.apache.kafka.tools.api.LongDecoder")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "LongDecoder" in err
+
+
+def test_an_undecodable_kraft_control_record_is_damage(tmp_path, capsys):
+    """Kafka deserializes a LEADER_CHANGE record when it prints one, and throws when it does not decode: the
+    dump stops with one line naming the record, and verify calls the file invalid."""
+    from kcodec.generated import codec
+    from kcodec.records.encode import encode_control_batch
+
+    value = codec("leader_change_message", 0).build(
+        {"version": 0, "leader_id": 2, "voters": [{"voter_id": 2}], "granting_voters": [{"voter_id": 2}]}
+    )
+    good = encode_control_batch("leader_change", value=value)
+    bad = encode_control_batch("leader_change", value=value[:3], offset=1)  # cut inside the message
+    (tmp_path / LOG).write_bytes(good + bad)
+    code, out, err = run(capsys, "dump", tmp_path / LOG, "--deep-iteration")
+    assert code == 3
+    assert "LeaderChange: {" in out.splitlines()[3]
+    assert len(err.splitlines()) == 1 and "LEADER_CHANGE control record at offset 1 does not decode" in err
+    code, out, _ = run(capsys, "verify", tmp_path / LOG)
+    assert code == 1 and "LEADER_CHANGE control record at offset 1 does not decode" in out
+    (tmp_path / LOG).write_bytes(good)
+    assert run(capsys, "verify", tmp_path / LOG)[0] == 0
+
+
+def test_directory_without_segments_and_missing_file_are_usage_errors(tmp_path, capsys):
+    for name, what in ((tmp_path, "no segments in this directory"), (tmp_path / "missing.log", "no such file")):
         code, _, err = run(capsys, "dump", name)
-        assert code == 2 and err.strip() == f"kcodec dump: {name}: {what}"
+        assert code == 2 and err.count("\n") == 1 and err.startswith(f"kcodec dump: {name}: {what}")
 
 
 # ---------------------------------------------------------------------------- stdin, through the entry point

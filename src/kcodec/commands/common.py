@@ -48,6 +48,10 @@ def packaged(name: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+STDIN = "-"  # the FILE that names standard input (dump, verify, inspect; write's --input)
+STDIN_NAME = Path("<stdin>")  # what is printed for it
+
+
 def existing_file(name: str | Path) -> Path:
     """``name`` as a path, or a usage error when it is not a regular file, said as the user wrote it:
     the one rule every command applies to an input FILE."""

@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import nullcontext
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kcodec.commands.common import (
     EXIT_OK,
+    STDIN,
+    STDIN_NAME,
     TOPIC_DECODER_OPTIONS,
     UsageError,
     add_json,
@@ -20,17 +21,16 @@ from kcodec.commands.common import (
     byte_limit,
     chosen_registry,
     non_negative_int,
+    offset_int,
     schema_package,
 )
 from kcodec.commands.object_store import RemoteObject, add_storage_option, expand, file_size_of, storage_of
+from kcodec.tools.dump.decoders import KAFKA_STRING_DECODER  # light: no decoder is loaded before one is named
 
 if TYPE_CHECKING:
     from kcodec.tools.dump.run import DumpInput
 
 JAVA_PORT = (4, 3)  # the first Kafka release whose kafka-dump-log is the Java tool (KAFKA-14579), the default
-
-
-STDIN = "-"
 
 
 def dump_inputs(args: argparse.Namespace) -> list[str]:
@@ -76,7 +76,7 @@ def _dump_input(item) -> DumpInput:
     from kcodec.tools.dump.run import DumpInput
 
     if item == STDIN:
-        return DumpInput(Path("<stdin>"), stdin=True, source=lambda: nullcontext(sys.stdin.buffer))
+        return DumpInput(STDIN_NAME, stdin=True, source=lambda: nullcontext(sys.stdin.buffer))
     if isinstance(item, RemoteObject):
         return DumpInput(item.path, item.size, source=item.open, staged=item.staged)
     return DumpInput(item, file_size_of(item))
@@ -89,6 +89,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
     from kcodec.tools.dump.run import DumpOptions, dump_input
 
     names = dump_inputs(args)
+    if args.start_offset is not None and args.end_offset is not None and args.start_offset >= args.end_offset:
+        raise UsageError(f"--start-offset {args.start_offset} is not before --end-offset {args.end_offset}")
     decoders = _data_decoders(args)
     topic_decoder = any(getattr(args, option) for option in DECODER_OPTIONS)
     codecs = schema_package(args).codecs  # the internal topics' records: kcodec's schemas or --schemas-from
@@ -109,6 +111,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
         index_sanity_check=args.index_sanity_check,
         as_log=args.as_log,
         skip_corrupt=args.skip_corrupt,
+        start_offset=args.start_offset,
+        end_offset=args.end_offset,
+        from_time=args.from_time,
         progress=lambda size, name, enabled: Progress(size, desc=name, enabled=enabled),
     )
     deferred = DeferredErrors(legacy=args.kafka_version < JAVA_PORT)
@@ -172,6 +177,15 @@ def add_parser(sub) -> None:
             help=f"how {part}s print (implies --print-data-log): string (UTF-8, the default), hex, base64, "
             "json (checked, compact), or module:callable taking bytes and returning str",
         )
+        p.add_argument(  # kafka-dump-log's spelling: its value is optional there, naming StringDecoder
+            f"--{part}-decoder-class",
+            dest=f"{part}_decoder",
+            nargs="?",
+            const=KAFKA_STRING_DECODER,
+            metavar="DECODER",
+            help=f"kafka-dump-log's name for --{part}-decoder; Kafka's {KAFKA_STRING_DECODER} (the default "
+            "without a value) is string",
+        )
     for option, topic in TOPIC_DECODER_OPTIONS:
         p.add_argument(
             f"--{option}-decoder",
@@ -202,7 +216,18 @@ def add_parser(sub) -> None:
         "--index-sanity-check",
         action="store_true",
         help="for .index/.timeindex files: only the checks a broker runs on start-up (size a multiple of the "
-        "entry size, last offset not below the base, entries in order); exit 1 if one fails",
+        "entry size, last offset not below the base, last timestamp not below the first); exit 1 if one fails",
+    )
+    window = p.add_argument_group("a window of each log (whole batches, as a fetch returns them)")
+    window.add_argument("--start-offset", type=offset_int, metavar="OFFSET", help="from the batch that holds OFFSET")
+    window.add_argument(
+        "--end-offset", type=offset_int, metavar="OFFSET", help="up to the batches before OFFSET (exclusive)"
+    )
+    window.add_argument(
+        "--from-time",
+        type=offset_int,
+        metavar="MS",
+        help="from the first batch whose max timestamp is at least MS (epoch milliseconds), then all after it",
     )
     p.add_argument(
         "--kafka-version",
@@ -227,8 +252,9 @@ def add_parser(sub) -> None:
         "parses and its CRC holds; print each skipped byte range with the reason (exit 1 if any, --json too)",
     )
     p.epilog = (
-        "exit status: 0 everything was read; 1 --skip-corrupt skipped damaged bytes, or an index failed "
-        "--index-sanity-check; 2 bad usage (also a FILE that is missing or not a regular file); 3 stopped at "
-        "bytes that do not decode, a decoder failed, or a file kind dump does not know by its name"
+        "exit status: 0 everything was read (a file kind dump does not know by its name is ignored, as "
+        "kafka-dump-log ignores it; --as-log reads it); 1 --skip-corrupt skipped damaged bytes, or an index "
+        "failed --index-sanity-check; 2 bad usage (also a FILE that is missing or not a regular file); 3 "
+        "stopped at bytes that do not decode, or a decoder failed"
     )
     p.set_defaults(func=cmd_dump)

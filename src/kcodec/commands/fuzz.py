@@ -28,6 +28,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.backend:
         os.environ["KCODEC_BACKEND"] = args.backend  # read when the decoders are first imported
     require_extra("fuzz", "hypothesis")
+    _keep_hypothesis_out_of_cwd()
     from kcodec.fuzz.targets import use_package
 
     package = schema_package(args)
@@ -36,6 +37,18 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         return _run(args, package)
     finally:
         use_package(None)  # a library caller running commands in one process gets kcodec's own back
+
+
+def _keep_hypothesis_out_of_cwd() -> None:
+    """Hypothesis caches what it computes (its Unicode tables) in ``./.hypothesis`` unless told otherwise: kcodec
+    fuzz keeps it in the user's cache directory (``$XDG_CACHE_HOME/kcodec/hypothesis``, ``~/.cache/...``), so
+    running it leaves nothing where it runs; ``HYPOTHESIS_STORAGE_DIRECTORY`` still chooses."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    set_hypothesis_home_dir(os.path.join(cache, "kcodec", "hypothesis"))
 
 
 def _run(args: argparse.Namespace, package) -> int:

@@ -5,11 +5,18 @@ from __future__ import annotations
 import argparse
 import mmap
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import BinaryIO
 
 from kcodec.commands.common import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
+    STDIN,
+    STDIN_NAME,
     TOPIC_DECODER_OPTIONS,
     UsageError,
     add_json,
@@ -51,10 +58,25 @@ def _registry(args: argparse.Namespace, path, codecs) -> str | None:
     return chosen_registry(args, codecs) or registry_for_path(path, codecs)
 
 
+@contextmanager
+def _opened(name: str) -> Iterator[BinaryIO]:
+    """The bytes to inspect as a file that maps: FILE, or standard input spooled to a temporary file (so a
+    long input is never held in memory)."""
+    if name != STDIN:
+        with open(name, "rb") as f:
+            yield f
+        return
+    with tempfile.TemporaryFile(prefix="kcodec-stdin-") as f:
+        shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+        f.flush()
+        f.seek(0)
+        yield f
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from kcodec.tools.inspect import Inspector
 
-    path = existing_file(args.file)
+    path = STDIN_NAME if args.file == STDIN else existing_file(args.file)
     package = schema_package(args)  # whose schemas the records' keys and values (and --entity) are read with
     codecs = package.codecs
     if args.entity is not None:
@@ -83,7 +105,9 @@ def _inspect_entity(args: argparse.Namespace, path, package) -> int:
     if version is None:
         version = package.versions[entity][-1]
     inspector = Inspector(expand=True, max_decompressed_size=args.max_decompressed_size, codecs=package.codecs)
-    span = inspector.inspect_entity(entity, version, path.read_bytes())
+    with _opened(args.file) as f:
+        data = f.read()
+    span = inspector.inspect_entity(entity, version, data)
     if args.json:
         print_json(span.as_dict() | {"file": str(path)})
     else:
@@ -96,7 +120,7 @@ def _inspect_entries(args: argparse.Namespace, path, inspector) -> int:
     from kcodec.tools.inspect import BAD, render_text
 
     colour = _colour(args.color)
-    with open(path, "rb") as f:
+    with _opened(args.file) as f:
         size = os.fstat(f.fileno()).st_size
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
         buf = memoryview(mm) if mm is not None else memoryview(b"")
@@ -155,7 +179,7 @@ def add_parser(sub) -> None:
         "stored and computed values; damaged fields are marked (!) where they are and inspection "
         "goes on as far as the bytes allow. Exit 1 if any entry is damaged.",
     )
-    p.add_argument("file", metavar="FILE", help="a segment .log file or any records blob")
+    p.add_argument("file", metavar="FILE", help="a segment .log file or any records blob; - reads standard input")
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--at", type=non_negative_int, metavar="POSITION", help="start at the entry at this byte position"

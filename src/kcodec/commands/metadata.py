@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kcodec.commands.common import EXIT_OK, UsageError, add_json, offset_int, print_json
+from kcodec.commands.common import EXIT_OK, UsageError, add_json, offset_int, print_json, require_extra
+from kcodec.commands.object_store import REMOTE_SCHEMES, is_uri, scheme_of
 
 ACTIONS = ("image", "diff")
 
@@ -29,11 +30,25 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--from {args.from_offset} is after --to {args.to_offset}")
 
 
+def _existing_directory(name: str) -> None:
+    """DIR missing or not a directory is bad usage, as a missing input FILE is for every command: said as the
+    user wrote it, a URI (``s3://b/__cluster_metadata-0``) too."""
+    if is_uri(name):
+        if scheme_of(name) in REMOTE_SCHEMES:
+            require_extra("arrow", "pyarrow")
+        from kcodec.log.fs import resolve
+
+        fs, path = resolve(name)
+        found, exists = fs.is_dir(path), fs.exists(path)
+    else:
+        found, exists = Path(name).is_dir(), Path(name).exists()
+    if not found:
+        raise UsageError(f"{name}: {'not a directory' if exists else 'no such directory'}")
+
+
 def cmd_metadata(args: argparse.Namespace) -> int:
     _check_options(args)
-    directory = Path(args.directory)
-    if not directory.is_dir():  # as a missing input FILE is for every command: bad usage
-        raise UsageError(f"{directory}: {'not a directory' if directory.exists() else 'no such directory'}")
+    _existing_directory(args.directory)
     from kcodec.internal_topics.metadata.replay import replay_metadata
 
     if args.action == "image":
@@ -69,7 +84,11 @@ def add_parser(sub) -> None:
         "the changes between two offsets.",
     )
     p.add_argument("action", choices=ACTIONS, help="image: the image at an offset; diff: changes between two")
-    p.add_argument("directory", metavar="DIR", help="a __cluster_metadata-0 partition directory")
+    p.add_argument(
+        "directory",
+        metavar="DIR",
+        help="a __cluster_metadata-0 partition directory, or its URI (s3://, gs://, abfss://, hdfs://, file://)",
+    )
     p.add_argument(
         "--at-offset",
         type=offset_int,

@@ -149,13 +149,16 @@ def expand(name: str, storage: Storage, *, logs_only: bool = False) -> list[Path
     base offset (``logs_only``: the newest ``.log`` per base offset, as a partition reader reads them)."""
     scheme = scheme_of(name)
     if not scheme:
+        if os.path.isdir(name):  # a partition directory, as a prefix: its files under the names it gives them
+            from kcodec.log.fs import LocalFS
+
+            return _listed(LocalFS(), name, name, logs_only)
         return [existing_file(name)]
     if scheme not in REMOTE_SCHEMES + LOCAL_SCHEMES:
         known = ", ".join(s + "://" for s in REMOTE_SCHEMES + LOCAL_SCHEMES)
         raise UsageError(f"{name}: unknown scheme {scheme}://; kcodec reads {known}")
     if scheme in REMOTE_SCHEMES:
         require_extra("arrow", "pyarrow")
-    from kcodec.log.files import list_segments
     from kcodec.log.fs import resolve
 
     with _refusals(name):
@@ -168,13 +171,22 @@ def expand(name: str, storage: Storage, *, logs_only: bool = False) -> list[Path
             return [_input(fs, path, fs.size(path))]
         if not info[1] or not fs.exists(path):
             raise UsageError(f"{name}: no such object or prefix")
-        listing = list_segments(fs, path)
-        if not listing.segments:
-            raise UsageError(f"{name}: no segments under this prefix (no <20-digit offset>.log objects)")
-        if logs_only:
-            return [_input(fs, str(seg.log), seg.size) for seg in listing.segments]
-        entries = [e for e in fs.list(path) if not e.is_dir]
-        return [_input(fs, e.path, e.size) for e in sorted(entries, key=lambda e: _segment_order(fs.name(e.path)))]
+        return _listed(fs, path, name, logs_only)
+
+
+def _listed(fs, path: str, name: str, logs_only: bool) -> list[Path | RemoteObject]:
+    """The files of a prefix or directory in offset order (:func:`expand`)."""
+    from kcodec.log.files import list_segments
+
+    listing = list_segments(fs, path)
+    if not listing.segments:
+        where = "in this directory (no <20-digit offset>.log files)" if fs.local else "under this prefix"
+        what = "" if fs.local else " (no <20-digit offset>.log objects)"
+        raise UsageError(f"{name}: no segments {where}{what}")
+    if logs_only:
+        return [_input(fs, str(seg.log), seg.size) for seg in listing.segments]
+    entries = [e for e in fs.list(path) if not e.is_dir]
+    return [_input(fs, e.path, e.size) for e in sorted(entries, key=lambda e: _segment_order(fs.name(e.path)))]
 
 
 def _segment_order(name: str) -> tuple:

@@ -8,12 +8,15 @@ reports it and goes on at its end, ``--recover`` keeps it).
 from __future__ import annotations
 
 import argparse
+import sys
 from contextlib import ExitStack
 
 from kcodec.commands.common import (
     EXIT_CHECK_FAILED,
     EXIT_ERROR,
     EXIT_OK,
+    STDIN,
+    STDIN_NAME,
     UsageError,
     add_json,
     add_max_decompressed_size,
@@ -27,19 +30,31 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
     from kcodec.tools.verify import recover, verify_source
 
-    # a prefix stands for its segments' logs, each the newest copy of its base offset
-    items = [item for name in args.files for item in expand(name, storage_of(args), logs_only=True)]
+    if args.files.count(STDIN) > 1:
+        raise UsageError("standard input (-) can be read only once")
+    # a prefix or directory stands for its segments' logs, each the newest copy of its base offset
+    items = [
+        item
+        for name in args.files
+        for item in ([STDIN] if name == STDIN else expand(name, storage_of(args), logs_only=True))
+    ]
     if args.recover and len(items) != 1:
         raise UsageError("--recover takes one input file")
     if args.recover and isinstance(items[0], RemoteObject):
         raise UsageError("--recover truncates a local copy of a local file: copy the object down first")
+    if args.recover and items[0] == STDIN:
+        raise UsageError("--recover reads its input twice: standard input cannot be; write it to a file first")
     damaged = refused = False
     for item in items:
-        path = display(item)
+        path = STDIN_NAME if isinstance(item, str) else display(item)
         if args.recover:
             refuse_overlap([path], [args.recover])
-        with ExitStack() as opened, Progress(file_size_of(item), desc=path.name) as progress:
-            source = opened.enter_context(item.open()) if isinstance(item, RemoteObject) else path
+        size = None if isinstance(item, str) else file_size_of(item)
+        with ExitStack() as opened, Progress(size, desc=path.name) as progress:
+            if isinstance(item, str):  # standard input
+                source = sys.stdin.buffer
+            else:
+                source = opened.enter_context(item.open()) if isinstance(item, RemoteObject) else path
             report = verify_source(
                 source,
                 str(path),
@@ -76,8 +91,9 @@ def add_parser(sub) -> None:
         "files",
         nargs="+",
         metavar="FILE",
-        help="log files; an s3://, gs://, abfss://, hdfs:// or file:// URI names an object, or a partition prefix "
-        "whose segments (the newest copy per base offset) are checked in order",
+        help="log files; - reads log entries from standard input; a partition directory, or an s3://, gs://, "
+        "abfss://, hdfs:// or file:// URI naming an object or a partition prefix: its segments (the newest "
+        "copy per base offset) are checked in order",
     )
     add_storage_option(p)
     p.add_argument(

@@ -44,12 +44,33 @@ def _groups(items, size: int):
         yield chunk, None
 
 
+def _batch_options(dumped, options: dict) -> dict:
+    """encode_batch's options for one batch: --magic / --compression where given, else a dumped batch's own
+    format and codec (and its LogAppendTime, delete horizon), else v2 uncompressed."""
+    from kcodec.records.model import TimestampType
+
+    magic = options["magic"]
+    if magic is None:
+        magic = dumped.magic if dumped is not None and dumped.magic is not None else 2
+    compression = options["compression"]
+    if compression is None:
+        compression = dumped.compression if dumped is not None and dumped.compression is not None else "none"
+    out = {**options, "magic": magic, "compression": compression}
+    if dumped is not None and dumped.log_append_time is not None and magic >= 1:
+        out.update(timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=dumped.log_append_time)
+    if dumped is not None and dumped.delete_horizon_ms is not None and magic == 2:
+        out["delete_horizon_ms"] = dumped.delete_horizon_ms
+    return out
+
+
 def _encode(records: list[dict], dumped, next_offset: int, keep: bool, options: dict) -> tuple[bytes, int]:
     """One batch (or legacy message set) and the offset after it. A dumped batch keeps its
-    producer id, epoch, sequence, transactional flag and control record, or is refused."""
+    producer id, epoch, sequence, transactional flag and control record, or is refused; its
+    format and codec unless the command line names others."""
     from kcodec.errors import EncodeError
     from kcodec.records.encode import encode_batch, encode_control_batch
 
+    options = _batch_options(dumped, options)
     if dumped is not None and dumped.keeps_producer_state and options["magic"] < 2:
         raise EncodeError(
             f"{dumped.where}: magic {options['magic']} cannot keep this batch's producer or transaction "
@@ -184,8 +205,17 @@ def add_parser(sub) -> None:
     )
     p.add_argument("out", metavar="OUT", help="OUT.log, or a partition directory")
     p.add_argument("--input", "-i", metavar="FILE", help="JSON lines to read (default: stdin)")
-    p.add_argument("--magic", type=int, choices=(0, 1, 2), default=2)
-    p.add_argument("--compression", choices=compression_choices(), default="none")
+    p.add_argument(
+        "--magic",
+        type=int,
+        choices=(0, 1, 2),
+        help="message format (default 2; a batch from `kcodec dump --json` keeps its dumped unless this is given)",
+    )
+    p.add_argument(
+        "--compression",
+        choices=compression_choices(),
+        help="codec (default none; a batch from `kcodec dump --json` keeps its dumped unless this is given)",
+    )
     p.add_argument("--level", type=int32, help="compression level (gzip 1-9, lz4 1-17, zstd -131072..22)")
     p.add_argument(
         "--batch-size", type=positive_int, default=1000, metavar="N", help="records per batch (default 1000)"

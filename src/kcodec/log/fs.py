@@ -105,6 +105,14 @@ def _filesystem_kwargs(family: str, storage: Storage) -> dict:
     return kwargs
 
 
+def _s3_endpoint_from_environment() -> dict:
+    """The endpoint pyarrow's ``FileSystem.from_uri`` takes from the environment for ``s3://``
+    (AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL), for the S3 filesystems built here instead (``s3a://``,
+    ``s3n://``, or with storage options), which pyarrow's S3FileSystem constructor leaves unset."""
+    url = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    return _filesystem_kwargs("s3", (("s3.endpoint", url),)) if url else {}
+
+
 class FileSystem(Protocol):
     """What :mod:`kcodec.log` and the Spark source ask of a filesystem; paths are strings as it names them."""
 
@@ -294,6 +302,8 @@ class ArrowFS:
         parsed = urlparse(uri)
         family = _FAMILY.get(parsed.scheme.lower(), "")
         kwargs = _filesystem_kwargs(family, storage)
+        if family == "s3" and "endpoint_override" not in kwargs:
+            kwargs.update(_s3_endpoint_from_environment())
         if family == "s3" and (kwargs or parsed.scheme.lower() != "s3"):
             self.fs = pafs.S3FileSystem(**kwargs)  # s3a:// and s3n:// are Hadoop's names for S3
         elif family == "gs" and kwargs:

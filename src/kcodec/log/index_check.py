@@ -121,6 +121,7 @@ def _check_time_index(seg: Segment, offsets: list[OffsetPosition], problems: lis
             problems.append(
                 IndexProblem(path, "log", f"reading {_local(seg.log).name} from {start}: {exc}", entry.offset, None)
             )
+            prev_ts = entry.timestamp
             continue
         if found is None or found.last_offset != entry.offset:
             log_value = None if found is None else found.last_offset
@@ -145,16 +146,16 @@ def _check_time_index(seg: Segment, offsets: list[OffsetPosition], problems: lis
                         max_ts,
                     )
                 )
-        if prev_ts >= entry.timestamp:
-            problems.append(
-                IndexProblem(
-                    path,
-                    "timestamp_order",
-                    f"Index timestamp: {entry.timestamp}, Previously indexed timestamp: {prev_ts}",
-                    entry.timestamp,
-                    prev_ts,
+            if prev_ts >= entry.timestamp:  # as DumpLogSegments: checked only where the entry's batch is found
+                problems.append(
+                    IndexProblem(
+                        path,
+                        "timestamp_order",
+                        f"Index timestamp: {entry.timestamp}, Previously indexed timestamp: {prev_ts}",
+                        entry.timestamp,
+                        prev_ts,
+                    )
                 )
-            )
         prev_ts = entry.timestamp
 
 

@@ -18,6 +18,7 @@ import bisect
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 from kcodec.errors import KcodecError
 from kcodec.log.commit import visible_partition_names
@@ -38,6 +39,7 @@ from kcodec.records.transactions import TxnTracker, check_isolation_level, commi
 
 __all__ = [
     "Partition",
+    "PartitionRecord",
     "list_partitions",
     "segment_for_offset",
     "seek_offset",
@@ -235,6 +237,7 @@ class Partition:
         end_offset: int | None = None,
         start_timestamp: int | None = None,
         verify_crc: bool = True,
+        **options,
     ) -> Iterator[Batch]:
         """Batches in offset order across segments.
 
@@ -246,7 +249,8 @@ class Partition:
           ListOffsets returns would).
 
         Both starts seek through the index files: bytes before the seek point
-        (and earlier segments) are never read."""
+        (and earlier segments) are never read. ``options`` are
+        :func:`~kcodec.records.reader.read_batches`' others (``max_decompressed_size``, ``decode`` ...)."""
         segs = self.segments
         if not segs:
             return
@@ -257,7 +261,7 @@ class Partition:
             k, pos = max((k, pos), seek_timestamp(segs, start_timestamp))
         waiting_for_ts = start_timestamp is not None
         for i in range(k, len(segs)):
-            for batch in segs[i].batches(start=pos if i == k else 0, verify_crc=verify_crc):
+            for batch in segs[i].batches(start=pos if i == k else 0, verify_crc=verify_crc, **options):
                 if end_offset is not None and batch.base_offset >= end_offset:
                     return
                 if start_offset is not None and batch.last_offset < start_offset:
@@ -275,7 +279,7 @@ class Partition:
         start_timestamp: int | None = None,
         verify_crc: bool = True,
         isolation_level: str = "read_uncommitted",
-    ) -> Iterator[Record]:
+    ) -> Iterator[PartitionRecord]:
         """Records in offset order, from the batches :meth:`iter_batches` yields (the same arguments);
         records of a batch before ``start_offset`` or from ``end_offset`` on are left out.
 
@@ -291,9 +295,45 @@ class Partition:
             records = committed_records(batches, aborted_transactions(segs, k) if segs else [])
         else:
             records = (r for b in batches for r in b.records)
+        topic, partition = self.topic, self.partition
         for r in records:
             if (start_offset is None or r.offset >= start_offset) and (end_offset is None or r.offset < end_offset):
-                yield r
+                yield PartitionRecord.of(r, topic, partition)
+
+    def read_arrow(self, start_offset: int | None = None, end_offset: int | None = None, **options):
+        """The records in [start_offset, end_offset) as one ``pyarrow.Table``, the columns of
+        :func:`kcodec.read_arrow` (``batchPosition`` is the position in its segment), decoded straight into
+        Arrow buffers where the compiled kernel is built; the seek is :meth:`iter_batches`'. ``options``:
+        ``verify_crc``, ``max_decompressed_size``. Needs pyarrow."""
+        import pyarrow as pa
+
+        from kcodec.records.columnar import ColumnBatch, entry_to_arrow, offset_window, schema
+
+        batches = self.iter_batches(start_offset, end_offset, decode=entry_to_arrow, **options)
+        table = pa.Table.from_batches([cast(ColumnBatch, b).table for b in batches], schema=schema())
+        return offset_window(table, start_offset, end_offset)
+
+
+class PartitionRecord(Record):
+    """A :class:`~kcodec.records.model.Record` read through a :class:`Partition`, which also knows where it
+    was read: its ``topic`` and ``partition`` (None when the directory's name is not ``<topic>-<n>``), as a
+    consumer's record does. It equals, and unpacks as, the same Record."""
+
+    # no __slots__: topic and partition ride in the instance's dict, the tuple stays the Record's fields
+    topic: str | None
+    partition: int | None
+
+    @classmethod
+    def of(cls, record: Record, topic: str | None, partition: int | None) -> PartitionRecord:
+        located = tuple.__new__(cls, record)
+        located.topic, located.partition = topic, partition
+        return located
+
+    def replace(self, **changes) -> PartitionRecord:
+        return PartitionRecord.of(super().replace(**changes), self.topic, self.partition)
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, topic={self.topic!r}, partition={self.partition!r})"
 
 
 def list_partitions(log_dir: PathLike, fs: FileSystem | None = None) -> list[Partition]:

@@ -25,6 +25,7 @@ from kcodec.records.framing import (
     V2_RECORDS_OFFSET,
     is_control_batch,
 )
+from kcodec.records.framing import last_offset as entry_last_offset
 from kcodec.records.model import Batch, TimestampType
 from kcodec.records.reader import Source, read_batches
 from kcodec.runtime import compression
@@ -279,11 +280,15 @@ def iter_arrow(
     *,
     verify_crc: bool = True,
     max_decompressed_size: int = compression.DEFAULT_MAX_DECOMPRESSED_SIZE,
+    start_offset: int | None = None,
     **options,
 ) -> Iterator:
-    """Arrow RecordBatches, one per Kafka batch, in order."""
+    """Arrow RecordBatches, one per Kafka batch, in order; entries whose last offset is before ``start_offset``
+    are passed over undecoded."""
     reader = read_batches(source, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size, **options)
     for position, entry in reader.entries():
+        if start_offset is not None and (entry_last_offset(entry) or 0) < start_offset:
+            continue
         rb = _columns_compiled(entry, position, verify_crc, max_decompressed_size)
         if rb is None:
             rb = batch_to_arrow(
@@ -292,10 +297,28 @@ def iter_arrow(
         yield rb
 
 
-def read_arrow(source: Source, **options):
-    """Every record of ``source`` as one pyarrow.Table (see :func:`schema`)."""
+def read_arrow(source: Source, *, start_offset: int | None = None, end_offset: int | None = None, **options):
+    """Every record of ``source`` as one pyarrow.Table (see :func:`schema`); with ``start_offset`` /
+    ``end_offset`` (exclusive) only the records in that range (entries wholly before it are not decoded)."""
     pa, _ = _pa()
-    return pa.Table.from_batches(list(iter_arrow(source, **options)), schema=schema())
+    batches = iter_arrow(source, start_offset=start_offset, **options)
+    return offset_window(pa.Table.from_batches(list(batches), schema=schema()), start_offset, end_offset)
+
+
+def offset_window(table, start_offset: int | None, end_offset: int | None):
+    """The rows of a table of :func:`schema` whose offset is in [start_offset, end_offset)."""
+    if start_offset is None and end_offset is None:
+        return table
+    _, pc = _pa()
+    offsets = table.column("offset")
+    keep = None
+    for bound in (
+        None if start_offset is None else pc.greater_equal(offsets, start_offset),
+        None if end_offset is None else pc.less(offsets, end_offset),
+    ):
+        if bound is not None:
+            keep = bound if keep is None else pc.and_(keep, bound)
+    return table.filter(keep)
 
 
 def batches_to_arrow(batches: Iterable[Batch]):

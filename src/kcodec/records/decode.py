@@ -47,7 +47,14 @@ from kcodec.records.model import TRANSACTION_MARKERS, Batch, ControlRecord, Reco
 from kcodec.runtime import compression as compress_lib
 from kcodec.runtime.crc import crc32c
 
-__all__ = ["decode_entry", "LOG_OVERHEAD", "HEADER_SIZE_UP_TO_MAGIC", "MIN_LEGACY_RECORD_SIZE", "V2_MIN_BATCH_LENGTH"]
+__all__ = [
+    "decode_entry",
+    "decode_entry_header",
+    "LOG_OVERHEAD",
+    "HEADER_SIZE_UP_TO_MAGIC",
+    "MIN_LEGACY_RECORD_SIZE",
+    "V2_MIN_BATCH_LENGTH",
+]
 
 _I32 = struct.Struct(">i")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -143,6 +150,107 @@ def decode_entry(
     if magic in (0, 1):
         return _decode_legacy(entry, position, verify_crc, max_decompressed_size)
     raise magic_error(magic, position, _I64_I32.unpack_from(entry, 0)[0])
+
+
+def decode_entry_header(
+    entry: bytes,
+    position: int = 0,
+    *,
+    verify_crc: bool = False,
+    max_decompressed_size: int = compress_lib.DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> Batch:
+    """One whole log entry's header, as Kafka's FileChannelRecordBatch reads it for a shallow walk: every
+    header field and the CRC checked against the bytes (``crc_valid``), the records neither decompressed nor
+    decoded (``records`` is empty; a v0/v1 compressed wrapper's ``record_count`` is 0, unknown until then).
+    :func:`decode_entry`'s signature, so a reader's ``decode`` can be this; ``verify_crc`` raises a
+    :class:`~kcodec.errors.CrcMismatchError` for a CRC that does not hold, as there. Errors come only from
+    the header itself (a length below the format's minimum, an unknown codec id)."""
+    if type(entry) is not bytes:
+        entry = bytes(entry)
+    if len(entry) < HEADER_SIZE_UP_TO_MAGIC:
+        raise TruncatedError(
+            f"log entry of {len(entry)} bytes is shorter than the {HEADER_SIZE_UP_TO_MAGIC}-byte header",
+            position=position,
+        )
+    magic = entry[MAGIC_OFFSET]
+    offset, size = _I64_I32.unpack_from(entry, 0)
+    if magic in (0, 1):
+        check_min_size(offset, size, position)
+        return _legacy_header(entry, position, verify_crc, max_decompressed_size, offset, size)
+    if magic != 2:
+        raise magic_error(magic, position, offset)
+    if size < V2_MIN_BATCH_LENGTH or len(entry) < LOG_OVERHEAD + size:
+        return _decode_v2(entry, position, verify_crc, max_decompressed_size)  # raises what is wrong with the size
+    stored_crc = _U32.unpack_from(entry, V2_CRC_OFFSET)[0]
+    computed_crc = crc32c(memoryview(entry)[V2_CRC_START:])
+    if verify_crc and computed_crc != stored_crc:
+        raise CrcMismatchError(
+            record_corrupt_message(stored_crc, computed_crc),
+            position=position + V2_CRC_OFFSET,
+            base_offset=offset,
+            field="crc",
+        )
+    f = fast_decoders()
+    try:
+        v, _ = f.batch(entry, 0, len(entry), False, max_decompressed_size, False)  # records left as stored
+    except KcodecError as exc:
+        exc = exc.at(position, base_offset=offset)
+        if computed_crc == stored_crc or not isinstance(exc, DecodeError):
+            raise exc from None
+        raise _crc_first(exc, stored_crc, computed_crc, position + V2_CRC_OFFSET, offset, "crc") from None
+    i = f.b
+    stored = LOG_OVERHEAD + size - V2_OVERHEAD
+    compressed = v[i.attributes]["compression"] != "none"
+    return _v2_batch(
+        f,
+        v,
+        position,
+        size,
+        stored_crc,
+        computed_crc,
+        (),
+        v[i.records_count],
+        v[i.attributes]["control"],
+        0 if compressed else stored,
+    )
+
+
+def _legacy_crc_first(exc: DecodeError, entry: bytes, position: int, offset: int, size: int) -> DecodeError:
+    """What a v0/v1 entry that does not decode raises: the CRC mismatch when its CRC fails (:func:`_crc_first`)."""
+    if isinstance(exc, CrcMismatchError) or len(entry) < LOG_OVERHEAD + size:
+        return exc
+    stored = _U32.unpack_from(entry, LEGACY_CRC_OFFSET)[0]
+    computed = zlib.crc32(memoryview(entry)[LEGACY_CRC_START : LOG_OVERHEAD + size])
+    if stored == computed:
+        return exc
+    return _crc_first(exc, stored, computed, position + LEGACY_CRC_OFFSET, offset, "message.crc")
+
+
+def _legacy_header(entry: bytes, position: int, verify_crc: bool, limit: int, offset: int, size: int) -> Batch:
+    """:func:`decode_entry_header` of a v0/v1 entry: the (wrapper) message, its value left compressed."""
+    try:
+        m, crc_valid = _legacy_message(entry, position, verify_crc, limit, offset)
+    except DecodeError as exc:
+        raise _legacy_crc_first(exc, entry, position, offset, size) from None
+    n = 0 if m.value is None else len(m.value)
+    wrapper = m.compression != "none"
+    return Batch(
+        position=position,
+        size=LOG_OVERHEAD + size,
+        magic=m.magic,
+        base_offset=offset,
+        last_offset=offset,
+        crc=m.crc,
+        crc_valid=crc_valid,
+        computed_crc=m.computed_crc,
+        compression=m.compression,
+        timestamp_type=TimestampType.NO_TIMESTAMP_TYPE if m.magic == 0 else TimestampType.from_schema(m.timestamp_type),
+        max_timestamp=m.timestamp,
+        records=(),
+        record_count=0 if wrapper else 1,
+        stored_records_size=n,
+        records_size=0 if wrapper else n,
+    )
 
 
 # ---------------------------------------------------------------------------- v2
@@ -487,13 +595,7 @@ def _decode_legacy(entry: bytes, position: int, verify_crc: bool, limit: int) ->
     try:
         return _decode_legacy_covered(entry, position, verify_crc, limit, offset, size)
     except DecodeError as exc:
-        if isinstance(exc, CrcMismatchError) or len(entry) < LOG_OVERHEAD + size:
-            raise
-        stored = _U32.unpack_from(entry, LEGACY_CRC_OFFSET)[0]
-        computed = zlib.crc32(memoryview(entry)[LEGACY_CRC_START : LOG_OVERHEAD + size])
-        if stored == computed:
-            raise
-        raise _crc_first(exc, stored, computed, position + LEGACY_CRC_OFFSET, offset, "message.crc") from None
+        raise _legacy_crc_first(exc, entry, position, offset, size) from None
 
 
 # The Batch fields the kernel computes per uncompressed v0/v1 message, in the order it takes them; every

@@ -120,17 +120,19 @@ class Record(tuple):
             (offset, timestamp, timestamp_type, key, value, tuple(headers), sequence, control, crc, crc_valid, magic),
         )
 
-    offset = _field(0, "Absolute offset.")
-    timestamp = _field(1, "Effective timestamp (ms); -1 when none.")
-    timestamp_type = _field(2, "TimestampType of the timestamp.")
-    key = _field(3, "Key bytes, or None.")
-    value = _field(4, "Value bytes, or None (a tombstone).")
-    headers = _field(5, "Headers: a tuple of (str key, bytes-or-None value) pairs, in order.")
-    sequence = _field(6, "Producer sequence number, -1 when none.")
-    control = _field(7, "The decoded control record, or None.")
-    crc = _field(8, "A v0/v1 message's stored CRC-32, else None.")
-    crc_valid = _field(9, "Whether a v0/v1 message's CRC holds, else None.")
-    magic = _field(10, "Message format version of the record.")
+    offset: int = _field(0, "Absolute offset.")
+    timestamp: int = _field(1, "Effective timestamp (ms); -1 when none.")
+    timestamp_type: TimestampType = _field(2, "TimestampType of the timestamp.")
+    key: bytes | None = _field(3, "Key bytes, or None.")
+    value: bytes | None = _field(4, "Value bytes, or None (a tombstone).")
+    headers: tuple[tuple[str, bytes | None], ...] = _field(
+        5, "Headers: a tuple of (str key, bytes-or-None value) pairs, in order."
+    )
+    sequence: int = _field(6, "Producer sequence number, -1 when none.")
+    control: ControlRecord | None = _field(7, "The decoded control record, or None.")
+    crc: int | None = _field(8, "A v0/v1 message's stored CRC-32, else None.")
+    crc_valid: bool | None = _field(9, "Whether a v0/v1 message's CRC holds, else None.")
+    magic: int = _field(10, "Message format version of the record.")
 
     @property
     def is_control(self) -> bool:

@@ -72,6 +72,7 @@ class SkippedRange:
     kind: str  # the error kind that started the skip (crc, length, truncated, ...)
     reason: str  # the error's one-line message, with where it was found
     rest: bool = False  # the framing broke: everything from start on was passed over, unread
+    base_offset: int | None = None  # the damaged batch's base offset, as the error names it
 
     @property
     def size(self) -> int:
@@ -89,7 +90,7 @@ class SkippedRange:
 
     @classmethod
     def from_error(cls, start: int, end: int, exc: KcodecError, *, rest: bool = False) -> SkippedRange:
-        return cls(start, end, exc.kind, str(exc), rest)
+        return cls(start, end, exc.kind, str(exc), rest, exc.base_offset)
 
 
 def _byte_range(lo: int, hi: int) -> bytes:

@@ -23,6 +23,8 @@ transactions, the metadata records and the metadata image), unless
 from __future__ import annotations
 
 import json
+import shutil
+import textwrap
 from dataclasses import asdict, dataclass, field
 
 from kcodec.spark.cost_table import COMBINATIONS, estimate, label
@@ -306,13 +308,29 @@ def _n(v: int) -> str:
     return f"{v:,}"
 
 
-def render_summary(s: Summary) -> str:
+def _count(v: int, noun: str) -> str:
+    """``1 row``, ``2 rows``, ``1,000 rows``."""
+    return f"{_n(v)} {noun}{'' if v == 1 else 's'}"
+
+
+def _prose(text: str, width: int, indent: str = "") -> list[str]:
+    """A paragraph of the summary wrapped at word boundaries (a terminal would cut words)."""
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent, break_long_words=False)
+
+
+def render_summary(s: Summary, width: int | None = None) -> str:
+    """The summary as ``kcodec pipeline`` prints it; prose wrapped at ``width`` (default: the terminal's, at
+    most 100 columns), tables as wide as they need."""
+    if width is None:
+        width = min(shutil.get_terminal_size((100, 24)).columns, 100)
     lines = [
         f"kcodec pipeline: {s.source} -> {s.dest} ({s.format}, Spark {s.master})",
-        f"  records table  {s.records_table}  ({_n(sum(p.rows for p in s.partitions))} rows)",
-        f"  batches table  {s.batches_table}  ({_n(sum(p.batches for p in s.partitions))} rows)",
+        f"  records table  {s.records_table}  ({_count(sum(p.rows for p in s.partitions), 'row')})",
+        f"  batches table  {s.batches_table}  ({_count(sum(p.batches for p in s.partitions), 'row')})",
         "",
     ]
+    total = s.total()
+    control = total.bytes != total.data_bytes  # control batches: said only where there are some
     head = ("topic-partition", "batches", "records", "control", "on disk", "compressed", "uncompressed", "ratio")
     table: list[tuple[str, ...]] = [head]
     for p in s.partitions + [s.total()]:
@@ -330,18 +348,28 @@ def render_summary(s: Summary) -> str:
             )
         )
     lines += _columns(table, left=1)
-    lines.append(
-        "  (on disk: every batch, control batches included; compressed / uncompressed: bytes of the "
-        "records regions as stored / once decompressed; ratio = uncompressed / compressed)"
+    on_disk = "every batch, control batches included" if control else "every batch"
+    lines += _prose(
+        f"(on disk: {on_disk}; compressed / uncompressed: bytes of the records regions as stored / once "
+        "decompressed; ratio = uncompressed / compressed)",
+        width,
+        "  ",
     )
     if s.sizes_computed:
-        total = s.total()
+        scope = "data batches only, grouped as on disk" if control else "grouped as on disk"
+        now = f"On disk now: {_count(total.data_bytes, 'byte')}."
+        if control:
+            now = (
+                f"On disk now, data batches only: {_count(total.data_bytes, 'byte')} (the {_n(total.bytes)} above "
+                f"include control batches: {_count(total.bytes - total.data_bytes, 'byte')})."
+            )
         lines += [
             "",
-            "The same records in each format and codec (data batches only, grouped as on disk;",
-            f"v0/v1 drop headers, v0 timestamps). On disk now, data batches only: {_n(total.data_bytes)} bytes",
-            f"(the {_n(total.bytes)} above include control batches: {_n(total.bytes - total.data_bytes)} bytes).",
-            _sizes_method(s),
+            *_prose(
+                f"The same records in each format and codec ({scope}; v0/v1 drop headers, v0 timestamps). {now}",
+                width,
+            ),
+            *_prose(_sizes_method(s), width),
             "",
         ]
         names = [p.name for p in s.partitions] if len(s.partitions) <= 4 else []
@@ -364,9 +392,9 @@ def render_summary(s: Summary) -> str:
         lines.append(f"  chart: {chart}")
     if s.internal_tables:
         lines += ["", "Kafka's internal topics:"]
-        width = max(len(it.path) for it in s.internal_tables)
+        path_width = max(len(it.path) for it in s.internal_tables)
         for it in s.internal_tables:
-            lines.append(f"  {it.path.ljust(width)}  {_n(it.rows)} rows  ({it.source})")
+            lines.append(f"  {it.path.ljust(path_width)}  {_count(it.rows, 'row')}  ({it.source})")
     if s.skipped:
         lines += ["", f"onCorrupt=skip skipped {len(s.skipped)} region(s):"]
         for d in s.skipped:

@@ -7,7 +7,9 @@ null. A line holding a ``records`` list (what ``kcodec dump --json`` prints,
 bytes as hex unless its ``bytesEncoding`` names another) is one :class:`DumpedBatch`: its records with the batch's
 producer id, epoch and base sequence, transactional flag, partition leader
 epoch and, for a control batch, its COMMIT/ABORT (or KRaft) record, so dump
-and write round-trip without turning an aborted transaction into a committed one.
+and write round-trip without turning an aborted transaction into a committed one;
+and its magic, compression, LogAppendTime and delete horizon, which ``kcodec write``
+keeps unless told otherwise.
 """
 
 from __future__ import annotations
@@ -69,6 +71,10 @@ class DumpedBatch:
     transactional: bool = False
     partition_leader_epoch: int = _NONE
     control: ControlRecord | None = None
+    magic: int | None = None  # the format and codec it was written in (None: the writer's defaults)
+    compression: str | None = None
+    log_append_time: int | None = None  # its maxTimestamp, when its timestamps are LogAppendTime
+    delete_horizon_ms: int | None = None
 
     @property
     def keeps_producer_state(self) -> bool:
@@ -192,6 +198,8 @@ def _control_record(rec: dict, where: str, encoding: str) -> ControlRecord:
 
 def parse_dumped_batch(obj: dict, where: str, keep_offsets: bool) -> DumpedBatch:
     """A batch line of ``kcodec dump --json`` with the state a re-write must keep."""
+    from kcodec.records.model import TimestampType  # not at import: the command line's parser imports this module
+
     records = obj["records"] or []
     encoding = obj.get("bytesEncoding", DUMP_ENCODING)
     if encoding not in ENCODINGS:
@@ -201,6 +209,13 @@ def parse_dumped_batch(obj: dict, where: str, keep_offsets: bool) -> DumpedBatch
     transactional = obj.get("isTransactional", False)
     if not isinstance(transactional, bool):
         raise EncodeError(f"{where}: isTransactional must be true or false")
+    magic = obj.get("magic")
+    if magic is not None and (type(magic) is not int or magic not in (0, 1, 2)):
+        raise EncodeError(f"{where}: magic must be 0, 1 or 2, not {magic!r}")
+    compression = obj.get("compression")
+    if compression is not None and not isinstance(compression, str):
+        raise EncodeError(f"{where}: compression must be a codec name, not {_json_type(compression)}")
+    log_append = obj.get("timestampType") == TimestampType.LOG_APPEND_TIME.kafka_name
     batch = DumpedBatch(
         where,
         producer_id=_int_field(obj, "producerId", where),
@@ -208,6 +223,10 @@ def parse_dumped_batch(obj: dict, where: str, keep_offsets: bool) -> DumpedBatch
         base_sequence=_int_field(obj, "baseSequence", where),
         transactional=transactional,
         partition_leader_epoch=_int_field(obj, "partitionLeaderEpoch", where),
+        magic=magic,
+        compression=compression,
+        log_append_time=_int_field(obj, "maxTimestamp", where) if log_append else None,
+        delete_horizon_ms=None if obj.get("deleteHorizonMs") is None else _int_field(obj, "deleteHorizonMs", where),
     )
     for j, rec in enumerate(records):
         if not isinstance(rec, dict):

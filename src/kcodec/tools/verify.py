@@ -96,7 +96,27 @@ def batch_problems(batch: Batch) -> list[Problem]:
             bad("a transactional batch needs a producer id")
         if batch.is_control and batch.record_count != 1 and batch.records:
             bad(f"a control batch holds exactly one record, not {batch.record_count}")
+        if batch.is_control:
+            for r in batch.records:
+                rule = _kraft_control_damage(r)
+                if rule is not None:
+                    bad(rule)
     return out
+
+
+def _kraft_control_damage(record) -> str | None:
+    """What is wrong with a KRaft control record's value (LEADER_CHANGE, SNAPSHOT_HEADER, ...), which Kafka
+    deserializes when it reads one: None when it decodes, or is not one (a transaction marker is decoded
+    with its batch)."""
+    from kcodec.internal_topics.registry import decode_control  # the internal topics' schemas load here
+
+    c = record.control
+    if c is None or c.is_transaction_marker:
+        return None
+    decoded = decode_control(c.type, record.value)
+    if decoded is None or decoded.error is None:
+        return None
+    return f"the {c.name} control record at offset {record.offset} does not decode: {decoded.error}"
 
 
 def _error_problem(exc: KcodecError) -> Problem:
@@ -167,9 +187,9 @@ def refused_rule(r) -> str:
 
 def _skipped_problem(r) -> Problem:
     if r.refused:
-        return Problem(r.start, None, refused_rule(r), refused=True)
+        return Problem(r.start, r.base_offset, refused_rule(r), refused=True)
     # r.reason is the error's one-line text, with its own position; the problem is placed at the range start
-    return Problem(r.start, None, f"{r.reason}; skipped bytes {r.start}..{r.end} ({r.size} bytes)")
+    return Problem(r.start, r.base_offset, f"{r.reason}; skipped bytes {r.start}..{r.end} ({r.size} bytes)")
 
 
 def verify_path(

@@ -16,7 +16,15 @@ from collections.abc import Callable
 
 from kcodec.errors import KcodecError
 
-__all__ = ["Decoder", "DecoderError", "DataDecoders", "BUILTIN_DECODERS", "resolve_decoder"]
+__all__ = [
+    "Decoder",
+    "DecoderError",
+    "DataDecoders",
+    "BUILTIN_DECODERS",
+    "KAFKA_DECODER_CLASSES",
+    "KAFKA_STRING_DECODER",
+    "resolve_decoder",
+]
 
 Decoder = Callable[[bytes], str]
 
@@ -42,10 +50,18 @@ BUILTIN_DECODERS: dict[str, Decoder] = {
     "json": _json,
 }
 
+#: kafka-dump-log's --key-decoder-class / --value-decoder-class names of the decoders kcodec has built in
+KAFKA_STRING_DECODER = "org.apache.kafka.tools.api.StringDecoder"  # the Java tool's default
+KAFKA_DECODER_CLASSES = {
+    KAFKA_STRING_DECODER: "string",
+    "kafka.serializer.StringDecoder": "string",  # the Scala tool's
+}
+
 
 def resolve_decoder(spec: str) -> Decoder:
     """The decoder a command line names; ValueError (a usage error) for a name that is neither built in
-    nor an importable ``module:callable``."""
+    nor an importable ``module:callable`` (Kafka's class name of a built-in decoder names it too)."""
+    spec = KAFKA_DECODER_CLASSES.get(spec, spec)
     if spec in BUILTIN_DECODERS:
         return BUILTIN_DECODERS[spec]
     module_name, sep, attr = spec.partition(":")

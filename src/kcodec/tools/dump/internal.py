@@ -107,9 +107,12 @@ def _metadata_text(r: InternalRecord, offset: int, source: CodecSource) -> str:
 
 
 def control_text(control_type: int, value: bytes | None, source: CodecSource = PACKAGED) -> str | None:
-    """What DumpLogSegments prints for a KRaft control record; None for other control types."""
+    """What DumpLogSegments prints for a KRaft control record; None for other control types. A KRaft control
+    record whose value does not decode raises its :class:`~kcodec.errors.DecodeError` (Kafka throws there)."""
     r = decode_control(control_type, value, source)
-    if r is None or r.error is not None or r.value is None or r.name is None or r.name not in _CONTROL_LABELS:
+    if r is not None and r.error is not None:
+        raise r.error
+    if r is None or r.value is None or r.name is None or r.name not in _CONTROL_LABELS:
         return None
     return f"{_CONTROL_LABELS[r.name]} {compact_json(_data(r.value, source))}"
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
+from kcodec.errors import KcodecError
 from kcodec.log.kraft_snapshots import KRAFT_SNAPSHOT_SUFFIX
 from kcodec.records.model import Batch, Record, TimestampType
-from kcodec.tools.dump.decoders import STRING, DataDecoders
+from kcodec.tools.dump.decoders import STRING, DataDecoders, DecoderError
 from kcodec.tools.dump.files import kraft_snapshot_line
 from kcodec.tools.records_io import DUMP_ENCODING, encode_bytes
 
@@ -88,7 +89,12 @@ def record_line(
 
                 # with --schemas-from, an internal topic's decoders carry the user's schemas
                 source = getattr(decoders, "source", None)
-                text = control_text(c.type, record.value, source) if source else control_text(c.type, record.value)
+                try:
+                    text = control_text(c.type, record.value, *([source] if source else []))
+                except KcodecError as exc:  # damage, said as a decoder's failure: the batch itself reads
+                    raise DecoderError(
+                        f"the {c.name} control record at offset {record.offset} does not decode: {exc}"
+                    ) from None
                 parts.append(text or f"controlType: {c.name}({c.type})")
     if print_data and not batch.is_control:
         key, payload = decoders.parse(record)
@@ -117,9 +123,10 @@ def record_json(record: Record, encoding: str = DUMP_ENCODING) -> dict:
         out["crc"], out["crcValid"] = record.crc, record.crc_valid
     if record.control is not None:
         c = record.control
-        out["control"] = {"type": c.type, "typeName": c.name, "version": c.version}
+        control: dict[str, object] = {"type": c.type, "typeName": c.name, "version": c.version}
         if c.is_transaction_marker:
-            out["control"].update(coordinatorEpoch=c.coordinator_epoch, valueVersion=c.marker_version)
+            control.update(coordinatorEpoch=c.coordinator_epoch, valueVersion=c.marker_version)
+        out["control"] = control
     return out
 
 
@@ -198,11 +205,14 @@ def dump_log_lines(
     decoders: DataDecoders = STRING,
     report_tail: bool = True,
     legacy: bool = False,
+    damaged: Callable[[Batch], str | None] | None = None,
 ) -> Iterator[str]:
     """Kafka's dumpLog for one file, line by line; ``batches`` is a BatchReader.
     Pairs of non-consecutive record offsets are appended to ``non_consecutive`` as the tool ``legacy``
     selects finds them (see the module's docstring).
-    ``report_tail=False`` leaves out the "invalid bytes at the end" line, as Kafka does under --max-bytes."""
+    ``report_tail=False`` leaves out the "invalid bytes at the end" line, as Kafka does under --max-bytes.
+    ``damaged``, called after each header under deep iteration, gives the line printed instead of the
+    batch's records when they do not decode (None when they do), or raises to stop there."""
     yield f"Dumping {path}"
     start = log_start_offset(path)
     if start is not None:
@@ -218,6 +228,10 @@ def dump_log_lines(
             progress(batch.position + batch.size)
         yield batch_line(batch)
         if deep or print_data:
+            instead = damaged(batch) if damaged is not None else None
+            if instead is not None:
+                yield instead
+                continue
             for r in batch.records:
                 # the Scala tool let the first record set the start; the Java port counts from -1
                 if r.offset != last + 1 and not (legacy and last == -1):

@@ -22,6 +22,7 @@ from kcodec.errors import (
     EXIT_ERROR,
     EXIT_OK,
     CrcMismatchError,
+    DecodeError,
     DecompressionLimitError,
     EncodeError,
     KcodecError,
@@ -29,8 +30,9 @@ from kcodec.errors import (
 )
 from kcodec.log.index import read_offset_index
 from kcodec.log.names import parse_segment_name
+from kcodec.records.decode import decode_entry, decode_entry_header
 from kcodec.records.reader import read_batches, shrank_message
-from kcodec.records.resync import find_next_entry
+from kcodec.records.resync import SkippedRange, find_next_entry
 from kcodec.records.source import open_input
 from kcodec.tools.dump.decoders import STRING, DataDecoders, DecoderError
 from kcodec.tools.dump.files import FileKind, dump_producer_snapshot, dump_text_file, file_kind
@@ -70,6 +72,9 @@ class DumpOptions:
     index_sanity_check: bool = False  # [--index-sanity-check]
     as_log: bool = False  # [--as-log]
     skip_corrupt: bool = False  # [--skip-corrupt]
+    start_offset: int | None = None  # [--start-offset]: from the batch holding it
+    end_offset: int | None = None  # [--end-offset] (exclusive): up to the batch before the one starting there
+    from_time: int | None = None  # [--from-time]: from the first batch whose max timestamp is at least it
     #: a progress bar for a file: (size or None, name, enabled) -> an object with .to(position) and .close()
     progress: Callable[[int | None, str, bool], Any] = lambda size, name, enabled: _NoProgress()
 
@@ -94,8 +99,12 @@ def dump_input(item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> 
     """Dump one input by its kind; the exit status it earns."""
     path = Path("<stdin>") if item.stdin else item.shown
     kind = FileKind.LOG if item.stdin or opts.as_log else file_kind(path)
-    if kind == FileKind.UNKNOWN:
-        return _refuse(path, _UNKNOWN_KIND)
+    if kind == FileKind.UNKNOWN:  # as kafka-dump-log: named, passed over, no trace in the exit status
+        if not opts.json:
+            print(f"Dumping {path}")
+        sys.stdout.flush()
+        print(f"Ignoring unknown file {path}", file=sys.stderr)
+        return EXIT_OK
     if kind not in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
         if item.staged is None:
             assert isinstance(path, Path)  # only an object is staged; a local file is read where it is
@@ -144,6 +153,33 @@ def _column_decoder():
     return entry_to_arrow if kernel_columns() else None
 
 
+def _records_or_header(damage: dict[int, DecodeError]):
+    """A reader's ``decode`` for the deep text dump: the entry decoded, or, when its records do not decode,
+    its header alone (:func:`decode_entry_header`), what stopped the records kept in ``damage`` by position:
+    the header is printed before the damage is reported, as kafka-dump-log prints it before it iterates."""
+
+    def decode(entry: bytes, position: int, *, verify_crc: bool, max_decompressed_size: int):
+        try:
+            return decode_entry(entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size)
+        except DecompressionLimitError:
+            raise  # kcodec's own cap, not damage: reported as refused
+        except DecodeError as exc:
+            try:
+                header = decode_entry_header(
+                    entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size
+                )
+            except DecodeError:
+                raise exc from None  # the header itself is damaged: no batch to show
+            damage[position] = exc
+            return header
+
+    return decode
+
+
+def _skipped_line(r: SkippedRange) -> str:
+    return f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}"
+
+
 def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> int:
     status = EXIT_OK
 
@@ -152,7 +188,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
             fields = {"position": r.start, "size": r.size, "skipped": True, "kind": r.kind, "reason": r.reason}
             print(as_ndjson({"file": str(path), **fields}))
         else:
-            print(f"Skipped {r.size} corrupt bytes at position {r.start}..{r.end}: {r.reason}")
+            print(_skipped_line(r))
 
     def print_refused(r) -> None:  # kcodec's own cap, not damage: said apart, bytes kept
         if opts.json:
@@ -166,7 +202,25 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
     if kind == FileKind.KRAFT_SNAPSHOT and registry is None and opts.data_decoders is None:
         # a KRaft snapshot holds cluster metadata wherever it lies: --cluster-metadata-decoder by default
         registry, print_data = "cluster_metadata", True
-    reader = read_batches(
+    deep = opts.deep_iteration or print_data
+    damage: dict[int, DecodeError] = {}  # deep text dump: batches whose header is shown, records not decoded
+    damaged_records: list[SkippedRange] = []
+    if opts.json:  # a JSON line carries its records (what `kcodec write` reads back)
+        decode = _column_decoder() if opts.bytes_encoding == "hex" and not registry else None
+    else:  # as kafka-dump-log: every header the size field frames; records only under deep iteration
+        decode = _records_or_header(damage) if deep else decode_entry_header
+
+    def records_damaged(batch) -> str | None:
+        """After a batch's header: the line printed instead of its records when they do not decode."""
+        exc = damage.pop(batch.position, None)
+        if exc is None:
+            return None
+        if not opts.skip_corrupt:
+            raise exc
+        damaged_records.append(SkippedRange.from_error(batch.position, batch.position + batch.size, exc))
+        return _skipped_line(damaged_records[-1])
+
+    reader: Any = read_batches(
         source,
         end=opts.max_bytes,
         verify_crc=False,
@@ -174,8 +228,10 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
         skip_corrupt=opts.skip_corrupt,
         on_skip=print_skipped if opts.skip_corrupt else None,
         on_refused=print_refused if opts.skip_corrupt else None,
-        decode=_column_decoder() if opts.json and opts.bytes_encoding == "hex" and not registry else None,
+        decode=decode,
     )
+    if opts.start_offset is not None or opts.end_offset is not None or opts.from_time is not None:
+        reader = _Window(reader, opts)
     # the lines themselves show progress when they scroll on the terminal
     progress = opts.progress(None if item.stdin else item.size, path.name, not sys.stdout.isatty())
     file_decoders = InternalDecoders(registry, opts.codecs) if registry else opts.data_decoders
@@ -187,7 +243,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
             for line in dump_log_lines(
                 path,
                 reader,
-                opts.deep_iteration,
+                deep,
                 print_data,
                 opts.skip_record_metadata,
                 progress.to,
@@ -195,8 +251,11 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
                 file_decoders or STRING,
                 report_tail=opts.max_bytes is None,  # Kafka reports trailing bytes only when it read them all
                 legacy=deferred.legacy,
+                damaged=records_damaged,
             ):
                 print(line)
+            if isinstance(reader, _Window):  # a window starts where it starts: not a gap after offset -1
+                pairs = [pair for pair in pairs if pair[0] != -1]
             deferred.add_non_consecutive(path, pairs)
     except KcodecError as exc:
         sys.stdout.flush()
@@ -213,9 +272,10 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
     may_hint = not item.stdin and opts.max_bytes is None and not opts.skip_corrupt and not opts.json
     if reader.partial_tail is not None and may_hint and status == EXIT_OK:
         _hint_hidden_batches(path, source, reader.partial_tail.position)
-    if reader.skipped:
-        n = sum(r.size for r in reader.skipped)
-        print(f"kcodec dump: {path}: skipped {len(reader.skipped)} damaged range(s), {n} bytes", file=sys.stderr)
+    skipped = reader.skipped + damaged_records
+    if skipped:
+        n = sum(r.size for r in skipped)
+        print(f"kcodec dump: {path}: skipped {len(skipped)} damaged range(s), {n} bytes", file=sys.stderr)
         status = max(status, EXIT_CHECK_FAILED)
     elif reader.refused:
         n = sum(r.size for r in reader.refused)
@@ -246,12 +306,6 @@ def _print_json(path: PurePath, reader, registry: str | None, opts: DumpOptions,
         print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
 
 
-_UNKNOWN_KIND = (
-    "not a file kind kcodec dump knows by its name (.log, .index, .timeindex, .txnindex, .snapshot, "
-    ".checkpoint, leader-epoch-checkpoint, partition.metadata); --as-log reads it as log entries"
-)
-
-
 def _refuse(name: PurePath, message: str, status: int = EXIT_ERROR) -> int:
     """Say on stderr why ``name`` is not dumped (or not all of it); the exit status it earns."""
     sys.stdout.flush()
@@ -262,8 +316,8 @@ def _refuse(name: PurePath, message: str, status: int = EXIT_ERROR) -> int:
 def _dump_other(
     path: Path, kind: str, opts: DumpOptions, deferred: DeferredErrors, shown: PurePath | None = None
 ) -> int:
-    """Every file kcodec dump recognises by name but a log (an unknown name is refused before: kafka-dump-log
-    ignores it, leaving no trace in the exit status): indexes, checkpoints, metadata, snapshots, read from the
+    """Every file kcodec dump recognises by name but a log (an unknown name is ignored before, as
+    kafka-dump-log ignores it): indexes, checkpoints, metadata, snapshots, read from the
     local ``path``. ``shown`` is the name printed for it (an object's URI for its local copy)."""
     name = path if shown is None else shown
 
@@ -344,6 +398,34 @@ def _hint_hidden_batches(path: PurePath, source, start: int) -> None:
             f"starts at byte {found}: --skip-corrupt reads on",
             file=sys.stderr,
         )
+
+
+class _Window:
+    """The batches of a reader within --start-offset, --end-offset and --from-time, whole batches as a fetch
+    returns them (the partition source's window); reading stops at the first batch past the end."""
+
+    def __init__(self, reader, opts: DumpOptions):
+        self.reader, self.opts = reader, opts
+        self.stopped = False
+
+    def __iter__(self):
+        start, end, since = self.opts.start_offset, self.opts.end_offset, self.opts.from_time
+        for batch in self.reader:
+            if end is not None and batch.base_offset >= end:
+                self.stopped = True  # the rest of the file is not read: nothing is said about its end
+                return
+            if start is not None and batch.last_offset < start:
+                continue
+            if since is not None:
+                if batch.max_timestamp < since:
+                    continue
+                since = None  # then everything after it, as a read from the offset for a time
+            yield batch
+
+    def __getattr__(self, name: str):
+        if name == "partial_tail" and self.stopped:
+            return None
+        return getattr(self.reader, name)
 
 
 class _Bounded:
