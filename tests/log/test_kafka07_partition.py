@@ -41,7 +41,7 @@ def test_a_gap_and_an_early_torn_tail_are_problems_the_last_tail_is_dropped(tmp_
     assert len(list(log.iter_messages())) == 2
     assert (
         "00000000000000000100.kafka starts at byte offset 100, but 00000000000000000000.kafka ends at 14"
-        in (log.problems[1])
+        in (log.problems[0])
     )
-    assert "torn tail at byte 11" in log.problems[0]
+    assert "torn tail at byte 11" in log.problems[1]
     assert log.tail is not None and log.tail[1].position == 11 and log.tail[0].base_offset == 100

@@ -53,7 +53,7 @@ def test_a_torn_tail_ends_the_log_at_the_last_whole_message() -> None:
     reader = read_kafka07(data)
     assert len(list(reader)) == 2
     assert reader.tail == Kafka07Tail(30, 9, "entry of 15 bytes, only 9 left")
-    assert kafka07_valid_prefix(data) == (30, reader.tail)
+    assert kafka07_valid_prefix(data) == (2, 30, reader.tail)
     short = read_kafka07(HELLO + b"\x00\x00")
     assert len(list(short)) == 1 and short.tail is not None and short.tail.position == 15
 
@@ -69,8 +69,8 @@ def test_a_bad_crc_is_reported_where_it_is_and_ends_recovery() -> None:
     with pytest.raises(CrcMismatchError) as info:
         list(read_kafka07(data))
     assert info.value.position == 15 + 6
-    kept, why = kafka07_valid_prefix(data)
-    assert kept == 15 and isinstance(why, CrcMismatchError)
+    entries, kept, why = kafka07_valid_prefix(data)
+    assert (entries, kept) == (1, 15) and isinstance(why, CrcMismatchError)
     (_, bad) = list(read_kafka07(data, verify_crc=False))
     assert bad.message.crc_valid is False
 

@@ -149,6 +149,10 @@ def expand(name: str, storage: Storage, *, logs_only: bool = False) -> list[Path
     base offset (``logs_only``: the newest ``.log`` per base offset, as a partition reader reads them)."""
     scheme = scheme_of(name)
     if not scheme:
+        from kcodec.log.kafka07 import is_kafka07_partition_dir, kafka07_segments
+
+        if is_kafka07_partition_dir(name):  # a Kafka 0.7 partition: its .kafka segments by byte offset
+            return [Path(seg.path) for seg in kafka07_segments(name)]
         return [existing_file(name)]
     if scheme not in REMOTE_SCHEMES + LOCAL_SCHEMES:
         known = ", ".join(s + "://" for s in REMOTE_SCHEMES + LOCAL_SCHEMES)

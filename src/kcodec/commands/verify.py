@@ -25,10 +25,18 @@ from kcodec.commands.object_store import RemoteObject, add_storage_option, displ
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
-    from kcodec.tools.verify import recover, verify_source
+    from kcodec.log.kafka07 import is_kafka07_partition_dir, is_kafka07_segment, kafka07_segments, segment_gaps
+    from kcodec.log.names import parse_segment_name
+    from kcodec.tools.verify import recover, recover_kafka07, verify_kafka07, verify_source
 
     # a prefix stands for its segments' logs, each the newest copy of its base offset
     items = [item for name in args.files for item in expand(name, storage_of(args), logs_only=True)]
+    gaps = [
+        (name, gap)
+        for name in args.files
+        if is_kafka07_partition_dir(name)
+        for gap in segment_gaps(kafka07_segments(name))
+    ]
     if args.recover and len(items) != 1:
         raise UsageError("--recover takes one input file")
     if args.recover and isinstance(items[0], RemoteObject):
@@ -40,12 +48,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
             refuse_overlap([path], [args.recover])
         with ExitStack() as opened, Progress(file_size_of(item), desc=path.name) as progress:
             source = opened.enter_context(item.open()) if isinstance(item, RemoteObject) else path
-            report = verify_source(
+            kafka07 = is_kafka07_segment(path)  # a Kafka 0.7 segment, by its name (.kafka)
+            report = (verify_kafka07 if kafka07 else verify_source)(
                 source,
                 str(path),
                 strict=not args.lenient,
                 max_decompressed_size=args.max_decompressed_size,
                 progress=progress.to,
+                **({"base_offset": parse_segment_name(path).base_offset} if kafka07 else {}),
             )
         damaged = damaged or report.damaged
         refused = refused or not report.ok  # a problem that is no damage: a batch the decompression limit refused
@@ -55,12 +65,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
             verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
             print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
         recovered = (
-            recover(path, args.recover, max_decompressed_size=args.max_decompressed_size) if args.recover else None
+            None
+            if not args.recover
+            else recover_kafka07(path, args.recover)
+            if kafka07
+            else recover(path, args.recover, max_decompressed_size=args.max_decompressed_size)
         )
         if args.json:
             print_json(report.as_dict() | ({"recovered": recovered.as_dict()} if recovered else {}))
         elif recovered:
             print(recovered)
+    for name, gap in gaps:  # a Kafka 0.7 partition whose segments do not follow each other
+        damaged = True
+        if args.json:
+            print_json({"file": name, "valid": False, "problems": [{"position": None, "offset": None, "rule": gap}]})
+        else:
+            print(f"{name}: {gap}")
     return EXIT_CHECK_FAILED if damaged else EXIT_ERROR if refused else EXIT_OK
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "is_kafka07_segment",
     "is_kafka07_partition_dir",
     "kafka07_segments",
+    "segment_gaps",
     "read_kafka07_segment",
 ]
 
@@ -72,6 +73,19 @@ def kafka07_segments(directory: PathLike) -> list[Kafka07Segment]:
     return sorted(out, key=lambda s: s.base_offset)
 
 
+def segment_gaps(segments: list[Kafka07Segment]) -> list[str]:
+    """Where a segment does not start at the byte offset where the one before it ends (0.7 names a new
+    segment by the log's end, so a gap or an overlap means bytes were lost or a file was renamed)."""
+    out = []
+    for prev, seg in zip(segments, segments[1:]):
+        if seg.base_offset != prev.end_offset:
+            out.append(
+                f"{os.path.basename(seg.path)} starts at byte offset {seg.base_offset}, but "
+                f"{os.path.basename(prev.path)} ends at {prev.end_offset}"
+            )
+    return out
+
+
 def read_kafka07_segment(path: PathLike, **options) -> Kafka07Reader:
     """A reader of one ``.kafka`` file, its offsets counted from the base offset its name gives (the
     file is read through ``os.pread``, a window at a time, and closed when the reader is garbage)."""
@@ -113,14 +127,8 @@ class Kafka07Partition:
 
     def iter_entries(self) -> Iterator[tuple[Kafka07Segment, Kafka07Entry]]:
         """Every top-level entry, with its segment."""
-        self.problems, self.tail = [], None
+        self.problems, self.tail = segment_gaps(self.segments), None
         for i, seg in enumerate(self.segments):
-            if i and seg.base_offset != self.segments[i - 1].end_offset:
-                prev = self.segments[i - 1]
-                self.problems.append(
-                    f"{os.path.basename(seg.path)} starts at byte offset {seg.base_offset}, but "
-                    f"{os.path.basename(prev.path)} ends at {prev.end_offset}"
-                )
             reader = read_kafka07_segment(seg.path, verify_crc=self.verify_crc, deep=self.deep)
             for entry in reader:
                 yield seg, entry

@@ -46,6 +46,7 @@ __all__ = [
     "iter_kafka07_messages",
     "kafka07_valid_prefix",
     "encode_kafka07",
+    "looks_like_kafka07",
 ]
 
 #: The size field in front of every 0.7 message (MessageSet.LogOverhead).
@@ -75,6 +76,13 @@ class Kafka07Message:
     crc_valid: bool
     payload: bytes | None
     inner: int | None = None
+
+    @property
+    def payload_size(self) -> int:
+        """Bytes of the payload as stored (a compressed wrapper's: the compressed stream)."""
+        if self.inner is not None:  # an inner message: ``size`` is its wrapper's entry
+            return len(self.payload or b"")
+        return self.size - _PAYLOAD_AT[self.magic]
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,7 @@ class Kafka07Reader:
         self.limit = max_decompressed_size
         self.tail: Kafka07Tail | None = None
         self.end = 0
+        self.count = 0  # whole entries read
 
     def __iter__(self) -> Iterator[Kafka07Entry]:
         inp, pos = self.input, 0
@@ -140,7 +149,7 @@ class Kafka07Reader:
             entry = bytes(inp.read(pos, ENTRY_HEADER + size))
             yield self._entry(entry, pos)
             pos += len(entry)
-            self.end = pos
+            self.end, self.count = pos, self.count + 1
 
     def _entry(self, data: bytes, pos: int) -> Kafka07Entry:
         magic = data[ENTRY_HEADER]
@@ -206,16 +215,17 @@ def iter_kafka07_messages(data, **options) -> Iterator[Kafka07Message]:
         yield from entry.deep()
 
 
-def kafka07_valid_prefix(data) -> tuple[int, Kafka07Tail | KcodecError | None]:
-    """How many bytes 0.7's recovery keeps (FileMessageSet.recover: entries from the start until a size
-    below the minimum, a short read or a bad CRC of the message as stored) and why it stops there."""
+def kafka07_valid_prefix(data) -> tuple[int, int, Kafka07Tail | KcodecError | None]:
+    """How many entries and bytes 0.7's recovery keeps (FileMessageSet.recover: entries from the start
+    until a size below the minimum, a short read or a bad CRC of the message as stored) and why it stops
+    there (None: it keeps everything)."""
     reader = Kafka07Reader(data, deep=False)
     try:
         for _ in reader:
             pass
     except KcodecError as exc:
-        return reader.end, exc
-    return reader.end, reader.tail
+        return reader.count, reader.end, exc
+    return reader.count, reader.end, reader.tail
 
 
 def encode_kafka07(payloads: Iterable[bytes], *, compression: str = "none", magic: int = 1) -> bytes:
@@ -234,3 +244,13 @@ def encode_kafka07(payloads: Iterable[bytes], *, compression: str = "none", magi
         return b"".join(fast07.encode_kafka07_message_v1(v) for v in inner)
     wrapper = (None, 1, {"compression": compression, "unused": 0}, None, inner)
     return fast07.encode_kafka07_message_v1(wrapper)
+
+
+def looks_like_kafka07(data) -> bool:
+    """Whether ``data`` starts with a whole 0.7 entry whose CRC holds: the framing test that, with a
+    file's name, tells a 0.7 segment from a later one (the magic byte alone cannot)."""
+    reader = Kafka07Reader(data, deep=False)
+    try:
+        return next(iter(reader), None) is not None
+    except KcodecError:
+        return False
