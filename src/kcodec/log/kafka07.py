@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kcodec.records.kafka07 import Kafka07Entry, Kafka07Message, Kafka07Reader, Kafka07Tail
-from kcodec.records.source import FileInput, open_regular_file
+from kcodec.records.source import open_input
 
 from .names import KAFKA07_SUFFIX, PathLike, parse_partition_dir, parse_segment_name
 
@@ -28,7 +28,6 @@ __all__ = [
     "is_kafka07_partition_dir",
     "kafka07_segments",
     "segment_gaps",
-    "read_kafka07_segment",
 ]
 
 
@@ -86,25 +85,6 @@ def segment_gaps(segments: list[Kafka07Segment]) -> list[str]:
     return out
 
 
-def read_kafka07_segment(path: PathLike, **options) -> Kafka07Reader:
-    """A reader of one ``.kafka`` file, its offsets counted from the base offset its name gives (the
-    file is read through ``os.pread``, a window at a time, and closed when the reader is garbage)."""
-    base = parse_segment_name(path).base_offset
-    fd = open_regular_file(path)
-    return _FileReader(fd, base_offset=base, **options)
-
-
-class _FileReader(Kafka07Reader):
-    def __init__(self, fd: int, **options):
-        self._fd = fd
-        super().__init__(FileInput(fd, os.fstat(fd).st_size), **options)
-
-    def __del__(self):
-        fd, self._fd = self._fd, -1
-        if fd >= 0:
-            os.close(fd)
-
-
 class Kafka07Partition:
     """A 0.7 partition directory: its segments read in order, with byte offsets. ``problems`` lists, after
     a full read, what does not hold together (gaps between segments, torn tails before the last one);
@@ -129,9 +109,10 @@ class Kafka07Partition:
         """Every top-level entry, with its segment."""
         self.problems, self.tail = segment_gaps(self.segments), None
         for i, seg in enumerate(self.segments):
-            reader = read_kafka07_segment(seg.path, verify_crc=self.verify_crc, deep=self.deep)
-            for entry in reader:
-                yield seg, entry
+            with open_input(seg.path) as opened:  # closed even when the caller stops early
+                reader = Kafka07Reader(opened, base_offset=seg.base_offset, verify_crc=self.verify_crc, deep=self.deep)
+                for entry in reader:
+                    yield seg, entry
             if reader.tail is not None:
                 if i == len(self.segments) - 1:
                     self.tail = (seg, reader.tail)
