@@ -147,7 +147,8 @@ def test_bad_positions_files_and_usage(tmp_path, capsys):
     bad.write_text("/consumers/g/offsets/t/1-0 -3\n")
     with pytest.raises(KcodecError, match="is not a byte offset"):
         read_consumer_positions(bad)
-    code, _, err = run(capsys, "convert", "--from", "0.7", str(tmp_path), str(tmp_path / "o"), "--magic", "2")
+    (tmp_path / "empty").mkdir()
+    code, _, err = run(capsys, "convert", "--from", "0.7", str(tmp_path / "empty"), str(tmp_path / "o"), "--magic", "2")
     assert code == 2 and "not a Kafka 0.7 partition directory" in err
     code, _, err = run(capsys, "convert", str(bad), str(tmp_path / "x.log"), "--magic", "2", "--broker", "1")
     assert code == 2 and "--broker applies to --from 0.7" in err
@@ -157,3 +158,51 @@ def test_the_coordinator_partition_is_javas_string_hash():
     assert java_string_hash("hello") == 99162322  # "hello".hashCode() in Java
     assert java_string_hash("polygenelubricants") == -2147483648  # Integer.MIN_VALUE: abs() is & 0x7fffffff
     assert offsets_partition_for("polygenelubricants") == 0
+
+
+def _log_dir(tmp_path: Path) -> Path:
+    """One 0.7 broker's log.dir: clicks-0 (as above) and clicks-1."""
+    logs = tmp_path / "kafka-logs"
+    logs.mkdir()
+    partition(logs)
+    (logs / "clicks-1").mkdir()
+    (logs / "clicks-1" / "00000000000000000000.kafka").write_bytes(encode_kafka07([b"p", b"q"]))
+    return logs
+
+
+def test_a_whole_log_dir_migrates_with_a_partition_mapping(tmp_path, capsys):
+    logs = _log_dir(tmp_path)
+    (tmp_path / "zk.txt").write_text("/consumers/g/offsets/clicks/3-0 30\n/consumers/g/offsets/clicks/3-1 11\n")
+    out = tmp_path / "new-logs"
+    code, stdout, err = run(
+        capsys, "convert", "--from", "0.7", str(logs), str(out), "--magic", "2", "--map", "clicks-1=clicks-5",
+        "--consumer-offsets", str(tmp_path / "zk.txt"), "--offsets-dir", str(tmp_path / "o"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    report = json.loads(stdout)
+    assert [p["output"] for p in report["partitions"]] == [str(out / "clicks-0"), str(out / "clicks-5")]
+    assert sorted(p.name for p in out.iterdir()) == ["clicks-0", "clicks-5"]
+    assert (tmp_path / "new-logs.offsets" / "clicks-5.csv").read_text().splitlines() == [
+        "byte_offset,offset,messages",
+        "0,0,1",
+        "11,1,1",
+        "22,2,0",
+    ]
+    assert [(c["offset"], c["byteOffset"]) for c in report["commits"]] == [(2, 30), (1, 11)]
+    seg = tmp_path / "o" / f"__consumer_offsets-{offsets_partition_for('g')}" / "00000000000000000000.log"
+    keys = [decode_internal("consumer_offsets", r.key, r.value).key.value for b in read_batches(seg) for r in b.records]
+    assert [(k.topic, k.partition) for k in keys] == [("clicks", 0), ("clicks", 5)]
+
+
+def test_damage_in_one_partition_leaves_no_log_dir_behind(tmp_path, capsys):
+    logs = _log_dir(tmp_path)
+    seg = logs / "clicks-1" / "00000000000000000000.kafka"
+    seg.write_bytes(seg.read_bytes()[:-1] + b"!")  # a bad CRC: 0.7's recovery would truncate there
+    out = tmp_path / "new-logs"
+    code, _, err = run(capsys, "convert", "--from", "0.7", str(logs), str(out), "--magic", "2")
+    assert code == 3 and "Record is corrupt" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kafka-logs"]  # no output, tables or staging left
+    code, _, err = run(capsys, "convert", "--from", "0.7", str(logs), str(out), "--magic", "2", "--map", "x-0=1")
+    assert code == 3 and "no 0.7 partition x-0 to map" in err
+    code, _, err = run(capsys, "convert", "--from", "0.7", str(logs), str(out), "--magic", "2", "--map", "nonsense")
+    assert code == 2 and "expected OLD=NEW" in err

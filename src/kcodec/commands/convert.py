@@ -70,6 +70,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 _KAFKA07_ONLY = (
+    "map",
     "translation_table",
     "consumer_offsets",
     "offsets_dir",
@@ -83,13 +84,17 @@ _KAFKA07_ONLY = (
 
 
 def _convert_kafka07(args: argparse.Namespace) -> int:
-    """A Kafka 0.7 partition directory to logical offsets (:mod:`kcodec.tools.migrate07`)."""
+    """A Kafka 0.7 partition directory, or a broker's whole log directory of them, to logical offsets
+    (:mod:`kcodec.tools.migrate07`)."""
     from kcodec.internal_topics.commits import DEFAULT_OFFSETS_PARTITIONS
     from kcodec.log.kafka07 import is_kafka07_partition_dir
     from kcodec.log.names import parse_partition_dir
     from kcodec.tools.migrate07 import (
         DEFAULT_BATCH_RECORDS,
+        PartitionPlan,
         migrate_kafka07,
+        migrate_kafka07_log_dir,
+        plan_log_dir,
         read_consumer_positions,
         translate_positions,
         translation_table,
@@ -97,40 +102,59 @@ def _convert_kafka07(args: argparse.Namespace) -> int:
     )
 
     src, out = Path(args.input), Path(args.out)
-    if not src.is_dir() or not is_kafka07_partition_dir(src):
-        raise UsageError(f"{src}: not a Kafka 0.7 partition directory (<topic>-<partition> holding .kafka segments)")
+    one = src.is_dir() and is_kafka07_partition_dir(src)
+    if not one and not (src.is_dir() and any(is_kafka07_partition_dir(d) for d in src.iterdir())):
+        raise UsageError(
+            f"{src}: not a Kafka 0.7 partition directory (<topic>-<partition> holding .kafka segments) nor a log "
+            "directory holding them"
+        )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"{out}: exists and is not an empty directory (a migration writes a new partition)")
+        raise UsageError(f"{out}: exists and is not an empty directory (a migration writes a new one)")
     if (args.consumer_offsets is None) != (args.offsets_dir is None):
         raise UsageError("--consumer-offsets (0.7's ZooKeeper positions) and --offsets-dir go together")
-    table = Path(args.translation_table) if args.translation_table else out.with_name(out.name + ".offsets.csv")
+    if one and args.map:
+        raise UsageError("--map renames the partitions of a log directory: for one partition, --topic/--partition")
+    if not one and (args.topic or args.partition is not None):
+        raise UsageError("--topic/--partition name one partition's new name: for a log directory, --map OLD=NEW")
+    suffix = ".offsets.csv" if one else ".offsets"
+    table = Path(args.translation_table) if args.translation_table else out.with_name(out.name + suffix)
+    if table.exists() and (one or not table.is_dir() or any(table.iterdir())):
+        raise UsageError(f"{table}: the translation table{'' if one else 's directory'} exists already")
     refuse_overlap([src], [out, table] + ([Path(args.offsets_dir)] if args.offsets_dir else []))
-    try:
-        source_topic, source_partition = parse_partition_dir(src)
-    except ValueError:
-        raise UsageError(f"{src}: a 0.7 partition directory is named <topic>-<partition>") from None
+    if one:
+        try:
+            topic, partition = parse_partition_dir(src)
+        except ValueError:
+            raise UsageError(f"{src}: a 0.7 partition directory is named <topic>-<partition>") from None
+        new = (args.topic or topic, partition if args.partition is None else args.partition)
+        plans = [PartitionPlan(src, topic, partition, *new)]
+    else:
+        plans = plan_log_dir(src, _mapping(args.map or []))
     commits: list = []
-    if args.consumer_offsets:  # translated first: a position that does not fit the log writes nothing
-        commits = translate_positions(
-            read_consumer_positions(existing_file(args.consumer_offsets)),
-            translation_table(src),
-            source_topic=source_topic,
-            source_partition=source_partition,
-            broker=args.broker,
-            topic=args.topic or source_topic,
-            partition=source_partition if args.partition is None else args.partition,
-            commit_timestamp=args.commit_timestamp,
-            offsets_partitions=args.offsets_partitions or DEFAULT_OFFSETS_PARTITIONS,
-        )
-    migration = migrate_kafka07(
-        src,
-        out,
-        table,
-        magic=args.magic,
-        compression=args.compression,
-        compression_level=args.level,
-        batch_records=args.batch_records or DEFAULT_BATCH_RECORDS,
-    )
+    if args.consumer_offsets:  # translated first: a position that does not fit its log writes nothing
+        positions = read_consumer_positions(existing_file(args.consumer_offsets))
+        for plan in plans:
+            commits += translate_positions(
+                positions,
+                translation_table(plan.source),
+                source_topic=plan.source_topic,
+                source_partition=plan.source_partition,
+                broker=args.broker,
+                topic=plan.topic,
+                partition=plan.partition,
+                commit_timestamp=args.commit_timestamp,
+                offsets_partitions=args.offsets_partitions or DEFAULT_OFFSETS_PARTITIONS,
+            )
+    options = {
+        "magic": args.magic,
+        "compression": args.compression,
+        "compression_level": args.level,
+        "batch_records": args.batch_records or DEFAULT_BATCH_RECORDS,
+    }
+    if one:
+        migrations = [migrate_kafka07(src, out, table, **options)]
+    else:
+        migrations = migrate_kafka07_log_dir(plans, out, table, **options)
     if commits:
         write_consumer_offsets(commits, args.offsets_dir)
     if args.json:
@@ -138,22 +162,46 @@ def _convert_kafka07(args: argparse.Namespace) -> int:
             {"group": c.group, "byteOffset": c.byte_offset, "offset": c.offset, "offsetsPartition": c.offsets_partition}
             for c in commits
         ]
-        print_json(migration.as_dict() | {"commits": commits_json})
+        if one:
+            print_json(migrations[0].as_dict() | {"commits": commits_json})
+        else:
+            print_json({"partitions": [m.as_dict() for m in migrations], "commits": commits_json})
         return EXIT_OK
-    for problem in migration.problems:
-        print(f"{src}: {problem}")
-    print(
-        f"migrated {migration.messages} messages in {migration.entries} 0.7 entries to {migration.batches} "
-        f"batches (magic {args.magic}) in {out}; offset translation table: {table}"
-    )
+    for m in migrations:
+        for problem in m.problems:
+            print(f"{m.source}: {problem}")
+        print(
+            f"migrated {m.messages} messages in {m.entries} 0.7 entries to {m.batches} batches (magic {args.magic}) "
+            f"in {m.output}; offset translation table: {m.table_path}"
+        )
     for c in commits:
         print(
             f"committed {c.group}: byte offset {c.byte_offset} -> offset {c.offset} "
             f"(__consumer_offsets-{c.offsets_partition})"
         )
     if args.consumer_offsets and not commits:
-        print(f"no consumer positions of {source_topic}-{source_partition} in {args.consumer_offsets}")
+        print(f"no consumer positions of the migrated partitions in {args.consumer_offsets}")
     return EXIT_OK
+
+
+def _mapping(specs: list[str]) -> dict[str, tuple[str, int]]:
+    """``--map clicks-0=clicks-7`` (or ``clicks-0=7``, the same topic) as {"clicks-0": ("clicks", 7)}."""
+    from kcodec.log.names import parse_partition_dir
+
+    out: dict[str, tuple[str, int]] = {}
+    for spec in specs:
+        old, sep, new = spec.partition("=")
+        try:
+            topic, _ = parse_partition_dir(old)
+            mapped = (topic, int(new)) if new.isdigit() else parse_partition_dir(new)
+        except ValueError:
+            mapped = None
+        if not sep or mapped is None:
+            raise UsageError(f"--map {spec!r}: expected OLD=NEW, e.g. clicks-0=clicks-7 or clicks-0=7")
+        if old in out:
+            raise UsageError(f"--map names {old} twice")
+        out[old] = mapped
+    return out
 
 
 def _convert_one(batch, args: argparse.Namespace, chunks: list[bytes]) -> None:
@@ -181,8 +229,10 @@ def add_parser(sub) -> None:
         "timestamp. Lossy conversions (headers or transactions into v0/v1, "
         "timestamps into v0, zstd below v2) are refused unless --allow-lossy.",
     )
-    p.add_argument("input", metavar="IN", help="a log file; with --from 0.7, a 0.7 partition directory")
-    p.add_argument("out", metavar="OUT", help="the converted log; with --from 0.7, a new partition directory")
+    p.add_argument(
+        "input", metavar="IN", help="a log file; with --from 0.7, a 0.7 partition directory or a broker's log directory"
+    )
+    p.add_argument("out", metavar="OUT", help="the converted log; with --from 0.7, a new partition (or log) directory")
     p.add_argument("--magic", type=int, choices=(0, 1, 2), required=True)
     p.add_argument(
         "--compression",
@@ -199,7 +249,8 @@ def add_parser(sub) -> None:
     k07.add_argument(
         "--translation-table",
         metavar="FILE",
-        help="where to write the offset translation table (CSV byte_offset,offset,messages; default OUT.offsets.csv)",
+        help="where to write the offset translation table (CSV byte_offset,offset,messages; default OUT.offsets.csv), "
+        "for a log directory a directory of them (default OUT.offsets/)",
     )
     k07.add_argument(
         "--consumer-offsets",
@@ -210,6 +261,12 @@ def add_parser(sub) -> None:
     k07.add_argument("--offsets-dir", metavar="DIR", help="where the __consumer_offsets-<p> commit records are written")
     k07.add_argument(
         "--broker", type=non_negative_int, help="the 0.7 broker this partition lived on (its positions are used)"
+    )
+    k07.add_argument(
+        "--map",
+        action="append",
+        metavar="OLD=NEW",
+        help="a log directory's partition OLD (topic-n) becomes NEW (topic-m, or m for the same topic); repeatable",
     )
     k07.add_argument("--topic", help="the topic the commits name (default: the 0.7 directory's topic)")
     k07.add_argument(

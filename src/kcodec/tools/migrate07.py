@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import re
+import shutil
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -28,13 +30,17 @@ from pathlib import Path
 
 from kcodec.errors import EncodeError, KcodecError
 from kcodec.internal_topics.commits import DEFAULT_OFFSETS_PARTITIONS, offset_commit_record, offsets_partition_for
-from kcodec.log.kafka07 import Kafka07Partition
+from kcodec.log.kafka07 import Kafka07Partition, is_kafka07_partition_dir
+from kcodec.log.names import parse_partition_dir
 from kcodec.log.writer import SegmentWriter, write_atomically
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.records.kafka07 import Kafka07Entry
 
 __all__ = [
     "Commit",
+    "PartitionPlan",
+    "plan_log_dir",
+    "migrate_kafka07_log_dir",
     "ConsumerPosition",
     "Migration",
     "TranslationTable",
@@ -167,6 +173,71 @@ def migrate_kafka07(
         )
     write_atomically(Path(table_path), report.table.csv_lines())
     return report
+
+
+@dataclass(frozen=True)
+class PartitionPlan:
+    """One 0.7 partition of a log directory and the partition it becomes."""
+
+    source: Path
+    source_topic: str
+    source_partition: int
+    topic: str
+    partition: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+def plan_log_dir(log_dir: str | Path, mapping: dict[str, tuple[str, int]]) -> list[PartitionPlan]:
+    """Every 0.7 partition directory of ``log_dir`` (one broker's ``log.dir``), renamed by ``mapping``
+    (``"clicks-0"`` -> ``("clicks", 7)``; unmapped partitions keep their names). A mapping naming a
+    partition that is not there, or two partitions becoming one, is a KcodecError."""
+    plans = []
+    for entry in sorted(os.listdir(log_dir)):
+        path = Path(log_dir) / entry
+        if not is_kafka07_partition_dir(path):
+            continue
+        topic, partition = parse_partition_dir(path)
+        new_topic, new_partition = mapping.get(entry, (topic, partition))
+        plans.append(PartitionPlan(path, topic, partition, new_topic, new_partition))
+    unknown = sorted(set(mapping) - {p.source.name for p in plans})
+    if unknown:
+        raise KcodecError(f"{log_dir}: no 0.7 partition {', '.join(unknown)} to map")
+    names = [p.name for p in plans]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise KcodecError(f"two 0.7 partitions would both become {', '.join(twice)}")
+    if not plans:
+        raise KcodecError(f"{log_dir}: no Kafka 0.7 partition directories (<topic>-<partition> holding .kafka files)")
+    return plans
+
+
+def migrate_kafka07_log_dir(
+    plans: list[PartitionPlan], output: str | Path, tables_dir: str | Path, **options
+) -> list[Migration]:
+    """Every planned partition migrated into the log directory ``output`` (``output/<topic>-<partition>``),
+    the translation tables into ``tables_dir/<topic>-<partition>.csv``. Both are built beside their targets
+    and renamed into place at the end: a failure leaves neither (``output`` and ``tables_dir`` must not
+    exist, or be empty directories)."""
+    output, tables_dir = Path(output), Path(tables_dir)
+    tag = f".kcodec-migrating-{os.getpid()}"
+    stage, tables_stage = output.with_name(output.name + tag), tables_dir.with_name(tables_dir.name + tag)
+    try:
+        tables_stage.mkdir(parents=True)
+        out = [migrate_kafka07(p.source, stage / p.name, tables_stage / f"{p.name}.csv", **options) for p in plans]
+        for done, target in ((tables_stage, tables_dir), (stage, output)):
+            if target.is_dir():
+                target.rmdir()  # empty (checked by the caller): replaced by the finished one
+            os.rename(done, target)
+    except BaseException:
+        for leftover in (stage, tables_stage):
+            shutil.rmtree(leftover, ignore_errors=True)
+        raise
+    for m, p in zip(out, plans):
+        m.output, m.table_path = str(output / p.name), str(tables_dir / f"{p.name}.csv")
+    return out
 
 
 def _batches(entries: Iterable[tuple[object, Kafka07Entry]], batch_records: int) -> Iterator[tuple[str, list]]:
