@@ -121,3 +121,10 @@ def test_the_name_decides_the_framing_and_a_wrong_name_gets_a_hint(tmp_path, cap
     v2.write_bytes(V2_BATCH)
     code, _, err = run(capsys, "dump", str(v2))
     assert code == 3 and "its bytes are Kafka 0.8+ log entries: such segments are named .log" in err
+
+
+def test_options_that_do_not_apply_to_0_7_are_refused(tmp_path, capsys):
+    part, _ = partition(tmp_path)
+    code, out, err = run(capsys, "dump", "--skip-corrupt", str(part / "00000000000000000000.kafka"))
+    assert (code, out) == (3, "")
+    assert err.endswith("00000000000000000000.kafka: --skip-corrupt does not apply to a Kafka 0.7 segment\n")

@@ -249,6 +249,20 @@ _FIRST_ENTRY = 64  # damage this close to the start: maybe no Kafka 0.8+ entry a
 
 def _dump_kafka07(path: PurePath, source, opts: DumpOptions) -> int:
     """A Kafka 0.7 segment, as 0.7's DumpLogSegments printed it (kcodec.tools.dump.kafka07)."""
+    unsupported = [
+        option
+        for option, given in (
+            ("--skip-corrupt", opts.skip_corrupt),  # 0.7's framing has nothing to resynchronise on
+            ("--max-bytes", opts.max_bytes is not None),
+            ("--key-decoder/--value-decoder", opts.data_decoders is not None),
+            ("a topic decoder", opts.chosen_registry is not None),
+            ("--verify-index-only", opts.verify_index_only),  # 0.7 has no index
+            ("--index-sanity-check", opts.index_sanity_check),
+        )
+        if given
+    ]
+    if unsupported:
+        return _refuse(path, f"{', '.join(unsupported)} does not apply to a Kafka 0.7 segment")
     base = parse_segment_name(path).base_offset
     with open_input(source) as opened:
         reader = Kafka07Reader(
