@@ -175,19 +175,23 @@ class Kafka07Reader:
             magic,
             compression,
             crc,
-            crc == crc32(memoryview(data)[_PAYLOAD_AT[magic] :]),
+            # verified by the decoder (it raises on a mismatch) unless asked not to
+            self.verify_crc or crc == crc32(memoryview(data)[_PAYLOAD_AT[magic] :]),
             bytes(values[at.payload]) if compression == "none" or not self.deep else None,
         )
         if compression == "none" or not self.deep:
             return Kafka07Entry(message)
         inner = values[at.payload]
         messages = tuple(
-            _inner(values_i, i, i == len(inner) - 1, offset, after, pos, len(data)) for i, values_i in enumerate(inner)
+            _inner(values_i, i, i == len(inner) - 1, offset, after, pos, len(data), self.verify_crc)
+            for i, values_i in enumerate(inner)
         )
         return Kafka07Entry(message, messages)
 
 
-def _inner(values: tuple, index: int, last: bool, offset: int, after: int, pos: int, size: int) -> Kafka07Message:
+def _inner(
+    values: tuple, index: int, last: bool, offset: int, after: int, pos: int, size: int, verified: bool
+) -> Kafka07Message:
     """An inner message of a compressed wrapper (inner messages are magic 1, whose decoder read them)."""
     at = fast07.AT_KAFKA07_MESSAGE_V1
     return Kafka07Message(
@@ -198,7 +202,7 @@ def _inner(values: tuple, index: int, last: bool, offset: int, after: int, pos: 
         values[at.magic],
         values[at.attributes]["compression"],
         values[at.crc],
-        values[at.crc] == crc32(values[at.payload]),
+        verified or values[at.crc] == crc32(values[at.payload]),
         bytes(values[at.payload]),
         index,
     )
