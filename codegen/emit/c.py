@@ -509,6 +509,7 @@ def _decode_fields(ev: EntityVersion, sink) -> list[str]:
                     sink.integer(w, i, f, value)
             elif isinstance(t, BytesType):
                 w("int64_t length;")
+                assert t.prefix is not None, f.name  # bytes to the end are not compiled (EntityVersion.compiled)
                 _read_int(w, t.prefix, "length", f.name)
                 sink.bytes_begin(w)
                 w("if (length < 0) {")
@@ -779,6 +780,7 @@ def _put_body(ev: EntityVersion, span: bool = False) -> list[str]:
             _put_int(w, t, x)
         elif isinstance(t, BytesType):
             data, length = (f"{x}.p", f"{x}.n") if span else (x, f"{x}_len")
+            assert t.prefix is not None, f.name  # bytes to the end are not compiled (EntityVersion.compiled)
             w(f"if ({data} == NULL) {{" if not span else f"if (!{data}) {{")
             with w.indented():
                 if t.nullable:

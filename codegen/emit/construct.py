@@ -95,6 +95,12 @@ def _module_alias(entity: str) -> str:
     return module_alias(entity)
 
 
+def _ref(ev: EntityVersion, entity: str) -> str:
+    """How ``ev``'s module names a symbol of ``entity``'s: through its import, or bare for itself (a Kafka 0.7
+    compressed message holds messages of its own entity)."""
+    return "" if entity == ev.name else f"{_module_alias(entity)}."
+
+
 # ---------------------------------------------------------------------------- construct
 
 
@@ -108,7 +114,7 @@ def _entity_view(ev: EntityVersion) -> EntityView:
             if ev.field(owner).derived_kind == "length":
                 members.append(f'LengthBound("{owner}", {ev.min_covered(owner)}),')
         d = f.field.derived
-        if d and d.kind == "crc" or f.field.compressed and isinstance(f.type, ArrayType):
+        if d and d.kind == "crc" or _to_end(f.type, f.field.compressed is not None):
             members.append(f'"_at_{f.name}" / Tell,')
         members.append(f'"{f.name}" / {_member(ev, i, helpers)},')
         if d and d.kind == "length":
@@ -178,20 +184,36 @@ def _member(ev: EntityVersion, i: int, helpers: list[tuple[str, str]]) -> str:
     if fld.compressed:
         codec = "lambda ctx: ctx" + "".join(f"[{p!r}]" for p in fld.compressed.codec_path)
         if isinstance(t, ArrayType):
-            length = ev.enclosing_length(i)
-            extent = f"lambda ctx: ctx[{length!r}] - (ctx._at_{f.name} - ctx._start_{length})"
-            return f'FixedSized({extent}, Compressed({_type(ev, t)}, {codec}, magic={ev.version}, at="_at_{f.name}"))'
+            inner = f'Compressed({_type(ev, t)}, {codec}, magic={ev.version}, at="_at_{f.name}")'
+            return f"FixedSized({_extent(ev, i)}, {inner})"
         # compressed bytes hold what ``contents`` names (the loader requires it when the field is not an array)
         assert fld.compressed.contents is not None and isinstance(t, BytesType), f.name
         contents = _type(ev, fld.compressed.contents)
         helpers.append((f"_{ev.symbol}_{f.name.upper()}_CONTENTS", contents))
-        return (
-            f"CompressedBytes({_int(t.prefix)}, nullable={t.nullable}, codec={codec}, "
-            f"magic={ev.version}, contents=_{ev.symbol}_{f.name.upper()}_CONTENTS)"
+        prefix = "None" if t.prefix is None else _int(t.prefix)
+        member = (
+            f"CompressedBytes({prefix}, nullable={t.nullable}, codec={codec}, "
+            f"magic={ev.version}, contents=_{ev.symbol}_{f.name.upper()}_CONTENTS"
         )
+        if t.prefix is not None:
+            return member + ")"
+        return f'FixedSized({_extent(ev, i)}, {member}, at="_at_{f.name}"))'
     if isinstance(t, ArrayType) and t.count_field is None and t.prefix is None:
         raise AssertionError("greedy arrays only appear as compressed contents")
+    if isinstance(t, BytesType) and t.prefix is None:
+        return f"FixedSized({_extent(ev, i)}, KBytes(None, nullable=False, text={t.text}))"
     return _type(ev, t)
+
+
+def _to_end(t: Type, compressed: bool) -> bool:
+    """A field with no length of its own, running to the end of the length covering it."""
+    return isinstance(t, ArrayType) and compressed or isinstance(t, BytesType) and t.prefix is None
+
+
+def _extent(ev: EntityVersion, i: int) -> str:
+    """The bytes left for field i (one that runs to the end) within the length that covers it."""
+    name, length = ev.fields[i].name, ev.enclosing_length(i)
+    return f"lambda ctx: ctx[{length!r}] - (ctx._at_{name} - ctx._start_{length})"
 
 
 def _type(ev: EntityVersion, t: Type) -> str:
@@ -210,10 +232,11 @@ def _type(ev: EntityVersion, t: Type) -> str:
         # the loader checked the base is fixed-width (max_width is its width)
         return f"BitField({_int(t.base)}, [{', '.join(groups)}], {t.base.max_width * 8})"
     if isinstance(t, BytesType):
+        assert t.prefix is not None, t  # bytes to the end are a member of their own (_member)
         prefix = "CompactLength()" if t.compact else _int(t.prefix)
         return f"KBytes({prefix}, nullable={t.nullable}, text={t.text})"
     if isinstance(t, EntityRef):
-        ref = f"LazyBound(lambda: {_module_alias(t.name)}.{t.name.upper()}_V{ev.version})"
+        ref = f"LazyBound(lambda: {_ref(ev, t.name)}{t.name.upper()}_V{ev.version})"
         return f"NullableStruct({ref})" if t.nullable else ref
     element = _type(ev, t.element)
     if t.prefix is not None and (t.compact or t.nullable):
@@ -260,7 +283,7 @@ def _size_expr(ev: EntityVersion, i: int) -> str | tuple[str, str, str] | None:
             plain = _bytes_size(t, v)
             raw = f"_{ev.symbol}_{f.name.upper()}_CONTENTS.build({v})"
         packed = f"len(compress_cached({codec}, {raw}, {ev.version}, level))"
-        if isinstance(t, BytesType):
+        if isinstance(t, BytesType) and t.prefix is not None:
             packed = f"{t.prefix.width} + {packed}"
         return codec, plain, packed
     raise AssertionError(t)
@@ -277,7 +300,7 @@ def _type_size(ev: EntityVersion, t: Type, v: str) -> str:
     if isinstance(t, ArrayType):
         return _array_size(ev, t, v)
     if isinstance(t, EntityRef):
-        size = f"{_module_alias(t.name)}.size_{t.name}_v{ev.version}({v}, level)"
+        size = f"{_ref(ev, t.name)}size_{t.name}_v{ev.version}({v}, level)"
         return f"(1 if {v} is None else 1 + {size})" if t.nullable else size
     if isinstance(t, BitsType):
         return str(t.base.width)
@@ -286,6 +309,8 @@ def _type_size(ev: EntityVersion, t: Type, v: str) -> str:
 
 def _bytes_size(t: BytesType, v: str) -> str:
     n = f"len({v}.encode('utf-8'))" if t.text else f"len({v})"
+    if t.prefix is None:
+        return n  # no length of its own (never null)
     if t.compact:
         body = f"compact_prefixed({n})"
         null = "1"  # 0: null
@@ -301,7 +326,7 @@ def _bytes_size(t: BytesType, v: str) -> str:
 def _array_size(ev: EntityVersion, t: ArrayType, v: str) -> str:
     e = t.element
     if isinstance(e, EntityRef):
-        fn = f"{_module_alias(e.name)}.size_{e.name}_v{ev.version}"
+        fn = f"{_ref(ev, e.name)}size_{e.name}_v{ev.version}"
         # only a child that compresses needs the level: the rest take the faster map()
         items = f"sum({fn}(x, level) for x in {v})" if ev.child(e.name).needs_options else f"sum(map({fn}, {v}))"
     elif isinstance(e, IntType) and e.fixed:

@@ -340,6 +340,10 @@ def _read_count(w: _Writer, target: str, t: BytesType | ArrayType) -> None:
 
 
 def _emit_bytes(w: _Writer, target: str, t: BytesType, path: str) -> None:
+    if t.prefix is None:  # no length of its own: to the end of the covering length (the loader checks)
+        w(f"{target} = buf[pos:end].decode('utf-8', 'replace')" if t.text else f"{target} = buf[pos:end]")
+        w("pos = end")
+        return
     n = w.name(f"{_ident(path)}_length")
     _read_count(w, n, t)
     w(f"if {n} < 0:")
@@ -371,7 +375,7 @@ def _element_call(w: _Writer, t: Type, buf: str, pos: str, end: str, contents: s
     inside a decompressed stream: a compressed region there is an error (one wrapper level, no recursion)."""
     if isinstance(t, EntityRef):
         child = w.ev.child(t.name)
-        fn = f"{_alias(t.name)}.decode_{child.suffix}"
+        fn = f"{_ref(w, t.name)}decode_{child.suffix}"
         extra = f", verify_crc, limit, {contents}" if child.needs_options else ""
         return f"{fn}({buf}, {pos}, {end}{extra})"
     raise NotImplementedError(f"arrays of {t!r} in the fast backend")
@@ -379,6 +383,12 @@ def _element_call(w: _Writer, t: Type, buf: str, pos: str, end: str, contents: s
 
 def _alias(name: str) -> str:
     return module_alias(name)
+
+
+def _ref(w: _Writer, entity: str) -> str:
+    """How the module of ``w``'s entity names a function of ``entity``'s: through its import, or bare for
+    itself (a Kafka 0.7 compressed message holds messages of its own entity)."""
+    return "" if entity == w.ev.name else f"{_alias(entity)}."
 
 
 def _guarded(w: _Writer, path: str, lines) -> None:
@@ -698,7 +708,7 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
                 w.depth -= 1
                 w("else:")
                 w(f"    data = compress_cached({codec}, {_array_bytes(w, contents, x)}, {ev.version}, level)")
-                w(f"    {b} = {_packer(w, t.prefix)}(len(data)) + data")
+                w(f"    {b} = data" if t.prefix is None else f"    {b} = {_packer(w, t.prefix)}(len(data)) + data")
         else:
             _encode_plain(w, b, t, x)
     if ev.flexible:
@@ -754,7 +764,7 @@ def _encode_plain(w: _Writer, b: str, t: Type, x: str) -> None:
         _bytes_value(w, b, t, x)
     elif isinstance(t, EntityRef):
         child = ev.child(t.name)
-        call = f"{_alias(t.name)}.encode_{child.suffix}({x}{', level' if child.needs_options else ''})"
+        call = f"{_ref(w, t.name)}encode_{child.suffix}({x}{', level' if child.needs_options else ''})"
         w(f"{b} = b'\\xff' if {x} is None else b'\\x01' + {call}" if t.nullable else f"{b} = {call}")
     else:
         assert isinstance(t, ArrayType), t  # what is left is an array: bit fields never reach here
@@ -794,6 +804,11 @@ def _codec_value(ev: EntityVersion, fld) -> str:
 
 def _bytes_value(w: _Writer, target: str, t: BytesType, x: str) -> None:
     data = f"{x}.encode('utf-8')" if t.text else x
+    if t.prefix is None:  # no length of its own, never null
+        w(f"if {x} is None:")
+        w(f'    raise EncodeError("{target[2:]} cannot be null")')
+        w(f"{target} = {data}")
+        return
     w(f"if {x} is None:")
     if t.nullable and t.compact:
         w(f"    {target} = b'\\x00'")
@@ -823,7 +838,7 @@ def _elements_bytes(w: _Writer, t: ArrayType, x: str) -> str:
     if isinstance(e, EntityRef):
         child = w.ev.child(e.name)
         level = ", level" if child.needs_options else ""
-        return f"{_alias(e.name)}.encode_{child.suffix}_array({x}{level})"
+        return f"{_ref(w, e.name)}encode_{child.suffix}_array({x}{level})"
     if isinstance(e, IntType):
         return f"b''.join(map({_packer(w, e)}, {x}))"
     if isinstance(e, ScalarType) and e.name == "uuid":
@@ -834,6 +849,7 @@ def _elements_bytes(w: _Writer, t: ArrayType, x: str) -> str:
         return f"b''.join(map({w.struct('>d')}.pack, {x}))"
     if isinstance(e, BytesType):
         data = "s.encode('utf-8')" if e.text else "bytes(s)"
+        assert e.prefix is not None, e  # an array's bytes elements have Kafka's int16/int32 length
         prefix = "encode_uvarint(len(d) + 1)" if e.compact else f"{_packer(w, e.prefix)}(len(d))"
         return f"b''.join([{prefix} + d for d in [{data} for s in {x}]])"
     raise NotImplementedError(f"fast encoder: arrays of {e!r}")

@@ -109,6 +109,8 @@ def _field(f: Field) -> dict:
         out["compressed"] = {"codec": ".".join(c.codec_path)}
         if c.contents is not None:
             out["compressed"]["contents"] = _type(c.contents)
+        if c.versions is not None:
+            out["compressed"]["versions"] = str(c.versions)
     if f.nullable_versions is not None:
         out["nullable_versions"] = str(f.nullable_versions)
     if not f.flexible:
@@ -127,7 +129,8 @@ def _field_from(f: dict) -> Field:
     if "compressed" in f:
         c = f["compressed"]
         contents = _type_from(c["contents"]) if "contents" in c else None
-        compressed = Compression(tuple(c["codec"].split(".")), contents)
+        versions = VersionRange.parse(c["versions"]) if "versions" in c else None
+        compressed = Compression(tuple(c["codec"].split(".")), contents, versions)
     return Field(
         f["name"],
         f["doc"],
@@ -165,7 +168,7 @@ def _type(t: Type) -> str | dict:
             ],
         }
     if isinstance(t, BytesType):
-        return {"bytes": t.prefix.name, "nullable": t.nullable, "text": t.text}
+        return {"bytes": t.prefix.name if t.prefix else None, "nullable": t.nullable, "text": t.text}
     if isinstance(t, EntityRef):
         return {"entity": t.name, "nullable": True} if t.nullable else {"entity": t.name}
     if isinstance(t, ArrayType):
@@ -200,7 +203,7 @@ def _type_from(t: str | dict) -> Type:
             ),
         )
     if "bytes" in t:
-        return BytesType(INT_TYPES[t["bytes"]], t["nullable"], t["text"])
+        return BytesType(INT_TYPES[t["bytes"]] if t["bytes"] else None, t["nullable"], t["text"])
     if "entity" in t:
         return EntityRef(t["entity"], t.get("nullable", False))
     prefix = INT_TYPES[t["prefix"]] if t["prefix"] else None

@@ -78,9 +78,10 @@ SCALAR_TYPES: dict[str, ScalarType] = {
 class BytesType:
     """Raw bytes (or UTF-8 text) with a length prefix; -1 means null when nullable. ``compact``
     (set per version by the resolver, in flexible versions) replaces the prefix with an unsigned
-    varint holding length + 1, 0 meaning null."""
+    varint holding length + 1, 0 meaning null. No prefix (``prefix: none``): the bytes run to the end
+    of the length that covers them (a Kafka 0.7 message's payload), never null."""
 
-    prefix: IntType
+    prefix: IntType | None
     nullable: bool
     text: bool = False
     compact: bool = False
@@ -173,10 +174,12 @@ class Compression:
     """A region passed through the codec named by another field (a path such
     as ``attributes.compression``). ``contents`` is what the decompressed bytes
     hold when it differs from the field's own type (a legacy wrapper's value
-    holds a message set)."""
+    holds a message set). ``versions``: where the field is compressed (None: wherever it exists);
+    elsewhere it is plain (a Kafka 0.7 magic-0 message has no codec)."""
 
     codec_path: tuple[str, ...]
     contents: Type | None = None
+    versions: VersionRange | None = None
 
 
 @dataclass(frozen=True)

@@ -410,8 +410,8 @@ def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, flexible: VersionRan
     compressed = None
     if "compressed" in spec:
         c = spec["compressed"]
-        if not isinstance(c, dict) or "codec" not in c or set(c) - {"codec", "contents"}:
-            raise ctx.error("'compressed' is {codec: FIELD.PATH, contents: TYPE?}")
+        if not isinstance(c, dict) or "codec" not in c or set(c) - {"codec", "contents", "versions"}:
+            raise ctx.error("'compressed' is {codec: FIELD.PATH, contents: TYPE?, versions: RANGE?}")
         contents = None
         if "contents" in c:
             contents = _parse_type(ctx, c["contents"], {}, schemas, top=False)
@@ -422,7 +422,10 @@ def _load_field(ctx: _Ctx, spec: dict, valid: VersionRange, flexible: VersionRan
                 )
         if not isinstance(c["codec"], str) or not all(_NAME.match(p) for p in c["codec"].split(".")):
             raise ctx.error("compressed 'codec' is a field path such as attributes.compression")
-        compressed = Compression(tuple(c["codec"].split(".")), contents)
+        cversions = _versions(ctx, c["versions"], what="compressed versions") if "versions" in c else None
+        if cversions is not None and not cversions.fits(versions):
+            raise ctx.error(f"compressed versions {cversions} fall outside the field's versions {versions}")
+        compressed = Compression(tuple(c["codec"].split(".")), contents, cversions)
         if contents is None and not isinstance(ftype, ArrayType):
             raise ctx.error("a compressed field is an array, or bytes with 'contents'")
         if contents is not None and not isinstance(ftype, BytesType):
@@ -528,7 +531,15 @@ def _parse_type(ctx: _Ctx, text: object, spec: dict, schemas: SchemaSet, top: bo
             # an array element: Kafka's STRING (int16 length) or BYTES (int32 length), compact when flexible
             return BytesType(INT_TYPES["int16" if text == "string" else "int32"], False, text == "string")
         if prefix is None:
-            raise ctx.error(f"{text} needs a 'prefix' length type ({', '.join(sorted(_PREFIX_TYPES))})")
+            raise ctx.error(
+                f"{text} needs a 'prefix' length type ({', '.join(sorted(_PREFIX_TYPES))}), "
+                "or 'none' (to the end of the covering length)"
+            )
+        if prefix == "none":
+            # no length of its own: the bytes run to the end of the length covering them (_check_fields)
+            if _nullable(ctx, spec):
+                raise ctx.error(f"a {text} without a prefix cannot be null (it has no length to say so)")
+            return BytesType(None, False, text == "string")
         return BytesType(_prefix_type(ctx, prefix), _nullable(ctx, spec), text == "string")
     if top and "prefix" in spec:
         raise ctx.error("'prefix' applies to bytes, string and arrays")
@@ -672,20 +683,28 @@ def _check_fields(ctx: _Ctx, entity: Entity, schemas: SchemaSet) -> None:
                     raise fctx.error(
                         f"'count: {cf}' needs an earlier field {cf} with derived {{kind: count, of: {f.name}}}"
                     )
-            if f.compressed:
+            compressed = f.compressed and (f.compressed.versions is None or version in f.compressed.versions)
+            if f.compressed and compressed:
                 _check_codec_path(fctx, f.compressed.codec_path, present[:i], version, schemas)
-                if isinstance(f.type, ArrayType):
-                    # No prefix of its own: the region runs to the end of an enclosing length.
-                    if i != len(present) - 1:
-                        raise fctx.error("a compressed array without its own length must be the last field")
-                    if not any(
-                        g.derived
-                        and g.derived.kind == "length"
-                        and g.derived.covers is not None
-                        and index[g.derived.covers] <= i
-                        for g in present[:i]
-                    ):
-                        raise fctx.error("a compressed array needs an earlier length field that covers it")
+            what = (
+                "a compressed array"
+                if f.compressed and isinstance(f.type, ArrayType)
+                else "bytes without a prefix"
+                if isinstance(f.type, BytesType) and f.type.prefix is None
+                else None
+            )
+            if what:
+                # No prefix of its own: the region runs to the end of an enclosing length.
+                if i != len(present) - 1:
+                    raise fctx.error(f"{what} (without its own length) must be the last field")
+                if not any(
+                    g.derived
+                    and g.derived.kind == "length"
+                    and g.derived.covers is not None
+                    and index[g.derived.covers] <= i
+                    for g in present[:i]
+                ):
+                    raise fctx.error(f"{what} needs an earlier length field that covers it")
 
 
 def _check_codec_path(ctx: _Ctx, path: tuple[str, ...], before: list[Field], version: int, schemas: SchemaSet) -> None:

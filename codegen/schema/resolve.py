@@ -299,6 +299,7 @@ def _compiled(ev: EntityVersion, seen: frozenset) -> bool:
             contents = fld.compressed.contents
             if not (
                 isinstance(t, BytesType)
+                and t.prefix is not None
                 and len(fld.compressed.codec_path) == 2
                 and isinstance(contents, ArrayType)
                 and contents.greedy
@@ -315,6 +316,8 @@ def _compiled(ev: EntityVersion, seen: frozenset) -> bool:
             if fld.derived and fld.derived.kind == "length" and fld.derived.covers != ev.fields[i + 1].name:
                 return False  # the encoder patches a length in front of the bytes it covers
         elif isinstance(t, BytesType):
+            if t.prefix is None:
+                return False  # bytes to the end of a length (Kafka 0.7): not in the kernel
             continue
         elif isinstance(t, EntityRef):
             if not _compiled(ev.child(t.name), seen | {key}):
@@ -357,6 +360,8 @@ def resolve(schemas: SchemaSet, entity: Entity, version: int) -> EntityVersion:
                 absent.append(ResolvedField(f, f.type, None, 0))
             continue
         t = field_type_at(f, version, flexible)
+        if f.compressed and f.compressed.versions is not None and version not in f.compressed.versions:
+            f = replace(f, compressed=None)  # plain at this version: backends see no codec
         if f.tagged_versions is not None and version in f.tagged_versions:
             tagged.append(ResolvedField(f, t, None, None))
             continue
@@ -469,6 +474,8 @@ def type_text(t: Type) -> str:
     if isinstance(t, BitsType):
         return f"{t.base.name} bits"
     if isinstance(t, BytesType):
+        if t.prefix is None:
+            return f"{t.name} (to the end)"
         prefix = "compact" if t.compact else t.prefix.name
         return f"{t.name} ({prefix} length{', nullable' if t.nullable else ''})"
     if isinstance(t, EntityRef):

@@ -328,6 +328,36 @@ BROKEN: list[tuple[str, str, Edit, list[str]]] = [
         lambda d: d.update(version="2"),
         ["record.yaml", "record", "unknown key(s) ['version']"],
     ),
+    (
+        "bytes_to_the_end_not_last",
+        "kafka07_message.yaml",
+        lambda d: d["fields"].append({"name": "tail", "type": "int8", "doc": "After the payload."}),
+        ["kafka07_message.yaml", "kafka07_message", "payload", "without its own length) must be the last field"],
+    ),
+    (
+        "bytes_to_the_end_nullable",
+        "kafka07_message.yaml",
+        lambda d: _field(d, "payload").update(nullable=True),
+        ["kafka07_message.yaml", "kafka07_message", "payload", "without a prefix cannot be null"],
+    ),
+    (
+        "bytes_to_the_end_uncovered",
+        "kafka07_message.yaml",
+        lambda d: _field(d, "size").pop("derived"),
+        ["kafka07_message.yaml", "kafka07_message", "payload", "needs an earlier length field"],
+    ),
+    (
+        "compressed_versions_outside_field",
+        "kafka07_message.yaml",
+        lambda d: _field(d, "payload")["compressed"].update(versions="2+"),
+        ["kafka07_message.yaml", "kafka07_message", "payload", "compressed versions 2+ fall outside"],
+    ),
+    (
+        "compressed_everywhere_without_codec_at_v0",
+        "kafka07_message.yaml",
+        lambda d: _field(d, "payload")["compressed"].pop("versions"),
+        ["kafka07_message.yaml", "kafka07_message", "payload", "must be an earlier field at version 0"],
+    ),
 ]
 
 

@@ -33,7 +33,7 @@ def test_every_entity_version_is_generated(gen) -> None:
     assert sorted(gen.CODECS) == sorted(ENTITY_VERSIONS)
     every = (0, 1, 2)
     assert gen.ENTITY_VERSIONS == {
-        **{"envelope": every, "part": every, "sink": every, "flex": every},
+        **{"envelope": every, "frame": every, "part": every, "sink": every, "flex": every},
         **{"flex__endpoint": every, "flex__partition": every, "flex__config": every},  # structs of flex.yaml
     }
     assert gen.schema_set() == SCHEMAS  # the schema as data rebuilds the IR the YAML gave

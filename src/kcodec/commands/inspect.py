@@ -117,7 +117,12 @@ def _inspect_entity(args: argparse.Namespace, path, package) -> int:
 
 
 def _inspect_entries(args: argparse.Namespace, path, inspector) -> int:
+    from kcodec.log.kafka07 import is_kafka07_segment
+    from kcodec.log.names import parse_segment_name
     from kcodec.tools.inspect import BAD, render_text
+
+    # a Kafka 0.7 segment by its name (.kafka), its entries at byte offsets from the name's base
+    kafka07_base = parse_segment_name(path).base_offset if is_kafka07_segment(path) else None
 
     colour = _colour(args.color)
     with _opened(args.file) as f:
@@ -130,6 +135,10 @@ def _inspect_entries(args: argparse.Namespace, path, inspector) -> int:
                 if not 0 <= args.at < max(size, 1) or size == 0:
                     raise UsageError(f"--at {args.at} is outside the file ({size} bytes)")
                 start = args.at
+            elif args.offset is not None and kafka07_base is not None:
+                start = args.offset - kafka07_base  # a 0.7 offset is a byte position: the entry starting there
+                if not 0 <= start < size:
+                    raise UsageError(f"--offset {args.offset} is outside the segment's byte offsets")
             elif args.offset is not None:
                 start = find_offset(inspector, buf, args.offset)
             count = (
@@ -139,7 +148,12 @@ def _inspect_entries(args: argparse.Namespace, path, inspector) -> int:
             )
             entries = damaged = 0
             end = start
-            for span in inspector.entries(buf, start, count):
+            spans = (
+                inspector.kafka07_entries(buf, kafka07_base, start, count)
+                if kafka07_base is not None
+                else inspector.entries(buf, start, count)
+            )
+            for span in spans:
                 entries += 1
                 damaged += span.status == BAD
                 end = span.end

@@ -149,6 +149,10 @@ def expand(name: str, storage: Storage, *, logs_only: bool = False) -> list[Path
     base offset (``logs_only``: the newest ``.log`` per base offset, as a partition reader reads them)."""
     scheme = scheme_of(name)
     if not scheme:
+        from kcodec.log.kafka07 import is_kafka07_partition_dir, kafka07_segments
+
+        if is_kafka07_partition_dir(name):  # a Kafka 0.7 partition: its .kafka segments by byte offset
+            return [Path(seg.path) for seg in kafka07_segments(name)]
         if os.path.isdir(name):  # a partition directory, as a prefix: its files under the names it gives them
             from kcodec.log.fs import LocalFS
 

@@ -28,7 +28,9 @@ from kcodec.commands.object_store import RemoteObject, add_storage_option, displ
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
-    from kcodec.tools.verify import recover, verify_source
+    from kcodec.log.kafka07 import is_kafka07_partition_dir, is_kafka07_segment, kafka07_segments, segment_gaps
+    from kcodec.log.names import parse_segment_name
+    from kcodec.tools.verify import recover, recover_kafka07, verify_kafka07, verify_source
 
     if args.files.count(STDIN) > 1:
         raise UsageError("standard input (-) can be read only once")
@@ -37,6 +39,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         item
         for name in args.files
         for item in ([STDIN] if name == STDIN else expand(name, storage_of(args), logs_only=True))
+    ]
+    gaps = [
+        (name, gap)
+        for name in args.files
+        if name != STDIN and is_kafka07_partition_dir(name)
+        for gap in segment_gaps(kafka07_segments(name))
     ]
     if args.recover and len(items) != 1:
         raise UsageError("--recover takes one input file")
@@ -55,12 +63,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 source = sys.stdin.buffer
             else:
                 source = opened.enter_context(item.open()) if isinstance(item, RemoteObject) else path
-            report = verify_source(
+            kafka07 = not isinstance(item, str) and is_kafka07_segment(path)  # a Kafka 0.7 segment, by its name
+            report = (verify_kafka07 if kafka07 else verify_source)(
                 source,
                 str(path),
                 strict=not args.lenient,
                 max_decompressed_size=args.max_decompressed_size,
                 progress=progress.to,
+                **({"base_offset": parse_segment_name(path).base_offset} if kafka07 else {}),
             )
         damaged = damaged or report.damaged
         refused = refused or not report.ok  # a problem that is no damage: a batch the decompression limit refused
@@ -70,12 +80,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
             verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
             print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
         recovered = (
-            recover(path, args.recover, max_decompressed_size=args.max_decompressed_size) if args.recover else None
+            None
+            if not args.recover
+            else recover_kafka07(path, args.recover)
+            if kafka07
+            else recover(path, args.recover, max_decompressed_size=args.max_decompressed_size)
         )
         if args.json:
             print_json(report.as_dict() | ({"recovered": recovered.as_dict()} if recovered else {}))
         elif recovered:
             print(recovered)
+    for name, gap in gaps:  # a Kafka 0.7 partition whose segments do not follow each other
+        damaged = True
+        if args.json:
+            print_json({"file": name, "valid": False, "problems": [{"position": None, "offset": None, "rule": gap}]})
+        else:
+            print(f"{name}: {gap}")
     return EXIT_CHECK_FAILED if damaged else EXIT_ERROR if refused else EXIT_OK
 
 

@@ -135,7 +135,7 @@ class Bytes(Node):
 
     __slots__ = ("prefix", "data", "prefix_uid", "compact")
 
-    def __init__(self, path: str, prefix: IntType, data: bytes | None | Compressed, compact: bool = False):
+    def __init__(self, path: str, prefix: IntType | None, data: bytes | None | Compressed, compact: bool = False):
         super().__init__(path)
         self.prefix, self.data, self.compact = (_COMPACT if compact else prefix), data, compact
         self.prefix_uid = next(_uid)  # overrides of the length prefix alone
@@ -414,7 +414,8 @@ class _Printer:
         data = n.data
         if isinstance(data, Compressed):
             stored = self.compressed(data)
-            self.prefix(n.prefix_uid, n.prefix, len(stored), out, n)
+            if n.prefix is not None:  # None: to the end of the covering length (a 0.7 payload)
+                self.prefix(n.prefix_uid, n.prefix, len(stored), out, n)
             start = len(out)
             out += stored
             self.span(start, len(out), data, "stored")
@@ -422,7 +423,8 @@ class _Printer:
         o = self.overrides.get(("data", n.uid))
         if o is not None:
             data = o
-        self.prefix(n.prefix_uid, n.prefix, -1 if data is None else len(data), out, n)
+        if n.prefix is not None:
+            self.prefix(n.prefix_uid, n.prefix, -1 if data is None else len(data), out, n)
         if data is not None:
             start = len(out)
             out += data

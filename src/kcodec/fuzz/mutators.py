@@ -155,7 +155,11 @@ def _derived(s: Sample, kind: str) -> list[Derived]:
 def length_lie(rng, s: Sample, ctx: Context):
     """A length (a derived length or a bytes prefix) that says something else."""
     choices: list[tuple[int, Node, int]] = [(n.uid, n, s.enc.derived.get(n.uid, 0)) for n in _derived(s, "length")]
-    choices += [(n.prefix_uid, n, -1 if n.data is None else _data_len(s, n)) for n in s.nodes if isinstance(n, Bytes)]
+    choices += [
+        (n.prefix_uid, n, -1 if n.data is None else _data_len(s, n))
+        for n in s.nodes
+        if isinstance(n, Bytes) and n.prefix is not None
+    ]
     if not choices:
         return None
     uid, node, honest = rng.choice(choices)

@@ -37,6 +37,9 @@ __all__ = ["FuzzConfig", "FuzzStats", "fuzz", "all_targets", "HANG_SECONDS"]
 
 HANG_SECONDS = 1.0  # an input taking longer is a hang
 # where the decoding logic is: whole entries and logs most, fixed-size index entries least
+#: how many draws a target's first visit tries before giving up (a value drawn from too few bytes fails)
+FIRST_VISIT_DRAWS = 8
+
 TARGET_WEIGHTS = {
     "record_batch": 4.0,
     "legacy_log_entry": 3.0,
@@ -230,14 +233,20 @@ class Fuzzer:
             # however many entities the schemas hold (rare ones otherwise depend on the seed)
             unvisited = list(c.targets)
             self.rng.shuffle(unvisited)
+            misses: Counter = Counter()
             while not self.done(start):
+                first_visit = bool(unvisited)
                 target = unvisited.pop() if unvisited else self.rng.choices(c.targets, weights)[0]
                 if target == SEGMENT:
                     self.segment_round(start)
                 else:
                     entity, version = parse_target(target)
                     assert version is not None, target  # every target but the segment names its version
-                    self.entity_round(target, entity, version, start)
+                    drew = self.entity_round(target, entity, version, start)
+                    if first_visit and not drew and misses[target] < FIRST_VISIT_DRAWS:
+                        # a large entity's value may not fit the bytes drawn for it: the first visit tries again
+                        misses[target] += 1
+                        unvisited.insert(0, target)
                 now = time.monotonic()
                 if self.progress and now - last >= 1.0:
                     last = now
@@ -254,10 +263,11 @@ class Fuzzer:
         self.stats.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return self.stats
 
-    def entity_round(self, target: str, entity: str, version: int, start: float) -> None:
+    def entity_round(self, target: str, entity: str, version: int, start: float) -> bool:
+        """One drawn value of the target and its damaged copies; False when no value could be drawn."""
         s = self.draw(entity, version)
         if s is None:
-            return
+            return False
         top = (entity, version) in TOP_LEVEL
         if top:
             remember(self.ctx, s)
@@ -271,7 +281,7 @@ class Fuzzer:
         )
         for _ in range(self.config.mutations_per_value):
             if self.done(start):
-                return
+                return True
             data, names, note = mutate(self.rng, s, self.ctx)
             self.one(
                 target,
@@ -280,6 +290,7 @@ class Fuzzer:
                 note,
                 lambda data, ref: check_entity(entity, version, data, limit=self.config.limit, reference=ref),
             )
+        return True
 
     def _recent(self, s: Sample) -> None:
         """Keep a top-level sample for segments if the runtime reads it (a drawn value can break Kafka's

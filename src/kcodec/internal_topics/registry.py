@@ -39,6 +39,7 @@ __all__ = [
     "decode_internal",
     "decode_control",
     "coordinator_key_version",
+    "encode_coordinator",
 ]
 
 METADATA_FRAME_VERSION = 1  # Kafka's MetadataRecordSerde DEFAULT_FRAME_VERSION
@@ -148,6 +149,25 @@ def coordinator_key_version(key_entity: str, record_type: int, source: CodecSour
     and 1, GroupMetadataKey 2); the newer ones (Kafka 4's CoordinatorRecordType) have one version."""
     versions = source.versions[key_entity]
     return record_type if record_type in versions else versions[-1]
+
+
+def encode_coordinator(
+    registry: str, record_type: int, key: dict, value: dict | None, value_version: int, source: CodecSource = PACKAGED
+) -> tuple[bytes, bytes | None]:
+    """The key and value bytes of a coordinator record, framed as :func:`decode_internal` reads them: the
+    int16 record type and the key (at the version its record type says), the int16 value version and the
+    value; a None value is a tombstone."""
+    if source.registries[registry]["framing"] != "coordinator":
+        raise ValueError(f"registry {registry} does not hold coordinator records")
+    rec = _by_type(source, registry).get(record_type)
+    if rec is None:
+        raise ValueError(f"registry {registry} has no record type {record_type}")
+    key_bytes = struct.pack(">h", record_type) + source.codec(
+        rec["key"], coordinator_key_version(rec["key"], record_type, source)
+    ).build(key)
+    if value is None:
+        return key_bytes, None
+    return key_bytes, struct.pack(">h", value_version) + source.codec(rec["value"], value_version).build(value)
 
 
 def _int16(data: bytes, what: str) -> int:

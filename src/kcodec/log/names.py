@@ -38,6 +38,7 @@ from kcodec.errors import KcodecError
 
 __all__ = [
     "LOG_SUFFIX",
+    "KAFKA07_SUFFIX",
     "INDEX_SUFFIX",
     "TIME_INDEX_SUFFIX",
     "TXN_INDEX_SUFFIX",
@@ -66,6 +67,7 @@ __all__ = [
 ]
 
 LOG_SUFFIX = ".log"
+KAFKA07_SUFFIX = ".kafka"  # a Kafka 0.7 segment, named by the byte offset of its first byte (Log.FileSuffix)
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"

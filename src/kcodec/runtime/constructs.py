@@ -159,13 +159,18 @@ def _build_null(prefix, nullable: bool, stream, context, path) -> None:
 
 class KBytes(c.Construct):
     """Bytes (or UTF-8 text) after a length prefix; a negative length is null
-    when nullable, as Kafka reads it (writers always emit -1)."""
+    when nullable, as Kafka reads it (writers always emit -1). Without a prefix
+    (``None``) the bytes run to the end of the stream, which the caller bounds
+    (a Kafka 0.7 message's payload, inside its entry's size)."""
 
-    def __init__(self, prefix: c.Construct, nullable: bool, text: bool = False):
+    def __init__(self, prefix: c.Construct | None, nullable: bool, text: bool = False):
         super().__init__()
         self.prefix, self.nullable, self.text = prefix, nullable, text
 
     def _parse(self, stream, context, path):
+        if self.prefix is None:
+            data = stream.read()
+            return data.decode("utf-8", "replace") if self.text else data
         pos = _tell(stream)
         n = self.prefix._parsereport(stream, context, path)
         if n < 0:
@@ -192,7 +197,8 @@ class KBytes(c.Construct):
             data = bytes(obj)
         else:
             raise EncodeError(f"needs bytes, not {type(obj).__name__}", field=field_path(path))
-        self.prefix._build(len(data), stream, context, path)
+        if self.prefix is not None:
+            self.prefix._build(len(data), stream, context, path)
         c.stream_write(stream, data, len(data), path)
         return obj
 
@@ -753,23 +759,24 @@ class CompressedBytes(c.Construct):
     """A legacy message value: plain bytes when the codec is none, otherwise
     one compressed stream whose contents (a message set) are parsed."""
 
-    def __init__(self, prefix, nullable: bool, codec: Callable, magic: int, contents):
+    def __init__(self, prefix, nullable: bool, codec: Callable, magic: int, contents, at: str | None = None):
         super().__init__()
         self.plain = KBytes(prefix, nullable)
         self.prefix, self.codec, self.magic, self.contents = prefix, codec, magic, contents
+        self.at = at  # without a prefix (in a FixedSized substream): the context key of the region's position
 
     def _parse(self, stream, context, path):
         name = self.codec(context)
         if name == "none":
             return self.plain._parsereport(stream, context, path)
-        pos = _tell(stream)
+        pos = context[self.at] if self.at else _tell(stream)
         data = self.plain._parsereport(stream, context, path)
         if data is None:
             raise CorruptError(f"compressed ({name}) wrapper has a null value", position=pos, field=field_path(path))
         if not context._params.get("parse_contents", True):
             return data  # the stored bytes, still compressed: the caller decodes them
-        end = _tell(stream)
-        start = None if pos is None or end is None else end - len(data)
+        end = None if self.at else _tell(stream)
+        start = pos if self.at else None if pos is None or end is None else end - len(data)
         data = _decompress(name, data, self.magic, context, stream, path, start)
         return _parse_all(self.contents, data, context, path, "the compressed message set", name, start)
 
@@ -782,7 +789,8 @@ class CompressedBytes(c.Construct):
         inner = io.BytesIO()
         self.contents._build(obj, inner, context, path)
         data = compress_cached(name, inner.getvalue(), self.magic, compression_level(context))
-        self.prefix._build(len(data), stream, context, path)
+        if self.prefix is not None:
+            self.prefix._build(len(data), stream, context, path)
         c.stream_write(stream, data, len(data), path)
         return obj
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kcodec.errors import KcodecError, record_corrupt_message
+from kcodec.records.kafka07 import Kafka07Reader, kafka07_valid_prefix
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches, shrank_message
 from kcodec.records.resync import find_next_entry
@@ -30,13 +31,14 @@ class Problem:
     offset: int | None
     rule: str
     refused: bool = False  # kcodec's decompression cap refused the batch: not checked, not damaged
+    offset_kind: str = "batch offset"  # a Kafka 0.7 entry's offset is a "byte offset"
 
     def __str__(self) -> str:
         where = []
         if self.position is not None:
             where.append(f"byte {self.position}")
         if self.offset is not None:
-            where.append(f"batch offset {self.offset}")
+            where.append(f"{self.offset_kind} {self.offset}")
         return f"{', '.join(where) or 'input'}: {self.rule}"
 
 
@@ -348,3 +350,94 @@ def _write_atomically(path: Path, chunks) -> None:
     from kcodec.log.writer import write_atomically
 
     write_atomically(path, chunks)
+
+
+_BYTE_OFFSET = "byte offset"  # Kafka 0.7's offsets are byte positions in the partition's log
+
+
+def verify_kafka07(
+    source,
+    name: str,
+    *,
+    base_offset: int = 0,
+    strict: bool = True,
+    max_decompressed_size: int | None = None,
+    progress=None,
+) -> VerifyReport:
+    """Check a Kafka 0.7 segment: every entry's framing, magic and codec, the CRC of every message (inner
+    ones too), and the end (a torn tail is a problem unless not ``strict``: 0.7's recovery drops it).
+    Entries count as batches, the messages a consumer sees as records; a problem's ``offset`` is the
+    entry's byte offset. 0.7's framing has no way to find the next entry after damage: checking stops
+    there and says how many bytes were left unchecked."""
+    from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+
+    report = VerifyReport(name)
+    limit = DEFAULT_MAX_DECOMPRESSED_SIZE if max_decompressed_size is None else max_decompressed_size
+    with open_input(source) as opened:
+        reader = Kafka07Reader(opened, base_offset=base_offset, verify_crc=False, max_decompressed_size=limit)
+        try:
+            for entry in reader:
+                m = entry.message
+                report.batches += 1
+                report.records += len(entry.deep())
+                report.bytes = m.position + m.size
+                if progress is not None:
+                    progress(report.bytes)
+                if not m.crc_valid:
+                    report.problems.append(
+                        Problem(
+                            m.position, m.offset, f"message is corrupt (stored crc = {m.crc})", offset_kind=_BYTE_OFFSET
+                        )
+                    )
+                for inner in entry.messages:
+                    if not inner.crc_valid:
+                        report.problems.append(
+                            Problem(
+                                m.position,
+                                m.offset,
+                                f"inner message {inner.inner} is corrupt (stored crc = {inner.crc})",
+                                offset_kind=_BYTE_OFFSET,
+                            )
+                        )
+        except KcodecError as exc:
+            left = opened.size - reader.end
+            problem = _error_problem(exc)
+            report.problems.append(
+                Problem(
+                    problem.position,
+                    base_offset + reader.end,
+                    f"{problem.rule}; {left} bytes from byte {reader.end} unchecked",
+                    offset_kind=_BYTE_OFFSET,
+                )
+            )
+            return report
+    if reader.tail is not None and strict:
+        t = reader.tail
+        report.problems.append(
+            Problem(
+                t.position,
+                base_offset + t.position,
+                f"truncated: the last {t.size} bytes do not hold a whole message ({t.reason})",
+                offset_kind=_BYTE_OFFSET,
+            )
+        )
+    return report
+
+
+def recover_kafka07(source: str | os.PathLike, output: str | os.PathLike) -> RecoveryReport:
+    """Write what Kafka 0.7's recovery keeps of a segment (FileMessageSet.recover: entries until a size below
+    the minimum, a short read or a bad CRC) to ``output`` atomically, and say what was dropped."""
+    source, output = Path(source), Path(output)
+    total = source.stat().st_size
+    with open_input(source) as opened:
+        entries, kept, why = kafka07_valid_prefix(opened)
+    report = RecoveryReport(str(source), str(output), total, entries, kept)
+    if why is not None:
+        report.reason = str(why) if isinstance(why, KcodecError) else f"truncated: {why.reason} at byte {why.position}"
+        if isinstance(why, KcodecError):
+            report.damaged_ranges = 1
+        else:
+            report.partial_tail = why.size
+    with open(source, "rb") as f:
+        _write_atomically(output, _chunks(f, kept))
+    return report

@@ -22,7 +22,14 @@ from pathlib import Path, PurePath
 
 from kcodec.errors import CorruptError
 from kcodec.log.kraft_snapshots import KRAFT_BOOTSTRAP_SNAPSHOT, KRAFT_SNAPSHOT_SUFFIX, parse_kraft_snapshot_name
-from kcodec.log.names import INDEX_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
+from kcodec.log.names import (
+    INDEX_SUFFIX,
+    KAFKA07_SUFFIX,
+    LOG_SUFFIX,
+    SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+)
 
 __all__ = [
     "FileKind",
@@ -52,12 +59,14 @@ _BY_SUFFIX = {
     TXN_INDEX_SUFFIX: "txnindex",
     SNAPSHOT_SUFFIX: "producer-snapshot",
     KRAFT_SNAPSHOT_SUFFIX: "kraft-snapshot",
+    KAFKA07_SUFFIX: "kafka07",
 }
 
 
 class FileKind:
     LOG = "log"
     KRAFT_SNAPSHOT = "kraft-snapshot"  # a log too, with its own first line
+    KAFKA07 = "kafka07"  # a Kafka 0.7 segment (.kafka): byte offsets, 0.7's framing
     PRODUCER_SNAPSHOT = "producer-snapshot"
     UNKNOWN = "unknown"
     INDEXES = ("index", "timeindex", "txnindex")

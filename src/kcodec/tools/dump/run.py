@@ -31,13 +31,16 @@ from kcodec.errors import (
 from kcodec.log.index import read_offset_index
 from kcodec.log.names import parse_segment_name
 from kcodec.records.decode import decode_entry, decode_entry_header
+from kcodec.records.kafka07 import Kafka07Reader, looks_like_kafka07
 from kcodec.records.reader import read_batches, shrank_message
 from kcodec.records.resync import SkippedRange, find_next_entry
 from kcodec.records.source import open_input
+from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from kcodec.tools.dump.decoders import STRING, DataDecoders, DecoderError
 from kcodec.tools.dump.files import FileKind, dump_producer_snapshot, dump_text_file, file_kind
 from kcodec.tools.dump.index import dump_index_lines, sanity_check_index
 from kcodec.tools.dump.internal import InternalDecoders, record_json_fields, registry_for_path
+from kcodec.tools.dump.kafka07 import kafka07_entry_json, kafka07_entry_lines, kafka07_tail_json, kafka07_tail_line
 from kcodec.tools.dump.log import DeferredErrors, as_ndjson, batch_json, batch_ndjson, dump_log_lines
 
 __all__ = ["DumpInput", "DumpOptions", "dump_input"]
@@ -105,6 +108,9 @@ def dump_input(item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> 
         sys.stdout.flush()
         print(f"Ignoring unknown file {path}", file=sys.stderr)
         return EXIT_OK
+    if kind == FileKind.KAFKA07:
+        with item.open() as source:
+            return _dump_kafka07(path, source, opts)
     if kind not in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
         if item.staged is None:
             assert isinstance(path, Path)  # only an object is staged; a local file is read where it is
@@ -263,6 +269,10 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
         hint = " (--skip-corrupt reads on past damaged batches)" if damaged else ""
         if isinstance(exc, DecompressionLimitError):
             hint = RAISE_LIMIT
+        if isinstance(exc, DecodeError) and not item.stdin and (exc.position or 0) < _FIRST_ENTRY:
+            with open_input(source) as opened:
+                if looks_like_kafka07(opened):
+                    hint = " (its bytes are Kafka 0.7 log entries: 0.7 segments are named .kafka)"
         print(f"kcodec dump: {path}: {exc}{hint}", file=sys.stderr)
         status = EXIT_ERROR
     finally:
@@ -304,6 +314,58 @@ def _print_json(path: PurePath, reader, registry: str | None, opts: DumpOptions,
     if reader.partial_tail is not None and opts.max_bytes is None:
         t = reader.partial_tail
         print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
+
+
+_FIRST_ENTRY = 64  # damage this close to the start: maybe no Kafka 0.8+ entry at all
+
+
+def _dump_kafka07(path: PurePath, source, opts: DumpOptions) -> int:
+    """A Kafka 0.7 segment, as 0.7's DumpLogSegments printed it (kcodec.tools.dump.kafka07)."""
+    unsupported = [
+        option
+        for option, given in (
+            ("--skip-corrupt", opts.skip_corrupt),  # 0.7's framing has nothing to resynchronise on
+            ("--max-bytes", opts.max_bytes is not None),
+            ("--key-decoder/--value-decoder", opts.data_decoders is not None),
+            ("a topic decoder", opts.chosen_registry is not None),
+            ("--verify-index-only", opts.verify_index_only),  # 0.7 has no index
+            ("--index-sanity-check", opts.index_sanity_check),
+        )
+        if given
+    ]
+    if unsupported:
+        return _refuse(path, f"{', '.join(unsupported)} does not apply to a Kafka 0.7 segment")
+    base = parse_segment_name(path).base_offset
+    with open_input(source) as opened:
+        reader = Kafka07Reader(
+            opened, base_offset=base, verify_crc=False, deep=True, max_decompressed_size=_limit(opts)
+        )
+        if not opts.json:
+            print(f"Dumping {path}")
+            print(f"Starting offset: {base}")
+        try:
+            for entry in reader:
+                if opts.json:
+                    print(as_ndjson(kafka07_entry_json(entry, str(path), opts.bytes_encoding)))
+                else:
+                    for line in kafka07_entry_lines(entry, opts.deep_iteration, opts.print_data):
+                        print(line)
+        except KcodecError as exc:
+            hint = ""
+            if (exc.position or 0) < _FIRST_ENTRY and find_next_entry(opened, 0) == 0:
+                hint = " (its bytes are Kafka 0.8+ log entries: such segments are named .log)"
+            return _refuse(path, f"{exc}{hint}")
+    if opts.json:
+        if reader.tail is not None:
+            print(as_ndjson(kafka07_tail_json(reader.tail, str(path))))
+    else:
+        for line in kafka07_tail_line(reader, base):
+            print(line)
+    return EXIT_OK
+
+
+def _limit(opts: DumpOptions) -> int:
+    return DEFAULT_MAX_DECOMPRESSED_SIZE if opts.max_decompressed_size is None else opts.max_decompressed_size
 
 
 def _refuse(name: PurePath, message: str, status: int = EXIT_ERROR) -> int:

@@ -11,6 +11,7 @@ from kcodec.internal_topics.registry import PACKAGED, CodecSource
 from kcodec.runtime import compression as compressions
 from kcodec.tools.inspect.kafka import (
     HEADER_UP_TO_MAGIC,
+    KAFKA07_ENTITY,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MIN_ENTRY_SIZE,
@@ -56,6 +57,7 @@ class Inspector:
             codecs=codecs,
         )
         self._dispatch = self.schema.magic_table(TOP_LEVEL_ENTITIES)
+        self._dispatch07 = self.schema.magic_table((KAFKA07_ENTITY,))
 
     def entry_kinds(self) -> list[str]:
         return [f"magic {value}: {name} v{v}" for _, _, _, value, name, v in self._dispatch]
@@ -110,6 +112,42 @@ class Inspector:
             )
         span.finish()
         return span, (end if ok else None)
+
+    def kafka07_entries(self, data, base_offset: int, start: int = 0, count: int | None = None) -> Iterator[Span]:
+        """Span trees of the entries of a Kafka 0.7 segment (``.kafka``: a file's name says its framing, the
+        magic byte cannot) from byte ``start``, each shown with its byte offset (``base_offset`` + position)."""
+        buf = memoryview(data)
+        pos, n = start, 0
+        header = max(off + width for off, width, *_ in self._dispatch07)  # up to the magic byte
+        while pos < len(buf) and (count is None or n < count):
+            avail = len(buf) - pos
+            kind = next(
+                (
+                    k
+                    for off, width, signed, value, _, k in self._dispatch07
+                    if avail >= header and header_int(buf, pos, off, width) == value
+                ),
+                None,
+            )
+            if kind is None:
+                tail = Span(pos, len(buf), "", kind="tail", raw=bytes(buf[pos:]), display=f"{avail} bytes")
+                why = (
+                    f"{avail} bytes at the end do not hold a 0.7 entry's size and magic; 0.7's readers stop here"
+                    if avail < header
+                    else "not a Kafka 0.7 message: its magic is neither 0 nor 1"
+                )
+                yield tail.mark(BAD, why)
+                return
+            span, end, ok, _ = self.walker.entity(
+                self.schema.entity(KAFKA07_ENTITY, kind), buf, pos, len(buf), "", "file", {}
+            )
+            span.kind, span.display = "entry", f"byte offset {base_offset + pos}"
+            span.finish()
+            yield span
+            n += 1
+            if not ok or end <= pos:
+                return
+            pos = end
 
     def offsets(self, buf, pos: int) -> tuple[int, int, bool] | None:
         """(first, last, first_known) offsets of the entry at ``pos``, from its header alone. Every

@@ -6,6 +6,8 @@ from __future__ import annotations
 #: Entities a log (segment, Produce/Fetch records) is a sequence of; each entry picks one by the constant
 #: (magic) field its schema puts at a fixed offset, as Kafka's readers do with byte 16.
 TOP_LEVEL_ENTITIES = ("record_batch", "legacy_log_entry")
+# A Kafka 0.7 segment's entries (in .kafka files only): size, then magic.
+KAFKA07_ENTITY = "kafka07_message"
 
 # The framing every magic shares (Kafka's `Records`): offset int64 at 0, size int32 at 8, magic int8 at 16.
 # Used only to step over an entry whose magic no schema knows, and to scan entry headers.

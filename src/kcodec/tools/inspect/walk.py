@@ -143,12 +143,15 @@ class EntityWalker:
         entity; compressed bytes are inflated and walked."""
         t = rf.type
         span = Span(pos, pos, path, type=type_text(t), space=space)
-        psp, n, pos, ok = read_length(t, buf, pos, end, f"{path}.length", space)
-        psp.kind = "prefix"
-        span.children.append(psp)
-        span.end = pos
-        if not ok or n is None:
-            return span, pos, False
+        if t.prefix is None:  # no length of its own: to the end of the covering length (a 0.7 payload)
+            n = end - pos
+        else:
+            psp, n, pos, ok = read_length(t, buf, pos, end, f"{path}.length", space)
+            psp.kind = "prefix"
+            span.children.append(psp)
+            span.end = pos
+            if not ok or n is None:
+                return span, pos, False
         if n < 0:
             if t.nullable:
                 values[rf.name] = None
@@ -167,6 +170,7 @@ class EntityWalker:
         data = Span(pos, pos + n, f"{path}.data", kind="data", raw=raw, space=space, display=bytes_text(raw))
         if n:  # an empty value has no bytes of its own: its length prefix says it all
             span.children.append(data)
+        at_data = len(span.children) - 1
         value: Any = raw
         compression = _compression(rf, values)
         if compression is not None:
@@ -184,7 +188,7 @@ class EntityWalker:
             except UnicodeDecodeError as exc:
                 data.mark(BAD, f"invalid UTF-8 at byte {exc.start} of the string")
         if hint is not None and n:
-            span.children[1] = self._read_as(hint, buf, pos, pos + n, path, space, data, values, rf.name)
+            span.children[at_data] = self._read_as(hint, buf, pos, pos + n, path, space, data, values, rf.name)
         values[rf.name] = value
         span.value, span.display = value, data.display
         span.end = pos + n
