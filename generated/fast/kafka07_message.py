@@ -104,7 +104,9 @@ def decode_kafka07_message_v0_array(buf, pos, end, count, verify_crc, limit, con
     items = []
     append = items.append
     decode = decode_kafka07_message_v0
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end, verify_crc, limit, contents)
         append(item)
     return items, pos
@@ -230,7 +232,9 @@ def decode_kafka07_message_v1_array(buf, pos, end, count, verify_crc, limit, con
     items = []
     append = items.append
     decode = decode_kafka07_message_v1
-    for _ in range(count):
+    for i in range(count):
+        if pos >= end:  # framed bytes that end before the count does: the count lies (as the compiled kernel)
+            raise RecordCountError(f"the count says {count} elements but the bytes end after {i}", position=pos)
         item, pos = decode(buf, pos, end, verify_crc, limit, contents)
         append(item)
     return items, pos
