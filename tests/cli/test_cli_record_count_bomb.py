@@ -53,3 +53,28 @@ def test_inspect_on_the_bomb_ends_in_one_line(bomb_file):
     if done.returncode != 0:
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.returncode == 0 and peak < MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
+
+
+def test_verify_bounds_the_problems_of_a_bomb_whose_every_record_breaks_a_rule(tmp_path):
+    """Every record but the first lies outside the batch's offset range (last offset delta 0): verify keeps
+    the first few problems of the batch and says how many more, in bounded memory (it kept one per record,
+    276 MiB for a million records, 2 GiB for a bomb at the decompression cap)."""
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bomb(1_500_000, last_offset_delta=0))
+    done, peak = peak_rss_mib(["verify", "--json", str(path)])
+    assert done.returncode == 1, done.stderr
+    assert peak < MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
+    plain = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom kcodec.cli import main\nsys.exit(main(sys.argv[1:]))", "verify"]
+        + [str(path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    lines = plain.stdout.splitlines()
+    assert len(lines) < 20 and plain.returncode == 1
+    assert lines[-2].endswith("more record problem(s) in this batch"), lines
+    more = int(lines[-2].split(" and ")[-1].split()[0])
+    listed = len(lines) - 2  # the problem lines before the summary and the verdict
+    assert listed + more == 1_500_000  # the count rule, then one per record but the first
+    assert lines[-1].endswith(f": 1 batches, 1500000 records, {path.stat().st_size} bytes: {listed + 1} problem(s)")
