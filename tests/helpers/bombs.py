@@ -7,7 +7,6 @@ from __future__ import annotations
 import struct
 import subprocess
 import sys
-import zlib
 
 from kcodec.generated.record_batch import RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA
 from kcodec.records.encode import encode_batch
@@ -19,7 +18,7 @@ from kcodec.records.framing import (
     V2_RECORDS_COUNT_OFFSET,
     V2_RECORDS_OFFSET,
 )
-from kcodec.runtime.compression import CODEC_IDS, compress
+from kcodec.runtime.compression import compress
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import encode_varint
 
@@ -52,20 +51,6 @@ def bomb(count: int, compression: str = "zstd", last_offset_delta: int | None = 
     struct.pack_into(">i", entry, V2_RECORDS_COUNT_OFFSET, count)
     struct.pack_into(">I", entry, V2_CRC_OFFSET, crc32c(bytes(entry[V2_CRC_START:])))
     return bytes(entry)
-
-
-def legacy_wrapper_bomb(count: int, codec: str = "gzip") -> bytes:
-    """One v1 gzip wrapper of ``count`` inner messages with null key and value, each with a wrong CRC (a
-    problem ``verify`` finds per message): Kafka's LegacyRecord layout, built by hand."""
-    inner = bytearray()
-    body = struct.pack(">bbqii", 1, 0, 0, -1, -1)
-    message = struct.pack(">I", 0) + body  # crc 0: wrong
-    for i in range(count):
-        inner += struct.pack(">qi", i, len(message)) + message
-    value = compress(codec, bytes(inner))
-    wrapper_body = struct.pack(">bbqi", 1, CODEC_IDS[codec], 0, -1) + struct.pack(">i", len(value)) + value
-    wrapper = struct.pack(">I", zlib.crc32(wrapper_body)) + wrapper_body
-    return struct.pack(">qi", count - 1, len(wrapper)) + wrapper
 
 
 CHILD = """import sys
