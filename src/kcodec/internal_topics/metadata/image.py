@@ -319,7 +319,8 @@ def _broker_registration_change(image: MetadataImage, v, offset: int) -> None:
     if v.get("in_controlled_shutdown", 0) == IN_CONTROLLED_SHUTDOWN:
         broker.in_controlled_shutdown = True
     if v.get("log_dirs"):
-        broker.log_dirs = _bounded(image, offset, "broker_registration_change_record", "log_dirs", v["log_dirs"], _uuid)
+        record = "broker_registration_change_record"
+        broker.log_dirs = _bounded(image, offset, record, "log_dirs", v["log_dirs"], _uuid) or []
 
 
 def _register_controller(image: MetadataImage, v, offset: int) -> None:
