@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from kcodec.records.chunked import CHUNKED_RECORD_COUNT
-from tests.helpers.bombs import BOMB_RECORDS, MAX_RSS_MIB, bomb, peak_rss_mib
+from tests.helpers.bombs import BOMB_RECORDS, MAX_RSS_MIB, bomb, legacy_wrapper_bomb, peak_rss_mib
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +78,13 @@ def test_verify_bounds_the_problems_of_a_bomb_whose_every_record_breaks_a_rule(t
     listed = len(lines) - 2  # the problem lines before the summary and the verdict
     assert listed + more == 1_500_000  # the count rule, then one per record but the first
     assert lines[-1].endswith(f": 1 batches, 1500000 records, {path.stat().st_size} bytes: {listed + 1} problem(s)")
+
+
+def test_inspect_walks_the_first_inner_messages_of_a_huge_legacy_wrapper(tmp_path):
+    """A v1 gzip wrapper of 50 k inner messages: inspect walks the first ones and marks the rest unread (it
+    built a span tree of every one: 10 GiB for a million)."""
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(legacy_wrapper_bomb(50_000))
+    done, peak = peak_rss_mib(["inspect", str(path)])
+    assert "Traceback" not in done.stderr
+    assert peak < MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
