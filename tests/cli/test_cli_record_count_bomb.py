@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from kcodec.records.chunked import CHUNKED_RECORD_COUNT
-from tests.helpers.bombs import BOMB_RECORDS, MAX_RSS_MIB, bomb, peak_rss_mib
+from tests.helpers.bombs import BOMB_RECORDS, MAX_RSS_MIB, bomb, legacy_wrapper_bomb, peak_rss_mib
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +53,38 @@ def test_inspect_on_the_bomb_ends_in_one_line(bomb_file):
     if done.returncode != 0:
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.returncode == 0 and peak < MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
+
+
+def test_verify_bounds_the_problems_of_a_bomb_whose_every_record_breaks_a_rule(tmp_path):
+    """Every record but the first lies outside the batch's offset range (last offset delta 0): verify keeps
+    the first few problems of the batch and says how many more, in bounded memory (it kept one per record,
+    276 MiB for a million records, 2 GiB for a bomb at the decompression cap)."""
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bomb(1_500_000, last_offset_delta=0))
+    done, peak = peak_rss_mib(["verify", "--json", str(path)])
+    assert done.returncode == 1, done.stderr
+    assert peak < MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
+    plain = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom kcodec.cli import main\nsys.exit(main(sys.argv[1:]))", "verify"]
+        + [str(path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    lines = plain.stdout.splitlines()
+    assert len(lines) < 20 and plain.returncode == 1
+    assert lines[-2].endswith("more record problem(s) in this batch"), lines
+    more = int(lines[-2].split(" and ")[-1].split()[0])
+    listed = len(lines) - 2  # the problem lines before the summary and the verdict
+    assert listed + more == 1_500_000  # the count rule, then one per record but the first
+    assert lines[-1].endswith(f": 1 batches, 1500000 records, {path.stat().st_size} bytes: {listed + 1} problem(s)")
+
+
+def test_inspect_walks_the_first_inner_messages_of_a_huge_legacy_wrapper(tmp_path):
+    """A v1 gzip wrapper of 50 k inner messages: inspect walks the first ones and marks the rest unread (it
+    built a span tree of every one: 10 GiB for a million)."""
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(legacy_wrapper_bomb(50_000))
+    done, peak = peak_rss_mib(["inspect", str(path)])
+    assert "Traceback" not in done.stderr
+    assert peak < MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"

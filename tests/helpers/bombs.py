@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 import subprocess
 import sys
+import zlib
 
 from kcodec.generated.record_batch import RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA
 from kcodec.records.encode import encode_batch
@@ -18,7 +19,7 @@ from kcodec.records.framing import (
     V2_RECORDS_COUNT_OFFSET,
     V2_RECORDS_OFFSET,
 )
-from kcodec.runtime.compression import compress
+from kcodec.runtime.compression import CODEC_IDS, compress
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import encode_varint
 
@@ -36,18 +37,32 @@ def bomb_records(start: int, stop: int) -> bytes:
     return b"".join(out)
 
 
-def bomb(count: int, compression: str = "zstd") -> bytes:
+def bomb(count: int, compression: str = "zstd", last_offset_delta: int | None = None) -> bytes:
     """One v2 batch of ``count`` tiny records: kcodec's encoder writes a one-record batch, whose records,
-    count and last offset delta are then replaced (encoding millions of records one by one takes long)."""
+    count and last offset delta are then replaced (encoding millions of records one by one takes long).
+    ``last_offset_delta`` (default ``count - 1``) 0 puts every record but the first outside the batch's
+    offset range: a rule each record breaks."""
     head = bytearray(encode_batch([{"value": None, "timestamp": 0}], compression=compression)[:V2_RECORDS_OFFSET])
     raw = b"".join(bomb_records(i, min(count, i + 100_000)) for i in range(0, count, 100_000))
     stored = raw if compression == "none" else compress(compression, raw)
     entry = head + stored
     struct.pack_into(">i", entry, SIZE_OFFSET, len(entry) - LOG_OVERHEAD)
-    struct.pack_into(">i", entry, RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA, count - 1)
+    delta = count - 1 if last_offset_delta is None else last_offset_delta
+    struct.pack_into(">i", entry, RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA, delta)
     struct.pack_into(">i", entry, V2_RECORDS_COUNT_OFFSET, count)
     struct.pack_into(">I", entry, V2_CRC_OFFSET, crc32c(bytes(entry[V2_CRC_START:])))
     return bytes(entry)
+
+
+def legacy_wrapper_bomb(count: int, codec: str = "gzip") -> bytes:
+    """One v1 wrapper (gzip by default) of ``count`` inner messages with null key and value and a wrong CRC
+    each: Kafka's LegacyRecord layout, built by hand."""
+    message = struct.pack(">Ibbqii", 0, 1, 0, 0, -1, -1)  # crc 0: wrong
+    inner = b"".join(struct.pack(">qi", i, len(message)) + message for i in range(count))
+    value = compress(codec, inner)
+    body = struct.pack(">bbqi", 1, CODEC_IDS[codec], 0, -1) + struct.pack(">i", len(value)) + value
+    wrapper = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", count - 1, len(wrapper)) + wrapper
 
 
 CHILD = """import sys

@@ -165,3 +165,17 @@ def test_timestamps_past_spark_are_left_out_alike(tmp_path, monkeypatch, capsys)
 
     with pytest.raises(OutOfRangeError, match="timestamp 4611686018427387904 ms"):
         _rows(part)
+
+
+def test_one_kafka_batch_of_many_records_becomes_arrow_batches_of_max_rows(tmp_path):
+    """One Kafka batch of 100 k records (a record-count bomb holds 9 M, legal) is sliced into Arrow batches
+    of at most maxRowsPerBatch rows: the JVM never receives one Arrow batch the size of a Kafka batch."""
+    from tests.helpers.bombs import bomb
+
+    d = tmp_path / "bomb-0"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(bomb(100_000))
+    batches = _rows(d, max_rows=30_000)
+    assert [rb.num_rows for rb in batches] == [30_000, 30_000, 30_000, 10_000]
+    offsets = [o for rb in batches for o in rb.column("offset").to_pylist()]
+    assert offsets == list(range(100_000))

@@ -77,7 +77,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if not args.json:
             for problem in report.problems:
                 print(f"{path}: {problem}")
-            verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
+            if report.more_problems:
+                print(f"{path}: and {report.more_problems} more problem(s), not listed")
+            verdict = "valid" if report.ok else f"{report.problem_count} problem(s)"
             print(f"{path}: {report.batches} batches, {report.records} records, {report.bytes} bytes: {verdict}")
         recovered = (
             None

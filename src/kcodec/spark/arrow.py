@@ -224,10 +224,12 @@ class RecordColumns:
 def _spark_headers(headers: pa.ListArray) -> pa.ListArray:
     """Headers as Spark's Kafka source gives them: an ``element`` struct with a nullable key, and null
     for a record without headers."""
-    entries = pa.StructArray.from_arrays(headers.values.flatten(), fields=list(_HEADERS.value_type))
-    return pa.ListArray.from_arrays(
-        headers.offsets, entries, type=_HEADERS, mask=pc.equal(pc.list_value_length(headers), 0)
-    )
+    # a slice of a Kafka batch's records (read.py) starts inside the values: offsets from 0 over its own
+    first, last = headers.offsets[0].as_py(), headers.offsets[-1].as_py()
+    offsets = pc.subtract(headers.offsets, pa.scalar(first, headers.offsets.type))
+    values = headers.values.slice(first, last - first)
+    entries = pa.StructArray.from_arrays(values.flatten(), fields=list(_HEADERS.value_type))
+    return pa.ListArray.from_arrays(offsets, entries, type=_HEADERS, mask=pc.equal(pc.list_value_length(headers), 0))
 
 
 class BatchColumns:

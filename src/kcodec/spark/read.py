@@ -319,9 +319,15 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
             if aborted is not None:
                 table = aborted(batch, table)
             table = _fitting_records(batch, table, split, opts, reporter)
-            out.add(batch, table, topic, partition, segment)
-            if out.rows >= opts.max_rows:
-                yield out.flush()
+            # a legal Kafka batch can hold millions of records: Arrow batches stay within maxRowsPerBatch
+            # however many one Kafka batch holds (slices share the decoded columns, nothing is copied)
+            done = 0
+            while done < table.num_rows:
+                take = min(table.num_rows - done, opts.max_rows - out.rows)
+                out.add(batch, table.slice(done, take), topic, partition, segment)
+                done += take
+                if out.rows >= opts.max_rows:
+                    yield out.flush()
         rb = out.flush()
         if rb is not None:
             yield rb

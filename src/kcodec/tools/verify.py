@@ -42,13 +42,33 @@ class Problem:
         return f"{', '.join(where) or 'input'}: {self.rule}"
 
 
+#: problems kept per file, and per batch for its records: a batch of millions of records (a legal
+#: record-count bomb) each breaking a rule, or a file of millions of damaged entries, is said as the first
+#: ones and how many more, in bounded memory
+MAX_PROBLEMS = 1000
+MAX_RECORD_PROBLEMS = 10
+
+
 @dataclass
 class VerifyReport:
     source: str
     batches: int = 0
     records: int = 0
     bytes: int = 0
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)  # the first MAX_PROBLEMS
+    more_problems: int = 0  # found after those
+    more_damaged: bool = False  # one of those is damage (not a batch the decompression limit refused)
+
+    def add(self, problem: Problem) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(problem)
+        else:
+            self.more_problems += 1
+            self.more_damaged = self.more_damaged or not problem.refused
+
+    @property
+    def problem_count(self) -> int:
+        return len(self.problems) + self.more_problems
 
     @property
     def ok(self) -> bool:
@@ -63,26 +83,35 @@ class VerifyReport:
             "bytes": self.bytes,
             "valid": self.ok,
             "problems": [{"position": p.position, "offset": p.offset, "rule": p.rule} for p in self.problems],
+            "moreProblems": self.more_problems,
         }
 
     @property
     def damaged(self) -> bool:
         """A problem other than a batch refused by the decompression limit."""
-        return any(not p.refused for p in self.problems)
+        return self.more_damaged or any(not p.refused for p in self.problems)
 
 
 def batch_problems(batch: Batch) -> list[Problem]:
     """Rules a decoded batch can still break (the decoder already enforced framing)."""
     out = []
+    more = 0  # record problems beyond MAX_RECORD_PROBLEMS
 
     def bad(rule: str) -> None:
         out.append(Problem(batch.position, batch.base_offset, rule))
+
+    def bad_record(rule: str) -> None:
+        nonlocal more
+        if len(out) < MAX_RECORD_PROBLEMS:
+            bad(rule)
+        else:
+            more += 1
 
     if not batch.crc_valid:
         bad(record_corrupt_message(batch.crc, batch.computed_crc))
     for i, r in enumerate(batch.records):
         if r.crc_valid is False and batch.compression != "none":
-            bad(f"inner message {i} (offset {r.offset}) is corrupt (stored crc = {r.crc})")
+            bad_record(f"inner message {i} (offset {r.offset}) is corrupt (stored crc = {r.crc})")
     if batch.magic >= 2:
         span = batch.last_offset - batch.base_offset + 1
         if batch.record_count > span:
@@ -90,9 +119,11 @@ def batch_problems(batch: Batch) -> list[Problem]:
         previous = None
         for r in batch.records:
             if not batch.base_offset <= r.offset <= batch.last_offset:
-                bad(f"record offset {r.offset} lies outside the batch range [{batch.base_offset}, {batch.last_offset}]")
+                bad_record(
+                    f"record offset {r.offset} lies outside the batch range [{batch.base_offset}, {batch.last_offset}]"
+                )
             if previous is not None and r.offset <= previous:
-                bad(f"record offsets go backwards ({previous} then {r.offset})")
+                bad_record(f"record offsets go backwards ({previous} then {r.offset})")
             previous = r.offset
         if batch.is_transactional and batch.producer_id < 0:
             bad("a transactional batch needs a producer id")
@@ -103,6 +134,8 @@ def batch_problems(batch: Batch) -> list[Problem]:
                 rule = _kraft_control_damage(r)
                 if rule is not None:
                     bad(rule)
+    if more:
+        bad(f"and {more} more record problem(s) in this batch")
     return out
 
 
@@ -131,10 +164,9 @@ def verify_source(
     """Check every entry; a damaged one is reported (with the byte range skipped to the next valid batch)
     and checking goes on after it. ``progress(position)`` is called after each batch."""
     report = VerifyReport(name)
-    skipped = []
 
-    def on_skip(r) -> None:
-        skipped.append(r)
+    def on_skip(r) -> None:  # said as it is found: before the batch after it, in byte order
+        report.add(_skipped_problem(r))
 
     reader = read_batches(
         source,
@@ -147,16 +179,15 @@ def verify_source(
     )
     last_offset = None
     for batch in reader:
-        while skipped:
-            report.problems.append(_skipped_problem(skipped.pop(0)))
         report.batches += 1
         report.records += len(batch.records)
         report.bytes = batch.position + batch.size
         if progress is not None:
             progress(report.bytes)
-        report.problems += batch_problems(batch)
+        for problem in batch_problems(batch):
+            report.add(problem)
         if last_offset is not None and batch.last_offset <= last_offset:
-            report.problems.append(
+            report.add(
                 Problem(
                     batch.position,
                     batch.base_offset,
@@ -164,13 +195,11 @@ def verify_source(
                 )
             )
         last_offset = batch.last_offset
-    for r in skipped:
-        report.problems.append(_skipped_problem(r))
     if reader.shrank_to is not None:
-        report.problems.append(Problem(reader.shrank_to, None, shrank_message(reader.shrank_to)))
+        report.add(Problem(reader.shrank_to, None, shrank_message(reader.shrank_to)))
     if reader.partial_tail is not None and strict:
         t = reader.partial_tail
-        report.problems.append(
+        report.add(
             Problem(
                 t.position, None, f"truncated: the last {t.size} bytes do not hold a whole batch (a partial write?)"
             )

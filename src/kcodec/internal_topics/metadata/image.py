@@ -77,8 +77,22 @@ def _uuid(value: Any) -> str:
     return uuid_to_text(value) if isinstance(value, uuid.UUID) else str(value)
 
 
-def _ints(values) -> list[int] | None:
-    return None if values is None else [int(v) for v in values]
+#: bounds on what the image keeps, whatever the log says: the problems (the first ones, then a count), and
+#: each broker-id or directory list of a partition or broker (a replication factor is at most the number of
+#: brokers; a record naming more is said as a problem and cut). Records arrive compressed, so a small log
+#: can name millions of either.
+MAX_PROBLEMS = 1000
+MAX_LIST = 1024
+
+
+def _bounded(image: MetadataImage, offset: int, record: str, name: str, values, convert) -> list | None:
+    """``values`` converted, at most MAX_LIST of them (a problem says how many more there were)."""
+    if values is None:
+        return None
+    if len(values) > MAX_LIST:
+        _problem(image, offset, record, f"{name} holds {len(values)} entries: the first {MAX_LIST} are kept")
+        values = values[:MAX_LIST]
+    return [convert(v) for v in values]
 
 
 @dataclass
@@ -196,7 +210,16 @@ class MetadataImage:
     acls: dict[str, AclEntry] = field(default_factory=dict)  # by ACL id
     scram_credentials: dict[str, ScramCredential] = field(default_factory=dict)  # "user mechanism"
     delegation_tokens: dict[str, DelegationToken] = field(default_factory=dict)
-    problems: list[ImageProblem] = field(default_factory=list)
+    problems: list[ImageProblem] = field(default_factory=list)  # the first MAX_PROBLEMS
+    more_problems: int = 0  # found after those
+
+    def problem(self, offset: int, record: str | None, reason: str) -> None:
+        """A record the replay could not apply (or applied in part): kept while there are fewer than
+        MAX_PROBLEMS, counted after."""
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(ImageProblem(offset, record, reason))
+        else:
+            self.more_problems += 1
 
     def topic_by_name(self, name: str) -> TopicImage | None:
         return next((t for t in self.topics.values() if t.name == name), None)
@@ -231,7 +254,7 @@ Handler = Callable[[MetadataImage, Any, int], None]
 
 
 def _problem(image: MetadataImage, offset: int, record: str, reason: str) -> None:
-    image.problems.append(ImageProblem(offset, record, reason))
+    image.problem(offset, record, reason)
 
 
 def _endpoints(values) -> list[Endpoint]:
@@ -255,7 +278,7 @@ def _register_broker(image: MetadataImage, v, offset: int) -> None:
         fenced=bool(v["fenced"]),
         in_controlled_shutdown=bool(v.get("in_controlled_shutdown", False)),
         is_migrating_zk_broker=bool(v.get("is_migrating_zk_broker", False)),
-        log_dirs=[_uuid(d) for d in v.get("log_dirs") or []],
+        log_dirs=_bounded(image, offset, "register_broker_record", "log_dirs", v.get("log_dirs") or [], _uuid) or [],
     )
 
 
@@ -296,7 +319,8 @@ def _broker_registration_change(image: MetadataImage, v, offset: int) -> None:
     if v.get("in_controlled_shutdown", 0) == IN_CONTROLLED_SHUTDOWN:
         broker.in_controlled_shutdown = True
     if v.get("log_dirs"):
-        broker.log_dirs = [_uuid(d) for d in v["log_dirs"]]
+        record = "broker_registration_change_record"
+        broker.log_dirs = _bounded(image, offset, record, "log_dirs", v["log_dirs"], _uuid) or []
 
 
 def _register_controller(image: MetadataImage, v, offset: int) -> None:
@@ -328,19 +352,23 @@ def _partition(image: MetadataImage, v, offset: int) -> None:
     if topic is None:
         _problem(image, offset, "partition_record", f"no topic with id {_uuid(v['topic_id'])}")
         return
+
+    def ints(name: str) -> list[int]:
+        return _bounded(image, offset, "partition_record", name, v.get(name), int) or []
+
     topic.partitions[v["partition_id"]] = PartitionImage(
         partition_id=v["partition_id"],
-        replicas=_ints(v["replicas"]) or [],
-        isr=_ints(v["isr"]) or [],
-        removing_replicas=_ints(v["removing_replicas"]) or [],
-        adding_replicas=_ints(v["adding_replicas"]) or [],
+        replicas=ints("replicas"),
+        isr=ints("isr"),
+        removing_replicas=ints("removing_replicas"),
+        adding_replicas=ints("adding_replicas"),
         leader=v["leader"],
         leader_recovery_state=v.get("leader_recovery_state", 0),
         leader_epoch=v["leader_epoch"],
         partition_epoch=v["partition_epoch"],
-        directories=[_uuid(d) for d in v.get("directories") or []],
-        eligible_leader_replicas=_ints(v.get("eligible_leader_replicas")) or [],
-        last_known_elr=_ints(v.get("last_known_elr")) or [],
+        directories=_bounded(image, offset, "partition_record", "directories", v.get("directories"), _uuid) or [],
+        eligible_leader_replicas=ints("eligible_leader_replicas"),
+        last_known_elr=ints("last_known_elr"),
     )
 
 
@@ -353,13 +381,14 @@ def _partition_change(image: MetadataImage, v, offset: int) -> None:
         what = f"{_uuid(v['topic_id'])}-{v['partition_id']}"
         _problem(image, offset, "partition_change_record", f"no partition {what}")
         return
+    record = "partition_change_record"
     for name in ("replicas", "isr", "removing_replicas", "adding_replicas", "eligible_leader_replicas"):
         if v.get(name) is not None:
-            setattr(p, name, _ints(v[name]))
+            setattr(p, name, _bounded(image, offset, record, name, v[name], int))
     if v.get("last_known_elr") is not None:
-        p.last_known_elr = _ints(v["last_known_elr"]) or []
+        p.last_known_elr = _bounded(image, offset, record, "last_known_elr", v["last_known_elr"], int) or []
     if v.get("directories") is not None:
-        p.directories = [_uuid(d) for d in v["directories"]]
+        p.directories = _bounded(image, offset, record, "directories", v["directories"], _uuid) or []
     if v.get("leader", NO_LEADER_CHANGE) != NO_LEADER_CHANGE:
         p.leader = v["leader"]
         p.leader_epoch += 1

@@ -12,10 +12,12 @@ error naming the file and byte position.
 from __future__ import annotations
 
 import os
+import struct
+import tempfile
 
 from kcodec.errors import DecodeError, KcodecError, TruncatedError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
-from kcodec.internal_topics.metadata.image import HANDLERS, IGNORED, ImageProblem, MetadataImage
+from kcodec.internal_topics.metadata.image import HANDLERS, IGNORED, MetadataImage
 from kcodec.internal_topics.registry import InternalRecord, decode_internal, registry_for_topic
 from kcodec.log.files import list_segments
 from kcodec.log.fs import FileSystem, resolve
@@ -45,37 +47,75 @@ class OffsetOutOfLogError(KcodecError):
     kind = "offset_out_of_log"
 
 
+class _Pending:
+    """An open KRaft transaction's records, as they were stored, in a temporary file (offset, key and value
+    lengths, then the bytes): a transaction can hold millions of records, and the replay holds none of them
+    in memory until it ends (then they are read back one at a time and applied)."""
+
+    _HEAD = struct.Struct(">qii")
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile()
+        self.count = 0
+
+    def add(self, offset: int, key: bytes | None, value: bytes | None) -> None:
+        k, v = key or b"", value or b""
+        self.file.write(self._HEAD.pack(offset, -1 if key is None else len(k), -1 if value is None else len(v)) + k + v)
+        self.count += 1
+
+    def records(self):
+        """(offset, key, value) of each record, in order."""
+        self.file.seek(0)
+        for _ in range(self.count):
+            offset, k, v = self._HEAD.unpack(self.file.read(self._HEAD.size))
+            key = None if k < 0 else self.file.read(k)
+            value = None if v < 0 else self.file.read(v)
+            yield offset, key, value
+
+    def close(self) -> None:
+        self.file.close()
+
+
 class _Replay:
     def __init__(self, image: MetadataImage):
         self.image = image
-        self.pending: list[tuple[InternalRecord, int]] | None = None  # an open KRaft transaction's records
+        self.pending: _Pending | None = None  # an open KRaft transaction's records
         self.begun_at = -1
 
-    def record(self, r: InternalRecord, offset: int, where: str) -> None:
+    def raw(self, key: bytes | None, value: bytes | None, offset: int, where: str) -> None:
+        """A record as stored: decoded, then applied (or kept for the end of its transaction)."""
+        r = decode_internal(REGISTRY, key, value)
+        if self.check(r, offset, where):
+            if r.name in _TRANSACTION:
+                self.transaction(r, offset)
+            elif self.pending is not None:
+                self.pending.add(offset, key, value)
+            else:
+                self.apply(r, offset)
+
+    def check(self, r: InternalRecord, offset: int, where: str) -> bool:
+        """Whether ``r`` decoded; a type or version the schemas do not know is a problem, other damage an error."""
         if r.error is not None:
             if isinstance(r.error, DecodeError) and r.error.kind in ("unknown_record_type", "unsupported_version"):
-                self.image.problems.append(ImageProblem(offset, r.name, f"not applied: {r.error.message}"))
-                return
+                self.image.problem(offset, r.name, f"not applied: {r.error.message}")
+                return False
             raise r.error.replace(message=f"{where}: record at offset {offset}: {r.error.message}")
-        if r.name in _TRANSACTION:
-            self.transaction(r, offset)
-        elif self.pending is not None:
-            self.pending.append((r, offset))
-        else:
-            self.apply(r, offset)
+        return True
 
     def transaction(self, r: InternalRecord, offset: int) -> None:
         if r.name == "begin_transaction_record":
             if self.pending is not None:  # Kafka's loader refuses a nested begin; the earlier one is dropped
                 self.problem(offset, r.name, f"a transaction begun at offset {self.begun_at} is still open")
-            self.pending, self.begun_at = [], offset
+                self.pending.close()
+            self.pending, self.begun_at = _Pending(), offset
         elif self.pending is None:
             self.problem(offset, r.name, "no transaction is open")
         else:
+            pending, self.pending = self.pending, None
             if r.name == "end_transaction_record":
-                for rec, at in self.pending:
-                    self.apply(rec, at)
-            self.pending = None
+                for at, key, value in pending.records():
+                    self.apply(decode_internal(REGISTRY, key, value), at)  # it decoded when it came
+            pending.close()
 
     def apply(self, r: InternalRecord, offset: int) -> None:
         handler = HANDLERS.get(r.name or "")
@@ -85,13 +125,15 @@ class _Replay:
             self.problem(offset, r.name, "the image does not hold this record type")
 
     def problem(self, offset: int, record: str | None, reason: str) -> None:
-        self.image.problems.append(ImageProblem(offset, record, reason))
+        self.image.problem(offset, record, reason)
 
     def finish(self) -> None:
         if self.pending is not None:
             self.problem(
-                self.begun_at, "begin_transaction_record", f"still open: its {len(self.pending)} record(s) not applied"
+                self.begun_at, "begin_transaction_record", f"still open: its {self.pending.count} record(s) not applied"
             )
+            self.pending.close()
+            self.pending = None
 
 
 def _batches(where: str, reader):
@@ -161,7 +203,7 @@ def replay_metadata(
             if batch.is_control:  # SnapshotHeader / SnapshotFooter
                 continue
             for rec in batch.records:
-                replay.record(decode_internal(REGISTRY, rec.key, rec.value), rec.offset, snap.path)
+                replay.raw(rec.key, rec.value, rec.offset, snap.path)
         start = snap.end_offset
         image.offset = snap.end_offset - 1
         image.snapshot = {"file": fs.name(snap.path), "endOffset": snap.end_offset, "epoch": snap.epoch}
@@ -193,7 +235,7 @@ def replay_metadata(
                     break
                 last = max(last, rec.offset)
                 if not batch.is_control:
-                    replay.record(decode_internal(REGISTRY, rec.key, rec.value), rec.offset, str(seg.log))
+                    replay.raw(rec.key, rec.value, rec.offset, str(seg.log))
     if at_offset is not None and at_offset > last and not beyond:
         raise OffsetOutOfLogError(f"{directory}: offset {at_offset} is beyond the end of the log (last offset {last})")
     replay.finish()

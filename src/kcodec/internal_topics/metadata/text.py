@@ -105,6 +105,8 @@ def image_lines(image: MetadataImage, directory: str) -> list[str]:
     out += _section("Delegation tokens", tokens)
     if image.problems:
         out += _section(
-            "Not applied", [f"  offset {p.offset} ({p.record or 'unknown record'}): {p.reason}" for p in image.problems]
+            "Not applied",
+            [f"  offset {p.offset} ({p.record or 'unknown record'}): {p.reason}" for p in image.problems]
+            + ([f"  and {image.more_problems} more, not listed"] if image.more_problems else []),
         )
     return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -188,14 +189,18 @@ def kraft_snapshot_line(path: PurePath) -> str | None:
     return f"Snapshot end offset: {parsed[0]}, epoch: {parsed[1]}" if parsed else None
 
 
-def dump_producer_snapshot(path: Path) -> TextFileDump:
-    """DumpLogSegments.dumpProducerIdSnapshot's lines, one per producer (the batch part only when the producer
-    has one); ``fields["entries"]`` the typed entries. A damaged file raises the
-    :class:`~kcodec.errors.DecodeError` of :func:`~kcodec.log.producer_snapshot.read_producer_snapshot`."""
-    from kcodec.log.producer_snapshot import read_producer_snapshot
+def dump_producer_snapshot(path: Path) -> Iterator[tuple[str, dict]]:
+    """DumpLogSegments.dumpProducerIdSnapshot's line and the typed entry (``--json``) of each producer, one at a
+    time (the batch part only when the producer has one). A damaged file raises the
+    :class:`~kcodec.errors.DecodeError` of :func:`~kcodec.log.producer_snapshot.iter_producer_snapshot` here,
+    before the first one."""
+    from kcodec.log.producer_snapshot import iter_producer_snapshot
 
-    lines, entries = [], []
-    for e in read_producer_snapshot(path):
+    return _producer_lines(iter_producer_snapshot(path))
+
+
+def _producer_lines(snapshot) -> Iterator[tuple[str, dict]]:
+    for e in snapshot:
         # Kafka prints the OptionalLong as Java's toString does
         txn = (
             "OptionalLong.empty"
@@ -227,6 +232,4 @@ def dump_producer_snapshot(path: Path) -> TextFileDump:
                 "offsetDelta": b.offset_delta,
                 "timestamp": b.timestamp,
             }
-        lines.append(line)
-        entries.append(entry)
-    return TextFileDump(lines, {"entries": entries})
+        yield line, entry

@@ -432,11 +432,10 @@ def _dump_producer_snapshot(path: Path, opts: DumpOptions, name: PurePath) -> in
         sys.stdout.flush()
         print(f"kcodec dump: {str(exc).replace(str(path), str(name))}", file=sys.stderr)
         return EXIT_CHECK_FAILED if isinstance(exc, CrcMismatchError) else EXIT_ERROR
-    if opts.json:
-        for entry in parsed.fields["entries"]:
-            print(as_ndjson({"file": str(name), "kind": FileKind.PRODUCER_SNAPSHOT, **entry}))
-    else:
-        print("\n".join([f"Dumping {name}", *parsed.lines]))
+    if not opts.json:
+        print(f"Dumping {name}")
+    for line, entry in parsed:  # one producer at a time: a snapshot of millions streams
+        print(as_ndjson({"file": str(name), "kind": FileKind.PRODUCER_SNAPSHOT, **entry}) if opts.json else line)
     return EXIT_OK
 
 

@@ -298,11 +298,12 @@ class EntityWalker:
         el = t.element
         while (pos < end) if count is None else (i < count):
             epath = f"{path}[{i}]"
-            if count is not None and i == MAX_ELEMENTS and pos < end:  # count elements claim the region's rest
+            if i == MAX_ELEMENTS and pos < end:  # count elements claim the region's rest; so do elements to the end
                 rest = Span(pos, end, f"{path}[{i}:]", kind="unread", space=space)
-                rest.mark(WARN, f"{count - i} more elements, not inspected (inspect walks the first {i})")
+                more = f"{count - i} more elements" if count is not None else f"the other {end - pos} bytes of elements"
+                rest.mark(WARN, f"{more}, not inspected (inspect walks the first {i})")
                 out.append(rest)
-                return out, end, ok, count
+                return out, end, ok, count if count is not None else i
             if count is not None and pos >= end:
                 miss = Span(pos, pos, epath, kind="unread", space=space)
                 miss.mark(BAD, f"truncated: {count} elements expected, the region ends after {i}")
