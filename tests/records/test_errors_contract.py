@@ -629,7 +629,7 @@ def test_verify_and_dump_skip_corrupt_report_the_crc(tmp_path, capsys):
     path.write_bytes(V2_BATCH + _snappy_with_bad_crc() + V2_BATCH)
     assert main(["verify", str(path)]) == 1
     out = capsys.readouterr().out
-    assert f"{path}: byte {PRE}: Record is corrupt (stored crc = " in out, out
+    assert f"{path}: byte {PRE}, batch offset 0: Record is corrupt (stored crc = " in out, out
     assert main(["dump", "--skip-corrupt", "--deep-iteration", str(path)]) == 1  # shallow: headers only
     out = capsys.readouterr().out
     assert f"Skipped {len(_snappy_with_bad_crc())} corrupt bytes at position {PRE}" in out

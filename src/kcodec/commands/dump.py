@@ -149,8 +149,9 @@ def add_parser(sub) -> None:
         nargs="*",
         metavar="FILE",
         help="segment files (.log, .index, .timeindex, .txnindex), producer-state snapshots (.snapshot), KRaft "
-        "snapshots (.checkpoint), leader-epoch-checkpoint, partition.metadata, offset checkpoints; - reads log "
-        "entries from standard input; an s3://, gs://, abfss://, hdfs:// or file:// URI names an object, or "
+        "snapshots (.checkpoint), leader-epoch-checkpoint, partition.metadata, offset checkpoints; a partition "
+        "directory (its files by base offset); - reads log entries from standard input; an s3://, gs://, "
+        "abfss://, hdfs:// or file:// URI names an object, or "
         "(ending in /) a partition prefix whose files are dumped in offset order",
     )
     p.add_argument(
