@@ -36,6 +36,7 @@ COMMANDS = (
     "fuzz",
     "pipeline",
     "metadata",
+    "schemas",
     "bench",
     "completion",
 )

@@ -48,7 +48,7 @@ def _write(value: Any, out: list[str]) -> None:
             _write(v, out)
         out.append("]")
     elif isinstance(value, Decimal):
-        out.append(str(value) if value.is_finite() else json.dumps(str(value)))
+        out.append(format(value, "f") if value.is_finite() else json.dumps(str(value)))  # 0.00000000, not 0E-8
     else:
         out.append(json.dumps(value, ensure_ascii=False))
 
