@@ -50,6 +50,8 @@ class ValueDecoder:
         self.source, self.subject, self.max_schema_bytes = source, subject, max_schema_bytes
         self._writers: dict[int, RegisteredSchema | None] = {}
         self._compiled: dict[tuple[int, str | None], Any] = {}
+        # (schema id, topic, key) -> (compiled schema, Protobuf?): the per-value path is one lookup
+        self._ready: dict[tuple[int, str | None, bool], tuple[Any, bool]] = {}
 
     def schema(self, schema_id: int) -> RegisteredSchema:
         if schema_id not in self._writers:
@@ -115,8 +117,15 @@ class ValueDecoder:
         subclass says why not (not framed, truncated header, unknown id, schema or payload that does not
         parse, unresolvable reference). ``topic`` and ``key`` pick the Avro reader schema's subject."""
         view = memoryview(data)
-        frame = self.frame(view)
-        compiled = self.compiled(frame.schema_id, topic=topic, key=key)
+        frame = read_frame(view)
+        ready = self._ready.get((frame.schema_id, topic, key))
+        if ready is None:
+            protobuf = self.schema(frame.schema_id).schema_type == "PROTOBUF"
+            ready = (self.compiled(frame.schema_id, topic=topic, key=key), protobuf)
+            self._ready[(frame.schema_id, topic, key)] = ready
+        compiled, protobuf = ready
+        if protobuf:
+            frame = read_protobuf_frame(view)
         payload = view[frame.payload_start :]
         try:
             if frame.message_indexes is not None:
