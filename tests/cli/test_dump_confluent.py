@@ -178,3 +178,14 @@ def test_inspect_shows_a_values_header(logs, capsys, tmp_path) -> None:
     code, out, err = run(capsys, "inspect", "--entity", "schema_registry_protobuf_frame", value)
     assert code == 0, err
     assert "header.schema_id <int32> = " in out and "message_indexes[1] <varint> = 0" in out
+
+
+def test_damaged_schemas_records_are_said_once_and_the_rest_decode(logs, capsys, tmp_path) -> None:
+    write_topic(tmp_path / "_schemas-0", [(b"{broken", b"{}"), *registry_records(logs["client"])])
+    write_topic(tmp_path / "orders-0", logs["orders"][:1])
+    code, out, err = run(capsys, "dump", "--value-decoder", "confluent", tmp_path / "orders-0" / SEGMENT)
+    assert code == 0 and _payloads(out) == ['{"id":0,"amount":0.00000000}']
+    assert err == (
+        f"kcodec dump: {tmp_path / '_schemas-0'}: 1 damaged _schemas record(s) or batch(es) left out "
+        f"(kcodec schemas {tmp_path / '_schemas-0'} lists them)\n"
+    )

@@ -317,3 +317,40 @@ def test_avro_named_type_references_resolve_through_the_source() -> None:
     data = AvroSerializer(client, schema, conf=conf)({"p": {"u": 5}}, ctx("orders"))
     assert ValueDecoder(source).decode_value(data) == (2, {"p": {"u": 5}})
     assert AvroDeserializer(client)(data, ctx("orders")) == {"p": {"u": 5}}
+
+
+def test_json_schema_refs_resolve_through_the_source() -> None:
+    """A JSON Schema referring to another by its reference name ($ref), written by confluent-kafka's
+    JSONSerializer with the reference registered; a payload breaking the referenced schema is refused."""
+    from confluent_kafka.schema_registry import SchemaReference
+
+    address = {"$id": "address.json", "type": "object", "properties": {"zip": {"type": "string"}}, "required": ["zip"]}
+    person = {"type": "object", "properties": {"name": {"type": "string"}, "home": {"$ref": "address.json"}}}
+    client = mock_client()
+    client.register_schema("address", Schema(json.dumps(address), "JSON"))
+    schema = Schema(json.dumps(person), "JSON", [SchemaReference("address.json", "address", 1)])
+    client.register_schema("people-value", schema)
+    conf = {"auto.register.schemas": False, "use.latest.version": True}
+    data = JSONSerializer(schema, client, conf=conf)({"name": "ann", "home": {"zip": "10115"}}, ctx("people"))
+    source = _state_with(
+        (1, "address", "JSON", json.dumps(address), []),
+        (2, "people-value", "JSON", json.dumps(person), [("address.json", "address", 1)]),
+    )
+    decoder = ValueDecoder(source)
+    assert decoder.decode_value(data) == (2, {"name": "ann", "home": {"zip": "10115"}})
+    bad = data[:5] + b'{"name": "bob", "home": {}}'
+    with pytest.raises(PayloadError, match="/home: 'zip' is a required property"):
+        decoder.decode_value(bad)
+
+
+def test_a_missing_optional_dependency_is_one_line_with_the_pip_command(world, monkeypatch) -> None:
+    import sys
+
+    from kcodec.values.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "fastavro", None)  # import fastavro now raises ImportError
+    decoder = ValueDecoder(world["decoder"].source)
+    with pytest.raises(MissingDependencyError) as info:
+        decoder.decode_value(world["values"]["avro_v1"])
+    expected = "decoding Avro values needs fastavro (the confluent extra): pip install 'kcodec[confluent]'"
+    assert str(info.value) == expected

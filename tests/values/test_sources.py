@@ -79,9 +79,11 @@ def test_bad_sources_are_one_error(tmp_path) -> None:
 class _Registry(BaseHTTPRequestHandler):
     answers: dict[str, object] = {}
     asked: list[str] = []
+    auth: list[str | None] = []
 
     def do_GET(self) -> None:
         self.asked.append(self.path)
+        self.auth.append(self.headers.get("Authorization"))
         answer = self.answers.get(self.path)
         body = json.dumps(answer if answer is not None else {"error_code": 40403, "message": "not found"}).encode()
         self.send_response(200 if answer is not None else 404)
@@ -101,13 +103,15 @@ def test_a_live_registry_is_asked_once_per_question(registry) -> None:
         "/schemas/ids/1/versions": [{"subject": "t-value", "version": 1}],
         "/subjects/t-value/versions/latest": {"subject": "t-value", "version": 2, "id": 2, "schema": V2},
     }
-    _Registry.asked = []
+    _Registry.asked, _Registry.auth = [], []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Registry)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
-        decoder = ValueDecoder(open_schema_source(url))
+        url = f"http://reader:s%40cret@127.0.0.1:{server.server_address[1]}"
+        source = open_schema_source(url)
+        assert "cret" not in source.description  # the credentials go in a header, never in a message
+        decoder = ValueDecoder(source)
         for _ in range(3):
             assert decoder.decode_value(data, topic="t") == (1, {"x": 7, "y": "d"})
         with pytest.raises(UnknownSchemaIdError):
@@ -117,6 +121,7 @@ def test_a_live_registry_is_asked_once_per_question(registry) -> None:
         server.server_close()
         thread.join(timeout=5)
     assert sorted(_Registry.asked) == sorted([*_Registry.answers, "/schemas/ids/9"])
+    assert set(_Registry.auth) == {"Basic cmVhZGVyOnNAY3JldA=="}  # reader:s@cret
 
 
 def test_the_default_schemas_directory_is_found_beside_the_input(registry, tmp_path) -> None:

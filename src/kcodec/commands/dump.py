@@ -73,7 +73,15 @@ def _schema_registry_decoding(args: argparse.Namespace, names: list[str]):
                 "partition directory; name one with --schemas DIR, a schema export, a directory of <id>.avsc/"
                 ".proto/.json files, or a registry URL"
             )
-    return SchemaRegistryDecoding(ValueDecoder(open_schema_source(spec)), keys=keys, values=values)
+    source = open_schema_source(spec)
+    damaged = source.damaged
+    if damaged:  # the rest of the topic loaded: say so once, the listing is kcodec schemas'
+        print(
+            f"kcodec dump: {spec}: {len(damaged)} damaged _schemas record(s) or batch(es) left out "
+            f"(kcodec schemas {spec} lists them)",
+            file=sys.stderr,
+        )
+    return SchemaRegistryDecoding(ValueDecoder(source), keys=keys, values=values)
 
 
 def _data_decoders(args: argparse.Namespace, names: list[str]):

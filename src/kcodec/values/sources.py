@@ -6,6 +6,7 @@ under. :func:`open_schema_source` picks one from what the user named."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import urllib.error
@@ -37,6 +38,11 @@ class SchemaSource:
 
     description = "schemas"
 
+    @property
+    def damaged(self) -> list:
+        """What the source could not read and left out (``_schemas`` records and batches)."""
+        return []
+
     def by_id(self, schema_id: int) -> RegisteredSchema | None:
         raise NotImplementedError
 
@@ -55,6 +61,10 @@ class RegistryStateSource(SchemaSource):
 
     def __init__(self, state: RegistryState, description: str):
         self.state, self.description = state, description
+
+    @property
+    def damaged(self) -> list:
+        return self.state.damaged
 
     def by_id(self, schema_id: int) -> RegisteredSchema | None:
         return self.state.by_id(schema_id)
@@ -132,19 +142,27 @@ def export_state(path: Path) -> RegistryState:
 
 class RegistryUrlSource(SchemaSource):
     """A live registry's REST API, asked only for what a decode needs, each answer kept for the run:
-    ``GET /schemas/ids/{id}``, ``/schemas/ids/{id}/versions``, ``/subjects/{s}/versions/{v|latest}``."""
+    ``GET /schemas/ids/{id}``, ``/schemas/ids/{id}/versions``, ``/subjects/{s}/versions/{v|latest}``.
+    Credentials in the URL (``https://user:secret@host``) go as HTTP basic auth and are left out of
+    every message."""
 
     def __init__(self, url: str, timeout: float = URL_TIMEOUT_S):
-        self.base, self.timeout = url.rstrip("/"), timeout
+        parts = urllib.parse.urlsplit(url)
+        self.headers = {"Accept": "application/vnd.schemaregistry.v1+json, application/json"}
+        if parts.username is not None:  # https://user:secret@host: HTTP basic auth, never printed
+            user = urllib.parse.unquote(parts.username)
+            secret = urllib.parse.unquote(parts.password or "")
+            token = base64.b64encode(f"{user}:{secret}".encode()).decode("ascii")
+            self.headers["Authorization"] = f"Basic {token}"
+            parts = parts._replace(netloc=(parts.hostname or "") + (f":{parts.port}" if parts.port else ""))
+        self.base, self.timeout = urllib.parse.urlunsplit(parts).rstrip("/"), timeout
         self.description = self.base
         self._cache: dict[str, object] = {}
 
     def _get(self, path: str):
         if path in self._cache:
             return self._cache[path]
-        request = urllib.request.Request(
-            self.base + path, headers={"Accept": "application/vnd.schemaregistry.v1+json, application/json"}
-        )
+        request = urllib.request.Request(self.base + path, headers=self.headers)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 answer = json.loads(response.read())
