@@ -250,6 +250,7 @@ def test_values_that_stay_raw_say_why(world) -> None:
         (values["avro_v1"] + b"\x01\x02", PayloadError, 1),
         (values["json"][:5] + b"{not json", PayloadError, 8),
         (values["json"][:5] + b'{"price": 1}', PayloadError, 8),  # "user" is required
+        (values["json"][:5] + b"[" * 200_000, PayloadError, 8),  # nested past the interpreter's stack
         (values["proto_order"][:5] + b"\x02\x0e" + values["proto_order"][7:], BadFrameError, 5),  # no message 7
         (values["proto_order"][:5] + b"\x7f", BadFrameError, 5),  # a negative count
         (values["proto_order"][:5] + b"\x04\x02", TruncatedFrameError, 5),
@@ -354,3 +355,26 @@ def test_a_missing_optional_dependency_is_one_line_with_the_pip_command(world, m
         decoder.decode_value(world["values"]["avro_v1"])
     expected = "decoding Avro values needs fastavro (the confluent extra): pip install 'kcodec[confluent]'"
     assert str(info.value) == expected
+
+
+def test_an_array_of_items_that_take_no_bytes_is_bounded() -> None:
+    """fastavro would loop (and allocate) for the 2^40 nulls a few bytes ask for; kcodec refuses the value,
+    and still decodes such arrays of a sane length as fastavro does."""
+    from kcodec.runtime.varint import encode_varlong
+
+    schema = {"type": "record", "name": "R", "fields": [
+        {"name": "n", "type": "long"},
+        {"name": "empties", "type": {"type": "array", "items": {"type": "record", "name": "E", "fields": []}}},
+        {"name": "nulls", "type": {"type": "array", "items": "null"}},
+    ]}  # fmt: skip
+    source = _state_with((1, "r", "AVRO", json.dumps(schema), []))
+    decoder = ValueDecoder(source)
+    header = b"\x00\x00\x00\x00\x01"
+    good = io.BytesIO()
+    fastavro.schemaless_writer(good, fastavro.parse_schema(schema), {"n": 5, "empties": [{}] * 3, "nulls": [None] * 4})
+    assert decoder.decode_value(header + good.getvalue()) == (1, {"n": 5, "empties": [{}] * 3, "nulls": [None] * 4})
+    bomb = header + b"\x0a" + b"\x00" + encode_varlong(2**40) + b"\x00"
+    with pytest.raises(PayloadError, match="more than 10,000,000 items that take no bytes"):
+        decoder.decode_value(bomb)
+    with pytest.raises(PayloadError, match="ends inside a value"):
+        decoder.decode_value(header + b"\x0a")

@@ -10,6 +10,7 @@ import io
 import json
 from typing import Any
 
+from kcodec.values.avro_bounds import EmptyItemsGuard
 from kcodec.values.errors import MissingDependencyError, PayloadError, SchemaParseError
 from kcodec.values.registry import Reference, RegisteredSchema
 
@@ -37,7 +38,7 @@ def _parse(schema: RegisteredSchema, refs: list[tuple[Reference, RegisteredSchem
             parsed = fastavro.parse_schema(json.loads(target.schema), named_schemas=named)
         except Exception as exc:  # fastavro raises SchemaParseException, ValueError, KeyError, TypeError ...
             raise SchemaParseError(f"{where} is not an Avro schema: {type(exc).__name__}: {exc}") from None
-    return parsed
+    return parsed, named
 
 
 class AvroSchema:
@@ -50,12 +51,16 @@ class AvroSchema:
         reader: RegisteredSchema | None = None,
         reader_refs: list[tuple[Reference, RegisteredSchema]] | None = None,
     ):
-        self.writer = _parse(writer, writer_refs)
-        self.reader = _parse(reader, reader_refs or []) if reader is not None else None
+        self.writer, named = _parse(writer, writer_refs)
+        self.reader = _parse(reader, reader_refs or [])[0] if reader is not None else None
+        guard = EmptyItemsGuard(self.writer, named)
+        self.guard = guard if guard.needed else None  # arrays of items that take no bytes: bounded first
         self.reader_id = reader.id if reader is not None else writer.id
         self._read = fastavro_module().schemaless_reader
 
     def decode(self, payload: memoryview) -> Any:
+        if self.guard is not None:
+            self.guard.check(payload)
         stream = io.BytesIO(payload)
         try:
             value = self._read(stream, self.writer, self.reader)

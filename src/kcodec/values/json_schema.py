@@ -19,6 +19,8 @@ def _loads(text: str, where: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise SchemaParseError(f"{where} is not JSON: {exc}") from None
+    except RecursionError:
+        raise SchemaParseError(f"{where} nests too deeply to read") from None
 
 
 class JsonSchema:
@@ -53,6 +55,8 @@ class JsonSchema:
             value = json.loads(bytes(payload), parse_float=Decimal)
         except (ValueError, UnicodeDecodeError) as exc:
             raise PayloadError(f"JSON payload does not parse: {exc}") from None
+        except RecursionError:
+            raise PayloadError("JSON payload nests too deeply to read") from None
         if self.validator is not None:
             try:
                 error = next(iter(self.validator.iter_errors(value)), None)
