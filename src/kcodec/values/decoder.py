@@ -15,7 +15,7 @@ from typing import Any
 
 from kcodec.values.avro import AvroSchema
 from kcodec.values.errors import SchemaParseError, UnknownSchemaIdError, ValueDecodeError
-from kcodec.values.frame import Frame, read_frame, read_protobuf_frame
+from kcodec.values.frame import read_frame, read_protobuf_frame
 from kcodec.values.json_schema import JsonSchema
 from kcodec.values.protobuf import ProtobufSchema
 from kcodec.values.references import resolve_references
@@ -104,13 +104,6 @@ class ValueDecoder:
         if isinstance(found, ValueDecodeError):
             raise found
         return found
-
-    def frame(self, data: bytes | memoryview) -> Frame:
-        """The header of a framed value: a Protobuf schema's adds the message-index path."""
-        frame = read_frame(data)
-        if self.schema(frame.schema_id).schema_type == "PROTOBUF":
-            return read_protobuf_frame(data)
-        return frame
 
     def decode_value(self, data: bytes | memoryview, *, topic: str | None = None, key: bool = False) -> tuple[int, Any]:
         """``(schema id, value)`` of a framed key or value; a :class:`~kcodec.values.errors.ValueDecodeError`
