@@ -51,9 +51,9 @@ class AvroSchema:
         reader: RegisteredSchema | None = None,
         reader_refs: list[tuple[Reference, RegisteredSchema]] | None = None,
     ):
-        self.writer, named = _parse(writer, writer_refs)
+        self.writer, self.named = _parse(writer, writer_refs)  # named: the types references define
         self.reader = _parse(reader, reader_refs or [])[0] if reader is not None else None
-        guard = EmptyItemsGuard(self.writer, named)
+        guard = EmptyItemsGuard(self.writer, self.named)
         self.guard = guard if guard.needed else None  # arrays of items that take no bytes: bounded first
         self.reader_id = reader.id if reader is not None else writer.id
         self._read = fastavro_module().schemaless_reader

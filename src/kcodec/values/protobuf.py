@@ -149,6 +149,20 @@ class ProtobufSchema:
         package = self.main.package
         return ".".join([package, *names] if package else names)
 
+    def message_paths(self) -> dict[str, tuple[int, ...]]:
+        """Every message of the schema's file by its full name, with its message-index path."""
+        assert self.main is not None
+        out: dict[str, tuple[int, ...]] = {}
+        todo: list[tuple[tuple[int, ...], Any, str]] = [
+            ((i,), m, self.main.package) for i, m in enumerate(self.main.message_type)
+        ]
+        while todo:
+            path, message, prefix = todo.pop()
+            full = f"{prefix}.{message.name}" if prefix else message.name
+            out[full] = path
+            todo += [((*path, i), m, full) for i, m in enumerate(message.nested_type)]
+        return out
+
     def message_class(self, indexes: tuple[int, ...]):
         cls = self._classes.get(indexes)
         if cls is None:
