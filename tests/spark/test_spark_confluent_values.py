@@ -156,3 +156,25 @@ def test_a_stream_reads_typed_values(spark, logs, tmp_path) -> None:
     )
     query.awaitTermination(120)
     assert [tuple(r) for r in spark.sql("select * from confluent_events").collect()] == [("ann", 0.5)]
+
+
+def test_pipeline_writes_typed_value_tables_and_a_line_per_topic(spark, logs, tmp_path, capsys) -> None:
+    from kcodec.cli import main
+
+    dest = tmp_path / "tables"
+    argv = ["pipeline", logs["root"], str(dest), "--value-format", "confluent", "--no-sizes", "--no-internal-tables"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "Schema Registry values (--value-format confluent):" in out
+    assert (
+        f"  orders: 2 of 5 rows decoded; not decoded: not_framed 1, unknown_schema_id 1  -> {dest}/values/orders" in out
+    )
+    assert "  clicks: 1 of 2 rows decoded; not decoded: bad_frame 1" in out  # the file's first message: Session
+    assert "  events: 1 of 1 rows decoded  -> " in out
+    orders = spark.read.parquet(str(dest / "values" / "orders"))
+    assert dict(orders.dtypes)["value"].startswith("struct<id:bigint,amount:decimal(12,2),")
+    assert [r["id"] for r in orders.orderBy("offset").select("value.id").collect()] == [1, 2, None, None, None]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    tables = {t["topic"]: t for t in doc["value_tables"]}
+    assert tables["orders"]["raw"] == {"not_framed": 1, "unknown_schema_id": 1} and tables["orders"]["rows"] == 5

@@ -30,7 +30,7 @@ from kcodec.values.json_text import value_json
 from kcodec.values.registry import RegisteredSchema
 from kcodec.values.sources import default_schemas_path, open_schema_source
 
-__all__ = ["TypedPart", "typed_parts", "SparkType"]
+__all__ = ["TypedPart", "TypedColumns", "typed_parts", "schema_source", "SparkType"]
 
 _TS = pa.timestamp("us", tz="UTC")
 Convert = Callable[[Any], Any]
@@ -324,18 +324,24 @@ def _source(spec: str):
     return open_schema_source(spec)
 
 
+def schema_source(schemas: str | None, path: str):
+    """The schemas a read decodes with: the ``schemas`` option, else the ``_schemas-N`` directory at or
+    beside ``path`` (opened once per process)."""
+    spec = schemas or default_schemas_path(path)
+    if spec is None:
+        raise OptionError(
+            "kafka-segments: valueFormat/keyFormat=confluent needs schemas: no _schemas-N directory at or beside "
+            f"{path}; name one with the schemas option (a directory, an export, a registry URL)"
+        )
+    return _source(spec)
+
+
 def typed_parts(opts, topics: list[str] | None = None) -> list[TypedPart]:
     """The typed key/value columns ``opts`` ask for (none unless keyFormat/valueFormat is confluent)."""
     parts = [p for p, fmt in (("key", opts.key_format), ("value", opts.value_format)) if fmt == "confluent"]
     if not parts:
         return []
-    spec = opts.schemas or default_schemas_path(opts.path)
-    if spec is None:
-        raise OptionError(
-            "kafka-segments: valueFormat/keyFormat=confluent needs schemas: no _schemas-N directory at or beside "
-            f"{opts.path}; name one with the schemas option (a directory, an export, a registry URL)"
-        )
-    source = _source(spec)
+    source = schema_source(opts.schemas, opts.path)
     topic = opts.topic or (topics[0] if topics and len(set(topics)) == 1 else None)
     out = []
     for part in parts:
