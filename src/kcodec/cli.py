@@ -32,6 +32,7 @@ COMMANDS = (
     "convert",
     "index",
     "metadata",
+    "schemas",
     "pipeline",
     "layout",
     "size",

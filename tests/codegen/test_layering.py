@@ -175,7 +175,9 @@ def test_no_import_cycle() -> None:
 FORBIDDEN = {
     "kcodec.records": ("kcodec.log", "kcodec.internal_topics", "kcodec.tools", "kcodec.spark", "kcodec.commands"),
     "kcodec.log": ("kcodec.internal_topics", "kcodec.tools", "kcodec.spark", "kcodec.commands"),
-    "kcodec.internal_topics": ("kcodec.tools", "kcodec.spark", "kcodec.commands"),
+    "kcodec.internal_topics": ("kcodec.values", "kcodec.tools", "kcodec.spark", "kcodec.commands"),
+    # Schema Registry framed values: beside internal_topics (the records layer and the log below it)
+    "kcodec.values": ("kcodec.internal_topics", "kcodec.tools", "kcodec.spark", "kcodec.commands"),
     "kcodec.tools": ("kcodec.spark", "kcodec.commands", "kcodec.cli"),
     "kcodec.spark": ("kcodec.commands", "kcodec.cli"),
     "kcodec.commands": ("kcodec.cli",),
@@ -183,7 +185,14 @@ FORBIDDEN = {
     "kcodec.fuzz": ("kcodec.commands", "kcodec.cli"),
 }
 BOTTOM = ("kcodec.runtime", "kcodec.codegen", "kcodec.generated", "kcodec.errors")
-ABOVE_BOTTOM = ("kcodec.records", "kcodec.log", "kcodec.internal_topics", "kcodec.tools", "kcodec.spark")
+ABOVE_BOTTOM = (
+    "kcodec.records",
+    "kcodec.log",
+    "kcodec.internal_topics",
+    "kcodec.values",
+    "kcodec.tools",
+    "kcodec.spark",
+)
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))

@@ -67,6 +67,7 @@ def _expected_rows() -> set[tuple[str, str, str]]:
         for impl in CLIENTS:
             rows |= {(impl, "v1_decode", codec), (impl, "v1_decode_crc", codec)}
     rows.add(("primitive", "memcpy", "none"))
+    rows |= {("kcodec", "avro_values", "none"), ("primitive", "avro_values", "none")}  # framed Avro values
     for impl in memory.STREAMS:
         rows.add((impl, "stream_segment", "none"))
     return rows

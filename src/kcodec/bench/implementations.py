@@ -18,6 +18,9 @@ from collections.abc import Callable
 
 from kcodec.bench.clients import CODEC_IDS, Unavailable, client_codec_check, client_modules
 from kcodec.bench.command_rows import ADAPTERS as COMMAND_ADAPTERS
+from kcodec.bench.value_rows import ADAPTERS as VALUE_ADAPTERS
+from kcodec.bench.value_rows import DESCRIPTION as VALUE_DESCRIPTION
+from kcodec.bench.value_rows import OPERATION as VALUE_OPERATION
 from kcodec.bench.workload import ENCODE_LEVELS, Workload
 
 IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
@@ -33,6 +36,7 @@ OPERATIONS = {
     "convert": "kcodec convert: the uncompressed v2 log re-encoded with the codec to a file, fsynced",
     "verify": "kcodec verify on the v2 log (every CRC, every record decoded)",
     "dump_json": "kcodec dump --json on the v2 log, to /dev/null",
+    VALUE_OPERATION: VALUE_DESCRIPTION,
     "v1_decode": "decode every record of the same records as v1 message sets",
     "v1_decode_crc": "the same, verifying every message CRC",
     "crc32c": "primitive: crc32c over the whole v2 log at once",
@@ -51,6 +55,7 @@ REFERENCE_OPERATION: dict[str, str | None] = {
     "convert": "convert",
     "verify": "decode_crc",
     "dump_json": None,  # no client has an equivalent
+    VALUE_OPERATION: None,  # compared with fastavro's own loop (the primitive row), not a client
     "v1_decode": "v1_decode",
     "v1_decode_crc": "v1_decode_crc",
     "crc32c": "crc",
@@ -351,6 +356,7 @@ for _impl in ("aiokafka", "kafka-python"):
     ADAPTERS[(_impl, "v1_decode_crc")] = _client_decode(_impl, True)
 
 ADAPTERS.update(COMMAND_ADAPTERS)
+ADAPTERS.update(VALUE_ADAPTERS)
 
 
 def codecs_for(operation: str, codecs: tuple[str, ...]) -> tuple[str, ...]:
@@ -359,7 +365,7 @@ def codecs_for(operation: str, codecs: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(c for c in codecs if c != "zstd")  # zstd does not exist before v2
     if operation == "decompress":
         return tuple(c for c in codecs if c != "none")
-    if operation == "memcpy":
+    if operation in ("memcpy", VALUE_OPERATION):
         return ("none",)
     if operation == "convert":
         return tuple(c for c in codecs if c != "none")  # from the uncompressed log

@@ -25,7 +25,7 @@ from kcodec.commands.common import (
     schema_package,
 )
 from kcodec.commands.object_store import RemoteObject, add_storage_option, expand, file_size_of, storage_of
-from kcodec.tools.dump.decoders import KAFKA_STRING_DECODER  # light: no decoder is loaded before one is named
+from kcodec.tools.dump.decoders import CONFLUENT, KAFKA_STRING_DECODER  # light: no decoder loads before one is named
 
 if TYPE_CHECKING:
     from kcodec.tools.dump.run import DumpInput
@@ -50,15 +50,55 @@ def _inputs(names: list[str], args: argparse.Namespace):
         yield from [STDIN] if name == STDIN else expand(name, storage_of(args))
 
 
-def _data_decoders(args: argparse.Namespace):
+def _schema_registry_decoding(args: argparse.Namespace, names: list[str]):
+    """--key-decoder/--value-decoder confluent: the decoder over --schemas, or the ``_schemas-N`` directory
+    beside the first input's partition directory."""
+    from kcodec.tools.dump.values import SchemaRegistryDecoding
+    from kcodec.values.decoder import ValueDecoder
+    from kcodec.values.sources import default_schemas_path, open_schema_source
+
+    keys, values = args.key_decoder == CONFLUENT, args.value_decoder == CONFLUENT
+    if not (keys or values):
+        if args.schemas is not None:
+            raise UsageError("--schemas names the schemas of --key-decoder/--value-decoder confluent")
+        return None
+    spec = args.schemas
+    if spec is None:
+        local = next((n for n in names if n != STDIN and "://" not in n), None)
+        spec = default_schemas_path(local) if local is not None else None
+        if spec is None:
+            raise UsageError(
+                "--value-decoder/--key-decoder confluent needs schemas: no _schemas-N directory beside the input's "
+                "partition directory; name one with --schemas DIR, a schema export, a directory of <id>.avsc/"
+                ".proto/.json files, or a registry URL"
+            )
+    source = open_schema_source(spec)
+    damaged = source.damaged
+    if damaged:  # the rest of the topic loaded: say so once, the listing is kcodec schemas'
+        print(
+            f"kcodec dump: {spec}: {len(damaged)} damaged _schemas record(s) or batch(es) left out "
+            f"(kcodec schemas {spec} lists them)",
+            file=sys.stderr,
+        )
+    return SchemaRegistryDecoding(ValueDecoder(source), keys=keys, values=values)
+
+
+def _data_decoders(args: argparse.Namespace, names: list[str]):
     from kcodec.tools.dump.decoders import DataDecoders
 
     if args.key_decoder is None and args.value_decoder is None:
+        if args.schemas is not None:
+            raise UsageError("--schemas names the schemas of --key-decoder/--value-decoder confluent")
         return None
-    if args.json:
-        raise UsageError("--key-decoder/--value-decoder shape the text output; in --json, --bytes-encoding does")
+    plain = [d for d in (args.key_decoder, args.value_decoder) if d not in (None, CONFLUENT)]
+    if args.json and plain:
+        raise UsageError(
+            "--key-decoder/--value-decoder shape the text output (in --json, --bytes-encoding does); only "
+            "confluent adds decoded fields to --json"
+        )
+    confluent = _schema_registry_decoding(args, names)
     try:
-        return DataDecoders(args.key_decoder or "string", args.value_decoder or "string")
+        return DataDecoders(args.key_decoder or "string", args.value_decoder or "string", confluent)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -91,7 +131,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
     names = dump_inputs(args)
     if args.start_offset is not None and args.end_offset is not None and args.start_offset >= args.end_offset:
         raise UsageError(f"--start-offset {args.start_offset} is not before --end-offset {args.end_offset}")
-    decoders = _data_decoders(args)
+    decoders = _data_decoders(args, names)
     topic_decoder = any(getattr(args, option) for option in DECODER_OPTIONS)
     codecs = schema_package(args).codecs  # the internal topics' records: kcodec's schemas or --schemas-from
     opts = DumpOptions(
@@ -174,9 +214,12 @@ def add_parser(sub) -> None:
     for part in ("key", "value"):
         p.add_argument(
             f"--{part}-decoder",
+            dest=f"{part}_decoder",
             metavar="DECODER",
             help=f"how {part}s print (implies --print-data-log): string (UTF-8, the default), hex, base64, "
-            "json (checked, compact), or module:callable taking bytes and returning str",
+            "json (checked, compact), confluent (Schema Registry framed Avro, Protobuf or JSON Schema, printed "
+            "as JSON; in --json adds "
+            f"{part}SchemaId, {part}Decoded, {part}Error), or module:callable taking bytes and returning str",
         )
         p.add_argument(  # kafka-dump-log's spelling: its value is optional there, naming StringDecoder
             f"--{part}-decoder-class",
@@ -187,6 +230,14 @@ def add_parser(sub) -> None:
             help=f"kafka-dump-log's name for --{part}-decoder; Kafka's {KAFKA_STRING_DECODER} (the default "
             "without a value) is string",
         )
+    p.add_argument(
+        "--schemas",
+        metavar="PATH|URL",
+        help="the schemas of --key/--value-decoder confluent: a _schemas-N partition directory (or a log directory "
+        "holding one), a directory of <id>.avsc/.proto/.json files, a GET /schemas export (JSON), or a registry URL "
+        "(asked only for the ids met, once each); default: the _schemas-N directory beside the input's partition "
+        "directory",
+    )
     for option, topic in TOPIC_DECODER_OPTIONS:
         p.add_argument(
             f"--{option}-decoder",

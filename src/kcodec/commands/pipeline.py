@@ -79,6 +79,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
                 log_level="off",
                 chart_png=args.png,
                 internal_tables=not args.no_internal_tables,
+                value_format=args.value_format,
             )
     except (UsageError, KcodecError):
         raise
@@ -124,6 +125,14 @@ def add_parser(sub) -> None:
         help="a Spark setting, as spark-submit --conf takes it (repeatable)",
     )
     p.add_argument("--format", choices=("parquet", "orc", "json"), default="parquet", help="table format")
+    p.add_argument(
+        "--value-format",
+        choices=("binary", "confluent"),
+        default="binary",
+        help="confluent: also DEST/values/<topic>, each topic's records with Schema Registry values as a typed "
+        "value column (value_raw, value_error beside it), and a line per topic: values decoded, not decoded by "
+        "reason; schemas from the _schemas-N directory in SRC, or --option schemas=PATH|URL",
+    )
     p.add_argument(
         "--on-corrupt",
         choices=("fail", "skip"),

@@ -51,6 +51,7 @@ class ViewColumn:
     spark: str  # Spark SQL type, as DataType.simpleString() prints it
     arrow: pa.DataType
     doc: str
+    ddl_type: str | None = None  # as kcodec.spark.arrow.Column's: the DDL spelling when it differs
 
 
 class ViewRecordError(DecodeError):

@@ -49,6 +49,7 @@ class Column:
     spark: str  # Spark SQL type, as DataType.simpleString() prints it
     arrow: pa.DataType
     doc: str
+    ddl_type: str | None = None  # the DDL spelling when it differs (a typed value's struct: field names quoted)
 
 
 _HEADERS = pa.list_(pa.field("element", t.header_struct(key_nullable=True), nullable=True))
@@ -128,7 +129,7 @@ def _ddl_type(spark: str) -> str:
 
 def ddl(columns: tuple[Column, ...]) -> str:
     """The schema as a Spark DDL string (what ``DataSource.schema()`` returns)."""
-    return ", ".join(f"`{c.name}` {_ddl_type(c.spark)}" for c in columns)
+    return ", ".join(f"`{c.name}` {c.ddl_type or _ddl_type(c.spark)}" for c in columns)
 
 
 def arrow_schema(columns: list[tuple[Column, bool]]) -> pa.Schema:
@@ -136,10 +137,12 @@ def arrow_schema(columns: list[tuple[Column, bool]]) -> pa.Schema:
     return pa.schema([pa.field(c.name, c.arrow, nullable=nullable) for c, nullable in columns])
 
 
-def check_requested(fields: list[tuple[str, str, bool]], view: str, sizes: bool) -> list[tuple[Column, bool]]:
+def check_requested(
+    fields: list[tuple[str, str, bool]], view: str, columns: tuple[Column, ...]
+) -> list[tuple[Column, bool]]:
     """Match the schema Spark asks for (name, simpleString type, nullable) to
-    ours: any subset of our columns, in any order, with our types."""
-    ours = {c.name: c for c in columns_for(view, sizes)}
+    ours (``columns``): any subset of them, in any order, with our types."""
+    ours = {c.name: c for c in columns}
     out = []
     for name, spark_type, nullable in fields:
         c = ours.get(name)
@@ -151,9 +154,30 @@ def check_requested(fields: list[tuple[str, str, bool]], view: str, sizes: bool)
     return out
 
 
-def read_columns(opts: ReadOptions) -> tuple[Column, ...]:
-    """The columns a read gives: ``includeHeaders=false`` leaves out ``headers``, as Spark's Kafka source does."""
-    return tuple(c for c in columns_for(opts.view, opts.sizes) if opts.include_headers or c.name != "headers")
+def read_columns(opts: ReadOptions, topics: list[str] | None = None) -> tuple[Column, ...]:
+    """The columns a read gives: ``includeHeaders=false`` leaves out ``headers``, as Spark's Kafka source does;
+    ``keyFormat``/``valueFormat=confluent`` make ``key``/``value`` typed, with their ``_raw`` and ``_error``
+    (:mod:`kcodec.spark.value_columns`; ``topics``: the topics read, when known)."""
+    out = [c for c in columns_for(opts.view, opts.sizes) if opts.include_headers or c.name != "headers"]
+    if opts.view != "records" or (opts.value_format != "confluent" and opts.key_format != "confluent"):
+        return tuple(out)
+    from kcodec.spark.value_columns import typed_parts
+
+    for part in typed_parts(opts, topics if topics is not None else read_topics(opts)):
+        at = next(i for i, c in enumerate(out) if c.name == part.part)
+        out[at : at + 1] = [
+            Column(name, simple, arrow, f"{part.part} decoded (Schema Registry framing)", ddl_type=ddl_type)
+            for name, simple, ddl_type, arrow in part.columns()
+        ]
+    return tuple(out)
+
+
+def read_topics(opts: ReadOptions) -> list[str]:
+    """The topics a read covers (the partitions under its path that its options select)."""
+    from kcodec.spark.planning import discover, select
+
+    found = select(discover(opts.path, topic=opts.topic, partition=opts.partition, storage=opts.storage), opts)
+    return sorted({p.topic for p in found if p.topic is not None})
 
 
 def requested_columns(opts: ReadOptions, schema) -> list[tuple[Column, bool]]:
@@ -162,7 +186,7 @@ def requested_columns(opts: ReadOptions, schema) -> list[tuple[Column, bool]]:
     fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
     if not opts.include_headers and any(name == "headers" for name, _, _ in fields):
         raise OptionError("kafka-segments: includeHeaders=false reads no headers column, but the schema asks for one")
-    return check_requested(fields, opts.view, opts.sizes)
+    return check_requested(fields, opts.view, read_columns(opts))
 
 
 # ----------------------------------------------------------------------------- builders

@@ -334,6 +334,23 @@ OPTIONS: tuple[Option, ...] = (
         choices=("auto", "derive"),
     ),
     Option("maxDecompressedSize", "int", None, "the most one batch may decompress to (64 MiB)", minimum=1),
+    Option(
+        "valueFormat",
+        "choice",
+        "binary",
+        "confluent: Schema Registry framed values as a typed value column, with value_raw and value_error",
+        choices=("binary", "confluent"),
+    ),
+    Option(
+        "keyFormat",
+        "choice",
+        "binary",
+        "confluent: Schema Registry framed keys as a typed key column, with key_raw and key_error",
+        choices=("binary", "confluent"),
+    ),
+    Option("schemas", "text", None, "valueFormat/keyFormat=confluent: a _schemas-N directory, export or registry URL"),
+    Option("subject", "text", None, "valueFormat=confluent: the reader schema's subject (default <topic>-value)"),
+    Option("messageName", "text", None, "Protobuf values: the column's message (default the file's first)"),
     # Spark's Kafka source
     Option("subscribe", "custom", None, "topics to read, comma-separated"),
     Option("subscribePattern", "custom", None, "a regular expression whole topic names match"),
@@ -657,6 +674,11 @@ class ReadOptions:
     size_sample: float = default("sizeSample")  # the fraction of batches with compressed sizes (sizes.sampled)
     txn_index: str = default("txnIndex")  # auto | derive
     max_decompressed_size: int | None = default("maxDecompressedSize")
+    value_format: str = default("valueFormat")  # binary | confluent (kcodec.spark.value_columns)
+    key_format: str = default("keyFormat")
+    schemas: str | None = default("schemas")
+    subject: str | None = default("subject")
+    message_name: str | None = default("messageName")
     # Spark's Kafka source options (offsets per (topic, partition): -2 earliest, -1 latest)
     subscribe: tuple[str, ...] | None = None
     subscribe_pattern: re.Pattern | None = None
@@ -735,6 +757,11 @@ class ReadOptions:
             size_sample=value(opts, "sizeSample"),
             txn_index=value(opts, "txnIndex"),
             max_decompressed_size=value(opts, "maxDecompressedSize"),
+            value_format=value(opts, "valueFormat"),
+            key_format=value(opts, "keyFormat"),
+            schemas=value(opts, "schemas"),
+            subject=value(opts, "subject"),
+            message_name=value(opts, "messageName"),
             storage=storage_options(opts),
         )
 

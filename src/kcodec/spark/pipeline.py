@@ -14,6 +14,9 @@ bytes and compression ratio per topic-partition, and the v0 / v1 / v2 x codec
 comparison on the real records: exact, or with ``size_sample`` below 1 the
 compressed sizes estimated from that fraction of the batches.
 
+With ``value_format="confluent"``, each topic's records with typed Schema Registry values go to
+``values/<topic>`` (:func:`write_value_tables`).
+
 When SRC holds Kafka's internal topics, their tables are written too
 (:mod:`kcodec.spark.internal_tables`: the latest consumer offsets, groups and
 transactions, the metadata records and the metadata image), unless
@@ -31,7 +34,7 @@ from kcodec.spark.cost_table import COMBINATIONS, estimate, label
 from kcodec.spark.internal_tables import InternalTable, join_path, write_internal_tables
 from kcodec.spark.options import default
 
-__all__ = ["PartitionSummary", "Summary", "run_pipeline", "render_summary", "FORMATS"]
+__all__ = ["PartitionSummary", "Summary", "ValueTable", "run_pipeline", "render_summary", "FORMATS"]
 
 FORMATS = ("parquet", "orc", "json")
 
@@ -62,6 +65,18 @@ class PartitionSummary:
 
 
 @dataclass
+class ValueTable:
+    """A topic's records with typed values (``value_format="confluent"``), and how its values decoded."""
+
+    topic: str
+    path: str | None  # None: no subject <topic>-value in the schemas, no table written
+    rows: int = 0
+    decoded: int = 0
+    raw: dict[str, int] = field(default_factory=dict)  # reason (value_error's kind) -> rows
+    note: str = ""
+
+
+@dataclass
 class Summary:
     source: str
     dest: str
@@ -77,6 +92,7 @@ class Summary:
     sized_batches: int | None = None  # when sampling: data batches
     charts: list[str] = field(default_factory=list)  # the cost table as pictures, beside the tables
     internal_tables: list[InternalTable] = field(default_factory=list)  # of the internal topics SRC holds
+    value_tables: list[ValueTable] = field(default_factory=list)  # --value-format confluent: one per topic
 
     def total(self) -> PartitionSummary:
         t = PartitionSummary("total", None, 0, 0, 0, 0, 0, 0, 0, 0, {})
@@ -116,6 +132,7 @@ def run_pipeline(
     log_level: str = "error",
     chart_png: bool = False,
     internal_tables: bool = True,
+    value_format: str = "binary",
 ) -> Summary:
     """Decode ``source`` into ``dest``/records and ``dest``/batches and summarize.
 
@@ -125,7 +142,9 @@ def run_pipeline(
     computes compressed sizes for that fraction of the batches only and
     estimates the rest (uncompressed sizes stay exact). With sizes, the cost
     table is also drawn as ``dest``/cost_table.svg (and .png with ``chart_png``). With ``internal_tables``,
-    the tables of the internal topics ``source`` holds are written too."""
+    the tables of the internal topics ``source`` holds are written too. ``value_format="confluent"`` writes,
+    per topic with a ``<topic>-value`` subject in the schemas (the ``schemas`` option, or the ``_schemas-N``
+    directory in ``source``), ``dest``/values/<topic>: its records with the typed ``value`` column."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if not 0 < size_sample <= 1:
@@ -218,6 +237,11 @@ def run_pipeline(
         internal = write_internal_tables(spark, source, dest, fmt, view_options)
         if report_path:
             skipped += [d for d in _read_reports(views_report) if d["kind"] == "internal_record"]
+    values = (
+        write_value_tables(spark, source, dest, fmt, batch_options, sorted({p.topic for p in parts if p.topic}))
+        if value_format == "confluent"
+        else []
+    )
     summary = Summary(
         source,
         dest,
@@ -232,10 +256,44 @@ def run_pipeline(
         sampled_batches,
         sized_batches,
         internal_tables=internal,
+        value_tables=values,
     )
     if sizes:
         summary.charts = _write_charts(summary, dest, png=chart_png)
     return summary
+
+
+def write_value_tables(spark, source: str, dest: str, fmt: str, options: dict, topics: list[str]) -> list[ValueTable]:
+    """Each topic's records with typed values, and the count of values decoded and left raw by reason."""
+    from pyspark.sql import functions as F
+
+    from kcodec.spark.value_columns import schema_source
+
+    schemas = schema_source(options.get("schemas"), source)
+    out = []
+    for topic in topics:
+        if schemas.latest(f"{topic}-value") is None:
+            out.append(
+                ValueTable(topic, None, note=f"no subject {topic}-value in {schemas.description}: left as bytes")
+            )
+            continue
+        reader = spark.read.format("kafka-segments").options(**options).option("subscribe", topic)
+        df = reader.option("valueFormat", "confluent").load(source)
+        path = join_path(join_path(dest, "values"), topic)
+        df.write.mode("overwrite").format(fmt).save(path)
+        written = spark.read.format(fmt).load(path)
+        reason = F.substring_index(F.col("value_error"), ":", 1)
+        counts = written.groupBy(reason.alias("reason"), F.col("value").isNotNull().alias("ok")).count().collect()
+        table = ValueTable(topic, path)
+        for r in counts:
+            table.rows += r["count"]
+            if r["ok"]:
+                table.decoded += r["count"]
+            elif r["reason"] is not None:
+                table.raw[r["reason"]] = table.raw.get(r["reason"], 0) + r["count"]
+        table.raw = dict(sorted(table.raw.items()))
+        out.append(table)
+    return out
 
 
 def _size_totals(batches, size_sample: float) -> tuple[dict[tuple, dict[str, int]], int | None, int | None]:
@@ -395,6 +453,15 @@ def render_summary(s: Summary, width: int | None = None) -> str:
         path_width = max(len(it.path) for it in s.internal_tables)
         for it in s.internal_tables:
             lines.append(f"  {it.path.ljust(path_width)}  {_count(it.rows, 'row')}  ({it.source})")
+    if s.value_tables:
+        lines += ["", "Schema Registry values (--value-format confluent):"]
+        for v in s.value_tables:
+            if v.path is None:
+                lines.append(f"  {v.topic}: {v.note}")
+                continue
+            raw = ", ".join(f"{reason} {_n(n)}" for reason, n in v.raw.items())
+            left = f"; not decoded: {raw}" if raw else ""
+            lines.append(f"  {v.topic}: {_n(v.decoded)} of {_count(v.rows, 'row')} decoded{left}  -> {v.path}")
     if s.skipped:
         lines += ["", f"onCorrupt=skip skipped {len(s.skipped)} region(s):"]
         for d in s.skipped:

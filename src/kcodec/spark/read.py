@@ -267,6 +267,17 @@ def _aborted_filter(split: Split):
     return keep
 
 
+def _typed_columns(columns, opts: ReadOptions, topic: str | None):
+    """keyFormat/valueFormat=confluent: what turns the raw key/value columns into the typed ones."""
+    if opts.value_format != "confluent" and opts.key_format != "confluent":
+        return None
+    from kcodec.spark.arrow import RECORD_COLUMNS
+    from kcodec.spark.value_columns import TypedColumns, typed_parts
+
+    raw = {c.name: c for c in RECORD_COLUMNS if c.name in ("key", "value")}
+    return TypedColumns(columns, typed_parts(opts, [topic] if topic else None), raw)
+
+
 def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
     """The Arrow record batches of one split, holding only ``columns`` ((Column, nullable) pairs)."""
     from kcodec.spark.arrow import BatchColumns, RecordColumns
@@ -299,7 +310,8 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
             return
         from kcodec.records.columnar import entry_to_arrow
 
-        out = RecordColumns(columns)
+        typed = _typed_columns(columns, opts, topic)
+        out = RecordColumns(typed.raw_columns if typed is not None else columns)
         aborted = _aborted_filter(split) if opts.read_committed else None
         include_control = opts.include_control
         for batch in split_batches(split, opts, reporter, decode=entry_to_arrow):
@@ -327,9 +339,10 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
                 out.add(batch, table.slice(done, take), topic, partition, segment)
                 done += take
                 if out.rows >= opts.max_rows:
-                    yield out.flush()
+                    rb = out.flush()
+                    yield typed.finish(rb) if typed is not None and rb is not None else rb
         rb = out.flush()
         if rb is not None:
-            yield rb
+            yield typed.finish(rb) if typed is not None else rb
     finally:
         reporter.close()

@@ -3,8 +3,9 @@ kafka-dump-log's ``--key-decoder-class``/``--value-decoder-class`` (``org.apache
 
 A decoder turns a record's key or value bytes into the text printed after ``key:`` / ``payload:``.
 Built in: ``string`` (Kafka's StringDecoder: UTF-8, invalid bytes as U+FFFD), ``hex``, ``base64``,
-``json`` (checked and printed compact); anything else is a Python callable named ``module:attribute``
-that takes ``bytes`` and returns ``str``.
+``json`` (checked and printed compact), ``confluent`` (Schema Registry framed Avro, Protobuf or JSON Schema,
+printed as JSON: :mod:`kcodec.tools.dump.values`); anything else is a Python callable named
+``module:attribute`` that takes ``bytes`` and returns ``str``.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ __all__ = [
     "DecoderError",
     "DataDecoders",
     "BUILTIN_DECODERS",
+    "CONFLUENT",
     "KAFKA_DECODER_CLASSES",
     "KAFKA_STRING_DECODER",
     "resolve_decoder",
 ]
 
 Decoder = Callable[[bytes], str]
+CONFLUENT = "confluent"  # Schema Registry framed keys/values (kcodec.tools.dump.values), built by the command
 
 
 class DecoderError(KcodecError):
@@ -64,6 +67,8 @@ def resolve_decoder(spec: str) -> Decoder:
     spec = KAFKA_DECODER_CLASSES.get(spec, spec)
     if spec in BUILTIN_DECODERS:
         return BUILTIN_DECODERS[spec]
+    if spec == CONFLUENT:
+        raise ValueError("the confluent decoder needs a schema source")
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"unknown decoder {spec!r}: use one of {', '.join(BUILTIN_DECODERS)} or module:callable")
@@ -94,11 +99,27 @@ def _apply(decoder: Decoder, name: str, what: str, data: bytes, offset: int) -> 
 
 class DataDecoders:
     """The key and value decoders of one dump, by the names the command line gave
-    (ValueError, as :func:`resolve_decoder`, for a name that does not resolve)."""
+    (ValueError, as :func:`resolve_decoder`, for a name that does not resolve).
 
-    def __init__(self, key: str = "string", value: str = "string"):
+    ``confluent`` (:class:`kcodec.tools.dump.values.SchemaRegistryDecoding`) decodes the keys and values
+    named ``confluent``: Schema Registry framed, read with the topic of the file (:meth:`for_topic`)."""
+
+    def __init__(self, key: str = "string", value: str = "string", confluent=None, topic: str | None = None):
         self.key_name, self.value_name = key, value
-        self._key, self._value = resolve_decoder(key), resolve_decoder(value)
+        self.confluent, self.topic = confluent, topic
+        self._key, self._value = self._resolve(key, True), self._resolve(value, False)
+
+    def _resolve(self, spec: str, key: bool) -> Decoder:
+        if spec != CONFLUENT:
+            return resolve_decoder(spec)
+        if self.confluent is None:
+            raise ValueError("the confluent decoder needs a schema source")
+        confluent = self.confluent
+        return lambda data: confluent.text(data, self.topic, key)
+
+    def for_topic(self, topic: str | None) -> DataDecoders:
+        """These decoders for the records of ``topic`` (the Schema Registry subjects it names)."""
+        return DataDecoders(self.key_name, self.value_name, self.confluent, topic)
 
     def key_text(self, data: bytes, offset: int) -> str:
         return _apply(self._key, self.key_name, "key", data, offset)

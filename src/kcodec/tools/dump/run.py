@@ -29,7 +29,7 @@ from kcodec.errors import (
     UsageError,
 )
 from kcodec.log.index import read_offset_index
-from kcodec.log.names import parse_segment_name
+from kcodec.log.names import parse_partition_dir, parse_segment_name
 from kcodec.records.decode import decode_entry, decode_entry_header
 from kcodec.records.kafka07 import Kafka07Reader, looks_like_kafka07
 from kcodec.records.reader import read_batches, shrank_message
@@ -42,6 +42,7 @@ from kcodec.tools.dump.index import dump_index_lines, sanity_check_index
 from kcodec.tools.dump.internal import InternalDecoders, record_json_fields, registry_for_path
 from kcodec.tools.dump.kafka07 import kafka07_entry_json, kafka07_entry_lines, kafka07_tail_json, kafka07_tail_line
 from kcodec.tools.dump.log import DeferredErrors, as_ndjson, batch_json, batch_ndjson, dump_log_lines
+from kcodec.tools.dump.values import batch_ndjson_with_values
 
 __all__ = ["DumpInput", "DumpOptions", "dump_input"]
 
@@ -204,6 +205,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
             print(f"Refused {r.size} bytes at position {r.start}..{r.end}: {r.reason}{RAISE_LIMIT}")
 
     registry = _registry(opts, path)
+    confluent = opts.data_decoders.confluent if opts.data_decoders is not None else None
     print_data = opts.print_data
     if kind == FileKind.KRAFT_SNAPSHOT and registry is None and opts.data_decoders is None:
         # a KRaft snapshot holds cluster metadata wherever it lies: --cluster-metadata-decoder by default
@@ -212,7 +214,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
     damage: dict[int, DecodeError] = {}  # deep text dump: batches whose header is shown, records not decoded
     damaged_records: list[SkippedRange] = []
     if opts.json:  # a JSON line carries its records (what `kcodec write` reads back)
-        decode = _column_decoder() if opts.bytes_encoding == "hex" and not registry else None
+        decode = _column_decoder() if opts.bytes_encoding == "hex" and not registry and not confluent else None
     else:  # as kafka-dump-log: every header the size field frames; records only under deep iteration
         decode = _records_or_header(damage) if deep else decode_entry_header
 
@@ -240,10 +242,12 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
         reader = _Window(reader, opts)
     # the lines themselves show progress when they scroll on the terminal
     progress = opts.progress(None if item.stdin else item.size, path.name, not sys.stdout.isatty())
-    file_decoders = InternalDecoders(registry, opts.codecs) if registry else opts.data_decoders
+    topic = _topic_of(path)
+    data_decoders = opts.data_decoders.for_topic(topic) if opts.data_decoders is not None else None
+    file_decoders = InternalDecoders(registry, opts.codecs) if registry else data_decoders
     try:
         if opts.json:  # the exit status below is the same as text mode's
-            _print_json(path, reader, registry, opts, progress)
+            _print_json(path, reader, registry, opts, progress, topic)
         else:
             pairs: list[tuple[int, int]] = []
             for line in dump_log_lines(
@@ -277,6 +281,10 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
         status = EXIT_ERROR
     finally:
         progress.close()
+    summary = confluent.take_summary(opts.json) if confluent is not None else None
+    if summary:
+        sys.stdout.flush()
+        print(f"kcodec dump: {path}: {summary}", file=sys.stderr)
     if reader.shrank_to is not None:
         print(f"kcodec dump: {path}: {shrank_message(reader.shrank_to)}", file=sys.stderr)
     may_hint = not item.stdin and opts.max_bytes is None and not opts.skip_corrupt and not opts.json
@@ -298,9 +306,23 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
     return status
 
 
-def _print_json(path: PurePath, reader, registry: str | None, opts: DumpOptions, progress) -> None:
+def _topic_of(path: PurePath) -> str | None:
+    """The topic a segment's partition directory is named after (``orders-0/...`` -> orders)."""
+    try:
+        return parse_partition_dir(str(path.parent))[0]
+    except ValueError:
+        return None
+
+
+def _print_json(path: PurePath, reader, registry: str | None, opts: DumpOptions, progress, topic: str | None) -> None:
+    confluent = opts.data_decoders.confluent if opts.data_decoders is not None else None
     for batch in reader:
         progress.to(batch.position + batch.size)
+        if confluent is not None:  # decoded keys/values added to each record
+            for piece in batch_ndjson_with_values(batch, str(path), opts.bytes_encoding, confluent, topic):
+                sys.stdout.write(piece)
+            sys.stdout.write("\n")
+            continue
         if registry or opts.bytes_encoding != "hex":
             out = batch_json(batch, str(path), opts.bytes_encoding)
             if registry and not batch.is_control:  # typed key and value objects instead of hex
