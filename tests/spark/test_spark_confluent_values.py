@@ -170,7 +170,7 @@ def test_pipeline_writes_typed_value_tables_and_a_line_per_topic(spark, logs, tm
         f"  orders: 2 of 5 rows decoded; not decoded: not_framed 1, unknown_schema_id 1  -> {dest}/values/orders" in out
     )
     assert "  clicks: 1 of 2 rows decoded; not decoded: bad_frame 1" in out  # the file's first message: Session
-    assert "  events: 1 of 1 rows decoded  -> " in out
+    assert "  events: 1 of 1 row decoded  -> " in out
     orders = spark.read.parquet(str(dest / "values" / "orders"))
     assert dict(orders.dtypes)["value"].startswith("struct<id:bigint,amount:decimal(12,2),")
     assert [r["id"] for r in orders.orderBy("offset").select("value.id").collect()] == [1, 2, None, None, None]
