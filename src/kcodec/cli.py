@@ -36,6 +36,7 @@ COMMANDS = (
     "fuzz",
     "pipeline",
     "metadata",
+    "txn",
     "bench",
     "completion",
 )
