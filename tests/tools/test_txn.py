@@ -223,3 +223,21 @@ def test_cli_explicit_abort_when_the_coordinator_epoch_is_known(log_dir: Path, t
     code, out, _ = run(capsys, "txn", part, "--transaction-state", log_dir)
     assert code == 1
     assert "abort --topic pay --partition 0 --producer-id 3000 --producer-epoch 0 --coordinator-epoch 9" in out
+
+
+def test_cli_damaged_batch_is_refused(tmp_path: Path, capsys) -> None:
+    """A flipped byte under the CRC, and a batch whose size field runs past the file: one line naming the
+    segment, exit 3, never a report of a shorter log."""
+    part = write_events(tmp_path)
+    log = part / "00000000000000000000.log"
+    data = bytearray(log.read_bytes())
+    data[70] ^= 0xFF
+    log.write_bytes(bytes(data))
+    code, out, err = run(capsys, "txn", part)
+    assert code == 3 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"kcodec txn: {log}: CRC-32C ") and "batch offset 0" in err
+    data[70] ^= 0xFF
+    data[10] ^= 0x7F  # the first batch's size
+    log.write_bytes(bytes(data))
+    code, out, err = run(capsys, "txn", part)
+    assert code == 3 and out == "" and err.startswith(f"kcodec txn: {log}: ") and len(err.splitlines()) == 1

@@ -17,19 +17,21 @@ and coordinator epoch reported here. Without ``__transaction_state`` an open tra
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import struct
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kcodec.errors import KcodecError
+from kcodec.errors import CrcMismatchError, DecodeError, KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
 from kcodec.internal_topics.tables import NoInternalTopicError, read_internal_view
 from kcodec.log.names import SNAPSHOT_SUFFIX, parse_partition_dir, parse_segment_name
 from kcodec.log.partition import Partition, list_partitions
 from kcodec.log.producer_snapshot import read_producer_snapshot
-from kcodec.records.framing import last_offset, producer_header
+from kcodec.records.framing import V2_CRC_OFFSET, V2_CRC_START, ProducerHeader, last_offset, producer_header
 from kcodec.records.producer_state import ProducerAnomaly, ProducerStateChecker
 from kcodec.records.transactions import TxnTracker
+from kcodec.runtime.crc import crc32c
 
 __all__ = [
     "IN_FLIGHT_STATES",
@@ -299,72 +301,70 @@ def walk_partition(
     at_snapshot: list[tuple[int, str, dict[int, int]]] = []  # (offset, path, open txns when the walk got there)
     pending = list(snapshots)
     started = False
-    for seg in part.segments:
-        for _, raw in seg.entries(verify_crc=True):
-            head = producer_header(raw)
-            if head is None:  # v0/v1: no producers, no transactions
-                out.log_end_offset = (last_offset(raw) or 0) + 1
-                continue
-            while pending and pending[0][0] <= head.base_offset:
-                offset, path = pending.pop(0)
-                at_snapshot.append((offset, path, dict(tracker.ongoing)))
-            if not started:
-                out.log_start_offset, started = head.base_offset, True
-            out.log_end_offset = head.last_offset + 1
-            if head.producer_id < 0:
-                if not head.is_control:
-                    out.data_records += head.record_count
-                continue
-            summary = out.producers.setdefault(head.producer_id, ProducerSummary(head.producer_id))
-            summary.producer_epoch = head.producer_epoch
+    for raw, head in _entries(part):
+        if head is None:  # v0/v1: no producers, no transactions
+            out.log_end_offset = (last_offset(raw) or 0) + 1
+            continue
+        while pending and pending[0][0] <= head.base_offset:
+            offset, path = pending.pop(0)
+            at_snapshot.append((offset, path, dict(tracker.ongoing)))
+        if not started:
+            out.log_start_offset, started = head.base_offset, True
+        out.log_end_offset = head.last_offset + 1
+        if head.producer_id < 0:
             if not head.is_control:
-                _anomalies(out, checker.data(head, in_transaction=head.producer_id in tracker.ongoing))
-                tracker.observe_entry(raw)
-                first = tracker.ongoing.get(head.producer_id) if head.is_transactional else None
-                if first is not None:  # the tracker says which transaction this batch belongs to
-                    txn = current.get(head.producer_id)
-                    if txn is None:
-                        first_ts = head.base_timestamp if head.base_timestamp >= 0 else head.max_timestamp
-                        txn = current[head.producer_id] = OpenTxn(
-                            head.producer_id, head.producer_epoch, first, first, 0, first_ts, first_ts, out.data_records
-                        )
-                    txn.last_offset, txn.records = head.last_offset, txn.records + head.record_count
-                    txn.last_timestamp = max(txn.last_timestamp, head.max_timestamp)
                 out.data_records += head.record_count
-                continue
+            continue
+        summary = out.producers.setdefault(head.producer_id, ProducerSummary(head.producer_id))
+        summary.producer_epoch = head.producer_epoch
+        if not head.is_control:
+            _anomalies(out, checker.data(head, in_transaction=head.producer_id in tracker.ongoing))
             tracker.observe_entry(raw)
-            end = tracker.last_end
-            if end is None:
-                continue
-            coordinator_epoch = end.marker.coordinator_epoch
-            _anomalies(
-                out,
-                checker.marker(head.producer_id, head.producer_epoch, coordinator_epoch or 0, head.base_offset),
-            )
-            summary.coordinator_epoch = coordinator_epoch
-            txn = current.pop(head.producer_id, None)
-            done = CompletedTxn(
-                head.producer_id,
-                txn.producer_epoch if txn is not None else head.producer_epoch,
-                end.marker.type == _COMMIT,
-                end.first_offset,
-                None if txn is None else txn.last_offset,
-                head.base_offset,
-                coordinator_epoch,
-                0 if txn is None else txn.records,
-                None if txn is None else txn.first_timestamp,
-                head.max_timestamp,
-            )
-            if done.first_offset is None:
-                summary.empty += 1
-            elif done.committed:
-                summary.committed += 1
-            else:
-                summary.aborted += 1
-            if done.duration_ms is not None and done.first_offset is not None:
-                summary.longest_ms = max(summary.longest_ms or 0, done.duration_ms)
-            if on_transaction is not None:
-                on_transaction(done)
+            first = tracker.ongoing.get(head.producer_id) if head.is_transactional else None
+            if first is not None:  # the tracker says which transaction this batch belongs to
+                txn = current.get(head.producer_id)
+                if txn is None:
+                    first_ts = head.base_timestamp if head.base_timestamp >= 0 else head.max_timestamp
+                    txn = current[head.producer_id] = OpenTxn(
+                        head.producer_id, head.producer_epoch, first, first, 0, first_ts, first_ts, out.data_records
+                    )
+                txn.last_offset, txn.records = head.last_offset, txn.records + head.record_count
+                txn.last_timestamp = max(txn.last_timestamp, head.max_timestamp)
+            out.data_records += head.record_count
+            continue
+        tracker.observe_entry(raw)
+        end = tracker.last_end
+        if end is None:
+            continue
+        coordinator_epoch = end.marker.coordinator_epoch
+        _anomalies(
+            out,
+            checker.marker(head.producer_id, head.producer_epoch, coordinator_epoch or 0, head.base_offset),
+        )
+        summary.coordinator_epoch = coordinator_epoch
+        txn = current.pop(head.producer_id, None)
+        done = CompletedTxn(
+            head.producer_id,
+            txn.producer_epoch if txn is not None else head.producer_epoch,
+            end.marker.type == _COMMIT,
+            end.first_offset,
+            None if txn is None else txn.last_offset,
+            head.base_offset,
+            coordinator_epoch,
+            0 if txn is None else txn.records,
+            None if txn is None else txn.first_timestamp,
+            head.max_timestamp,
+        )
+        if done.first_offset is None:
+            summary.empty += 1
+        elif done.committed:
+            summary.committed += 1
+        else:
+            summary.aborted += 1
+        if done.duration_ms is not None and done.first_offset is not None:
+            summary.longest_ms = max(summary.longest_ms or 0, done.duration_ms)
+        if on_transaction is not None:
+            on_transaction(done)
     for offset, path in pending:  # snapshots at or past the log end
         at_snapshot.append((offset, path, dict(tracker.ongoing)))
     out.open = sorted(current.values(), key=lambda t: t.first_offset)
@@ -376,6 +376,32 @@ def walk_partition(
             _judge(txn, out.topic, out.partition, coordinator)
     out.coordinator_checked = coordinator is not None
     return out
+
+
+def _entries(part: Partition) -> Iterator[tuple[bytes, ProducerHeader | None]]:
+    """Every whole entry of the partition with its v2 header (None for v0/v1), CRC checked; a torn or
+    damaged entry stops the walk with an error naming the segment, never a shorter log."""
+    for seg in part.segments:
+        try:
+            for position, raw in seg.entries(strict=True):
+                head = producer_header(raw)
+                if head is not None:
+                    _check_crc(raw, position, head.base_offset)
+                yield raw, head
+        except DecodeError as exc:
+            raise exc.replace(message=f"{seg.log}: {exc.message}") from None
+
+
+def _check_crc(raw: bytes, position: int, base_offset: int) -> None:
+    """The header fields the walk reads are under the batch's CRC-32C: a batch whose CRC fails is refused."""
+    stored = struct.unpack_from(">I", raw, V2_CRC_OFFSET)[0]
+    computed = crc32c(raw[V2_CRC_START:])
+    if computed != stored:
+        raise CrcMismatchError(
+            f"CRC-32C {stored:#010x} stored, {computed:#010x} computed",
+            position=position,
+            base_offset=base_offset,
+        )
 
 
 def _anomalies(out: PartitionTxns, found: list[ProducerAnomaly]) -> None:
