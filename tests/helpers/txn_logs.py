@@ -22,7 +22,8 @@ offset producer epoch
 ====== ======== ===== ========================================================================
 
 LSO 7, and 7 data records (offsets 7-13) held back. A producer-state snapshot at offset 8 says 1003's
-transaction is open from 7 (true) and 1001's from 3 (false: it was aborted at 4).
+transaction is open from 7 (true), 1001's from 3 (false: it was aborted at 4), and that producer 1000
+has epoch 4 (false: 0).
 
 ``events-0``: idempotent producer 2000, epoch 3: sequences 0-1 (offsets 0-1), 2 (2), 5 (3: 3 and 4
 missing), 5 again (4: a duplicate of offset 3), then epoch 2 sequence 0 (5: an epoch regression).
@@ -106,7 +107,7 @@ def write_orders(root: Path) -> Path:
         for e in entries:
             w.append(e)
     (p / "00000000000000000008.snapshot").write_bytes(
-        snapshot_bytes([_snapshot_entry(1001, 0, 3), _snapshot_entry(1003, 2, 7)])
+        snapshot_bytes([_snapshot_entry(1000, 4, -1), _snapshot_entry(1001, 0, 3), _snapshot_entry(1003, 2, 7)])
     )
     return p
 

@@ -69,7 +69,8 @@ def test_snapshot_compared_with_the_log(log_dir: Path) -> None:
     found = walk_partition(Partition(log_dir / "orders-0"))
     assert found.snapshot_problems == [
         "00000000000000000008.snapshot: producer 1001 has a transaction open from offset 3 in the snapshot, "
-        "no open transaction in the log at offset 8"
+        "no open transaction in the log at offset 8",
+        "00000000000000000008.snapshot: producer 1000 has epoch 4 in the snapshot, 0 in the log at offset 8",
     ]
 
 

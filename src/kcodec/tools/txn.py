@@ -21,10 +21,10 @@ import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kcodec.errors import CrcMismatchError, DecodeError, KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
-from kcodec.internal_topics.tables import NoInternalTopicError, read_internal_view
 from kcodec.log.names import SNAPSHOT_SUFFIX, parse_partition_dir, parse_segment_name
 from kcodec.log.partition import Partition, list_partitions
 from kcodec.log.producer_snapshot import read_producer_snapshot
@@ -234,7 +234,10 @@ class PartitionTxns:
 
 def read_coordinator(path: str | os.PathLike) -> dict[int, CoordinatorTxn] | None:
     """The latest state of every transactional id in the ``__transaction_state`` partitions under ``path``
-    (a log directory or one of those partitions), by producer id; None when there are none."""
+    (a log directory or one of those partitions), by producer id; None when there are none. Needs pyarrow
+    (the views are Arrow tables), imported only here."""
+    from kcodec.internal_topics.tables import NoInternalTopicError, read_internal_view
+
     try:
         table = read_internal_view(os.fspath(path), "transactions", latest=True)
     except NoInternalTopicError:
@@ -298,7 +301,8 @@ def walk_partition(
     checker = ProducerStateChecker()
     current: dict[int, OpenTxn] = {}  # the open transaction of each producer, as the tracker has it
     snapshots = _snapshots(part)
-    at_snapshot: list[tuple[int, str, dict[int, int]]] = []  # (offset, path, open txns when the walk got there)
+    # (offset, path, open transactions and producer epochs when the walk got there)
+    at_snapshot: list[_AtSnapshot] = []
     pending = list(snapshots)
     started = False
     for raw, head in _entries(part):
@@ -307,7 +311,7 @@ def walk_partition(
             continue
         while pending and pending[0][0] <= head.base_offset:
             offset, path = pending.pop(0)
-            at_snapshot.append((offset, path, dict(tracker.ongoing)))
+            at_snapshot.append(_AtSnapshot(offset, path, dict(tracker.ongoing), _epochs(checker)))
         if not started:
             out.log_start_offset, started = head.base_offset, True
         out.log_end_offset = head.last_offset + 1
@@ -366,7 +370,7 @@ def walk_partition(
         if on_transaction is not None:
             on_transaction(done)
     for offset, path in pending:  # snapshots at or past the log end
-        at_snapshot.append((offset, path, dict(tracker.ongoing)))
+        at_snapshot.append(_AtSnapshot(offset, path, dict(tracker.ongoing), _epochs(checker)))
     out.open = sorted(current.values(), key=lambda t: t.first_offset)
     snapshot_epochs = _check_snapshots(out, at_snapshot)
     for txn in out.open:
@@ -392,6 +396,10 @@ def _entries(part: Partition) -> Iterator[tuple[bytes, ProducerHeader | None]]:
             raise exc.replace(message=f"{seg.log}: {exc.message}") from None
 
 
+def _open(first: int | None) -> str:
+    return "no open transaction" if first is None else f"a transaction open from offset {first}"
+
+
 def _check_crc(raw: bytes, position: int, base_offset: int) -> None:
     """The header fields the walk reads are under the batch's CRC-32C: a batch whose CRC fails is refused."""
     stored = struct.unpack_from(">I", raw, V2_CRC_OFFSET)[0]
@@ -411,26 +419,44 @@ def _anomalies(out: PartitionTxns, found: list[ProducerAnomaly]) -> None:
         out.anomalies += found[:room]
 
 
-def _check_snapshots(out: PartitionTxns, at_snapshot: list[tuple[int, str, dict[int, int]]]) -> dict[int, int]:
-    """Compare each snapshot's open transactions with the walk's at its offset; the coordinator epochs
-    the newest snapshot holds, by producer id."""
+class _AtSnapshot(NamedTuple):
+    offset: int
+    path: str
+    open_txns: dict[int, int]  # producer id -> first offset
+    epochs: dict[int, int]  # producer id -> epoch
+
+
+def _epochs(checker: ProducerStateChecker) -> dict[int, int]:
+    return {pid: entry.producer_epoch for pid, entry in checker.producers.items()}
+
+
+def _check_snapshots(out: PartitionTxns, at_snapshot: list[_AtSnapshot]) -> dict[int, int]:
+    """Compare each snapshot's open transactions and producer epochs with the walk's at its offset; the
+    coordinator epochs the newest readable snapshot holds, by producer id."""
     epochs: dict[int, int] = {}
-    for offset, path, walked in at_snapshot:
+    for at in at_snapshot:
+        name = Path(at.path).name
         try:
-            entries = read_producer_snapshot(path)
+            entries = read_producer_snapshot(at.path)
         except (KcodecError, OSError) as exc:
-            out.snapshot_problems.append(f"{Path(path).name}: {getattr(exc, 'message', exc)}")
+            out.snapshot_problems.append(f"{name}: {getattr(exc, 'message', exc)}")
             continue
         epochs = {e.producer_id: e.coordinator_epoch for e in entries if e.coordinator_epoch >= 0}
         stored = {e.producer_id: e.current_txn_first_offset for e in entries if e.current_txn_first_offset is not None}
-        if offset < out.log_start_offset:
-            continue  # before the log's first batch: its history is not in the files to compare with
-        for pid in sorted(set(stored) | set(walked)):
-            if stored.get(pid) != walked.get(pid):
-                say = lambda v: "no open transaction" if v is None else f"a transaction open from offset {v}"  # noqa: E731
+        if at.offset <= out.log_start_offset:
+            continue  # the state before the log's first batch: its history is not in the files to compare with
+        for pid in sorted(set(stored) | set(at.open_txns)):
+            if stored.get(pid) != at.open_txns.get(pid):
                 out.snapshot_problems.append(
-                    f"{Path(path).name}: producer {pid} has {say(stored.get(pid))} in the snapshot, "
-                    f"{say(walked.get(pid))} in the log at offset {offset}"
+                    f"{name}: producer {pid} has {_open(stored.get(pid))} in the snapshot, "
+                    f"{_open(at.open_txns.get(pid))} in the log at offset {at.offset}"
+                )
+        for e in entries:
+            walked = at.epochs.get(e.producer_id)
+            if walked is not None and walked != e.producer_epoch:
+                out.snapshot_problems.append(
+                    f"{name}: producer {e.producer_id} has epoch {e.producer_epoch} in the snapshot, "
+                    f"{walked} in the log at offset {at.offset}"
                 )
     return epochs
 
