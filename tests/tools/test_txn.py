@@ -242,3 +242,24 @@ def test_cli_damaged_batch_is_refused(tmp_path: Path, capsys) -> None:
     log.write_bytes(bytes(data))
     code, out, err = run(capsys, "txn", part)
     assert code == 3 and out == "" and err.startswith(f"kcodec txn: {log}: ") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "state, hanging",
+    [
+        ("Ongoing", False),
+        ("PrepareCommit", False),
+        ("PrepareAbort", False),
+        ("PrepareEpochFence", False),
+        ("CompleteAbort", True),
+        ("Empty", True),
+        ("Dead", True),
+    ],
+)
+def test_in_flight_states(log_dir: Path, state: str, hanging: bool) -> None:
+    """Markers are still to come only while the coordinator's transaction is being prepared or is ongoing."""
+    from kcodec.tools.txn import CoordinatorTxn
+
+    coordinator = {1005: CoordinatorTxn("tx", 1005, 0, state, frozenset({("orders", 0)}))}
+    found = walk_partition(Partition(log_dir / "orders-0"), coordinator=coordinator)
+    assert {t.producer_id: t.hanging for t in found.open}[1005] is hanging

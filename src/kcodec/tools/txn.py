@@ -9,10 +9,10 @@ The walk reads batch headers only (a control batch is decoded for its marker), f
 
 A transaction is *hanging* (KIP-664) when its data has no marker and the transaction coordinator, as
 ``__transaction_state`` in the same log directory records it, has no in-flight transaction (Ongoing,
-PrepareCommit, PrepareAbort) for that producer id, or one that does not list this partition: no marker
-will ever come, and the partition's LSO is stuck until an operator aborts it with the producer id, epoch
-and coordinator epoch reported here. Without ``__transaction_state`` an open transaction cannot be judged
-(``hanging`` is None)."""
+PrepareCommit, PrepareAbort, PrepareEpochFence) for that producer id, or one that does not list this
+partition: no marker will ever come, and the partition's LSO is stuck until an operator aborts it with
+the producer id, epoch and coordinator epoch reported here. Without ``__transaction_state`` an open
+transaction cannot be judged (``hanging`` is None)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,9 @@ __all__ = [
 ]
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-#: coordinator states in which markers for the listed partitions are still to come
-IN_FLIGHT_STATES = ("Ongoing", "PrepareCommit", "PrepareAbort")
+#: coordinator states in which markers for the listed partitions are still to come (PrepareEpochFence: the
+#: coordinator bumps the epoch and then aborts the ongoing transaction, whose partitions it keeps)
+IN_FLIGHT_STATES = ("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence")
 _COMMIT = CONTROL_RECORD_TYPE["commit"]
 _MAX_ANOMALIES = 100  # kept per partition as examples; all are counted
 
