@@ -263,3 +263,53 @@ def test_in_flight_states(log_dir: Path, state: str, hanging: bool) -> None:
     coordinator = {1005: CoordinatorTxn("tx", 1005, 0, state, frozenset({("orders", 0)}))}
     found = walk_partition(Partition(log_dir / "orders-0"), coordinator=coordinator)
     assert {t.producer_id: t.hanging for t in found.open}[1005] is hanging
+
+
+@pytest.mark.parametrize("next_seq, anomalies", [(5, []), (9, ["sequence_gap"])])
+def test_a_log_past_retention_starts_from_its_snapshot(tmp_path: Path, next_seq: int, anomalies: list) -> None:
+    """The log starts at offset 10 (retention took the rest) and a snapshot at 10 says producer 1000 (epoch
+    1, coordinator epoch 3, last sequences 0-4) has a transaction open since offset 5: its COMMIT at 11
+    ends that transaction (not an empty one), and the next sequence is checked against the snapshot's."""
+    from kcodec.log.writer import SegmentWriter
+    from kcodec.records.encode import encode_control_batch
+
+    part = tmp_path / "late-0"
+    with SegmentWriter(part, base_offset=10) as w:
+        w.append(
+            encode_batch(
+                [NewRecord(value=b"x")],
+                base_offset=10,
+                producer_id=1000,
+                producer_epoch=1,
+                base_sequence=next_seq,
+                transactional=True,
+            )
+        )
+        w.append(encode_control_batch("commit", producer_id=1000, producer_epoch=1, coordinator_epoch=3, offset=11))
+        w.append(
+            encode_batch(
+                [NewRecord(value=b"y")],
+                base_offset=12,
+                producer_id=1001,
+                producer_epoch=0,
+                base_sequence=0,
+                transactional=True,
+            )
+        )
+    entry = {
+        "producer_id": 1000,
+        "epoch": 1,
+        "last_sequence": 4,
+        "last_offset": 9,
+        "offset_delta": 4,
+        "timestamp": 0,
+        "coordinator_epoch": 3,
+        "current_txn_first_offset": 5,
+    }
+    (part / "00000000000000000010.snapshot").write_bytes(snapshot_bytes([entry]))
+    done = []
+    found = walk_partition(Partition(part), on_transaction=done.append)
+    assert [(t.producer_id, t.first_offset, t.records, t.committed) for t in done] == [(1000, 5, 1, True)]
+    assert [a.kind for a in found.anomalies] == anomalies
+    assert [(t.producer_id, t.first_offset) for t in found.open] == [(1001, 12)] and found.last_stable_offset == 12
+    assert found.snapshot_problems == []

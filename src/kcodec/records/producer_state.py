@@ -77,6 +77,19 @@ class ProducerStateChecker:
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
 
+    def load(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        last_batch: tuple[int, int, int, int] | None,
+    ) -> None:
+        """Start from a producer's saved state (a producer-state snapshot's entry, as Kafka loads one):
+        ``last_batch`` is (first sequence, last sequence, first offset, last offset), None when none."""
+        entry = self.producers[producer_id] = ProducerEntry(producer_epoch, coordinator_epoch)
+        if last_batch is not None:
+            entry.batches.append(last_batch)
+
     def data(self, head: ProducerHeader, *, in_transaction: bool) -> list[ProducerAnomaly]:
         """Check one data batch; ``in_transaction``: the producer has an open transaction before it."""
         entry = self.producers.setdefault(head.producer_id, ProducerEntry())

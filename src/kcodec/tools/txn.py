@@ -305,6 +305,7 @@ def walk_partition(
     # (offset, path, open transactions and producer epochs when the walk got there)
     at_snapshot: list[_AtSnapshot] = []
     pending = list(snapshots)
+    _load_start(part, snapshots, tracker, checker, current, out)
     started = False
     for raw, head in _entries(part):
         if head is None:  # v0/v1: no producers, no transactions
@@ -381,6 +382,42 @@ def walk_partition(
             _judge(txn, out.topic, out.partition, coordinator)
     out.coordinator_checked = coordinator is not None
     return out
+
+
+def _load_start(
+    part: Partition,
+    snapshots: list[tuple[int, str]],
+    tracker: TxnTracker,
+    checker: ProducerStateChecker,
+    current: dict[int, OpenTxn],
+    out: PartitionTxns,
+) -> None:
+    """A log whose first segment starts past offset 0 lost its history to retention: start from the
+    newest snapshot at or below its first offset, as a broker loading the log does (its open transactions,
+    epochs and last sequences). A snapshot that does not read is reported and the walk starts empty."""
+    segs = part.segments
+    start = segs[0].base_offset if segs and segs[0].base_offset is not None else 0
+    below = [s for s in snapshots if s[0] <= start]
+    if start == 0 or not below:
+        return
+    offset, path = below[-1]
+    try:
+        entries = read_producer_snapshot(path)
+    except (KcodecError, OSError) as exc:
+        out.snapshot_problems.append(f"{Path(path).name}: {getattr(exc, 'message', exc)}")
+        return
+    for e in entries:
+        b = e.batch
+        last = None if b is None else (b.first_seq, b.last_seq, b.last_offset - b.offset_delta, b.last_offset)
+        checker.load(e.producer_id, e.producer_epoch, e.coordinator_epoch, last)
+        first = e.current_txn_first_offset
+        if first is not None:
+            tracker.ongoing[e.producer_id] = first
+            ts = e.last_timestamp
+            # its records before the log's start are gone: counted from here on
+            current[e.producer_id] = OpenTxn(e.producer_id, e.producer_epoch, first, first, 0, ts, ts, 0)
+            known = e.coordinator_epoch if e.coordinator_epoch >= 0 else None
+            out.producers[e.producer_id] = ProducerSummary(e.producer_id, e.producer_epoch, known)
 
 
 def _entries(part: Partition) -> Iterator[tuple[bytes, ProducerHeader | None]]:
