@@ -194,6 +194,9 @@ def test_cli_exit_0_without_hanging(tmp_path: Path, capsys) -> None:
 def test_cli_bad_path(tmp_path: Path, capsys) -> None:
     code, _, err = run(capsys, "txn", tmp_path / "nope")
     assert code == 2 and err.strip() == f"kcodec txn: {tmp_path / 'nope'}: no such directory"
+    write_events(tmp_path)
+    code, _, err = run(capsys, "txn", tmp_path / "events-0", "--transaction-state", tmp_path / "nope")
+    assert code == 2 and err.strip() == f"kcodec txn: --transaction-state {tmp_path / 'nope'}: no such directory"
 
 
 def test_cli_explicit_abort_when_the_coordinator_epoch_is_known(log_dir: Path, tmp_path: Path, capsys) -> None:
