@@ -33,6 +33,7 @@ COMMANDS = (
     "index",
     "metadata",
     "schemas",
+    "txn",
     "pipeline",
     "layout",
     "size",

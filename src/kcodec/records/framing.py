@@ -41,10 +41,14 @@ from kcodec.generated.record_batch import (
     RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_MASK,
     RECORD_BATCH_V2_OFFSET_ATTRIBUTES,
     RECORD_BATCH_V2_OFFSET_BASE_OFFSET,
+    RECORD_BATCH_V2_OFFSET_BASE_SEQUENCE,
+    RECORD_BATCH_V2_OFFSET_BASE_TIMESTAMP,
     RECORD_BATCH_V2_OFFSET_BATCH_LENGTH,
     RECORD_BATCH_V2_OFFSET_CRC,
     RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA,
     RECORD_BATCH_V2_OFFSET_MAGIC,
+    RECORD_BATCH_V2_OFFSET_MAX_TIMESTAMP,
+    RECORD_BATCH_V2_OFFSET_PRODUCER_EPOCH,
     RECORD_BATCH_V2_OFFSET_PRODUCER_ID,
     RECORD_BATCH_V2_OFFSET_RECORDS,
     RECORD_BATCH_V2_OFFSET_RECORDS_COUNT,
@@ -173,12 +177,22 @@ def last_offset(head: bytes) -> int | None:
 
 
 class ProducerHeader(NamedTuple):
-    """The fields of a v2 batch header that transaction tracking reads."""
+    """The fields of a v2 batch header that transaction tracking and producer-state checks read."""
 
     base_offset: int
     producer_id: int
     is_transactional: bool
     is_control: bool
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    last_offset_delta: int = 0
+    record_count: int = 0
+    base_timestamp: int = -1
+    max_timestamp: int = -1
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
 
 
 def producer_header(raw: bytes) -> ProducerHeader | None:
@@ -192,4 +206,10 @@ def producer_header(raw: bytes) -> ProducerHeader | None:
         _I64.unpack_from(raw, RECORD_BATCH_V2_OFFSET_PRODUCER_ID)[0],
         bool(attributes & RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_MASK),
         bool(attributes & RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK),
+        _I16.unpack_from(raw, RECORD_BATCH_V2_OFFSET_PRODUCER_EPOCH)[0],
+        _I32.unpack_from(raw, RECORD_BATCH_V2_OFFSET_BASE_SEQUENCE)[0],
+        _I32.unpack_from(raw, RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA)[0],
+        _I32.unpack_from(raw, RECORD_BATCH_V2_OFFSET_RECORDS_COUNT)[0],
+        _I64.unpack_from(raw, RECORD_BATCH_V2_OFFSET_BASE_TIMESTAMP)[0],
+        _I64.unpack_from(raw, RECORD_BATCH_V2_OFFSET_MAX_TIMESTAMP)[0],
     )

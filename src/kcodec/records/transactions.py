@@ -17,7 +17,7 @@ from kcodec.records.decode import decode_entry
 from kcodec.records.framing import producer_header
 from kcodec.records.model import Batch, ControlRecord, Record
 
-__all__ = ["AbortedTxn", "TxnTracker", "ISOLATION_LEVELS", "check_isolation_level", "committed_records"]
+__all__ = ["AbortedTxn", "TxnEnd", "TxnTracker", "ISOLATION_LEVELS", "check_isolation_level", "committed_records"]
 
 _ABORT = CONTROL_RECORD_TYPE["abort"]
 _INT64_MAX = (1 << 63) - 1
@@ -33,6 +33,16 @@ class AbortedTxn(NamedTuple):
     last_stable_offset: int
 
 
+class TxnEnd(NamedTuple):
+    """A COMMIT or ABORT marker as the tracker followed it: ``first_offset`` is the transaction's first
+    data offset, None when no data of it was seen (an empty transaction, or one begun before the input)."""
+
+    producer_id: int
+    first_offset: int | None
+    marker_offset: int
+    marker: ControlRecord
+
+
 class TxnTracker:
     """Open transactions (producer id -> first offset), turning ABORT markers
     into :class:`AbortedTxn` entries.
@@ -41,15 +51,20 @@ class TxnTracker:
     None means unknown history, in which case an ABORT marker whose
     transaction started before the input gets ``fallback_first_offset`` (the
     segment base offset) as its first offset instead of being dropped as an
-    empty transaction."""
+    empty transaction.
+
+    ``last_end`` is the :class:`TxnEnd` of the batch last observed when it was a COMMIT or ABORT
+    marker, else None: what a caller reporting every transaction, not only the aborted ones, reads."""
 
     def __init__(self, open_txns: dict[int, int] | None, fallback_first_offset: int):
         self.known = open_txns is not None
         self.ongoing: dict[int, int] = open_txns if open_txns is not None else {}
         self.fallback = fallback_first_offset
+        self.last_end: TxnEnd | None = None
 
     def observe(self, batch: Batch) -> AbortedTxn | None:
         """Follow one decoded batch."""
+        self.last_end = None
         if batch.magic < 2 or batch.producer_id < 0:
             return None
         marker = batch.records[0].control if batch.is_control and batch.records else None
@@ -61,6 +76,7 @@ class TxnTracker:
         """Follow one undecoded entry (one whole log entry): only its header is
         read, and a control batch is decoded (with ``decode_options``, those of
         :func:`~kcodec.records.decode.decode_entry`) for its marker."""
+        self.last_end = None
         head = producer_header(raw)
         if head is None or head.producer_id < 0:
             return None
@@ -80,6 +96,7 @@ class TxnTracker:
         if marker is None or not marker.is_transaction_marker:
             return None
         first = self.ongoing.pop(pid, None)
+        self.last_end = TxnEnd(pid, first, base_offset, marker)
         if marker.type != _ABORT:
             return None
         if first is None:
