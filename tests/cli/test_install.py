@@ -56,7 +56,7 @@ def installed(tmp_path_factory) -> dict:
     src = root / "src"
     shutil.copytree(REPO, src, ignore=_IGNORE)
     dist = root / "dist"
-    _ok(_run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, src], cwd=root))
+    built = _ok(_run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", dist, src], cwd=root))
     wheels = list(dist.glob("kcodec-*.whl"))
     assert len(wheels) == 1, wheels
     venv = root / "venv"
@@ -65,7 +65,14 @@ def installed(tmp_path_factory) -> dict:
     _ok(_run([python, "-m", "pip", "install", wheels[0]], cwd=root, timeout=900))
     work = root / "elsewhere"  # a cwd outside the repository
     work.mkdir()
-    return {"wheel": wheels[0], "venv": venv, "python": python, "kcodec": venv / "bin" / "kcodec", "cwd": work}
+    return {
+        "wheel": wheels[0],
+        "venv": venv,
+        "python": python,
+        "kcodec": venv / "bin" / "kcodec",
+        "cwd": work,
+        "build_log": built.stdout + built.stderr,
+    }
 
 
 def test_wheel_contains_package_data(installed) -> None:
@@ -111,6 +118,11 @@ def test_installed_start_up_hook_waits_for_pyspark(installed) -> None:
     )
     proc = _ok(_run([installed["python"], "-c", code], cwd=installed["cwd"]))
     assert proc.stdout.split() == ["True", "False"]
+
+
+def test_the_build_warns_of_no_missing_package(installed) -> None:
+    """Every data folder is a package of its own: setuptools prints no page of BuildBackendWarning."""
+    assert "is absent from the `packages` configuration" not in installed["build_log"]
 
 
 def test_installed_layout(installed) -> None:

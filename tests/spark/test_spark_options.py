@@ -101,13 +101,21 @@ def test_kafka_isolation_level(spark, samples):
         read(spark, part, **{"kafka.isolation.level": "serializable"})
 
 
-def test_include_headers_false_drops_the_column(spark, samples):
+def test_include_headers_given_gives_sparks_kafka_schema(spark, samples):
+    """Spark's Kafka source has 7 columns, 8 with includeHeaders=true; a job moved from it to kafka-segments
+    that names includeHeaders gets exactly those, in that order. Not given: kcodec's batch columns too."""
+    spark_kafka = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
     df = read(spark, samples, includeHeaders="false")
-    names = [f.name for f in df.schema.fields]
-    assert names == [c for c in COLUMNS if c != "headers"]
-    assert [f.name for f in read(spark, samples, includeHeaders="true").schema.fields] == list(COLUMNS)
+    assert [f.name for f in df.schema.fields] == spark_kafka
+    assert [f.simpleString() for f in df.schema.fields][4:] == [
+        "offset:bigint",
+        "timestamp:timestamp",
+        "timestampType:int",
+    ]
+    assert [f.name for f in read(spark, samples, includeHeaders="true").schema.fields] == [*spark_kafka, "headers"]
+    assert [f.name for f in read(spark, samples).schema.fields] == list(COLUMNS)
     want = sorted(expected_rows(samples), key=sort_key)
-    got = sorted(df.collect(), key=lambda r: (r.topic, r.partition, r.segment, r.offset))
+    got = sorted(df.collect(), key=lambda r: (r.topic, r.partition, r.offset))
     assert [(bytes(r.value), r.topic, r.partition, r.offset) for r in got] == [(w[1], w[2], w[3], w[4]) for w in want]
     with pytest.raises(Exception, match="includeHeaders=false"):
         reader(spark, includeHeaders="false").schema(

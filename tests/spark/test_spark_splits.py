@@ -107,3 +107,21 @@ def test_min_partitions_gives_whole_rounds_of_splits(tmp_path):
     lengths = [(s.end or size) - s.start for s in splits]
     assert min(lengths) >= max(lengths) / 2  # cut at the first batch start past each quarter
     _check_cover(splits, [d / "00000000000000000000.log"])
+
+
+def test_min_partitions_on_a_small_input_gives_at_least_as_many_splits(tmp_path):
+    """Spark's Kafka source cuts a partition's offset range for minPartitions however small it is; 747
+    offsets in one 30 KB segment give at least the splits asked for, their offset ranges covering every
+    offset once."""
+    d = tmp_path / "small-0"
+    with SegmentWriter(d) as w:
+        for base in range(0, 747, 9):
+            w.append(encode_batch([{"value": b"v%d" % i} for i in range(base, min(747, base + 9))], base_offset=base))
+    parts = discover(str(d))
+    assert len(plan(parts, ReadOptions(str(d)))) == 1
+    for asked in (2, 4, 8, 32):
+        splits = plan(parts, ReadOptions(str(d), min_partitions=asked))
+        assert len(splits) >= asked
+        ranges = sorted((s.start_offset, s.end_offset) for s in splits)
+        assert ranges[0][0] == 0 and ranges[-1][1] == 747
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))  # no gap, no overlap

@@ -40,8 +40,23 @@ def test_the_on_disk_line_and_the_sample_note():
     assert base > 0
 
 
-def test_png():
+def test_each_bar_says_its_size_and_a_missing_slot_says_n_a():
+    root = ET.fromstring(cost_chart_svg(SIZES, 2500, "six records"))
+    texts = {t.get("class"): [] for t in root.iter(f"{SVG}text")}
+    for t in root.iter(f"{SVG}text"):
+        texts[t.get("class")].append(t.text)
+    assert sorted(texts["value"]) == sorted(["3 kB", "1 kB", "3.4 kB", "1.1 kB", "2 kB", "500 B"])
+    # v0 and v1 have no zstd, v2 no gzip here: three slots without a bar say so
+    assert texts["na"] == ["n/a"] * 3
+
+
+def test_png_at_twice_the_svg_size():
     pytest.importorskip("resvg_py")
+    import struct
+
     from kcodec.tools.cost_chart import svg_to_png
 
-    assert svg_to_png(cost_chart_svg(SIZES, 2500, "six records"))[:8] == b"\x89PNG\r\n\x1a\n"
+    png = svg_to_png(cost_chart_svg(SIZES, 2500, "six records"))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
+    assert (width, height) == (2 * 760, 2 * 420)

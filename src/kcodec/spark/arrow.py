@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RECORD_COLUMNS",
+    "KAFKA_SOURCE_COLUMNS",
     "BATCH_COLUMNS",
     "SIZES_COLUMN",
     "columns_for",
@@ -57,7 +58,7 @@ _TS = pa.timestamp("us", tz="UTC")
 _SIZES = pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value", pa.int64(), nullable=True))
 
 RECORD_COLUMNS: tuple[Column, ...] = (
-    # Spark's Kafka source
+    # Spark's Kafka source (KAFKA_SOURCE_COLUMNS)
     Column("key", "binary", t.KEY, "record key (null for none)"),
     Column("value", "binary", t.VALUE, "record value (null for a tombstone)"),
     Column("topic", "string", pa.string(), "from the partition directory name, or the topic option"),
@@ -80,6 +81,9 @@ RECORD_COLUMNS: tuple[Column, ...] = (
     Column("segment", "string", pa.string(), "the segment file"),
     Column("crcValid", "boolean", pa.bool_(), "whether the batch CRC holds (false rows only with verifyCrc=false)"),
 )
+
+#: The columns of Spark's own Kafka source, in its order (``headers`` with ``includeHeaders=true``).
+KAFKA_SOURCE_COLUMNS = tuple(c.name for c in RECORD_COLUMNS[: [c.name for c in RECORD_COLUMNS].index("headers") + 1])
 
 BATCH_COLUMNS: tuple[Column, ...] = (
     Column("topic", "string", pa.string(), "from the partition directory name, or the topic option"),
@@ -155,10 +159,13 @@ def check_requested(
 
 
 def read_columns(opts: ReadOptions, topics: list[str] | None = None) -> tuple[Column, ...]:
-    """The columns a read gives: ``includeHeaders=false`` leaves out ``headers``, as Spark's Kafka source does;
+    """The columns a read gives: ``includeHeaders=false`` leaves out ``headers``, as Spark's Kafka source does,
+    and ``includeHeaders`` given at all gives exactly that source's columns (7, or 8 with headers);
     ``keyFormat``/``valueFormat=confluent`` make ``key``/``value`` typed, with their ``_raw`` and ``_error``
     (:mod:`kcodec.spark.value_columns`; ``topics``: the topics read, when known)."""
     out = [c for c in columns_for(opts.view, opts.sizes) if opts.include_headers or c.name != "headers"]
+    if opts.kafka_schema and opts.view == "records":  # includeHeaders given: a Spark Kafka job's exact schema
+        out = [c for c in out if c.name in KAFKA_SOURCE_COLUMNS]
     if opts.view != "records" or (opts.value_format != "confluent" and opts.key_format != "confluent"):
         return tuple(out)
     from kcodec.spark.value_columns import typed_parts

@@ -376,7 +376,13 @@ OPTIONS: tuple[Option, ...] = (
         choices=("error", "latest"),
     ),
     Option("failOnDataLoss", "bool", True, "false: offsets asked for and not there are skipped, not an error"),
-    Option("includeHeaders", "bool", True, "false leaves the headers column out"),
+    Option(
+        "includeHeaders",
+        "bool",
+        True,
+        "false leaves the headers column out; given at all, a read has Spark's Kafka source's columns only "
+        "(7, or 8 with headers)",
+    ),
     Option("minPartitions", "int", None, "split finer to get at least this many Spark partitions", minimum=1),
     Option("maxRecordsPerPartition", "int", None, "at most this many offsets per Spark partition", minimum=1),
     Option("maxOffsetsPerTrigger", "int", None, "stream: offsets per micro-batch (a batch read ignores it)", minimum=1),
@@ -691,6 +697,7 @@ class ReadOptions:
     no_match: str = default("startingOffsetsByTimestampStrategy")  # error | latest
     fail_on_data_loss: bool = default("failOnDataLoss")
     include_headers: bool = default("includeHeaders")
+    kafka_schema: bool = False  # includeHeaders given: Spark's Kafka source's columns and no others
     max_records_per_partition: int | None = default("maxRecordsPerPartition")
     storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
 
@@ -743,6 +750,7 @@ class ReadOptions:
             no_match=value(opts, "startingOffsetsByTimestampStrategy"),
             fail_on_data_loss=value(opts, "failOnDataLoss"),
             include_headers=value(opts, "includeHeaders"),
+            kafka_schema="includeheaders" in {str(k).lower() for k in opts},
             max_records_per_partition=value(opts, "maxRecordsPerPartition"),
             on_corrupt=value(opts, "onCorrupt"),
             corrupt_report_path=value(opts, "corruptReportPath"),

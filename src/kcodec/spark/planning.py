@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import overload
 
 from pyspark.sql.datasource import InputPartition
@@ -504,4 +504,29 @@ def plan(partitions: list[PartitionInfo], opts: ReadOptions) -> list[Split]:
                         seg_txns,
                     )
                 )
+    if (
+        opts.min_partitions
+        and len(splits) < opts.min_partitions
+        and opts.max_records_per_partition is None
+        and opts.view == "records"
+    ):
+        # Spark's Kafka source cuts offset ranges, not bytes: a small input still gets about minPartitions
+        # tasks. Ranges of at most total // minPartitions offsets give at least that many.
+        total = _offsets_to_read(partitions, opts)
+        if total > len(splits):
+            return plan(partitions, replace(opts, max_records_per_partition=max(1, total // opts.min_partitions)))
     return splits
+
+
+def _offsets_to_read(partitions: list[PartitionInfo], opts: ReadOptions) -> int:
+    """How many offsets the read covers (its bounds, else each partition's log start to its end)."""
+    total = 0
+    for part in partitions:
+        bounds = partition_bounds(part, opts)
+        if bounds is None or not part.segments or part.segments[0].base_offset is None:
+            continue
+        start, end = bounds
+        lo = start if start is not None else part.segments[0].base_offset
+        hi = end if end is not None else next_offset(part.segments)
+        total += max(0, hi - lo)
+    return total

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kcodec.tools.svg_canvas import FONT, Canvas, escape
 
-__all__ = ["cost_chart_svg", "svg_to_png"]
+__all__ = ["cost_chart_svg", "svg_to_png", "PNG_ZOOM"]
 
 _FORMAT_COLORS = {0: "#9ecae1", 1: "#4292c6", 2: "#08519c"}
 _WIDTH, _HEIGHT = 760, 420
@@ -62,12 +62,25 @@ def cost_chart_svg(sizes: dict[str, int], on_disk: int, title: str, *, estimated
         x0 = _LEFT + g * group_w + group_w * 0.1
         for b, magic in enumerate(magics):
             value = sizes.get(f"v{magic}/{codec}")
-            if value is None:
-                continue  # a format that has no such codec (zstd before v2)
+            mid = x0 + b * bar_w + (bar_w - 2) / 2
+            if value is None:  # a format that has no such codec (zstd before v2): said, not left blank
+                c.text(mid, _TOP + plot_h - 6, "n/a", size=10, anchor="start", fill="#777", rotate=True, cls="na")
+                continue
             h = value * scale
             color = _FORMAT_COLORS.get(magic, "#777")
             c.rect(x0 + b * bar_w, _TOP + plot_h - h, bar_w - 2, h, color, stroke="none", cls="bar")
             c.parts[-1] = c.parts[-1].replace("/>", f"><title>v{magic} {escape(codec)}: {value:,} bytes</title></rect>")
+            # the value over its bar, upright along it (bars are narrower than the label)
+            c.text(
+                mid,
+                _TOP + plot_h - h - 4,
+                _bytes(value),
+                size=10,
+                anchor="start",
+                fill="#333",
+                rotate=True,
+                cls="value",
+            )
         c.text(_LEFT + g * group_w + group_w / 2, _TOP + plot_h + 18, codec, size=12)
     y = _TOP + plot_h - on_disk * scale
     c.parts.append(
@@ -91,10 +104,14 @@ def cost_chart_svg(sizes: dict[str, int], on_disk: int, title: str, *, estimated
     )
 
 
-def svg_to_png(svg: str) -> bytes:
-    """The chart as PNG, rendered by resvg (the ``resvg-py`` package, no system libraries)."""
+PNG_ZOOM = 2  # pixels per SVG unit: sharp on high-density screens and in documents
+
+
+def svg_to_png(svg: str, zoom: float = PNG_ZOOM) -> bytes:
+    """The chart as PNG at ``zoom`` times its SVG size, rendered by resvg (the ``resvg-py`` package, no
+    system libraries)."""
     try:
         import resvg_py
     except ImportError:
         raise ImportError("a PNG chart needs resvg-py: pip install resvg-py") from None
-    return bytes(resvg_py.svg_to_bytes(svg_string=svg))
+    return bytes(resvg_py.svg_to_bytes(svg_string=svg, zoom=zoom))
