@@ -37,10 +37,11 @@ demo: setup
 generate: setup
 	$(BIN)/kcodec generate
 
-# the API reference from the docstrings (pdoc, the docs extra): build/docs/kcodec.html and the modules below it
+# the documentation site (mkdocs.yml: docs/ and the API reference from the docstrings) into build/site/;
+# --strict fails on a broken link or anchor (tests/test_docs.py checks the same in `make test`)
 docs: setup
 	$(BIN)/python -m pip install --quiet -e '.[docs]'
-	$(BIN)/pdoc --docformat restructuredtext -o build/docs kcodec kcodec.errors kcodec.records kcodec.log
+	$(BIN)/mkdocs build --strict -d build/site
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

@@ -1,4 +1,4 @@
-"""Shared fixtures for kcodec's tests, and the markers the suite's slices select by (README.md, Testing):
+"""Shared fixtures for kcodec's tests, and the markers the suite's slices select by (docs/layout.md):
 ``spark`` for everything under tests/spark/ and tests that need pyspark, ``subprocess`` for tests that run
 another process (the CLI, mypy, a virtualenv build, a Spark cluster); tests/helpers/markers.py reads
 which from the tests' source."""

@@ -127,7 +127,8 @@ def read_internal_view(path: str | os.PathLike[str], view: str, **options: Any) 
     ``transactions`` (``__transaction_state``) or ``metadata`` (``__cluster_metadata``, log and snapshots).
     ``options``: ``latest`` (the last row per key, as compaction keeps it), ``isolation_level``,
     ``include_control``, ``on_corrupt`` (``fail`` | ``skip``) with ``on_skip``, ``verify_crc``; see
-    :func:`kcodec.internal_topics.tables.read_internal_view` and the README's columns. Needs pyarrow."""
+    :func:`kcodec.internal_topics.tables.read_internal_view` and the columns docs/internal-topics.md lists.
+    Needs pyarrow."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:

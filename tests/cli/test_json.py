@@ -1,4 +1,4 @@
-"""Every reporting command takes the same --json flag and prints the fields the README documents
+"""Every reporting command takes the same --json flag and prints the fields docs/commands.md documents
 (section "JSON output"); dump's bytes come as hex, utf8 or base64 by --bytes-encoding, and
 `kcodec write` reads each back. Run through the installed entry point."""
 
@@ -15,7 +15,7 @@ import pytest
 KCODEC = Path(sys.executable).with_name("kcodec")
 LOG = "00000000000000000000.log"
 
-#: the fields README.md documents for each command's --json
+#: the fields docs/commands.md documents for each command's --json
 DOCUMENTED = {
     "dump": {
         "file",

@@ -170,7 +170,7 @@ def test_no_import_cycle() -> None:
             visit(n)
 
 
-# The floors of the house, bottom to top (README, "How the code is laid out"): no package imports one
+# The floors of the house, bottom to top (docs/layout.md, "How the code is laid out"): no package imports one
 # above it, at any level. ``kcodec`` (the public face), ``cli``, ``bench`` and ``fuzz`` are not floors.
 FORBIDDEN = {
     "kcodec.records": ("kcodec.log", "kcodec.internal_topics", "kcodec.tools", "kcodec.spark", "kcodec.commands"),

@@ -230,9 +230,9 @@ def test_rows_of_a_record_stream() -> None:
 
 
 def test_the_readme_lists_every_views_columns() -> None:
-    from pathlib import Path
+    from tests.helpers.docs import page
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = page("internal-topics.md")
     for view, columns in VIEWS.items():
         section = readme.split(f"`view={view}` (", 1)[1].split("\n\n", 2)[1]  # the table after the heading
         documented = [line.split("|")[1:3] for line in section.splitlines()[2:]]

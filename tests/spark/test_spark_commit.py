@@ -4,7 +4,7 @@ new one (never a mix), and the next writer finishes or undoes the commit,
 leaving ordinary partition directories and no staging. A reader that does not
 know the commit record (a broker on a copy of the directory) sees each
 partition directory whole, old or new, and never old data under a name a
-broker deletes (README: Limits)."""
+broker deletes (docs/spark.md: Limits)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Spark package without Spark running: importing it changes nothing in pyspark (``register`` does),
-and the README lists exactly the options of kcodec.spark.options.OPTIONS. (Its import cycles and
+and the docs' Spark page lists exactly the options of kcodec.spark.options.OPTIONS. (Its import cycles and
 underscore names are pinned with every package's in tests/codegen/test_layering.py.)"""
 
 from __future__ import annotations
@@ -8,11 +8,10 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+from tests.helpers.docs import section
 
 
 def test_importing_the_package_leaves_pyspark_alone():
@@ -28,35 +27,33 @@ def test_importing_the_package_leaves_pyspark_alone():
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "KCODEC_SPARK_HOOKS": "0"})
 
 
-# ----------------------------------------------------------------------------- the README's options
+# ----------------------------------------------------------------------------- the options docs/spark.md lists
 
 
-def _readme_spark() -> str:
-    text = README.read_text()
-    start = text.index("\n## Spark\n")
-    return text[start : text.index("\n## ", start + 1)]
+def _spark_page() -> str:
+    return section("spark.md", "Spark")
 
 
 def _named(text: str) -> set[str]:
     return {n for n in re.findall(r"`([^`]+)`", text) if "*" not in n}
 
 
-def _readme_option_names() -> set[str]:
-    """The names the README's Spark section gives as options: the first column of its two tables of Spark's
+def _documented_option_names() -> set[str]:
+    """The names the Spark page (docs/spark.md) gives as options: the first column of its two tables of Spark's
     options, and its lists of kcodec's own read and write options (values in parentheses left out)."""
-    section = _readme_spark()
+    text = _spark_page()
     names: set[str] = set()
     for header in ("| Spark Kafka source option |", "| Spark Kafka sink option |"):
-        table = section[section.index(header) :].split("\n\n", 1)[0]
+        table = text[text.index(header) :].split("\n\n", 1)[0]
         names |= {n for row in table.splitlines()[2:] for n in _named(row.split("|")[1])}
     for lead, end in (("kcodec's own read options where Spark has none:", ";"), ("kcodec's own write options:", ". ")):
-        listing = re.sub(r"\([^)]*\)", "", section[section.index(lead) + len(lead) :])
+        listing = re.sub(r"\([^)]*\)", "", text[text.index(lead) + len(lead) :])
         names |= _named(listing[: listing.index(end)])
     return names
 
 
-def test_the_readme_lists_exactly_the_option_table():
+def test_the_docs_list_exactly_the_option_table():
     from kcodec.spark.options import OPTIONS
 
     table = {n for o in OPTIONS if o.documented for n in (o.name, *o.aliases)}
-    assert _readme_option_names() == table
+    assert _documented_option_names() == table

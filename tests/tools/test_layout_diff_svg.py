@@ -240,7 +240,7 @@ def test_svg_renders_to_png(capsys, tmp_path: Path) -> None:
 
 
 def test_readme_diagram_is_current() -> None:
-    """docs/record_batch_v2.svg (shown in the README) is what ``kcodec layout`` draws today; after a
+    """docs/record_batch_v2.svg (shown on docs/inspect.md) is what ``kcodec layout`` draws today; after a
     schema change run ``kcodec layout record_batch --version 2 --svg docs/record_batch_v2.svg`` and
     re-render the PNG next to it."""
     from kcodec.tools.layout.diff import packaged_layouts

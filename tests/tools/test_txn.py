@@ -149,7 +149,7 @@ def test_cli_json_and_transactions(log_dir: Path, capsys) -> None:
     parts = {d["topic"]: d for d in lines if d["kind"] == "partition"}
     assert set(parts) == {"orders", "events"}  # the coordinator's topic is not a data partition
     orders = parts["orders"]
-    assert set(orders) == {  # README, "JSON output"
+    assert set(orders) == {  # docs/commands.md, "JSON output"
         "kind",
         "directory",
         "topic",

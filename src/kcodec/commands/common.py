@@ -174,9 +174,9 @@ def add_max_decompressed_size(
 
 def add_json(parser, what: str, *, bytes_encoding: bool = False) -> None:
     """``--json``: every reporting command's one spelling for machine-readable output (its fields are
-    in the README, section "JSON output"); ``bytes_encoding`` adds ``--bytes-encoding`` for commands
+    in docs/commands.md, section "JSON output"); ``bytes_encoding`` adds ``--bytes-encoding`` for commands
     whose JSON holds record bytes, in the encodings ``kcodec write --encoding`` reads."""
-    parser.add_argument("--json", action="store_true", help=f"JSON: {what} (fields: see the README)")
+    parser.add_argument("--json", action="store_true", help=f"JSON: {what} (fields: see docs/commands.md)")
     if bytes_encoding:
         from kcodec.tools.records_io import DUMP_ENCODING, ENCODINGS
 

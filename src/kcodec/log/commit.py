@@ -33,7 +33,7 @@ Old data never carries a name a broker deletes (``<name>.<id>-delete``), and
 on a local Linux filesystem each partition directory switches from old to new
 in one step, also for a reader that does not know the record (a broker started
 on a copy of the directory); the partitions switch one after another, so such
-a reader can see some partitions new and others old (README: limits).
+a reader can see some partitions new and others old (docs/spark.md: Limits).
 
 Readers resolve the record (:func:`segment_sources`,
 :func:`visible_partition_names`): while it exists, a partition directory

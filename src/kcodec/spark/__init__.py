@@ -37,7 +37,7 @@ Read options (defaults first):
 ``view``                    ``records`` | ``batches``: one row per batch instead (position, size,
                             codec, record count, compressed/uncompressed bytes, CRC validity ...)
                             | ``consumerOffsets`` | ``groups`` | ``transactions`` | ``metadata``: Kafka's
-                            internal topics as typed rows (:mod:`kcodec.spark.views`; columns in the README)
+                            internal topics as typed rows (:mod:`kcodec.spark.views`; columns: docs/internal-topics.md)
 ``latest``                  ``false`` | ``true`` (consumerOffsets, groups, transactions): the last row
                             per key, tombstones deleting, as compaction keeps a partition
 ``sizes``                   ``false`` | ``true`` (batches view): add ``sizeAs``, what each batch's
@@ -52,7 +52,7 @@ Spark's Kafka source options mean what they mean there (``subscribe``,
 ``subscribePattern``, ``assign``, ``startingOffsets``, ``endingOffsets``,
 ``startingOffsetsByTimestamp``, ``endingTimestamp``, ``endingOffsetsByTimestamp``,
 ``startingOffsetsByTimestampStrategy``, ``failOnDataLoss``, ``includeHeaders``,
-``maxRecordsPerPartition``, ``kafka.isolation.level`` ...): the README's table
+``maxRecordsPerPartition``, ``kafka.isolation.level`` ...): the table of docs/spark.md
 says what each does here. An unknown option fails at ``load()``. Every option, read and write, is a
 row of :data:`kcodec.spark.options.OPTIONS` (``kcodec.spark.options.describe("read")`` lists them).
 

@@ -287,7 +287,7 @@ class Option:
 
 
 #: Every option of the kafka-segments source and sink: kcodec's own, then Spark's Kafka source's and
-#: sink's (the README's tables say what each of Spark's does here; :func:`describe` lists them all).
+#: sink's (the tables of docs/spark.md say what each of Spark's does here; :func:`describe` lists them all).
 OPTIONS: tuple[Option, ...] = (
     Option("path", "text", None, "what load(PATH) / save(PATH) name", _ALL, documented=False),
     Option("paths", "text", None, "Spark's several load() paths", _READING, documented=False),
