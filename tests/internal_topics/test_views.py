@@ -229,12 +229,12 @@ def test_rows_of_a_record_stream() -> None:
     assert (row["committedOffset"], row["offset"]) == (2, 2)
 
 
-def test_the_readme_lists_every_views_columns() -> None:
+def test_the_docs_list_every_views_columns() -> None:
     from tests.helpers.docs import page
 
-    readme = page("internal-topics.md")
+    doc = page("internal-topics.md")
     for view, columns in VIEWS.items():
-        section = readme.split(f"`view={view}` (", 1)[1].split("\n\n", 2)[1]  # the table after the heading
+        section = doc.split(f"`view={view}` (", 1)[1].split("\n\n", 2)[1]  # the table after the heading
         documented = [line.split("|")[1:3] for line in section.splitlines()[2:]]
         assert [name.strip(" `") for name, _ in documented] == [c.name for c in columns], view
         for (_, spark_type), c in zip(documented, columns):

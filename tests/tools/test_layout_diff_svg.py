@@ -239,7 +239,7 @@ def test_svg_renders_to_png(capsys, tmp_path: Path) -> None:
     assert sum(1 for p in pixels if p[:3] == (255, 255, 255)) > 0.2 * len(pixels)  # not one smear
 
 
-def test_readme_diagram_is_current() -> None:
+def test_docs_diagram_is_current() -> None:
     """docs/record_batch_v2.svg (shown on docs/inspect.md) is what ``kcodec layout`` draws today; after a
     schema change run ``kcodec layout record_batch --version 2 --svg docs/record_batch_v2.svg`` and
     re-render the PNG next to it."""
