@@ -41,7 +41,7 @@ generate: setup
 # --strict fails on a broken link or anchor (tests/test_docs.py checks the same in `make test`)
 docs: setup
 	$(BIN)/python -m pip install --quiet -e '.[docs]'
-	$(BIN)/mkdocs build --strict -d build/site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d build/site
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
