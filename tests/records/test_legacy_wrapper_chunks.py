@@ -12,10 +12,12 @@ import re
 import struct
 import subprocess
 import sys
+import zlib
 
 import pytest
 
 from kcodec.records.chunked import CHUNK, CHUNKED_RECORD_COUNT
+from kcodec.runtime.compression import CODEC_IDS, compress
 from tests.helpers.bombs import LEGACY_MESSAGE_SET_ENTRY, legacy_message_set, legacy_wrapper
 
 MANY = CHUNKED_RECORD_COUNT + 10
@@ -35,8 +37,21 @@ def _bad_size(count: int, at: int) -> bytes:
     return legacy_wrapper(inner, count - 1)
 
 
+def _v0_wrapper(count: int) -> bytes:
+    """A v0 gzip wrapper at offset ``count - 1`` of ``count`` v0 messages (null key and value) at absolute
+    offsets 0..count-1, every CRC right (Kafka's LegacyRecord layout, magic 0)."""
+    body = struct.pack(">bbii", 0, 0, -1, -1)
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    inner = b"".join(struct.pack(">qi", i, len(message)) + message for i in range(count))
+    value = compress("gzip", inner)
+    body = struct.pack(">bbi", 0, CODEC_IDS["gzip"], -1) + struct.pack(">i", len(value)) + value
+    wrapper = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", count - 1, len(wrapper)) + wrapper
+
+
 def _cases(count: int, at: int) -> dict[str, bytes]:
     return {
+        "v0": _v0_wrapper(count),
         "sound": legacy_wrapper(legacy_message_set(count, valid_crc=True), count - 1),
         "bad crcs": legacy_wrapper(legacy_message_set(count), count - 1),  # read with verify_crc=False
         "bad crcs checked": legacy_wrapper(legacy_message_set(count), count - 1),
@@ -48,7 +63,7 @@ def _cases(count: int, at: int) -> dict[str, bytes]:
 
 # in a child per backend: the compiled kernel is chosen at import
 SCRIPT = """
-import json, sys
+import hashlib, json, sys
 from kcodec.errors import DecodeError
 from kcodec.records.reader import read_batches
 out = {}
@@ -59,7 +74,8 @@ for name, path in json.loads(sys.argv[1]).items():
         recs = batch.records
         out[name] = [type(recs).__name__, len(recs), batch.base_offset, batch.last_offset,
                      [r.offset for r in recs] == list(range(len(recs))), sum(r.crc_valid for r in recs),
-                     recs[-1].offset, recs[min(len(recs) - 1, CHUNK + 1)].timestamp_type.name]
+                     recs[-1].offset, recs[min(len(recs) - 1, CHUNK + 1)].timestamp_type.name,
+                     hashlib.sha256(repr(list(recs)).encode()).hexdigest()]
     except DecodeError as exc:
         out[name] = [exc.kind, exc.position, exc.field, str(exc)]
 print(json.dumps(out))
@@ -91,12 +107,12 @@ def _same(outcomes: dict, key: str) -> list:
     return outcomes["python"][key]
 
 
-@pytest.mark.parametrize("name", ["sound", "bad crcs"])
+@pytest.mark.parametrize("name", ["sound", "bad crcs", "v0"])
 def test_many_inner_messages_are_chunked_records_with_every_offset(outcomes, name: str) -> None:
-    kind, n, base, last, consecutive, crc_valid, last_offset, ts_type = _same(outcomes, f"many {name}")
+    kind, n, base, last, consecutive, crc_valid, last_offset, ts_type, _ = _same(outcomes, f"many {name}")
     assert (kind, n, base, last, consecutive, last_offset) == ("ChunkedRecords", MANY, 0, MANY - 1, True, MANY - 1)
-    assert crc_valid == (MANY if name == "sound" else 0)  # each inner CRC checked, past the first chunk too
-    assert ts_type == "CREATE_TIME"
+    assert crc_valid == (0 if name == "bad crcs" else MANY)  # each inner CRC checked, past the first chunk too
+    assert ts_type == ("NO_TIMESTAMP_TYPE" if name == "v0" else "CREATE_TIME")
     few = _same(outcomes, f"few {name}")
     assert few[0] == "list" and few[1:5] == [FEW, 0, FEW - 1, True]
 

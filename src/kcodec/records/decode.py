@@ -846,10 +846,30 @@ def _inner_chunks(
     data: bytes, wrapper_offset: int, wrapper, wrapper_ts_type, verify_crc: bool, limit: int, base: int
 ) -> DecodeChunk:
     """A :data:`~kcodec.records.chunked.DecodeChunk` of a wrapper's inner messages: each one's magic,
-    fields, CRC and compression checked, its offset made absolute by ``base`` (-1: already absolute)."""
+    fields, CRC and compression checked, its offset made absolute by ``base`` (-1: already absolute). A
+    chunk the compiled kernel finds whole and sound is built by it (:func:`_inner_compiled`, given the
+    chunk's own last offset as the anchor that gives ``base``); any other goes through Python, which
+    decides what is wrong and where."""
     append_time = wrapper.timestamp if wrapper_ts_type is TimestampType.LOG_APPEND_TIME else None
+    magic = wrapper.magic
+    kernel = fast_decoders().legacy_inner if magic == 0 or base >= 0 else None
+    kernel_ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else wrapper_ts_type
+
+    def compiled(pos: int, n: int) -> tuple[list[Record] | None, int]:
+        stop = last = pos
+        for _ in range(n):
+            last, stop = stop, stop + LOG_OVERHEAD + _I32.unpack_from(data, stop + SIZE_OFFSET)[0]
+        anchor = base + _I64.unpack_from(data, last)[0] if magic == 1 else wrapper_offset
+        if magic == 1 and anchor == 0 != base:  # the kernel reads an anchor of 0 as absolute offsets
+            return None, stop
+        chunk = memoryview(data)[pos:stop]
+        return kernel(chunk, magic, anchor, kernel_ts_type, append_time if magic == 1 else None, Record), stop
 
     def decode(pos: int, n: int, index: int) -> tuple[list[Record], int]:
+        if kernel is not None:
+            built, stop = compiled(pos, n)
+            if built is not None:
+                return built, stop
         out = []
         for k in range(index, index + n):
             end = pos + LOG_OVERHEAD + _I32.unpack_from(data, pos + SIZE_OFFSET)[0]
