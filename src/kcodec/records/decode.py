@@ -855,7 +855,7 @@ def _inner_chunks(
     kernel = fast_decoders().legacy_inner if magic == 0 or base >= 0 else None
     kernel_ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else wrapper_ts_type
 
-    def compiled(pos: int, n: int) -> tuple[list[Record] | None, int]:
+    def compiled(kernel, pos: int, n: int) -> tuple[list[Record] | None, int]:
         stop = last = pos
         for _ in range(n):
             last, stop = stop, stop + LOG_OVERHEAD + _I32.unpack_from(data, stop + SIZE_OFFSET)[0]
@@ -867,7 +867,7 @@ def _inner_chunks(
 
     def decode(pos: int, n: int, index: int) -> tuple[list[Record], int]:
         if kernel is not None:
-            built, stop = compiled(pos, n)
+            built, stop = compiled(kernel, pos, n)
             if built is not None:
                 return built, stop
         out = []
