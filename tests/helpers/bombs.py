@@ -54,15 +54,30 @@ def bomb(count: int, compression: str = "zstd", last_offset_delta: int | None = 
     return bytes(entry)
 
 
-def legacy_wrapper_bomb(count: int, codec: str = "gzip") -> bytes:
-    """One v1 wrapper (gzip by default) of ``count`` inner messages with null key and value and a wrong CRC
-    each: Kafka's LegacyRecord layout, built by hand."""
-    message = struct.pack(">Ibbqii", 0, 1, 0, 0, -1, -1)  # crc 0: wrong
-    inner = b"".join(struct.pack(">qi", i, len(message)) + message for i in range(count))
-    value = compress(codec, inner)
+def legacy_message_set(count: int, valid_crc: bool = False) -> bytearray:
+    """``count`` v1 messages with null key and value, relative offsets 0..count-1 (as inside a v1 wrapper),
+    each 34 bytes (LEGACY_MESSAGE_SET_ENTRY apart); their CRCs wrong (0) unless ``valid_crc``: Kafka's
+    LegacyRecord layout, built by hand."""
+    body = struct.pack(">bbqii", 1, 0, 0, -1, -1)
+    message = struct.pack(">I", zlib.crc32(body) if valid_crc else 0) + body
+    return bytearray(b"".join(struct.pack(">qi", i, len(message)) + message for i in range(count)))
+
+
+LEGACY_MESSAGE_SET_ENTRY = 34
+
+
+def legacy_wrapper(inner: bytes, wrapper_offset: int, codec: str = "gzip") -> bytes:
+    """A v1 wrapper message at ``wrapper_offset`` whose value is ``inner`` compressed by ``codec``."""
+    value = compress(codec, bytes(inner))
     body = struct.pack(">bbqi", 1, CODEC_IDS[codec], 0, -1) + struct.pack(">i", len(value)) + value
     wrapper = struct.pack(">I", zlib.crc32(body)) + body
-    return struct.pack(">qi", count - 1, len(wrapper)) + wrapper
+    return struct.pack(">qi", wrapper_offset, len(wrapper)) + wrapper
+
+
+def legacy_wrapper_bomb(count: int, codec: str = "gzip") -> bytes:
+    """One v1 wrapper (gzip by default) of ``count`` inner messages with null key and value and a wrong CRC
+    each."""
+    return legacy_wrapper(legacy_message_set(count), count - 1, codec)
 
 
 CHILD = """import sys

@@ -22,7 +22,7 @@ from kcodec.errors import (
 )
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
 from kcodec.records import projection as kernel_plan
-from kcodec.records.chunked import CHUNKED_RECORD_COUNT, ChunkedRecords
+from kcodec.records.chunked import CHUNKED_RECORD_COUNT, ChunkedRecords, DecodeChunk
 from kcodec.records.framing import (
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_ATTRIBUTES_OFFSET,
@@ -59,6 +59,7 @@ __all__ = [
 _I32 = struct.Struct(">i")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _U32 = struct.Struct(">I")
+_I64 = struct.Struct(">q")
 _I64_I32 = struct.Struct(">qi")
 
 
@@ -698,10 +699,15 @@ def _decode_legacy_covered(entry: bytes, position: int, verify_crc: bool, limit:
         )
     value_start = position + LOG_OVERHEAD + size - len(m.value)  # the value ends the entry
     data = _decompress(codec_name, m.value, magic, limit, value_start, offset, "message.value")
-    inner = _inner_compiled(data, magic, offset, m, ts_type, limit)
+    inner: Sequence[Record] | None = None
+    if len(data) <= _FEW_INNER_BYTES:  # the kernel builds every message at once: only when few
+        inner = _inner_compiled(data, magic, offset, m, ts_type, limit)
     if inner is None:
         try:
-            inner = _inner_records(data, magic, offset, m, ts_type, verify_crc, limit)
+            if len(data) > _FEW_INNER_BYTES and _inner_framing(data, offset)[0] <= CHUNKED_RECORD_COUNT:
+                inner = _inner_compiled(data, magic, offset, m, ts_type, limit)
+            if inner is None:
+                inner = _inner_records(data, magic, offset, m, ts_type, verify_crc, limit)
         except KcodecError as exc:
             raise in_stream_error(exc, value_start, offset, codec_name, "message.value") from None
     return Batch(
@@ -777,13 +783,12 @@ def _inner_compiled(
     return inner(data, magic, wrapper_offset, ts_type, append_time, Record)
 
 
-def _inner_records(
-    data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper, wrapper_ts_type, verify_crc: bool, limit: int
-) -> list[Record]:
-    """The messages of a compressed wrapper (Kafka's DeepRecordsIterator). Error positions are
-    positions in ``data``, the decompressed stream; fields are relative to the wrapper's value."""
-    entries: list[tuple[int, bytes]] = []
-    pos = 0
+def _inner_framing(data: bytes, wrapper_offset: int) -> tuple[int, int]:
+    """The framing of a compressed wrapper's message set, checked without keeping anything per message:
+    (how many whole inner entries it holds, where the last one starts). A truncated trailing inner entry
+    ends it, as in Kafka; a size below the minimum is an error."""
+    pos = count = 0
+    last = -1
     while len(data) - pos >= LOG_OVERHEAD:
         size = _I32.unpack_from(data, pos + SIZE_OFFSET)[0]
         if size < MIN_LEGACY_RECORD_SIZE:
@@ -791,62 +796,109 @@ def _inner_records(
                 f"Record size {size} is less than the minimum record overhead ({MIN_LEGACY_RECORD_SIZE})",
                 position=pos + SIZE_OFFSET,
                 base_offset=wrapper_offset,
-                field=f"[{len(entries)}].size",
+                field=f"[{count}].size",
             )
         if len(data) - pos < LOG_OVERHEAD + size:
-            break  # a truncated trailing inner entry ends iteration, as in Kafka
-        entries.append((pos, data[pos : pos + LOG_OVERHEAD + size]))
-        pos += LOG_OVERHEAD + size
-    if not entries:
+            break
+        last, pos, count = pos, pos + LOG_OVERHEAD + size, count + 1
+    if not count:
         raise CorruptError(
             "Found invalid compressed record set with no inner records", position=0, base_offset=wrapper_offset
         )
-    parsed: list[tuple[_Message, bool]] = []
-    for inner_pos, raw in entries:
-        inner_magic = raw[MAGIC_OFFSET]
-        if inner_magic not in (0, 1):
-            raise UnknownMagicError(
-                f"Invalid magic {inner_magic} in an inner message",
-                position=inner_pos + MAGIC_OFFSET,
-                base_offset=wrapper_offset,
-                field=f"[{len(parsed)}].message.magic",
-            )
-        try:
-            e, valid = _legacy_message(raw, inner_pos, verify_crc, limit, wrapper_offset)
-        except KcodecError as exc:
-            raise exc.replace(base_offset=wrapper_offset).inside(f"[{len(parsed)}]") from None
-        if e.compression != "none":
-            raise CorruptError(
-                "Inner messages must not be compressed",
-                position=inner_pos + LEGACY_ATTRIBUTES_OFFSET,
-                base_offset=wrapper_offset,
-                field=f"[{len(parsed)}].message.attributes",
-            )
-        parsed.append((e, valid))
+    return count, last
+
+
+#: a decompressed message set of at most this many bytes holds at most CHUNKED_RECORD_COUNT messages
+_FEW_INNER_BYTES = CHUNKED_RECORD_COUNT * (LOG_OVERHEAD + MIN_LEGACY_RECORD_SIZE)
+
+
+def _inner_records(
+    data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper, wrapper_ts_type, verify_crc: bool, limit: int
+) -> Sequence[Record]:
+    """The messages of a compressed wrapper (Kafka's DeepRecordsIterator). Error positions are
+    positions in ``data``, the decompressed stream; fields are relative to the wrapper's value. Above
+    :data:`CHUNKED_RECORD_COUNT` messages they are a :class:`ChunkedRecords`, as a v2 batch's are: each
+    message is checked once here, and only chunk starts are kept."""
+    count, last_pos = _inner_framing(data, wrapper_offset)
     # Inner offsets: absolute in v0; relative in v1, anchored at the wrapper (= last inner) offset.
-    base = -1
-    if wrapper_magic == 1:
-        last_inner = parsed[-1][0].offset
-        if wrapper_offset == 0:
-            base = 0
-        elif wrapper_offset < last_inner:
-            raise CorruptError(
-                f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
-                f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}' "
-                "and it is not zero.",
-                position=entries[-1][0],
-                base_offset=wrapper_offset,
-                field=f"[{len(parsed) - 1}].offset",
-            )
-        else:
-            base = wrapper_offset - last_inner
-    out = []
-    for m, valid in parsed:
-        if m.magic == 0:
-            ts, ts_type = -1, TimestampType.NO_TIMESTAMP_TYPE
-        else:
-            ts_type = wrapper_ts_type
-            ts = wrapper.timestamp if wrapper_ts_type is TimestampType.LOG_APPEND_TIME else m.timestamp
-        offset = base + m.offset if base >= 0 else m.offset
-        out.append(Record(offset, ts, ts_type, m.key, m.value, (), crc=m.crc, crc_valid=valid, magic=m.magic))
-    return out
+    base, last_inner = -1, _I64.unpack_from(data, last_pos)[0]
+    if wrapper_magic == 1 and (wrapper_offset == 0 or wrapper_offset >= last_inner):
+        base = 0 if wrapper_offset == 0 else wrapper_offset - last_inner
+    decode = _inner_chunks(data, wrapper_offset, wrapper, wrapper_ts_type, verify_crc, limit, base)
+    records: Sequence[Record]
+    if count > CHUNKED_RECORD_COUNT:
+        records = ChunkedRecords(decode, 0, count)  # every message checked: its errors come first
+    else:
+        records = decode(0, count, 0)[0]
+    if wrapper_magic == 1 and 0 != wrapper_offset < last_inner:
+        raise CorruptError(
+            f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+            f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}' "
+            "and it is not zero.",
+            position=last_pos,
+            base_offset=wrapper_offset,
+            field=f"[{count - 1}].offset",
+        )
+    return records
+
+
+def _inner_chunks(
+    data: bytes, wrapper_offset: int, wrapper, wrapper_ts_type, verify_crc: bool, limit: int, base: int
+) -> DecodeChunk:
+    """A :data:`~kcodec.records.chunked.DecodeChunk` of a wrapper's inner messages: each one's magic,
+    fields, CRC and compression checked, its offset made absolute by ``base`` (-1: already absolute). A
+    chunk the compiled kernel finds whole and sound is built by it (:func:`_inner_compiled`, given the
+    chunk's own last offset as the anchor that gives ``base``); any other goes through Python, which
+    decides what is wrong and where."""
+    append_time = wrapper.timestamp if wrapper_ts_type is TimestampType.LOG_APPEND_TIME else None
+    magic = wrapper.magic
+    kernel = fast_decoders().legacy_inner if magic == 0 or base >= 0 else None
+    kernel_ts_type = TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else wrapper_ts_type
+
+    def compiled(kernel, pos: int, n: int) -> tuple[list[Record] | None, int]:
+        stop = last = pos
+        for _ in range(n):
+            last, stop = stop, stop + LOG_OVERHEAD + _I32.unpack_from(data, stop + SIZE_OFFSET)[0]
+        anchor = base + _I64.unpack_from(data, last)[0] if magic == 1 else wrapper_offset
+        if magic == 1 and anchor == 0 != base:  # the kernel reads an anchor of 0 as absolute offsets
+            return None, stop
+        chunk = memoryview(data)[pos:stop]
+        return kernel(chunk, magic, anchor, kernel_ts_type, append_time if magic == 1 else None, Record), stop
+
+    def decode(pos: int, n: int, index: int) -> tuple[list[Record], int]:
+        if kernel is not None:
+            built, stop = compiled(kernel, pos, n)
+            if built is not None:
+                return built, stop
+        out = []
+        for k in range(index, index + n):
+            end = pos + LOG_OVERHEAD + _I32.unpack_from(data, pos + SIZE_OFFSET)[0]
+            inner_magic = data[pos + MAGIC_OFFSET]
+            if inner_magic not in (0, 1):
+                raise UnknownMagicError(
+                    f"Invalid magic {inner_magic} in an inner message",
+                    position=pos + MAGIC_OFFSET,
+                    base_offset=wrapper_offset,
+                    field=f"[{k}].message.magic",
+                )
+            try:
+                m, valid = _legacy_message(data[pos:end], pos, verify_crc, limit, wrapper_offset)
+            except KcodecError as exc:
+                raise exc.replace(base_offset=wrapper_offset).inside(f"[{k}]") from None
+            if m.compression != "none":
+                raise CorruptError(
+                    "Inner messages must not be compressed",
+                    position=pos + LEGACY_ATTRIBUTES_OFFSET,
+                    base_offset=wrapper_offset,
+                    field=f"[{k}].message.attributes",
+                )
+            if m.magic == 0:
+                ts, ts_type = -1, TimestampType.NO_TIMESTAMP_TYPE
+            else:
+                ts_type, ts = wrapper_ts_type, m.timestamp if append_time is None else append_time
+            offset = base + m.offset if base >= 0 else m.offset
+            out.append(Record(offset, ts, ts_type, m.key, m.value, (), crc=m.crc, crc_valid=valid, magic=m.magic))
+            pos = end
+        return out, pos
+
+    return decode
