@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 
 __all__ = [
+    "needs_extra",
     "KcodecError",
     "SchemaError",
     "EncodeError",
@@ -222,3 +223,8 @@ class UsageError(Exception):
 # ``verify`` found a bad batch); 2 bad usage; 3 kcodec refused the input or cannot run. The printers
 # in kcodec.tools return them too, so they live below both.
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+
+
+def needs_extra(module: str, extra: str) -> str:
+    """How kcodec says an optional dependency is missing, everywhere: the module and the pip command."""
+    return f"needs {module} (the {extra} extra): pip install 'kcodec[{extra}]'"

@@ -212,11 +212,13 @@ class MissingExtra(KcodecError):
 
 def require_extra(extra: str, *modules: str) -> None:
     """MissingExtra unless every one of ``modules`` imports; ``extra`` is the kcodec extra providing them."""
+    from kcodec.errors import needs_extra
+
     for module in modules:
         try:
             importlib.import_module(module)
         except ImportError:
-            raise MissingExtra(f"needs {module} (the {extra} extra): pip install 'kcodec[{extra}]'") from None
+            raise MissingExtra(needs_extra(module, extra)) from None
 
 
 def add_schemas_from(parser, what: str) -> None:

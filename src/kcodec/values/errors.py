@@ -5,7 +5,7 @@ raw bytes and say why (``kind`` is the reason's short name, used in summaries an
 
 from __future__ import annotations
 
-from kcodec.errors import KcodecError
+from kcodec.errors import KcodecError, needs_extra
 
 __all__ = [
     "ValueDecodeError",
@@ -80,10 +80,10 @@ class SchemaSourceError(KcodecError):
 
 
 class MissingDependencyError(KcodecError, ImportError):
-    """An optional dependency of a format is not installed; the message names the pip command (worded as
-    the commands' own ``needs MODULE (the EXTRA extra): pip install ...``)."""
+    """An optional dependency of a format is not installed; the message names the pip command, worded as
+    everywhere in kcodec (:func:`kcodec.errors.needs_extra`)."""
 
     kind = "missing_dependency"
 
     def __init__(self, module: str, what: str):
-        super().__init__(f"{what} needs {module} (the confluent extra): pip install 'kcodec[confluent]'")
+        super().__init__(f"{what} {needs_extra(module, 'confluent')}")
