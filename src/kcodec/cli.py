@@ -34,6 +34,7 @@ COMMANDS = (
     "metadata",
     "schemas",
     "txn",
+    "append",
     "pipeline",
     "layout",
     "size",

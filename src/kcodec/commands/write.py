@@ -23,7 +23,7 @@ from kcodec.commands.common import (
 from kcodec.errors import EncodeError
 
 
-def _groups(items, size: int):
+def record_groups(items, size: int):
     """(records, dumped batch or None): loose records in batches of ``size``; a batch of
     ``kcodec dump --json`` alone, as it was."""
     from kcodec.tools.records_io import DumpedBatch
@@ -63,7 +63,7 @@ def _batch_options(dumped, options: dict) -> dict:
     return out
 
 
-def _encode(records: list[dict], dumped, next_offset: int, keep: bool, options: dict) -> tuple[bytes, int]:
+def encode_group(records: list[dict], dumped, next_offset: int, keep: bool, options: dict) -> tuple[bytes, int]:
     """One batch (or legacy message set) and the offset after it. A dumped batch keeps its
     producer id, epoch, sequence, transactional flag and control record, or is refused; its
     format and codec unless the command line names others."""
@@ -132,8 +132,8 @@ def cmd_write(args: argparse.Namespace) -> int:
                 out, base_offset=args.base_offset, segment_bytes=args.segment_bytes, keep_completed_on_error=False
             ) as writer:
                 next_offset = writer.base_offset
-                for chunk, dumped in _groups(records, args.batch_size):
-                    data, next_offset = _encode(chunk, dumped, next_offset, args.keep_offsets, options)
+                for chunk, dumped in record_groups(records, args.batch_size):
+                    data, next_offset = encode_group(chunk, dumped, next_offset, args.keep_offsets, options)
                     writer.append(data)
                     batches += 1
                     records_written += len(chunk)
@@ -149,8 +149,8 @@ def cmd_write(args: argparse.Namespace) -> int:
 
         def encoded():
             next_offset = args.base_offset or 0
-            for chunk, dumped in _groups(records, args.batch_size):
-                data, next_offset = _encode(chunk, dumped, next_offset, args.keep_offsets, options)
+            for chunk, dumped in record_groups(records, args.batch_size):
+                data, next_offset = encode_group(chunk, dumped, next_offset, args.keep_offsets, options)
                 totals["records"] += len(chunk)
                 totals["batches"] += 1
                 totals["bytes"] += len(data)

@@ -62,6 +62,11 @@ class ProducerEntry:
     def last_seq(self) -> int:
         return self.batches[-1][1] if self.batches else _NO_SEQUENCE
 
+    def duplicate_of(self, first_seq: int, last_seq: int) -> tuple[int, int, int, int] | None:
+        """ProducerStateEntry.findDuplicateBatch (same epoch assumed): the retained batch with these
+        sequences, whose offsets a broker answers a duplicate with."""
+        return next((b for b in self.batches if b[0] == first_seq and b[1] == last_seq), None)
+
     def follow_epoch(self, epoch: int) -> None:
         """ProducerStateEntry.maybeUpdateProducerEpoch: a new epoch forgets the batches."""
         if epoch != self.producer_epoch:
@@ -116,8 +121,7 @@ class ProducerStateChecker:
                         "OUT_OF_ORDER_SEQUENCE_NUMBER",
                         f"new epoch {epoch} starts at sequence {first_seq}, not 0",
                     )
-            elif any(b[0] == first_seq and b[1] == last_seq for b in entry.batches):
-                original = next(b for b in entry.batches if b[0] == first_seq and b[1] == last_seq)
+            elif (original := entry.duplicate_of(first_seq, last_seq)) is not None:
                 found(
                     "duplicate_sequence",
                     "DUPLICATE_SEQUENCE_NUMBER",

@@ -292,14 +292,16 @@ def walk_partition(
     *,
     coordinator: dict[int, CoordinatorTxn] | None = None,
     on_transaction: Callable[[CompletedTxn], None] | None = None,
+    checker: ProducerStateChecker | None = None,
 ) -> PartitionTxns:
     """Walk ``part``'s batch headers from its first segment: open transactions, per-producer summaries,
     anomalies, the producer-state snapshots cross-checked, and (with ``coordinator``, from
     :func:`read_coordinator`) which open transactions hang. ``on_transaction`` gets each completed
-    transaction as its marker is met (none are kept)."""
+    transaction as its marker is met (none are kept). ``checker``: the producer-state checker to walk
+    with, so a caller goes on from the state the log leaves (``kcodec append``)."""
     out = PartitionTxns(str(part.path), part.topic, part.partition)
     tracker = TxnTracker({}, 0)
-    checker = ProducerStateChecker()
+    checker = ProducerStateChecker() if checker is None else checker
     current: dict[int, OpenTxn] = {}  # the open transaction of each producer, as the tracker has it
     snapshots = _snapshots(part)
     # (offset, path, open transactions and producer epochs when the walk got there)
