@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field, replace
 
-from kcodec.errors import DecodeError, EncodeError, KcodecError, RecordCountError, record_corrupt_message
+from kcodec.errors import DecodeError, EncodeError, KcodecError, record_corrupt_message
 from kcodec.generated.enums import COMPRESSION_TYPE
 from kcodec.generated.kafka_enums import PRODUCE_ERROR
 from kcodec.records.broker_releases import LONG_MAX, BrokerRelease
@@ -255,10 +255,8 @@ def _decode_request(request: bytes, release: BrokerRelease, config: TopicConfig,
             raise _refuse("CORRUPT_MESSAGE", f"the batch's CRC does not hold: {exc}", "batch CRC") from None
         try:
             batch = decode_entry(raw, position, verify_crc=False)
-        except RecordCountError as exc:  # DefaultRecordBatch's iterator: InvalidRecordException
-            raise _refuse("INVALID_RECORD", f"the batch's record count is wrong: {exc}", "v2 record count") from None
-        except DecodeError as exc:
-            raise _refuse("CORRUPT_MESSAGE", f"a batch cannot be read: {exc}", "record batch readable") from None
+        except DecodeError as exc:  # the CRC holds: the record iterators' InvalidRecordException
+            raise _refuse("INVALID_RECORD", f"the batch's records do not read: {exc}", "records readable") from None
         if release.client_base_offset_zero and batch.magic == 2 and batch.base_offset != 0:
             raise _refuse(
                 "INVALID_RECORD",
