@@ -125,3 +125,22 @@ def test_rebuilt_batches_decode_the_same_in_python_clients(tmp_path, source, con
                 break
             got += [(r.offset, r.timestamp, r.key, r.value) for r in batch]
         assert got == want, reader
+
+
+# librdkafka's names where they differ from Kafka's Errors (its KafkaError constants)
+LIBRDKAFKA_NAMES = {
+    "unknown_server_error": "UNKNOWN",
+    "none": "NO_ERROR",
+    "message_too_large": "MSG_SIZE_TOO_LARGE",
+    "corrupt_message": "INVALID_MSG",
+}
+
+
+def test_error_codes_are_librdkafkas():
+    """The codes kcodec append answers with (schemas/internal/kafka_enums.yaml produce_error) are the
+    ones librdkafka knows by the same names."""
+    from kcodec.generated.kafka_enums import PRODUCE_ERROR
+
+    for name, code in PRODUCE_ERROR.items():
+        theirs = LIBRDKAFKA_NAMES.get(name, name.upper())
+        assert getattr(ck.KafkaError, theirs) == code, name
