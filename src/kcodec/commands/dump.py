@@ -150,12 +150,15 @@ def cmd_dump(args: argparse.Namespace) -> int:
         verify_index_only=args.verify_index_only,
         index_sanity_check=args.index_sanity_check,
         as_log=args.as_log,
+        as_kafka07=args.as_kafka07,
         skip_corrupt=args.skip_corrupt,
         start_offset=args.start_offset,
         end_offset=args.end_offset,
         from_time=args.from_time,
         progress=lambda size, name, enabled: Progress(size, desc=name, enabled=enabled),
     )
+    if args.as_kafka07 is not None and args.as_log:
+        raise UsageError("--as-log and --as-kafka07 name two different framings: choose one")
     deferred = DeferredErrors(legacy=args.kafka_version < JAVA_PORT)
     status = EXIT_OK
     try:
@@ -293,6 +296,15 @@ def add_parser(sub) -> None:
         "--as-log",
         action="store_true",
         help="read every FILE as log entries whatever its name (a records blob, a copied segment)",
+    )
+    p.add_argument(
+        "--as-kafka07",
+        nargs="?",
+        const=-1,
+        type=offset_int,
+        metavar="BASE",
+        help="read every FILE (and - , standard input) as a Kafka 0.7 segment whatever its name; BASE is its "
+        "byte offset (default: from a %%020d.kafka name, else 0)",
     )
     add_json(p, "one line per batch with its records, nulls as null (NDJSON)", bytes_encoding=True)
     add_storage_option(p)

@@ -75,6 +75,9 @@ class DumpOptions:
     verify_index_only: bool = False  # [--verify-index-only]
     index_sanity_check: bool = False  # [--index-sanity-check]
     as_log: bool = False  # [--as-log]
+    #: [--as-kafka07 [BASE]]: read every input (standard input too) as a Kafka 0.7 segment; BASE is its byte
+    #: offset (None: not asked; -1: the file's name says, else 0)
+    as_kafka07: int | None = None
     skip_corrupt: bool = False  # [--skip-corrupt]
     start_offset: int | None = None  # [--start-offset]: from the batch holding it
     end_offset: int | None = None  # [--end-offset] (exclusive): up to the batch before the one starting there
@@ -103,6 +106,8 @@ def dump_input(item: DumpInput, opts: DumpOptions, deferred: DeferredErrors) -> 
     """Dump one input by its kind; the exit status it earns."""
     path = Path("<stdin>") if item.stdin else item.shown
     kind = FileKind.LOG if item.stdin or opts.as_log else file_kind(path)
+    if opts.as_kafka07 is not None:
+        kind = FileKind.KAFKA07
     if kind == FileKind.UNKNOWN:  # as kafka-dump-log: named, passed over, no trace in the exit status
         if not opts.json:
             print(f"Dumping {path}")
@@ -357,7 +362,7 @@ def _dump_kafka07(path: PurePath, source, opts: DumpOptions) -> int:
     ]
     if unsupported:
         return _refuse(path, f"{', '.join(unsupported)} does not apply to a Kafka 0.7 segment")
-    base = parse_segment_name(path).base_offset
+    base = _kafka07_base(path, opts.as_kafka07)
     with open_input(source) as opened:
         reader = Kafka07Reader(
             opened, base_offset=base, verify_crc=False, deep=True, max_decompressed_size=_limit(opts)
@@ -375,7 +380,9 @@ def _dump_kafka07(path: PurePath, source, opts: DumpOptions) -> int:
         except KcodecError as exc:
             hint = ""
             if (exc.position or 0) < _FIRST_ENTRY and find_next_entry(opened, 0) == 0:
-                hint = " (its bytes are Kafka 0.8+ log entries: such segments are named .log)"
+                hint = " (its bytes are Kafka 0.8+ log entries: " + (
+                    "drop --as-kafka07)" if opts.as_kafka07 is not None else "such segments are named .log)"
+                )
             return _refuse(path, f"{exc}{hint}")
     if opts.json:
         if reader.tail is not None:
@@ -384,6 +391,18 @@ def _dump_kafka07(path: PurePath, source, opts: DumpOptions) -> int:
         for line in kafka07_tail_line(reader, base):
             print(line)
     return EXIT_OK
+
+
+def _kafka07_base(path: PurePath, asked: int | None) -> int:
+    """A 0.7 segment's byte offset: --as-kafka07's BASE, else its name's (standard input and other names: 0)."""
+    if asked is not None and asked >= 0:
+        return asked
+    try:
+        return parse_segment_name(path).base_offset
+    except ValueError:
+        if asked is None:
+            raise
+        return 0
 
 
 def _limit(opts: DumpOptions) -> int:
