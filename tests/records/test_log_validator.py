@@ -443,3 +443,30 @@ def test_unknown_release_and_config():
     with pytest.raises(ValueError, match="not a config"):
         topic_config(broker_release("4.0"), ["retention.ms=5"])
     assert broker_release("current") is broker_release("99.0")
+
+
+@pytest.mark.parametrize(
+    ("magic", "compression", "config", "want"),
+    [
+        (2, "none", [], (NOW + 5, LEO + 2)),  # a v2 batch answers with its last offset
+        (1, "none", ["message.format.version=0.10.2"], (NOW + 5, LEO + 1)),  # a loose v1 message with its own
+        (1, "gzip", ["message.format.version=0.10.2"], (NOW + 5, LEO + 2)),  # a compressed set with its last
+        (2, "gzip", ["compression.type=lz4"], (NOW + 5, LEO + 2)),  # rebuilt v2: the builder's last offset
+        (2, "none", ["message.format.version=0.10.2"], (NOW + 5, LEO + 1)),  # rebuilt loose v1: the record's
+    ],
+)
+def test_offset_of_max_timestamp(magic, compression, config, want):
+    """ValidationResult's shallowOffsetOfMaxTimestamp, as 4.0 reports it (the max in the middle)."""
+    recs = records()
+    recs[1]["timestamp"] = NOW + 5
+    result = validate(encode_batch(recs, magic=magic, compression=compression), "3.9", *config)
+    assert (result.max_timestamp, result.offset_of_max_timestamp) == want
+
+
+def test_offset_of_max_timestamp_without_timestamps():
+    """No timestamp: -1, except a compressed set kept in place, which answers with its last offset."""
+    recs = [dict(r, timestamp=-1) for r in records()]
+    assert validate(encode_batch(recs, compression="gzip"), "3.9").offset_of_max_timestamp == LEO + 2
+    assert validate(encode_batch(recs), "3.9", "compression.type=gzip").offset_of_max_timestamp == -1
+    v0 = validate(encode_batch(recs, magic=0), "0.10", "message.format.version=0.9")
+    assert (v0.max_timestamp, v0.offset_of_max_timestamp) == (-1, -1)

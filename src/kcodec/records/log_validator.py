@@ -225,8 +225,8 @@ def _refuse(error: str, message: str, rule: str, errors: list[tuple[int, str]] |
 
 
 def _decode_request(request: bytes, release: BrokerRelease, config: TopicConfig, explain: list[str]):
-    """analyzeAndValidateRecords: each entry decoded and checked (magic known to the release, client v2
-    base offset 0, size, CRC, codec); returns (raw entries, batches, source codec)."""
+    """analyzeAndValidateRecords: each entry checked (magic known to the release, client v2 base offset 0,
+    size, CRC, codec) and decoded; returns the (raw bytes, batch) of each entry and the source codec."""
     max_bytes = config.max_message_bytes if config.max_message_bytes is not None else release.max_message_bytes
     entries: list[tuple[bytes, Batch]] = []
     source = "none"
@@ -241,6 +241,13 @@ def _decode_request(request: bytes, release: BrokerRelease, config: TopicConfig,
                 "CORRUPT_MESSAGE",
                 f"magic {magic} is unknown to Kafka {release.name} (it reads magic 0 to {release.newest_magic})",
                 "known magic",
+            )
+        base_offset = _I64.unpack_from(raw, 0)[0]
+        if release.client_base_offset_zero and magic == 2 and base_offset != 0:
+            raise _refuse(
+                "INVALID_RECORD",
+                f"The baseOffset of the record batch in the append should be 0, but it is {base_offset}",
+                "client v2 batches start at base offset 0",
             )
         if len(raw) > max_bytes:
             raise _refuse(
@@ -257,12 +264,6 @@ def _decode_request(request: bytes, release: BrokerRelease, config: TopicConfig,
             batch = decode_entry(raw, position, verify_crc=False)
         except DecodeError as exc:  # the CRC holds: the record iterators' InvalidRecordException
             raise _refuse("INVALID_RECORD", f"the batch's records do not read: {exc}", "records readable") from None
-        if release.client_base_offset_zero and batch.magic == 2 and batch.base_offset != 0:
-            raise _refuse(
-                "INVALID_RECORD",
-                f"The baseOffset of the record batch in the append should be 0, but it is {batch.base_offset}",
-                "client v2 batches start at base offset 0",
-            )
         if batch.compression == "zstd" and not release.zstd:
             raise _refuse(
                 "UNSUPPORTED_COMPRESSION_TYPE",
@@ -327,9 +328,7 @@ def _check_batch(first: Batch, batch: Batch, to_magic: int, release: BrokerRelea
         )
 
 
-def _record_errors(
-    batch: Batch, release: BrokerRelease, config: TopicConfig, now: int, compressed_source: bool
-) -> list[tuple[int, str, bool]]:
+def _record_errors(batch: Batch, release: BrokerRelease, config: TopicConfig, now: int) -> list[tuple[int, str, bool]]:
     """LogValidator.validateRecord for each record: (index, message, is a timestamp error)."""
     errors: list[tuple[int, str, bool]] = []
     after = config.timestamp_after_max_ms
@@ -342,7 +341,7 @@ def _record_errors(
         if record.magic != batch.magic:
             errors.append((index, f"Record's magic {record.magic} does not match outer magic {batch.magic}", False))
             continue
-        if batch.magic <= 1 and compressed_source and record.crc_valid is False:
+        if batch.magic <= 1 and batch.compression != "none" and record.crc_valid is False:
             raise _refuse(
                 "CORRUPT_MESSAGE",
                 f"{record_corrupt_message(record.crc or 0, None)} at inner message {index} of the compressed set",
@@ -472,7 +471,7 @@ def validate_request(
             )
     for _, batch in entries:
         _check_batch(first, batch, to_magic, release)
-        _raise_record_errors(_record_errors(batch, release, config, now, source != "none"))
+        _raise_record_errors(_record_errors(batch, release, config, now))
     records = [r for _, b in entries for r in b.records]
 
     in_place, why = _in_place(entries, source, target, to_magic, release)
@@ -498,7 +497,8 @@ def validate_request(
             f"size of {config.segment_bytes}.",
             "segment.bytes",
         )
-    max_ts, offset_of_max = _max_timestamp(result, ts_type, now, in_place, log_end_offset)
+    compressed_path = not (source == "none" and target == "none")
+    max_ts, offset_of_max = _max_timestamp(result, ts_type, now, in_place, compressed_path, log_end_offset)
     return Validated(
         stored=stored,
         batches=result,
@@ -599,19 +599,29 @@ def _rebuild(records, first: Batch, leo: int, to_magic: int, target: str, ts_typ
     return stored, batches
 
 
-def _max_timestamp(batches: list[Batch], ts_type, now: int, in_place: bool, leo: int) -> tuple[int, int]:
-    """The max timestamp and its offset as 4.0's ValidationResult reports them (the shallow offset: a v2
-    batch or a compressed set answers with its last offset, a loose v0/v1 message with its own; -1 for
-    no timestamp)."""
+def _max_timestamp(
+    batches: list[Batch], ts_type, now: int, in_place: bool, compressed_path: bool, leo: int
+) -> tuple[int, int]:
+    """The max timestamp and the offset 4.0's ValidationResult reports for it (the shallow offset): a
+    compressed set kept in place answers with its last offset; in place uncompressed, the last offset of
+    the batch holding the max (a loose v0/v1 message's own; the first under LogAppendTime at v1); rebuilt,
+    MemoryRecordsBuilder.info (a v2 batch or a compressed set: its last offset). -1 for no timestamp."""
     last = batches[-1].last_offset
     if ts_type is TimestampType.NO_TIMESTAMP_TYPE:
         return _NO_TIMESTAMP, -1
+    best, at = _NO_TIMESTAMP, -1
+    for batch in batches:
+        batch_max = max((r.timestamp for r in batch.records), default=_NO_TIMESTAMP)
+        if batch_max > best:
+            best = batch_max
+            at = (
+                batch.last_offset
+                if batch.magic >= 2 or batch.compression != "none"
+                else next(r.offset for r in batch.records if r.timestamp == batch_max)
+            )
+    if in_place and compressed_path:
+        return (now if ts_type is TimestampType.LOG_APPEND_TIME else best), last
     shallow = batches[0].magic >= 2 or batches[0].compression != "none"
     if ts_type is TimestampType.LOG_APPEND_TIME:
         return now, last if shallow else leo
-    best, at = _NO_TIMESTAMP, -1
-    for batch in batches:
-        for r in batch.records:
-            if r.timestamp > best:
-                best, at = r.timestamp, batch.last_offset if shallow else r.offset
     return best, at
