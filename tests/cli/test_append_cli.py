@@ -3,7 +3,9 @@ exit status, --explain, --json, JSON-lines input, and the one-line usage errors.
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 import pytest
 
@@ -104,3 +106,13 @@ def test_torn_input_is_refused_in_one_line(capsys, tmp_path):
     path.write_bytes(encode_batch(recs())[:-5])
     code, _, err = run(capsys, "append", path, tmp_path / "t-0", "--kafka", "4.0")
     assert code == 3 and len(err.strip().splitlines()) == 1 and "input ends inside a log entry" in err
+
+
+def test_standard_input_continues_a_log(capsys, tmp_path, monkeypatch, requests_file):
+    """IN ``-``: the requests from standard input; a second run continues the directory's log and its
+    producers' state (a retried batch is a duplicate)."""
+    retry = encode_batch(recs(), producer_id=3, producer_epoch=0, base_sequence=0)
+    for expected in ("NONE base offset 0", "NONE, duplicate of offsets 0..2"):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(retry)))
+        code, out, _ = run(capsys, "append", "-", tmp_path / "t-0", "--kafka", "4.0", "--now", NOW)
+        assert code == 0 and out.startswith(f"request 0: {expected}")

@@ -8,6 +8,8 @@ cannot read."""
 from __future__ import annotations
 
 import argparse
+import io
+import sys
 from pathlib import Path
 
 from kcodec.commands.common import (
@@ -26,23 +28,24 @@ from kcodec.commands.common import (
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
-def _requests(args: argparse.Namespace, path: Path) -> list[bytes]:
-    """The producer's requests: a file of batches split as a producer sends them, or JSON lines encoded
-    as ``kcodec write`` encodes them (base offset 0, as a client's batches are)."""
-    as_json = args.input_format == "json" or (args.input_format is None and path.suffix in JSON_SUFFIXES)
+def _requests(args: argparse.Namespace, path: Path | None) -> list[bytes]:
+    """The producer's requests from ``path`` (None: standard input, read whole): a file of batches split as
+    a producer sends them, or JSON lines encoded as ``kcodec write`` encodes them (base offset 0, as a
+    client's batches are)."""
+    suffix = "" if path is None else path.suffix
+    as_json = args.input_format == "json" or (args.input_format is None and suffix in JSON_SUFFIXES)
+    data = sys.stdin.buffer.read() if path is None else path.read_bytes()
     if not as_json:
         from kcodec.records.log_validator import split_requests
 
-        return split_requests(path.read_bytes())
+        return split_requests(data)
     from kcodec.commands.write import encode_group, record_groups
     from kcodec.tools.records_io import read_json_records
 
     options = dict(magic=args.magic, compression=args.compression, compression_level=None, allow_lossy=False)
-    with open(path, "rb") as lines:
-        items = read_json_records(lines, args.encoding, False, str(path))
-        return [
-            encode_group(chunk, dumped, 0, False, options)[0] for chunk, dumped in record_groups(items, args.batch_size)
-        ]
+    items = read_json_records(io.BytesIO(data), args.encoding, False, "stdin" if path is None else str(path))
+    groups = record_groups(items, args.batch_size)
+    return [encode_group(chunk, dumped, 0, False, options)[0] for chunk, dumped in groups]
 
 
 def _answer_line(a) -> str:
@@ -65,9 +68,10 @@ def cmd_append(args: argparse.Namespace) -> int:
     from kcodec.records.log_validator import topic_config
     from kcodec.tools.broker_append import BrokerPartition
 
-    source = existing_file(args.input)
+    source = None if args.input == "-" else existing_file(args.input)
     out = Path(args.out)
-    refuse_overlap([source], [out])
+    if source is not None:
+        refuse_overlap([source], [out])
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: not a directory (OUT_DIR is a partition directory)")
     try:
@@ -132,7 +136,9 @@ def add_parser(sub) -> None:
         "partition directory (continued if it holds a log). Prints the broker's answer per request: the "
         "base offset, or Kafka's error code and name; a refused request stores nothing.",
     )
-    p.add_argument("input", metavar="IN", help="a file of producer batches (base offset 0), or JSON lines")
+    p.add_argument(
+        "input", metavar="IN", help="a file of producer batches (base offset 0), or JSON lines; - for standard input"
+    )
     p.add_argument("out", metavar="OUT_DIR", help="the partition directory to append to")
     p.add_argument("--kafka", required=True, metavar="VERSION", help="the broker's release: 0.8 .. 4.x, or current")
     p.add_argument(
