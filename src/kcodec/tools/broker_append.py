@@ -10,9 +10,9 @@ transactions its batches leave (walked as ``kcodec txn`` walks them)."""
 
 from __future__ import annotations
 
-import copy
 import time
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kcodec.generated.kafka_enums import PRODUCE_ERROR
@@ -161,7 +161,9 @@ class BrokerPartition:
         if head is None or head.producer_id < 0 or not self.release.producer_state:
             return None
         pid = head.producer_id
-        before = copy.deepcopy(self.checker.producers.get(pid))
+        entry = self.checker.producers.get(pid)
+        # the entry as it was, to put back if the batch is refused (its retained batches are tuples)
+        before = None if entry is None else replace(entry, batches=deque(entry.batches, maxlen=entry.batches.maxlen))
         found = self.checker.data(head, in_transaction=pid in self.open_transactions)
         if not found:
             if head.is_transactional:
