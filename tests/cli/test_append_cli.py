@@ -116,3 +116,13 @@ def test_standard_input_continues_a_log(capsys, tmp_path, monkeypatch, requests_
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(retry)))
         code, out, _ = run(capsys, "append", "-", tmp_path / "t-0", "--kafka", "4.0", "--now", NOW)
         assert code == 0 and out.startswith(f"request 0: {expected}")
+
+
+def test_damage_mid_input_keeps_what_was_answered(capsys, tmp_path):
+    """Requests are read one at a time: those answered before a torn entry stay stored (their segment is
+    sealed), and the damage is one line, exit 3."""
+    path = tmp_path / "in.bin"
+    path.write_bytes(encode_batch(recs()) + encode_batch(recs())[:-5])
+    code, out, err = run(capsys, "append", path, tmp_path / "t-0", "--kafka", "4.0", "--now", NOW)
+    assert code == 3 and out.startswith("request 0: NONE base offset 0") and len(err.strip().splitlines()) == 1
+    assert [r.offset for r in Partition(tmp_path / "t-0").iter_records()] == [0, 1, 2]

@@ -8,8 +8,9 @@ cannot read."""
 from __future__ import annotations
 
 import argparse
-import io
 import sys
+from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 from kcodec.commands.common import (
@@ -28,24 +29,25 @@ from kcodec.commands.common import (
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
-def _requests(args: argparse.Namespace, path: Path | None) -> list[bytes]:
-    """The producer's requests from ``path`` (None: standard input, read whole): a file of batches split as
-    a producer sends them, or JSON lines encoded as ``kcodec write`` encodes them (base offset 0, as a
+def _requests(args: argparse.Namespace, path: Path | None) -> Iterator[bytes]:
+    """The producer's requests from ``path`` (None: standard input), one at a time: a file of batches split
+    as a producer sends them, or JSON lines encoded as ``kcodec write`` encodes them (base offset 0, as a
     client's batches are)."""
     suffix = "" if path is None else path.suffix
     as_json = args.input_format == "json" or (args.input_format is None and suffix in JSON_SUFFIXES)
-    data = sys.stdin.buffer.read() if path is None else path.read_bytes()
     if not as_json:
         from kcodec.records.log_validator import split_requests
 
-        return split_requests(data)
+        yield from split_requests(sys.stdin.buffer if path is None else path)
+        return
     from kcodec.commands.write import encode_group, record_groups
     from kcodec.tools.records_io import read_json_records
 
     options = dict(magic=args.magic, compression=args.compression, compression_level=None, allow_lossy=False)
-    items = read_json_records(io.BytesIO(data), args.encoding, False, "stdin" if path is None else str(path))
-    groups = record_groups(items, args.batch_size)
-    return [encode_group(chunk, dumped, 0, False, options)[0] for chunk, dumped in groups]
+    with nullcontext(sys.stdin.buffer) if path is None else open(path, "rb") as lines:
+        items = read_json_records(lines, args.encoding, False, "stdin" if path is None else str(path))
+        for chunk, dumped in record_groups(items, args.batch_size):
+            yield encode_group(chunk, dumped, 0, False, options)[0]
 
 
 def _answer_line(a) -> str:
@@ -79,11 +81,11 @@ def cmd_append(args: argparse.Namespace) -> int:
         config = topic_config(release, args.topic_config or [])
     except (UnknownReleaseError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    requests = _requests(args, source)
-    refused = stored = duplicates = records = 0
+    refused = stored = duplicates = records = count = 0
     with BrokerPartition(out, release, config, leader_epoch=args.leader_epoch) as partition:
         first_offset = partition.log_end_offset
-        for request in requests:
+        for request in _requests(args, source):  # one request in memory at a time
+            count += 1
             answer = partition.append(request, now=args.now)
             if answer.error != "NONE":
                 refused += 1
@@ -105,7 +107,7 @@ def cmd_append(args: argparse.Namespace) -> int:
     summary = {
         "kafka": args.kafka,
         "rules": release.name,
-        "requests": len(requests),
+        "requests": count,
         "stored": stored,
         "duplicates": duplicates,
         "refused": refused,
@@ -118,7 +120,7 @@ def cmd_append(args: argparse.Namespace) -> int:
         print(json_line({"kind": "summary", **summary}))
     else:
         print(
-            f"Kafka {args.kafka} (the rules of {release.name}): {len(requests)} requests, {stored} stored "
+            f"Kafka {args.kafka} (the rules of {release.name}): {count} requests, {stored} stored "
             f"({records} records), {duplicates} duplicates, {refused} refused; log end offset {end} in {out}"
         )
     return EXIT_CHECK_FAILED if refused else EXIT_OK

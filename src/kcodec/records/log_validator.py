@@ -11,6 +11,7 @@ checks (sequences, epochs, duplicates) come after this step, in :mod:`kcodec.log
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from kcodec.errors import DecodeError, EncodeError, KcodecError, record_corrupt_message
@@ -203,21 +204,26 @@ class Validated:
 # ----------------------------------------------------------------------------- the request
 
 
-def split_requests(data: bytes) -> list[bytes]:
-    """A file of producer batches as the requests a producer would send: every v2 batch and every
-    compressed v0/v1 wrapper alone; a run of uncompressed v0/v1 messages of one magic together (an old
-    producer's message set)."""
-    out: list[bytes] = []
+def split_requests(source) -> Iterator[bytes]:
+    """A file of producer batches (bytes, a path read with pread, or a binary stream) as the requests a
+    producer would send, one at a time: every v2 batch and every compressed v0/v1 wrapper alone; a run of
+    uncompressed v0/v1 messages of one magic together (an old producer's message set). A torn or damaged
+    entry raises the reader's error when the walk gets there."""
+    run: list[bytes] = []
     run_magic = None
-    for _, raw in read_batches(data, strict=True, verify_crc=False).entries():
+    for _, raw in read_batches(source, strict=True, verify_crc=False).entries():
         magic = raw[MAGIC_OFFSET]
         loose_legacy = magic < 2 and not raw[LEGACY_ATTRIBUTES_OFFSET] & LEGACY_COMPRESSION_MASK
-        if loose_legacy and run_magic == magic and out:
-            out[-1] += raw
-        else:
-            out.append(raw)
-        run_magic = magic if loose_legacy else None
-    return out
+        if run and not (loose_legacy and magic == run_magic):
+            yield b"".join(run)
+            run = []
+        if not loose_legacy:
+            yield raw  # a request of its own: answered before the next entry is read
+            continue
+        run.append(raw)
+        run_magic = magic
+    if run:
+        yield b"".join(run)
 
 
 def _refuse(error: str, message: str, rule: str, errors: list[tuple[int, str]] | None = None) -> RequestRefused:

@@ -108,10 +108,8 @@ class BrokerPartition:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-        elif self._writer is not None:
-            self._writer.abort()
+        # every request answered NONE is whole in the segment (a failed write aborts itself): seal them
+        self.close()
 
     def close(self) -> None:
         if self._writer is not None:
