@@ -3,7 +3,7 @@ for a producer's requests (see :mod:`kcodec.tools.broker_append`).
 
 Exit status: 0 every request stored (a duplicate answered with its original offsets counts); 1 a request
 was refused (its Kafka error printed); 2 bad usage (an unknown release or topic config); 3 input kcodec
-cannot read."""
+cannot frame (the requests answered before it stay stored)."""
 
 from __future__ import annotations
 
