@@ -34,6 +34,7 @@ COMMANDS = (
     "metadata",
     "schemas",
     "txn",
+    "compact",
     "pipeline",
     "layout",
     "size",
