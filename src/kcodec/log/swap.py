@@ -30,6 +30,7 @@ from kcodec.log.names import (
     parse_segment_name,
     segment_name,
 )
+from kcodec.log.writer import fsync_dir, remove_if_exists
 from kcodec.records.framing import last_offset
 from kcodec.records.reader import read_batches
 from kcodec.records.transactions import AbortedTxn
@@ -43,22 +44,6 @@ _SEGMENT_FILES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LOG_SUFFIX)
 
 def _after_step(step: str) -> None:
     """Called after every change on disk (tests replace it to kill the replacement there)."""
-
-
-def _fsync_dir(directory: Path) -> None:
-    if hasattr(os, "O_DIRECTORY"):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _unlink(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
 
 
 def write_cleaned(
@@ -80,7 +65,7 @@ def write_cleaned(
             os.fsync(f.fileno())
         if mtime_ms is not None:
             os.utime(path, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
-    _fsync_dir(directory)
+    fsync_dir(directory)
     _after_step("cleaned written")
 
 
@@ -95,7 +80,7 @@ def replace_segments(directory: Path, base_offset: int, old_bases: Iterable[int]
     for path in _files_of(directory, base_offset, CLEANED_SUFFIX):
         os.replace(path, path.with_name(path.name.removesuffix(CLEANED_SUFFIX) + SWAP_SUFFIX))
         _after_step(f"{path.name} to swap")
-    _fsync_dir(directory)
+    fsync_dir(directory)
     for old in old_bases:
         if old != base_offset:
             _delete_segment(directory, old)
@@ -107,7 +92,7 @@ def _delete_segment(directory: Path, base_offset: int) -> None:
         deleted = path.with_name(path.name + DELETED_SUFFIX)
         os.replace(path, deleted)  # Kafka's asyncDeleteSegment: renamed first, removed later
         _after_step(f"{path.name} deleted")
-        _unlink(deleted)
+        remove_if_exists(deleted)
 
 
 def _finish_swap(directory: Path, base_offset: int) -> None:
@@ -119,8 +104,8 @@ def _finish_swap(directory: Path, base_offset: int) -> None:
             os.replace(directory / (name + SWAP_SUFFIX), directory / name)
             _after_step(f"{name} swapped in")
         elif suffix != LOG_SUFFIX and (directory / (segment_name(base_offset, LOG_SUFFIX) + SWAP_SUFFIX)).exists():
-            _unlink(directory / name)  # the old segment's, not the new one's
-    _fsync_dir(directory)
+            remove_if_exists(directory / name)  # the old segment's, not the new one's
+    fsync_dir(directory)
 
 
 def _next_offset(log: Path, base_offset: int) -> int:
@@ -138,7 +123,7 @@ def recover_swaps(directory: Path) -> list[str]:
     names = sorted(p.name for p in directory.iterdir())
     for name in names:
         if name.endswith(CLEANED_SUFFIX) or name.endswith(DELETED_SUFFIX):
-            _unlink(directory / name)
+            remove_if_exists(directory / name)
             done.append(name)
     for name in names:
         if not name.endswith(LOG_SUFFIX + SWAP_SUFFIX):
@@ -159,6 +144,6 @@ def recover_swaps(directory: Path) -> list[str]:
         done.append(name)
     for p in sorted(directory.iterdir()):
         if p.name.endswith(SWAP_SUFFIX):  # an index whose .log never reached .swap: the old segment stays
-            _unlink(p)
+            remove_if_exists(p)
             done.append(p.name)
     return done
