@@ -18,6 +18,7 @@ from kcodec.commands.common import (
     add_json,
     int32_size,
     json_line,
+    kafka_release,
     non_negative_int,
     offset_int,
     positive_int,
@@ -26,14 +27,6 @@ from kcodec.commands.common import (
 
 DEFAULT_RELEASE = (4, 1)
 _LISTED_TOMBSTONES = 20  # in text; --json lists them all
-
-
-def _release(text: str) -> tuple[int, int]:
-    try:
-        major, minor = (int(part) for part in text.split("."))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a Kafka release like 3.0 or 4.1") from None
-    return major, minor
 
 
 def _ratio(text: str) -> float:
@@ -243,7 +236,7 @@ def add_parser(sub) -> None:
     keys.add_argument("--key", metavar="K", help="say what happens to every record of key K (UTF-8 text)")
     keys.add_argument("--key-hex", metavar="HEX", help="--key as hexadecimal bytes")
     p.add_argument("--now", type=offset_int, metavar="MS", help="the cleaner's clock, epoch ms (default: now)")
-    p.add_argument("--release", type=_release, default="{}.{}".format(*DEFAULT_RELEASE), metavar="X.Y",
+    p.add_argument("--release", type=kafka_release, default="{}.{}".format(*DEFAULT_RELEASE), metavar="X.Y",
                    help="the Kafka release whose cleaner runs (default 4.1; before 3.1 v2 batches carry no "
                    "delete horizon and every tombstone and marker goes by segment mtimes)")  # fmt: skip
     p.add_argument("--first-dirty-offset", type=offset_int, metavar="N",
