@@ -394,3 +394,30 @@ def test_cli_damaged_batch_is_one_line_exit_3(tmp_path, capsys):
     code, out, err = _run(capsys, "compact", part.path, "--out", tmp_path / "out")
     assert code == 3 and out == "" and len(err.splitlines()) == 1 and str(log) in err
     assert not list((tmp_path / "out" / "t-0").glob("*.log"))
+
+
+def test_a_legacy_compressed_wrapper_is_recompressed_with_its_survivors(tmp_path):
+    wrapper = data(0, [(b"a", b"1"), (b"b", b"1"), (b"a", b"2")], magic=1, compression="gzip")
+    part = write_partition(tmp_path / "t-0", [[wrapper], [data(3, [(b"z", b"")], magic=1)]])
+    result, out = _out(tmp_path, part)
+    (b,) = [b for b in batches(out) if b.base_offset < 3]
+    assert (b.magic, b.compression) == (1, "gzip") and result.batches_rewritten == 1
+    assert [(r.offset, r.key, r.value) for r in b.records] == [(1, b"b", b"1"), (2, b"a", b"2")]
+
+
+def test_a_commit_marker_goes_once_its_data_is_gone_and_its_horizon_passed(tmp_path):
+    segs = [
+        [data(0, [(b"a", b"1")], pid=8, epoch=0, seq=0, txn=True), marker("commit", 1, 8), data(2, [(b"a", b"2")])],
+        [data(3, [(b"z", b"")])],
+    ]
+    part = write_partition(tmp_path / "t-0", segs)
+    settings = {"producer_id_expiration_ms": 1, "first_dirty_offset": 0}
+    r1, out1 = _out(tmp_path, part, "r1", producer_id_expiration_ms=1)
+    # the data (a=1, superseded) is met in this round: the marker stays, without a horizon
+    assert r1.removed == {"superseded": 1} and [b.has_delete_horizon for b in batches(out1) if b.is_control] == [False]
+    (tmp_path / "r1" / "cleaner-offset-checkpoint").unlink()  # clean again from the start (no new dirty data)
+    r2, out2 = _out(tmp_path, Partition(out1), "r2", producer_id_expiration_ms=1)
+    ctl = [b for b in batches(out2) if b.is_control]
+    assert r2.removed["marker"] == 0 and ctl[0].delete_horizon_ms == NOW + DAY  # no data left: the horizon is set
+    assert _clean(Partition(out2), now_ms=NOW + DAY - 1, **settings).removed["marker"] == 0
+    assert _clean(Partition(out2), now_ms=NOW + DAY, **settings).removed["marker"] == 1
