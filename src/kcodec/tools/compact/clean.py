@@ -219,7 +219,13 @@ def _map_segment(info: SegmentInfo, offset_map: _OffsetMap, start: int, txns: _T
         if batch.is_control:
             txns.on_control(batch)
         elif not txns.on_data(batch):
-            for r in batch.records:
+            records = batch.records
+            if batch.base_offset >= start and len(offsets) + len(records) <= offset_map.capacity:
+                # no put can find the map full: all at once (the last offset of a key wins, as in order)
+                offsets.update({r.key: r.offset for r in records if r.key is not None})
+                offset_map.latest_offset = batch.last_offset
+                continue
+            for r in records:
                 if r.key is not None and r.offset >= start:
                     if len(offsets) >= offset_map.capacity:
                         return True
@@ -345,41 +351,17 @@ def _filter_batch(
     )
     retain_empty = last_of_producer or batch.next_offset == plan.first_uncleanable_offset
     marker_for_empty_txn = can_discard and batch.is_control
+    if v2_horizon:
+        keep_deletes = batch.delete_horizon_ms is None or now < batch.delete_horizon_ms
+    else:
+        keep_deletes = retain_legacy
 
     if discard_records and not retain_empty:
         _removed_all(batch, result, key, "marker" if batch.is_control else "aborted")
         result.batches_removed += 1
         result.removed_bytes += len(raw)
         return b""
-    retained = []
-    tombstones = []
-    for r in batch.records:
-        reason = None
-        if discard_records:
-            reason = "marker" if batch.is_control else "aborted"
-        elif batch.is_control or r.offset > offset_map.latest_offset:
-            pass
-        elif r.key is None:
-            reason = "null_key"
-        elif r.offset < offset_map.offsets.get(r.key, -1):
-            reason = "superseded"
-        elif r.value is None:
-            if v2_horizon:
-                keep_deletes = batch.delete_horizon_ms is None or now < batch.delete_horizon_ms
-            else:
-                keep_deletes = retain_legacy
-            if not keep_deletes:
-                reason = "tombstone"
-        if reason is None:
-            retained.append(r)
-            if r.value is None and not batch.is_control:
-                tombstones.append(r)
-        else:
-            result.removed[reason] += 1
-        if key is not None and r.key == key and not batch.is_control:
-            result.key_events.append(
-                KeyEvent(r.offset, r.value is None, reason is None, reason or "latest for its key")
-            )
+    retained, tombstones = _retained(batch, offset_map, discard_records, keep_deletes, result, key)
     if retained:
         set_horizon = v2_horizon and (tombstones or marker_for_empty_txn) and not batch.has_delete_horizon
         horizon_ms = now + config.delete_retention_ms if set_horizon else batch.delete_horizon_ms
@@ -406,6 +388,58 @@ def _filter_batch(
     result.batches_removed += 1
     result.removed_bytes += len(raw)
     return b""
+
+
+def _reason(r, batch: Batch, offset_map: _OffsetMap, discard_records: bool, keep_deletes: bool) -> str | None:
+    """Why ``r`` goes (one of REASONS), or None when it stays (Cleaner.shouldRetainRecord)."""
+    if discard_records:
+        return "marker" if batch.is_control else "aborted"
+    if batch.is_control or r.offset > offset_map.latest_offset:
+        return None
+    if r.key is None:
+        return "null_key"
+    if r.offset < offset_map.offsets.get(r.key, -1):
+        return "superseded"
+    if r.value is None and not keep_deletes:
+        return "tombstone"
+    return None
+
+
+def _retained(batch: Batch, offset_map: _OffsetMap, discard_records: bool, keep_deletes: bool, result, key):
+    """The records of ``batch`` that stay, and its tombstones among them; what goes is counted by reason."""
+    records = batch.records
+    if key is None and not discard_records and not batch.is_control:
+        # the common case, in one pass: _reason's rules without its per-record call
+        latest, get = offset_map.latest_offset, offset_map.offsets.get
+        why = [
+            None
+            if r.offset > latest
+            else "null_key"
+            if r.key is None
+            else "superseded"
+            if r.offset < get(r.key, -1)
+            else "tombstone"
+            if r.value is None and not keep_deletes
+            else None
+            for r in records
+        ]
+        result.removed.update(w for w in why if w is not None)
+        kept = [r for r, w in zip(records, why) if w is None]
+        return kept, [r for r in kept if r.value is None]
+    kept, tombstones = [], []
+    for r in records:
+        reason = _reason(r, batch, offset_map, discard_records, keep_deletes)
+        if reason is None:
+            kept.append(r)
+            if r.value is None and not batch.is_control:
+                tombstones.append(r)
+        else:
+            result.removed[reason] += 1
+        if key is not None and r.key == key and not batch.is_control:
+            result.key_events.append(
+                KeyEvent(r.offset, r.value is None, reason is None, reason or "latest for its key")
+            )
+    return kept, tombstones
 
 
 def _removed_all(batch: Batch, result: CleanResult, key: bytes | None, reason: str) -> None:
