@@ -421,3 +421,16 @@ def test_a_commit_marker_goes_once_its_data_is_gone_and_its_horizon_passed(tmp_p
     assert r2.removed["marker"] == 0 and ctl[0].delete_horizon_ms == NOW + DAY  # no data left: the horizon is set
     assert _clean(Partition(out2), now_ms=NOW + DAY - 1, **settings).removed["marker"] == 0
     assert _clean(Partition(out2), now_ms=NOW + DAY, **settings).removed["marker"] == 1
+
+
+def test_a_write_in_progress_at_the_end_of_the_active_segment_is_left_alone(tmp_path):
+    part = write_partition(tmp_path / "t-0", [[data(0, [(b"a", b"1")]), data(1, [(b"a", b"2")])], [data(2, [])]])
+    active = part.segments[-1].log
+    with open(active, "ab") as f:
+        f.write(data(3, [(b"b", b"1")])[:30])  # half a batch: a producer's write not finished
+    assert _clean(part, key=b"a").removed["superseded"] == 1
+    sealed = part.segments[0].log
+    with open(sealed, "ab") as f:
+        f.write(data(3, [(b"b", b"1")])[:30])  # the same in a sealed segment is damage
+    with pytest.raises(KcodecError, match="00000000000000000000.log"):
+        _clean(part)

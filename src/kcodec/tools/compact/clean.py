@@ -171,11 +171,12 @@ class _TxnCleaning:
 # ----------------------------------------------------------------------------- reading
 
 
-def _batches(info: SegmentInfo) -> Iterator[tuple[bytes, Batch]]:
+def _batches(info: SegmentInfo, strict: bool = True) -> Iterator[tuple[bytes, Batch]]:
     """Every entry of the segment with its decoded batch, CRCs checked: damage stops the round (nothing is
-    written from a segment that did not read whole)."""
+    written from a segment that did not read whole). ``strict=False``: a partial entry at the end is left
+    alone (the active segment's write in progress)."""
     try:
-        for position, raw in info.segment.entries(strict=True):
+        for position, raw in info.segment.entries(strict=strict):
             yield raw, decode_entry(raw, position, verify_crc=True)
     except DecodeError as exc:
         raise exc.replace(message=f"{info.segment.log}: {exc.message}") from None
@@ -313,7 +314,7 @@ def clean_partition(
     if key is not None:
         for info in plan.segments:
             if info.base_offset >= result.end_offset:
-                for _, batch in _batches(info):
+                for _, batch in _batches(info, strict=info is not plan.segments[-1]):
                     for r in batch.records:
                         if r.key == key and not batch.is_control:
                             result.key_events.append(

@@ -140,11 +140,15 @@ def plan_partition(part: Partition, config: CleanerConfig, *, first_dirty_offset
     checker = ProducerStateChecker()
     last_ts: dict[int, int] = {}
     started = False
-    for seg in part.segments:
+    segments = part.segments
+    for seg in segments:
         assert seg.base_offset is not None
         largest, next_offset = -1, seg.base_offset
+        # a partial entry at the end of the active segment is a write in progress (Kafka's reads stop before
+        # it, and the active segment is never cleaned); anywhere else it is damage
+        strict = seg is not segments[-1]
         try:
-            for position, raw in seg.entries(strict=True):
+            for position, raw in seg.entries(strict=strict):
                 head = producer_header(raw)
                 if head is None:
                     batch = decode_entry(raw, position)
