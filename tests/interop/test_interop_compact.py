@@ -97,7 +97,10 @@ def _duckdb_survivors(dump_path, end_offset: int):
     return [(o, None if k is None else bytes.fromhex(k), None if v is None else bytes.fromhex(v)) for o, k, v in rows]
 
 
-def test_cleaned_segments_equal_duckdbs_survivors_as_kafka_python_and_aiokafka_read_them(tmp_path, capsys):
+@pytest.mark.parametrize("expiration_ms", [1, 86_400_000], ids=["producers-expired", "producers-active"])
+def test_cleaned_segments_equal_duckdbs_survivors_as_kafka_python_and_aiokafka_read_them(
+    tmp_path, capsys, expiration_ms
+):
     part = _partition(tmp_path / "in" / "orders-0")
     dump = tmp_path / "dump.ndjson"
     lines = []
@@ -106,7 +109,9 @@ def test_cleaned_segments_equal_duckdbs_survivors_as_kafka_python_and_aiokafka_r
         lines.append(capsys.readouterr().out)
     dump.write_text("".join(lines))
 
-    result = compact_to(part, tmp_path / "out", config(producer_id_expiration_ms=1))
+    # active producers keep their last batches as empty headers (records gone, offsets and sequences kept)
+    result = compact_to(part, tmp_path / "out", config(producer_id_expiration_ms=expiration_ms))
+    assert result.empty_batches_kept == (0 if expiration_ms == 1 else 2)
     assert result.end_offset == 39 and result.removed["aborted"] == 2 and result.removed["null_key"] == 1
     expected = _duckdb_survivors(dump, result.end_offset)
     # user-0..6 (user-4 as its tombstone), user-8 of the commit, the two records of the active segment
