@@ -13,7 +13,7 @@ from kcodec.errors import CrcMismatchError, KcodecError
 from kcodec.log.index import read_txn_index
 from kcodec.log.partition import Partition
 from kcodec.records.decode import decode_entry
-from kcodec.tools.compact import clean_partition, compact_in_place, compact_to, plan_partition
+from kcodec.tools.compact import clean_partition, compact_in_place, compact_rounds, compact_to, plan_partition
 from kcodec.tools.compact.clean import group_segments
 from tests.helpers.compact_logs import DAY, NOW, T0, batches, config, data, marker, records, write_partition
 
@@ -434,3 +434,27 @@ def test_a_write_in_progress_at_the_end_of_the_active_segment_is_left_alone(tmp_
         f.write(data(3, [(b"b", b"1")])[:30])  # the same in a sealed segment is damage
     with pytest.raises(KcodecError, match="00000000000000000000.log"):
         _clean(part)
+
+
+def test_rounds_continue_while_the_offset_map_fills_and_end_where_one_round_would(tmp_path, capsys):
+    segs = [
+        [data(0, [(b"a", b"1"), (b"b", b"1")]), data(2, [(b"c", b"1"), (b"a", b"2")])],
+        [data(4, [(b"b", b"2"), (b"d", b"1")]), data(6, [(b"c", b"2"), (b"e", b"1")])],
+        [data(8, [(b"z", b"")])],
+    ]
+    part = write_partition(tmp_path / "in" / "t-0", segs)
+    _, roomy = _out(tmp_path, part, "roomy")
+    small = {"dedupe_buffer_size": 24 * 3}  # two keys a round: one batch mapped at a time
+    results = list(compact_rounds(part, config(**small), out_log_dir=tmp_path / "small", rounds=10))
+    assert [r.map_full for r in results] == [True, True, True, False]
+    assert [r.end_offset for r in results] == [2, 4, 6, 8]
+    assert records(tmp_path / "small" / "t-0") == records(roomy)
+    # a dry run of several rounds cleans a copy: the partition is untouched, the last round says what is left
+    before = sorted((p.name, p.stat().st_size) for p in part.segments[0].log.parent.iterdir())
+    code, out, _ = _run(
+        capsys, "compact", part.path, "--now", NOW, "--dedupe-buffer-size", 72, "--rounds", 10, "--json"
+    )
+    docs = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [d["round"] for d in docs] == [1, 2, 3, 4] and docs[-1]["offsetMap"]["full"] is False
+    assert sum(d["recordsRemoved"] for d in docs) == 3
+    assert sorted((p.name, p.stat().st_size) for p in part.segments[0].log.parent.iterdir()) == before

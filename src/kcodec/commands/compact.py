@@ -70,7 +70,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         raise UsageError(f"{path}: {'not a directory' if path.exists() else 'no such directory'}")
     if args.out is not None and args.in_place:
         raise UsageError("--out and --in-place exclude each other")
-    from kcodec.tools.compact import CleanerConfig, clean_partition, compact_in_place, compact_to, plan_partition
+    from kcodec.tools.compact import CleanerConfig, compact_rounds
     from kcodec.tools.txn import txn_partitions
 
     parts, _ = txn_partitions(path, exclude=("__cluster_metadata",))
@@ -98,17 +98,14 @@ def cmd_compact(args: argparse.Namespace) -> int:
     key = _key(args)
     options = {"key": key, "first_dirty_offset": args.first_dirty_offset}
     mode = "in-place" if args.in_place else "out" if args.out is not None else "dry-run"
+    out = None if args.out is None else Path(args.out)
     for part in parts:
-        if args.in_place:
-            result = compact_in_place(part, config, **options)
-        elif args.out is not None:
-            result = compact_to(part, Path(args.out), config, **options)
-        else:
-            result = clean_partition(plan_partition(part, config, first_dirty_offset=args.first_dirty_offset), key=key)
-        if args.json:
-            print(json_line(_as_dict(result, mode)))
-        else:
-            print("\n".join(_lines(result, mode, key)))
+        rounds = compact_rounds(part, config, out_log_dir=out, in_place=args.in_place, rounds=args.rounds, **options)
+        for n, result in enumerate(rounds, start=1):
+            if args.json:
+                print(json_line({**_as_dict(result, mode), "round": n}))
+            else:
+                print("\n".join(_lines(result, mode, key, n if args.rounds > 1 else None)))
     return EXIT_OK
 
 
@@ -167,12 +164,13 @@ def _as_dict(result, mode: str) -> dict:
     }
 
 
-def _lines(result, mode: str, key: bytes | None) -> list[str]:
+def _lines(result, mode: str, key: bytes | None, round_number: int | None = None) -> list[str]:
     plan, config = result.plan, result.plan.config
     ratio = plan.dirty_ratio
     verdict = "a broker would pick it" if ratio >= config.min_cleanable_dirty_ratio else "a broker would wait"
+    name = _name(plan) + ("" if round_number is None else f" round {round_number}")
     lines = [
-        f"{_name(plan)}: log {plan.log_start_offset}..{plan.log_end_offset}, cleanable {plan.first_dirty_offset}.."
+        f"{name}: log {plan.log_start_offset}..{plan.log_end_offset}, cleanable {plan.first_dirty_offset}.."
         f"{plan.first_uncleanable_offset} (first dirty from {plan.first_dirty_from}; stops at "
         f"{plan.uncleanable_reason}), dirty ratio {ratio:.2f} (min.cleanable.dirty.ratio "
         f"{config.min_cleanable_dirty_ratio}: {verdict})",
@@ -251,6 +249,9 @@ def add_parser(sub) -> None:
     p.add_argument("--dedupe-buffer-size", type=positive_int, default=128 * 1024 * 1024, metavar="BYTES",
                    help="the offset map's memory (log.cleaner.dedupe.buffer.size: 24 bytes a key at load "
                    "factor 0.9); a round stops where it fills")  # fmt: skip
-    add_json(p, "one object per partition")
+    p.add_argument("--rounds", type=positive_int, default=1, metavar="N",
+                   help="up to N cleaning rounds, each from where the last ended, while the offset map fills "
+                   "(default 1, a broker's one pass; a dry run of more rounds cleans a temporary copy)")  # fmt: skip
+    add_json(p, "one object per partition (per round with --rounds)")
     p.epilog = "exit status: 0 done; 2 bad usage; 3 damaged input or a lock held by another process"
     p.set_defaults(func=cmd_compact)

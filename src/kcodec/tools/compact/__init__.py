@@ -5,7 +5,7 @@ partition written elsewhere or swapped in)."""
 
 from kcodec.tools.compact.clean import REASONS, CleanResult, clean_partition
 from kcodec.tools.compact.config import CleanerConfig
-from kcodec.tools.compact.output import compact_in_place, compact_to
+from kcodec.tools.compact.output import compact_in_place, compact_rounds, compact_to
 from kcodec.tools.compact.plan import CleanPlan, plan_partition
 
 __all__ = [
@@ -17,4 +17,5 @@ __all__ = [
     "clean_partition",
     "compact_to",
     "compact_in_place",
+    "compact_rounds",
 ]

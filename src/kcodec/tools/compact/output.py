@@ -7,6 +7,8 @@ partition's first dirty offset, as the broker records it, so the next run contin
 from __future__ import annotations
 
 import shutil
+import tempfile
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from kcodec.tools.compact.config import CleanerConfig
 from kcodec.tools.compact.plan import CLEANER_CHECKPOINT, plan_partition
 from kcodec.tools.dump.files import dump_text_file
 
-__all__ = ["compact_to", "compact_in_place", "record_first_dirty"]
+__all__ = ["compact_to", "compact_in_place", "compact_rounds", "record_first_dirty"]
 
 
 def record_first_dirty(log_dir: Path, topic: str | None, partition: int | None, offset: int) -> None:
@@ -104,3 +106,41 @@ def _plan_options(options: dict) -> dict:
 
 def _clean_options(options: dict) -> dict:
     return {k: v for k, v in options.items() if k == "key"}
+
+
+def compact_rounds(
+    part: Partition,
+    config: CleanerConfig,
+    *,
+    out_log_dir: Path | None = None,
+    in_place: bool = False,
+    rounds: int = 1,
+    **options,
+) -> Iterator[CleanResult]:
+    """Up to ``rounds`` cleaning rounds of ``part``, each from where the last one ended, stopping early once
+    a round's offset map did not fill (the dirty range is then cleaned): what a broker's cleaner does over
+    successive passes when the map cannot hold the dirty range's keys. The first round is a dry run, writes
+    to ``out_log_dir`` or cleans in place; later rounds clean what the first one wrote (``out_log_dir``), or
+    for a dry run a temporary copy, which is removed after. Each round's result is yielded as it ends."""
+    options = dict(options)
+    with ExitStack() as scratch:
+        for n in range(rounds):
+            last = n == rounds - 1
+            if in_place:
+                result = compact_in_place(part, config, **options)
+            elif out_log_dir is not None:
+                result = compact_to(part, out_log_dir, config, **options)
+            elif last:
+                result = clean_partition(
+                    plan_partition(part, config, **_plan_options(options)), **_clean_options(options)
+                )
+            else:  # a dry run that goes on: the round is written to a copy the next one cleans
+                copy = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="kcodec-compact-")))
+                result = compact_to(part, copy, config, **options)
+                out_log_dir = copy
+            yield result
+            if not result.map_full:
+                return
+            if out_log_dir is not None and not in_place:
+                part, in_place = Partition(Path(out_log_dir) / Path(part.path).name), True
+            options.pop("first_dirty_offset", None)  # the next round starts at the checkpoint just written
