@@ -91,7 +91,6 @@ class CleanResult:
     map_capacity: int = 0
     map_full: bool = False
     removed: Counter = field(default_factory=Counter)
-    removed_bytes: int = 0
     batches_kept_whole: int = 0
     batches_rewritten: int = 0
     empty_batches_kept: int = 0
@@ -360,7 +359,6 @@ def _filter_batch(
     if discard_records and not retain_empty:
         _removed_all(batch, result, key, "marker" if batch.is_control else "aborted")
         result.batches_removed += 1
-        result.removed_bytes += len(raw)
         return b""
     retained, tombstones = _retained(batch, offset_map, discard_records, keep_deletes, result, key)
     if retained:
@@ -378,16 +376,13 @@ def _filter_batch(
             base_timestamp=horizon_ms if horizon_ms is not None else batch.base_timestamp,
         )
         out = convert_batches([rebuilt], magic=batch.magic, compression=batch.compression)
-        result.removed_bytes += max(len(raw) - len(out), 0)
         return out
     if retain_empty and batch.magic >= 2:  # DefaultRecordBatch.writeEmptyHeader
         result.empty_batches_kept += 1
         empty = dataclasses.replace(batch, records=[], has_delete_horizon=False)
         out = convert_batches([empty], magic=2, compression="none")
-        result.removed_bytes += len(raw) - len(out)
         return out
     result.batches_removed += 1
-    result.removed_bytes += len(raw)
     return b""
 
 

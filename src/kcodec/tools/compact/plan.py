@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kcodec.errors import DecodeError, KcodecError
 from kcodec.log.files import Segment
@@ -41,22 +42,12 @@ class SegmentInfo:
     time_index_bytes: int
 
 
-class LastRecord(tuple):
+class LastRecord(NamedTuple):
     """ProducerStateManager's LastRecord of an active producer: its last data offset (None when its
     last batch is a marker of a new epoch) and epoch."""
 
-    __slots__ = ()
-
-    def __new__(cls, last_data_offset: int | None, producer_epoch: int):
-        return tuple.__new__(cls, (last_data_offset, producer_epoch))
-
-    @property
-    def last_data_offset(self) -> int | None:
-        return self[0]
-
-    @property
-    def producer_epoch(self) -> int:
-        return self[1]
+    last_data_offset: int | None
+    producer_epoch: int
 
 
 @dataclass
