@@ -35,6 +35,7 @@ COMMANDS = (
     "schemas",
     "txn",
     "append",
+    "compact",
     "pipeline",
     "layout",
     "size",

@@ -56,7 +56,7 @@ def _expected_rows() -> set[tuple[str, str, str]]:
                 rows.add((impl, op, codec))
         rows.add(("kcodec", "decode_arrow", codec))
         rows.add(("primitive", "crc32c", codec))
-        rows |= {("kcodec", "verify", codec), ("kcodec", "dump_json", codec)}
+        rows |= {("kcodec", "verify", codec), ("kcodec", "dump_json", codec), ("kcodec", "compact", codec)}
         for impl in CLIENTS:
             rows.add((impl, "write", codec))
             if codec != "none":

@@ -1,9 +1,11 @@
 """Rows for whole kcodec commands on the benchmark workload: ``write`` (JSON lines to a segment),
-``convert`` (the uncompressed log re-encoded with the codec), ``verify`` and ``dump --json``, each run
+``convert`` (the uncompressed log re-encoded with the codec), ``verify``, ``dump --json`` and ``compact``
+(a dry run of the log cleaner on the log as a partition directory), each run
 through ``kcodec.cli.main`` as a user runs it (stdout to /dev/null, files in a scratch directory, fsync
 included). aiokafka and kafka-python get the equivalent work where they have one: ``write`` parses the
 same JSON lines and builds the batches, ``convert`` reads the log and builds it again with the codec;
-``verify`` is compared with their decode with CRC checks; ``dump --json`` has no equivalent."""
+``verify`` is compared with their decode with CRC checks; ``dump --json`` and ``compact`` have no
+equivalent (compare ``compact`` with ``verify`` on the same log)."""
 
 from __future__ import annotations
 
@@ -86,6 +88,20 @@ def _kcodec_dump_json(w: Workload, magic: int, codec: str):
     return _cli(w, ["dump", "--json", _file(f"log-{w.records}-{codec}.log", w.blob(2, codec))], w.records)
 
 
+def _kcodec_compact(w: Workload, magic: int, codec: str):
+    """The v2 log as a partition directory of four segments (the last one active), then one dry-run round of
+    the log cleaner over the other three: the offset map and every record filtered, as a broker would."""
+    directory = _scratch() / f"compact-{w.records}-{codec}" / "bench-0"
+    if not directory.is_dir():
+        from kcodec.log.writer import SegmentWriter
+
+        blob = w.blob(2, codec)
+        with SegmentWriter(directory, base_offset=0, segment_bytes=len(blob) // 4 + 1) as writer:
+            writer.append(blob)
+    now = max(w.timestamps) + 1
+    return _cli(w, ["compact", directory, "--now", now], w.records)
+
+
 def _write_durably(path: Path, chunks: list[bytes]) -> None:
     with open(path, "wb") as f:
         for c in chunks:
@@ -158,6 +174,7 @@ ADAPTERS = {
     ("kcodec", "convert"): _kcodec_convert,
     ("kcodec", "verify"): _kcodec_verify,
     ("kcodec", "dump_json"): _kcodec_dump_json,
+    ("kcodec", "compact"): _kcodec_compact,
 }
 for _impl in ("aiokafka", "kafka-python"):
     ADAPTERS[(_impl, "write")] = _client_write(_impl)

@@ -36,6 +36,7 @@ OPERATIONS = {
     "convert": "kcodec convert: the uncompressed v2 log re-encoded with the codec to a file, fsynced",
     "verify": "kcodec verify on the v2 log (every CRC, every record decoded)",
     "dump_json": "kcodec dump --json on the v2 log, to /dev/null",
+    "compact": "kcodec compact (dry run) on the v2 log as a partition of four segments: one cleaning round",
     VALUE_OPERATION: VALUE_DESCRIPTION,
     "v1_decode": "decode every record of the same records as v1 message sets",
     "v1_decode_crc": "the same, verifying every message CRC",
@@ -55,6 +56,7 @@ REFERENCE_OPERATION: dict[str, str | None] = {
     "convert": "convert",
     "verify": "decode_crc",
     "dump_json": None,  # no client has an equivalent
+    "compact": None,  # no client has a log cleaner: compared with kcodec verify on the same log
     VALUE_OPERATION: None,  # compared with fastavro's own loop (the primitive row), not a client
     "v1_decode": "v1_decode",
     "v1_decode_crc": "v1_decode_crc",

@@ -149,7 +149,7 @@ def add_parser(sub) -> None:
         action="append",
         metavar="OP",
         help="only these operations (decode, decode_crc, decode_arrow, encode, crc, write, convert, verify, "
-        "dump_json, v1_decode, v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
+        "dump_json, compact, v1_decode, v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
         "separated). Named only: spark_read, pipeline, pipeline_no_sizes (they start Spark, local[1] and "
         "local[2], on a segment of --spark-records records: minutes)",
     )

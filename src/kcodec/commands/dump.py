@@ -20,6 +20,7 @@ from kcodec.commands.common import (
     add_schemas_from,
     byte_limit,
     chosen_registry,
+    kafka_release,
     non_negative_int,
     offset_int,
     schema_package,
@@ -171,14 +172,6 @@ def cmd_dump(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
 
 
-def _kafka_version(text: str) -> tuple[int, int]:
-    try:
-        major, minor = (int(part) for part in text.split("."))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a Kafka release like 4.2 or 4.3") from None
-    return major, minor
-
-
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "dump",
@@ -286,7 +279,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--kafka-version",
-        type=_kafka_version,
+        type=kafka_release,
         default="{}.{}".format(*JAVA_PORT),  # argparse passes a string default through type=
         metavar="X.Y",
         help="print the lines of that Kafka release's kafka-dump-log (default 4.3, the Java tool; 4.2 or "

@@ -35,7 +35,7 @@ from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
 from kcodec.records.transactions import AbortedTxn, TxnTracker
 
-__all__ = ["DEFAULT_SEGMENT_BYTES", "write_atomically", "SegmentWriter"]
+__all__ = ["DEFAULT_SEGMENT_BYTES", "write_atomically", "SegmentWriter", "fsync_dir", "remove_if_exists"]
 
 DEFAULT_SEGMENT_BYTES = 1 << 30  # segment.bytes, 1 GiB
 
@@ -43,7 +43,8 @@ _INT32_MAX = (1 << 31) - 1
 _INT64_MAX = (1 << 63) - 1
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a directory's entries (renames, new and removed files) durable."""
     if not hasattr(os, "O_DIRECTORY"):
         return  # Windows: directories cannot be opened for fsync
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
@@ -53,7 +54,8 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _remove(path: Path) -> None:
+def remove_if_exists(path: Path) -> None:
+    """Delete ``path``; one already gone is fine."""
     try:
         path.unlink()
     except FileNotFoundError:
@@ -81,9 +83,9 @@ def write_atomically(
                 os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
-            _remove(tmp)
+            remove_if_exists(tmp)
             raise
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 def _remove_stale_temporaries(directory: Path) -> None:
@@ -95,7 +97,7 @@ def _remove_stale_temporaries(directory: Path) -> None:
                 parse_segment_name(p.name)
             except ValueError:
                 continue
-            _remove(p)
+            remove_if_exists(p)
 
 
 class _OpenSegment:
@@ -140,11 +142,11 @@ class _OpenSegment:
             os.fsync(f.fileno())
             f.close()
         if TXN_INDEX_SUFFIX not in self.files:
-            _remove(self.final[TXN_INDEX_SUFFIX])  # an orphan from an interrupted earlier run
+            remove_if_exists(self.final[TXN_INDEX_SUFFIX])  # an orphan from an interrupted earlier run
         for s in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LOG_SUFFIX):
             if s in self.files:
                 os.replace(self.tmp[s], self.final[s])
-        _fsync_dir(self.final[LOG_SUFFIX].parent)
+        fsync_dir(self.final[LOG_SUFFIX].parent)
         return Segment(self.base_offset, self.final[LOG_SUFFIX])
 
     def discard(self) -> None:
@@ -154,7 +156,7 @@ class _OpenSegment:
             except OSError:
                 pass
         for p in self.tmp.values():
-            _remove(p)
+            remove_if_exists(p)
 
 
 class SegmentWriter:
@@ -337,9 +339,9 @@ class SegmentWriter:
             if not keep_completed:
                 for seg in reversed(self.completed):
                     for path in (seg.log, seg.index, seg.time_index, seg.txn_index):
-                        _remove(Path(path))
+                        remove_if_exists(Path(path))
                 self.completed = []
-                _fsync_dir(self.directory)
+                fsync_dir(self.directory)
         finally:
             self._closed = True
             self._lock.release()

@@ -504,10 +504,12 @@ def _check_snapshots(out: PartitionTxns, at_snapshot: list[_AtSnapshot]) -> dict
 # ----------------------------------------------------------------------------- a path
 
 
-def txn_partitions(path: str | os.PathLike) -> tuple[list[Partition], str]:
-    """The data partitions ``path`` names (a partition directory, or a log directory of them; the
-    coordinator's and KRaft's own topics left out), and the log directory where ``__transaction_state``
-    is looked for."""
+def txn_partitions(
+    path: str | os.PathLike, exclude: tuple[str, ...] = (TRANSACTION_STATE_TOPIC, "__cluster_metadata")
+) -> tuple[list[Partition], str]:
+    """The data partitions ``path`` names (a partition directory, or a log directory of them; the topics
+    ``exclude`` names left out: by default the coordinator's and KRaft's own), and the log directory where
+    ``__transaction_state`` is looked for."""
     text = os.fspath(path)
     try:
         parse_partition_dir(text)
@@ -516,5 +518,5 @@ def txn_partitions(path: str | os.PathLike) -> tuple[list[Partition], str]:
         is_partition = False
     if is_partition:
         return [Partition(text)], str(Path(text).resolve().parent)
-    parts = [p for p in list_partitions(text) if p.topic not in (TRANSACTION_STATE_TOPIC, "__cluster_metadata")]
+    parts = [p for p in list_partitions(text) if p.topic not in exclude]
     return parts, text
