@@ -108,8 +108,8 @@ def _encode(records: list[dict], dumped, next_offset: int, keep: bool, options: 
 def cmd_write(args: argparse.Namespace) -> int:
     if args.from_table is not None:
         return _from_table(args)
-    if args.catalog is not None:
-        raise UsageError("--catalog names the Iceberg catalog of --from-table")
+    if args.catalog is not None or args.catalog_name != "default":
+        raise UsageError("--catalog and --catalog-name name the Iceberg catalog of --from-table")
     from kcodec.commands.progress import Progress, counted_lines, file_size  # not at start-up: --help stays as light
     from kcodec.log.index import build_indexes
     from kcodec.log.names import segment_name
@@ -199,7 +199,7 @@ def _from_table(args: argparse.Namespace) -> int:
         raise UsageError(f"--from-table writes partition directories: OUT is a directory, not {out.name}")
     if args.catalog is None:
         refuse_overlap([args.from_table], [out])
-    reports, lacking = rebuild(open_table(args.from_table, args.catalog), out)
+    reports, lacking = rebuild(open_table(args.from_table, args.catalog, args.catalog_name), out)
     if args.json:
         print_json(
             {
@@ -292,7 +292,15 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--catalog",
         metavar="URI",
-        help="the pyiceberg catalog of an Iceberg --from-table (sqlite:///catalog.db, a REST URL ...)",
+        help="the pyiceberg catalog of an Iceberg --from-table: a URI (sqlite:///catalog.db, a REST URL ...) "
+        "or a catalog name from pyiceberg's configuration",
+    )
+    p.add_argument(
+        "--catalog-name",
+        metavar="NAME",
+        default="default",
+        help="the name the catalog at --catalog URI registered its tables under (SQL catalogs keep it; "
+        "default: default)",
     )
     p.add_argument("--input", "-i", metavar="FILE", help="JSON lines to read (default: stdin)")
     p.add_argument(

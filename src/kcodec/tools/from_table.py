@@ -134,17 +134,30 @@ def _need(module: str, extra: str):
         raise TableError(needs_extra(module, extra)) from None
 
 
-def open_table(table: str, catalog: str | None = None) -> _Table:
-    """The table ``table`` names: with ``catalog`` (a pyiceberg catalog URI: ``sqlite:///...``, a REST
-    ``http(s)://`` URL ...) an Iceberg table name (``namespace.table``); else a path: an Iceberg
-    ``.metadata.json`` file, a Delta table (a directory with ``_delta_log``), or a folder of Parquet files."""
+DEFAULT_CATALOG_NAME = "default"
+
+
+def open_table(table: str, catalog: str | None = None, catalog_name: str = DEFAULT_CATALOG_NAME) -> _Table:
+    """The table ``table`` names: with ``catalog`` an Iceberg table name (``namespace.table``) in that pyiceberg
+    catalog: a URI (``sqlite:///...``, a REST ``http(s)://`` URL ...; ``catalog_name`` is the name its tables
+    were registered under, which SQL catalogs keep), or the name of a catalog pyiceberg's configuration
+    (``.pyiceberg.yaml``, ``PYICEBERG_CATALOG__...``) defines; else a path: an Iceberg ``.metadata.json``
+    file, a Delta table (a directory with ``_delta_log``), or a folder of Parquet files."""
     _need("pyarrow", "arrow")
     try:
         if catalog is not None:
             _need("pyiceberg", "iceberg")
             from pyiceberg.catalog import load_catalog
 
-            return _Iceberg(load_catalog("kcodec", uri=catalog).load_table(table), table)
+            if "://" in catalog:
+                loaded = load_catalog(catalog_name, uri=catalog)
+                where = f"catalog {catalog_name!r} at {catalog}"
+            else:
+                loaded, where = load_catalog(catalog), f"catalog {catalog!r}"
+            try:
+                return _Iceberg(loaded.load_table(table), table)
+            except Exception as exc:
+                raise TableError(f"{table}: not in the {where}: {type(exc).__name__}: {_one_line(exc)}") from None
         path = Path(table)
         if table.endswith(".metadata.json"):
             _need("pyiceberg", "iceberg")
@@ -348,29 +361,30 @@ def _segment_base(segment: str | None) -> int | None:
 
 
 def _batches(rows: Iterator[dict], where: str) -> Iterator[_OpenBatch]:
-    """Rows (in offset order) grouped into their batches; a batch whose rows are not together, or whose
-    position goes back within its segment, is refused: the rows' offsets disagree with their batches."""
+    """Rows (in offset order) grouped into their batches. A batch must start after the one before ends
+    (its lastOffset, else its last record) and sit after it in its segment: rows of a batch that are not
+    together, or batches whose positions go back, mean offsets the table's batches cannot hold."""
     current: _OpenBatch | None = None
-    seen_last: tuple | None = None  # (segment, position) of the batch before
     for row in rows:
         key = (row["segment"], row["batchPosition"], row["baseOffset"])
         if current is not None and key == current.key:
             current.add(row, where)
             continue
-        if current is not None:
-            yield current
-            seen_last = current.key
         if row["offset"] < row["baseOffset"]:
             raise TableError(f"{where}: offset {row['offset']} is below its batch's base offset {row['baseOffset']}")
-        if seen_last is not None and (
-            row["baseOffset"] < seen_last[2]
-            or (row["segment"] == seen_last[0] and row["batchPosition"] <= seen_last[1])
-        ):
-            raise TableError(
-                f"{where}: offsets are not monotonic with their batches: offset {row['offset']} (batch at "
-                f"position {row['batchPosition']}, base offset {row['baseOffset']}) comes after the batch at "
-                f"position {seen_last[1]} (base offset {seen_last[2]})"
-            )
+        if current is not None:
+            before = current.first
+            ended = max(current.records[-1].offset, before.get("lastOffset") or 0)
+            if row["baseOffset"] <= ended or (
+                row["segment"] == before["segment"] and row["batchPosition"] <= before["batchPosition"]
+            ):
+                raise TableError(
+                    f"{where}: offsets are not monotonic with their batches: offset {row['offset']} (batch at "
+                    f"position {row['batchPosition']}, base offset {row['baseOffset']}) comes after offset "
+                    f"{current.records[-1].offset} (batch at position {before['batchPosition']}, offsets "
+                    f"{before['baseOffset']} to {ended})"
+                )
+            yield current
         current = _OpenBatch(key, row)
         current.add(row, where)
     if current is not None:
@@ -408,7 +422,10 @@ def rebuild_partition(table: _Table, topic: str, partition: int, out: Path, exac
             elif row["segment"] != segment:
                 writer.roll(named)
                 segment, position = row["segment"], 0
-            writer.append(data)
+            try:
+                writer.append(data)
+            except KcodecError as exc:
+                raise TableError(f"{where}: batch at offset {batch.base_offset}: {exc}") from None
             rebuilt = decode_entry(data)
             stored = row.get("crc") if exact else None
             if stored is None:
