@@ -18,19 +18,16 @@ pytest.importorskip("deltalake")
 import aiokafka.record.default_records as aio_default  # noqa: E402
 import aiokafka.record.legacy_records as aio_legacy  # noqa: E402
 from kafka.record import MemoryRecords as KpMemoryRecords  # noqa: E402
-from kafka.record.default_records import DefaultRecordBatchBuilder as KpDefaultBuilder  # noqa: E402
-from kafka.record.legacy_records import LegacyRecordBatchBuilder as KpLegacyBuilder  # noqa: E402
-from kafka.record.util import calc_crc32c  # noqa: E402
 
 from kcodec.records.encode import encode_batch  # noqa: E402
 from kcodec.records.model import TimestampType  # noqa: E402
 from kcodec.records.reader import read_batches  # noqa: E402
 from kcodec.tools import from_table  # noqa: E402
 from kcodec.tools.from_table import EXACT_COLUMNS, TableError, open_table, rebuild  # noqa: E402
+from tests.helpers.client_logs import client_log  # noqa: E402
 from tests.helpers.paths import TESTS  # noqa: E402
 from tests.helpers.records_table import TABLE_FORMATS, records_table, write_table  # noqa: E402
 
-GZIP = 1  # the codec id the clients' builders take
 SAMPLES = TESTS.parent / "samples" / "data"
 
 
@@ -94,7 +91,9 @@ def test_samples_come_back_byte_for_byte(kind, tmp_path, monkeypatch):
     # the indexes are rebuilt beside them, and readable
     for seg in (tmp_path / "out").glob("*/*.log"):
         assert seg.with_suffix(".index").exists() and seg.with_suffix(".timeindex").exists()
-        assert kafka_python_view(seg) == kafka_python_view(SAMPLES / seg.parent.name / seg.name)
+        original = SAMPLES / seg.parent.name / seg.name
+        assert kafka_python_view(seg) == kafka_python_view(original)
+        assert aiokafka_view(seg) == aiokafka_view(original)
 
 
 def test_a_table_without_control_records_says_where_segments_differ(tmp_path):
@@ -125,84 +124,6 @@ def test_an_older_table_is_rebuilt_record_for_record(tmp_path):
 
 
 # ----------------------------------------------------------------------------- logs other clients wrote
-
-
-def _v2(builder_class, base_offset: int, records, *, compression=0, last_offset_delta=None, **producer) -> bytes:
-    """One v2 batch from a client's builder, at ``base_offset`` (not under the CRC); ``last_offset_delta``
-    larger than the last record's, as compaction leaves it (the CRC recomputed with kafka-python's)."""
-    b = builder_class(
-        magic=2,
-        compression_type=compression,
-        is_transactional=producer.get("transactional", False),
-        producer_id=producer.get("producer_id", -1),
-        producer_epoch=producer.get("producer_epoch", -1),
-        base_sequence=producer.get("base_sequence", -1),
-        batch_size=1 << 20,
-    )
-    for delta, ts, key, value, headers in records:
-        b.append(delta, timestamp=ts, key=key, value=value, headers=headers)
-    data = bytearray(b.build())
-    data[0:8] = base_offset.to_bytes(8, "big")
-    if last_offset_delta is not None:
-        data[23:27] = last_offset_delta.to_bytes(4, "big")
-        data[17:21] = calc_crc32c(bytes(data[21:])).to_bytes(4, "big")
-    return bytes(data)
-
-
-def _legacy(magic: int, base_offset: int, records, *, compression=0) -> bytes:
-    """kafka-python's v0/v1 messages: one entry each, or one wrapper (inner offsets relative to the first,
-    the wrapper at the last absolute offset, as a broker stores v1)."""
-    b = KpLegacyBuilder(magic=magic, compression_type=compression, batch_size=1 << 20)
-    for delta, ts, key, value, _ in records:
-        offset = delta if compression else base_offset + delta
-        b.append(offset, timestamp=None if magic == 0 else ts, key=key, value=value)
-    data = bytearray(b.build())
-    if compression:
-        inner_last = records[-1][0]
-        data[0:8] = (base_offset + inner_last).to_bytes(8, "big")
-    return bytes(data)
-
-
-def _records(n: int, start_ts: int, *, gaps: bool = False, headers: bool = True):
-    out = []
-    for i in range(n):
-        delta = i * 3 if gaps else i
-        key = None if i % 4 == 3 else f"key-{i % 3}".encode()
-        value = None if i % 5 == 4 else f"value {i} ".encode() * (i % 7 + 1)
-        hdrs = [("trace", f"t{i}".encode()), ("empty", b"")] if headers and i % 2 == 0 else []
-        out.append((delta, start_ts + 17 * i, key, value, hdrs))
-    return out
-
-
-def client_log(directory: Path) -> None:
-    """A compacted-looking partition of kafka-python's and aiokafka's batches: a segment of uncompressed
-    batches (v2 with gaps inside and between them, a lastOffsetDelta past the last record, producer state;
-    v1 and v0 messages) and one of gzip batches and a v1 gzip wrapper."""
-    t = 1_700_000_000_000
-    first = [
-        _v2(KpDefaultBuilder, 0, _records(5, t)),
-        _v2(aio_default.DefaultRecordBatchBuilder, 7, _records(6, t + 100, gaps=True), last_offset_delta=20),
-        _v2(KpDefaultBuilder, 40, _records(3, t + 200), producer_id=4242, producer_epoch=3, base_sequence=11),
-        _v2(
-            aio_default.DefaultRecordBatchBuilder,
-            50,
-            _records(4, t + 300),
-            transactional=True,
-            producer_id=77,
-            producer_epoch=0,
-            base_sequence=0,
-        ),
-        _legacy(1, 60, _records(3, t + 400, headers=False)),
-        _legacy(0, 70, _records(2, t, headers=False)),
-    ]
-    second = [
-        _v2(KpDefaultBuilder, 100, _records(30, t + 500), compression=GZIP),
-        _v2(aio_default.DefaultRecordBatchBuilder, 140, _records(25, t + 600, gaps=True), compression=GZIP),
-        _legacy(1, 300, _records(10, t + 700, headers=False), compression=GZIP),
-    ]
-    directory.mkdir(parents=True)
-    (directory / "00000000000000000000.log").write_bytes(b"".join(first))
-    (directory / "00000000000000000100.log").write_bytes(b"".join(second))
 
 
 @pytest.mark.parametrize("kind", TABLE_FORMATS)
