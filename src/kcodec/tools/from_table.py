@@ -272,44 +272,44 @@ def _ms(array):
     return array.cast(pa.int64())
 
 
-def _rows(table: _Table, topic: str, partition: int, columns: list[str]) -> Iterator[dict]:
-    """The partition's rows as dicts, in offset order, one window in memory at a time."""
-    for lo, hi in _windows(_sorted_offsets(table, topic, partition), WINDOW_ROWS):
-        import pyarrow as pa
+def _windows_of_rows(table: _Table, topic: str, partition: int, columns: list[str]) -> Iterator[dict[str, list]]:
+    """The partition's rows in offset order, a window at a time: each column as a list."""
+    import pyarrow as pa
 
+    for lo, hi in _windows(_sorted_offsets(table, topic, partition), WINDOW_ROWS):
         parts = list(table.scan(columns, topic, partition, lo, hi))
-        if not parts:
-            continue
-        t = pa.Table.from_batches(parts).sort_by("offset")
-        cols = {name: (_ms(t.column(name)) if name == "timestamp" else t.column(name)).to_pylist() for name in columns}
-        for i in range(t.num_rows):
-            yield {name: cols[name][i] for name in columns}
+        if parts:
+            t = pa.Table.from_batches(parts).sort_by("offset")
+            yield {
+                name: (_ms(t.column(name)) if name == "timestamp" else t.column(name)).to_pylist() for name in columns
+            }
+
+
+_TIMESTAMP_TYPES = {t.value: t for t in TimestampType}
 
 
 @dataclass
 class _OpenBatch:
     key: tuple
-    first: dict
+    first: dict  # the batch's columns, from its first row
     records: list = field(default_factory=list)
     max_timestamp: int = -1  # of the rows' timestamps: a LogAppendTime batch's append time
 
-    def add(self, row: dict, where: str) -> None:
-        self.records.append(_record(row, where))
-        self.max_timestamp = max(self.max_timestamp, row["timestamp"])
 
-
-def _record(row: dict, where: str) -> Record:
-    headers = tuple((h["key"], h["value"]) for h in row["headers"] or ())
-    if any(k is None for k, _ in headers):
-        raise TableError(f"{where}: offset {row['offset']} has a header without a key")
-    stored = row.get("storedTimestampMs")  # a LogAppendTime batch's own record timestamps, where kept
+def _record(cols: dict[str, list], i: int, where: str) -> Record:
+    headers = cols["headers"][i]
+    if headers:
+        headers = tuple((h["key"], h["value"]) for h in headers)
+        if any(k is None for k, _ in headers):
+            raise TableError(f"{where}: offset {cols['offset'][i]} has a header without a key")
+    stored = cols["storedTimestampMs"][i] if "storedTimestampMs" in cols else None  # LogAppendTime batches
     return Record(
-        offset=row["offset"],
-        timestamp=row["timestamp"] if stored is None else stored,
-        timestamp_type=TimestampType(row["timestampType"]),
-        key=row["key"],
-        value=row["value"],
-        headers=headers,
+        cols["offset"][i],
+        cols["timestamp"][i] if stored is None else stored,
+        _TIMESTAMP_TYPES[cols["timestampType"][i]],
+        cols["key"][i],
+        cols["value"][i],
+        headers or (),
     )
 
 
@@ -360,35 +360,40 @@ def _segment_base(segment: str | None) -> int | None:
         return tiered[0] if tiered is not None else None
 
 
-def _batches(rows: Iterator[dict], where: str) -> Iterator[_OpenBatch]:
+def _batches(windows: Iterator[dict[str, list]], where: str) -> Iterator[_OpenBatch]:
     """Rows (in offset order) grouped into their batches. A batch must start after the one before ends
     (its lastOffset, else its last record) and sit after it in its segment: rows of a batch that are not
     together, or batches whose positions go back, mean offsets the table's batches cannot hold."""
     current: _OpenBatch | None = None
-    for row in rows:
-        key = (row["segment"], row["batchPosition"], row["baseOffset"])
-        if current is not None and key == current.key:
-            current.add(row, where)
-            continue
-        if row["offset"] < row["baseOffset"]:
-            raise TableError(f"{where}: offset {row['offset']} is below its batch's base offset {row['baseOffset']}")
-        if current is not None:
-            before = current.first
-            ended = max(current.records[-1].offset, before.get("lastOffset") or 0)
-            if row["baseOffset"] <= ended or (
-                row["segment"] == before["segment"] and row["batchPosition"] <= before["batchPosition"]
-            ):
-                raise TableError(
-                    f"{where}: offsets are not monotonic with their batches: offset {row['offset']} (batch at "
-                    f"position {row['batchPosition']}, base offset {row['baseOffset']}) comes after offset "
-                    f"{current.records[-1].offset} (batch at position {before['batchPosition']}, offsets "
-                    f"{before['baseOffset']} to {ended})"
-                )
-            yield current
-        current = _OpenBatch(key, row)
-        current.add(row, where)
+    for cols in windows:
+        segments, positions, bases, offsets = cols["segment"], cols["batchPosition"], cols["baseOffset"], cols["offset"]
+        timestamps = cols["timestamp"]
+        for i in range(len(offsets)):
+            key = (segments[i], positions[i], bases[i])
+            if current is None or key != current.key:
+                if offsets[i] < bases[i]:
+                    raise TableError(f"{where}: offset {offsets[i]} is below its batch's base offset {bases[i]}")
+                if current is not None:
+                    _check_follows(current, key, offsets[i], where)
+                    yield current
+                current = _OpenBatch(key, {name: column[i] for name, column in cols.items()})
+            current.records.append(_record(cols, i, where))
+            if timestamps[i] > current.max_timestamp:
+                current.max_timestamp = timestamps[i]
     if current is not None:
         yield current
+
+
+def _check_follows(before: _OpenBatch, key: tuple, offset: int, where: str) -> None:
+    segment, position, base = key
+    first = before.first
+    ended = max(before.records[-1].offset, first.get("lastOffset") or 0)
+    if base <= ended or (segment == first["segment"] and position <= first["batchPosition"]):
+        raise TableError(
+            f"{where}: offsets are not monotonic with their batches: offset {offset} (batch at position "
+            f"{position}, base offset {base}) comes after offset {before.records[-1].offset} (batch at position "
+            f"{first['batchPosition']}, offsets {first['baseOffset']} to {ended})"
+        )
 
 
 def rebuild_partition(table: _Table, topic: str, partition: int, out: Path, exact: bool) -> PartitionReport:
@@ -403,7 +408,7 @@ def rebuild_partition(table: _Table, topic: str, partition: int, out: Path, exac
     segment: Any = object()  # the source segment being rebuilt
     position = 0  # where the next batch lands in the segment being written
     try:
-        for open_batch in _batches(_rows(table, topic, partition, columns), where):
+        for open_batch in _batches(_windows_of_rows(table, topic, partition, columns), where):
             row = open_batch.first
             batch = _batch(open_batch, exact, where)
             try:
