@@ -219,3 +219,15 @@ def test_an_output_that_holds_segments_is_refused(tmp_path):
     shutil.copytree(SAMPLES / "orders-1", out)
     with pytest.raises(TableError, match=r"orders-1 already holds segments"):
         rebuilt(records_table(SAMPLES / "orders-1"), tmp_path)
+
+
+def test_an_iceberg_metadata_file_without_its_catalog(tmp_path):
+    """A table's metadata JSON alone (what a backup of the warehouse keeps) is enough."""
+    from pyiceberg.catalog import load_catalog
+
+    name, uri = write_table("iceberg", records_table(SAMPLES / "orders-0"), tmp_path / "lake")
+    metadata = load_catalog("default", uri=uri).load_table(name).metadata_location
+    assert metadata.endswith(".metadata.json")
+    (report,), lacking = rebuild(open_table(metadata), tmp_path / "out")
+    assert lacking == [] and report.segments_identical and report.records == 602
+    assert logs(tmp_path / "out") == {k: v for k, v in logs(SAMPLES).items() if k.startswith("orders-0/")}
