@@ -63,6 +63,7 @@ def test_schema_starts_with_spark_kafka_source_columns(spark, samples):
         "lastOffset",
         "deleteHorizonMs",
         "crc",
+        "storedTimestampMs",
     ]
     assert all(f.nullable for f in df.schema.fields)
 
