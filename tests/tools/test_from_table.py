@@ -231,3 +231,11 @@ def test_an_iceberg_metadata_file_without_its_catalog(tmp_path):
     (report,), lacking = rebuild(open_table(metadata), tmp_path / "out")
     assert lacking == [] and report.segments_identical and report.records == 602
     assert logs(tmp_path / "out") == {k: v for k, v in logs(SAMPLES).items() if k.startswith("orders-0/")}
+
+
+def test_a_table_with_some_of_the_exact_columns_uses_them(tmp_path):
+    """Without storedTimestampMs only the LogAppendTime batch loses its bytes, and the CRC check says so."""
+    (report,), lacking = rebuilt(records_table(SAMPLES / "orders-1", drop=("storedTimestampMs",)), tmp_path)
+    assert lacking == ["storedTimestampMs"]
+    assert (report.identical, report.reencoded, report.unchecked) == (9, 1, 0)
+    assert report.moved == 350 and not report.segments_identical  # the batch after the LogAppendTime one

@@ -313,17 +313,17 @@ def _record(cols: dict[str, list], i: int, where: str) -> Record:
     )
 
 
-def _batch(open_batch: _OpenBatch, exact: bool, where: str) -> Batch:
+def _batch(open_batch: _OpenBatch, where: str) -> Batch:
     """The Batch the rows describe, for convert_batches."""
     row, records = open_batch.first, open_batch.records
-    last = row.get("lastOffset") if exact else None
+    last = row.get("lastOffset")  # None: a table without the column, or a null
     if last is None:
         last = records[-1].offset
     if last < records[-1].offset:
         raise TableError(
             f"{where}: batch at offset {row['baseOffset']} holds offset {records[-1].offset} past its lastOffset {last}"
         )
-    horizon = row.get("deleteHorizonMs") if exact else None
+    horizon = row.get("deleteHorizonMs")
     ts_type = TimestampType(row["timestampType"])
     return Batch(
         position=row["batchPosition"],
@@ -396,21 +396,21 @@ def _check_follows(before: _OpenBatch, key: tuple, offset: int, where: str) -> N
         )
 
 
-def rebuild_partition(table: _Table, topic: str, partition: int, out: Path, exact: bool) -> PartitionReport:
+def rebuild_partition(table: _Table, topic: str, partition: int, out: Path) -> PartitionReport:
     """One topic-partition's segments under ``out``/<topic>-<partition>; all or nothing."""
     directory = out / partition_dir_name(topic, partition)
     if directory.is_dir() and any(directory.glob("*.log")):
         raise TableError(f"{directory} already holds segments: rebuild into a new directory")
     report = PartitionReport(topic, partition, str(directory))
     where = f"{table.name}: {topic}-{partition}"
-    columns = list(REQUIRED_COLUMNS) + (list(EXACT_COLUMNS) if exact else [])
+    columns = list(REQUIRED_COLUMNS) + [c for c in EXACT_COLUMNS if c in table.columns]
     writer: SegmentWriter | None = None
     segment: Any = object()  # the source segment being rebuilt
     position = 0  # where the next batch lands in the segment being written
     try:
         for open_batch in _batches(_windows_of_rows(table, topic, partition, columns), where):
             row = open_batch.first
-            batch = _batch(open_batch, exact, where)
+            batch = _batch(open_batch, where)
             try:
                 data = convert_batches([batch], magic=batch.magic, compression=batch.compression)
             except KcodecError as exc:
@@ -432,7 +432,7 @@ def rebuild_partition(table: _Table, topic: str, partition: int, out: Path, exac
             except KcodecError as exc:
                 raise TableError(f"{where}: batch at offset {batch.base_offset}: {exc}") from None
             rebuilt = decode_entry(data)
-            stored = row.get("crc") if exact else None
+            stored = row.get("crc")
             if stored is None:
                 report.unchecked += 1
             elif rebuilt.crc == stored:
@@ -464,5 +464,5 @@ def rebuild(table: _Table, out: Path) -> tuple[list[PartitionReport], list[str]]
             "(written by kcodec pipeline's records table, or the kafka-segments source's records view)"
         )
     lacking = [c for c in EXACT_COLUMNS if c not in table.columns]
-    reports = [rebuild_partition(table, t, p, out, not lacking) for t, p in _partitions(table)]
+    reports = [rebuild_partition(table, t, p, out) for t, p in _partitions(table)]
     return reports, lacking
