@@ -239,3 +239,42 @@ def test_a_table_with_some_of_the_exact_columns_uses_them(tmp_path):
     assert lacking == ["storedTimestampMs"]
     assert (report.identical, report.reencoded, report.unchecked) == (9, 1, 0)
     assert report.moved == 350 and not report.segments_identical  # the batch after the LogAppendTime one
+
+
+class Killed(BaseException):
+    """Stands for kill -9 at a step of the rebuild."""
+
+
+def test_a_rebuild_killed_before_its_commit_leaves_nothing(tmp_path, monkeypatch):
+    built = []
+    real = from_table.rebuild_partition
+
+    def dies_at_the_third(*args):
+        if len(built) == 2:
+            raise Killed
+        built.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(from_table, "rebuild_partition", dies_at_the_third)
+    with pytest.raises(Killed):
+        rebuilt(records_table(SAMPLES), tmp_path)
+    assert built == ["clicks", "legacy"] and list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_rebuild_killed_while_publishing_is_finished_by_the_next_run(tmp_path, monkeypatch):
+    from kcodec.log import commit
+
+    def step(name: str) -> None:
+        if name == "legacy-0 moved in":
+            raise Killed
+
+    monkeypatch.setattr(commit, "_after_step", step)
+    table = records_table(SAMPLES)
+    with pytest.raises(Killed):
+        rebuilt(table, tmp_path)
+    monkeypatch.setattr(commit, "_after_step", lambda name: None)
+    # the commit record was written: the next run into OUT publishes the rest before anything else
+    with pytest.raises(TableError, match="already holds segments"):
+        rebuild(open_table(str(tmp_path / "table" / "records")), tmp_path / "out")
+    assert logs(tmp_path / "out") == logs(SAMPLES)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["clicks-0", "legacy-0", "orders-0", "orders-1"]

@@ -19,13 +19,26 @@ for record and the report says byte identity was not checked.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from kcodec.errors import KcodecError, needs_extra
-from kcodec.log.names import parse_segment_name, parse_tiered_name, partition_dir_name
+from kcodec.log.commit import (
+    CommitRecord,
+    claim,
+    identities,
+    job_dir,
+    recover,
+    release,
+    roll_forward,
+    staged_dir,
+    write_record,
+)
+from kcodec.log.fs import resolve
+from kcodec.log.names import STAGING_DIR, parse_segment_name, parse_tiered_name, partition_dir_name
 from kcodec.log.writer import SegmentWriter
 from kcodec.records.decode import decode_entry
 from kcodec.records.encode import convert_batches
@@ -396,12 +409,9 @@ def _check_follows(before: _OpenBatch, key: tuple, offset: int, where: str) -> N
         )
 
 
-def rebuild_partition(table: _Table, topic: str, partition: int, out: Path) -> PartitionReport:
-    """One topic-partition's segments under ``out``/<topic>-<partition>; all or nothing."""
-    directory = out / partition_dir_name(topic, partition)
-    if directory.is_dir() and any(directory.glob("*.log")):
-        raise TableError(f"{directory} already holds segments: rebuild into a new directory")
-    report = PartitionReport(topic, partition, str(directory))
+def rebuild_partition(table: _Table, topic: str, partition: int, directory: Path, final: Path) -> PartitionReport:
+    """One topic-partition's segments written in ``directory`` (``final``: where they will be published)."""
+    report = PartitionReport(topic, partition, str(final))
     where = f"{table.name}: {topic}-{partition}"
     columns = list(REQUIRED_COLUMNS) + [c for c in EXACT_COLUMNS if c in table.columns]
     writer: SegmentWriter | None = None
@@ -450,13 +460,15 @@ def rebuild_partition(table: _Table, topic: str, partition: int, out: Path) -> P
         raise
     if writer is not None:
         writer.close()
-        report.segments = [os.fspath(s.log) for s in writer.completed]
+        report.segments = [os.fspath(final / os.path.basename(os.fspath(s.log))) for s in writer.completed]
     return report
 
 
 def rebuild(table: _Table, out: Path) -> tuple[list[PartitionReport], list[str]]:
     """Every topic-partition of ``table`` rebuilt under ``out``; (reports, the exact columns the table
-    lacks). A partition's directory appears whole or not at all; one that fails stops the rebuild."""
+    lacks). The partition directories appear together or not at all: they are built in a staging
+    directory of ``out`` and published by kcodec's commit of partition directories
+    (:mod:`kcodec.log.commit`), which the next run finishes or rolls back after a kill."""
     missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
     if missing:
         raise TableError(
@@ -464,5 +476,31 @@ def rebuild(table: _Table, out: Path) -> tuple[list[PartitionReport], list[str]]
             "(written by kcodec pipeline's records table, or the kafka-segments source's records view)"
         )
     lacking = [c for c in EXACT_COLUMNS if c not in table.columns]
-    reports = [rebuild_partition(table, t, p, out) for t, p in _partitions(table)]
+    fs, root = resolve(os.fspath(out))
+    fs.makedirs(root)
+    recover(fs, root)  # a killed earlier run: its commit finished, or what it staged removed
+    job = f"from-table-{uuid.uuid4().hex[:12]}"
+    claim(fs, root, job)
+    try:
+        partitions = _partitions(table)
+        names = [partition_dir_name(t, p) for t, p in partitions]
+        for name in names:
+            if (out / name).is_dir() and any((out / name).glob("*.log")):
+                raise TableError(f"{out / name} already holds segments: rebuild into a new directory")
+        reports = [
+            rebuild_partition(table, t, p, Path(staged_dir(fs, root, job, name)), out / name)
+            for (t, p), name in zip(partitions, names)
+        ]
+        record = CommitRecord(job, False, tuple(names), identities(fs, root, job, names))
+    except BaseException:
+        fs.delete_dir(job_dir(fs, root, job))  # nothing was published
+        raise
+    else:
+        write_record(fs, root, record)  # the commit point: from here the next run rolls forward
+        roll_forward(fs, root, record)
+    finally:
+        release(fs, root, job)
+        staging = fs.join(root, STAGING_DIR)
+        if fs.is_dir(staging) and not fs.list(staging):
+            fs.delete_dir(staging)
     return reports, lacking
