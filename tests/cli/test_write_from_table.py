@@ -56,6 +56,20 @@ def test_json_and_an_older_table(tmp_path, capsys):
     code, out, _ = run(capsys, "write", "--from-table", table, tmp_path / "restored", "--json")
     assert code == 0
     got = json.loads(out)
+    assert set(got) == {"table", "output", "partitions", "columnsMissing"}  # as docs/commands.md lists them
+    assert set(got["partitions"][0]) == {
+        "topic",
+        "partition",
+        "directory",
+        "records",
+        "batches",
+        "identical",
+        "reencoded",
+        "unchecked",
+        "segments",
+        "movedAtOffset",
+        "segmentsIdentical",
+    }
     assert got["columnsMissing"] == list(EXACT_COLUMNS)
     (p,) = got["partitions"]
     assert (p["topic"], p["partition"], p["records"], p["batches"], p["unchecked"]) == ("orders", 1, 500, 10, 10)
