@@ -64,6 +64,8 @@ def without(*modules: str) -> list[str]:
         (("pipeline", ".", "out"), "pyspark", "spark"),
         (("pipeline", ".", "out"), "pyarrow", "spark"),
         (("bench", "--quick", "--only", "aiokafka"), "aiokafka", "bench"),
+        (("write", "--from-table", "kafka.records", "--catalog", "sqlite:///c.db", "out"), "pyiceberg", "iceberg"),
+        (("write", "--from-table", "records", "out"), "pyarrow", "arrow"),
     ],
 )
 def test_missing_extra_is_one_line_with_the_pip_command(tmp_path, argv, module, extra):

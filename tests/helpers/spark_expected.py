@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from kcodec.log.partition import Partition, list_partitions
@@ -29,6 +30,10 @@ COLUMNS = (
     "batchPosition",
     "segment",
     "crcValid",
+    "lastOffset",
+    "deleteHorizonMs",
+    "crc",
+    "storedTimestampMs",
 )
 
 
@@ -55,7 +60,31 @@ def record_row(batch, r, topic, partition, segment) -> tuple:
         batch.position,
         segment,
         batch.crc_valid,
+        batch.last_offset,
+        batch.delete_horizon_ms,
+        batch.crc,
+        stored_timestamp(batch, r, segment),
     )
+
+
+def stored_timestamp(batch, r, segment: str) -> int | None:
+    """storedTimestampMs: in a LogAppendTime v2 batch, the record's own timestamp, read by kafka-python from
+    the batch's bytes with the timestamp-type bit cleared (its reader, too, gives LogAppendTime records the
+    append time); else None."""
+    if batch.magic != 2 or batch.timestamp_type != 1 or batch.is_control:
+        return None
+    return _stored(segment, batch.position, batch.size)[r.offset]
+
+
+@functools.lru_cache(maxsize=64)
+def _stored(segment: str, position: int, size: int) -> dict[int, int]:
+    from kafka.record.default_records import DefaultRecordBatch
+
+    with open(segment, "rb") as f:
+        f.seek(position)
+        raw = bytearray(f.read(size))
+    raw[22] &= ~0x08  # attributes (int16 at byte 21): the timestamp-type bit
+    return {rec.offset: rec.timestamp for rec in DefaultRecordBatch(bytes(raw))}
 
 
 def partition_batches(path: Path):

@@ -379,6 +379,27 @@ def test_writer_a_segment_takes_at_least_one_entry_and_base_offset_names_the_fir
     assert [list(read_batches(s.log))[0].base_offset for s in w.completed] == [100, 102, 104]
 
 
+def test_writer_roll_starts_a_segment_under_a_given_name(tmp_path):
+    """roll(): a segment ends where the caller says, and the next takes the name given (a compacted segment
+    keeps the base offset its first, removed, batches had) or its first entry's."""
+    w = SegmentWriter(tmp_path, base_offset=0)
+    w.roll(5)  # before anything is written: the first segment's name
+    w.append(b"".join(two_record_batches(8, [1, 2])))  # offsets 8..11
+    w.roll(12)
+    w.append(v2_batch(20))
+    w.roll()
+    w.append(v2_batch(30))
+    for bad in (11, 1 << 63):  # below what was written, past int64
+        with pytest.raises(EncodeError):
+            w.roll(bad)
+    w.roll(40)
+    with pytest.raises(EncodeError, match="a segment named by offset 40 cannot start with an entry at offset 35"):
+        w.append(v2_batch(35))
+    assert [s.base_offset for s in w.completed] == [5, 12, 30]  # the failed append discarded nothing complete
+    assert [[b.base_offset for b in read_batches(s.log)] for s in w.completed] == [[8, 10], [20], [30]]
+    assert check_indexes(tmp_path) == []
+
+
 def test_writer_takes_several_entries_per_append_and_checks_offsets(tmp_path):
     w = SegmentWriter(tmp_path, base_offset=10)
     with pytest.raises(EncodeError):

@@ -60,6 +60,10 @@ def test_schema_starts_with_spark_kafka_source_columns(spark, samples):
         "batchPosition",
         "segment",
         "crcValid",
+        "lastOffset",
+        "deleteHorizonMs",
+        "crc",
+        "storedTimestampMs",
     ]
     assert all(f.nullable for f in df.schema.fields)
 

@@ -106,6 +106,10 @@ def encode_group(records: list[dict], dumped, next_offset: int, keep: bool, opti
 
 
 def cmd_write(args: argparse.Namespace) -> int:
+    if args.from_table is not None:
+        return _from_table(args)
+    if args.catalog is not None or args.catalog_name != "default":
+        raise UsageError("--catalog and --catalog-name name the Iceberg catalog of --from-table")
     from kcodec.commands.progress import Progress, counted_lines, file_size  # not at start-up: --help stays as light
     from kcodec.log.index import build_indexes
     from kcodec.log.names import segment_name
@@ -177,6 +181,84 @@ def cmd_write(args: argparse.Namespace) -> int:
             source.close()
 
 
+#: the options that say how to encode JSON records: a table's rows keep their batches' own
+_ENCODING_OPTIONS = ("input", "magic", "compression", "level", "base_offset", "index", "allow_lossy")
+
+
+def _from_table(args: argparse.Namespace) -> int:
+    """``--from-table TABLE OUT``: the partition directories a table of records rows describes, under OUT."""
+    from kcodec.tools.from_table import open_table, rebuild
+
+    given = [f"--{name.replace('_', '-')}" for name in _ENCODING_OPTIONS if getattr(args, name) not in (None, False)]
+    if args.keep_offsets or args.batch_size != 1000 or args.encoding != "utf8" or args.segment_bytes != 1 << 30:
+        given.append("--keep-offsets/--batch-size/--encoding/--segment-bytes")
+    if given:
+        raise UsageError(f"--from-table keeps each batch as the table has it; it takes no {', '.join(given)}")
+    out = Path(args.out)
+    if out.suffix == ".log":
+        raise UsageError(f"--from-table writes partition directories: OUT is a directory, not {out.name}")
+    if args.catalog is None:
+        refuse_overlap([args.from_table], [out])
+    reports, lacking = rebuild(open_table(args.from_table, args.catalog, args.catalog_name), out)
+    if args.json:
+        print_json(
+            {
+                "table": args.from_table,
+                "output": str(out),
+                "partitions": [r.as_json() for r in reports],
+                "columnsMissing": lacking,
+            }
+        )
+        return EXIT_OK
+    records, batches = sum(r.records for r in reports), sum(r.batches for r in reports)
+    print(f"rebuilt {records:,} records in {batches:,} batches from {args.from_table} into {out}")
+    head = ("topic-partition", "records", "batches", "identical", "re-encoded", "unchecked", "segments")
+    rows = [
+        (
+            f"{r.topic}-{r.partition}",
+            f"{r.records:,}",
+            f"{r.batches:,}",
+            f"{r.identical:,}",
+            f"{r.reencoded:,}",
+            f"{r.unchecked:,}",
+            f"{len(r.segments)}, {_segments_state(r)}",
+        )
+        for r in reports
+    ]
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    for row in [head, *rows]:
+        print(
+            "  ".join(
+                v.ljust(w) if i in (0, len(head) - 1) else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths))
+            ).rstrip()
+        )
+    print(
+        "identical: the batch's bytes are the source's (its stored CRC matches); re-encoded: CRC-valid, the same "
+        "records, other bytes (a codec that compressed them differently)"
+    )
+    if lacking:
+        checked = (
+            "byte identity was not checked"
+            if "crc" in lacking
+            else "batches that needed them came back with the same records, counted re-encoded"
+        )
+        print(
+            f"note: the table has no {', '.join(lacking)} column(s) (written before kcodec kept them): batches "
+            f"were rebuilt CRC-valid with the same records; {checked}"
+        )
+    return EXIT_OK
+
+
+def _segments_state(report) -> str:
+    if report.segments_identical:
+        return "byte-identical"
+    if report.unchecked:
+        return "not checked"
+    if report.reencoded:
+        return f"differ ({report.reencoded} re-encoded batch{'es' if report.reencoded > 1 else ''})"
+    return f"differ from offset {report.moved} (the table lacks batches before it: control records, filtered rows)"
+
+
 def _after(chunk, next_offset: int, keep: bool) -> int:
     if keep and chunk and "offset" in chunk[-1]:
         return chunk[-1]["offset"] + 1
@@ -201,9 +283,30 @@ def add_parser(sub) -> None:
         description="Read records as JSON lines ({key, value, headers, timestamp}, or the batches "
         "`kcodec dump --json` prints) and write them as Kafka log entries. OUT.log is "
         "one file; any other OUT is a partition directory with rolling segments and "
-        "index files. Files appear atomically.",
+        "index files. Files appear atomically. --from-table TABLE OUT rebuilds partition "
+        "directories from a table of kcodec's records rows.",
     )
-    p.add_argument("out", metavar="OUT", help="OUT.log, or a partition directory")
+    p.add_argument("out", metavar="OUT", help="OUT.log, or a partition directory (with --from-table: a log directory)")
+    p.add_argument(
+        "--from-table",
+        metavar="TABLE",
+        help="rebuild partition directories under OUT from a table of kcodec's records rows: a Parquet folder "
+        "(kcodec pipeline's DEST/records), a Delta table, an Iceberg .metadata.json, or with --catalog an "
+        "Iceberg table name; offsets, timestamps, headers and batches as they were",
+    )
+    p.add_argument(
+        "--catalog",
+        metavar="URI",
+        help="the pyiceberg catalog of an Iceberg --from-table: a URI (sqlite:///catalog.db, a REST URL ...) "
+        "or a catalog name from pyiceberg's configuration",
+    )
+    p.add_argument(
+        "--catalog-name",
+        metavar="NAME",
+        default="default",
+        help="the name the catalog at --catalog URI registered its tables under (SQL catalogs keep it; "
+        "default: default)",
+    )
     p.add_argument("--input", "-i", metavar="FILE", help="JSON lines to read (default: stdin)")
     p.add_argument(
         "--magic",

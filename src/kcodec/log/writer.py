@@ -220,6 +220,7 @@ class SegmentWriter:
         self._current: _OpenSegment | None = None
         self._txns = TxnTracker({}, base_offset)
         self._closed = False
+        self._next_base: int | None = None  # the name of the next segment, when roll() gave one
 
     def _checked_base(self, base_offset: int | None) -> int:
         """``base_offset``, or the directory's next offset for None; never below what it holds."""
@@ -298,12 +299,38 @@ class SegmentWriter:
                     self._roll()
                 if self._current is None:
                     base = self.base_offset if not self.completed else batch.base_offset
+                    if self._next_base is not None:
+                        if self._next_base > batch.base_offset:
+                            raise EncodeError(
+                                f"a segment named by offset {self._next_base} cannot start with an entry at "
+                                f"offset {batch.base_offset}",
+                                base_offset=batch.base_offset,
+                            )
+                        base, self._next_base = self._next_base, None
                     self._current = _OpenSegment(self.directory, base, self.index_interval_bytes)
                 self._current.write(raw, batch, self._txns.observe(batch))
                 self._next_offset = batch.last_offset + 1
         except BaseException:
             self.abort(keep_completed=self.keep_completed_on_error)  # the unfinished segment may hold half an entry
             raise
+
+    def roll(self, next_base_offset: int | None = None) -> None:
+        """Seal the current segment now, so the next entry starts a new one, named by
+        ``next_base_offset`` (a segment whose first batches compaction removed keeps its name:
+        at most the next entry's base offset, never below this writer's next offset) or by the
+        next entry's base offset."""
+        self._check_open()
+        if next_base_offset is not None and not self._next_offset <= next_base_offset <= _INT64_MAX:
+            raise EncodeError(
+                f"a segment at base offset {next_base_offset} cannot follow offset {self._next_offset - 1}",
+                base_offset=next_base_offset,
+            )
+        if self._current is None and not self.completed:  # nothing written yet: the first segment's name
+            if next_base_offset is not None:
+                self.base_offset = self._next_offset = self._checked_base(next_base_offset)
+            return
+        self._roll()
+        self._next_base = next_base_offset
 
     def _roll(self) -> None:
         cur, self._current = self._current, None

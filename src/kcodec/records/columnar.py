@@ -19,10 +19,12 @@ from kcodec.records.chunked import CHUNKED_RECORD_COUNT
 from kcodec.records.decode import decode_entry, fast_decoders, in_stream_error
 from kcodec.records.framing import (
     MAGIC_OFFSET,
+    V2_ATTRIBUTES_LOW_BYTE,
     V2_CRC_START,
     V2_OVERHEAD,
     V2_RECORDS_COUNT_OFFSET,
     V2_RECORDS_OFFSET,
+    V2_TIMESTAMP_TYPE_MASK,
     is_control_batch,
 )
 from kcodec.records.framing import last_offset as entry_last_offset
@@ -220,6 +222,9 @@ class ColumnBatch(Batch):
     reader that only wants the Records, or a record-count bomb's chunked records, never builds it)."""
 
     arrow: Any = None
+    #: a LogAppendTime v2 batch's record timestamps as stored (the producers'), which the records'
+    #: timestamps replace by the append time; None for other batches (see :func:`stored_timestamps`)
+    stored_timestamps: list[int] | None = None
 
     @property
     def table(self):
@@ -247,9 +252,26 @@ def entry_to_arrow(
     except KcodecError:
         got = None  # the general path raises the error with all its details (the CRC's first)
     if got is not None:
-        return got[0]
-    batch = decode_entry(entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size)
-    return ColumnBatch(**{f.name: getattr(batch, f.name) for f in fields(Batch)})
+        out = got[0]
+    else:
+        batch = decode_entry(entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size)
+        out = ColumnBatch(**{f.name: getattr(batch, f.name) for f in fields(Batch)})
+    if out.magic == 2 and out.timestamp_type is TimestampType.LOG_APPEND_TIME and not out.is_control:
+        out.stored_timestamps = stored_timestamps(entry, max_decompressed_size)
+    return out
+
+
+def stored_timestamps(
+    entry: bytes, max_decompressed_size: int = compression.DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> list[int]:
+    """The record timestamps a v2 batch stores (baseTimestamp + each delta). Under LogAppendTime Kafka
+    reads every record's timestamp as the batch's append time, yet the producer's stay in the bytes (the
+    broker only stamps maxTimestamp): they are the same batch read as CreateTime, its CRC set aside (the
+    timestamp-type bit is under it)."""
+    flipped = bytearray(entry)
+    flipped[V2_ATTRIBUTES_LOW_BYTE] &= ~V2_TIMESTAMP_TYPE_MASK  # a byte, so the result stays one
+    batch = decode_entry(bytes(flipped), verify_crc=False, max_decompressed_size=max_decompressed_size)
+    return [r.timestamp for r in batch.records]
 
 
 def batch_to_arrow(batch: Batch):

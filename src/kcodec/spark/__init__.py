@@ -14,7 +14,8 @@ paths, ``file://`` URIs and any filesystem pyarrow opens (``s3://``,
 ``gs://``, ``hdfs://`` ...). Columns: Spark's Kafka source's ``key value
 topic partition offset timestamp timestampType headers`` with the same types,
 then ``magic baseOffset producerId producerEpoch baseSequence isTransactional
-isControl partitionLeaderEpoch compression batchPosition segment crcValid``.
+isControl partitionLeaderEpoch compression batchPosition segment crcValid
+lastOffset deleteHorizonMs crc``.
 
 Read options (defaults first):
 

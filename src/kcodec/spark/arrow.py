@@ -80,6 +80,33 @@ RECORD_COLUMNS: tuple[Column, ...] = (
     Column("batchPosition", "bigint", t.POSITION, "byte position of the batch in its segment"),
     Column("segment", "string", pa.string(), "the segment file"),
     Column("crcValid", "boolean", pa.bool_(), "whether the batch CRC holds (false rows only with verifyCrc=false)"),
+    # what rebuilding the batch byte for byte needs beyond the above (`kcodec write --from-table`); last, so the
+    # columns before keep their places
+    Column(
+        "lastOffset",
+        "bigint",
+        pa.int64(),
+        "the batch's last offset (past its last record's when compaction removed records at its end)",
+    ),
+    Column(
+        "deleteHorizonMs",
+        "bigint",
+        pa.int64(),
+        "the batch's delete horizon (ms) when its attributes carry one (v2, set by compaction), else null",
+    ),
+    Column(
+        "crc",
+        "bigint",
+        pa.int64(),
+        "the batch's stored CRC (v2: CRC-32C; v0/v1: the log entry's CRC-32), to check a rebuilt batch against",
+    ),
+    Column(
+        "storedTimestampMs",
+        "bigint",
+        pa.int64(),
+        "in a LogAppendTime v2 batch, the record's own (producer's) timestamp the batch still stores, which "
+        "timestamp replaces by the broker's; else null",
+    ),
 )
 
 #: The columns of Spark's own Kafka source, in its order (``headers`` with ``includeHeaders=true``).
@@ -230,6 +257,9 @@ class RecordColumns:
             "batchPosition": batch.position,
             "segment": segment,
             "crcValid": batch.crc_valid,
+            "lastOffset": batch.last_offset,
+            "deleteHorizonMs": batch.delete_horizon_ms,
+            "crc": batch.crc,
         }
         arrays = []
         for c, _ in self.columns:
@@ -239,6 +269,8 @@ class RecordColumns:
                 arrays.append(pc.multiply_checked(table.column("timestamp"), 1000).cast(_TS))
             elif c.name == "headers":
                 arrays.append(_spark_headers(table.column("headers")))
+            elif c.name == "storedTimestampMs":
+                arrays.append(_stored_timestamps(batch, table))
             else:  # key, value, offset, timestampType: the same types
                 arrays.append(table.column(c.name))
         self.parts.append(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
@@ -250,6 +282,18 @@ class RecordColumns:
         out = self.parts[0] if len(self.parts) == 1 else pa.concat_batches(self.parts)
         self.parts, self.rows = [], 0
         return out
+
+
+def _stored_timestamps(batch, table: pa.RecordBatch) -> pa.Array:
+    """``storedTimestampMs`` of ``table``'s rows: a LogAppendTime v2 batch's stored timestamps (of the rows
+    left after any filter, by offset), else nulls."""
+    stored = getattr(batch, "stored_timestamps", None)
+    if stored is None:
+        return pa.nulls(table.num_rows, pa.int64())
+    by_offset = pa.array(stored, pa.int64())
+    if len(by_offset) == table.num_rows:
+        return by_offset
+    return pc.take(by_offset, pc.index_in(table.column("offset"), value_set=batch.table.column("offset")))
 
 
 def _spark_headers(headers: pa.ListArray) -> pa.ListArray:
