@@ -51,6 +51,8 @@ Readers never write.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -388,3 +390,20 @@ def recover(fs, root: str, keep: str | None = None) -> None:
             fs.delete_dir(e.path) if e.is_dir else fs.delete_file(e.path)
         if not fs.list(staging):
             fs.delete_dir(staging)
+
+
+@contextlib.contextmanager
+def commit_lock(fs, root: str):
+    """One commit (or recovery) at a time in a local log directory: an
+    exclusive ``flock`` on the directory itself, so no lock file is left in
+    the layout (object stores have no locks; there one writer at a time is the
+    caller's to ensure)."""
+    if not fs.local:
+        yield
+        return
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -41,7 +41,6 @@ re-encoded.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import shutil
@@ -54,6 +53,7 @@ from kcodec.errors import EncodeError, PathExistsError
 from kcodec.log.commit import (
     CommitRecord,
     claim,
+    commit_lock,
     identities,
     job_dir,
     read_record,
@@ -477,22 +477,3 @@ def _remove_empty_staging_root(fs, root: str) -> None:
             fs.delete_dir(parent)
     except OSError:
         pass
-
-
-@contextlib.contextmanager
-def commit_lock(fs, root: str):
-    """One commit (or recovery) at a time in a local log directory: an
-    exclusive ``flock`` on the directory itself, so no lock file is left in
-    the layout (object stores have no locks; there one writer at a time is the
-    caller's to ensure)."""
-    if not fs.local:
-        yield
-        return
-    import fcntl
-
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

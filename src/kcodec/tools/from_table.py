@@ -29,6 +29,7 @@ from kcodec.errors import KcodecError, needs_extra
 from kcodec.log.commit import (
     CommitRecord,
     claim,
+    commit_lock,
     identities,
     job_dir,
     recover,
@@ -478,9 +479,10 @@ def rebuild(table: _Table, out: Path) -> tuple[list[PartitionReport], list[str]]
     lacking = [c for c in EXACT_COLUMNS if c not in table.columns]
     fs, root = resolve(os.fspath(out))
     fs.makedirs(root)
-    recover(fs, root)  # a killed earlier run: its commit finished, or what it staged removed
     job = f"from-table-{uuid.uuid4().hex[:12]}"
-    claim(fs, root, job)
+    with commit_lock(fs, root):  # recovery and the claim, one writer at a time (the Spark writer's lock too)
+        recover(fs, root)  # a killed earlier run: its commit finished, or what it staged removed
+        claim(fs, root, job)
     try:
         partitions = _partitions(table)
         names = [partition_dir_name(t, p) for t, p in partitions]
@@ -496,8 +498,9 @@ def rebuild(table: _Table, out: Path) -> tuple[list[PartitionReport], list[str]]
         fs.delete_dir(job_dir(fs, root, job))  # nothing was published
         raise
     else:
-        write_record(fs, root, record)  # the commit point: from here the next run rolls forward
-        roll_forward(fs, root, record)
+        with commit_lock(fs, root):
+            write_record(fs, root, record)  # the commit point: from here the next run rolls forward
+            roll_forward(fs, root, record)
     finally:
         release(fs, root, job)
         staging = fs.join(root, STAGING_DIR)
