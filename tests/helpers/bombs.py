@@ -90,14 +90,24 @@ finally:
     sys.stderr.write(f"peak_kib {hwm[0]}\\n")
 sys.exit(rc)
 """
+PEAK_LINE = """
+hwm = [line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")]
+sys.stderr.write(f"peak_kib {hwm[0]}\\n")
+"""
 
 
 def peak_rss_mib(args: list[str]) -> tuple[subprocess.CompletedProcess, float]:
     """Run ``kcodec ARGS`` in a child, stdout dropped; its own peak RSS (VmHWM), said as its last line on
     stderr and removed from ``stderr`` (RUSAGECHILDREN counts other tests' children, and ru_maxrss keeps
     the size of a forking parent across exec)."""
+    return python_peak_rss_mib(CHILD, args)
+
+
+def python_peak_rss_mib(code: str, args: tuple[str, ...] | list[str] = ()) -> tuple[subprocess.CompletedProcess, float]:
+    """Run the Python ``code`` (with ``args`` as sys.argv[1:]) in a child, as :func:`peak_rss_mib` runs kcodec;
+    ``code`` writes the ``peak_kib`` line itself (as ``CHILD`` does)."""
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, *args],
+        [sys.executable, "-c", code, *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

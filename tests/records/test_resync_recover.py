@@ -258,3 +258,15 @@ def test_cli_dump_skip_corrupt(tmp_path, capsys):
     objs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [o["position"] for o in objs] == STARTS
     assert objs[1]["skipped"] and objs[1]["kind"] == "length" and objs[1]["size"] == STARTS[2] - STARTS[1]
+
+
+def test_the_skipped_ranges_past_the_bound_are_counted():
+    from kcodec.records.reader import MAX_KEPT_RANGES
+
+    bad = V1_ENTRY[:12] + bytes([V1_ENTRY[12] ^ 0xFF]) + V1_ENTRY[13:]  # CRC wrong, framing sound
+    data = bad * (MAX_KEPT_RANGES + 3) + V2_BATCH
+    seen = []
+    reader = read_batches(data, skip_corrupt=True, resync=False, on_skip=seen.append)
+    assert [b.position for b in reader] == [len(data) - len(V2_BATCH)]
+    assert len(seen) == MAX_KEPT_RANGES + 3 and reader.skipped == seen[:MAX_KEPT_RANGES]
+    assert (reader.more_skipped, reader.more_skipped_bytes) == (3, 3 * len(bad))

@@ -40,7 +40,15 @@ from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
 from kcodec.records.model import Batch, Record
 from kcodec.records.resync import SkippedRange
 from kcodec.records.skipping import DamageSkipper
-from kcodec.records.source import Input, Source, is_stream, open_input, read_up_to
+from kcodec.records.source import (
+    Input,
+    Source,
+    is_stream,
+    open_input,
+    open_stream_input,
+    read_up_to,
+    spilled_stream,
+)
 from kcodec.records.transactions import TxnTracker, check_isolation_level, committed_records
 from kcodec.runtime import compression
 
@@ -53,10 +61,12 @@ __all__ = [
     "default_max_decompressed_size",
     "shrank_message",
     "DEFAULT_MAX_BATCH_SIZE",
+    "MAX_KEPT_RANGES",
 ]
 
 DEFAULT_MAX_BATCH_SIZE = 2**31 - 1  # no cap beyond the format's own; set lower to bound memory
 KAFKA_MAX_MESSAGE_BYTES = 1048588  # Kafka's default message.max.bytes (1 MiB + 12): its largest batch
+MAX_KEPT_RANGES = 1000  # skipped ranges a reader lists; it counts the rest (on_skip is told of every one)
 DECOMPRESSION_FACTOR = 64  # how much a legitimate batch may inflate, at most
 
 
@@ -87,7 +97,8 @@ class PartialTail:
 class BatchReader:
     """Iterate the batches of one input. After iteration, :attr:`partial_tail`
     says whether the input ended inside an entry (lenient mode), and
-    :attr:`skipped` lists the byte ranges passed over (``skip_corrupt``).
+    :attr:`skipped` lists the byte ranges passed over (``skip_corrupt``): the first ``MAX_KEPT_RANGES``,
+    the others counted in :attr:`more_skipped` (and their bytes in :attr:`more_skipped_bytes`).
 
     As a context manager (``with read_batches(path) as reader:``) it closes, on leaving, the file and
     memory map of every iteration left unfinished; :meth:`close` does the same."""
@@ -117,7 +128,8 @@ class BatchReader:
         self.start, self.end = _position("start", start), None if end is None else _position("end", end)
         self.skip_corrupt, self.on_skip, self.resync = skip_corrupt, on_skip, resync
         self.partial_tail: PartialTail | None = None
-        self.skipped: list[SkippedRange] = []
+        self.skipped: list[SkippedRange] = []  # the first MAX_KEPT_RANGES (on_skip gets every one)
+        self.more_skipped = self.more_skipped_bytes = 0  # ranges skipped after those, and their bytes
         self.on_refused = on_refused
         self.refused: list[SkippedRange] = []  # whole entries refused by max_decompressed_size, not damage
         self.bytes_read = 0  # position after the last whole entry (while a run of v0/v1 messages is yielded: its start)
@@ -229,7 +241,11 @@ class BatchReader:
             callback(refused)
 
     def _skip(self, skipped: SkippedRange) -> None:
-        self.skipped.append(skipped)
+        if len(self.skipped) < MAX_KEPT_RANGES:
+            self.skipped.append(skipped)
+        else:
+            self.more_skipped += 1
+            self.more_skipped_bytes += skipped.size
         if self.on_skip is not None:
             self.on_skip(skipped)
 
@@ -248,10 +264,11 @@ class BatchReader:
             on_refused=self._refuse,
             decode=self.decode,
         )
-        # resynchronising looks ahead: a stream is read whole (files are read in windows instead), and its
-        # first byte is at position ``start``
+        # resynchronising looks ahead: a stream is kept in temporary files from the reader's position to its
+        # furthest look-ahead (files are read in windows instead), and its first byte is at position ``start``
         stream = is_stream(self.source)
-        with open_input(self.source) as source:
+        opened = open_stream_input(self.source) if is_stream(self.source) else open_input(self.source)
+        with opened as source:
             try:
                 if stream:
                     yield from skipper.batches(source, 0, self._end(source.size, self.start), shift=self.start)
@@ -373,13 +390,21 @@ def read_records(source: Source, *, isolation_level: str = "read_uncommitted", *
     control records, none of an aborted transaction, none of a transaction whose marker is not in the
     input (Kafka holds those back behind the last stable offset). Aborted transactions are found
     from the ABORT markers first (kcodec.records.transactions), so the input is read twice; a stream is
-    read into memory for that."""
+    copied to a temporary file for that (memory holds a window of it, the disk all of it); its first byte is
+    at position ``start``, as for :func:`read_batches`."""
     if not check_isolation_level(isolation_level):
         for batch in read_batches(source, **options):
             yield from batch.records
         return
     if is_stream(source):
-        source = source.read()
+        with spilled_stream(source, options.get("start", 0)) as spilled:
+            yield from _committed(spilled, options)
+        return
+    yield from _committed(source, options)
+
+
+def _committed(source, options: dict) -> Iterator[Record]:
+    """:func:`read_records`' read_committed for a source that can be read twice."""
     tracker = TxnTracker({}, 0)  # the input is the log from its start: an ABORT without a start is empty
     aborted = []
     with read_batches(source, **options) as first_pass:

@@ -196,6 +196,8 @@ def _plausible(source: Input, head, pos: int, end: int, max_batch_size: int) -> 
     magic = head[MAGIC_OFFSET]
     if size < _MIN_SIZE[magic] or size > max_batch_size or pos + LOG_OVERHEAD + size > end:
         return 0
+    if source.reach(pos, LOG_OVERHEAD + size) < LOG_OVERHEAD + size:  # a stream's end is known once read to
+        return 0
     if magic == 2:
         codec = head[V2_ATTRIBUTES_LOW_BYTE] & V2_COMPRESSION_MASK
         count = _I32.unpack_from(head, V2_RECORDS_COUNT_OFFSET)[0]
@@ -262,7 +264,7 @@ def entry_is_valid(
     bytes-like object or an :class:`~kcodec.records.source.Input`."""
     source = as_input(buf)
     end = min(end, source.size)
-    if end - pos < HEADER_SIZE_UP_TO_MAGIC:
+    if min(end - pos, source.reach(pos, HEADER_SIZE_UP_TO_MAGIC)) < HEADER_SIZE_UP_TO_MAGIC:
         return 0
     head = source.pread(pos, min(_HEAD, end - pos))
     return _valid_at(source, pos, end, head, max_batch_size, max_decompressed_size)
@@ -287,9 +289,12 @@ def find_next_entry(
     if end - start < HEADER_SIZE_UP_TO_MAGIC:
         return None
     stop = end if before is None else min(end, before)
-    pattern = _candidates(min(max_batch_size, end - start - LOG_OVERHEAD))
     scanned = start  # every candidate before this position was tried
     for base, window in source.windows(start, end, _LOOKAHEAD):
+        source.forget(base)  # candidates from here on start in this window or after it
+        end = min(end, source.size)  # a stream's size is known once it was read to its end
+        stop = min(stop, end)
+        pattern = _candidates(min(max_batch_size, end - base - LOG_OVERHEAD))
         lo, hi = scanned - base, min(end, base + len(window)) - base
         nonzero = _first_nonzero(window, lo, hi)  # a preallocated segment's zeros: skipped at memory speed
         if nonzero is not None:

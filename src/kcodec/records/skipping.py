@@ -64,7 +64,8 @@ class DamageSkipper:
     def batches(self, source: Input, pos: int, end: int, shift: int = 0) -> Iterator[Batch]:
         while True:
             self.on_progress(pos + shift)
-            available = end - pos
+            source.forget(pos)  # nothing before pos is read again (a stream drops what it kept of it)
+            available = min(end - pos, source.reach(pos, HEADER_SIZE_UP_TO_MAGIC))
             if available < HEADER_SIZE_UP_TO_MAGIC:
                 self.on_tail(pos + shift, available)
                 return
@@ -76,12 +77,13 @@ class DamageSkipper:
                 total = check_header(header, pos + shift, self.max_batch_size)
             except DecodeError as exc:
                 if not self.resync:
-                    return self._skip_rest(pos, end, shift, exc)
+                    return self._skip_rest(source, pos, end, shift, exc)
                 nxt = self._skip_to_next(source, pos, end, shift, exc)
                 if nxt is None:
                     return
                 pos = nxt
                 continue
+            available = min(end - pos, source.reach(pos, total))  # a stream is read ahead only this far
             if total > available:
                 found = self._next(source, pos + 1, end) if self.resync else None
                 if found is None:  # nothing readable after it: a partial tail, as without skipping
@@ -94,7 +96,7 @@ class DamageSkipper:
                     base_offset=_I64.unpack_from(header, 0)[0],
                     field="size",
                 )
-                self._report(pos, found, end, shift, err)
+                self._report(source, pos, found, end, shift, err)
                 pos = found
                 continue
             entry = source.read(pos, total)
@@ -115,7 +117,7 @@ class DamageSkipper:
                 continue
             except DecodeError as exc:
                 if not self.resync:
-                    self._report(pos, pos + total, end, shift, exc)
+                    self._report(source, pos, pos + total, end, shift, exc)
                     pos += total
                     continue
                 nxt = self._skip_to_next(source, pos, end, shift, exc)
@@ -136,7 +138,7 @@ class DamageSkipper:
                         base_offset=batch.base_offset,
                         field="crc",
                     )
-                    self._report(pos, found, end, shift, err)
+                    self._report(source, pos, found, end, shift, err)
                     pos = found
                     continue
             yield batch
@@ -155,14 +157,17 @@ class DamageSkipper:
     def _skip_to_next(self, source: Input, pos: int, end: int, shift: int, exc: DecodeError) -> int | None:
         """Skip from ``pos`` to the next valid entry (returned), or to the end (None)."""
         found = self._next(source, pos + 1, end)
-        self._report(pos, found, end, shift, exc)
+        self._report(source, pos, found, end, shift, exc)
         return found
 
-    def _skip_rest(self, pos: int, end: int, shift: int, exc: DecodeError) -> None:
+    def _skip_rest(self, source: Input, pos: int, end: int, shift: int, exc: DecodeError) -> None:
+        end = source.end_by(end)  # a stream is read to its end, its bytes dropped as they come
         self.on_skip(SkippedRange.from_error(pos + shift, end + shift, exc, rest=True))
         self.on_progress(end + shift)
 
-    def _report(self, pos: int, found: int | None, end: int, shift: int, exc: DecodeError) -> None:
+    def _report(self, source: Input, pos: int, found: int | None, end: int, shift: int, exc: DecodeError) -> None:
+        if found is None:
+            end = source.end_by(end)  # nothing found: the scan read a stream to its end
         self.on_skip(SkippedRange.from_error(pos + shift, (end if found is None else found) + shift, exc))
         if found is None:
             self.on_progress(end + shift)

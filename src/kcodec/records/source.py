@@ -7,6 +7,11 @@ the reader stops there as at any partial tail. A 1 GiB segment costs one window 
 keeps the file, outside the process). Streams are read in bounded chunks, so a lying size field costs no
 memory.
 
+A stream read by a reader that must look ahead (``read_batches(stream, skip_corrupt=True)`` resynchronising
+after damage) is a :class:`StreamInput`: read forward only as far as asked, what was read kept in anonymous
+temporary files, and dropped once the reader has gone past it. Memory holds one window; the disk holds what
+lies between the reader and its furthest look-ahead (at most about ``max_batch_size``).
+
 Only regular files are opened: a FIFO or a device (``/dev/zero``) has no end a reader can trust, and
 opening a FIFO blocks until a writer comes.
 """
@@ -14,6 +19,8 @@ opening a FIFO blocks until a writer comes.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO, TypeGuard
@@ -26,12 +33,16 @@ __all__ = [
     "MemoryInput",
     "FileInput",
     "RangedInput",
+    "StreamInput",
     "as_input",
     "is_buffer",
     "is_path",
     "is_random_access",
     "is_stream",
     "open_input",
+    "open_stream_input",
+    "SpilledStream",
+    "spilled_stream",
     "open_regular_file",
     "read_regular_file",
     "read_up_to",
@@ -41,6 +52,8 @@ Source = bytes | bytearray | memoryview | str | os.PathLike | BinaryIO
 
 WINDOW = 4 << 20  # bytes read ahead per pread; an entry larger than this is read on its own
 CHUNK = 1 << 20  # bytes per read when only a checksum of the bytes is wanted
+SPILL_PART = 64 << 20  # bytes per temporary file a StreamInput keeps; a part wholly behind the reader is dropped
+UNKNOWN_SIZE = 2**62  # a StreamInput's size until its stream has ended
 
 
 def is_buffer(source: object) -> TypeGuard[bytes | bytearray | memoryview]:
@@ -81,6 +94,17 @@ class Input:
         """Up to ``n`` bytes from ``pos`` that are at hand (read ahead), for a reader that takes as many
         whole entries as they hold: the rest of the current window, or a new window read from ``pos``."""
         return self.read(pos, n)
+
+    def reach(self, pos: int, n: int) -> int:
+        """How many of the bytes ``[pos, pos + n)`` the input holds (fewer than ``n`` only at its end)."""
+        return max(0, min(n, self.size - pos))
+
+    def end_by(self, end: int) -> int:
+        """Where the input ends, or ``end`` when that comes first."""
+        return min(end, self.size)
+
+    def forget(self, pos: int) -> None:
+        """The reader will not read below ``pos`` again (a stream drops what it kept of those bytes)."""
 
     def windows(self, start: int, end: int, overlap: int) -> Iterator[tuple[int, bytes | memoryview]]:
         """(base, bytes from ``base``) covering ``[start, end)``; consecutive windows share ``overlap``
@@ -179,6 +203,70 @@ class RangedInput(FileInput):
         return self.file.read_at(n, pos)
 
 
+class StreamInput(FileInput):
+    """A binary stream as an :class:`Input`: read forward as far as a reader asks (:meth:`reach`), the bytes
+    kept in anonymous temporary files of ``SPILL_PART`` bytes, a file dropped once :meth:`forget` has passed
+    it. ``size`` is ``UNKNOWN_SIZE`` until the stream has ended, then the bytes it held; a read below what was
+    forgotten is a bug of the caller's (ValueError)."""
+
+    def __init__(self, stream: BinaryIO, part: int | None = None):
+        super().__init__(-1, UNKNOWN_SIZE)
+        self.stream, self.part = stream, part or SPILL_PART
+        self._parts: dict[int, BinaryIO] = {}  # part number -> its temporary file
+        self._filled = 0  # bytes read from the stream so far
+        self._kept_from = 0  # bytes below this were forgotten
+
+    def close(self) -> None:
+        for f in self._parts.values():
+            f.close()
+        self._parts.clear()
+
+    def _fill(self, upto: int) -> None:
+        while self._filled < upto and self.size == UNKNOWN_SIZE:
+            chunk = self.stream.read(CHUNK)  # bounded reads: a lying size costs a look-ahead, never memory
+            if not chunk:
+                self.size = self._filled
+                return
+            view = memoryview(chunk)
+            while view:
+                number, at = divmod(self._filled, self.part)
+                f = self._parts.get(number)
+                if f is None:
+                    f = self._parts[number] = tempfile.TemporaryFile(prefix="kcodec-stream-")
+                n = min(len(view), self.part - at)
+                os.pwrite(f.fileno(), view[:n], at)
+                view, self._filled = view[n:], self._filled + n
+
+    def reach(self, pos: int, n: int) -> int:
+        self._fill(pos + n)
+        return max(0, min(n, self._filled - pos))
+
+    def end_by(self, end: int) -> int:
+        while self.size == UNKNOWN_SIZE and self._filled < end:  # read on to the end, keeping nothing
+            self.forget(self._filled)
+            self._fill(min(end, self._filled + self.part))
+        return min(end, self._filled)
+
+    def forget(self, pos: int) -> None:
+        self._kept_from = max(self._kept_from, pos)
+        for number in [k for k in self._parts if (k + 1) * self.part <= self._kept_from]:
+            self._parts.pop(number).close()
+
+    def pread(self, pos: int, n: int) -> bytes:
+        if pos < self._kept_from:
+            raise ValueError(f"stream bytes from {pos} were already passed over (kept from {self._kept_from})")
+        n = self.reach(pos, n)
+        parts = []
+        while n > 0:
+            number, at = divmod(pos, self.part)
+            got = os.pread(self._parts[number].fileno(), min(n, self.part - at), at)
+            if not got:  # cannot happen: every byte up to _filled was written
+                break
+            parts.append(got)
+            pos, n = pos + len(got), n - len(got)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def as_input(data) -> Input:
     """An :class:`Input` as it is, or one over a bytes-like object."""
     return data if isinstance(data, Input) else MemoryInput(memoryview(data))
@@ -203,6 +291,42 @@ def open_input(source: Source) -> Iterator[Input]:
         yield MemoryInput(memoryview(read_up_to(source, 2**62)))
     else:
         raise TypeError(f"cannot read records from {type(source).__name__}")
+
+
+@contextmanager
+def open_stream_input(stream: BinaryIO, part: int | None = None) -> Iterator[StreamInput]:
+    """``stream`` as a :class:`StreamInput`, its temporary files removed on leaving."""
+    source = StreamInput(stream, part)
+    try:
+        yield source
+    finally:
+        source.close()
+
+
+class SpilledStream:
+    """What a stream held, copied to a temporary file, as a random-access file (:func:`is_random_access`) whose
+    positions start at ``start``, as the stream's do for :func:`read_batches`: it can be read twice."""
+
+    def __init__(self, file: BinaryIO, start: int):
+        self.file, self.start = file, start
+
+    def size(self) -> int:
+        return self.start + os.fstat(self.file.fileno()).st_size
+
+    def read_at(self, n: int, pos: int) -> bytes:
+        if pos < self.start:
+            raise ValueError(f"byte {pos} is before the stream's first byte ({self.start})")
+        return os.pread(self.file.fileno(), n, pos - self.start)
+
+
+@contextmanager
+def spilled_stream(stream: BinaryIO, start: int = 0) -> Iterator[SpilledStream]:
+    """The rest of ``stream`` copied to a temporary file (a chunk at a time), its first byte at position
+    ``start``; the file is removed on leaving."""
+    with tempfile.TemporaryFile(prefix="kcodec-stream-") as f:
+        shutil.copyfileobj(stream, f, CHUNK)
+        f.flush()
+        yield SpilledStream(f, start)
 
 
 def read_up_to(stream: BinaryIO, n: int) -> bytes:

@@ -463,7 +463,8 @@ def render_summary(s: Summary, width: int | None = None) -> str:
             left = f"; not decoded: {raw}" if raw else ""
             lines.append(f"  {v.topic}: {_n(v.decoded)} of {_count(v.rows, 'row')} decoded{left}  -> {v.path}")
     if s.skipped:
-        lines += ["", f"onCorrupt=skip skipped {len(s.skipped)} region(s):"]
+        regions = sum(d.get("regions", 1) for d in s.skipped)  # a split's summary line stands for many
+        lines += ["", f"onCorrupt=skip skipped {regions} region(s):"]
         for d in s.skipped:
             size = "the rest of its split" if d.get("bytes") is None else f"{d['bytes']} bytes"
             lines.append(f"  {d['segment']} @ {d['position']}: {size} ({d['kind']}: {d['error']})")

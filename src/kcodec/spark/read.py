@@ -33,7 +33,7 @@ from kcodec.runtime.varint import INT64_MAX
 from kcodec.spark.options import ReadOptions
 from kcodec.spark.planning import Split
 
-__all__ = ["CorruptSegmentError", "OutOfRangeError", "Reporter", "split_batches", "read_split"]
+__all__ = ["CorruptSegmentError", "MAX_REPORTED", "OutOfRangeError", "Reporter", "split_batches", "read_split"]
 
 
 class CorruptSegmentError(DecodeError):
@@ -43,12 +43,36 @@ class CorruptSegmentError(DecodeError):
     cause_kind: str | None = None  # the kind of the reader's error it wraps (set by _wrap)
 
 
+#: skipped regions a split's report lists one by one (on stderr and in its report file); the ones after them
+#: are counted, and said in one summary line (a damaged segment can hold millions of them)
+MAX_REPORTED = 1000
+MORE_KIND = "more"  # the ``kind`` of the summary line
+
+
 class Reporter:
-    """Collects what ``onCorrupt=skip`` skipped, for stderr and the report directory."""
+    """Collects what ``onCorrupt=skip`` skipped, for stderr and the report directory: the first
+    ``MAX_REPORTED`` regions one by one, the rest counted (:attr:`more`, :attr:`more_bytes`,
+    :attr:`more_records`) and said once, at :meth:`close`."""
 
     def __init__(self, split: Split, opts: ReadOptions):
         self.split, self.opts = split, opts
         self.skipped: list[dict] = []
+        self.more = self.more_bytes = self.more_records = 0
+        self.more_from: int | None = None  # the position of the first region counted, not listed
+        self.more_rest = False  # one of them is the rest of the split (its size unknown)
+
+    def _keep(self, item: dict) -> bool:
+        """Whether ``item`` is listed (else it is counted)."""
+        if len(self.skipped) < MAX_REPORTED:
+            self.skipped.append(item)
+            return True
+        self.more += 1
+        self.more_records += item.get("records") or 0
+        self.more_bytes += item.get("bytes") or 0
+        self.more_rest = self.more_rest or ("records" not in item and item.get("bytes") is None)
+        if self.more_from is None:
+            self.more_from = item["position"]
+        return False
 
     def skip(self, position: int, size: int | None, kind: str, error: str) -> None:
         """Bytes passed over at ``position`` (``size`` None: the rest of the split), and why."""
@@ -61,7 +85,8 @@ class Reporter:
             "kind": kind,
             "error": error,
         }
-        self.skipped.append(item)
+        if not self._keep(item):
+            return
         what = "the rest of the split" if size is None else f"{size} bytes"
         print(
             f"kcodec: onCorrupt=skip: skipped {what} at byte {position} of {self.split.log}: {error}",
@@ -72,18 +97,18 @@ class Reporter:
     def skip_records(self, batch, dropped: int, error: str, kind: str | None = None) -> None:
         """Records of an intact batch left out because a value does not fit its Spark column (or, ``kind``
         given, because they do not decode as what a view reads)."""
-        self.skipped.append(
-            {
-                "segment": self.split.log,
-                "topic": self.split.topic,
-                "partition": self.split.partition,
-                "position": batch.position,
-                "baseOffset": batch.base_offset,
-                "records": dropped,
-                "kind": kind or OutOfRangeError.kind,
-                "error": error,
-            }
-        )
+        item = {
+            "segment": self.split.log,
+            "topic": self.split.topic,
+            "partition": self.split.partition,
+            "position": batch.position,
+            "baseOffset": batch.base_offset,
+            "records": dropped,
+            "kind": kind or OutOfRangeError.kind,
+            "error": error,
+        }
+        if not self._keep(item):
+            return
         print(
             f"kcodec: onCorrupt=skip: left out {dropped} record(s) of the batch at byte {batch.position} "
             f"of {self.split.log}: {error}",
@@ -94,7 +119,30 @@ class Reporter:
     def skipped_range(self, r: SkippedRange, shift: int = 0) -> None:
         self.skip(r.start + shift, None if r.rest else r.size, r.kind, r.reason)
 
+    def summary(self) -> dict | None:
+        """The line that stands for the regions counted, not listed (None when every one was listed)."""
+        if not self.more:
+            return None
+        rest = ", one of them the rest of the split" if self.more_rest else ""
+        return {
+            "segment": self.split.log,
+            "topic": self.split.topic,
+            "partition": self.split.partition,
+            "position": self.more_from,
+            "bytes": self.more_bytes,
+            "records": self.more_records,
+            "regions": self.more,
+            "kind": MORE_KIND,
+            "error": (
+                f"and {self.more} more skipped region(s) from byte {self.more_from} on ({self.more_bytes} bytes, "
+                f"{self.more_records} record(s){rest}), not listed"
+            ),
+        }
+
     def close(self) -> None:
+        summary = self.summary()
+        if summary is not None:
+            print(f"kcodec: onCorrupt=skip: {self.split.log}: {summary['error']}", file=sys.stderr, flush=True)
         if not self.skipped or not self.opts.corrupt_report_path:
             return
         fs, root = resolve(self.opts.corrupt_report_path, self.opts.storage)
@@ -102,7 +150,7 @@ class Reporter:
         name = f"split-{self.split.index:05d}-{uuid.uuid4().hex[:12]}.jsonl"
         tmp = fs.join(root, "." + name + ".tmp")
         with fs.open_output(tmp) as f:
-            for item in self.skipped:
+            for item in self.skipped if summary is None else [*self.skipped, summary]:
                 f.write((json.dumps(item) + "\n").encode())
         fs.move(tmp, fs.join(root, name))
 

@@ -359,7 +359,7 @@ def recover(
             max_decompressed_size=max_decompressed_size,
         )
         report.readable_dropped = sum(1 for _ in tail) + len(tail.refused)
-        report.damaged_ranges = len(tail.skipped)
+        report.damaged_ranges = len(tail.skipped) + tail.more_skipped
         report.partial_tail = tail.partial_tail.size if tail.partial_tail else 0
     with open(source, "rb") as f:
         _write_atomically(output, _chunks(f, kept))

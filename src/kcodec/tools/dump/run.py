@@ -297,8 +297,9 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
         _hint_hidden_batches(path, source, reader.partial_tail.position)
     skipped = reader.skipped + damaged_records
     if skipped:
-        n = sum(r.size for r in skipped)
-        print(f"kcodec dump: {path}: skipped {len(skipped)} damaged range(s), {n} bytes", file=sys.stderr)
+        n = sum(r.size for r in skipped) + reader.more_skipped_bytes
+        count = len(skipped) + reader.more_skipped
+        print(f"kcodec dump: {path}: skipped {count} damaged range(s), {n} bytes", file=sys.stderr)
         status = max(status, EXIT_CHECK_FAILED)
     elif reader.refused:
         n = sum(r.size for r in reader.refused)
