@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from kcodec.records.chunked import CHUNKED_RECORD_COUNT
-from tests.helpers.bombs import BOMB_RECORDS, MAX_RSS_MIB, bomb, legacy_wrapper_bomb, peak_rss_mib
+from tests.helpers.bombs import BOMB_MAX_RSS_MIB, BOMB_RECORDS, MAX_RSS_MIB, bomb, legacy_wrapper_bomb, peak_rss_mib
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def bomb_file(tmp_path_factory):
 def test_the_bomb_streams_in_bounded_memory(bomb_file, args):
     done, peak = peak_rss_mib([*args, str(bomb_file)])
     assert done.returncode == 0, done.stderr
-    assert peak < MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
+    assert peak < BOMB_MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
 
 
 def test_dump_json_of_the_bomb_is_one_valid_line_per_batch(tmp_path):
@@ -52,7 +52,7 @@ def test_inspect_on_the_bomb_ends_in_one_line(bomb_file):
     assert "Traceback" not in done.stderr
     if done.returncode != 0:
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert done.returncode == 0 and peak < MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
+    assert done.returncode == 0 and peak < BOMB_MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
 
 
 def test_verify_bounds_the_problems_of_a_bomb_whose_every_record_breaks_a_rule(tmp_path):
