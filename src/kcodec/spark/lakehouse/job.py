@@ -1,0 +1,168 @@
+"""The Spark job of a table run: Spark's executors read the new offsets through the ``kafka-segments``
+source and write them as Parquet data files (Spark's own writer) into the run's folder; the driver then
+commits them (:mod:`kcodec.spark.lakehouse.run`)."""
+
+from __future__ import annotations
+
+import json
+
+from kcodec.errors import KcodecError
+from kcodec.spark.lakehouse.offsets import TopicPartition, tp_text
+from kcodec.spark.lakehouse.run import RunResult, TableRun, open_table
+
+__all__ = ["run_table_pipeline", "render_result", "READ_OPTIONS_CHOSEN"]
+
+#: read options a table run sets itself, from the offsets the table stores
+READ_OPTIONS_CHOSEN = (
+    "assign",
+    "subscribePattern",
+    "startingOffsets",
+    "endingOffsets",
+    "startingOffset",
+    "endingOffset",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "topic",
+    "partition",
+)
+
+# Iceberg's add_files reads a file's partition from its statistics: each file holds one topic and one UTC
+# day, written into folders by copies of those two (Spark leaves partition columns out of the files)
+_DAY_MICROS = 86_400_000_000
+_ICEBERG_FOLDERS = ("kcodec_topic", "kcodec_day")
+
+
+def log_ends(source: str, options: dict[str, str]) -> dict[TopicPartition, int]:
+    """Each topic-partition under ``source`` and the offset its log ends at now (``subscribe``: those topics)."""
+    from kcodec.log.fs import storage_options
+    from kcodec.log.partition import next_offset
+    from kcodec.spark.planning import discover
+
+    subscribed = {t.strip() for t in options.get("subscribe", "").split(",") if t.strip()}
+    ends: dict[TopicPartition, int] = {}
+    for part in discover(source, storage=storage_options(options)):
+        if part.topic is None or part.partition is None:
+            raise KcodecError(
+                f"{part.path}: a table run needs <topic>-<n> partition directories (offsets are stored per "
+                "topic-partition)"
+            )
+        if not subscribed or part.topic in subscribed:
+            ends[(part.topic, part.partition)] = next_offset(part.segments)
+    return ends
+
+
+def _offset_options(ranges: dict[TopicPartition, tuple[int | None, int]]) -> dict[str, str]:
+    assign: dict[str, list[int]] = {}
+    starting: dict[str, dict[str, int]] = {}
+    ending: dict[str, dict[str, int]] = {}
+    for (topic, partition), (start, end) in sorted(ranges.items()):
+        assign.setdefault(topic, []).append(partition)
+        starting.setdefault(topic, {})[str(partition)] = -2 if start is None else start
+        ending.setdefault(topic, {})[str(partition)] = end
+    return {
+        "assign": json.dumps(assign),
+        "startingOffsets": json.dumps(starting),
+        "endingOffsets": json.dumps(ending),
+    }
+
+
+def _write_files(df, table_format: str, path: str) -> None:
+    from pyspark.sql import functions as F
+
+    if table_format == "iceberg":
+        topic, day = _ICEBERG_FOLDERS
+        df = df.withColumn(topic, F.col("topic")).withColumn(
+            day, F.floor(F.unix_micros(F.col("timestamp")) / F.lit(_DAY_MICROS))
+        )
+        folders = list(_ICEBERG_FOLDERS)
+    else:
+        from kcodec.spark.lakehouse.delta import PARTITION_COLUMNS
+
+        folders = list(PARTITION_COLUMNS)
+    df.sortWithinPartitions(*folders, "partition", "offset").write.partitionBy(*folders).parquet(path)
+
+
+def run_table_pipeline(
+    source: str,
+    dest: str,
+    *,
+    table_format: str,
+    mode: str = "append",
+    catalog: str | None = None,
+    allow_backwards: bool = False,
+    spark=None,
+    master: str = "local[*]",
+    conf: dict | None = None,
+    options: dict | None = None,
+    log_level: str = "error",
+) -> RunResult:
+    """Append what is new under ``source`` to the ``records`` table of ``dest`` in ``table_format``
+    (``iceberg`` or ``delta``), exactly once: see :mod:`kcodec.spark.lakehouse`."""
+    if mode != "append":
+        raise KcodecError(f"--mode {mode} is not supported yet: append only")
+    options = {str(k): str(v) for k, v in (options or {}).items()}
+    chosen = sorted(set(options) & set(READ_OPTIONS_CHOSEN))
+    if chosen:
+        raise KcodecError(
+            f"a table run reads from the offsets its table stores: {', '.join(chosen)} cannot be given (subscribe can)"
+        )
+    table = open_table(table_format, dest, catalog=catalog)
+    if spark is None:
+        from kcodec.spark.session import local_session
+
+        spark = local_session(master, "kcodec pipeline", conf=conf, log_level=log_level)
+    else:
+        from kcodec.spark.source import register
+
+        register(spark)
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
+    ends = log_ends(source, options)
+    schema = to_arrow_schema(spark.read.format("kafka-segments").options(**options).load(source).schema, timezone="UTC")
+    with TableRun(table, dest, mode=mode, allow_backwards=allow_backwards) as run:
+        plan = run.begin(ends, schema)
+        if plan.ranges:
+            df = spark.read.format("kafka-segments").options(**options, **_offset_options(plan.ranges)).load(source)
+            key = "spark.sql.parquet.outputTimestampType"
+            before = spark.conf.get(key, None)
+            spark.conf.set(key, "TIMESTAMP_MICROS")  # not INT96: Iceberg and Delta read microseconds
+            try:
+                _write_files(df, table_format, run.data_dir)
+            finally:
+                if before is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, before)
+        return run.commit()
+
+
+def render_result(r: RunResult, source: str) -> str:
+    """What ``kcodec pipeline --table-format`` prints."""
+    lines = [f"kcodec pipeline: {source} -> {r.table} ({r.format}, --mode {r.mode})"]
+    for path in r.orphans_removed:
+        lines.append(f"  removed the data files of a run that did not commit: {path}")
+    if not r.committed:
+        version = (
+            "it is empty" if r.version is None else f"{'snapshot' if r.format == 'iceberg' else 'version'} {r.version}"
+        )
+        lines.append(f"  nothing new since the last commit: committed nothing (the table stays at {version})")
+        return "\n".join(lines)
+    what = "snapshot" if r.format == "iceberg" else "version"
+    rows, files = f"{r.rows:,} row{'' if r.rows == 1 else 's'}", f"{r.files:,} file{'' if r.files == 1 else 's'}"
+    lines.append(f"  committed {what} {r.version}: {rows} in {files}")
+    head = ("topic-partition", "from", "to (next offset)")
+    table = [head] + [
+        (tp_text(tp), "earliest" if start is None else f"{start:,}", f"{end:,}")
+        for tp, (start, end) in sorted(r.ranges.items())
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(3)]
+    for row in table:
+        lines.append(
+            "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+        )
+    for tp in r.reset:
+        lines.append(f"  {tp_text(tp)}: offsets went backwards; continuing from its log end {r.next_offsets[tp]:,}")
+    return "\n".join(lines)
