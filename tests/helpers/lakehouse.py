@@ -117,3 +117,36 @@ def small_records(topic: str, partition: int, start: int, end: int) -> pa.Table:
         },
         schema=SMALL_SCHEMA,
     )
+
+
+def with_tombstones(records: pa.Table, every: int = 7) -> pa.Table:
+    """``records`` with the value of every ``every``-th offset null (a tombstone: the key is deleted)."""
+    values = [
+        None if o % every == 3 else v
+        for o, v in zip(records.column("offset").to_pylist(), records.column("value").to_pylist())
+    ]
+    return records.set_column(records.schema.get_field_index("value"), "value", pa.array(values, pa.binary()))
+
+
+LATEST_SQL = (
+    'select * from rows qualify row_number() over (partition by topic, "partition", key order by "offset" desc) = 1'
+)
+
+
+def duckdb_latest(rows: pa.Table, *, drop_tombstones: bool) -> pa.Table:
+    """DuckDB's answer to an upsert: the newest record per (topic, partition, key), tombstoned keys left out."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.register("rows", rows)
+    sql = f"select * from ({LATEST_SQL}) where value is not null" if drop_tombstones else LATEST_SQL
+    rel = con.sql(sql)
+    return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+
+
+def key_rows(table: pa.Table) -> list[tuple]:
+    """(topic, partition, key, offset, value), sorted: what an upsert table is compared by."""
+    return sorted(
+        (r["topic"], r["partition"], r["key"], r["offset"], r["value"])
+        for r in table.select(["topic", "partition", "key", "offset", "value"]).to_pylist()
+    )

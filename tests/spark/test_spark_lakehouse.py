@@ -100,3 +100,64 @@ def test_table_run_refusals(spark, samples, tmp_path, capsys):
     assert main(["pipeline", str(src), str(dest), "--table-format", "delta", "--option", "startingOffset=3"]) == 3
     assert "cannot be given" in capsys.readouterr().err
     assert main(["pipeline", str(src), str(dest), "--table-format", "delta", "--format", "orc"]) == 2
+
+
+def _compacted_topic(directory, start: int, n: int) -> None:
+    """A compacted topic's records at ``start``..: five keys over and over, every 7th a tombstone, every
+    11th with no key."""
+    from kcodec.log.writer import SegmentWriter
+    from kcodec.records.encode import NewRecord, encode_batch
+
+    records = [
+        NewRecord(
+            key=None if o % 11 == 5 else b"key-%d" % (o % 5),
+            value=None if o % 7 == 3 else b"value-%d" % o,
+            timestamp=1_735_689_600_000 + o,
+        )
+        for o in range(start, start + n)
+    ]
+    with SegmentWriter(directory, base_offset=start) as writer:
+        for i in range(0, n, 10):
+            writer.append(encode_batch(records[i : i + 10], base_offset=start + i))
+
+
+@pytest.mark.parametrize("table_format", ["iceberg", "delta"])
+def test_upsert_equals_duckdb_row_number(spark, tmp_path, capsys, table_format):
+    src, dest = tmp_path / "src", tmp_path / "dest"
+    _compacted_topic(src / "kv-0", 0, 40)
+    first = _pipeline(capsys, src, dest, "--table-format", table_format, "--mode", "upsert")
+    _compacted_topic(src / "kv-0", 40, 30)
+    second = _pipeline(capsys, src, dest, "--table-format", table_format, "--mode", "upsert")
+    assert second["read"] == {"kv-0": {"from": 40, "to": 70}}
+    import duckdb
+    import pyarrow as pa
+
+    from tests.helpers.lakehouse import LATEST_SQL, key_rows
+
+    rows = expected_rows(src)
+    history = pa.table(
+        {
+            "topic": [r[2] for r in rows],
+            "partition": pa.array([r[3] for r in rows], pa.int32()),
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "offset": [r[4] for r in rows],
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+        }
+    )
+    con = duckdb.connect()
+    con.register("rows", history.filter(pa.compute.is_valid(history.column("key"))))
+    rel = con.sql(f"select * from ({LATEST_SQL}) where value is not null")
+    want = key_rows(rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow())
+    if table_format == "iceberg":
+        got = pyiceberg_table(dest).scan().to_arrow()
+        rejected = pyiceberg_table(dest, "records_rejected").scan().to_arrow()
+    else:
+        from deltalake import DeltaTable
+
+        got = DeltaTable(str(dest / "records")).to_pyarrow_table()
+        rejected = DeltaTable(str(dest / "records_rejected")).to_pyarrow_table()
+    assert key_rows(got) == want
+    assert len(want) == 4  # key-1's newest record (offset 66) is a tombstone: the key is gone
+    assert sorted(rejected.column("offset").to_pylist()) == [o for o in range(70) if o % 11 == 5]
+    assert set(rejected.column("reason").to_pylist()) == {"null key in upsert mode"}
+    assert first["rejected"] + second["rejected"] == rejected.num_rows

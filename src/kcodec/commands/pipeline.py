@@ -145,7 +145,7 @@ def _table_pipeline(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.as_dict())
     else:
-        print(render_result(result, args.src))
+        print(render_result(result, args.src, args.dest))
     return EXIT_OK
 
 
@@ -188,9 +188,11 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--mode",
-        choices=("append",),
+        choices=("append", "upsert"),
         default="append",
-        help="with --table-format: append (every record a row)",
+        help="with --table-format: append (every record a row) or upsert (for compacted topics: the newest record "
+        "per topic, partition and key; a tombstone deletes the key; records with no key go to the records_rejected "
+        "table with the reason)",
     )
     p.add_argument(
         "--catalog",

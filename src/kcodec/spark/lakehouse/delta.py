@@ -105,6 +105,51 @@ class DeltaLakeTable:
         self.table.update_incremental()
         return str(self.table.version())
 
+    def upsert(self, latest, properties: dict[str, str]) -> str:
+        """A Delta merge on (topic, partition, key): a tombstone (null value) deletes the key, another record
+        replaces or inserts it; one commit."""
+        from deltalake.exceptions import CommitFailedError
+        from deltalake.transaction import CommitProperties
+
+        assert self.table is not None
+        if latest.num_rows == 0:
+            return self.commit([], properties)
+        try:
+            (
+                self.table.merge(
+                    latest,
+                    predicate="t.topic = s.topic AND t.partition = s.partition AND t.key = s.key",
+                    source_alias="s",
+                    target_alias="t",
+                    commit_properties=CommitProperties(custom_metadata=dict(properties), max_commit_retries=0),
+                )
+                .when_matched_delete(predicate="s.value IS NULL")
+                .when_matched_update_all()
+                .when_not_matched_insert_all(predicate="s.value IS NOT NULL")
+                .execute()
+            )
+        except CommitFailedError as exc:
+            raise ConcurrentCommitError(
+                f"{self.path}: another run committed since this run read the table; this run committed nothing "
+                f"({str(exc).splitlines()[0]})"
+            ) from None
+        self.table.update_incremental()
+        return str(self.table.version())
+
+    def append_rows(self, rows, properties: dict[str, str]) -> str:
+        """``rows`` (Arrow) appended by delta-rs's own writer, in one commit (the side table of rejected rows)."""
+        from deltalake.transaction import CommitProperties
+
+        _deltalake().write_deltalake(
+            self.path,
+            rows,
+            mode="append",
+            partition_by=list(PARTITION_COLUMNS),
+            commit_properties=CommitProperties(custom_metadata=dict(properties), max_commit_retries=0),
+        )
+        self.table = _deltalake().DeltaTable(self.path)
+        return str(self.table.version())
+
     def _add_action(self, path: str):
         import pyarrow.parquet as pq
         from deltalake.transaction import AddAction

@@ -141,6 +141,48 @@ class IcebergTable:
         snapshot = self.table.current_snapshot()
         return str(snapshot.snapshot_id) if snapshot is not None else "-"
 
+    def upsert(self, latest, properties: dict[str, str]) -> str:
+        """Copy-on-write in one commit: the rows of every (topic, partition, key) in ``latest`` deleted, then
+        ``latest``'s rows that are not tombstones (null value) appended."""
+        import pyarrow.compute as pc
+        from pyiceberg import expressions
+        from pyiceberg.exceptions import CommitFailedException
+
+        e: Any = expressions  # its pydantic models' constructors are beyond mypy
+
+        assert self.table is not None
+        tx = self.table.transaction()
+        keys: dict[tuple[str, int], set[bytes]] = {}
+        for r in latest.select(["topic", "partition", "key"]).to_pylist():
+            keys.setdefault((r["topic"], r["partition"]), set()).add(r["key"])
+        matches = [
+            e.And(e.EqualTo("topic", topic), e.EqualTo("partition", partition), e.In("key", group))
+            for (topic, partition), group in sorted(keys.items())
+        ]
+        live = latest.filter(pc.is_valid(latest.column("value")))
+        if matches and self.table.current_snapshot() is not None:
+            tx.delete(e.Or(*matches) if len(matches) > 1 else matches[0], snapshot_properties=properties)
+        if live.num_rows:
+            tx.append(live.cast(self.table.schema().as_arrow()), snapshot_properties=properties)
+        elif not matches or self.table.current_snapshot() is None:
+            tx.add_files([], snapshot_properties=properties)  # offsets still move on
+        try:
+            tx.commit_transaction()
+        except CommitFailedException as exc:
+            raise ConcurrentCommitError(
+                f"{self.identifier}: another run committed since this run read the table; this run committed "
+                f"nothing ({str(exc).splitlines()[0] if str(exc) else 'commit failed'})"
+            ) from None
+        snapshot = self.table.current_snapshot()
+        return str(snapshot.snapshot_id) if snapshot is not None else "-"
+
+    def append_rows(self, rows, properties: dict[str, str]) -> str:
+        """``rows`` (Arrow) appended by pyiceberg's own writer, in one commit (the side table of rejected rows)."""
+        assert self.table is not None
+        self.table.append(rows.cast(self.table.schema().as_arrow()), snapshot_properties=properties)
+        snapshot = self.table.current_snapshot()
+        return str(snapshot.snapshot_id) if snapshot is not None else "-"
+
     def data_files(self) -> list[str]:
         """The data files of the current snapshot."""
         assert self.table is not None

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 
 from kcodec.errors import KcodecError
+from kcodec.spark.lakehouse import MODES
 from kcodec.spark.lakehouse.offsets import TopicPartition, tp_text
 from kcodec.spark.lakehouse.run import RunResult, TableRun, open_table
 
-__all__ = ["run_table_pipeline", "render_result", "READ_OPTIONS_CHOSEN"]
+__all__ = ["run_table_pipeline", "render_result", "READ_OPTIONS_CHOSEN", "REJECTED_TABLE", "NULL_KEY_REASON"]
 
 #: read options a table run sets itself, from the offsets the table stores
 READ_OPTIONS_CHOSEN = (
@@ -27,6 +28,10 @@ READ_OPTIONS_CHOSEN = (
     "topic",
     "partition",
 )
+
+#: the side table of rows ``--mode upsert`` cannot place, and why
+REJECTED_TABLE = "records_rejected"
+NULL_KEY_REASON = "null key in upsert mode"
 
 # Iceberg's add_files reads a file's partition from its statistics: each file holds one topic and one UTC
 # day, written into folders by copies of those two (Spark leaves partition columns out of the files)
@@ -84,6 +89,23 @@ def _write_files(df, table_format: str, path: str) -> None:
     df.sortWithinPartitions(*folders, "partition", "offset").write.partitionBy(*folders).parquet(path)
 
 
+def _upsert_rows(df):
+    """Per (topic, partition, key), the newest record of the run's offsets (Kafka compacts per partition,
+    where offsets order records), as Arrow on the driver; and the rows with no key, with the reason."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    newest = Window.partitionBy("topic", "partition", "key").orderBy(F.col("offset").desc())
+    latest = (
+        df.where(F.col("key").isNotNull())
+        .withColumn("kcodec_rank", F.row_number().over(newest))
+        .where(F.col("kcodec_rank") == 1)
+        .drop("kcodec_rank")
+    )
+    rejected = df.where(F.col("key").isNull()).withColumn("reason", F.lit(NULL_KEY_REASON))
+    return latest.toArrow(), rejected.toArrow()
+
+
 def run_table_pipeline(
     source: str,
     dest: str,
@@ -99,9 +121,11 @@ def run_table_pipeline(
     log_level: str = "error",
 ) -> RunResult:
     """Append what is new under ``source`` to the ``records`` table of ``dest`` in ``table_format``
-    (``iceberg`` or ``delta``), exactly once: see :mod:`kcodec.spark.lakehouse`."""
-    if mode != "append":
-        raise KcodecError(f"--mode {mode} is not supported yet: append only")
+    (``iceberg`` or ``delta``), exactly once: see :mod:`kcodec.spark.lakehouse`. ``mode="upsert"``: the
+    table keeps the newest record per (topic, partition, key), a tombstone deleting the key; records with
+    no key go to the ``records_rejected`` table with the reason."""
+    if mode not in MODES:
+        raise KcodecError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     options = {str(k): str(v) for k, v in (options or {}).items()}
     chosen = sorted(set(options) & set(READ_OPTIONS_CHOSEN))
     if chosen:
@@ -109,6 +133,7 @@ def run_table_pipeline(
             f"a table run reads from the offsets its table stores: {', '.join(chosen)} cannot be given (subscribe can)"
         )
     table = open_table(table_format, dest, catalog=catalog)
+    side = open_table(table_format, dest, REJECTED_TABLE, catalog=catalog) if mode == "upsert" else None
     if spark is None:
         from kcodec.spark.session import local_session
 
@@ -122,8 +147,14 @@ def run_table_pipeline(
     options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
     ends = log_ends(source, options)
     schema = to_arrow_schema(spark.read.format("kafka-segments").options(**options).load(source).schema, timezone="UTC")
-    with TableRun(table, dest, mode=mode, allow_backwards=allow_backwards) as run:
+    with TableRun(table, dest, mode=mode, allow_backwards=allow_backwards, side_table=side) as run:
         plan = run.begin(ends, schema)
+        if mode == "upsert":
+            if not plan.ranges:
+                return run.commit_upsert(schema.empty_table())
+            df = spark.read.format("kafka-segments").options(**options, **_offset_options(plan.ranges)).load(source)
+            latest, rejected = _upsert_rows(df)
+            return run.commit_upsert(latest, rejected)
         if plan.ranges:
             df = spark.read.format("kafka-segments").options(**options, **_offset_options(plan.ranges)).load(source)
             key = "spark.sql.parquet.outputTimestampType"
@@ -139,9 +170,9 @@ def run_table_pipeline(
         return run.commit()
 
 
-def render_result(r: RunResult, source: str) -> str:
+def render_result(r: RunResult, source: str, dest: str) -> str:
     """What ``kcodec pipeline --table-format`` prints."""
-    lines = [f"kcodec pipeline: {source} -> {r.table} ({r.format}, --mode {r.mode})"]
+    lines = [f"kcodec pipeline: {source} -> {dest}: {r.table} ({r.format}, --mode {r.mode})"]
     for path in r.orphans_removed:
         lines.append(f"  removed the data files of a run that did not commit: {path}")
     if not r.committed:
@@ -151,8 +182,13 @@ def render_result(r: RunResult, source: str) -> str:
         lines.append(f"  nothing new since the last commit: committed nothing (the table stays at {version})")
         return "\n".join(lines)
     what = "snapshot" if r.format == "iceberg" else "version"
-    rows, files = f"{r.rows:,} row{'' if r.rows == 1 else 's'}", f"{r.files:,} file{'' if r.files == 1 else 's'}"
-    lines.append(f"  committed {what} {r.version}: {rows} in {files}")
+    rows = f"{r.rows:,} row{'' if r.rows == 1 else 's'}"
+    if r.mode == "upsert":
+        lines.append(f"  committed {what} {r.version}: {rows} upserted (the newest per key; tombstones delete)")
+    else:
+        lines.append(f"  committed {what} {r.version}: {rows} in {r.files:,} file{'' if r.files == 1 else 's'}")
+    if r.rejected:
+        lines.append(f"  {r.rejected:,} row{'' if r.rejected == 1 else 's'} with no key put in {r.rejected_table}")
     head = ("topic-partition", "from", "to (next offset)")
     table = [head] + [
         (tp_text(tp), "earliest" if start is None else f"{start:,}", f"{end:,}")

@@ -41,6 +41,8 @@ class Table(Protocol):
     def load(self) -> TableState: ...
     def create(self, schema) -> TableState: ...
     def commit(self, files: list[str], properties: dict[str, str]) -> str: ...
+    def upsert(self, latest, properties: dict[str, str]) -> str: ...
+    def append_rows(self, rows, properties: dict[str, str]) -> str: ...
     def data_files(self) -> list[str]: ...
 
 
@@ -75,6 +77,8 @@ class RunResult:
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     reset: list[TopicPartition] = field(default_factory=list)
     orphans_removed: list[str] = field(default_factory=list)
+    rejected: int = 0  # rows put in the side table (upsert: null keys), with the reason
+    rejected_table: str | None = None
 
     def as_dict(self) -> dict:
         """For ``--json``: offsets as ``{"topic-partition": n}``."""
@@ -90,6 +94,8 @@ class RunResult:
             "next_offsets": {tp_text(tp): n for tp, n in sorted(self.next_offsets.items())},
             "reset": [tp_text(tp) for tp in self.reset],
             "orphans_removed": self.orphans_removed,
+            "rejected": self.rejected,
+            "rejected_table": self.rejected_table,
         }
 
 
@@ -104,6 +110,7 @@ class TableRun:
         mode: str = "append",
         allow_backwards: bool = False,
         run_id: str | None = None,
+        side_table: Table | None = None,
     ):
         self.table = table
         self.dest = dest
@@ -113,6 +120,7 @@ class TableRun:
         self.state: TableState | None = None
         self.plan: ReadPlan | None = None
         self.orphans_removed: list[str] = []
+        self.side_table = side_table  # where upsert puts the rows it cannot place
         self._lock: OutputLock | None = None
 
     # -------------------------------------------------------------------- 1. begin
@@ -197,6 +205,53 @@ class TableRun:
         result.version = self.table.commit(files, properties)
         result.committed = True
         return result
+
+    def commit_upsert(self, latest, rejected=None) -> RunResult:
+        """``--mode upsert``: ``latest`` holds, per (topic, partition, key), the newest record of this run's
+        offsets (a null value: a tombstone); merged into the table in one commit with the next offsets.
+        ``rejected`` rows (with a ``reason`` column) go first to the side table (``side_table``), skipping
+        those a killed run already put there (offsets below the side table's stored ones)."""
+        assert self.plan is not None and self.state is not None, "begin() first"
+        result = RunResult(
+            self.table.name,
+            self.table.format,
+            self.mode,
+            False,
+            self.state.version,
+            ranges=dict(self.plan.ranges),
+            next_offsets=dict(self.plan.next_offsets),
+            reset=list(self.plan.reset),
+            orphans_removed=list(self.orphans_removed),
+        )
+        if self.plan.nothing_new:
+            return result
+        properties = {OFFSETS_KEY: encode(self.plan.next_offsets), RUN_KEY: self.run_id, MODE_KEY: self.mode}
+        if rejected is not None and rejected.num_rows:
+            result.rejected, result.rejected_table = self._reject(rejected, properties)
+        result.rows = latest.num_rows
+        result.version = self.table.upsert(latest, properties)
+        result.committed = True
+        return result
+
+    def _reject(self, rejected, properties: dict[str, str]) -> tuple[int, str]:
+        import pyarrow as pa
+
+        side = self.side_table
+        if side is None:
+            raise KcodecError(f"{rejected.num_rows} rows cannot be placed and this run has no side table for them")
+        state = side.load()
+        if not state.exists:
+            state = side.create(rejected.schema)
+        done = state.offsets
+        if done:
+            keep = [
+                r["offset"] >= done.get((r["topic"], r["partition"]), -1)
+                for r in rejected.select(["topic", "partition", "offset"]).to_pylist()
+            ]
+            rejected = rejected.filter(pa.array(keep, type=pa.bool_()))
+        if rejected.num_rows:
+            side.append_rows(rejected, {**properties, MODE_KEY: "append"})
+        return rejected.num_rows, side.name
 
     def close(self) -> None:
         if self._lock is not None:
