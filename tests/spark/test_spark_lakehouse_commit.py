@@ -117,3 +117,24 @@ def test_offsets_backwards_and_nothing_new(tmp_path, fmt):
     assert state.offsets == {("t", 0): 4, ("u", 0): 3}
     with pytest.raises(Exception, match="was written with --mode append"):
         _run(fmt, dest, {("t", 0): 4}, mode="upsert")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_run_with_nothing_new_starts_no_spark(tmp_path, fmt, monkeypatch):
+    pytest.importorskip("pyspark")
+    from kcodec.log.writer import SegmentWriter
+    from kcodec.records.encode import NewRecord, encode_batch
+    from kcodec.spark import session
+    from kcodec.spark.lakehouse.job import run_table_pipeline
+
+    src, dest = tmp_path / "src", tmp_path / "dest"
+    with SegmentWriter(src / "t-0") as writer:
+        writer.append(encode_batch([NewRecord(key=b"k", value=b"v%d" % i, timestamp=1) for i in range(10)]))
+    _run(fmt, dest, {("t", 0): 10}, small_records("t", 0, 0, 10))
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark started for a run with nothing to read")
+
+    monkeypatch.setattr(session, "local_session", no_spark)
+    result = run_table_pipeline(str(src), str(dest), table_format=fmt)
+    assert not result.committed and result.next_offsets == {("t", 0): 10}

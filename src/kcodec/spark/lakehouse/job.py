@@ -134,29 +134,43 @@ def run_table_pipeline(
         )
     table = open_table(table_format, dest, catalog=catalog)
     side = open_table(table_format, dest, REJECTED_TABLE, catalog=catalog) if mode == "upsert" else None
-    if spark is None:
-        from kcodec.spark.session import local_session
-
-        spark = local_session(master, "kcodec pipeline", conf=conf, log_level=log_level)
-    else:
-        from kcodec.spark.source import register
-
-        register(spark)
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
     ends = log_ends(source, options)
-    schema = to_arrow_schema(spark.read.format("kafka-segments").options(**options).load(source).schema, timezone="UTC")
+    sessions = [spark]
+
+    def session():
+        """Spark, started when there is something to read (a run with nothing new needs none)."""
+        if sessions[0] is None:
+            from kcodec.spark.session import local_session
+
+            sessions[0] = local_session(master, "kcodec pipeline", conf=conf, log_level=log_level)
+        elif len(sessions) == 1:
+            from kcodec.spark.source import register
+
+            register(sessions[0])
+        sessions.append(True)  # registered
+        options.setdefault("minPartitions", str(sessions[0].sparkContext.defaultParallelism))
+        return sessions[0]
+
+    def schema():
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        df = session().read.format("kafka-segments").options(**options).load(source)
+        return to_arrow_schema(df.schema, timezone="UTC")
+
+    def new_rows():
+        return session().read.format("kafka-segments").options(**options, **_offset_options(plan.ranges)).load(source)
+
     with TableRun(table, dest, mode=mode, allow_backwards=allow_backwards, side_table=side) as run:
         plan = run.begin(ends, schema)
         if mode == "upsert":
-            if not plan.ranges:
-                return run.commit_upsert(schema.empty_table())
-            df = spark.read.format("kafka-segments").options(**options, **_offset_options(plan.ranges)).load(source)
-            latest, rejected = _upsert_rows(df)
+            if plan.nothing_new:
+                return run.commit_upsert(None)
+            if not plan.ranges:  # offsets went backwards, accepted: nothing to read, the offsets move on
+                return run.commit_upsert(schema().empty_table())
+            latest, rejected = _upsert_rows(new_rows())
             return run.commit_upsert(latest, rejected)
         if plan.ranges:
-            df = spark.read.format("kafka-segments").options(**options, **_offset_options(plan.ranges)).load(source)
+            df, spark = new_rows(), session()
             key = "spark.sql.parquet.outputTimestampType"
             before = spark.conf.get(key, None)
             spark.conf.set(key, "TIMESTAMP_MICROS")  # not INT96: Iceberg and Delta read microseconds

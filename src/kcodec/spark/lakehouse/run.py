@@ -126,12 +126,13 @@ class TableRun:
     # -------------------------------------------------------------------- 1. begin
 
     def begin(self, log_ends: dict[TopicPartition, int], schema) -> ReadPlan:
+        """``schema``: the records' Arrow schema, or a function giving it (called only to create the table)."""
         os.makedirs(self.dest, exist_ok=True)
         lock = OutputLock(Path(self.dest) / LOCK_NAME)
         self._lock = lock.acquire()  # OutputLockedError (one line, naming the process) when another run holds it
         state = self.table.load()
         if not state.exists:
-            state = self.table.create(schema)
+            state = self.table.create(schema() if callable(schema) else schema)
         if state.mode is not None and state.mode != self.mode:
             raise KcodecError(
                 f"{self.table.name} was written with --mode {state.mode}; this run asks for {self.mode} "
