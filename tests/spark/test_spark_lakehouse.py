@@ -100,6 +100,8 @@ def test_table_run_refusals(spark, samples, tmp_path, capsys):
     assert main(["pipeline", str(src), str(dest), "--table-format", "delta", "--option", "startingOffset=3"]) == 3
     assert "cannot be given" in capsys.readouterr().err
     assert main(["pipeline", str(src), str(dest), "--table-format", "delta", "--format", "orc"]) == 2
+    assert main(["pipeline", str(src), str(dest), "--mode", "upsert"]) == 2
+    assert "--mode is for --table-format iceberg or delta" in capsys.readouterr().err
 
 
 def _compacted_topic(directory, start: int, n: int) -> None:

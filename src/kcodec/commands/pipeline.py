@@ -60,6 +60,13 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     refuse_overlap([args.src], [args.dest])  # the tables are overwritten: DEST must not hold SRC
     if args.table_format != "parquet":
         return _table_pipeline(args)
+    for given, flag in (
+        (args.mode != "append", "--mode"),
+        (args.catalog, "--catalog"),
+        (args.allow_offsets_backwards, "--allow-offsets-backwards"),
+    ):
+        if given:
+            raise UsageError(f"{flag} is for --table-format iceberg or delta")
     options = dict(args.option or [])
     options["onCorrupt"] = args.on_corrupt
     options["isolationLevel"] = args.isolation_level
