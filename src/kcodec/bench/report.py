@@ -7,6 +7,7 @@ import os
 import platform
 from importlib import metadata
 
+from kcodec.bench import lakehouse_rows
 from kcodec.bench.implementations import (
     OPERATIONS,
     REFERENCE_OPERATION,
@@ -233,6 +234,7 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
                 "" if v is not None else _why(r if not r.ok else p),
             )
     _spark_targets(ix, check)
+    lakehouse_rows.targets(ix, check)
     r = ix.get(("kcodec", STREAM_OPERATION, "none"))
     if r is not None:
         v = r.extra.get("peak_rss_mib") if r.ok else None
@@ -402,7 +404,7 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         "(decode_arrow, decompress and memcpy: aiokafka's decode; crc32c: aiokafka's crc; verify: aiokafka's "
         "decode with CRC checks; dump_json and the Spark rows have no equivalent)."
     )
-    described = {**OPERATIONS, **SPARK_OPERATIONS}
+    described = {**OPERATIONS, **SPARK_OPERATIONS, **lakehouse_rows.OPERATIONS}
     for op in dict.fromkeys(r.operation for r in results):
         if op in described:
             lines.append(f"- {op}: {described[op]}.")

@@ -36,7 +36,7 @@ def _choices(values: list[str] | None, allowed: tuple[str, ...], what: str) -> t
 
 def cmd_bench(args: argparse.Namespace) -> int:
     try:
-        from kcodec.bench import memory, report, runner, spark_rows
+        from kcodec.bench import lakehouse_rows, memory, report, runner, spark_rows
         from kcodec.bench.implementations import OPERATIONS
         from kcodec.bench.workload import build_workload
     except ModuleNotFoundError as exc:
@@ -50,10 +50,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
     require_extra("bench", *(module for impl, module in _LIBRARIES.items() if impl in impls))
     operations = _choices(
-        args.operations, tuple(OPERATIONS) + ("stream_segment",) + tuple(spark_rows.OPERATIONS), "operation"
+        args.operations,
+        tuple(OPERATIONS) + ("stream_segment",) + tuple(spark_rows.OPERATIONS) + tuple(lakehouse_rows.OPERATIONS),
+        "operation",
     )
     if not args.operations:  # the Spark rows take minutes: only when named
-        operations = tuple(op for op in operations if op not in spark_rows.OPERATIONS)
+        operations = tuple(
+            op for op in operations if op not in spark_rows.OPERATIONS and op not in lakehouse_rows.OPERATIONS
+        )
     records = args.records or (QUICK_RECORDS if args.quick else FULL_RECORDS)
     segment_mib = (
         args.segment_mib if args.segment_mib is not None else (QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
@@ -95,6 +99,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         spark_records = args.spark_records or (records if args.quick else SPARK_RECORDS)
         results += spark_rows.measure(chosen_spark, spark_records, min(args.repeats, 3), say)
         info["spark_records"] = spark_records
+    chosen_tables = [op for op in lakehouse_rows.OPERATIONS if op in operations and "kcodec" in impls]
+    if chosen_tables:
+        table_records = args.spark_records or (records if args.quick else SPARK_RECORDS)
+        results += lakehouse_rows.measure(chosen_tables, table_records, min(args.repeats, 3), say)
+        info["table_records"] = table_records
 
     machine["load_average_end"] = report.load_average()
     print(report.markdown(results, machine, info, args.repeats, stream), end="")

@@ -58,6 +58,15 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     if args.png:
         require_extra("chart", "resvg_py")
     refuse_overlap([args.src], [args.dest])  # the tables are overwritten: DEST must not hold SRC
+    if args.table_format != "parquet":
+        return _table_pipeline(args)
+    for given, flag in (
+        (args.mode != "append", "--mode"),
+        (args.catalog, "--catalog"),
+        (args.allow_offsets_backwards, "--allow-offsets-backwards"),
+    ):
+        if given:
+            raise UsageError(f"{flag} is for --table-format iceberg or delta")
     options = dict(args.option or [])
     options["onCorrupt"] = args.on_corrupt
     options["isolationLevel"] = args.isolation_level
@@ -96,6 +105,57 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _table_pipeline(args: argparse.Namespace) -> int:
+    """``--table-format iceberg|delta``: the records appended to a table, incrementally."""
+    from kcodec.errors import KcodecError
+
+    require_extra(args.table_format, "pyiceberg" if args.table_format == "iceberg" else "deltalake")
+    for given, flag in (
+        (args.format != "parquet", "--format"),
+        (args.value_format != "binary", "--value-format"),
+        (args.png, "--png"),
+        (args.size_sample != 1.0, "--size-sample"),
+    ):
+        if given:
+            raise UsageError(
+                f"{flag} is for the Parquet folders; --table-format {args.table_format} writes records only"
+            )
+    from kcodec.spark.lakehouse.job import render_result, run_table_pipeline
+    from kcodec.spark.session import JavaMissingError
+
+    options = dict(args.option or [])
+    options["onCorrupt"] = args.on_corrupt
+    options["isolationLevel"] = args.isolation_level
+    if args.no_verify_crc:
+        options["verifyCrc"] = "false"
+    try:
+        result = run_table_pipeline(
+            args.src,
+            args.dest,
+            table_format=args.table_format,
+            mode=args.mode,
+            catalog=args.catalog,
+            allow_backwards=args.allow_offsets_backwards,
+            master=args.master,
+            conf=dict(args.conf or []),
+            options=options,
+            log_level="off",
+        )
+    except (UsageError, KcodecError):
+        raise
+    except JavaMissingError as exc:
+        raise MissingExtra(str(exc)) from None
+    except Exception as exc:
+        if type(exc).__module__.startswith(("pyspark", "py4j")):
+            raise KcodecError(f"Spark job failed: {_spark_error(exc)}") from None
+        raise
+    if args.json:
+        print_json(result.as_dict())
+    else:
+        print(render_result(result, args.src, args.dest))
+    return EXIT_OK
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "pipeline",
@@ -125,6 +185,34 @@ def add_parser(sub) -> None:
         help="a Spark setting, as spark-submit --conf takes it (repeatable)",
     )
     p.add_argument("--format", choices=("parquet", "orc", "json"), default="parquet", help="table format")
+    p.add_argument(
+        "--table-format",
+        choices=("parquet", "iceberg", "delta"),
+        default="parquet",
+        help="iceberg | delta: append the records to DEST's records table, incrementally and exactly once (each "
+        "commit stores the next offset per topic-partition; a re-run reads only what came after); needs "
+        "kcodec[iceberg] or kcodec[delta]. parquet (default): the folders above, rewritten whole",
+    )
+    p.add_argument(
+        "--mode",
+        choices=("append", "upsert"),
+        default="append",
+        help="with --table-format: append (every record a row) or upsert (for compacted topics: the newest record "
+        "per topic, partition and key; a tombstone deletes the key; records with no key go to the records_rejected "
+        "table with the reason)",
+    )
+    p.add_argument(
+        "--catalog",
+        metavar="URI",
+        help="with --table-format iceberg: a pyiceberg catalog URI (sqlite:///..., postgresql://..., http(s):// "
+        "for REST); default: an embedded SQLite catalog, DEST/catalog.db",
+    )
+    p.add_argument(
+        "--allow-offsets-backwards",
+        action="store_true",
+        help="with --table-format: accept a partition whose log now ends before the offset the table holds (a "
+        "log restored from an older backup): nothing of it is re-read, the next run continues from its log end",
+    )
     p.add_argument(
         "--value-format",
         choices=("binary", "confluent"),
