@@ -53,7 +53,12 @@ def write_table(kind: str, table: pa.Table, root: Path, *, files: int = 3) -> tu
 
         root.mkdir(parents=True, exist_ok=True)
         uri = f"sqlite:///{root / 'catalog.db'}"
-        catalog = SqlCatalog("default", uri=uri, warehouse=(root / "warehouse").as_uri())
+        # registered under the catalog name kcodec pipeline uses (write --from-table's default)
+        catalog = SqlCatalog(
+            "kcodec",
+            uri=uri,
+            warehouse=(root / "warehouse").as_uri(),
+        )
         catalog.create_namespace("kafka")
         ice = catalog.create_table("kafka.records", schema=table.schema)
         for part in _thirds(table, files):  # a snapshot per append: data files the scan must merge

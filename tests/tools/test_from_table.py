@@ -201,10 +201,23 @@ def test_tables_that_are_not_there(tmp_path):
     with pytest.raises(TableError, match=r"no such table"):
         open_table(str(tmp_path / "nothing"))
     name, uri = write_table("iceberg", records_table(SAMPLES / "orders-1"), tmp_path)
-    with pytest.raises(TableError, match=r"kafka\.other: not in the catalog 'default' at sqlite"):
+    with pytest.raises(TableError, match=r"kafka\.other: not in the catalog 'kcodec' at sqlite"):
         open_table("kafka.other", uri)
     with pytest.raises(TableError, match=r"kafka\.records: not in the catalog 'elsewhere'"):
         open_table(name, uri, "elsewhere")
+
+
+def test_a_pipeline_dest_is_found_by_its_catalog_file(tmp_path):
+    """``kcodec pipeline --table-format iceberg`` leaves DEST/catalog.db holding ``kcodec.records``: DEST alone
+    names that table (a Delta DEST: its ``records`` folder)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    table = records_table(SAMPLES / "orders-1")
+    catalog = SqlCatalog("kcodec", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=tmp_path.as_uri())
+    catalog.create_namespace("kcodec")
+    catalog.create_table("kcodec.records", schema=table.schema).append(table)
+    reports, _ = rebuild(open_table(str(tmp_path)), tmp_path / "restored")
+    assert [r.records for r in reports] == [table.num_rows]
 
 
 def test_a_missing_library_names_its_extra(tmp_path, monkeypatch):
@@ -226,7 +239,7 @@ def test_an_iceberg_metadata_file_without_its_catalog(tmp_path):
     from pyiceberg.catalog import load_catalog
 
     name, uri = write_table("iceberg", records_table(SAMPLES / "orders-0"), tmp_path / "lake")
-    metadata = load_catalog("default", uri=uri).load_table(name).metadata_location
+    metadata = load_catalog("kcodec", uri=uri).load_table(name).metadata_location
     assert metadata.endswith(".metadata.json")
     (report,), lacking = rebuild(open_table(metadata), tmp_path / "out")
     assert lacking == [] and report.segments_identical and report.records == 602

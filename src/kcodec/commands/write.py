@@ -21,6 +21,7 @@ from kcodec.commands.common import (
     refuse_overlap,
 )
 from kcodec.errors import EncodeError
+from kcodec.log.names import TABLE_CATALOG_NAME
 
 
 def record_groups(items, size: int):
@@ -108,7 +109,7 @@ def encode_group(records: list[dict], dumped, next_offset: int, keep: bool, opti
 def cmd_write(args: argparse.Namespace) -> int:
     if args.from_table is not None:
         return _from_table(args)
-    if args.catalog is not None or args.catalog_name != "default":
+    if args.catalog is not None or args.catalog_name != TABLE_CATALOG_NAME:
         raise UsageError("--catalog and --catalog-name name the Iceberg catalog of --from-table")
     from kcodec.commands.progress import Progress, counted_lines, file_size  # not at start-up: --help stays as light
     from kcodec.log.index import build_indexes
@@ -303,9 +304,9 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--catalog-name",
         metavar="NAME",
-        default="default",
+        default=TABLE_CATALOG_NAME,
         help="the name the catalog at --catalog URI registered its tables under (SQL catalogs keep it; "
-        "default: default)",
+        f"default: {TABLE_CATALOG_NAME}, as kcodec pipeline --table-format iceberg registers them)",
     )
     p.add_argument("--input", "-i", metavar="FILE", help="JSON lines to read (default: stdin)")
     p.add_argument(

@@ -87,6 +87,13 @@ RESERVED_NAMES = frozenset(
     {COMMIT_RECORD, COMMIT_RECORD + ".tmp", STAGING_DIR, "_SUCCESS", "_temporary", "_spark_metadata"}
 )
 
+# `kcodec pipeline --table-format`'s tables in DEST (kcodec.spark.lakehouse writes them; `kcodec write
+# --from-table DEST` finds them there)
+TABLE_CATALOG_FILE = "catalog.db"  # the embedded Iceberg catalog, a SQLite file
+TABLE_CATALOG_NAME = "kcodec"  # the catalog name the SQL catalog files its tables under
+TABLE_NAMESPACE = "kcodec"
+RECORDS_TABLE = "records"
+
 MAX_TOPIC_LENGTH = 249  # Kafka's Topic.MAX_NAME_LENGTH
 MAX_PARTITION = (1 << 31) - 2  # partitions are int32 ids below a count that is itself an int32
 _TOPIC = re.compile(r"[a-zA-Z0-9._-]+", re.ASCII)  # Kafka's Topic.LEGAL_CHARS

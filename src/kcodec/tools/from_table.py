@@ -39,7 +39,16 @@ from kcodec.log.commit import (
     write_record,
 )
 from kcodec.log.fs import resolve
-from kcodec.log.names import STAGING_DIR, parse_segment_name, parse_tiered_name, partition_dir_name
+from kcodec.log.names import (
+    RECORDS_TABLE,
+    STAGING_DIR,
+    TABLE_CATALOG_FILE,
+    TABLE_CATALOG_NAME,
+    TABLE_NAMESPACE,
+    parse_segment_name,
+    parse_tiered_name,
+    partition_dir_name,
+)
 from kcodec.log.writer import SegmentWriter
 from kcodec.records.decode import decode_entry
 from kcodec.records.encode import convert_batches
@@ -148,7 +157,7 @@ def _need(module: str, extra: str):
         raise TableError(needs_extra(module, extra)) from None
 
 
-DEFAULT_CATALOG_NAME = "default"
+DEFAULT_CATALOG_NAME = TABLE_CATALOG_NAME  # what `kcodec pipeline --table-format iceberg` registers under
 
 
 def open_table(table: str, catalog: str | None = None, catalog_name: str = DEFAULT_CATALOG_NAME) -> _Table:
@@ -156,7 +165,9 @@ def open_table(table: str, catalog: str | None = None, catalog_name: str = DEFAU
     catalog: a URI (``sqlite:///...``, a REST ``http(s)://`` URL ...; ``catalog_name`` is the name its tables
     were registered under, which SQL catalogs keep), or the name of a catalog pyiceberg's configuration
     (``.pyiceberg.yaml``, ``PYICEBERG_CATALOG__...``) defines; else a path: an Iceberg ``.metadata.json``
-    file, a Delta table (a directory with ``_delta_log``), or a folder of Parquet files."""
+    file, a Delta table (a directory with ``_delta_log``), the DEST of ``kcodec pipeline --table-format
+    iceberg|delta`` (its records table: in the embedded catalog, or ``DEST/records``), or a folder of Parquet
+    files."""
     _need("pyarrow", "arrow")
     try:
         if catalog is not None:
@@ -180,9 +191,18 @@ def open_table(table: str, catalog: str | None = None, catalog_name: str = DEFAU
             return _Iceberg(StaticTable.from_metadata(table), table)
         if not path.exists():
             raise TableError(f"{table}: no such table (a Parquet folder, a Delta table, or --catalog for Iceberg)")
+        if (path / TABLE_CATALOG_FILE).is_file() and not (path / "_delta_log").is_dir():
+            _need("pyiceberg", "iceberg")  # kcodec pipeline's Iceberg DEST: the records table of its catalog
+            from pyiceberg.catalog import load_catalog
+
+            uri = f"sqlite:///{(path / TABLE_CATALOG_FILE).resolve()}"
+            loaded = load_catalog(TABLE_CATALOG_NAME, uri=uri, warehouse=f"file://{path.resolve()}")
+            return _Iceberg(loaded.load_table(f"{TABLE_NAMESPACE}.{RECORDS_TABLE}"), table)
+        if (path / RECORDS_TABLE / "_delta_log").is_dir():  # kcodec pipeline's Delta DEST
+            path = path / RECORDS_TABLE
         if (path / "_delta_log").is_dir():
             deltalake = _need("deltalake", "delta")
-            return _ArrowDataset(deltalake.DeltaTable(table).to_pyarrow_dataset(), table)
+            return _ArrowDataset(deltalake.DeltaTable(str(path)).to_pyarrow_dataset(), table)
         import pyarrow.dataset as ds
 
         return _ArrowDataset(ds.dataset(table, format="parquet", partitioning="hive"), table)

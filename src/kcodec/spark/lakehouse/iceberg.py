@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kcodec.log.names import TABLE_CATALOG_FILE, TABLE_CATALOG_NAME, TABLE_NAMESPACE
 from kcodec.spark.lakehouse.offsets import decode
 from kcodec.spark.lakehouse.state import (
     MODE_KEY,
@@ -24,8 +25,8 @@ from kcodec.spark.lakehouse.state import (
 
 __all__ = ["IcebergTable", "NAMESPACE", "default_catalog_uri"]
 
-NAMESPACE = "kcodec"
-CATALOG_FILE = "catalog.db"
+NAMESPACE = TABLE_NAMESPACE
+CATALOG_FILE = TABLE_CATALOG_FILE
 
 
 def default_catalog_uri(dest: str) -> str:
@@ -54,7 +55,7 @@ class IcebergTable:
         if uri.startswith(("sqlite:", "postgresql", "mysql")):
             props["warehouse"] = f"file://{self.dest}"
             os.makedirs(self.dest, exist_ok=True)
-        self.catalog = load_catalog("kcodec", **props)
+        self.catalog = load_catalog(TABLE_CATALOG_NAME, **props)
         self.location = os.path.join(self.dest, name) if catalog_uri is None else None
         self.table: Any = None
 
