@@ -10,6 +10,8 @@ import pytest
 
 from kcodec.cli import main
 from kcodec.records.kafka07 import encode_kafka07
+from kcodec.spark.options import OptionError
+from kcodec.spark.planning import kafka07_dirs
 from kcodec.tools.migrate07 import translation_table
 
 FORMAT = "kafka-segments"
@@ -97,3 +99,14 @@ def test_what_cannot_apply_to_0_7_is_refused_and_damage_follows_on_corrupt(spark
     kept = sorted((r.offset, r.byteOffset, r.value) for r in _read(spark, part, onCorrupt="skip").collect())
     base = len(data)
     assert kept == [(0, 0, b"hello"), (1, base, b"more"), (2, base, b"last")]
+
+
+def test_which_paths_read_as_0_7(tmp_path, samples):
+    part = _partition(tmp_path)
+    assert kafka07_dirs(str(part)) == kafka07_dirs(str(tmp_path)) == [str(part)]
+    assert kafka07_dirs(str(samples)) is None
+    with pytest.raises(OptionError, match="is a Kafka 0.7 segment: load its partition directory"):
+        kafka07_dirs(str(part / "00000000000000000000.kafka"))
+    (tmp_path / "orders-1").symlink_to(samples / "orders-1")
+    with pytest.raises(OptionError, match="holds Kafka 0.7 partitions .clicks-3. and later ones .orders-1."):
+        kafka07_dirs(str(tmp_path))
