@@ -34,6 +34,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "KAFKA_SOURCE_COLUMNS",
     "BATCH_COLUMNS",
+    "KAFKA07_COLUMNS",
     "SIZES_COLUMN",
     "columns_for",
     "ddl",
@@ -136,6 +137,12 @@ BATCH_COLUMNS: tuple[Column, ...] = (
     Column("maxTimestamp", "timestamp", _TS, "the batch's max timestamp"),
 )
 
+#: A Kafka 0.7 read's extra columns, after the record columns (:mod:`kcodec.spark.kafka07`): 0.7's offsets.
+KAFKA07_COLUMNS: tuple[Column, ...] = (
+    Column("byteOffset", "bigint", pa.int64(), "0.7 reads only: byte offset where the message's entry starts"),
+    Column("nextByteOffset", "bigint", pa.int64(), "0.7 reads only: byte offset a consumer fetches next"),
+)
+
 SIZES_COLUMN = Column(
     "sizeAs",
     "map<string,bigint>",
@@ -194,7 +201,7 @@ def read_columns(opts: ReadOptions, topics: list[str] | None = None) -> tuple[Co
     if opts.kafka_schema and opts.view == "records":  # includeHeaders given: a Spark Kafka job's exact schema
         out = [c for c in out if c.name in KAFKA_SOURCE_COLUMNS]
     if opts.view != "records" or (opts.value_format != "confluent" and opts.key_format != "confluent"):
-        return tuple(out)
+        return tuple(out) + _kafka07_columns(opts)
     from kcodec.spark.value_columns import typed_parts
 
     for part in typed_parts(opts, topics if topics is not None else read_topics(opts)):
@@ -204,6 +211,15 @@ def read_columns(opts: ReadOptions, topics: list[str] | None = None) -> tuple[Co
             for name, simple, ddl_type, arrow in part.columns()
         ]
     return tuple(out)
+
+
+def _kafka07_columns(opts: ReadOptions) -> tuple[Column, ...]:
+    """A Kafka 0.7 read's extra columns, its byte offsets (:mod:`kcodec.spark.kafka07`)."""
+    if opts.view != "records" or opts.kafka_schema:
+        return ()
+    from kcodec.spark.planning import kafka07_dirs
+
+    return KAFKA07_COLUMNS if kafka07_dirs(opts.path, opts.storage) is not None else ()
 
 
 def read_topics(opts: ReadOptions) -> list[str]:

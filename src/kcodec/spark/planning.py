@@ -22,6 +22,7 @@ batch found there; an index that disagrees with its log is not used.
 from __future__ import annotations
 
 import bisect
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from typing import overload
@@ -33,6 +34,7 @@ from kcodec.log.commit import visible_partition_names
 from kcodec.log.files import Segment, list_segments
 from kcodec.log.fs import Storage, has_glob, resolve
 from kcodec.log.index import OffsetLookup
+from kcodec.log.kafka07 import is_kafka07_partition_dir, is_kafka07_segment
 from kcodec.log.names import is_partition_dir_name, parse_partition_dir, skip_reason
 from kcodec.log.partition import aborted_transactions, next_offset, seek_timestamp, segment_for_offset
 from kcodec.records.framing import HEADER_SIZE, HEADER_SIZE_UP_TO_MAGIC, check_header, last_offset
@@ -52,6 +54,7 @@ __all__ = [
     "Split",
     "SegmentSplit",
     "discover",
+    "kafka07_dirs",
     "select",
     "partition_bounds",
     "DataLossError",
@@ -64,6 +67,38 @@ _MIN_SPLIT_BYTES = 256 << 10  # minPartitions never cuts finer than this
 
 
 # ----------------------------------------------------------------------------- discovery
+
+
+def kafka07_dirs(path: str, storage=()) -> list[str] | None:
+    """The 0.7 partition directories ``path`` names (itself, or the ones directly under a broker's log
+    directory), or None when it is not a local 0.7 path; a directory holding 0.7 and later partitions, or a
+    lone 0.7 segment, is refused (OptionError)."""
+    try:
+        fs, local = resolve(path, storage)
+    except (KcodecError, ValueError, OSError):
+        return None
+    if not fs.local:
+        return None
+    if is_kafka07_segment(local) and os.path.isfile(local):  # offsets are numbered from the partition's start
+        raise OptionError(
+            f"kafka-segments: {path} is a Kafka 0.7 segment: load its partition directory, whose messages are "
+            "numbered from the first segment"
+        )
+    if not os.path.isdir(local):
+        return None
+    if is_kafka07_partition_dir(local):
+        return [local]
+    under = sorted(os.path.join(local, n) for n in os.listdir(local))
+    found = [d for d in under if is_kafka07_partition_dir(d)]
+    if not found:
+        return None
+    later = [d for d in under if d not in found and os.path.isdir(d) and list_segments(fs, d, fs.list(d)).segments]
+    if later:  # one read has one offset story
+        raise OptionError(
+            f"kafka-segments: {path} holds Kafka 0.7 partitions ({os.path.basename(found[0])}) and later ones "
+            f"({os.path.basename(later[0])}): load each kind by its own path"
+        )
+    return found
 
 
 @dataclass

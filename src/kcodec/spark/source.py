@@ -33,7 +33,7 @@ from pyspark.sql.datasource import (
 )
 
 from kcodec.spark.options import ReadOptions
-from kcodec.spark.planning import SegmentSplit, Split, discover, plan, select
+from kcodec.spark.planning import SegmentSplit, Split, discover, kafka07_dirs, plan, select
 from kcodec.spark.write import (
     Chunk,
     WriteOptions,
@@ -110,6 +110,11 @@ class KafkaSegmentsReader(DataSourceReader):
 
         if is_internal_view(self.opts.view):
             return view_partitions(self.opts)
+        from kcodec.spark.kafka07 import Kafka07Split
+
+        old = kafka07_dirs(self.opts.path, self.opts.storage)
+        if old is not None:  # Kafka 0.7 partitions: one split each (logical offsets count from the start)
+            return [Kafka07Split(i, d) for i, d in enumerate(old)]
         parts = select(
             discover(self.opts.path, topic=self.opts.topic, partition=self.opts.partition, storage=self.opts.storage),
             self.opts,
@@ -125,6 +130,10 @@ class KafkaSegmentsReader(DataSourceReader):
 
         if isinstance(partition, ViewSplits):
             return read_view(partition, self.opts, self.columns)
+        from kcodec.spark.kafka07 import Kafka07Split, read_kafka07_split
+
+        if isinstance(partition, Kafka07Split):
+            return read_kafka07_split(partition, self.opts, self.columns)
         assert isinstance(partition, SegmentSplit)  # the only other kind partitions() hands out
         return read_split(partition.split, self.opts, self.columns)
 

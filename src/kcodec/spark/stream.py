@@ -47,6 +47,7 @@ from kcodec.spark.planning import (
     SegmentSplit,
     Split,
     discover,
+    kafka07_dirs,
     partition_bounds,
     plan,
     select,
@@ -99,7 +100,12 @@ def checked_read_options(options) -> ReadOptions:
     opts = batch_schema_options(options)
     if not opts.get("path") and not opts.get("paths"):
         raise OptionError("kafka-segments needs a path: .load(PATH)")
-    return ReadOptions.from_options({"path": "-", **opts})
+    read = ReadOptions.from_options({"path": "-", **opts})
+    from kcodec.spark.kafka07 import refuse_for_kafka07
+
+    if kafka07_dirs(read.path, read.storage) is not None:
+        refuse_for_kafka07({str(k).lower(): v for k, v in opts.items()}, read)
+    return read
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,10 @@ class StreamOptions:
         read = ReadOptions.from_options({k: v for k, v in opts.items() if k != "startingoffsets"})
         if read.view != "records":
             raise OptionError(f"kafka-segments: a stream reads records (view=records), not view={read.view}")
+        if kafka07_dirs(read.path, read.storage) is not None:
+            raise OptionError(
+                f"kafka-segments: {read.path} is a Kafka 0.7 log, which is not streamed: read it with spark.read"
+            )
         if isinstance(starting, dict):
             read = replace(read, starting_offsets=as_items(starting))  # select() checks it names every partition
         return cls(read, starting, value(opts, "maxOffsetsPerTrigger"))
