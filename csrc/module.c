@@ -50,7 +50,8 @@ static int kernel_init(void) {
     T_EncodedArray = PyObject_GetAttrString(encoded, "EncodedArray");
     Py_DECREF(encoded);
     if (!T_EncodedArray) return -1;
-    if (PyType_Ready(&LazyItems_Type) < 0 || PyType_Ready(&LazyIter_Type) < 0) return -1;
+    if (PyType_Ready(&LazyItems_Type) < 0 || PyType_Ready(&LazyIter_Type) < 0 || PyType_Ready(&OwnedBuffer_Type) < 0)
+        return -1;
     crc32_init();
     return 0;
 }

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "b50819457691f5c49bab51d837a2a8bf2b1f7ec921a890cde29179e083907c79"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "fa58cb897e7b4a59f808062df1496fd3711250dab1697231d39e3464a7276290"
+CSRC_SHA256 = "1197d2b2f2012c61ea674ff4b31d46c6341cec5b9882036473dae05e230467e6"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
