@@ -115,12 +115,20 @@ static int untrack_if_atomic(PyObject *t, PlanOp *ops) {
     return 1;
 }
 
+/* An instance of tuple subclass `type` with n items, all NULL, not tracked by the garbage collector: the
+ * caller fills it and tracks it only if an item needs that (allocating it tracked to untrack it at once
+ * costs both steps for every record). */
+static PyObject *untracked_tuple_of(PyTypeObject *type, Py_ssize_t n) {
+    PyObject *o = (PyObject *)PyObject_GC_NewVar(PyObject, type, n);
+    if (o) memset(((PyTupleObject *)o)->ob_item, 0, (size_t)n * sizeof(PyObject *));
+    return o;
+}
+
 static PyObject *apply_plan(PyObject **obj, const int64_t *num, const char *kinds, PyTypeObject *type, PlanOp *ops,
                             Py_ssize_t n) {
     /* a subclass (kcodec's Record) is made untracked, and tracked below only if it holds a tracked item */
-    PyObject *o = type == &PyTuple_Type ? PyTuple_New(n) : (PyObject *)PyObject_GC_NewVar(PyObject, type, n);
+    PyObject *o = type == &PyTuple_Type ? PyTuple_New(n) : untracked_tuple_of(type, n);
     if (!o) return NULL;
-    if (type != &PyTuple_Type) memset(((PyTupleObject *)o)->ob_item, 0, (size_t)n * sizeof(PyObject *));
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *v;
         Py_ssize_t i = ops[k].field;

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "b50819457691f5c49bab51d837a2a8bf2b1f7ec921a890cde29179e083907c79"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "1197d2b2f2012c61ea674ff4b31d46c6341cec5b9882036473dae05e230467e6"
+CSRC_SHA256 = "51c315ce56ad40a02d05c4225801b1ad2628955f43948c19dee9c1436b2b9681"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
