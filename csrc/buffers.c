@@ -71,6 +71,51 @@ typedef struct { const char *p; Py_ssize_t n; } Span;
 
 static PyObject *bytes_of(Buf *b) { return PyBytes_FromStringAndSize(b->data ? b->data : "", b->len); }
 
+/* A column's memory handed to Python without a copy: a read-only buffer (pyarrow's py_buffer wraps it
+ * zero-copy) that frees the malloc'd bytes with its last reference. len() is its size in bytes. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    Py_ssize_t len;
+} OwnedBuffer;
+
+static void owned_dealloc(OwnedBuffer *self) {
+    free(self->data);
+    PyObject_Free(self);
+}
+
+static int owned_getbuffer(OwnedBuffer *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->data ? self->data : (char *)"", self->len, 1, flags);
+}
+
+static Py_ssize_t owned_len(OwnedBuffer *self) { return self->len; }
+
+static PyBufferProcs owned_as_buffer = {.bf_getbuffer = (getbufferproc)owned_getbuffer};
+static PySequenceMethods owned_as_sequence = {.sq_length = (lenfunc)owned_len};
+
+/* No references to other objects: no GC. */
+static PyTypeObject OwnedBuffer_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kcodec.KernelBuffer",
+    .tp_doc = "A column's bytes as the kernel wrote them (the buffer protocol, read-only).",
+    .tp_basicsize = sizeof(OwnedBuffer),
+    .tp_dealloc = (destructor)owned_dealloc,
+    .tp_as_buffer = &owned_as_buffer,
+    .tp_as_sequence = &owned_as_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+};
+
+/* b's memory as an OwnedBuffer, taken from b (which is left empty). */
+static PyObject *owned_of(Buf *b) {
+    OwnedBuffer *o = PyObject_New(OwnedBuffer, &OwnedBuffer_Type);
+    if (!o) return NULL;
+    o->data = b->data;
+    o->len = b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return (PyObject *)o;
+}
+
 static PyObject *offsets_of(Buf *b) {
     PyObject *o = PyBytes_FromStringAndSize(NULL, b->len + 4);
     if (!o) return NULL;
@@ -103,12 +148,12 @@ __attribute__((unused)) static int put_keyed(PyObject *d, PyObject **key, const 
 }
 
 static int put_ints(PyObject *d, const char *name, Buf *b) {
-    return put_item(d, name, Py_BuildValue("(sN)", "int64", bytes_of(b)));
+    return put_item(d, name, Py_BuildValue("(sN)", "int64", owned_of(b)));
 }
 
 static int put_bin(PyObject *d, const char *name, BinCol *c, int text) {
-    return put_item(d, name, Py_BuildValue("(sNNNn)", text ? "string" : "binary", bytes_of(&c->valid),
-                                           offsets_of(&c->offsets), bytes_of(&c->data), c->nulls));
+    return put_item(d, name, Py_BuildValue("(sNNNn)", text ? "string" : "binary", owned_of(&c->valid),
+                                           offsets_of(&c->offsets), owned_of(&c->data), c->nulls));
 }
 
 typedef int (*export_fn)(PyObject *, void *);

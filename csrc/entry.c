@@ -98,6 +98,10 @@ bad:
     return NULL;
 }
 
+/* Whether x is an object the garbage collector follows now (the type's flag first: no call for ints,
+ * bytes, str, None). */
+static inline int gc_tracked(PyObject *x) { return PyType_IS_GC(Py_TYPE(x)) && PyObject_GC_IsTracked(x); }
+
 /* A tuple whose items the garbage collector need not follow can leave its
  * lists: it can never close a reference cycle. (CPython does the same for
  * tuples lazily, at the next collection; doing it now spares those scans.) */
@@ -105,16 +109,25 @@ static int untrack_if_atomic(PyObject *t, PlanOp *ops) {
     if (!PyTuple_CheckExact(t) && !ops) return 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
         if (ops && ops[i].kind == 'c') continue;  /* the caller's constants (enum members, None) */
-        PyObject *x = PyTuple_GET_ITEM(t, i);
-        if (PyObject_GC_IsTracked(x)) return 0;
+        if (gc_tracked(PyTuple_GET_ITEM(t, i))) return 0;
     }
     if (PyObject_GC_IsTracked(t)) PyObject_GC_UnTrack(t);
     return 1;
 }
 
+/* An instance of tuple subclass `type` with n items, all NULL, not tracked by the garbage collector: the
+ * caller fills it and tracks it only if an item needs that (allocating it tracked to untrack it at once
+ * costs both steps for every record). */
+static PyObject *untracked_tuple_of(PyTypeObject *type, Py_ssize_t n) {
+    PyObject *o = (PyObject *)PyObject_GC_NewVar(PyObject, type, n);
+    if (o) memset(((PyTupleObject *)o)->ob_item, 0, (size_t)n * sizeof(PyObject *));
+    return o;
+}
+
 static PyObject *apply_plan(PyObject **obj, const int64_t *num, const char *kinds, PyTypeObject *type, PlanOp *ops,
                             Py_ssize_t n) {
-    PyObject *o = type == &PyTuple_Type ? PyTuple_New(n) : type->tp_alloc(type, n);
+    /* a subclass (kcodec's Record) is made untracked, and tracked below only if it holds a tracked item */
+    PyObject *o = type == &PyTuple_Type ? PyTuple_New(n) : untracked_tuple_of(type, n);
     if (!o) return NULL;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *v;
@@ -152,7 +165,16 @@ static PyObject *apply_plan(PyObject **obj, const int64_t *num, const char *kind
         if (!v) { Py_DECREF(o); return NULL; }
         PyTuple_SET_ITEM(o, k, v);
     }
-    untrack_if_atomic(o, ops);
+    if (type == &PyTuple_Type) {
+        untrack_if_atomic(o, ops);
+    } else {
+        for (Py_ssize_t k = 0; k < n; k++) {
+            if (ops[k].kind != 'c' && gc_tracked(PyTuple_GET_ITEM(o, k))) {
+                PyObject_GC_Track(o);
+                break;
+            }
+        }
+    }
     return o;
 }
 

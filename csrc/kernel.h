@@ -10,6 +10,7 @@
  *   buffers.c       growable buffers, Arrow binary columns and their export to Python
  *   encode.c        integer checks, big-endian and varint writers, length patching
  *   entry.c         argument parsing of the entry points, projections, add_to_items
+ *   lazy.c          LazyRecords (projections built when read, for the printed lazy_<entity>), tuple_fields
  *   -- printed: per entity version dec_/prj_/py_decode_/py_project_ and, where plain, put_/enc_/col_...
  *   records_v2.c    encode_records_v2 (calls the printed put_record_v2)
  *   murmur2.c       Kafka's murmur2 and the murmur2 entry point

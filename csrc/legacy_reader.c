@@ -73,7 +73,7 @@ static inline PyObject *bytes_or_none(const uint8_t *data, int32_t len) {
  * value, headers (), sequence -1, control None, crc, crc_valid True, magic. Steals offset and crc. */
 static PyObject *legacy_record(PyTypeObject *type, const LegacyMsg *m, PyObject *offset, PyObject *timestamp,
                                PyObject *ts_type, PyObject *crc) {
-    PyObject *r = type->tp_alloc(type, 11);
+    PyObject *r = untracked_tuple_of(type, 11);  /* ints, bytes, None and constants: no cycle */
     if (!r) { Py_XDECREF(offset); Py_XDECREF(crc); return NULL; }
     PyTuple_SET_ITEM(r, 0, offset);
     Py_XINCREF(timestamp);
@@ -92,7 +92,6 @@ static PyObject *legacy_record(PyTypeObject *type, const LegacyMsg *m, PyObject 
     PyTuple_SET_ITEM(r, 10, PyLong_FromLong(m->magic));
     for (int k = 0; k < 11; k++)
         if (!PyTuple_GET_ITEM(r, k)) { Py_DECREF(r); return NULL; }
-    if (PyObject_GC_IsTracked(r)) PyObject_GC_UnTrack(r);  /* ints, bytes, None and constants: no cycle */
     return r;
 }
 

@@ -12,6 +12,8 @@ static PyMethodDef kernel_methods[] = {
     {"crc32", py_crc32, METH_O, "crc32(buf) -> CRC-32 (IEEE, as zlib.crc32) of buf"},
     {"legacy_inner_records", py_legacy_inner_records, METH_VARARGS,
      "legacy_inner_records(data, magic, wrapper_offset, ts_type, append_time, Record) -> list of Record or None"},
+    {"tuple_fields", py_tuple_fields, METH_VARARGS,
+     "tuple_fields(cls, names, docs) -> {name: read-only member descriptor of tuple item i}"},
     {"murmur2", py_murmur2, METH_O, "murmur2(buf) -> Kafka's murmur2 of buf, a signed 32-bit int (Utils.murmur2)"},
     {NULL, NULL, 0, NULL}
 };
@@ -48,6 +50,8 @@ static int kernel_init(void) {
     T_EncodedArray = PyObject_GetAttrString(encoded, "EncodedArray");
     Py_DECREF(encoded);
     if (!T_EncodedArray) return -1;
+    if (PyType_Ready(&LazyItems_Type) < 0 || PyType_Ready(&LazyIter_Type) < 0 || PyType_Ready(&OwnedBuffer_Type) < 0)
+        return -1;
     crc32_init();
     return 0;
 }

@@ -8,13 +8,14 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "262381212d10598b4bcc36b72ca64dedbb3b78fca353f9de0c024741e7966a8a"
+#define KCODEC_CSRC_SHA256 "51c315ce56ad40a02d05c4225801b1ad2628955f43948c19dee9c1436b2b9681"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"
 #include "buffers.c"
 #include "encode.c"
 #include "entry.c"
+#include "lazy.c"
 
 static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
                                     const Opts *opts);
@@ -167,6 +168,65 @@ fail:
     return -1;
 }
 
+/* The same fields decoded and checked, nothing built (integers into num, for a plan's sums). */
+static int chk_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    (void)obj;
+    Py_ssize_t p = *pos;
+    /* version */
+    {
+        int64_t value;
+        if (p + 34 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int16_t)load_be16(buf + p);
+        p += 2;
+        num[0] = (int64_t)value;
+    }
+    /* producer_id */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[1] = (int64_t)value;
+    }
+    /* first_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[2] = (int64_t)value;
+    }
+    /* last_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[3] = (int64_t)value;
+    }
+    /* last_stable_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[4] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -265,6 +325,21 @@ done:
     PyMem_Free(ops);
     PyBuffer_Release(&view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+/* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
+ * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
+static PyObject *py_lazy_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
+    PyObject *data, *type, *plan;
+    Py_ssize_t pos, end, count;
+    if (!PyArg_ParseTuple(args, "OnnnOO", &data, &pos, &end, &count, &type, &plan)) return NULL;
+    if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
+        count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
+        return py_project_aborted_txn_entry_v0(self, args);
+    static const char kinds[] = "iiiii";
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_aborted_txn_entry_v0,
+                               chk_aborted_txn_entry_v0);
+    return lazy || PyErr_Occurred() ? lazy : py_project_aborted_txn_entry_v0(self, args);
 }
 
 
@@ -546,6 +621,38 @@ fail:
     return -1;
 }
 
+/* The same fields decoded and checked, nothing built (integers into num, for a plan's sums). */
+static int chk_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    (void)obj;
+    Py_ssize_t p = *pos;
+    /* version */
+    {
+        int64_t value;
+        if (p + 6 > buflen) { truncated(p, "version"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int16_t)load_be16(buf + p);
+        p += 2;
+        num[0] = (int64_t)value;
+    }
+    /* coordinator_epoch */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_end_txn_marker_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -644,6 +751,21 @@ done:
     PyMem_Free(ops);
     PyBuffer_Release(&view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+/* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
+ * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
+static PyObject *py_lazy_end_txn_marker_v0(PyObject *self, PyObject *args) {
+    PyObject *data, *type, *plan;
+    Py_ssize_t pos, end, count;
+    if (!PyArg_ParseTuple(args, "OnnnOO", &data, &pos, &end, &count, &type, &plan)) return NULL;
+    if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
+        count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
+        return py_project_end_txn_marker_v0(self, args);
+    static const char kinds[] = "ii";
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_end_txn_marker_v0,
+                               chk_end_txn_marker_v0);
+    return lazy || PyErr_Occurred() ? lazy : py_project_end_txn_marker_v0(self, args);
 }
 
 
@@ -2184,6 +2306,38 @@ fail:
     return -1;
 }
 
+/* The same fields decoded and checked, nothing built (integers into num, for a plan's sums). */
+static int chk_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    (void)obj;
+    Py_ssize_t p = *pos;
+    /* relative_offset */
+    {
+        int64_t value;
+        if (p + 8 > buflen) { truncated(p, "relative_offset"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[0] = (int64_t)value;
+    }
+    /* position */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_offset_index_entry_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -2282,6 +2436,21 @@ done:
     PyMem_Free(ops);
     PyBuffer_Release(&view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+/* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
+ * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
+static PyObject *py_lazy_offset_index_entry_v0(PyObject *self, PyObject *args) {
+    PyObject *data, *type, *plan;
+    Py_ssize_t pos, end, count;
+    if (!PyArg_ParseTuple(args, "OnnnOO", &data, &pos, &end, &count, &type, &plan)) return NULL;
+    if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
+        count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
+        return py_project_offset_index_entry_v0(self, args);
+    static const char kinds[] = "ii";
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_offset_index_entry_v0,
+                               chk_offset_index_entry_v0);
+    return lazy || PyErr_Occurred() ? lazy : py_project_offset_index_entry_v0(self, args);
 }
 
 
@@ -2559,6 +2728,53 @@ fail:
     return -1;
 }
 
+/* The same fields decoded and checked, nothing built (integers into num, for a plan's sums). */
+static int chk_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    (void)obj;
+    Py_ssize_t p = *pos;
+    /* key */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
+        if (length < 0) {
+            raise_at(E_BadLength, p, "key", "length %lld is negative but key cannot be null", (long long)length);
+            goto fail;
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            p += length;
+        }
+    }
+    /* value */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
+        if (length < 0) {
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            p += length;
+        }
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_record_header_v2(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -2657,6 +2873,21 @@ done:
     PyMem_Free(ops);
     PyBuffer_Release(&view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+/* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
+ * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
+static PyObject *py_lazy_record_header_v2(PyObject *self, PyObject *args) {
+    PyObject *data, *type, *plan;
+    Py_ssize_t pos, end, count;
+    if (!PyArg_ParseTuple(args, "OnnnOO", &data, &pos, &end, &count, &type, &plan)) return NULL;
+    if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
+        count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
+        return py_project_record_header_v2(self, args);
+    static const char kinds[] = "oo";
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_record_header_v2,
+                               chk_record_header_v2);
+    return lazy || PyErr_Occurred() ? lazy : py_project_record_header_v2(self, args);
 }
 
 
@@ -3149,6 +3380,132 @@ fail:
     return -1;
 }
 
+/* The same fields decoded and checked, nothing built (integers into num, for a plan's sums). */
+static int chk_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    (void)obj;
+    Py_ssize_t p = *pos;
+    int64_t v_length; Py_ssize_t start_length;
+    /* length */
+    {
+        Py_ssize_t at = p;
+        (void)at;
+        uint32_t v_length_raw;
+        if (read_uvarint32(buf, &p, buflen, &v_length_raw, "length") < 0) goto fail;
+        v_length = zigzag32(v_length_raw);
+        num[0] = (int64_t)v_length;
+    }
+    start_length = p;
+    if (v_length < 6) {
+        raise_at(E_BadLength, p, "length", "length is %lld, less than the 6 bytes the fields it covers need at least",
+                 (long long)v_length);
+        goto fail;
+    }
+    if (v_length > end - p) {
+        raise_at(E_Truncated, p, "length", "length says %lld bytes but only %lld remain",
+                 (long long)v_length, (long long)(end - p));
+        goto fail;
+    }
+    end = p + v_length;
+    /* attributes */
+    {
+        int64_t value;
+        if (p + 1 > buflen) { truncated(p, "attributes"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int8_t)buf[p];
+        p += 1;
+        num[1] = (int64_t)value;
+    }
+    /* timestamp_delta */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        uint64_t value_raw;
+        if (read_uvarint64(buf, &p, buflen, &value_raw, "timestamp_delta") < 0) goto fail;
+        value = zigzag64(value_raw);
+        num[2] = (int64_t)value;
+    }
+    /* offset_delta */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        uint32_t value_raw;
+        if (read_uvarint32(buf, &p, buflen, &value_raw, "offset_delta") < 0) goto fail;
+        value = zigzag32(value_raw);
+        num[3] = (int64_t)value;
+    }
+    /* key */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "key") < 0) goto fail;
+        length = zigzag32(length_raw);
+        if (length < 0) {
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "key", "key: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            p += length;
+        }
+    }
+    /* value */
+    {
+        int64_t length;
+        uint32_t length_raw;
+        if (read_uvarint32(buf, &p, buflen, &length_raw, "value") < 0) goto fail;
+        length = zigzag32(length_raw);
+        if (length < 0) {
+        } else {
+            if (length > end - p) {
+                raise_at(E_Truncated, p, "value", "value: needs %lld bytes but only %lld remain",
+                         (long long)length, (long long)(end - p));
+                goto fail;
+            }
+            p += length;
+        }
+    }
+    /* headers */
+    {
+        int64_t count;
+        uint32_t count_raw;
+        if (read_uvarint32(buf, &p, buflen, &count_raw, "headers") < 0) goto fail;
+        count = zigzag32(count_raw);
+        if (count < 0) {
+            raise_at(E_Corrupt, p, "headers", "headers: negative count %lld", (long long)count);
+            goto fail;
+        }
+        if (count > end - p) {
+            raise_at(E_RecordCount, p, "headers", "headers: %lld elements cannot fit in the %lld bytes left",
+                     (long long)count, (long long)(end - p));
+            goto fail;
+        }
+        for (int64_t k = 0; k < count; k++) {
+            if (count_outruns(p, end, (Py_ssize_t)k, (Py_ssize_t)count)) { scope_error("headers"); goto fail; }
+            int64_t sub[2];
+            if (chk_record_header_v2(buf, buflen, &p, end, opts, NULL, sub) < 0) {
+                scope_error("headers");
+                goto fail;
+            }
+        }
+    }
+    if (p != end) {
+        raise_at(E_BadLength, start_length, "length", "length says %lld bytes but the fields it covers take %lld",
+                 (long long)v_length, (long long)(p - start_length));
+        goto fail;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_record_v2(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -3247,6 +3604,21 @@ done:
     PyMem_Free(ops);
     PyBuffer_Release(&view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+/* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
+ * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
+static PyObject *py_lazy_record_v2(PyObject *self, PyObject *args) {
+    PyObject *data, *type, *plan;
+    Py_ssize_t pos, end, count;
+    if (!PyArg_ParseTuple(args, "OnnnOO", &data, &pos, &end, &count, &type, &plan)) return NULL;
+    if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
+        count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
+        return py_project_record_v2(self, args);
+    static const char kinds[] = "iiiiool";
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_record_v2,
+                               chk_record_v2);
+    return lazy || PyErr_Occurred() ? lazy : py_project_record_v2(self, args);
 }
 
 
@@ -3642,6 +4014,38 @@ fail:
     return -1;
 }
 
+/* The same fields decoded and checked, nothing built (integers into num, for a plan's sums). */
+static int chk_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos, Py_ssize_t end,
+                              const Opts *opts, PyObject **obj, int64_t *num) {
+    (void)end;
+    (void)opts;
+    (void)obj;
+    Py_ssize_t p = *pos;
+    /* timestamp */
+    {
+        int64_t value;
+        if (p + 12 > buflen) { truncated(p, "timestamp"); goto fail; }
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int64_t)load_be64(buf + p);
+        p += 8;
+        num[0] = (int64_t)value;
+    }
+    /* relative_offset */
+    {
+        int64_t value;
+        Py_ssize_t at = p;
+        (void)at;
+        value = (int32_t)load_be32(buf + p);
+        p += 4;
+        num[1] = (int64_t)value;
+    }
+    *pos = p;
+    return 0;
+fail:
+    return -1;
+}
+
 static PyObject *py_decode_time_index_entry_v0(PyObject *self, PyObject *args) {
     (void)self;
     Args a;
@@ -3740,6 +4144,21 @@ done:
     PyMem_Free(ops);
     PyBuffer_Release(&view);
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
+}
+
+/* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
+ * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
+static PyObject *py_lazy_time_index_entry_v0(PyObject *self, PyObject *args) {
+    PyObject *data, *type, *plan;
+    Py_ssize_t pos, end, count;
+    if (!PyArg_ParseTuple(args, "OnnnOO", &data, &pos, &end, &count, &type, &plan)) return NULL;
+    if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
+        count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
+        return py_project_time_index_entry_v0(self, args);
+    static const char kinds[] = "ii";
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_time_index_entry_v0,
+                               chk_time_index_entry_v0);
+    return lazy || PyErr_Occurred() ? lazy : py_project_time_index_entry_v0(self, args);
 }
 
 
@@ -3999,6 +4418,9 @@ static PyMethodDef methods[] = {
     {"project_aborted_txn_entry_v0", py_project_aborted_txn_entry_v0, METH_VARARGS,
      "project_aborted_txn_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
      "count -1: every entity up to end"},
+    {"lazy_aborted_txn_entry_v0", py_lazy_aborted_txn_entry_v0, METH_VARARGS,
+     "lazy_aborted_txn_entry_v0(buf, pos, end, count, type, plan) -> (sequence of type, next_pos): "
+     "the projection, its items built when read"},
     {"encode_aborted_txn_entry_v0", py_encode_aborted_txn_entry_v0, METH_O,
      "encode_aborted_txn_entry_v0(values) -> bytes"},
     {"encode_aborted_txn_entry_v0_array", py_encode_aborted_txn_entry_v0_array, METH_O,
@@ -4013,6 +4435,9 @@ static PyMethodDef methods[] = {
     {"project_end_txn_marker_v0", py_project_end_txn_marker_v0, METH_VARARGS,
      "project_end_txn_marker_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
      "count -1: every entity up to end"},
+    {"lazy_end_txn_marker_v0", py_lazy_end_txn_marker_v0, METH_VARARGS,
+     "lazy_end_txn_marker_v0(buf, pos, end, count, type, plan) -> (sequence of type, next_pos): "
+     "the projection, its items built when read"},
     {"encode_end_txn_marker_v0", py_encode_end_txn_marker_v0, METH_O,
      "encode_end_txn_marker_v0(values) -> bytes"},
     {"encode_end_txn_marker_v0_array", py_encode_end_txn_marker_v0_array, METH_O,
@@ -4055,6 +4480,9 @@ static PyMethodDef methods[] = {
     {"project_offset_index_entry_v0", py_project_offset_index_entry_v0, METH_VARARGS,
      "project_offset_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
      "count -1: every entity up to end"},
+    {"lazy_offset_index_entry_v0", py_lazy_offset_index_entry_v0, METH_VARARGS,
+     "lazy_offset_index_entry_v0(buf, pos, end, count, type, plan) -> (sequence of type, next_pos): "
+     "the projection, its items built when read"},
     {"encode_offset_index_entry_v0", py_encode_offset_index_entry_v0, METH_O,
      "encode_offset_index_entry_v0(values) -> bytes"},
     {"encode_offset_index_entry_v0_array", py_encode_offset_index_entry_v0_array, METH_O,
@@ -4069,6 +4497,9 @@ static PyMethodDef methods[] = {
     {"project_record_header_v2", py_project_record_header_v2, METH_VARARGS,
      "project_record_header_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
      "count -1: every entity up to end"},
+    {"lazy_record_header_v2", py_lazy_record_header_v2, METH_VARARGS,
+     "lazy_record_header_v2(buf, pos, end, count, type, plan) -> (sequence of type, next_pos): "
+     "the projection, its items built when read"},
     {"encode_record_header_v2", py_encode_record_header_v2, METH_O,
      "encode_record_header_v2(values) -> bytes"},
     {"encode_record_header_v2_array", py_encode_record_header_v2_array, METH_O,
@@ -4083,6 +4514,9 @@ static PyMethodDef methods[] = {
     {"project_record_v2", py_project_record_v2, METH_VARARGS,
      "project_record_v2(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
      "count -1: every entity up to end"},
+    {"lazy_record_v2", py_lazy_record_v2, METH_VARARGS,
+     "lazy_record_v2(buf, pos, end, count, type, plan) -> (sequence of type, next_pos): "
+     "the projection, its items built when read"},
     {"encode_record_v2", py_encode_record_v2, METH_O,
      "encode_record_v2(values) -> bytes"},
     {"encode_record_v2_array", py_encode_record_v2_array, METH_O,
@@ -4097,6 +4531,9 @@ static PyMethodDef methods[] = {
     {"project_time_index_entry_v0", py_project_time_index_entry_v0, METH_VARARGS,
      "project_time_index_entry_v0(buf, pos, end, count, type, plan) -> (list of type, next_pos): decode and reshape; "
      "count -1: every entity up to end"},
+    {"lazy_time_index_entry_v0", py_lazy_time_index_entry_v0, METH_VARARGS,
+     "lazy_time_index_entry_v0(buf, pos, end, count, type, plan) -> (sequence of type, next_pos): "
+     "the projection, its items built when read"},
     {"encode_time_index_entry_v0", py_encode_time_index_entry_v0, METH_O,
      "encode_time_index_entry_v0(values) -> bytes"},
     {"encode_time_index_entry_v0_array", py_encode_time_index_entry_v0_array, METH_O,
@@ -4138,5 +4575,7 @@ PyMODINIT_FUNC PyInit__ckernel(void) {
     if (PyModule_AddStringConstant(m, "CSRC_SHA256", KCODEC_CSRC_SHA256) < 0) return NULL;
     PyObject *entities = entity_versions(entity_table);
     if (!entities || PyModule_AddObject(m, "ENTITIES", entities) < 0) return NULL;
+    Py_INCREF(&LazyItems_Type);
+    if (PyModule_AddObject(m, "LazyRecords", (PyObject *)&LazyItems_Type) < 0) return NULL;
     return m;
 }

@@ -79,6 +79,7 @@ class CEntity:
     put_signature: str = ""
     put_lines: list[str] = field(default_factory=list)
     project_lines: list[str] = field(default_factory=list)
+    check_lines: list[str] = field(default_factory=list)  # plain ones: decode without building anything
     kinds: str = ""  # per field, what a projection finds there (_kinds)
     plain: bool = True  # columns, projections and an encoder too (EntityVersion.compiled_plain)
     writer: bool = False  # not plain, but a put_<suffix> writer for C callers (_writable)
@@ -122,6 +123,7 @@ def c_entity(ev: EntityVersion) -> CEntity:
     ce.kinds = _kinds(ev)
     if ce.plain:
         ce.column_lines = _decode_fields(ev, _ColumnSink(ev))
+        ce.check_lines = _decode_fields(ev, _CheckSink(ev))
         ce.column_struct, ce.free_lines, ce.export_lines = _column_parts(ev)
         ce.int_columns = [f.name for f in ev.fields if isinstance(f.type, IntType)]
         ce.encode_lines = _encode_body(ev)
@@ -376,6 +378,48 @@ class _ProjectSink(_TupleSink):
         w.depth = 0
         w("fail:")
         w("    return -1;")
+
+
+class _CheckSink(_ProjectSink):
+    """Every field decoded and checked as the projection does it, nothing built: integers still land in
+    ``num[i]`` (a plan's sums are checked from them), bytes and entities are only walked. What a lazy
+    sequence (``csrc/lazy.c``) runs once per entity before it builds any item."""
+
+    def integer(self, w: Code, i: int, f: ResolvedField, value: str) -> None:
+        w(f"num[{i}] = (int64_t){value};")
+
+    def bytes_begin(self, w: Code) -> None:
+        pass
+
+    def null(self, w: Code, f: ResolvedField) -> None:
+        pass
+
+    def data(self, w: Code, f: ResolvedField, length: str) -> None:
+        pass  # text decodes with replacement characters: it cannot fail
+
+    def bytes_end(self, w: Code, i: int) -> None:
+        pass
+
+    def bits(self, w: Code, i: int, f: ResolvedField, raw: str, groups: list[tuple[str, str]]) -> None:
+        raise NotImplementedError("bit groups are not checked alone (EntityVersion.compiled_plain)")
+
+    def contents(self, w: Code, i: int, f: ResolvedField, ev: EntityVersion) -> None:
+        raise NotImplementedError("compressed values are not checked alone (EntityVersion.compiled_plain)")
+
+    def entity(self, w: Code, i: int, f: ResolvedField, child: EntityVersion) -> None:
+        w(f"int64_t sub[{len(child.fields)}];")
+        w(f"if (chk_{child.suffix}(buf, buflen, &p, end, opts, NULL, sub) < 0) {{")
+        w(f'    scope_error("{f.name}");')
+        w("    goto fail;")
+        w("}")
+
+    def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
+        w(f"for (int64_t k = 0; k < {count}; k++) {{")
+        with w.indented():
+            outruns = f"count_outruns(p, end, (Py_ssize_t)k, (Py_ssize_t){count})"
+            w(f'if ({outruns}) {{ scope_error("{f.name}"); goto fail; }}')
+            self.entity(w, i, f, child)
+        w("}")
 
 
 def _kinds(ev: EntityVersion) -> str:

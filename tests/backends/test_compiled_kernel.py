@@ -192,6 +192,21 @@ def test_columns_equal_tuples():
     assert _headers(pa, cols["headers"], n).to_pylist() == [v["headers"] for v in values]
 
 
+def test_column_buffers_are_handed_over_read_only():
+    """The kernel's column memory reaches Python without a copy: a read-only buffer whose len() is its size."""
+    raw = codec("record", 2).build(
+        {"attributes": 0, "timestamp_delta": 0, "offset_delta": 3, "key": b"abc", "value": None, "headers": []}
+    )
+    cols, n, _ = kernel.columns_record_v2(raw, 0, len(raw), 1, {"offset_delta": 4})
+    ints, data = cols["offset_delta"][1], cols["key"][3]
+    assert type(ints).__name__ == "KernelBuffer" and len(ints) == 8 and bytes(ints) == struct.pack("<q", 7)
+    assert bytes(data) == b"abc" and len(data) == 3 and memoryview(data).readonly
+    with pytest.raises(TypeError):
+        memoryview(data)[0] = 0
+    empty = kernel.columns_record_v2(b"", 0, 0, 0)[0]["value"][3]
+    assert len(empty) == 0 and bytes(empty) == b""
+
+
 def test_columns_reject_damage_like_tuples():
     raw = codec("record", 2).build(
         {"attributes": 0, "timestamp_delta": 0, "offset_delta": 0, "key": b"abc", "value": b"xyz", "headers": []}

@@ -470,8 +470,9 @@ def _many_headers(n: int) -> bytes:
 def test_maximal_header_counts_cost_linear_time():
     small, big = _many_headers(100_000), _many_headers(1_000_000)
     assert len(decode_entry(big).records[0].headers) == 1_000_000  # as many as the bytes can hold
-    t_small = _timed(lambda: decode_entry(small))
-    t_big = _timed(lambda: decode_entry(big))
+    # the record read too: with the compiled kernel a record is built when it is read
+    t_small = _timed(lambda: decode_entry(small).records[0])
+    t_big = _timed(lambda: decode_entry(big).records[0])
     assert t_big < 30 * t_small, (t_small, t_big)
 
 

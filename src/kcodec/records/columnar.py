@@ -110,7 +110,7 @@ def _child_len(spec) -> int:
 
 def _columns_compiled(entry: bytes, position: int, verify_crc: bool, limit: int):
     """A v2 data batch decoded by the kernel into an Arrow RecordBatch, or None."""
-    got = _compiled_v2(entry, position, verify_crc, limit)
+    got = _compiled_v2(entry, position, verify_crc, limit, header=False)
     return None if got is None else got[1]
 
 
@@ -120,9 +120,10 @@ def kernel_columns() -> bool:
     return f.kernel is not None and getattr(f.kernel, "columns_record_v2", None) is not None
 
 
-def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
+def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int, header: bool = True):
     """(the batch without its records, the records as an Arrow RecordBatch) of a v2 data batch decoded by
-    the kernel, or None where the general path decodes it."""
+    the kernel, or None where the general path decodes it. ``header=False``: only the records are wanted
+    (the batch is None), so without ``verify_crc`` the CRC is not computed."""
     f = fast_decoders()
     kernel_columns = getattr(f.kernel, "columns_record_v2", None) if f.kernel is not None else None
     if kernel_columns is None or len(entry) < V2_OVERHEAD or entry[MAGIC_OFFSET] != 2 or is_control_batch(entry):
@@ -133,7 +134,7 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
     except KcodecError as exc:
         raise exc.at(position, base_offset=base_offset) from None
     i = f.b
-    computed_crc = crc32c(memoryview(entry)[V2_CRC_START:])
+    computed_crc = crc32c(memoryview(entry)[V2_CRC_START:]) if verify_crc or header else None
     if verify_crc and computed_crc != v[i.crc]:
         return None  # the general path raises the CRC error with all its details
     a = v[i.attributes]
@@ -165,29 +166,33 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
     last_offset = base_offset + v[i.last_offset_delta]
     if last_offset > INT64_MAX:
         return None  # the general path raises it
-    header = ColumnBatch(
-        position=position,
-        size=len(entry),
-        magic=2,
-        base_offset=base_offset,
-        last_offset=last_offset,
-        crc=v[i.crc],
-        crc_valid=computed_crc == v[i.crc],
-        computed_crc=computed_crc,
-        compression=a["compression"],
-        timestamp_type=ts_type,
-        max_timestamp=v[i.max_timestamp],
-        records=(),
-        partition_leader_epoch=v[i.partition_leader_epoch],
-        is_transactional=a["transactional"],
-        has_delete_horizon=a["delete_horizon"],
-        producer_id=v[i.producer_id],
-        producer_epoch=v[i.producer_epoch],
-        base_sequence=base_seq,
-        base_timestamp=v[i.base_timestamp],
-        record_count=count,
-        stored_records_size=len(entry) - V2_OVERHEAD,
-        records_size=len(data) - start,
+    batch = (
+        None
+        if not header
+        else ColumnBatch(
+            position=position,
+            size=len(entry),
+            magic=2,
+            base_offset=base_offset,
+            last_offset=last_offset,
+            crc=v[i.crc],
+            crc_valid=computed_crc == v[i.crc],
+            computed_crc=computed_crc,
+            compression=a["compression"],
+            timestamp_type=ts_type,
+            max_timestamp=v[i.max_timestamp],
+            records=(),
+            partition_leader_epoch=v[i.partition_leader_epoch],
+            is_transactional=a["transactional"],
+            has_delete_horizon=a["delete_horizon"],
+            producer_id=v[i.producer_id],
+            producer_epoch=v[i.producer_epoch],
+            base_sequence=base_seq,
+            base_timestamp=v[i.base_timestamp],
+            record_count=count,
+            stored_records_size=len(entry) - V2_OVERHEAD,
+            records_size=len(data) - start,
+        )
     )
     pa = _pa()[0]
     offsets = _ints(pa, cols["offset_delta"], n)
@@ -198,7 +203,7 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
         sequence = _pa()[1].add(offsets, base_seq - base_offset).cast(pa.int32())
     else:
         sequence = _const(pa, -1, n, pa.int32(), "<i")
-    header.arrow = pa.RecordBatch.from_arrays(
+    arrow = pa.RecordBatch.from_arrays(
         [
             offsets,
             timestamps,
@@ -212,7 +217,9 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int):
         ],
         schema=_SCHEMA or schema(),
     )
-    return header, header.arrow
+    if batch is not None:
+        batch.arrow = arrow
+    return batch, arrow
 
 
 @dataclass(slots=True)

@@ -43,7 +43,15 @@ from kcodec.records.framing import (
     is_control_batch,
     magic_error,
 )
-from kcodec.records.model import TRANSACTION_MARKERS, Batch, ControlRecord, Record, TimestampType, increment_sequence
+from kcodec.records.model import (
+    TRANSACTION_MARKERS,
+    Batch,
+    ControlRecord,
+    Record,
+    TimestampType,
+    increment_sequence,
+    read_fields_as_slots,
+)
 from kcodec.runtime import compression as compress_lib
 from kcodec.runtime.crc import crc32c
 
@@ -93,6 +101,12 @@ class _Fast:
 
         self.kernel = compiled_kernel()
         self.project = getattr(self.kernel, "project_record_v2", None)  # builds Records in C
+        # the same Records, each built when it is read (every record decoded once first, for its errors)
+        self.lazy = getattr(self.kernel, "lazy_record_v2", None)
+        if self.lazy is not None:
+            Sequence.register(self.kernel.LazyRecords)
+        if getattr(self.kernel, "tuple_fields", None) is not None:
+            read_fields_as_slots(self.kernel.tuple_fields)
         # v0/v1 in C: runs of uncompressed messages as Batches, a compressed wrapper's message set as Records
         self.legacy_batches = getattr(self.kernel, "legacy_batches", None)
         self.legacy_inner = getattr(self.kernel, "legacy_inner_records", None)
@@ -497,7 +511,7 @@ def _decode_v2_compiled(
             records = ChunkedRecords(decode, start, count)
             end = records.end
         elif project is not None:
-            records, end = project(data, start, len(data), count, Record, plan)
+            records, end = (f.lazy or project)(data, start, len(data), count, Record, plan)
     except KcodecError as exc:
         if compression == "none":
             raise exc.inside("records").at(position, base_offset=base_offset) from None

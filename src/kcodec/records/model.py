@@ -154,6 +154,23 @@ class Record(tuple):
         return tuple(self)
 
 
+_slot_fields = False
+
+
+def read_fields_as_slots(tuple_fields) -> None:
+    """Read Record's fields through member descriptors the compiled kernel makes (``tuple_fields``): the
+    same fields and docs, but CPython specialises attribute reads through them as it does ``__slots__``
+    (it does not for the item getters above). Every Record holds its 11 items (``__new__`` and the kernel
+    make them so), which these read in place."""
+    global _slot_fields
+    if _slot_fields:
+        return
+    docs = tuple(Record.__dict__[name].__doc__ for name in _RECORD_FIELDS)
+    for name, descriptor in tuple_fields(Record, _RECORD_FIELDS, docs).items():
+        setattr(Record, name, descriptor)
+    _slot_fields = True
+
+
 @dataclass(slots=True)
 class Batch:
     """A top-level log entry: a v2 record batch, or a v0/v1 message (a
@@ -169,7 +186,7 @@ class Batch:
     compression: str  # none, gzip, snappy, lz4, zstd
     timestamp_type: TimestampType
     max_timestamp: int
-    records: Sequence[Record]  # a list, or ChunkedRecords for a batch of very many records
+    records: Sequence[Record]  # a list, LazyRecords (the kernel's: built when read), or ChunkedRecords
     partition_leader_epoch: int = -1
     is_transactional: bool = False
     is_control: bool = False

@@ -1,0 +1,296 @@
+/* kcodec's compiled kernel: records built when they are read.
+ * Hand-written C, one part of the kernel's single translation unit: generated/_ckernel.c includes it
+ * after entry.c (see kernel.h for the order). The printed lazy_<entity> entry points make these.
+ *
+ * LazyItems is a read-only sequence of `count` projections (apply_plan over prj_<entity>) of entities
+ * stored back to back in one immutable bytes object. Every entity was decoded once, without building
+ * anything, when the sequence was made (so its errors are raised then, as the eager projection raises
+ * them); only where each one starts is kept. Indexing or iterating decodes one entity and builds its
+ * item: items a loop drops are freed before the next is made, so the memory a batch's records take is
+ * the bytes plus 8 bytes a record, and allocations reuse warm memory. */
+
+enum { LAZY_MAX_FIELDS = 16 };
+typedef int (*prj_fn)(const uint8_t *, Py_ssize_t, Py_ssize_t *, Py_ssize_t, const Opts *, PyObject **, int64_t *);
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *data;      /* the bytes the entities are in */
+    Py_ssize_t count, end;
+    Py_ssize_t *starts;  /* where each entity starts */
+    PyTypeObject *type;  /* what each item is (kcodec's Record) */
+    PyObject *plan;      /* keeps the plan's constants alive */
+    PlanOp *ops;
+    Py_ssize_t nops;
+    const char *kinds;
+    int nfields;
+    prj_fn prj;
+} LazyItems;
+
+static PyTypeObject LazyItems_Type;
+
+static void lazy_dealloc(LazyItems *self) {
+    Py_XDECREF(self->data);
+    Py_XDECREF(self->type);
+    Py_XDECREF(self->plan);
+    PyMem_Free(self->starts);
+    PyMem_Free(self->ops);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Item i, built from its bytes (which decoded once already). */
+static PyObject *lazy_build(LazyItems *self, Py_ssize_t i) {
+    PyObject *obj[LAZY_MAX_FIELDS];
+    int64_t num[LAZY_MAX_FIELDS];
+    for (int k = 0; k < self->nfields; k++) obj[k] = NULL;
+    Py_ssize_t p = self->starts[i];
+    const uint8_t *buf = (const uint8_t *)PyBytes_AS_STRING(self->data);
+    int decoded = self->prj(buf, PyBytes_GET_SIZE(self->data), &p, self->end, &NO_OPTS, obj, num);
+    PyObject *item = decoded == 0 ? apply_plan(obj, num, self->kinds, self->type, self->ops, self->nops) : NULL;
+    for (int k = 0; k < self->nfields; k++) Py_XDECREF(obj[k]);
+    return item;
+}
+
+static Py_ssize_t lazy_len(LazyItems *self) { return self->count; }
+
+static PyObject *lazy_item(LazyItems *self, Py_ssize_t i) {
+    if (i < 0 || i >= self->count) {
+        PyErr_SetString(PyExc_IndexError, "record index out of range");
+        return NULL;
+    }
+    return lazy_build(self, i);
+}
+
+static PyObject *lazy_list(LazyItems *self) {
+    PyObject *list = PyList_New(self->count);
+    for (Py_ssize_t i = 0; list && i < self->count; i++) {
+        PyObject *item = lazy_build(self, i);
+        if (!item) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+static PyObject *lazy_subscript(LazyItems *self, PyObject *key) {
+    if (PyIndex_Check(key)) {
+        Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+        if (i == -1 && PyErr_Occurred()) return NULL;
+        return lazy_item(self, i < 0 ? i + self->count : i);
+    }
+    if (PySlice_Check(key)) {  /* a list, as a list's slice is */
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
+        Py_ssize_t n = PySlice_AdjustIndices(self->count, &start, &stop, step);
+        PyObject *list = PyList_New(n);
+        for (Py_ssize_t k = 0, i = start; list && k < n; k++, i += step) {
+            PyObject *item = lazy_build(self, i);
+            if (!item) { Py_CLEAR(list); break; }
+            PyList_SET_ITEM(list, k, item);
+        }
+        return list;
+    }
+    return PyErr_Format(PyExc_TypeError, "record indices must be integers or slices, not %.200s",
+                        Py_TYPE(key)->tp_name);
+}
+
+/* Equal to what the eager projection gives (a list): compared as that list. */
+static PyObject *lazy_richcompare(PyObject *self, PyObject *other, int op) {
+    if ((op != Py_EQ && op != Py_NE) || !(PyList_Check(other) || Py_TYPE(other) == &LazyItems_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *mine = lazy_list((LazyItems *)self);
+    PyObject *theirs = Py_TYPE(other) == &LazyItems_Type ? lazy_list((LazyItems *)other) : (Py_INCREF(other), other);
+    PyObject *r = mine && theirs ? PyObject_RichCompare(mine, theirs, op) : NULL;
+    Py_XDECREF(mine);
+    Py_XDECREF(theirs);
+    return r;
+}
+
+static PyObject *lazy_repr(LazyItems *self) {
+    PyObject *list = lazy_list(self);
+    PyObject *r = list ? PyObject_Repr(list) : NULL;
+    Py_XDECREF(list);
+    return r;
+}
+
+/* Pickled (and copied) as the list it reads as. */
+static PyObject *lazy_reduce(LazyItems *self, PyObject *unused) {
+    (void)unused;
+    PyObject *list = lazy_list(self);
+    return list ? Py_BuildValue("(O(N))", (PyObject *)&PyList_Type, list) : NULL;
+}
+
+typedef struct {
+    PyObject_HEAD
+    LazyItems *items;
+    Py_ssize_t next;
+} LazyIter;
+
+static PyTypeObject LazyIter_Type;
+
+static PyObject *lazy_iter(LazyItems *self) {
+    LazyIter *it = PyObject_New(LazyIter, &LazyIter_Type);
+    if (!it) return NULL;
+    Py_INCREF(self);
+    it->items = self;
+    it->next = 0;
+    return (PyObject *)it;
+}
+
+static void lazy_iter_dealloc(LazyIter *it) {
+    Py_XDECREF(it->items);
+    PyObject_Free(it);
+}
+
+static PyObject *lazy_iter_next(LazyIter *it) {
+    if (!it->items || it->next >= it->items->count) {
+        Py_CLEAR(it->items);
+        return NULL;
+    }
+    return lazy_build(it->items, it->next++);
+}
+
+static PyObject *lazy_iter_length_hint(LazyIter *it, PyObject *unused) {
+    (void)unused;
+    return PyLong_FromSsize_t(it->items ? it->items->count - it->next : 0);
+}
+
+static PyMethodDef lazy_iter_methods[] = {
+    {"__length_hint__", (PyCFunction)lazy_iter_length_hint, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}
+};
+
+static PyTypeObject LazyIter_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kcodec.LazyRecordsIterator",
+    .tp_basicsize = sizeof(LazyIter),
+    .tp_dealloc = (destructor)lazy_iter_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)lazy_iter_next,
+    .tp_methods = lazy_iter_methods,
+};
+
+static PySequenceMethods lazy_as_sequence = {
+    .sq_length = (lenfunc)lazy_len,
+    .sq_item = (ssizeargfunc)lazy_item,
+};
+
+static PyMappingMethods lazy_as_mapping = {
+    .mp_length = (lenfunc)lazy_len,
+    .mp_subscript = (binaryfunc)lazy_subscript,
+};
+
+static PyMethodDef lazy_methods[] = {
+    {"__reduce__", (PyCFunction)lazy_reduce, METH_NOARGS, "pickled as a list"},
+    {NULL, NULL, 0, NULL}
+};
+
+/* Holds only bytes, a type and a plan of constants: it can close no reference cycle, so no GC. */
+static PyTypeObject LazyItems_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kcodec.LazyRecords",
+    .tp_doc = "The records of a batch, each built when it is read (a read-only sequence; equal to their list).",
+    .tp_basicsize = sizeof(LazyItems),
+    .tp_dealloc = (destructor)lazy_dealloc,
+    .tp_repr = (reprfunc)lazy_repr,
+    .tp_as_sequence = &lazy_as_sequence,
+    .tp_as_mapping = &lazy_as_mapping,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_SEQUENCE,
+    .tp_richcompare = lazy_richcompare,
+    .tp_iter = (getiterfunc)lazy_iter,
+    .tp_methods = lazy_methods,
+};
+
+/* The plan's sums fit (apply_plan would raise otherwise); 0 or -1. */
+static int plan_fits(const int64_t *num, PlanOp *ops, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long sum;
+        if (ops[k].kind == 'a' && __builtin_add_overflow((long long)num[ops[k].field], ops[k].addend, &sum)) return -1;
+    }
+    return 0;
+}
+
+/* A LazyItems over the `count` entities from pos in data (bytes), each checked by chk; NULL with no error
+ * set when one does not decode (the eager projection then raises what is wrong, where). */
+static PyObject *lazy_make(PyObject *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t count, PyTypeObject *type,
+                           PyObject *plan, const char *kinds, prj_fn prj, prj_fn chk) {
+    int nfields = (int)strlen(kinds);
+    if (nfields > LAZY_MAX_FIELDS) return NULL;
+    LazyItems *self = PyObject_New(LazyItems, &LazyItems_Type);
+    if (!self) return NULL;
+    self->data = NULL;
+    self->type = NULL;
+    self->plan = NULL;
+    self->ops = NULL;
+    self->starts = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(Py_ssize_t));
+    if (!self->starts || !(self->ops = parse_plan(plan, kinds, &self->nops))) {
+        Py_DECREF(self);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return NULL;
+    }
+    Py_INCREF(data);
+    Py_INCREF(type);
+    Py_INCREF(plan);
+    self->data = data;
+    self->type = type;
+    self->plan = plan;
+    self->count = count;
+    self->end = end;
+    self->kinds = kinds;
+    self->nfields = nfields;
+    self->prj = prj;
+    const uint8_t *buf = (const uint8_t *)PyBytes_AS_STRING(data);
+    Py_ssize_t buflen = PyBytes_GET_SIZE(data), p = pos;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t num[LAZY_MAX_FIELDS] = {0};
+        self->starts[i] = p;
+        if (p >= end || chk(buf, buflen, &p, end, &NO_OPTS, NULL, num) < 0 ||
+            plan_fits(num, self->ops, self->nops) < 0) {
+            PyErr_Clear();
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    self->end = end;
+    return Py_BuildValue("(Nn)", (PyObject *)self, p);
+}
+
+/* ---- tuple fields read as slots */
+
+/* tuple_fields(cls, names, docs) -> {name: descriptor}: a read-only member descriptor per name reading item
+ * i of a tuple subclass whose instances always hold len(names) items (kcodec's Record). CPython specialises
+ * attribute reads through member descriptors (as it does __slots__), which it does not do for
+ * namedtuple's item getters. The definitions live as long as the process (the descriptors point at them). */
+static PyObject *py_tuple_fields(PyObject *self, PyObject *args) {
+    (void)self;
+    PyTypeObject *type;
+    PyObject *names, *docs;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyType_Type, &type, &PyTuple_Type, &names, &PyTuple_Type, &docs))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    if (!PyType_IsSubtype(type, &PyTuple_Type) || PyTuple_GET_SIZE(docs) != n) {
+        PyErr_SetString(PyExc_TypeError, "tuple_fields needs a tuple subclass and as many docs as names");
+        return NULL;
+    }
+    PyMemberDef *defs = PyMem_Calloc((size_t)(n ? n : 1), sizeof(PyMemberDef));
+    PyObject *out = defs ? PyDict_New() : NULL;
+    if (!out) { PyMem_Free(defs); return defs ? NULL : PyErr_NoMemory(); }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i), *doc = PyTuple_GET_ITEM(docs, i);
+        Py_INCREF(name);  /* kept for ever: the definition points into it */
+        Py_INCREF(doc);
+        defs[i].name = PyUnicode_AsUTF8(name);
+        defs[i].doc = doc == Py_None ? NULL : PyUnicode_AsUTF8(doc);
+        defs[i].type = T_OBJECT_EX;
+        defs[i].offset = offsetof(PyTupleObject, ob_item) + i * (Py_ssize_t)sizeof(PyObject *);
+        defs[i].flags = READONLY;
+        PyObject *d = defs[i].name && (doc == Py_None || defs[i].doc) ? PyDescr_NewMember(type, &defs[i]) : NULL;
+        if (!d || PyDict_SetItem(out, name, d) < 0) {
+            Py_XDECREF(d);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(d);
+    }
+    return out;
+}
