@@ -79,8 +79,8 @@ def test_columns_and_records_print_the_same_bytes(tmp_path, monkeypatch, damage)
     path.write_bytes(bytes(data))
 
     formatted = []
-    real = dump_tool._column_records_json
-    monkeypatch.setattr(dump_tool, "_column_records_json", lambda t: formatted.append(t.num_rows) or real(t))
+    real = dump_tool._column_record_pieces
+    monkeypatch.setattr(dump_tool, "_column_record_pieces", lambda t, n: formatted.append(t.num_rows) or real(t, n))
     fast = _dump(path, "--skip-corrupt")
     assert sum(formatted) >= 150  # the plain v2 batches went through the columns
     monkeypatch.setattr(dump_run, "_column_decoder", lambda: None)
