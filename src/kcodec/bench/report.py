@@ -17,6 +17,7 @@ from kcodec.bench.implementations import (
 from kcodec.bench.runner import Result
 from kcodec.bench.spark_rows import OPERATIONS as SPARK_OPERATIONS
 from kcodec.bench.spark_rows import implementation as spark_implementation
+from kcodec.bench.spark_rows import parquet_implementation as spark_parquet_implementation
 
 LIBRARIES = ("kcodec", "aiokafka", "kafka-python", "pyarrow", "crc32c", "lz4", "zstandard", "cramjam", "python-snappy")
 STREAM_OPERATION = "stream_segment"
@@ -273,6 +274,20 @@ def _spark_targets(ix, check) -> None:
             v = b.records_per_s / a.records_per_s if a.ok and b.ok else None
             why = "" if v is not None else _why(a if not a.ok else b)
             check(f"{op}: local[2] vs local[1]", "none", v, ">= 1.7x", None if v is None else v >= 1.7, why)
+    parquet = spark_parquet_implementation(2)
+    for op, limit in (("spark_noop", 1.2), ("spark_to_parquet", 1.05)):
+        source, rival = ix.get((two, op, "none")), ix.get((parquet, op, "none"))
+        if source is not None and rival is not None:
+            v = source.median_s / rival.median_s if source.ok and rival.ok else None
+            why = "" if v is not None else _why(source if not source.ok else rival)
+            check(
+                f"{op}: kafka-segments time vs Spark's Parquet ({two})",
+                "none",
+                v,
+                f"<= {limit}x",
+                _at_most(v, limit),
+                why,
+            )
     arrow = ix.get(("kcodec", "decode_arrow", "none"))
     for impl, cores in ((one, 1), (two, 2)):
         r = ix.get((impl, "spark_read", "none"))
