@@ -317,3 +317,21 @@ def test_spark_vs_parquet_targets_and_rows_without_pyspark(monkeypatch) -> None:
         ("kcodec local[2]", "spark_to_parquet", "n/a"),
         ("Spark Parquet local[2]", "spark_to_parquet", "n/a"),
     ]
+
+
+def test_encode_target_against_the_compressor_alone() -> None:
+    from kcodec.bench.runner import Result
+
+    def row(impl, op, codec, seconds):
+        return Result(impl, op, codec, 1000, 1, times=[seconds])
+
+    results = [
+        row("kcodec", "encode", "gzip", 1.1),
+        row("primitive", "compress", "gzip", 1.0),
+        row("kcodec", "encode", "zstd", 1.3),
+        row("primitive", "compress", "zstd", 1.0),
+    ]
+    got = {(t["target"], t["codec"]): t["verdict"] for t in report.targets(results, None)}
+    assert got[("encode time vs the compressor alone at the same level", "gzip")] == "PASS"
+    assert got[("encode time vs the compressor alone at the same level", "zstd")] == "FAIL"
+    assert implementations.codecs_for("compress", CODECS) == ("gzip", "zstd")

@@ -11,6 +11,7 @@ from kcodec.bench.implementations import (
     OPERATIONS,
     REFERENCE_OPERATION,
     aiokafka_extension,
+    compressor,
     decompressor,
     encode_levels,
 )
@@ -175,6 +176,12 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
         )
 
     codecs = [r.codec for r in results if r.operation == "decode" and r.implementation == "aiokafka"]
+    for codec in ("gzip", "zstd"):
+        enc, alone = ix.get(("kcodec", "encode", codec)), ix.get(("primitive", "compress", codec))
+        if enc is not None and alone is not None:
+            v = enc.median_s / alone.median_s if enc.ok and alone.ok else None
+            why = "" if v is not None else _why(enc if not enc.ok else alone)
+            check("encode time vs the compressor alone at the same level", codec, v, "<= 1.15x", _at_most(v, 1.15), why)
     for codec in codecs:
         r = ix.get(("kcodec", "decode_crc", codec))
         v = ratio(r, ix) if r else None
@@ -444,6 +451,9 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         "- decompress (primitive): " + ", ".join(names) + "; crc32c: the crc32c package; memcpy: a "
         "slice assignment into a preallocated bytearray."
     )
+    if any(r.operation == "compress" for r in results):
+        made = [f"{r.codec} {compressor(r.codec)[1]}" for r in results if r.operation == "compress" and r.ok]
+        lines.append("- compress (primitive): " + ", ".join(made) + ".")
     lines.append("- The garbage collector stays enabled; a collection runs before every timed run.")
     return "\n".join(lines) + "\n"
 
