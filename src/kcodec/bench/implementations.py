@@ -328,6 +328,8 @@ def compressor(codec: str) -> tuple[Callable[[bytes], object], str]:
     """The bare library call compressing one records stream at the encode rows' level, and its name:
     the same framing Kafka's codec writes (a gzip member, a zstd frame), one reused context."""
     level = ENCODE_LEVELS[codec]
+    if level is None or codec not in ("gzip", "zstd"):
+        raise Unavailable(f"the encode target compares gzip and zstd with their compressor, not {codec}")
     if codec == "gzip":
         import zlib
 
@@ -336,12 +338,10 @@ def compressor(codec: str) -> tuple[Callable[[bytes], object], str]:
             return deflater.compress(s) + deflater.flush()
 
         return gzip, f"zlib.compressobj gzip member, level {level}"
-    if codec == "zstd":
-        import zstandard
+    import zstandard
 
-        cctx = zstandard.ZstdCompressor(level=level)
-        return cctx.compress, f"zstandard ZstdCompressor(level={level}).compress"
-    raise Unavailable(f"the encode target compares gzip and zstd with their compressor, not {codec}")
+    cctx = zstandard.ZstdCompressor(level=level)
+    return cctx.compress, f"zstandard ZstdCompressor(level={level}).compress"
 
 
 def _primitive_compress(w: Workload, magic: int, codec: str) -> Run:

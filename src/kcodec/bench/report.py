@@ -179,7 +179,7 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
     for codec in ("gzip", "zstd"):
         enc, alone = ix.get(("kcodec", "encode", codec)), ix.get(("primitive", "compress", codec))
         if enc is not None and alone is not None:
-            v = enc.median_s / alone.median_s if enc.ok and alone.ok else None
+            v = _quotient(enc.median_s, alone.median_s)
             why = "" if v is not None else _why(enc if not enc.ok else alone)
             check("encode time vs the compressor alone at the same level", codec, v, "<= 1.15x", _at_most(v, 1.15), why)
     for codec in codecs:
@@ -285,7 +285,7 @@ def _spark_targets(ix, check) -> None:
     for op, limit in (("spark_noop", 1.2), ("spark_to_parquet", 1.05)):
         source, rival = ix.get((two, op, "none")), ix.get((parquet, op, "none"))
         if source is not None and rival is not None:
-            v = source.median_s / rival.median_s if source.ok and rival.ok else None
+            v = _quotient(source.median_s, rival.median_s)
             why = "" if v is not None else _why(source if not source.ok else rival)
             check(
                 f"{op}: kafka-segments time vs Spark's Parquet ({two})",
