@@ -115,6 +115,9 @@ BAD = {
     "a lone surrogate": '{"value":"\\ud800"}',
     "two objects on a line": '{"value":"a"} {"value":"b"}',
     "an array": "[1,2]",
+    "null": "null",
+    "null with spaces": "  null ",
+    "false": "false",
     "a string": '"text"',
     "a dumped batch line": '{"records":[{"control":{"typeName":"COMMIT"}}]}',
 }

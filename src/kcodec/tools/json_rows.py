@@ -5,8 +5,8 @@ The typed reader takes only what :func:`~kcodec.tools.records_io.parse_record` w
 decode the same way: one JSON object per non-blank line with ``key``/``value`` strings (or null),
 ``headers`` as ``[[key, value], ...]`` pairs and an integer ``timestamp``; the fields parse_record
 ignores may be there too. Anything else in a block (an unknown field, another type, headers as an
-object, a batch line of ``kcodec dump --json``, text that is not valid hex, a blank line, two objects
-on a line, duplicate names, a surrogate escape) hands the whole block to the existing per-line path,
+object, a batch line of ``kcodec dump --json``, text that is not valid hex, a blank line, a line holding
+null, two objects on a line, duplicate names, a surrogate escape) hands the whole block to the existing per-line path,
 which writes it, or words the error with its line number exactly as before. So the bytes written and
 the errors are those of the per-line path; only the time differs.
 """
@@ -26,7 +26,9 @@ __all__ = ["RowsChunk", "available", "read_json_items", "BLOCK_BYTES"]
 
 BLOCK_BYTES = 2 << 20  # input read (and held as columns) at a time: peak memory stays a few blocks
 _IGNORED = frozenset(("offset", "timestampType", "sequence", "crc", "crcValid", "control"))  # parse_record drops them
-_BLANK_LINE = re.compile(rb"\n[ \t\r]*\n")  # the per-line path skips them; pyarrow would too, unseen
+# a blank line (the per-line path skips it, pyarrow too, unseen) or a line holding null (the per-line path
+# refuses it, pyarrow reads a row of nulls): one search for both
+_BLANK_OR_NULL_LINE = re.compile(rb"\n[ \t\r]*(?:\n|null)")
 _SURROGATE = re.compile(rb"\\u[dD][89abAB]")  # lone surrogates: the per-line path words them, pyarrow differently
 
 
@@ -90,7 +92,9 @@ def _columns(block: bytes, encoding: str, lines: int) -> RowsChunk | None:
     import pyarrow.json as pj
 
     first_line = block[: block.find(b"\n")] if b"\n" in block else block
-    if not first_line.strip() or _BLANK_LINE.search(block) or not _utf8(block):
+    if not first_line.strip() or first_line.lstrip().startswith(b"null") or _BLANK_OR_NULL_LINE.search(block):
+        return None
+    if not _utf8(block):
         return None
     if b"\\u" in block and _SURROGATE.search(block):
         return None
