@@ -176,3 +176,55 @@ def test_partition_directory_and_last_line_without_newline(tmp_path, monkeypatch
         capsys.readouterr()
         results.append((code, sorted((p.name, p.read_bytes()) for p in out.iterdir() if p.name != ".lock")))
     assert results[0] == results[1] and results[0][0] == 0
+
+
+def _read(data: bytes, fast: bool, encoding: str = "utf8"):
+    """Every record as (key, value, headers, timestamp), or the error's text, from one path."""
+    import io
+
+    from kcodec.errors import KcodecError
+    from kcodec.records.arrow_encode import new_records
+    from kcodec.tools.records_io import read_json_records
+
+    out = []
+    try:
+        if fast:
+            for item in json_rows.read_json_items(io.BytesIO(data), encoding, "in", block_bytes=256):
+                if isinstance(item, json_rows.RowsChunk):
+                    for r in new_records(item.rows, (0, item.count)):
+                        out.append((r.key, r.value, tuple(r.headers), r.timestamp))
+                else:
+                    out.append(item)
+        else:
+            for item in read_json_records(data.split(b"\n"), encoding, False, "in"):
+                out.append(item)
+    except KcodecError as exc:
+        return str(exc)
+    normal = []
+    for item in out:
+        if isinstance(item, dict):
+            item = (item["key"], item["value"], tuple(item["headers"]), item.get("timestamp", -1))
+        normal.append(item)
+    return normal
+
+
+@pytest.mark.parametrize("encoding", ["hex", "utf8"])
+@pytest.mark.parametrize("seed", range(3))
+def test_mutated_lines_read_the_same_on_both_paths(seed, encoding):
+    """Random damage to valid lines (a character dropped, doubled or replaced by JSON punctuation): both paths
+    give the same records or the same error."""
+    rng = random.Random(seed)
+    base = "\n".join(_valid_lines(30, encoding, seed)).encode() + b"\n"
+    alphabet = b'{}[]",:\\ nul0123456789abcdefxz\t\r\n'
+    for _ in range(60):
+        data = bytearray(base)
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(len(data))
+            kind = rng.randrange(3)
+            if kind == 0:
+                del data[at]
+            elif kind == 1:
+                data.insert(at, data[at])
+            else:
+                data[at] = rng.choice(alphabet)
+        assert _read(bytes(data), True, encoding) == _read(bytes(data), False, encoding), bytes(data)
