@@ -63,6 +63,8 @@ def _expected_rows() -> set[tuple[str, str, str]]:
                 rows.add((impl, "convert", codec))
         if codec != "none":
             rows.add(("primitive", "decompress", codec))
+        if codec in ("gzip", "zstd"):
+            rows.add(("primitive", "compress", codec))
     for codec in V1_CODECS:
         for impl in CLIENTS:
             rows |= {(impl, "v1_decode", codec), (impl, "v1_decode_crc", codec)}
