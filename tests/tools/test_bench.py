@@ -63,6 +63,8 @@ def _expected_rows() -> set[tuple[str, str, str]]:
                 rows.add((impl, "convert", codec))
         if codec != "none":
             rows.add(("primitive", "decompress", codec))
+        if codec in ("gzip", "zstd"):
+            rows.add(("primitive", "compress", codec))
     for codec in V1_CODECS:
         for impl in CLIENTS:
             rows |= {(impl, "v1_decode", codec), (impl, "v1_decode_crc", codec)}
@@ -290,3 +292,48 @@ def test_spark_targets_from_the_same_runs() -> None:
     assert got[("pipeline_no_sizes: local[2] vs local[1]", "none")] == ("FAIL", 1.6)
     assert got[("Spark read per core vs read_arrow (kcodec local[1])", "none")] == ("PASS", 0.625)
     assert got[("Spark read per core vs read_arrow (kcodec local[2])", "none")] == ("PASS", 0.5)
+
+
+def test_spark_vs_parquet_targets_and_rows_without_pyspark(monkeypatch) -> None:
+    from kcodec.bench import spark_rows
+    from kcodec.bench.runner import Result
+
+    def row(impl, op, seconds):
+        return Result(impl, op, "none", 1_000_000, 1, times=[seconds])
+
+    results = [
+        row("kcodec local[2]", "spark_noop", 1.8),
+        row("Spark Parquet local[2]", "spark_noop", 1.0),  # the source takes 1.8x the Parquet scan
+        row("kcodec local[2]", "spark_to_parquet", 2.1),
+        row("Spark Parquet local[2]", "spark_to_parquet", 2.0),  # 1.05x
+    ]
+    got = {(t["target"], t["codec"]): (t["verdict"], round(t["measured"], 3)) for t in report.targets(results, None)}
+    assert got[("spark_noop: kafka-segments time vs Spark's Parquet (kcodec local[2])", "none")] == ("FAIL", 1.8)
+    assert got[("spark_to_parquet: kafka-segments time vs Spark's Parquet (kcodec local[2])", "none")] == ("PASS", 1.05)
+
+    monkeypatch.setitem(__import__("sys").modules, "pyspark", None)  # an import of pyspark fails
+    rows = spark_rows.measure(["spark_noop", "spark_to_parquet"], 1000, 1, lambda message: None)
+    assert [(r.implementation, r.operation, r.status) for r in rows] == [
+        ("kcodec local[2]", "spark_noop", "n/a"),
+        ("Spark Parquet local[2]", "spark_noop", "n/a"),
+        ("kcodec local[2]", "spark_to_parquet", "n/a"),
+        ("Spark Parquet local[2]", "spark_to_parquet", "n/a"),
+    ]
+
+
+def test_encode_target_against_the_compressor_alone() -> None:
+    from kcodec.bench.runner import Result
+
+    def row(impl, op, codec, seconds):
+        return Result(impl, op, codec, 1000, 1, times=[seconds])
+
+    results = [
+        row("kcodec", "encode", "gzip", 1.1),
+        row("primitive", "compress", "gzip", 1.0),
+        row("kcodec", "encode", "zstd", 1.3),
+        row("primitive", "compress", "zstd", 1.0),
+    ]
+    got = {(t["target"], t["codec"]): t["verdict"] for t in report.targets(results, None)}
+    assert got[("encode time vs the compressor alone at the same level", "gzip")] == "PASS"
+    assert got[("encode time vs the compressor alone at the same level", "zstd")] == "FAIL"
+    assert implementations.codecs_for("compress", CODECS) == ("gzip", "zstd")

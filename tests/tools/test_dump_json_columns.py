@@ -79,8 +79,8 @@ def test_columns_and_records_print_the_same_bytes(tmp_path, monkeypatch, damage)
     path.write_bytes(bytes(data))
 
     formatted = []
-    real = dump_tool._column_records_json
-    monkeypatch.setattr(dump_tool, "_column_records_json", lambda t: formatted.append(t.num_rows) or real(t))
+    real = dump_tool._column_record_pieces
+    monkeypatch.setattr(dump_tool, "_column_record_pieces", lambda t, n: formatted.append(t.num_rows) or real(t, n))
     fast = _dump(path, "--skip-corrupt")
     assert sum(formatted) >= 150  # the plain v2 batches went through the columns
     monkeypatch.setattr(dump_run, "_column_decoder", lambda: None)
@@ -88,3 +88,19 @@ def test_columns_and_records_print_the_same_bytes(tmp_path, monkeypatch, damage)
     assert fast == slow
     assert fast[0] == 0 and fast[1].count("\n") >= 9
     assert ('"crcValid":false' in fast[1]) == damage
+
+
+@pytest.mark.parametrize("per_piece", [1, 3, 4096])
+def test_a_batch_in_pieces_prints_what_its_records_print(per_piece):
+    """A batch's records from its columns, cut into pieces of a few records (a batch of millions never
+    becomes one string), joined: the bytes of formatting its Record objects."""
+    if columnar.fast_decoders().kernel is None:
+        pytest.skip("no compiled kernel: dump --json formats Records only")
+    from kcodec.records.decode import decode_entry
+
+    data = encode_batch(_records(3, 23), compression="lz4", base_offset=3)
+    columns = columnar.entry_to_arrow(data, 0, verify_crc=True)
+    assert not columns.records and columns.table.num_rows == 23
+    fast = "".join(dump_tool.batch_ndjson(columns, "f.log", records_per_piece=per_piece))
+    slow = "".join(dump_tool.batch_ndjson(decode_entry(data, 0, verify_crc=True), "f.log", records_per_piece=per_piece))
+    assert fast == slow == dump_tool.as_ndjson(dump_tool.batch_json(decode_entry(data, 0), "f.log"))

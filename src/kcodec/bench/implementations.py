@@ -42,6 +42,8 @@ OPERATIONS = {
     "v1_decode_crc": "the same, verifying every message CRC",
     "crc32c": "primitive: crc32c over the whole v2 log at once",
     "decompress": "primitive: decompress every batch's records stream with the codec library alone",
+    "compress": "primitive: compress every batch's uncompressed records stream with the codec library alone, "
+    "at the encode rows' level",
     "memcpy": "primitive: copy the uncompressed v2 log into a preallocated buffer",
 }
 
@@ -62,6 +64,7 @@ REFERENCE_OPERATION: dict[str, str | None] = {
     "v1_decode_crc": "v1_decode_crc",
     "crc32c": "crc",
     "decompress": "decode",
+    "compress": "encode",
     "memcpy": "decode",
 }
 
@@ -323,6 +326,39 @@ def _primitive_decompress(w: Workload, magic: int, codec: str) -> Run:
     return run
 
 
+def compressor(codec: str) -> tuple[Callable[[bytes], object], str]:
+    """The bare library call compressing one records stream at the encode rows' level, and its name:
+    the same framing Kafka's codec writes (a gzip member, a zstd frame), one reused context."""
+    level = ENCODE_LEVELS[codec]
+    if level is None or codec not in ("gzip", "zstd"):
+        raise Unavailable(f"the encode target compares gzip and zstd with their compressor, not {codec}")
+    if codec == "gzip":
+        import zlib
+
+        def gzip(s: bytes) -> object:
+            deflater = zlib.compressobj(level, zlib.DEFLATED, 31)  # a gzip member, as java.util.zip writes
+            return deflater.compress(s) + deflater.flush()
+
+        return gzip, f"zlib.compressobj gzip member, level {level}"
+    import zstandard
+
+    cctx = zstandard.ZstdCompressor(level=level)
+    return cctx.compress, f"zstandard ZstdCompressor(level={level}).compress"
+
+
+def _primitive_compress(w: Workload, magic: int, codec: str) -> Run:
+    compress, _ = compressor(codec)
+    streams = _records_streams(w, "none")  # the uncompressed records of every batch
+    n = w.records
+
+    def run() -> int:
+        for s in streams:
+            compress(s)
+        return n
+
+    return run
+
+
 def _primitive_memcpy(w: Workload, magic: int, codec: str) -> Run:
     blob = w.blob(magic, codec)
     target = memoryview(bytearray(len(blob)))
@@ -347,6 +383,7 @@ ADAPTERS: dict[tuple[str, str], Factory] = {
     ("kcodec", "v1_decode_crc"): _kcodec_decode(True),
     ("primitive", "crc32c"): _primitive_crc32c,
     ("primitive", "decompress"): _primitive_decompress,
+    ("primitive", "compress"): _primitive_compress,
     ("primitive", "memcpy"): _primitive_memcpy,
 }
 for _impl in ("aiokafka", "kafka-python"):
@@ -367,6 +404,8 @@ def codecs_for(operation: str, codecs: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(c for c in codecs if c != "zstd")  # zstd does not exist before v2
     if operation == "decompress":
         return tuple(c for c in codecs if c != "none")
+    if operation == "compress":
+        return tuple(c for c in codecs if c in ("gzip", "zstd"))
     if operation in ("memcpy", VALUE_OPERATION):
         return ("none",)
     if operation == "convert":

@@ -12,12 +12,14 @@ from kcodec.bench.implementations import (
     OPERATIONS,
     REFERENCE_OPERATION,
     aiokafka_extension,
+    compressor,
     decompressor,
     encode_levels,
 )
 from kcodec.bench.runner import Result
 from kcodec.bench.spark_rows import OPERATIONS as SPARK_OPERATIONS
 from kcodec.bench.spark_rows import implementation as spark_implementation
+from kcodec.bench.spark_rows import parquet_implementation as spark_parquet_implementation
 
 LIBRARIES = ("kcodec", "aiokafka", "kafka-python", "pyarrow", "crc32c", "lz4", "zstandard", "cramjam", "python-snappy")
 STREAM_OPERATION = "stream_segment"
@@ -175,6 +177,12 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
         )
 
     codecs = [r.codec for r in results if r.operation == "decode" and r.implementation == "aiokafka"]
+    for codec in ("gzip", "zstd"):
+        enc, alone = ix.get(("kcodec", "encode", codec)), ix.get(("primitive", "compress", codec))
+        if enc is not None and alone is not None:
+            v = _quotient(enc.median_s, alone.median_s)
+            why = "" if v is not None else _why(enc if not enc.ok else alone)
+            check("encode time vs the compressor alone at the same level", codec, v, "<= 1.15x", _at_most(v, 1.15), why)
     for codec in codecs:
         r = ix.get(("kcodec", "decode_crc", codec))
         v = ratio(r, ix) if r else None
@@ -275,6 +283,20 @@ def _spark_targets(ix, check) -> None:
             v = b.records_per_s / a.records_per_s if a.ok and b.ok else None
             why = "" if v is not None else _why(a if not a.ok else b)
             check(f"{op}: local[2] vs local[1]", "none", v, ">= 1.7x", None if v is None else v >= 1.7, why)
+    parquet = spark_parquet_implementation(2)
+    for op, limit in (("spark_noop", 1.2), ("spark_to_parquet", 1.05)):
+        source, rival = ix.get((two, op, "none")), ix.get((parquet, op, "none"))
+        if source is not None and rival is not None:
+            v = _quotient(source.median_s, rival.median_s)
+            why = "" if v is not None else _why(source if not source.ok else rival)
+            check(
+                f"{op}: kafka-segments time vs Spark's Parquet ({two})",
+                "none",
+                v,
+                f"<= {limit}x",
+                _at_most(v, limit),
+                why,
+            )
     arrow = ix.get(("kcodec", "decode_arrow", "none"))
     for impl, cores in ((one, 1), (two, 2)):
         r = ix.get((impl, "spark_read", "none"))
@@ -431,6 +453,9 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         "- decompress (primitive): " + ", ".join(names) + "; crc32c: the crc32c package; memcpy: a "
         "slice assignment into a preallocated bytearray."
     )
+    if any(r.operation == "compress" for r in results):
+        made = [f"{r.codec} {compressor(r.codec)[1]}" for r in results if r.operation == "compress" and r.ok]
+        lines.append("- compress (primitive): " + ", ".join(made) + ".")
     lines.append("- The garbage collector stays enabled; a collection runs before every timed run.")
     return "\n".join(lines) + "\n"
 

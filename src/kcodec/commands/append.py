@@ -46,7 +46,7 @@ def _requests(args: argparse.Namespace, path: Path | None) -> Iterator[bytes]:
     options = dict(magic=args.magic, compression=args.compression, compression_level=None, allow_lossy=False)
     with nullcontext(sys.stdin.buffer) if path is None else open(path, "rb") as lines:
         items = read_json_records(lines, args.encoding, False, "stdin" if path is None else str(path))
-        for chunk, dumped in record_groups(items, args.batch_size):
+        for chunk, dumped, _ in record_groups(items, args.batch_size):
             yield encode_group(chunk, dumped, 0, False, options)[0]
 
 

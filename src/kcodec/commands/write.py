@@ -25,24 +25,38 @@ from kcodec.log.names import TABLE_CATALOG_NAME
 
 
 def record_groups(items, size: int):
-    """(records, dumped batch or None): loose records in batches of ``size``; a batch of
-    ``kcodec dump --json`` alone, as it was."""
+    """(parts, dumped batch or None, record count): loose records in batches of ``size``; a batch of
+    ``kcodec dump --json`` alone, as it was. A part is a record (a dict) or a run of a block's
+    columns, ``(ArrowRows, (start, count))``."""
+    from kcodec.tools.json_rows import RowsChunk
     from kcodec.tools.records_io import DumpedBatch
 
-    chunk: list[dict] = []
+    parts: list = []
+    pending = 0
     for item in items:
         if isinstance(item, DumpedBatch):
-            if chunk:
-                yield chunk, None
-                chunk = []
-            yield item.records, item
+            if parts:
+                yield parts, None, pending
+                parts, pending = [], 0
+            yield item.records, item, len(item.records)
+        elif isinstance(item, RowsChunk):
+            start = 0
+            while start < item.count:
+                n = min(size - pending, item.count - start)
+                parts.append((item.rows, (start, n)))
+                start += n
+                pending += n
+                if pending >= size:
+                    yield parts, None, pending
+                    parts, pending = [], 0
         else:
-            chunk.append(item)
-            if len(chunk) >= size:
-                yield chunk, None
-                chunk = []
-    if chunk:
-        yield chunk, None
+            parts.append(item)
+            pending += 1
+            if pending >= size:
+                yield parts, None, pending
+                parts, pending = [], 0
+    if parts:
+        yield parts, None, pending
 
 
 def _batch_options(dumped, options: dict) -> dict:
@@ -64,14 +78,27 @@ def _batch_options(dumped, options: dict) -> dict:
     return out
 
 
-def encode_group(records: list[dict], dumped, next_offset: int, keep: bool, options: dict) -> tuple[bytes, int]:
+def encode_group(parts: list, dumped, next_offset: int, keep: bool, options: dict) -> tuple[bytes, int]:
     """One batch (or legacy message set) and the offset after it. A dumped batch keeps its
     producer id, epoch, sequence, transactional flag and control record, or is refused; its
-    format and codec unless the command line names others."""
+    format and codec unless the command line names others. Runs of columns are written by the
+    kernel's column encoder when the whole batch is columns (the bytes encode_batch makes of the
+    same records), else turned into records."""
     from kcodec.errors import EncodeError
-    from kcodec.records.encode import encode_batch, encode_control_batch
+    from kcodec.records.arrow_encode import encode_parts, new_records
+    from kcodec.records.encode import encode_batch, encode_control_batch, encode_v2_written
 
     options = _batch_options(dumped, options)
+    records = parts
+    if dumped is None and any(not isinstance(p, dict) for p in parts):
+        if options["magic"] == 2 and not keep and all(not isinstance(p, dict) for p in parts):
+            written = encode_parts(parts, next_offset)
+            if written is not None:
+                level = options["compression_level"]
+                return encode_v2_written(written, compression=options["compression"], compression_level=level), (
+                    next_offset + written[1]
+                )
+        records = [r for p in parts for r in ([p] if isinstance(p, dict) else new_records(*p))]
     if dumped is not None and dumped.keeps_producer_state and options["magic"] < 2:
         raise EncodeError(
             f"{dumped.where}: magic {options['magic']} cannot keep this batch's producer or transaction "
@@ -115,6 +142,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     from kcodec.log.index import build_indexes
     from kcodec.log.names import segment_name
     from kcodec.log.writer import SegmentWriter, write_atomically
+    from kcodec.tools import json_rows
     from kcodec.tools.records_io import read_json_records
 
     out = Path(args.out)
@@ -125,8 +153,11 @@ def cmd_write(args: argparse.Namespace) -> int:
     source = sys.stdin.buffer if stdin else open(args.input, "rb")
     progress = Progress(None if stdin else file_size(args.input), desc=out.name)  # input bytes read
     try:
-        lines = counted_lines(source, progress)
-        records = read_json_records(lines, args.encoding, args.keep_offsets, args.input or "stdin")
+        name = args.input or "stdin"
+        if not args.keep_offsets and args.magic in (None, 2) and json_rows.available():  # blocks as Arrow columns
+            records = json_rows.read_json_items(source, args.encoding, name, progress)
+        else:
+            records = read_json_records(counted_lines(source, progress), args.encoding, args.keep_offsets, name)
         options = dict(
             magic=args.magic, compression=args.compression, compression_level=args.level, allow_lossy=args.allow_lossy
         )
@@ -137,11 +168,11 @@ def cmd_write(args: argparse.Namespace) -> int:
                 out, base_offset=args.base_offset, segment_bytes=args.segment_bytes, keep_completed_on_error=False
             ) as writer:
                 next_offset = writer.base_offset
-                for chunk, dumped in record_groups(records, args.batch_size):
+                for chunk, dumped, count in record_groups(records, args.batch_size):
                     data, next_offset = encode_group(chunk, dumped, next_offset, args.keep_offsets, options)
                     writer.append(data)
                     batches += 1
-                    records_written += len(chunk)
+                    records_written += count
             progress.close()
             segments = len(writer.completed)
             if args.json:
@@ -154,9 +185,9 @@ def cmd_write(args: argparse.Namespace) -> int:
 
         def encoded():
             next_offset = args.base_offset or 0
-            for chunk, dumped in record_groups(records, args.batch_size):
+            for chunk, dumped, count in record_groups(records, args.batch_size):
                 data, next_offset = encode_group(chunk, dumped, next_offset, args.keep_offsets, options)
-                totals["records"] += len(chunk)
+                totals["records"] += count
                 totals["batches"] += 1
                 totals["bytes"] += len(data)
                 yield data

@@ -26,7 +26,7 @@ from kcodec.errors import EncodeError
 from kcodec.records.encode import NewRecord
 from kcodec.records.partitioner import partition_for_key
 
-__all__ = ["ArrowRows", "kernel", "encode_rows", "selection_arg", "new_records", "partitions_for_keys"]
+__all__ = ["ArrowRows", "kernel", "encode_rows", "encode_parts", "selection_arg", "new_records", "partitions_for_keys"]
 
 
 def kernel() -> Any:
@@ -113,6 +113,26 @@ def encode_rows(
     if k is None:
         return None
     return k.encode_columns_v2(*rows.buffers(), selection_arg(selection), base_offset, previous_offset, base_timestamp)
+
+
+def encode_parts(parts, base_offset: int | None) -> tuple | None:
+    """One batch's records from its parts (``(ArrowRows, selection)`` pairs, in order), as the kernel's
+    record writers return them; None when a part is left to the Python writer (or no kernel)."""
+    data, count, previous, base_ts, max_ts = [], 0, None, None, -1
+    base = base_offset
+    for rows, sel in parts:
+        w = encode_rows(rows, sel, base_offset=base, previous_offset=previous, base_timestamp=base_ts)
+        if w is None:
+            return None
+        if not w[1]:
+            continue
+        if base_ts is None:
+            base, base_ts = w[2], w[4]
+        data.append(w[0])
+        count += w[1]
+        previous = w[3]
+        max_ts = max(max_ts, w[5])
+    return (b"".join(data), count, base, previous, base_ts, max_ts)
 
 
 def selection_arg(selection) -> tuple:

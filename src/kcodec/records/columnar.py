@@ -120,6 +120,16 @@ def kernel_columns() -> bool:
     return f.kernel is not None and getattr(f.kernel, "columns_record_v2", None) is not None
 
 
+def column_decoder():
+    """:func:`entry_to_arrow` when v2 data batches decode straight into columns here (the compiled kernel,
+    and pyarrow, are there), else None."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return None
+    return entry_to_arrow if kernel_columns() else None
+
+
 def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int, header: bool = True):
     """(the batch without its records, the records as an Arrow RecordBatch) of a v2 data batch decoded by
     the kernel, or None where the general path decodes it. ``header=False``: only the records are wanted

@@ -245,12 +245,21 @@ def requested_columns(opts: ReadOptions, schema) -> list[tuple[Column, bool]]:
 class RecordColumns:
     """Spark's rows for the records of kcodec batches, mapped from their Arrow record columns
     (:func:`kcodec.records.columnar.schema`, built by the kernel or from Records alike): the one place
-    where the record view's Spark types are made."""
+    where the record view's Spark types are made. Each Kafka batch adds its record columns and its
+    batch values; :meth:`flush` makes the Spark columns once for all of them (a batch column as runs of
+    its values, timestamps and headers converted once), so no pyarrow object is built per Kafka batch."""
+
+    _RECORD_NAMES = ("key", "value", "offset", "timestampType", "timestamp", "headers")
 
     def __init__(self, columns: list[tuple[Column, bool]]):
         self.columns = columns
         self.schema = arrow_schema(columns)
-        self.parts: list[pa.RecordBatch] = []
+        self.record_names = [c.name for c, _ in columns if c.name in self._RECORD_NAMES]
+        self.parts: list = []  # record columns of each added batch (only those asked for)
+        self.batch_values: list[dict] = []
+        self.run_ends: list[int] = []
+        # a LogAppendTime batch's stored timestamps, only when the column is asked for
+        self.stored_timestamps: list | None = [] if any(c.name == "storedTimestampMs" for c, _ in columns) else None
         self.rows = 0
 
     def add(self, batch, table: pa.RecordBatch, topic, partition, segment) -> None:
@@ -258,45 +267,64 @@ class RecordColumns:
         n = table.num_rows
         if not n:
             return
-        batch_values = {
-            "topic": topic,
-            "partition": partition,
-            "magic": batch.magic,
-            "baseOffset": batch.base_offset,
-            "producerId": batch.producer_id,
-            "producerEpoch": batch.producer_epoch,
-            "baseSequence": batch.base_sequence,
-            "isTransactional": batch.is_transactional,
-            "isControl": batch.is_control,
-            "partitionLeaderEpoch": batch.partition_leader_epoch,
-            "compression": batch.compression,
-            "batchPosition": batch.position,
-            "segment": segment,
-            "crcValid": batch.crc_valid,
-            "lastOffset": batch.last_offset,
-            "deleteHorizonMs": batch.delete_horizon_ms,
-            "crc": batch.crc,
-        }
-        arrays = []
-        for c, _ in self.columns:
-            if c.name in batch_values:
-                arrays.append(pa.repeat(pa.scalar(batch_values[c.name], c.arrow), n))
-            elif c.name == "timestamp":  # ms to Spark's us: in range, checked by the reader
-                arrays.append(pc.multiply_checked(table.column("timestamp"), 1000).cast(_TS))
-            elif c.name == "headers":
-                arrays.append(_spark_headers(table.column("headers")))
-            elif c.name == "storedTimestampMs":
-                arrays.append(_stored_timestamps(batch, table))
-            else:  # key, value, offset, timestampType: the same types
-                arrays.append(table.column(c.name))
-        self.parts.append(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self.batch_values.append(
+            {
+                "topic": topic,
+                "partition": partition,
+                "magic": batch.magic,
+                "baseOffset": batch.base_offset,
+                "producerId": batch.producer_id,
+                "producerEpoch": batch.producer_epoch,
+                "baseSequence": batch.base_sequence,
+                "isTransactional": batch.is_transactional,
+                "isControl": batch.is_control,
+                "partitionLeaderEpoch": batch.partition_leader_epoch,
+                "compression": batch.compression,
+                "batchPosition": batch.position,
+                "segment": segment,
+                "crcValid": batch.crc_valid,
+                "lastOffset": batch.last_offset,
+                "deleteHorizonMs": batch.delete_horizon_ms,
+                "crc": batch.crc,
+            }
+        )
+        self.parts.append([table.column(name) for name in self.record_names])
+        if self.stored_timestamps is not None:
+            self.stored_timestamps.append(_stored_timestamps(batch, table))
         self.rows += n
+        self.run_ends.append(self.rows)
 
     def flush(self) -> pa.RecordBatch | None:
         if not self.rows:
             return None
-        out = self.parts[0] if len(self.parts) == 1 else pa.concat_batches(self.parts)
-        self.parts, self.rows = [], 0
+        if len(self.parts) == 1:
+            records = dict(zip(self.record_names, self.parts[0]))
+        else:
+            records = {
+                name: pa.concat_arrays([part[i] for part in self.parts]) for i, name in enumerate(self.record_names)
+            }
+        run_ends = pa.array(self.run_ends, pa.int32())
+        arrays = []
+        for c, _ in self.columns:
+            if c.name == "timestamp":  # ms to Spark's us: in range, checked by the reader
+                arrays.append(pc.multiply_checked(records["timestamp"], 1000).cast(_TS))
+            elif c.name == "headers":
+                arrays.append(_spark_headers(records["headers"]))
+            elif c.name in records:  # key, value, offset, timestampType: the same types
+                arrays.append(records[c.name])
+            elif c.name == "storedTimestampMs":
+                assert self.stored_timestamps is not None
+                arrays.append(pa.concat_arrays(self.stored_timestamps))
+            else:  # a batch column: each batch's value for its rows
+                values = pa.array([v[c.name] for v in self.batch_values], c.arrow)
+                if len(values) == 1:
+                    arrays.append(pa.repeat(values[0], self.rows))
+                else:
+                    arrays.append(pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, values)))
+        out = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        self.parts, self.batch_values, self.run_ends, self.rows = [], [], [], 0
+        if self.stored_timestamps is not None:
+            self.stored_timestamps = []
         return out
 
 

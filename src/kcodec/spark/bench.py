@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -61,6 +62,9 @@ def make_workload(directory: Path, records: int, codec: str, seed: int = 20_240_
 #: ``spark.read.format("kafka-segments").load()``; ``pipeline`` is ``kcodec pipeline`` (records and batches
 #: tables to Parquet, with the v0/v1/v2 x codec cost table); ``pipeline_no_sizes`` the same without it.
 MODES = ("read", "pipeline", "pipeline_no_sizes")
+
+#: ``vs_parquet`` (:func:`measure_vs_parquet`): the source against Spark's own Parquet reader, in one session.
+VS_PARQUET_JOBS = ("source_noop", "parquet_noop", "source_to_parquet", "parquet_to_parquet")
 
 
 def measure(path: str, cores: int, runs: int, mode: str = "read", warmup: int = WARMUP) -> dict:
@@ -116,6 +120,49 @@ def measure(path: str, cores: int, runs: int, mode: str = "read", warmup: int = 
     }
 
 
+def measure_vs_parquet(path: str, cores: int, runs: int, warmup: int = WARMUP) -> dict:
+    """The kafka-segments source against Spark's Parquet reader over the same rows, in one session
+    (``local[cores]``): the rows are written to Parquet once, then each run times, in turn and in an
+    order rotated every run, the source into Spark's ``noop`` sink, the Parquet scan into ``noop``,
+    segments to Parquet, and Parquet to Parquet. Seconds per job (see :data:`VS_PARQUET_JOBS`)."""
+    from kcodec.spark.session import local_session
+
+    spark = local_session(f"local[{cores}]", "kcodec bench", conf={"spark.sql.shuffle.partitions": str(cores)})
+    scratch = Path(tempfile.mkdtemp(prefix="kcodec-bench-parquet-"))
+    source = spark.read.format("kafka-segments").option("minPartitions", cores).load(path)
+    rows = source.count()
+    parquet_path = str(scratch / "rows.parquet")
+    source.write.parquet(parquet_path)
+    parquet = spark.read.parquet(parquet_path)
+    if parquet.count() != rows:
+        raise AssertionError("the Parquet copy does not hold the source's rows")
+
+    def noop(df) -> None:
+        df.write.format("noop").mode("overwrite").save()
+
+    def to_parquet(df, name: str) -> None:
+        df.write.mode("overwrite").parquet(str(scratch / name))
+
+    jobs = {
+        "source_noop": lambda: noop(source),
+        "parquet_noop": lambda: noop(parquet),
+        "source_to_parquet": lambda: to_parquet(source, "from-source.parquet"),
+        "parquet_to_parquet": lambda: to_parquet(parquet, "from-parquet.parquet"),
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in jobs}
+    order = list(jobs)
+    for i in range(runs + warmup):
+        for name in order[i % len(order) :] + order[: i % len(order)]:
+            t = time.perf_counter()
+            jobs[name]()
+            if i >= warmup:
+                seconds[name].append(time.perf_counter() - t)
+    partitions = source.rdd.getNumPartitions()
+    spark.stop()
+    shutil.rmtree(scratch, ignore_errors=True)
+    return {"mode": "vs_parquet", "cores": cores, "rows": rows, "input_partitions": partitions, "seconds": seconds}
+
+
 def run_measurements(path: Path, cores: list[int], runs: int, mode: str = "read", warmup: int = WARMUP):
     """Yield :func:`measure`'s dict for each core count, each in a fresh process (a fresh Spark); a failed
     child yields ``{"cores", "mode", "error"}``."""
@@ -145,7 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.measure:
         path, cores, runs, mode, warmup = args.measure
-        print(json.dumps(measure(path, int(cores), int(runs), mode, int(warmup))))
+        if mode == "vs_parquet":
+            print(json.dumps(measure_vs_parquet(path, int(cores), int(runs), int(warmup))))
+        else:
+            print(json.dumps(measure(path, int(cores), int(runs), mode, int(warmup))))
         return 0
     args.dir.mkdir(parents=True, exist_ok=True)
     path = make_workload(args.dir, args.records, args.codec)

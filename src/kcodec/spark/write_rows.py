@@ -22,7 +22,7 @@ from typing import BinaryIO
 from kcodec.errors import EncodeError
 from kcodec.records.arrow_encode import (
     ArrowRows,
-    encode_rows,
+    encode_parts,
     kernel,
     new_records,
     partitions_for_keys,
@@ -318,7 +318,7 @@ class TaskStages:
         parts = [(rows, _selection(sel)) for rows, sel in st.parts]
         opts = self.opts
         base = None if opts.keep_offsets else st.next_rel
-        written = _written(parts, base) if opts.magic == 2 else None
+        written = encode_parts(parts, base) if opts.magic == 2 else None
         if written is not None:
             data = encode_v2_written(written, compression=opts.compression, compression_level=opts.compression_level)
             first, last = written[2], written[3]
@@ -354,22 +354,3 @@ def _selection(sel):
 
         return pa.array(sel, pa.int64())
     return sel
-
-
-def _written(parts: list, base: int | None) -> tuple | None:
-    """One batch's records from its parts, as the kernel's record writers return them; None when a
-    part is left to the Python writer."""
-    data, count, previous, base_ts, max_ts = [], 0, None, None, -1
-    for rows, sel in parts:
-        w = encode_rows(rows, sel, base_offset=base, previous_offset=previous, base_timestamp=base_ts)
-        if w is None:
-            return None
-        if not w[1]:
-            continue
-        if base_ts is None:
-            base, base_ts = w[2], w[4]
-        data.append(w[0])
-        count += w[1]
-        previous = w[3]
-        max_ts = max(max_ts, w[5])
-    return (b"".join(data), count, base, previous, base_ts, max_ts)

@@ -243,11 +243,16 @@ def parse_dumped_batch(obj: dict, where: str, keep_offsets: bool) -> DumpedBatch
 
 
 def read_json_records(
-    lines: Iterable[str | bytes], encoding: str = "utf8", keep_offsets: bool = False, name: str = "input"
+    lines: Iterable[str | bytes],
+    encoding: str = "utf8",
+    keep_offsets: bool = False,
+    name: str = "input",
+    first_line: int = 1,
 ) -> Iterator[dict | DumpedBatch]:
     """Records (dicts for kcodec.encode_batch) from JSON lines (text, or bytes that must be UTF-8), and
-    :class:`DumpedBatch` for each batch line of ``kcodec dump --json``."""
-    for n, line in enumerate(lines, 1):
+    :class:`DumpedBatch` for each batch line of ``kcodec dump --json``; errors name the line, counted
+    from ``first_line``."""
+    for n, line in enumerate(lines, first_line):
         where = f"{name} line {n}"
         if isinstance(line, (bytes, bytearray)):
             try:

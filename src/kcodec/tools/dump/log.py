@@ -172,8 +172,14 @@ def batch_ndjson(batch: Batch, file: str | None = None, records_per_piece: int =
     first = True
     # records the kernel decoded into Arrow columns (kcodec.records.columnar.ColumnBatch, its records empty)
     table = None if batch.records else getattr(batch, "table", None)
-    lines = (as_ndjson(record_json(r)) for r in batch.records) if table is None else _column_records_json(table)
-    for line in lines:
+    if table is not None:
+        for text in _column_record_pieces(table, records_per_piece):
+            if text:
+                yield ("" if first else ",") + text
+                first = False
+        yield "]}"
+        return
+    for line in (as_ndjson(record_json(r)) for r in batch.records):
         piece.append(line)
         if len(piece) == records_per_piece:
             yield ("" if first else ",") + ",".join(piece)
@@ -305,45 +311,98 @@ class DeferredErrors:
         return out
 
 
-def _hex_column(array) -> list[str | None]:
-    """A binary (or string) Arrow array's values as hex: one hex() of its data buffer, sliced."""
-    validity, offsets_buffer, data = array.buffers()
-    ends = memoryview(offsets_buffer).cast("B").cast("i")[array.offset : array.offset + len(array) + 1]
-    text = bytes(data).hex() if data is not None else ""
-    out: list[str | None] = [text[2 * a : 2 * b] for a, b in zip(ends, ends[1:])]
-    if array.null_count:
-        for i, valid in enumerate(array.is_valid().to_pylist()):
-            if not valid:
-                out[i] = None
-    return out
-
-
-def _column_records_json(table) -> Iterator[str]:
+def _column_record_pieces(table, rows_per_piece: int) -> Iterator[str]:
     """``as_ndjson(record_json(r))`` of each record of a v2 data batch, from its Arrow record columns
-    (:func:`kcodec.records.columnar.schema`) instead of Record objects: the same bytes, hex encoding."""
+    (:func:`kcodec.records.columnar.schema`) instead of Record objects: the same bytes, hex encoding;
+    comma-joined pieces of up to ``rows_per_piece`` records each, built by Arrow's string kernels (no
+    Python object per record)."""
+    for start in range(0, table.num_rows, rows_per_piece):
+        yield _records_text(table.slice(start, rows_per_piece))
+
+
+def _hex_strings(array):
+    """A binary (or string) Arrow array as a string array of its values in hex: one hex() of the data
+    buffer, with every offset doubled."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    validity, offsets_buffer, data = array.buffers()
+    ends = pa.Array.from_buffers(pa.int32(), len(array) + 1, [None, offsets_buffer], offset=array.offset)
+    first, last = (ends[0].as_py(), ends[len(array)].as_py()) if len(array) else (0, 0)
+    text = memoryview(data)[first:last].hex().encode("ascii") if data is not None and last > first else b""
+    doubled = pc.shift_left(pc.subtract(ends, pa.scalar(first, pa.int32())), pa.scalar(1, pa.int32()))
+    bitmap = None if not array.null_count else array.is_valid().buffers()[1]
+    return pa.Array.from_buffers(pa.string(), len(array), [bitmap, doubled.buffers()[1], pa.py_buffer(text)])
+
+
+def _json_bytes(array) -> list:
+    """Segments of ``"hex"`` of each value, ``null`` where null."""
+    import pyarrow.compute as pc
+
+    hexes = _hex_strings(array)
+    if not array.null_count:
+        return ['"', hexes, '"']
+    return [pc.fill_null(pc.binary_join_element_wise('"', hexes, '"', ""), "null")]
+
+
+def _records_text(table) -> str:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     n = table.num_rows
     if n == 0:
-        return
-    quoted = json.dumps  # the one JSON string writer: header keys need its escaping
-
-    def hexes(array) -> list[str]:
-        return ["null" if h is None else f'"{h}"' for h in _hex_column(array)]
-
-    keys, values = hexes(table.column("key")), hexes(table.column("value"))
-    headers = table.column("headers")
-    spans = headers.offsets.to_pylist()
-    h_keys = [quoted(k, ensure_ascii=False) for k in headers.values.field("key").to_pylist()]
-    h_values = hexes(headers.values.field("value"))
-    offsets, timestamps = table.column("offset").to_pylist(), table.column("timestamp").to_pylist()
-    sequences = table.column("sequence").to_pylist()
+        return ""
+    join = pc.binary_join_element_wise
+    headers = _one(table.column("headers"))
+    structs = headers.flatten()  # the headers of these rows only
+    keys = structs.field("key").dictionary_encode()  # few distinct keys: each quoted once by the one JSON writer
+    quoted = pa.array([json.dumps(k, ensure_ascii=False) for k in keys.dictionary.to_pylist()], pa.string())
+    pairs = join("[", quoted.take(keys.indices), ",", *_json_bytes(structs.field("value")), "]", "")
+    spans = pc.subtract(headers.offsets, headers.offsets[0])
+    per_record = pc.binary_join(pa.ListArray.from_arrays(spans, pairs), ",")
     type_names = {int(t): t.kafka_name for t in TimestampType}
-    types = [type_names[t] for t in table.column("timestampType").to_pylist()]
-    for i in range(n):
-        hs = ",".join(f"[{h_keys[j]},{h_values[j]}]" for j in range(spans[i], spans[i + 1]))
-        yield (
-            f'{{"offset":{offsets[i]},"timestamp":{timestamps[i]},"timestampType":"{types[i]}",'
-            f'"key":{keys[i]},"value":{values[i]},"headers":[{hs}],"sequence":{sequences[i]}}}'
-        )
+    types = _one(table.column("timestampType"))
+    low, high = pc.min_max(types).values()
+    if low == high:
+        names: list = [type_names[low.as_py()]]
+    else:
+        names = [pa.array([type_names[t] for t in types.to_pylist()], pa.string())]
+
+    def text(name: str) -> list:
+        return [pc.cast(_one(table.column(name)), pa.string())]
+
+    parts = [
+        '{"offset":',
+        *text("offset"),
+        ',"timestamp":',
+        *text("timestamp"),
+        ',"timestampType":"',
+        *names,
+        '","key":',
+        *_json_bytes(_one(table.column("key"))),
+        ',"value":',
+        *_json_bytes(_one(table.column("value"))),
+        ',"headers":[',
+        per_record,
+        '],"sequence":',
+        *text("sequence"),
+        "},",  # every record ends with a comma: the joined text is the data buffer, less its last byte
+    ]
+    merged: list = []
+    for p in parts:  # adjacent literals as one
+        if isinstance(p, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += p
+        else:
+            merged.append(p)
+    lines = join(*merged, "")
+    ends = pa.Array.from_buffers(pa.int32(), n + 1, [None, lines.buffers()[1]], offset=lines.offset)
+    first, last = ends[0].as_py(), ends[n].as_py()
+    return memoryview(lines.buffers()[2])[first : last - 1].tobytes().decode("utf-8")
+
+
+def _one(column):
+    """One array from a column of a table (a chunked array) or an array."""
+    return column.combine_chunks() if hasattr(column, "combine_chunks") else column
 
 
 def as_ndjson(obj: dict) -> str:

@@ -154,15 +154,13 @@ def _registry(opts: DumpOptions, path: PurePath) -> str | None:
 
 
 def _column_decoder():
-    """:func:`kcodec.records.columnar.entry_to_arrow` when the kernel decodes v2 records into columns (and
-    pyarrow is there): ``dump --json`` then formats records from columns instead of Record objects."""
+    """:func:`kcodec.records.columnar.column_decoder`: ``dump --json`` then formats records from columns
+    instead of Record objects."""
     try:
-        import pyarrow  # noqa: F401
-
-        from kcodec.records.columnar import entry_to_arrow, kernel_columns
+        from kcodec.records.columnar import column_decoder
     except ImportError:
         return None
-    return entry_to_arrow if kernel_columns() else None
+    return column_decoder()
 
 
 def _records_or_header(damage: dict[int, DecodeError]):
