@@ -34,32 +34,35 @@ __all__ = ["TypedPart", "TypedColumns", "typed_parts", "schema_source", "SparkTy
 
 _TS = pa.timestamp("us", tz="UTC")
 Convert = Callable[[Any], Any]
+Build = Callable[[list], pa.Array]  # the decoded values of a chunk (None: null) -> their Arrow column
 
 
 @dataclass(frozen=True)
 class SparkType:
-    """A column type three ways: Spark's simpleString, its DDL (field names quoted), the Arrow type."""
+    """A column type three ways (Spark's simpleString, its DDL with field names quoted, the Arrow type) and
+    how a chunk's decoded values become that Arrow column: field by field, never a value per record."""
 
     simple: str
     ddl: str
     arrow: pa.DataType
-    convert: Convert  # a decoded value -> what pa.array takes for ``arrow``
+    build: Build
 
 
-def _same(v: Any) -> Any:
-    return v
-
-
-def _leaf(simple: str, arrow: pa.DataType, convert: Convert = _same) -> SparkType:
-    return SparkType(simple, simple, arrow, convert)
+def _leaf(simple: str, arrow: pa.DataType, convert: Convert | None = None) -> SparkType:
+    if convert is None:
+        return SparkType(simple, simple, arrow, lambda values: pa.array(values, type=arrow))
+    return SparkType(
+        simple, simple, arrow, lambda values: pa.array([None if v is None else convert(v) for v in values], type=arrow)
+    )
 
 
 STRING = _leaf("string", pa.string())
 JSON_TEXT = _leaf("string", pa.string(), lambda v: value_json(v))
+_NO_FIELDS: dict = {}
 
 
-def _opt(convert: Convert) -> Convert:
-    return lambda v: None if v is None else convert(v)
+def _null_mask(values: list) -> pa.Array | None:
+    return pa.array([v is None for v in values], type=pa.bool_()) if None in values else None
 
 
 def _struct(fields: list[tuple[str, SparkType]]) -> SparkType:
@@ -67,33 +70,48 @@ def _struct(fields: list[tuple[str, SparkType]]) -> SparkType:
         fields = [("_empty", _leaf("boolean", pa.bool_(), lambda v: None))]  # Spark has no empty struct
     simple = "struct<" + ",".join(f"{n}:{t.simple}" for n, t in fields) + ">"
     ddl = "struct<" + ",".join(f"`{n.replace('`', '``')}`:{t.ddl}" for n, t in fields) + ">"
-    arrow = pa.struct([pa.field(n, t.arrow, nullable=True) for n, t in fields])
-    converts = [(n, _opt(t.convert)) for n, t in fields]
+    arrow_fields = [pa.field(n, t.arrow, nullable=True) for n, t in fields]
 
-    def convert(v: dict) -> dict:
-        return {n: c(v.get(n)) for n, c in converts}
+    def build(values: list) -> pa.Array:
+        present = [_NO_FIELDS if v is None else v for v in values]
+        children = [t.build([v.get(n) for v in present]) for n, t in fields]
+        return pa.StructArray.from_arrays(children, fields=arrow_fields, mask=_null_mask(values))
 
-    return SparkType(simple, ddl, arrow, convert)
+    return SparkType(simple, ddl, pa.struct(arrow_fields), build)
+
+
+def _offsets(values: list) -> tuple[pa.Array, list]:
+    """The list offsets of a chunk of sequences (None: an empty run) and their items, flattened."""
+    flat: list = []
+    offsets = [0]
+    for v in values:
+        if v is not None:
+            flat.extend(v)
+        offsets.append(len(flat))
+    return pa.array(offsets, type=pa.int32()), flat
 
 
 def _array(item: SparkType) -> SparkType:
-    c = _opt(item.convert)
-    return SparkType(
-        f"array<{item.simple}>",
-        f"array<{item.ddl}>",
-        pa.list_(pa.field("element", item.arrow, nullable=True)),
-        lambda v: [c(x) for x in v],
-    )
+    arrow = pa.list_(pa.field("element", item.arrow, nullable=True))
+
+    def build(values: list) -> pa.Array:
+        offsets, flat = _offsets(values)
+        return pa.ListArray.from_arrays(offsets, item.build(flat), type=arrow, mask=_null_mask(values))
+
+    return SparkType(f"array<{item.simple}>", f"array<{item.ddl}>", arrow, build)
 
 
 def _map(key: SparkType, value: SparkType) -> SparkType:
-    ck, cv = key.convert, _opt(value.convert)
-    return SparkType(
-        f"map<{key.simple},{value.simple}>",
-        f"map<{key.ddl},{value.ddl}>",
-        pa.map_(pa.field("key", key.arrow, nullable=False), pa.field("value", value.arrow, nullable=True)),
-        lambda v: [(ck(k), cv(x)) for k, x in v.items()],
-    )
+    arrow = pa.map_(pa.field("key", key.arrow, nullable=False), pa.field("value", value.arrow, nullable=True))
+
+    def build(values: list) -> pa.Array:
+        offsets, keys = _offsets(values)  # a dict iterates its keys; its values follow in the same order
+        items = [x for v in values if v is not None for x in v.values()]
+        return pa.MapArray.from_arrays(
+            offsets, key.build(keys), value.build(items), type=arrow, mask=_null_mask(values)
+        )
+
+    return SparkType(f"map<{key.simple},{value.simple}>", f"map<{key.ddl},{value.ddl}>", arrow, build)
 
 
 def _decimal(precision: int, scale: int) -> SparkType:
@@ -281,38 +299,29 @@ class TypedPart:
             (f"{self.part}_error", "string", "string", pa.string()),
         ]
 
-    def _one(self, data: bytes | None) -> tuple[Any, str | None]:
-        if data is None:
-            return None, None
-        decoded = self.decoder.try_decode(data, topic=self.topic, key=self.part == "key")
-        error = decoded.error
-        if error is None and self.message_path is not None:
-            path = read_protobuf_frame(data).message_indexes
-            if path != self.message_path:
-                error = BadFrameError(
-                    f"message index path {list(path or ())} is not the column's message {list(self.message_path)}"
-                )
-        if error is not None:
-            return None, f"{error.kind}: {error}"
-        try:
-            return self.spark.convert(decoded.value), None
-        except _UNFIT as exc:
-            return None, f"payload: does not fit the column's type: {exc}"
-
     def arrays(self, raw: pa.Array) -> tuple[pa.Array, pa.Array]:
-        """The typed array and the error array of a chunk of raw values."""
-        pairs = [self._one(data) for data in raw.to_pylist()]
-        values = [v for v, _ in pairs]
-        errors = [e for _, e in pairs]
+        """The typed array and the error array of a chunk of raw values: the chunk decoded at once
+        (:meth:`ValueDecoder.decode_chunk`), then built into Arrow column by column."""
+        data = raw.to_pylist()
+        values, found = self.decoder.decode_chunk(data, topic=self.topic, key=self.part == "key")
+        errors = [None if e is None else f"{e.kind}: {e}" for e in found]
+        if self.message_path is not None:
+            for i, v in enumerate(values):
+                path = None if v is None else read_protobuf_frame(data[i]).message_indexes
+                if path is not None and path != self.message_path:
+                    wrong = BadFrameError(
+                        f"message index path {list(path)} is not the column's message {list(self.message_path)}"
+                    )
+                    values[i], errors[i] = None, f"{wrong.kind}: {wrong}"
         try:
-            typed = pa.array(values, type=self.spark.arrow)
+            typed = self.spark.build(values)
         except _UNFIT:  # find the values that do not fit, one by one: they become errors
             for i, v in enumerate(values):
                 try:
-                    pa.array([v], type=self.spark.arrow)
+                    self.spark.build([v])
                 except _UNFIT as exc:
                     values[i], errors[i] = None, f"payload: does not fit the column's type: {exc}"
-            typed = pa.array(values, type=self.spark.arrow)
+            typed = self.spark.build(values)
         return typed, pa.array(errors, type=pa.string())
 
 

@@ -10,12 +10,13 @@ JSON Schema values read with the writer's schema."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from kcodec.values.avro import AvroSchema
 from kcodec.values.errors import SchemaParseError, UnknownSchemaIdError, ValueDecodeError
-from kcodec.values.frame import read_frame, read_protobuf_frame
+from kcodec.values.frame import HEADER_SIZE, read_frame, read_protobuf_frame
 from kcodec.values.json_schema import JsonSchema
 from kcodec.values.protobuf import ProtobufSchema
 from kcodec.values.references import resolve_references
@@ -126,6 +127,48 @@ class ValueDecoder:
             return frame.schema_id, compiled.decode(payload)
         except ValueDecodeError as exc:
             raise exc.at(frame.payload_start) if exc.position is not None else exc from None
+
+    def decode_chunk(
+        self, values: Sequence[bytes | None], *, topic: str | None = None, key: bool = False
+    ) -> tuple[list[Any], list[ValueDecodeError | None]]:
+        """:meth:`decode_value` over a chunk of keys or values (None stays None): their values (None where one
+        does not decode) and their errors (None where one does). For the columns a chunk becomes: the
+        generated decoder reads each distinct Avro or JSON Schema header once per chunk (that header is its
+        first bytes), so a value costs one lookup and its payload's decode."""
+        out: list[Any] = []
+        errors: list[ValueDecodeError | None] = []
+        by_header: dict[bytes, tuple[Any, int] | None] = {}  # header bytes -> (payload decoder, payload start)
+        for data in values:
+            if data is None:
+                out.append(None)
+                errors.append(None)
+                continue
+            head = data[:HEADER_SIZE]
+            if head in by_header:
+                ready = by_header[head]
+            else:
+                ready = by_header[head] = self._payload_decoder(data, topic, key)
+            try:
+                if ready is None:  # Protobuf (a header of its own length), or a header that does not read
+                    out.append(self.decode_value(data, topic=topic, key=key)[1])
+                else:
+                    out.append(ready[0](data[ready[1] :]))
+                errors.append(None)
+            except ValueDecodeError as exc:
+                out.append(None)
+                moved = exc.at(ready[1]) if ready is not None and exc.position is not None else exc
+                errors.append(cast(ValueDecodeError, moved))  # .at copies the error, class and all
+        return out, errors
+
+    def _payload_decoder(self, data: bytes, topic: str | None, key: bool) -> tuple[Any, int] | None:
+        """The payload decoder and payload start of a value's Avro or JSON Schema header; None otherwise."""
+        try:
+            frame = read_frame(data)
+            if self.schema(frame.schema_id).schema_type == "PROTOBUF":
+                return None
+            return self.compiled(frame.schema_id, topic=topic, key=key).decode, frame.payload_start
+        except ValueDecodeError:
+            return None
 
     def try_decode(self, data: bytes | memoryview, *, topic: str | None = None, key: bool = False) -> DecodedValue:
         """As :meth:`decode_value`, but a value that does not decode comes back with its error (and its schema
