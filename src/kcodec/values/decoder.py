@@ -45,10 +45,20 @@ class DecodedValue:
 class ValueDecoder:
     """Decodes Schema Registry framed keys and values with the schemas of ``source``.
 
-    ``subject`` fixes the reader schema's subject (Avro); ``max_schema_bytes`` refuses larger schemas."""
+    ``subject`` fixes the reader schema's subject (Avro); ``max_schema_bytes`` refuses larger schemas;
+    ``named_union_branches``: an Avro union's branch of a named type (record, enum, fixed) comes as
+    ``(full name, value)`` (what tells a union's branches apart for typed columns)."""
 
-    def __init__(self, source: SchemaSource, *, subject: str | None = None, max_schema_bytes: int = MAX_SCHEMA_BYTES):
+    def __init__(
+        self,
+        source: SchemaSource,
+        *,
+        subject: str | None = None,
+        max_schema_bytes: int = MAX_SCHEMA_BYTES,
+        named_union_branches: bool = False,
+    ):
         self.source, self.subject, self.max_schema_bytes = source, subject, max_schema_bytes
+        self.named_union_branches = named_union_branches
         self._writers: dict[int, RegisteredSchema | None] = {}
         self._compiled: dict[tuple[int, str | None], Any] = {}
         # (schema id, topic, key) -> (compiled schema, Protobuf?): the per-value path is one lookup
@@ -87,9 +97,11 @@ class ValueDecoder:
         if writer.schema_type == "JSON":
             return JsonSchema(writer, refs)
         reader = self.source.latest(reader_subject) if reader_subject is not None else None
+        tagged = self.named_union_branches
         if reader is None or reader.id == writer.id or reader.schema_type != "AVRO":
-            return AvroSchema(writer, refs)
-        return AvroSchema(writer, refs, self._checked(reader), resolve_references(reader, self.source))
+            return AvroSchema(writer, refs, named_union_branches=tagged)
+        reader_refs = resolve_references(reader, self.source)
+        return AvroSchema(writer, refs, self._checked(reader), reader_refs, named_union_branches=tagged)
 
     def compiled(self, schema_id: int, *, topic: str | None = None, key: bool = False):
         """The compiled schema of an id (for Avro, with its reader schema); errors are remembered."""
