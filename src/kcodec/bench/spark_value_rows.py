@@ -4,7 +4,8 @@ with their schema in a ``GET /schemas`` export beside it:
 
 - ``spark_avro_values``: ``kcodec local[1]`` reads the topic with ``valueFormat=confluent`` and writes its
   typed ``value`` column to Spark's ``noop`` sink; ``primitive`` is fastavro's own ``schemaless_reader``
-  loop over the same payloads on one core (this process). The issue's target: the first at least half the
+  loop over the same payloads on one core, run in the same process in turn with each Spark run (the
+  machine's other work lands on both). The issue's target: the first at least half the
   second. ``kcodec local[1], value as bytes`` reads the same ``value`` column undecoded: the source's own
   cost, which the typed read includes.
 - ``pipeline_avro_values``: ``kcodec local[1]`` is ``kcodec pipeline --no-sizes --value-format confluent``
@@ -85,8 +86,9 @@ def _values(records: int) -> tuple:
     return w, value_rows.framed_values(w)
 
 
-def fastavro_loop(records: int, runs: int) -> tuple[int, list[float]]:
-    """fastavro's own ``schemaless_reader`` loop over the workload's payloads: (records, seconds per run)."""
+def fastavro_loop(records: int) -> Callable[[], float]:
+    """fastavro's own ``schemaless_reader`` loop over the workload's payloads, as a function giving the
+    seconds of one run."""
     import fastavro
 
     from kcodec.bench import value_rows
@@ -95,13 +97,14 @@ def fastavro_loop(records: int, runs: int) -> tuple[int, list[float]]:
     schema = fastavro.parse_schema(value_rows.SCHEMA)
     payloads = [v[HEADER_SIZE:] for v in _values(records)[1]]
     read = fastavro.schemaless_reader
-    times = []
-    for _ in range(runs):
+
+    def run() -> float:
         t = time.perf_counter()
         for p in payloads:
             read(io.BytesIO(p), schema, None)
-        times.append(time.perf_counter() - t)
-    return len(payloads), times
+        return time.perf_counter() - t
+
+    return run
 
 
 def measure_in_spark(root: str, mode: str, runs: int, warmup: int = 1) -> dict:
@@ -136,7 +139,11 @@ def measure_in_spark(root: str, mode: str, runs: int, warmup: int = 1) -> dict:
 
     else:
         raise ValueError(f"unknown mode {mode!r}")
-    times = []
+    # the typed read's reference, fastavro's own loop, runs in turn with it: whatever else the machine does
+    # lands on both
+    loop = fastavro_loop(rows) if mode == "typed_read" else None
+    times: list[float] = []
+    loop_times: list[float] = []
     for i in range(runs + warmup):
         t = time.perf_counter()
         got = job()
@@ -144,8 +151,10 @@ def measure_in_spark(root: str, mode: str, runs: int, warmup: int = 1) -> dict:
             raise AssertionError(f"{mode} handled {got} rows, the source holds {rows}")
         if i >= warmup:
             times.append(time.perf_counter() - t)
+            if loop is not None:
+                loop_times.append(loop())
     spark.stop()
-    return {"rows": rows, "seconds": times}
+    return {"rows": rows, "seconds": times, "loop_seconds": loop_times}
 
 
 def _child(root: Path, mode: str, runs: int) -> dict:
@@ -174,18 +183,22 @@ def measure(operations: list[str], records: int, runs: int, say: Callable[[str],
     root = make_workload(Path(tempfile.gettempdir()) / "kcodec-spark-bench", records)
     size = (root / f"{TOPIC}-0" / "00000000000000000000.log").stat().st_size
     out = []
+    loop = None  # the primitive row: timed by the typed read's child, in turn with it
     for op, impl in wanted:
-        say(f"{op} ({impl}): {records:,} framed Avro values, {runs} run(s)")
         r = Result(impl, op, "none", records, size)
-        if impl == "primitive":
-            r.records, r.times = fastavro_loop(records, runs)
-        else:
-            m = _child(root, _MODES[(op, impl)], runs)
-            if "error" in m:
-                r.status, r.reason = "error", m["error"]
-            else:
-                r.records, r.times = m["rows"], list(m["seconds"])
         out.append(r)
+        if impl == "primitive":
+            loop = r
+            continue
+        say(f"{op} ({impl}): {records:,} framed Avro values, {runs} run(s)")
+        m = _child(root, _MODES[(op, impl)], runs)
+        if "error" in m:
+            r.status, r.reason = "error", m["error"]
+        else:
+            r.records, r.times = m["rows"], list(m["seconds"])
+        if loop is not None and _MODES[(op, impl)] == "typed_read":
+            loop.records, loop.times = r.records, list(m.get("loop_seconds", ()))
+            loop.status, loop.reason = r.status, r.reason
     return out
 
 
