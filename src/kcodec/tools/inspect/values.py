@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kcodec.tools.inspect.spans import WARN, Span
+from kcodec.tools.inspect.spans import WARN, Span, plural
 from kcodec.values.errors import NotFramedError, ValueDecodeError
 from kcodec.values.frame import read_frame, read_protobuf_frame
 from kcodec.values.json_text import value_json
@@ -62,7 +62,7 @@ class FramedPart:
     def payload(self, data: bytes, start: int, end: int, path: str, space: str) -> Span:
         """The span of the payload (bytes ``start``..``end`` of the file, the tail of ``data``)."""
         span = Span(start, end, f"{path}.payload", kind="data", raw=data[len(data) - (end - start) :], space=space)
-        span.display = f"{end - start} bytes, not decoded"
+        span.display = f"{end - start} byte{plural(end - start)}, not decoded"
         if self.decoder is None:
             return span.mark(WARN, "no schemas to decode the payload with (name them with --schemas)")
         got = self.decoder.try_decode(data, topic=self.topic, key=self.field == "key")
