@@ -20,6 +20,8 @@ from kcodec.bench.runner import Result
 from kcodec.bench.spark_rows import OPERATIONS as SPARK_OPERATIONS
 from kcodec.bench.spark_rows import implementation as spark_implementation
 from kcodec.bench.spark_rows import parquet_implementation as spark_parquet_implementation
+from kcodec.bench.spark_value_rows import OPERATIONS as SPARK_VALUE_OPERATIONS
+from kcodec.bench.spark_value_rows import targets as spark_value_targets
 
 LIBRARIES = ("kcodec", "aiokafka", "kafka-python", "pyarrow", "crc32c", "lz4", "zstandard", "cramjam", "python-snappy")
 STREAM_OPERATION = "stream_segment"
@@ -243,6 +245,7 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
             )
     _spark_targets(ix, check)
     lakehouse_rows.targets(ix, check)
+    spark_value_targets(ix, check)
     r = ix.get(("kcodec", STREAM_OPERATION, "none"))
     if r is not None:
         v = r.extra.get("peak_rss_mib") if r.ok else None
@@ -426,7 +429,7 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         "(decode_arrow, decompress and memcpy: aiokafka's decode; crc32c: aiokafka's crc; verify: aiokafka's "
         "decode with CRC checks; dump_json and the Spark rows have no equivalent)."
     )
-    described = {**OPERATIONS, **SPARK_OPERATIONS, **lakehouse_rows.OPERATIONS}
+    described = {**OPERATIONS, **SPARK_OPERATIONS, **lakehouse_rows.OPERATIONS, **SPARK_VALUE_OPERATIONS}
     for op in dict.fromkeys(r.operation for r in results):
         if op in described:
             lines.append(f"- {op}: {described[op]}.")

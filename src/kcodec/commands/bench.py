@@ -36,7 +36,7 @@ def _choices(values: list[str] | None, allowed: tuple[str, ...], what: str) -> t
 
 def cmd_bench(args: argparse.Namespace) -> int:
     try:
-        from kcodec.bench import lakehouse_rows, memory, report, runner, spark_rows
+        from kcodec.bench import lakehouse_rows, memory, report, runner, spark_rows, spark_value_rows
         from kcodec.bench.implementations import OPERATIONS
         from kcodec.bench.workload import build_workload
     except ModuleNotFoundError as exc:
@@ -49,15 +49,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     compressions = _choices(args.codecs, compression_choices(), "codec")
     impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
     require_extra("bench", *(module for impl, module in _LIBRARIES.items() if impl in impls))
-    operations = _choices(
-        args.operations,
-        tuple(OPERATIONS) + ("stream_segment",) + tuple(spark_rows.OPERATIONS) + tuple(lakehouse_rows.OPERATIONS),
-        "operation",
-    )
-    if not args.operations:  # the Spark rows take minutes: only when named
-        operations = tuple(
-            op for op in operations if op not in spark_rows.OPERATIONS and op not in lakehouse_rows.OPERATIONS
-        )
+    # the Spark and table rows take minutes: only when named
+    named_only = tuple(spark_rows.OPERATIONS) + tuple(spark_value_rows.OPERATIONS) + tuple(lakehouse_rows.OPERATIONS)
+    operations = _choices(args.operations, tuple(OPERATIONS) + ("stream_segment",) + named_only, "operation")
+    if not args.operations:
+        operations = tuple(op for op in operations if op not in named_only)
     records = args.records or (QUICK_RECORDS if args.quick else FULL_RECORDS)
     segment_mib = (
         args.segment_mib if args.segment_mib is not None else (QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
@@ -95,15 +91,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         info["segment_bytes"] = max(e.get("bytes", 0) for e in entries)
 
     chosen_spark = [op for op in spark_rows.OPERATIONS if op in operations and "kcodec" in impls]
+    chosen_values = [op for op in spark_value_rows.OPERATIONS if op in operations and "kcodec" in impls]
+    spark_records = args.spark_records or (records if args.quick else SPARK_RECORDS)
     if chosen_spark:
-        spark_records = args.spark_records or (records if args.quick else SPARK_RECORDS)
         results += spark_rows.measure(chosen_spark, spark_records, min(args.repeats, 3), say)
+    if chosen_values:
+        results += spark_value_rows.measure(chosen_values, spark_records, min(args.repeats, 3), say)
+    if chosen_spark or chosen_values:
         info["spark_records"] = spark_records
     chosen_tables = [op for op in lakehouse_rows.OPERATIONS if op in operations and "kcodec" in impls]
     if chosen_tables:
-        table_records = args.spark_records or (records if args.quick else SPARK_RECORDS)
-        results += lakehouse_rows.measure(chosen_tables, table_records, min(args.repeats, 3), say)
-        info["table_records"] = table_records
+        results += lakehouse_rows.measure(chosen_tables, spark_records, min(args.repeats, 3), say)
+        info["table_records"] = spark_records
 
     machine["load_average_end"] = report.load_average()
     print(report.markdown(results, machine, info, args.repeats, stream), end="")
@@ -160,7 +159,8 @@ def add_parser(sub) -> None:
         help="only these operations (decode, decode_crc, decode_arrow, encode, crc, write, convert, verify, "
         "dump_json, compact, v1_decode, v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
         "separated). Named only: spark_read, pipeline, pipeline_no_sizes (they start Spark, local[1] and "
-        "local[2], on a segment of --spark-records records: minutes)",
+        "local[2], on a segment of --spark-records records: minutes), spark_avro_values, pipeline_avro_values "
+        "(the same records as Schema Registry framed Avro values, local[1])",
     )
     p.add_argument(
         "--spark-records",

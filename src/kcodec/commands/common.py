@@ -241,6 +241,45 @@ def add_schemas_from(parser, what: str) -> None:
     )
 
 
+def add_value_schemas(parser, what: str) -> None:
+    """``--schemas PATH|URL``: the schemas of ``--key/--value-decoder confluent`` (:func:`value_schemas`)."""
+    parser.add_argument(
+        "--schemas",
+        metavar="PATH|URL",
+        help=f"the schemas {what}: a _schemas-N partition directory (or a log directory "
+        "holding one), a directory of <id>.avsc/.proto/.json files, a GET /schemas export (JSON), or a registry URL "
+        "(asked only for the ids met, once each); default: the _schemas-N directory beside the input's partition "
+        "directory",
+    )
+
+
+def value_schemas(spec: str | None, names: list[str], command: str):
+    """The schema source of ``--schemas`` (``spec``), else of the ``_schemas-N`` directory beside the first
+    local input's partition directory; damaged ``_schemas`` records are said once on stderr."""
+    import sys
+
+    from kcodec.values.sources import default_schemas_path, open_schema_source
+
+    if spec is None:
+        local = next((n for n in names if n != STDIN and "://" not in n), None)
+        spec = default_schemas_path(local) if local is not None else None
+        if spec is None:
+            raise UsageError(
+                "--value-decoder/--key-decoder confluent needs schemas: no _schemas-N directory beside the input's "
+                "partition directory; name one with --schemas DIR, a schema export, a directory of <id>.avsc/"
+                ".proto/.json files, or a registry URL"
+            )
+    source = open_schema_source(spec)
+    damaged = source.damaged
+    if damaged:  # the rest of the topic loaded: say so once, the listing is kcodec schemas'
+        print(
+            f"kcodec {command}: {spec}: {len(damaged)} damaged _schemas record(s) or batch(es) left out "
+            f"(kcodec schemas {spec} lists them)",
+            file=sys.stderr,
+        )
+    return source
+
+
 def package_entity(package, spec: str, option: str) -> tuple[str, int | None]:
     """``NAME[:VERSION]`` as (kcodec's entity name, version or None), NAME being Kafka's name (FetchRequest)
     or kcodec's; a usage error when the package has no such entity or version."""

@@ -18,12 +18,14 @@ from kcodec.commands.common import (
     add_json,
     add_max_decompressed_size,
     add_schemas_from,
+    add_value_schemas,
     byte_limit,
     chosen_registry,
     kafka_release,
     non_negative_int,
     offset_int,
     schema_package,
+    value_schemas,
 )
 from kcodec.commands.object_store import RemoteObject, add_storage_option, expand, file_size_of, storage_of
 from kcodec.tools.dump.decoders import CONFLUENT, KAFKA_STRING_DECODER  # light: no decoder loads before one is named
@@ -56,31 +58,13 @@ def _schema_registry_decoding(args: argparse.Namespace, names: list[str]):
     beside the first input's partition directory."""
     from kcodec.tools.dump.values import SchemaRegistryDecoding
     from kcodec.values.decoder import ValueDecoder
-    from kcodec.values.sources import default_schemas_path, open_schema_source
 
     keys, values = args.key_decoder == CONFLUENT, args.value_decoder == CONFLUENT
     if not (keys or values):
         if args.schemas is not None:
             raise UsageError("--schemas names the schemas of --key-decoder/--value-decoder confluent")
         return None
-    spec = args.schemas
-    if spec is None:
-        local = next((n for n in names if n != STDIN and "://" not in n), None)
-        spec = default_schemas_path(local) if local is not None else None
-        if spec is None:
-            raise UsageError(
-                "--value-decoder/--key-decoder confluent needs schemas: no _schemas-N directory beside the input's "
-                "partition directory; name one with --schemas DIR, a schema export, a directory of <id>.avsc/"
-                ".proto/.json files, or a registry URL"
-            )
-    source = open_schema_source(spec)
-    damaged = source.damaged
-    if damaged:  # the rest of the topic loaded: say so once, the listing is kcodec schemas'
-        print(
-            f"kcodec dump: {spec}: {len(damaged)} damaged _schemas record(s) or batch(es) left out "
-            f"(kcodec schemas {spec} lists them)",
-            file=sys.stderr,
-        )
+    source = value_schemas(args.schemas, names, "dump")
     return SchemaRegistryDecoding(ValueDecoder(source), keys=keys, values=values)
 
 
@@ -226,14 +210,7 @@ def add_parser(sub) -> None:
             help=f"kafka-dump-log's name for --{part}-decoder; Kafka's {KAFKA_STRING_DECODER} (the default "
             "without a value) is string",
         )
-    p.add_argument(
-        "--schemas",
-        metavar="PATH|URL",
-        help="the schemas of --key/--value-decoder confluent: a _schemas-N partition directory (or a log directory "
-        "holding one), a directory of <id>.avsc/.proto/.json files, a GET /schemas export (JSON), or a registry URL "
-        "(asked only for the ids met, once each); default: the _schemas-N directory beside the input's partition "
-        "directory",
-    )
+    add_value_schemas(p, "of --key/--value-decoder confluent")
     for option, topic in TOPIC_DECODER_OPTIONS:
         p.add_argument(
             f"--{option}-decoder",

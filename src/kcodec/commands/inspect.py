@@ -10,6 +10,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import BinaryIO
 
 from kcodec.commands.common import (
@@ -22,6 +23,7 @@ from kcodec.commands.common import (
     add_json,
     add_max_decompressed_size,
     add_schemas_from,
+    add_value_schemas,
     chosen_registry,
     existing_file,
     non_negative_int,
@@ -30,7 +32,9 @@ from kcodec.commands.common import (
     positive_int,
     print_json,
     schema_package,
+    value_schemas,
 )
+from kcodec.tools.dump.decoders import CONFLUENT  # light: no decoder loads before one is named
 
 
 def _colour(choice: str) -> bool:
@@ -81,13 +85,41 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     codecs = package.codecs
     if args.entity is not None:
         return _inspect_entity(args, path, package)
+    registry = _registry(args, path, codecs)
     inspector = Inspector(
         expand=args.records,
         max_decompressed_size=args.max_decompressed_size,
-        registry=_registry(args, path, codecs),
+        registry=registry,
         codecs=codecs,
+        framed=_framed_parts(args, path, registry),
     )
     return _inspect_entries(args, path, inspector)
+
+
+def _framed_parts(args: argparse.Namespace, path, registry: str | None):
+    """--key-decoder/--value-decoder confluent: the records' Schema Registry framed keys and values, decoded
+    with --schemas or the ``_schemas-N`` directory beside the file's partition directory (without one, the
+    headers are still read)."""
+    from kcodec.log.names import parse_partition_dir
+    from kcodec.tools.inspect.values import FramedPart
+    from kcodec.values.decoder import ValueDecoder
+    from kcodec.values.sources import default_schemas_path
+
+    parts = [part for part in ("key", "value") if getattr(args, f"{part}_decoder") == CONFLUENT]
+    if not parts:
+        if args.schemas is not None:
+            raise UsageError("--schemas names the schemas of --key-decoder/--value-decoder confluent")
+        return None
+    if registry is not None:
+        raise UsageError(f"{registry}'s keys and values are read by its own framing: drop --key/--value-decoder")
+    local = path != STDIN_NAME
+    found = args.schemas is not None or (local and default_schemas_path(str(path)) is not None)
+    decoder = ValueDecoder(value_schemas(args.schemas, [str(path)], "inspect")) if found else None
+    try:
+        topic = parse_partition_dir(str(Path(path).parent))[0] if local else None
+    except ValueError:
+        topic = None
+    return [FramedPart(part, decoder, topic) for part in parts]
 
 
 def _inspect_entity(args: argparse.Namespace, path, package) -> int:
@@ -99,6 +131,7 @@ def _inspect_entity(args: argparse.Namespace, path, package) -> int:
         o for o, v in (("--at", args.at), ("--offset", args.offset), ("--batches", args.batches)) if v is not None
     ]
     refused += ["--" + o.replace("_", "-") for o in DECODER_OPTIONS if getattr(args, o, False)]
+    refused += [f"--{o}" for o in ("key-decoder", "value-decoder", "schemas") if getattr(args, o.replace("-", "_"))]
     if refused:
         raise UsageError(f"--entity reads the whole file as one message: drop {', '.join(refused)}")
     entity, version = package_entity(package, args.entity, "--entity")
@@ -222,6 +255,16 @@ def add_parser(sub) -> None:
         "expanded; Kafka's names too (OffsetCommitValue:3, or any message of --schemas-from)",
     )
     _add_topic_options(p)
+    for part in ("key", "value"):
+        p.add_argument(
+            f"--{part}-decoder",
+            dest=f"{part}_decoder",
+            choices=(CONFLUENT,),
+            help=f"confluent: records' {part}s are Schema Registry framed: their header read field by field (magic, "
+            "schema id, Protobuf's message-index path), their payload decoded as dump's --"
+            f"{part}-decoder confluent does",
+        )
+    add_value_schemas(p, "of --key/--value-decoder confluent")
     add_schemas_from(p, "read internal topics' records and --entity with the schemas (Kafka's names accepted)")
     add_json(p, "one span tree per entry: start/end/path/hex/value/notes/status/children (NDJSON)")
     p.add_argument(

@@ -5,16 +5,21 @@ map them (Protobuf: the ``messageName`` message, else the file's first). ``value
 ``value_error`` says why a value is null (``key_raw`` and ``key_error`` for keys). A row is never dropped
 for a value that does not decode.
 
-Avro: records are structs, ``[null, T]`` a nullable T, other unions their JSON text, enums strings, fixed
-and bytes binary, decimals decimal(p, s), timestamps timestamp, dates date, times int (millis) / bigint
-(micros), uuid string. Protobuf: values of another message than the column's are errors; int32 int,
-uint32 and 64-bit bigint, uint64 decimal(20,0), enums by name, maps map, repeated array. JSON Schema:
+Avro: records are structs, ``[null, T]`` a nullable T, ``int``/``long`` unions bigint, ``float``/``double``
+unions double, other unions a struct of ``member0``, ``member1`` ... (the non-null branches; the value's
+member set), enums strings, fixed and bytes binary, decimals decimal(p, s), timestamps timestamp, dates
+date, times int (millis) / bigint (micros), uuid string. Protobuf: values of another message than the
+column's are errors; int32 int, uint32 and 64-bit bigint, uint64 decimal(20,0), enums by name, maps map,
+repeated array; well-known types: Timestamp timestamp, the wrappers their wrapped type, Duration and
+FieldMask their JSON strings, Struct, Value, ListValue and Any their JSON text. JSON Schema:
 objects with properties structs, integer bigint, number double, string, boolean, arrays of a typed item;
 anything else its JSON text."""
 
 from __future__ import annotations
 
+import datetime
 import functools
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -27,6 +32,7 @@ from kcodec.values.decoder import ValueDecoder
 from kcodec.values.errors import BadFrameError, ValueDecodeError
 from kcodec.values.frame import read_protobuf_frame
 from kcodec.values.json_text import value_json
+from kcodec.values.protobuf import JSON_MAPPED, WRAPPERS
 from kcodec.values.registry import RegisteredSchema
 from kcodec.values.sources import default_schemas_path, open_schema_source
 
@@ -34,32 +40,35 @@ __all__ = ["TypedPart", "TypedColumns", "typed_parts", "schema_source", "SparkTy
 
 _TS = pa.timestamp("us", tz="UTC")
 Convert = Callable[[Any], Any]
+Build = Callable[[list], pa.Array]  # the decoded values of a chunk (None: null) -> their Arrow column
 
 
 @dataclass(frozen=True)
 class SparkType:
-    """A column type three ways: Spark's simpleString, its DDL (field names quoted), the Arrow type."""
+    """A column type three ways (Spark's simpleString, its DDL with field names quoted, the Arrow type) and
+    how a chunk's decoded values become that Arrow column: field by field, never a value per record."""
 
     simple: str
     ddl: str
     arrow: pa.DataType
-    convert: Convert  # a decoded value -> what pa.array takes for ``arrow``
+    build: Build
 
 
-def _same(v: Any) -> Any:
-    return v
-
-
-def _leaf(simple: str, arrow: pa.DataType, convert: Convert = _same) -> SparkType:
-    return SparkType(simple, simple, arrow, convert)
+def _leaf(simple: str, arrow: pa.DataType, convert: Convert | None = None) -> SparkType:
+    if convert is None:
+        return SparkType(simple, simple, arrow, lambda values: pa.array(values, type=arrow))
+    return SparkType(
+        simple, simple, arrow, lambda values: pa.array([None if v is None else convert(v) for v in values], type=arrow)
+    )
 
 
 STRING = _leaf("string", pa.string())
 JSON_TEXT = _leaf("string", pa.string(), lambda v: value_json(v))
+_NO_FIELDS: dict = {}
 
 
-def _opt(convert: Convert) -> Convert:
-    return lambda v: None if v is None else convert(v)
+def _null_mask(values: list) -> pa.Array | None:
+    return pa.array([v is None for v in values], type=pa.bool_()) if None in values else None
 
 
 def _struct(fields: list[tuple[str, SparkType]]) -> SparkType:
@@ -67,33 +76,48 @@ def _struct(fields: list[tuple[str, SparkType]]) -> SparkType:
         fields = [("_empty", _leaf("boolean", pa.bool_(), lambda v: None))]  # Spark has no empty struct
     simple = "struct<" + ",".join(f"{n}:{t.simple}" for n, t in fields) + ">"
     ddl = "struct<" + ",".join(f"`{n.replace('`', '``')}`:{t.ddl}" for n, t in fields) + ">"
-    arrow = pa.struct([pa.field(n, t.arrow, nullable=True) for n, t in fields])
-    converts = [(n, _opt(t.convert)) for n, t in fields]
+    arrow_fields = [pa.field(n, t.arrow, nullable=True) for n, t in fields]
 
-    def convert(v: dict) -> dict:
-        return {n: c(v.get(n)) for n, c in converts}
+    def build(values: list) -> pa.Array:
+        present = [_NO_FIELDS if v is None else v for v in values]
+        children = [t.build([v.get(n) for v in present]) for n, t in fields]
+        return pa.StructArray.from_arrays(children, fields=arrow_fields, mask=_null_mask(values))
 
-    return SparkType(simple, ddl, arrow, convert)
+    return SparkType(simple, ddl, pa.struct(arrow_fields), build)
+
+
+def _offsets(values: list) -> tuple[pa.Array, list]:
+    """The list offsets of a chunk of sequences (None: an empty run) and their items, flattened."""
+    flat: list = []
+    offsets = [0]
+    for v in values:
+        if v is not None:
+            flat.extend(v)
+        offsets.append(len(flat))
+    return pa.array(offsets, type=pa.int32()), flat
 
 
 def _array(item: SparkType) -> SparkType:
-    c = _opt(item.convert)
-    return SparkType(
-        f"array<{item.simple}>",
-        f"array<{item.ddl}>",
-        pa.list_(pa.field("element", item.arrow, nullable=True)),
-        lambda v: [c(x) for x in v],
-    )
+    arrow = pa.list_(pa.field("element", item.arrow, nullable=True))
+
+    def build(values: list) -> pa.Array:
+        offsets, flat = _offsets(values)
+        return pa.ListArray.from_arrays(offsets, item.build(flat), type=arrow, mask=_null_mask(values))
+
+    return SparkType(f"array<{item.simple}>", f"array<{item.ddl}>", arrow, build)
 
 
 def _map(key: SparkType, value: SparkType) -> SparkType:
-    ck, cv = key.convert, _opt(value.convert)
-    return SparkType(
-        f"map<{key.simple},{value.simple}>",
-        f"map<{key.ddl},{value.ddl}>",
-        pa.map_(pa.field("key", key.arrow, nullable=False), pa.field("value", value.arrow, nullable=True)),
-        lambda v: [(ck(k), cv(x)) for k, x in v.items()],
-    )
+    arrow = pa.map_(pa.field("key", key.arrow, nullable=False), pa.field("value", value.arrow, nullable=True))
+
+    def build(values: list) -> pa.Array:
+        offsets, keys = _offsets(values)  # a dict iterates its keys; its values follow in the same order
+        items = [x for v in values if v is not None for x in v.values()]
+        return pa.MapArray.from_arrays(
+            offsets, key.build(keys), value.build(items), type=arrow, mask=_null_mask(values)
+        )
+
+    return SparkType(f"map<{key.simple},{value.simple}>", f"map<{key.ddl},{value.ddl}>", arrow, build)
 
 
 def _decimal(precision: int, scale: int) -> SparkType:
@@ -128,10 +152,7 @@ def _avro_type(schema: Any, named: dict[str, Any], path: tuple[str, ...]) -> Spa
             raise OptionError(f"Avro type {schema!r} is not defined")
         return _avro_type(named[schema], named, path)
     if isinstance(schema, list):
-        branches = [b for b in schema if b != "null"]
-        if len(branches) == 1:
-            return _avro_type(branches[0], named, path)
-        return JSON_TEXT  # a union of several types: its JSON text, one string column
+        return _avro_union([b for b in schema if b != "null"], named, path)
     kind = schema.get("type")
     logical = schema.get("logicalType")
     if logical == "decimal" and kind in ("bytes", "fixed"):
@@ -167,6 +188,83 @@ def _avro_type(schema: Any, named: dict[str, Any], path: tuple[str, ...]) -> Spa
     if kind == "map":
         return _map(STRING, _avro_type(schema["values"], named, path))
     return _avro_type(kind, named, path)
+
+
+_AVRO_NAMED = ("record", "error", "enum", "fixed")
+
+
+def _avro_kind(schema: Any, named: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    """A union branch's (type, logical type, full name of a named type)."""
+    if isinstance(schema, str):
+        if schema in _AVRO_PRIMITIVES:
+            return schema, None, None
+        schema = named.get(schema, {"type": schema, "name": schema})
+    kind = schema.get("type")
+    if isinstance(kind, (dict, list)) or kind in named:  # {"type": {...}} or {"type": "Name"}
+        return _avro_kind(kind, named)
+    name = schema.get("name") if kind in _AVRO_NAMED else None
+    if name and "." not in name and schema.get("namespace"):
+        name = f"{schema['namespace']}.{name}"
+    return kind, schema.get("logicalType"), name
+
+
+def _fits(kind: str, logical: str | None, name: str | None) -> Callable[[Any], bool]:
+    """Whether a decoded value is of a union branch: fastavro tags a named branch's value with its name
+    (``return_named_type``); the other branches tell apart by their Python type."""
+    if name is not None:  # a name as written may lack the namespace it inherits: the short names decide
+        short = name.rpartition(".")[2]
+        return lambda v: type(v) is tuple and v[0].rpartition(".")[2] == short
+    if logical == "decimal":
+        return lambda v: isinstance(v, Decimal)
+    if logical is not None and logical.startswith(("timestamp", "local-timestamp")):
+        return lambda v: isinstance(v, datetime.datetime)
+    if logical == "date":
+        return lambda v: isinstance(v, datetime.date) and not isinstance(v, datetime.datetime)
+    if logical is not None and logical.startswith("time-"):
+        return lambda v: isinstance(v, datetime.time)
+    if logical == "uuid":
+        return lambda v: isinstance(v, (uuid.UUID, str))
+    python = {"boolean": bool, "string": str, "bytes": bytes, "float": float, "double": float}
+    python.update({"array": list, "map": dict})
+    if kind in ("int", "long"):
+        return lambda v: type(v) is int
+    wanted = python.get(kind, object)
+    return lambda v: isinstance(v, wanted) and type(v) is not tuple
+
+
+def _untagged(v: Any) -> Any:
+    return v[1] if type(v) is tuple else v
+
+
+def _avro_union(branches: list, named: dict[str, Any], path: tuple[str, ...]) -> SparkType:
+    """A union as Spark's from_avro types it: ``[null, T]`` a nullable T; ``int``/``long`` a bigint and
+    ``float``/``double`` a double; any other union a struct of ``member0``, ``member1`` ... (its non-null
+    branches in order), only the member of the value's branch set."""
+    kinds = [_avro_kind(b, named) for b in branches]
+    types = [_avro_type(b, named, path) for b in branches]
+    if len(branches) == 1:
+        only = types[0]
+        if kinds[0][2] is None:
+            return only
+        return SparkType(only.simple, only.ddl, only.arrow, lambda values: only.build([_untagged(v) for v in values]))
+    plain = {k for k, logical, _ in kinds if logical is None}
+    if len(kinds) == 2 and plain in ({"int", "long"}, {"float", "double"}):
+        return _AVRO_PRIMITIVES["long" if "long" in plain else "double"]
+    members = _struct([(f"member{i}", t) for i, t in enumerate(types)])
+    fits = [_fits(*k) for k in kinds]
+    names = [f"member{i}" for i in range(len(branches))]
+
+    def as_members(v: Any) -> dict | None:
+        if v is None:
+            return None
+        for name, fit in zip(names, fits):
+            if fit(v):
+                return {name: _untagged(v)}
+        raise TypeError(f"a {type(v).__name__} is of none of the union's branches")
+
+    return SparkType(
+        members.simple, members.ddl, members.arrow, lambda values: members.build([as_members(v) for v in values])
+    )
 
 
 # ---------------------------------------------------------------------------------------------- Protobuf
@@ -207,9 +305,16 @@ def _proto_type(descriptor, path: tuple[str, ...]) -> SparkType:
 
 
 def _proto_field(field, path: tuple[str, ...]) -> SparkType:
-    if field.message_type is not None:
-        return _proto_type(field.message_type, path)
-    return _PROTO_SCALARS[field.type]
+    message = field.message_type
+    if message is None:
+        return _PROTO_SCALARS[field.type]
+    if message.full_name == "google.protobuf.Timestamp":
+        return _leaf("timestamp", _TS)
+    if message.full_name in WRAPPERS:
+        return _proto_field(message.fields_by_name["value"], path)
+    if message.full_name in JSON_MAPPED:  # Duration and FieldMask are strings already; the others JSON
+        return STRING if message.full_name.endswith(("Duration", "FieldMask")) else JSON_TEXT
+    return _proto_type(message, path)
 
 
 # ---------------------------------------------------------------------------------------------- JSON Schema
@@ -281,38 +386,29 @@ class TypedPart:
             (f"{self.part}_error", "string", "string", pa.string()),
         ]
 
-    def _one(self, data: bytes | None) -> tuple[Any, str | None]:
-        if data is None:
-            return None, None
-        decoded = self.decoder.try_decode(data, topic=self.topic, key=self.part == "key")
-        error = decoded.error
-        if error is None and self.message_path is not None:
-            path = read_protobuf_frame(data).message_indexes
-            if path != self.message_path:
-                error = BadFrameError(
-                    f"message index path {list(path or ())} is not the column's message {list(self.message_path)}"
-                )
-        if error is not None:
-            return None, f"{error.kind}: {error}"
-        try:
-            return self.spark.convert(decoded.value), None
-        except _UNFIT as exc:
-            return None, f"payload: does not fit the column's type: {exc}"
-
     def arrays(self, raw: pa.Array) -> tuple[pa.Array, pa.Array]:
-        """The typed array and the error array of a chunk of raw values."""
-        pairs = [self._one(data) for data in raw.to_pylist()]
-        values = [v for v, _ in pairs]
-        errors = [e for _, e in pairs]
+        """The typed array and the error array of a chunk of raw values: the chunk decoded at once
+        (:meth:`ValueDecoder.decode_chunk`), then built into Arrow column by column."""
+        data = raw.to_pylist()
+        values, found = self.decoder.decode_chunk(data, topic=self.topic, key=self.part == "key")
+        errors = [None if e is None else f"{e.kind}: {e}" for e in found]
+        if self.message_path is not None:
+            for i, v in enumerate(values):
+                path = None if v is None else read_protobuf_frame(data[i]).message_indexes
+                if path is not None and path != self.message_path:
+                    wrong = BadFrameError(
+                        f"message index path {list(path)} is not the column's message {list(self.message_path)}"
+                    )
+                    values[i], errors[i] = None, f"{wrong.kind}: {wrong}"
         try:
-            typed = pa.array(values, type=self.spark.arrow)
+            typed = self.spark.build(values)
         except _UNFIT:  # find the values that do not fit, one by one: they become errors
             for i, v in enumerate(values):
                 try:
-                    pa.array([v], type=self.spark.arrow)
+                    self.spark.build([v])
                 except _UNFIT as exc:
                     values[i], errors[i] = None, f"payload: does not fit the column's type: {exc}"
-            typed = pa.array(values, type=self.spark.arrow)
+            typed = self.spark.build(values)
         return typed, pa.array(errors, type=pa.string())
 
 
@@ -354,7 +450,7 @@ def typed_parts(opts, topics: list[str] | None = None) -> list[TypedPart]:
         reader = source.latest(subject)
         if reader is None:
             raise OptionError(f"kafka-segments: subject {subject!r} has no live version in {source.description}")
-        decoder = ValueDecoder(source, subject=subject)
+        decoder = ValueDecoder(source, subject=subject, named_union_branches=True)
         protobuf = reader.schema_type == "PROTOBUF"
         try:
             path = _message_path(decoder.compiled(reader.id), opts.message_name) if protobuf else (0,)

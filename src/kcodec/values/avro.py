@@ -6,6 +6,7 @@ decimals as :class:`decimal.Decimal` (exact), timestamps as aware datetimes, dat
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from typing import Any
@@ -42,7 +43,8 @@ def _parse(schema: RegisteredSchema, refs: list[tuple[Reference, RegisteredSchem
 
 
 class AvroSchema:
-    """A writer schema, and the reader schema its values are resolved to (None: read as written)."""
+    """A writer schema, and the reader schema its values are resolved to (None: read as written);
+    ``named_union_branches``: a union's branch of a named type comes as ``(full name, value)``."""
 
     def __init__(
         self,
@@ -50,13 +52,16 @@ class AvroSchema:
         writer_refs: list[tuple[Reference, RegisteredSchema]],
         reader: RegisteredSchema | None = None,
         reader_refs: list[tuple[Reference, RegisteredSchema]] | None = None,
+        *,
+        named_union_branches: bool = False,
     ):
         self.writer, self.named = _parse(writer, writer_refs)  # named: the types references define
         self.reader = _parse(reader, reader_refs or [])[0] if reader is not None else None
         guard = EmptyItemsGuard(self.writer, self.named)
         self.guard = guard if guard.needed else None  # arrays of items that take no bytes: bounded first
         self.reader_id = reader.id if reader is not None else writer.id
-        self._read = fastavro_module().schemaless_reader
+        read = fastavro_module().schemaless_reader
+        self._read = functools.partial(read, return_named_type=True) if named_union_branches else read
 
     def decode(self, payload: memoryview) -> Any:
         if self.guard is not None:

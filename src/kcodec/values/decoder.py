@@ -10,12 +10,13 @@ JSON Schema values read with the writer's schema."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from kcodec.values.avro import AvroSchema
 from kcodec.values.errors import SchemaParseError, UnknownSchemaIdError, ValueDecodeError
-from kcodec.values.frame import read_frame, read_protobuf_frame
+from kcodec.values.frame import HEADER_SIZE, read_frame, read_protobuf_frame
 from kcodec.values.json_schema import JsonSchema
 from kcodec.values.protobuf import ProtobufSchema
 from kcodec.values.references import resolve_references
@@ -44,10 +45,20 @@ class DecodedValue:
 class ValueDecoder:
     """Decodes Schema Registry framed keys and values with the schemas of ``source``.
 
-    ``subject`` fixes the reader schema's subject (Avro); ``max_schema_bytes`` refuses larger schemas."""
+    ``subject`` fixes the reader schema's subject (Avro); ``max_schema_bytes`` refuses larger schemas;
+    ``named_union_branches``: an Avro union's branch of a named type (record, enum, fixed) comes as
+    ``(full name, value)`` (what tells a union's branches apart for typed columns)."""
 
-    def __init__(self, source: SchemaSource, *, subject: str | None = None, max_schema_bytes: int = MAX_SCHEMA_BYTES):
+    def __init__(
+        self,
+        source: SchemaSource,
+        *,
+        subject: str | None = None,
+        max_schema_bytes: int = MAX_SCHEMA_BYTES,
+        named_union_branches: bool = False,
+    ):
         self.source, self.subject, self.max_schema_bytes = source, subject, max_schema_bytes
+        self.named_union_branches = named_union_branches
         self._writers: dict[int, RegisteredSchema | None] = {}
         self._compiled: dict[tuple[int, str | None], Any] = {}
         # (schema id, topic, key) -> (compiled schema, Protobuf?): the per-value path is one lookup
@@ -86,9 +97,11 @@ class ValueDecoder:
         if writer.schema_type == "JSON":
             return JsonSchema(writer, refs)
         reader = self.source.latest(reader_subject) if reader_subject is not None else None
+        tagged = self.named_union_branches
         if reader is None or reader.id == writer.id or reader.schema_type != "AVRO":
-            return AvroSchema(writer, refs)
-        return AvroSchema(writer, refs, self._checked(reader), resolve_references(reader, self.source))
+            return AvroSchema(writer, refs, named_union_branches=tagged)
+        reader_refs = resolve_references(reader, self.source)
+        return AvroSchema(writer, refs, self._checked(reader), reader_refs, named_union_branches=tagged)
 
     def compiled(self, schema_id: int, *, topic: str | None = None, key: bool = False):
         """The compiled schema of an id (for Avro, with its reader schema); errors are remembered."""
@@ -126,6 +139,48 @@ class ValueDecoder:
             return frame.schema_id, compiled.decode(payload)
         except ValueDecodeError as exc:
             raise exc.at(frame.payload_start) if exc.position is not None else exc from None
+
+    def decode_chunk(
+        self, values: Sequence[bytes | None], *, topic: str | None = None, key: bool = False
+    ) -> tuple[list[Any], list[ValueDecodeError | None]]:
+        """:meth:`decode_value` over a chunk of keys or values (None stays None): their values (None where one
+        does not decode) and their errors (None where one does). For the columns a chunk becomes: the
+        generated decoder reads each distinct Avro or JSON Schema header once per chunk (that header is its
+        first bytes), so a value costs one lookup and its payload's decode."""
+        out: list[Any] = []
+        errors: list[ValueDecodeError | None] = []
+        by_header: dict[bytes, tuple[Any, int] | None] = {}  # header bytes -> (payload decoder, payload start)
+        for data in values:
+            if data is None:
+                out.append(None)
+                errors.append(None)
+                continue
+            head = data[:HEADER_SIZE]
+            if head in by_header:
+                ready = by_header[head]
+            else:
+                ready = by_header[head] = self._payload_decoder(data, topic, key)
+            try:
+                if ready is None:  # Protobuf (a header of its own length), or a header that does not read
+                    out.append(self.decode_value(data, topic=topic, key=key)[1])
+                else:
+                    out.append(ready[0](data[ready[1] :]))
+                errors.append(None)
+            except ValueDecodeError as exc:
+                out.append(None)
+                moved = exc.at(ready[1]) if ready is not None and exc.position is not None else exc
+                errors.append(cast(ValueDecodeError, moved))  # .at copies the error, class and all
+        return out, errors
+
+    def _payload_decoder(self, data: bytes, topic: str | None, key: bool) -> tuple[Any, int] | None:
+        """The payload decoder and payload start of a value's Avro or JSON Schema header; None otherwise."""
+        try:
+            frame = read_frame(data)
+            if self.schema(frame.schema_id).schema_type == "PROTOBUF":
+                return None
+            return self.compiled(frame.schema_id, topic=topic, key=key).decode, frame.payload_start
+        except ValueDecodeError:
+            return None
 
     def try_decode(self, data: bytes | memoryview, *, topic: str | None = None, key: bool = False) -> DecodedValue:
         """As :meth:`decode_value`, but a value that does not decode comes back with its error (and its schema

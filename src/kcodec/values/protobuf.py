@@ -7,11 +7,17 @@ It runs in a child process so a schema it cannot compile gives its message, neve
 
 Values are dicts keyed by the .proto field names: 64-bit integers as ints, ``bytes`` as bytes, enums by
 their value names (the number when the schema does not name it), nested messages as dicts (None when
-not set), repeated fields as lists, maps as dicts, fields with presence that are not set as None."""
+not set), repeated fields as lists, maps as dicts, fields with presence that are not set as None.
+Well-known types are values as Protobuf's JSON mapping makes them: a ``Timestamp`` an aware UTC datetime
+printing as RFC 3339 (:class:`ProtoTimestamp`, nanoseconds kept in its text), the wrappers
+(``Int64Value`` ...) their wrapped value, ``Duration`` and ``FieldMask`` their strings (``"1.500s"``,
+``"a.b,c"``), ``Struct``/``Value``/``ListValue`` the JSON they hold, ``Any`` its message's fields with
+``"@type"`` (when the schema holds that type)."""
 
 from __future__ import annotations
 
 import base64
+import datetime
 import importlib.util
 import os
 import subprocess
@@ -23,7 +29,15 @@ from typing import Any
 from kcodec.values.errors import BadFrameError, MissingDependencyError, PayloadError, SchemaParseError
 from kcodec.values.registry import Reference, RegisteredSchema
 
-__all__ = ["ProtobufSchema", "message_value", "descriptor_form", "PROTOC_TIMEOUT_S"]
+__all__ = [
+    "ProtobufSchema",
+    "ProtoTimestamp",
+    "message_value",
+    "descriptor_form",
+    "PROTOC_TIMEOUT_S",
+    "WRAPPERS",
+    "JSON_MAPPED",
+]
 
 PROTOC_TIMEOUT_S = 120.0
 _MAIN = "kcodec_schema_{id}.proto"
@@ -181,6 +195,58 @@ class ProtobufSchema:
         return message_value(message)
 
 
+class ProtoTimestamp(datetime.datetime):
+    """A ``google.protobuf.Timestamp``: an aware UTC datetime (to the microsecond, as Python and Spark hold
+    time) that keeps the exact text of Protobuf's JSON mapping (RFC 3339, ``Z``, 0, 3, 6 or 9 fractional
+    digits: the nanoseconds too), which :meth:`isoformat` gives."""
+
+    rfc3339: str
+
+    def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
+        return self.rfc3339
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+# the wrappers: their value as the wrapped type (kcodec keeps 64-bit integers numbers, bytes bytes)
+WRAPPERS = {
+    f"google.protobuf.{n}Value"
+    for n in ("Double", "Float", "Int64", "UInt64", "Int32", "UInt32", "Bool", "String", "Bytes")
+}
+# as Protobuf's JSON mapping has them: Duration "1.5s", FieldMask "a.b,c", Struct an object, Value any JSON
+# value, ListValue an array, Any its message's fields with "@type"
+JSON_MAPPED = {f"google.protobuf.{n}" for n in ("Duration", "FieldMask", "Struct", "Value", "ListValue", "Any")}
+
+
+def _timestamp(message) -> ProtoTimestamp:
+    try:
+        text = message.ToJsonString()  # refuses a Timestamp outside 0001-01-01..9999-12-31
+        at = _EPOCH + datetime.timedelta(seconds=message.seconds, microseconds=message.nanos // 1000)
+    except (ValueError, OverflowError) as exc:
+        raise PayloadError(f"google.protobuf.Timestamp {message.seconds}s {message.nanos}ns: {exc}") from None
+    out = ProtoTimestamp(at.year, at.month, at.day, at.hour, at.minute, at.second, at.microsecond, at.tzinfo)
+    out.rfc3339 = text
+    return out
+
+
+def _well_known(message) -> Any:
+    """A well-known type's value by Protobuf's JSON mapping (see the module's doc); the message's fields as
+    a dict for a message that is not one."""
+    name = message.DESCRIPTOR.full_name
+    if name == "google.protobuf.Timestamp":
+        return _timestamp(message)
+    if name in WRAPPERS:
+        return message.value
+    if name in JSON_MAPPED:
+        from google.protobuf import json_format
+
+        try:
+            pool = message.DESCRIPTOR.file.pool  # the schema's own: an Any's type is looked up there
+            return json_format.MessageToDict(message, preserving_proto_field_name=True, descriptor_pool=pool)
+        except Exception as exc:  # an Any whose type the schema does not hold, a Duration out of range ...
+            raise PayloadError(f"{name} has no JSON mapping here: {exc}") from None
+    return message_value(message)
+
+
 def _is_map(field) -> bool:
     return field.message_type is not None and field.message_type.GetOptions().map_entry
 
@@ -190,7 +256,7 @@ def _scalar(field, value):
         named = field.enum_type.values_by_number.get(value)
         return named.name if named is not None else value
     if field.message_type is not None:
-        return message_value(value)
+        return _well_known(value)
     return value
 
 

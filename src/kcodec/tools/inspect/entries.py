@@ -35,7 +35,8 @@ class Inspector:
     ``codecs``: the CodecSource whose registries, versions and entities those
     keys and values (and entities asked for by name) are read with: kcodec's
     own by default, or a ``--schemas-from`` package's (the log framing stays
-    kcodec's)."""
+    kcodec's). ``framed``: :class:`~kcodec.tools.inspect.values.FramedPart` s, the records' Schema Registry
+    framed keys and values."""
 
     def __init__(
         self,
@@ -45,6 +46,7 @@ class Inspector:
         max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
         registry: str | None = None,
         codecs: CodecSource = PACKAGED,
+        framed: list | None = None,
     ):
         if schemas is None and codecs is not PACKAGED:
             schemas = with_records_from(codecs.schema_set())
@@ -55,6 +57,7 @@ class Inspector:
             max_decompressed_size=max_decompressed_size,
             registry=registry,
             codecs=codecs,
+            framed=framed,
         )
         self._dispatch = self.schema.magic_table(TOP_LEVEL_ENTITIES)
         self._dispatch07 = self.schema.magic_table((KAFKA07_ENTITY,))

@@ -43,12 +43,13 @@ def relative(evals: dict, parent: dict | None) -> tuple[list[str], set[str]]:
     return lead, used
 
 
-def element_hints(array: str, values: dict, registry: str | None = None, source=None) -> dict:
+def element_hints(array: str, values: dict, registry: str | None = None, source=None, framed=()) -> dict:
     """Contents a schema cannot name: the key of a control batch's record is a control_record_key
     (ControlRecordType), the value of a COMMIT/ABORT marker an end_txn_marker (EndTransactionMarker, KIP-98),
     that of a KRaft control record its LeaderChange, SnapshotHeader ... record; the records of an internal
     topic hold the keys and values its registry frames (``source``: the CodecSource holding the registries,
-    kcodec's own when None)."""
+    kcodec's own when None); ``framed``: the Schema Registry framed keys or values of other records
+    (:mod:`kcodec.tools.inspect.values`)."""
     from kcodec.internal_topics.registry import PACKAGED
     from kcodec.tools.inspect.internal import control_value_hint, record_hints
 
@@ -66,4 +67,8 @@ def element_hints(array: str, values: dict, registry: str | None = None, source=
             return control_value_hint(key.get("type"), source)
 
         return {"key": ("control_record_key", 0), "value": marker}
+    if framed:
+        from kcodec.tools.inspect.values import framed_hints
+
+        return framed_hints(list(framed))
     return record_hints(registry, source) if registry else {}

@@ -21,6 +21,7 @@ from kcodec.tools.inspect.numbers import int_field
 from kcodec.tools.inspect.schema import SchemaModel, compression_path, plain_element, type_kind, type_text
 from kcodec.tools.inspect.spans import BAD, WARN, Span, plural
 from kcodec.tools.inspect.summary import summary
+from kcodec.tools.inspect.values import FramedPart
 
 #: An array walks at most this many elements: a legal batch can hold millions of tiny records (a
 #: record-count bomb), and a span tree for each would take gigabytes. The rest is one span, not inspected.
@@ -40,8 +41,10 @@ class EntityWalker:
         max_decompressed_size: int = compressions.DEFAULT_MAX_DECOMPRESSED_SIZE,
         registry: str | None = None,
         codecs=None,
+        framed: list[FramedPart] | None = None,
     ):
         self.schema = schema
+        self.framed = framed or []  # Schema Registry framed keys and values (inspect --value-decoder confluent)
         self.expand = expand
         self.max_decompressed_size = max_decompressed_size
         self.registry = registry  # an internal topic's registry: its records' keys and values are read by it
@@ -198,6 +201,11 @@ class EntityWalker:
         """The bytes ``pos``..``end`` of a bytes field read as the entity ``hint`` names."""
         start = pos
         framing: list[Span] = []
+        framed = None
+        if isinstance(hint, FramedPart):  # a Schema Registry framed key or value: the header, then the payload
+            framed, hint = hint, hint.header(bytes(buf[pos:end]))
+            if not isinstance(hint, tuple):
+                return framed.unframed(data, hint)
         if isinstance(hint, Framed):  # an internal topic's record type or version first (its registry's framing)
             hint, framing, pos = read_framing(hint, buf, pos, end, f"{path}.data", space, values, field)
             if hint is None:
@@ -210,6 +218,9 @@ class EntityWalker:
         sub.start = start
         sub.kind, sub.display = "data", data.display
         sub.notes.append(f"read as {name} v{version}")
+        if framed is not None and sub.end < end:
+            sub.children.append(framed.payload(bytes(buf[start:end]), sub.end, end, f"{path}.data", space))
+            sub.end = end
         if sub.end < end:
             sub.children.append(
                 Span(
@@ -258,7 +269,7 @@ class EntityWalker:
                 count_span.mark(BAD, f"negative count {count}")
                 span.end = pos
                 return span, pos, False
-        hints = element_hints(rf.name, values, self.registry, self.codecs)
+        hints = element_hints(rf.name, values, self.registry, self.codecs, self.framed)
         compression = _compression(rf, values)
         if compression is not None:
             raw = bytes(buf[pos:end])
