@@ -118,7 +118,11 @@ SIZES_COLUMN = Column(
 
 
 def columns_for(view: str, sizes: bool = False) -> tuple[Column, ...]:
-    if view not in ("records", "batches"):  # an internal topic's view: its columns have Column's fields
+    if view not in ("records", "batches"):  # a view's columns have Column's fields
+        from kcodec.spark.housekeeping import HOUSEKEEPING_VIEWS
+
+        if view in HOUSEKEEPING_VIEWS:
+            return HOUSEKEEPING_VIEWS[view]
         from kcodec.internal_topics.views import view_columns
 
         return view_columns(view)  # type: ignore[return-value]

@@ -72,7 +72,9 @@ def register(spark) -> None:
 class KafkaSegmentsDataSource(DataSource):
     """Kafka segment files as a table: one row per record (``view=records``,
     the default), per batch (``view=batches``), or per internal record of Kafka's
-    internal topics (``view=consumerOffsets | groups | transactions | metadata``)."""
+    internal topics (``view=consumerOffsets | groups | transactions | metadata``), or per partition,
+    producer or transaction of the broker's housekeeping (``view=compaction | producers |
+    partitionTransactions``: :mod:`kcodec.spark.housekeeping`)."""
 
     @classmethod
     def name(cls) -> str:
@@ -106,10 +108,13 @@ class KafkaSegmentsReader(DataSourceReader):
         self.columns = requested_columns(self.opts, schema)
 
     def partitions(self):
+        from kcodec.spark.housekeeping import housekeeping_partitions, is_housekeeping_view
         from kcodec.spark.views import is_internal_view, view_partitions
 
         if is_internal_view(self.opts.view):
             return view_partitions(self.opts)
+        if is_housekeeping_view(self.opts.view):
+            return housekeeping_partitions(self.opts)
         parts = select(
             discover(self.opts.path, topic=self.opts.topic, partition=self.opts.partition, storage=self.opts.storage),
             self.opts,
@@ -120,11 +125,14 @@ class KafkaSegmentsReader(DataSourceReader):
         return [SegmentSplit(s) for s in splits]
 
     def read(self, partition: InputPartition):
+        from kcodec.spark.housekeeping import PartitionTask, read_housekeeping
         from kcodec.spark.read import read_split
         from kcodec.spark.views import ViewSplits, read_view
 
         if isinstance(partition, ViewSplits):
             return read_view(partition, self.opts, self.columns)
+        if isinstance(partition, PartitionTask):
+            return read_housekeeping(partition, self.opts, self.columns)
         assert isinstance(partition, SegmentSplit)  # the only other kind partitions() hands out
         return read_split(partition.split, self.opts, self.columns)
 
