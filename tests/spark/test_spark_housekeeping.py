@@ -12,7 +12,7 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from kcodec.cli import main
-from kcodec.spark.housekeeping import HOUSEKEEPING_VIEWS
+from kcodec.spark.housekeeping_columns import HOUSEKEEPING_VIEWS
 from tests.helpers.compact_logs import NOW, data, marker, write_partition
 from tests.helpers.txn_logs import write_txn_log_dir
 

@@ -119,10 +119,10 @@ SIZES_COLUMN = Column(
 
 def columns_for(view: str, sizes: bool = False) -> tuple[Column, ...]:
     if view not in ("records", "batches"):  # a view's columns have Column's fields
-        from kcodec.spark.housekeeping import HOUSEKEEPING_VIEWS
+        from kcodec.spark.housekeeping_columns import HOUSEKEEPING_VIEWS
 
         if view in HOUSEKEEPING_VIEWS:
-            return HOUSEKEEPING_VIEWS[view]
+            return HOUSEKEEPING_VIEWS[view]  # type: ignore[return-value]
         from kcodec.internal_topics.views import view_columns
 
         return view_columns(view)  # type: ignore[return-value]

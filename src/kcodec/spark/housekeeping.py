@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
 from kcodec.log.fs import resolve
 from kcodec.log.partition import Partition
-from kcodec.spark.arrow import Column
+from kcodec.spark.housekeeping_columns import HOUSEKEEPING_VIEWS
 from kcodec.spark.options import OptionError, ReadOptions
 from kcodec.spark.planning import discover, select
 
@@ -32,70 +31,6 @@ __all__ = [
     "housekeeping_partitions",
     "read_housekeeping",
 ]
-
-_TS = pa.timestamp("us", tz="UTC")
-_REMOVED = pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value", pa.int64(), nullable=True))
-
-
-def _c(name: str, spark: str, doc: str) -> Column:
-    arrow = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "boolean": pa.bool_(),
-             "double": pa.float64(), "map<string,bigint>": _REMOVED}[spark]  # fmt: skip
-    return Column(name, spark, arrow, doc)
-
-
-_PARTITION = (
-    _c("topic", "string", "the partition's topic (from its directory name)"),
-    _c("partition", "int", "the partition number"),
-)
-
-#: The columns of each housekeeping view, declared once (docs/spark.md lists them from here).
-HOUSEKEEPING_VIEWS: dict[str, tuple[Column, ...]] = {
-    "producers": (
-        *_PARTITION,
-        _c("producerId", "bigint", "the producer id"),
-        _c("producerEpoch", "int", "its epoch in its last batch"),
-        _c("coordinatorEpoch", "int", "the coordinator epoch of its last marker (null: no marker)"),
-        _c("committed", "bigint", "transactions it committed in this partition"),
-        _c("aborted", "bigint", "transactions it aborted"),
-        _c("empty", "bigint", "markers with no data of theirs here (empty transactions)"),
-        _c("longestMs", "bigint", "the longest transaction, first data timestamp to marker (null: none)"),
-    ),
-    "partitionTransactions": (
-        *_PARTITION,
-        _c("producerId", "bigint", "the producer id"),
-        _c("producerEpoch", "int", "its epoch"),
-        _c("outcome", "string", "commit, abort, or open (data and no marker yet)"),
-        _c("empty", "boolean", "a marker with no data of the transaction in this partition"),
-        _c("firstOffset", "bigint", "the transaction's first data offset (null when empty)"),
-        _c("lastOffset", "bigint", "its last data offset (null when empty)"),
-        _c("markerOffset", "bigint", "the COMMIT/ABORT marker's offset (null when open)"),
-        _c("coordinatorEpoch", "int", "the marker's coordinator epoch (open: the producer's last known)"),
-        _c("records", "bigint", "the transaction's data records"),
-        _c("durationMs", "bigint", "first data timestamp to marker timestamp (null when empty or open)"),
-        _c("lastStableOffset", "bigint", "the partition's LSO: where a read_committed consumer stops"),
-    ),
-    "compaction": (
-        *_PARTITION,
-        _c("logStartOffset", "bigint", "the log's first offset"),
-        _c("logEndOffset", "bigint", "the log end offset"),
-        _c("lastStableOffset", "bigint", "the LSO (the earliest open transaction, bounded by the HW)"),
-        _c("firstDirtyOffset", "bigint", "where the dirty range starts (cleaner-offset-checkpoint, else log start)"),
-        _c("firstUncleanableOffset", "bigint", "where the cleanable range ends"),
-        _c("uncleanableBecause", "string", "what ends it: the active segment, min.compaction.lag.ms or the LSO"),
-        _c("cleanBytes", "bigint", "bytes of the segments below the first dirty offset"),
-        _c("cleanableBytes", "bigint", "bytes of the cleanable segments"),
-        _c("dirtyRatio", "double", "cleanable / (clean + cleanable) bytes, as Kafka's cleanableRatio"),
-        _c("wouldClean", "boolean", "dirtyRatio >= min.cleanable.dirty.ratio: a broker would pick it"),
-        _c("endOffset", "bigint", "where this round's offset map ends (the next round starts there)"),
-        _c("removed", "map<string,bigint>", "records the round would remove, by reason (superseded, null_key ...)"),
-        _c("recordsRemoved", "bigint", "their total"),
-        _c("bytesBefore", "bigint", "bytes of the segments the round rewrites"),
-        _c("bytesAfter", "bigint", "their bytes once cleaned"),
-        _c("segmentsBefore", "int", "segments the round rewrites"),
-        _c("segmentsAfter", "int", "segments they become"),
-        _c("tombstoneCount", "bigint", "tombstones the round keeps"),
-    ),
-}
 
 
 class PartitionTask(InputPartition):
@@ -121,8 +56,14 @@ _EXCLUDED = {
 
 def housekeeping_partitions(opts: ReadOptions) -> list[PartitionTask]:
     fs, _ = resolve(opts.path, opts.storage)
-    if getattr(fs, "protocol", "file") not in ("file", "local", ("file", "local")):
+    if not fs.local:
         raise OptionError(f"kafka-segments: view={opts.view} reads local log directories, not {opts.path}")
+    bounds = (opts.starting_offset, opts.ending_offset, opts.starting_timestamp, opts.max_records_per_partition)
+    if opts.spark_ranges or any(b is not None for b in bounds):
+        raise OptionError(
+            f"kafka-segments: view={opts.view} reads whole partitions (producer state and a cleaning round "
+            "need the whole log); offset and timestamp bounds do not apply"
+        )
     found = select(discover(opts.path, topic=opts.topic, partition=opts.partition, storage=opts.storage), opts)
     parts = [p for p in found if p.topic not in _EXCLUDED[opts.view] and p.segments]
     if not parts:  # nothing to read; Spark still wants a partition

@@ -728,7 +728,7 @@ def view_option(options) -> str:
     """``view``: records, batches, or a view of Kafka's internal topics (:mod:`kcodec.internal_topics.views`),
     any case (Spark may lowercase values it passes on)."""
     from kcodec.internal_topics.views import VIEWS
-    from kcodec.spark.housekeeping import HOUSEKEEPING_VIEWS
+    from kcodec.spark.housekeeping_columns import HOUSEKEEPING_VIEWS
 
     names = ("records", "batches", *VIEWS, *HOUSEKEEPING_VIEWS)
     raw = options.get("view")
