@@ -49,6 +49,7 @@ def test_housekeeping_views_equal_the_commands_json(spark, tmp_path, capsys):
             [data(0, [(b"a", b"1"), (b"b", None), (None, b"n")])],
             [data(3, [(b"a", b"2")], pid=7, epoch=0, seq=0, txn=True), marker("abort", 4, 7)],
             [data(5, [(b"a", b"3"), (b"c", b"1")])],
+            [data(7, [(b"z", b"1")])],  # the active segment
         ],
     )
 
