@@ -4,19 +4,11 @@ and schema code can name the views without importing it."""
 
 from __future__ import annotations
 
-import pyarrow as pa
-
-from kcodec.internal_topics.views import ViewColumn
+from kcodec.internal_topics.views import ViewColumn, view_column
 
 __all__ = ["HOUSEKEEPING_VIEWS"]
 
-_REMOVED = pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value", pa.int64(), nullable=True))
-
-
-def _c(name: str, spark: str, doc: str) -> ViewColumn:
-    arrow = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "boolean": pa.bool_(),
-             "double": pa.float64(), "map<string,bigint>": _REMOVED}[spark]  # fmt: skip
-    return ViewColumn(name, spark, arrow, doc)
+_c = view_column
 
 
 _PARTITION = (
@@ -24,7 +16,7 @@ _PARTITION = (
     _c("partition", "int", "the partition number"),
 )
 
-#: The columns of each housekeeping view, declared once (docs/spark.md lists them from here).
+#: The columns of each housekeeping view, declared once (the table in docs/spark.md names them).
 HOUSEKEEPING_VIEWS: dict[str, tuple[ViewColumn, ...]] = {
     "producers": (
         *_PARTITION,
