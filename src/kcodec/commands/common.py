@@ -99,11 +99,12 @@ byte_limit = int_option(1, INT64_MAX)
 
 def kafka_release(text: str) -> tuple[int, int]:
     """An argparse ``type`` for a Kafka release ``X.Y`` (``--kafka-version``, ``--release``), as a tuple."""
+    from kcodec.tools.compact.config import parse_release
+
     try:
-        major, minor = (int(part) for part in text.split("."))
+        return parse_release(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a Kafka release like 3.0 or 4.2") from None
-    return major, minor
 
 
 def positive_float(text: str) -> float:

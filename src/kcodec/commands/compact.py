@@ -115,59 +115,13 @@ def _name(plan) -> str:
 
 
 def _as_dict(result, mode: str) -> dict:
-    from kcodec.tools.compact import REASONS
-
-    plan, config = result.plan, result.plan.config
-    return {
-        "kind": "partition",
-        "mode": mode,
-        "directory": str(plan.partition.path),
-        "topic": plan.partition.topic,
-        "partition": plan.partition.partition,
-        "nowMs": config.now_ms,
-        "release": "{}.{}".format(*config.release),
-        "logStartOffset": plan.log_start_offset,
-        "logEndOffset": plan.log_end_offset,
-        "highWatermark": plan.high_watermark,
-        "lastStableOffset": plan.last_stable_offset,
-        "firstDirtyOffset": plan.first_dirty_offset,
-        "firstDirtyFrom": plan.first_dirty_from,
-        "firstUncleanableOffset": plan.first_uncleanable_offset,
-        "uncleanableBecause": plan.uncleanable_reason,
-        "cleanBytes": plan.clean_bytes,
-        "cleanableBytes": plan.cleanable_bytes,
-        "dirtyRatio": plan.dirty_ratio,
-        "minCleanableDirtyRatio": config.min_cleanable_dirty_ratio,
-        "endOffset": result.end_offset,
-        "offsetMap": {"keys": result.map_entries, "capacity": result.map_capacity, "full": result.map_full},
-        "removed": {reason: result.removed.get(reason, 0) for reason in REASONS},
-        "recordsRemoved": result.records_removed,
-        "batches": {
-            "keptWhole": result.batches_kept_whole,
-            "rewritten": result.batches_rewritten,
-            "emptyKept": result.empty_batches_kept,
-            "removed": result.batches_removed,
-        },
-        "bytesBefore": result.bytes_before,
-        "bytesAfter": result.bytes_after,
-        "segmentsBefore": result.segments_before,
-        "segmentsAfter": result.segments_after,
-        "tombstoneCount": result.tombstone_count,
-        "tombstones": [
-            {"offset": t.offset, "key": t.key.hex(), "removableAtMs": t.removable_at_ms, "rule": t.rule}
-            for t in result.tombstones
-        ],
-        "keyEvents": [
-            {"offset": e.offset, "tombstone": e.tombstone, "kept": e.kept, "reason": e.reason}
-            for e in result.key_events
-        ],
-    }
+    return {"kind": "partition", "mode": mode, **result.as_dict()}
 
 
 def _lines(result, mode: str, key: bytes | None, round_number: int | None = None) -> list[str]:
     plan, config = result.plan, result.plan.config
     ratio = plan.dirty_ratio
-    verdict = "a broker would pick it" if ratio >= config.min_cleanable_dirty_ratio else "a broker would wait"
+    verdict = "a broker would pick it" if result.would_clean else "a broker would wait"
     name = _name(plan) + ("" if round_number is None else f" round {round_number}")
     lines = [
         f"{name}: log {plan.log_start_offset}..{plan.log_end_offset}, cleanable {plan.first_dirty_offset}.."

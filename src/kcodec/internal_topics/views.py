@@ -40,6 +40,7 @@ __all__ = [
     "VIEWS",
     "VIEW_TOPICS",
     "view_columns",
+    "view_column",
     "ViewRows",
     "rows_to_batch",
 ]
@@ -104,6 +105,10 @@ _MEMBER_SPARK = (
 )
 
 
+_COUNTS = pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value", pa.int64(), nullable=True))
+_COUNTS_SPARK = "map<string,bigint>"
+
+
 def _c(name: str, spark: str, doc: str) -> ViewColumn:
     arrow = {
         "string": pa.string(),
@@ -114,8 +119,16 @@ def _c(name: str, spark: str, doc: str) -> ViewColumn:
         "binary": pa.binary(),
         _TPS_SPARK: _TPS,
         _MEMBER_SPARK: pa.list_(pa.field("element", _MEMBER)),
+        "double": pa.float64(),
+        _COUNTS_SPARK: _COUNTS,
     }[spark]
     return ViewColumn(name, spark, arrow, doc)
+
+
+def view_column(name: str, spark: str, doc: str) -> ViewColumn:
+    """A view's column by its Spark type name (``bigint``, ``map<string,bigint>`` ...): the one mapping of
+    these names to Arrow types, shared by the housekeeping views (:mod:`kcodec.spark.housekeeping_columns`)."""
+    return _c(name, spark, doc)
 
 
 _RECORD = (

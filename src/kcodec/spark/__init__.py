@@ -39,6 +39,9 @@ Read options (defaults first):
                             codec, record count, compressed/uncompressed bytes, CRC validity ...)
                             | ``consumerOffsets`` | ``groups`` | ``transactions`` | ``metadata``: Kafka's
                             internal topics as typed rows (:mod:`kcodec.spark.views`; columns: docs/internal-topics.md)
+                            | ``producers`` | ``partitionTransactions`` | ``compaction``: ``kcodec txn`` /
+                            ``kcodec compact --dry-run`` per partition of a log directory, with the
+                            cleaner's settings as options (:mod:`kcodec.spark.housekeeping`; docs/spark.md)
 ``latest``                  ``false`` | ``true`` (consumerOffsets, groups, transactions): the last row
                             per key, tombstones deleting, as compaction keeps a partition
 ``sizes``                   ``false`` | ``true`` (batches view): add ``sizeAs``, what each batch's

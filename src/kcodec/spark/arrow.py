@@ -152,7 +152,11 @@ SIZES_COLUMN = Column(
 
 
 def columns_for(view: str, sizes: bool = False) -> tuple[Column, ...]:
-    if view not in ("records", "batches"):  # an internal topic's view: its columns have Column's fields
+    if view not in ("records", "batches"):  # a view's columns have Column's fields
+        from kcodec.spark.housekeeping_columns import HOUSEKEEPING_VIEWS
+
+        if view in HOUSEKEEPING_VIEWS:
+            return HOUSEKEEPING_VIEWS[view]  # type: ignore[return-value]
         from kcodec.internal_topics.views import view_columns
 
         return view_columns(view)  # type: ignore[return-value]

@@ -17,6 +17,7 @@ from kcodec.errors import KcodecError
 from kcodec.log.fs import STORAGE_OPTIONS, Storage, storage_options
 from kcodec.log.index import DEFAULT_INDEX_INTERVAL_BYTES
 from kcodec.log.writer import DEFAULT_SEGMENT_BYTES
+from kcodec.tools.compact.config import CleanerConfig, parse_release
 
 __all__ = [
     "OptionError",
@@ -60,6 +61,7 @@ __all__ = [
     "tp_names",
     "view_option",
     "latest_option",
+    "cleaner_option",
     "ReadOptions",
     "DEFAULT_SPLIT_BYTES",
 ]
@@ -286,6 +288,20 @@ class Option:
     documented: bool = True  # False: set by kcodec or by load(PATH) / save(PATH), not by users
 
 
+_CLEANER = CleanerConfig(now_ms=0)  # Kafka's defaults, as the compaction view's option defaults
+_CLEANER_OPTIONS = (
+    "cleanerTime",
+    "release",
+    "firstDirtyOffset",
+    "delete.retention.ms",
+    "min.compaction.lag.ms",
+    "segment.bytes",
+    "segment.index.bytes",
+    "min.cleanable.dirty.ratio",
+    "producer.id.expiration.ms",
+    "log.cleaner.dedupe.buffer.size",
+)
+
 #: Every option of the kafka-segments source and sink: kcodec's own, then Spark's Kafka source's and
 #: sink's (the tables of docs/spark.md say what each of Spark's does here; :func:`describe` lists them all).
 OPTIONS: tuple[Option, ...] = (
@@ -321,9 +337,88 @@ OPTIONS: tuple[Option, ...] = (
         "view",
         "custom",
         "records",
-        "records, batches, or an internal topic's view (consumerOffsets, groups, transactions, metadata)",
+        "records, batches, an internal topic's view (consumerOffsets, groups, transactions, metadata), or a "
+        "housekeeping view (producers, partitionTransactions, compaction)",
     ),
     Option("latest", "bool", False, "internal topics' views: the last row per key, as compaction keeps it"),
+    # view=compaction: the log cleaner's settings, by Kafka's names (topic configs, then the broker's)
+    Option(
+        "cleanerTime",
+        "timestamp",
+        None,
+        "compaction view: the cleaner's clock (default: when the read is planned)",
+        _BATCH,
+    ),
+    Option(
+        "release",
+        "text",
+        "{}.{}".format(*_CLEANER.release),
+        "compaction view: the Kafka release whose cleaner runs (X.Y)",
+        _BATCH,
+    ),
+    Option(
+        "firstDirtyOffset",
+        "int",
+        None,
+        "compaction view: where the dirty range starts (default: cleaner-offset-checkpoint, else the log start)",
+        _BATCH,
+        minimum=0,
+    ),
+    Option(
+        "delete.retention.ms",
+        "int",
+        _CLEANER.delete_retention_ms,
+        "compaction view: how long tombstones and markers stay",
+        _BATCH,
+        minimum=0,
+    ),
+    Option(
+        "min.compaction.lag.ms",
+        "int",
+        _CLEANER.min_compaction_lag_ms,
+        "compaction view: records younger than this stay uncompacted",
+        _BATCH,
+        minimum=0,
+    ),
+    Option(
+        "segment.bytes",
+        "int",
+        _CLEANER.segment_bytes,
+        "compaction view: the size cleaned segments are grouped to",
+        _BATCH,
+        minimum=1,
+    ),
+    Option(
+        "segment.index.bytes",
+        "int",
+        _CLEANER.segment_index_bytes,
+        "compaction view: the index size cleaned segments are grouped to",
+        _BATCH,
+        minimum=1,
+    ),
+    Option(
+        "min.cleanable.dirty.ratio",
+        "fraction",
+        _CLEANER.min_cleanable_dirty_ratio,
+        "compaction view: the dirty ratio at which a broker picks the partition (in (0, 1])",
+        _BATCH,
+    ),
+    Option(
+        "producer.id.expiration.ms",
+        "int",
+        _CLEANER.producer_id_expiration_ms,
+        "compaction view: producers idle this long lose their empty batches",
+        _BATCH,
+        minimum=0,
+    ),
+    Option(
+        "log.cleaner.dedupe.buffer.size",
+        "int",
+        _CLEANER.dedupe_buffer_size,
+        "compaction view: the offset map's memory (24 bytes a key at load factor 0.9)",
+        _BATCH,
+        minimum=1,
+    ),
     Option("sizes", "bool", False, "batches view: add sizeAs, each batch's records as v0/v1/v2 with each codec"),
     Option("sizeSample", "fraction", 1.0, "the fraction of batches that get compressed sizes in sizeAs"),
     Option(
@@ -633,8 +728,9 @@ def view_option(options) -> str:
     """``view``: records, batches, or a view of Kafka's internal topics (:mod:`kcodec.internal_topics.views`),
     any case (Spark may lowercase values it passes on)."""
     from kcodec.internal_topics.views import VIEWS
+    from kcodec.spark.housekeeping_columns import HOUSEKEEPING_VIEWS
 
-    names = ("records", "batches", *VIEWS)
+    names = ("records", "batches", *VIEWS, *HOUSEKEEPING_VIEWS)
     raw = options.get("view")
     if raw is None:
         return default("view")
@@ -650,6 +746,34 @@ def latest_option(options, view: str) -> bool:
     if latest and view not in ("consumerOffsets", "groups", "transactions"):
         raise OptionError(f"option latest applies to view consumerOffsets, groups or transactions, not {view}")
     return latest
+
+
+def cleaner_option(options, view: str) -> CleanerConfig | None:
+    """``view=compaction``'s cleaner settings (:data:`_CLEANER_OPTIONS`); given with another view, refused."""
+    if view != "compaction":
+        given = [n for n in _CLEANER_OPTIONS if n.lower() in options]
+        if given:
+            raise OptionError(f"option {given[0]} applies to view compaction, not {view}")
+        return None
+    import time
+
+    raw = value(options, "release")
+    try:
+        release = parse_release(raw)
+    except ValueError:
+        raise OptionError(f"option release must be a Kafka release like 3.0 or 4.1, not {raw!r}") from None
+    now = value(options, "cleanerTime")
+    return CleanerConfig(
+        now_ms=int(time.time() * 1000) if now is None else now,
+        delete_retention_ms=value(options, "delete.retention.ms"),
+        min_compaction_lag_ms=value(options, "min.compaction.lag.ms"),
+        segment_bytes=value(options, "segment.bytes"),
+        segment_index_bytes=value(options, "segment.index.bytes"),
+        min_cleanable_dirty_ratio=value(options, "min.cleanable.dirty.ratio"),
+        producer_id_expiration_ms=value(options, "producer.id.expiration.ms"),
+        dedupe_buffer_size=value(options, "log.cleaner.dedupe.buffer.size"),
+        release=release,
+    )
 
 
 # ----------------------------------------------------------------------------- the reader's options
@@ -700,6 +824,8 @@ class ReadOptions:
     kafka_schema: bool = False  # includeHeaders given: Spark's Kafka source's columns and no others
     max_records_per_partition: int | None = default("maxRecordsPerPartition")
     storage: Storage = ()  # object-store endpoint and credentials (kcodec.log.fs.STORAGE_OPTIONS)
+    cleaner: CleanerConfig | None = None  # view=compaction: the cleaner's settings, clock fixed on the driver
+    first_dirty_offset: int | None = default("firstDirtyOffset")
 
     @classmethod
     def from_options(cls, options) -> ReadOptions:
@@ -771,6 +897,8 @@ class ReadOptions:
             subject=value(opts, "subject"),
             message_name=value(opts, "messageName"),
             storage=storage_options(opts),
+            cleaner=cleaner_option(opts, view_option(opts)),
+            first_dirty_offset=value(opts, "firstDirtyOffset"),
         )
 
     @property

@@ -72,7 +72,9 @@ def register(spark) -> None:
 class KafkaSegmentsDataSource(DataSource):
     """Kafka segment files as a table: one row per record (``view=records``,
     the default), per batch (``view=batches``), or per internal record of Kafka's
-    internal topics (``view=consumerOffsets | groups | transactions | metadata``)."""
+    internal topics (``view=consumerOffsets | groups | transactions | metadata``), or per partition,
+    producer or transaction of the broker's housekeeping (``view=compaction | producers |
+    partitionTransactions``: :mod:`kcodec.spark.housekeeping`)."""
 
     @classmethod
     def name(cls) -> str:
@@ -106,10 +108,13 @@ class KafkaSegmentsReader(DataSourceReader):
         self.columns = requested_columns(self.opts, schema)
 
     def partitions(self):
+        from kcodec.spark.housekeeping import housekeeping_partitions, is_housekeeping_view
         from kcodec.spark.views import is_internal_view, view_partitions
 
         if is_internal_view(self.opts.view):
             return view_partitions(self.opts)
+        if is_housekeeping_view(self.opts.view):
+            return housekeeping_partitions(self.opts)
         from kcodec.spark.kafka07 import Kafka07Split
 
         old = kafka07_dirs(self.opts.path, self.opts.storage)
@@ -125,11 +130,14 @@ class KafkaSegmentsReader(DataSourceReader):
         return [SegmentSplit(s) for s in splits]
 
     def read(self, partition: InputPartition):
+        from kcodec.spark.housekeeping import PartitionTask, read_housekeeping
         from kcodec.spark.read import read_split
         from kcodec.spark.views import ViewSplits, read_view
 
         if isinstance(partition, ViewSplits):
             return read_view(partition, self.opts, self.columns)
+        if isinstance(partition, PartitionTask):
+            return read_housekeeping(partition, self.opts, self.columns)
         from kcodec.spark.kafka07 import Kafka07Split, read_kafka07_split
 
         if isinstance(partition, Kafka07Split):

@@ -107,6 +107,58 @@ class CleanResult:
     def records_removed(self) -> int:
         return sum(self.removed.values())
 
+    @property
+    def would_clean(self) -> bool:
+        """Whether a broker would pick the partition: its dirty ratio reaches min.cleanable.dirty.ratio."""
+        return self.plan.dirty_ratio >= self.plan.config.min_cleanable_dirty_ratio
+
+    def as_dict(self) -> dict:
+        """The round as ``kcodec compact --json`` prints it (and the compaction Spark view's columns)."""
+        plan, config = self.plan, self.plan.config
+        return {
+            "directory": str(plan.partition.path),
+            "topic": plan.partition.topic,
+            "partition": plan.partition.partition,
+            "nowMs": config.now_ms,
+            "release": "{}.{}".format(*config.release),
+            "logStartOffset": plan.log_start_offset,
+            "logEndOffset": plan.log_end_offset,
+            "highWatermark": plan.high_watermark,
+            "lastStableOffset": plan.last_stable_offset,
+            "firstDirtyOffset": plan.first_dirty_offset,
+            "firstDirtyFrom": plan.first_dirty_from,
+            "firstUncleanableOffset": plan.first_uncleanable_offset,
+            "uncleanableBecause": plan.uncleanable_reason,
+            "cleanBytes": plan.clean_bytes,
+            "cleanableBytes": plan.cleanable_bytes,
+            "dirtyRatio": plan.dirty_ratio,
+            "minCleanableDirtyRatio": config.min_cleanable_dirty_ratio,
+            "wouldClean": self.would_clean,
+            "endOffset": self.end_offset,
+            "offsetMap": {"keys": self.map_entries, "capacity": self.map_capacity, "full": self.map_full},
+            "removed": {reason: self.removed.get(reason, 0) for reason in REASONS},
+            "recordsRemoved": self.records_removed,
+            "batches": {
+                "keptWhole": self.batches_kept_whole,
+                "rewritten": self.batches_rewritten,
+                "emptyKept": self.empty_batches_kept,
+                "removed": self.batches_removed,
+            },
+            "bytesBefore": self.bytes_before,
+            "bytesAfter": self.bytes_after,
+            "segmentsBefore": self.segments_before,
+            "segmentsAfter": self.segments_after,
+            "tombstoneCount": self.tombstone_count,
+            "tombstones": [
+                {"offset": t.offset, "key": t.key.hex(), "removableAtMs": t.removable_at_ms, "rule": t.rule}
+                for t in self.tombstones
+            ],
+            "keyEvents": [
+                {"offset": e.offset, "tombstone": e.tombstone, "kept": e.kept, "reason": e.reason}
+                for e in self.key_events
+            ],
+        }
+
 
 # ----------------------------------------------------------------------------- transactions
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CleanerConfig", "DELETE_HORIZON_RELEASE", "OFFSET_MAP_ENTRY_BYTES"]
+__all__ = ["CleanerConfig", "DELETE_HORIZON_RELEASE", "OFFSET_MAP_ENTRY_BYTES", "parse_release"]
 
 #: KIP-534 (Kafka 3.1): v2 batches carry their tombstones' and markers' delete horizon; earlier cleaners
 #: decide every batch by segment modification times, as they still do for v0/v1 batches
@@ -43,3 +43,9 @@ class CleanerConfig:
         """The keys the offset map takes before a cleaning round stops (``slots * load factor``)."""
         memory = min(self.dedupe_buffer_size // max(self.cleaner_threads, 1), (1 << 31) - 1)
         return int((memory // OFFSET_MAP_ENTRY_BYTES) * self.dedupe_buffer_load_factor)
+
+
+def parse_release(text: str) -> tuple[int, int]:
+    """A Kafka release ``X.Y`` as a tuple; ValueError for anything else."""
+    major, minor = (int(part) for part in str(text).strip().split("."))
+    return major, minor
