@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -257,11 +258,12 @@ def test_killed_writer_leaves_no_segment_half_visible_and_a_rerun_succeeds(tmp_p
     cli = [sys.executable, "-m", "kcodec.cli", "write", str(part), "--batch-size", "1", "--segment-bytes", "200"]
     proc = subprocess.Popen(cli, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = json.dumps({"value": "v" * 60, "timestamp": 1}) + "\n"
-    for _ in range(200):  # bounded: feed records until some segments are sealed
+    for _ in range(3000):  # bounded (30 s at most): feed records until some segments are sealed
         proc.stdin.write(line * 5)
         proc.stdin.flush()
         if len(list(part.glob("*.log"))) >= 3 and list(part.glob("*.tmp")):
             break
+        time.sleep(0.01)  # the writer's start-up (imports) must not have the whole input already piped
     else:
         pytest.fail("the writer sealed no segments")
     os.kill(proc.pid, signal.SIGKILL)

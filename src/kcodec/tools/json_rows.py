@@ -61,8 +61,11 @@ def read_json_items(
     block_bytes = block_bytes or BLOCK_BYTES
     line = 1  # the number of the block's first line
     rest = b""
+    # read1: what is there, up to a block (a pipe's read() would wait for a whole block, so a live
+    # producer's records would sit unwritten)
+    read = getattr(source, "read1", source.read)
     while True:
-        data = source.read(block_bytes)  # a pipe's read waits for a whole block or its end
+        data = read(block_bytes)
         if progress is not None and data:
             progress.add(len(data))
         block = rest + data
