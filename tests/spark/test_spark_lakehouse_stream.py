@@ -13,6 +13,7 @@ pytest.importorskip("pyspark")
 pytest.importorskip("deltalake")
 pytest.importorskip("duckdb")
 
+from kcodec.cli import main
 from kcodec.log.lock import OutputLockedError
 from kcodec.spark.lakehouse.run import run_lock
 from kcodec.spark.lakehouse.state import OFFSETS_KEY, STREAM_KEY
@@ -21,7 +22,7 @@ from tests.helpers.lakehouse import delta_rows, duckdb_rows, split_copy
 from tests.helpers.spark_expected import expected_rows
 
 
-def test_stream_into_delta_exactly_once(spark, samples, tmp_path):
+def test_stream_into_delta_exactly_once(spark, samples, tmp_path, capsys):
     from deltalake import DeltaTable
 
     src, dest, checkpoint = tmp_path / "src", tmp_path / "dest", tmp_path / "checkpoint"
@@ -51,10 +52,9 @@ def test_stream_into_delta_exactly_once(spark, samples, tmp_path):
     assert not replay.committed
     assert DeltaTable(str(dest / "records")).version() == version and delta_rows(dest) == want
 
-    # an availableNow run with nothing new commits nothing either
-    assert not any(
-        r.committed for r in stream_to_table(src, dest, table_format="delta", checkpoint=checkpoint, spark=spark)
-    )
+    # the command's form: with nothing new since the checkpoint no micro-batch runs, nothing is committed
+    assert main(["pipeline", str(src), str(dest), "--table-format", "delta", "--stream", str(checkpoint)]) == 0
+    assert "nothing new since the checkpoint (no micro-batch ran)" in capsys.readouterr().out
     assert DeltaTable(str(dest / "records")).version() == version
 
     # two streams into one DEST: the second fails at once, one line naming the first
