@@ -1,7 +1,8 @@
 """Structured Streaming into a Delta table (``kcodec.spark.lakehouse.stream``): the samples streamed in two
-availableNow runs of one checkpoint (the second after new segments arrive) hold kcodec's records exactly
-once, read back by delta-rs and DuckDB; a batch id committed again commits nothing; a second stream into
-the same DEST fails in one line."""
+availableNow runs (the second after new segments arrive, from a fresh checkpoint reading every offset) hold
+kcodec's records exactly once, read back by delta-rs and DuckDB; a batch id committed again, and the first
+checkpoint resumed over offsets the table holds, commit nothing; a second stream into DEST fails in one
+line."""
 
 from __future__ import annotations
 
@@ -31,10 +32,14 @@ def test_stream_into_delta_exactly_once(spark, samples, tmp_path, capsys):
     assert [r.committed for r in first] == [True]
     assert first[0].rows == len(expected_rows(src))
 
+    # new segments, and a second stream with a checkpoint of its own: it reads every offset from the
+    # earliest, and commits only those the table does not hold
     add_the_rest()
-    second = stream_to_table(src, dest, table_format="delta", checkpoint=checkpoint, spark=spark, timeout=300)
+    fresh = tmp_path / "fresh"
+    second = stream_to_table(src, dest, table_format="delta", checkpoint=fresh, spark=spark, timeout=300)
     want = sorted(expected_rows(src), key=lambda r: (r[2], r[3], r[4]))
     assert [r.committed for r in second] == [True] and second[0].rows == len(want) - first[0].rows
+    assert {tp: r["from"] for tp, r in second[0].as_dict()["read"].items()} == first[0].as_dict()["next_offsets"]
     table = DeltaTable(str(dest / "records"))
     assert delta_rows(dest) == want
     assert duckdb_rows([u.removeprefix("file://") for u in table.file_uris()], hive=True) == want
@@ -47,15 +52,16 @@ def test_stream_into_delta_exactly_once(spark, samples, tmp_path, capsys):
         for t in {r[2] for r in want}
     }
     version = table.version()
-    committer = foreach_batch_committer(dest, table_format="delta", checkpoint=checkpoint)
+    committer = foreach_batch_committer(dest, table_format="delta", checkpoint=fresh)
     replay = committer(spark.read.format("kafka-segments").load(str(src)), batch)
     assert not replay.committed
     assert DeltaTable(str(dest / "records")).version() == version and delta_rows(dest) == want
 
-    # the command's form: with nothing new since the checkpoint no micro-batch runs, nothing is committed
+    # the command's form, resuming the first checkpoint: its micro-batch reads the new segments, which the
+    # table already holds, so it commits nothing
     assert main(["pipeline", str(src), str(dest), "--table-format", "delta", "--stream", str(checkpoint)]) == 0
-    assert "nothing new since the checkpoint (no micro-batch ran)" in capsys.readouterr().out
-    assert DeltaTable(str(dest / "records")).version() == version
+    assert "nothing new since the last commit: committed nothing" in capsys.readouterr().out
+    assert DeltaTable(str(dest / "records")).version() == version and delta_rows(dest) == want
 
     # two streams into one DEST: the second fails at once, one line naming the first
     held = run_lock(str(dest)).acquire()
