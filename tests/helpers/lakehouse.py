@@ -5,6 +5,7 @@ table run written without Spark, for the commit tests."""
 from __future__ import annotations
 
 import os
+import shutil
 from datetime import datetime, timezone
 
 import pyarrow as pa
@@ -150,3 +151,21 @@ def key_rows(table: pa.Table) -> list[tuple]:
         (r["topic"], r["partition"], r["key"], r["offset"], r["value"])
         for r in table.select(["topic", "partition", "key", "offset", "value"]).to_pylist()
     )
+
+
+def split_copy(samples, src):
+    """``samples`` under ``src`` with each partition's last segment held back; a function that adds them."""
+    held = []
+    for part in sorted(samples.iterdir()):
+        (src / part.name).mkdir(parents=True)
+        bases = sorted({f.name.split(".")[0] for f in part.iterdir()})
+        for f in part.iterdir():
+            (held if f.name.split(".")[0] == bases[-1] else []).append(f)
+            if f.name.split(".")[0] != bases[-1]:
+                shutil.copy2(f, src / part.name / f.name)
+
+    def add_the_rest():
+        for f in held:
+            shutil.copy2(f, src / f.parent.name / f.name)
+
+    return add_the_rest

@@ -15,26 +15,8 @@ pytest.importorskip("deltalake")
 pytest.importorskip("duckdb")
 
 from kcodec.cli import main
-from tests.helpers.lakehouse import delta_rows, duckdb_rows, pyiceberg_rows, pyiceberg_table
+from tests.helpers.lakehouse import delta_rows, duckdb_rows, pyiceberg_rows, pyiceberg_table, split_copy
 from tests.helpers.spark_expected import expected_rows
-
-
-def _split_copy(samples, src):
-    """``samples`` under ``src`` with each partition's last segment held back; a function that adds them."""
-    held = []
-    for part in sorted(samples.iterdir()):
-        (src / part.name).mkdir(parents=True)
-        bases = sorted({f.name.split(".")[0] for f in part.iterdir()})
-        for f in part.iterdir():
-            (held if f.name.split(".")[0] == bases[-1] else []).append(f)
-            if f.name.split(".")[0] != bases[-1]:
-                shutil.copy2(f, src / part.name / f.name)
-
-    def add_the_rest():
-        for f in held:
-            shutil.copy2(f, src / f.parent.name / f.name)
-
-    return add_the_rest
 
 
 def _pipeline(capsys, *args) -> dict:
@@ -45,7 +27,7 @@ def _pipeline(capsys, *args) -> dict:
 @pytest.mark.parametrize("table_format", ["iceberg", "delta"])
 def test_incremental_append_matches_the_table_readers(spark, samples, tmp_path, capsys, table_format):
     src, dest = tmp_path / "src", tmp_path / "dest"
-    add_the_rest = _split_copy(samples, src)
+    add_the_rest = split_copy(samples, src)
     first = _pipeline(capsys, src, dest, "--table-format", table_format)
     assert first["committed"] and first["rows"] == len(expected_rows(src))
     add_the_rest()

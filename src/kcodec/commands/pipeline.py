@@ -64,6 +64,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
         (args.mode != "append", "--mode"),
         (args.catalog, "--catalog"),
         (args.allow_offsets_backwards, "--allow-offsets-backwards"),
+        (args.stream, "--stream"),
     ):
         if given:
             raise UsageError(f"{flag} is for --table-format iceberg or delta")
@@ -128,6 +129,8 @@ def _table_pipeline(args: argparse.Namespace) -> int:
     options["isolationLevel"] = args.isolation_level
     if args.no_verify_crc:
         options["verifyCrc"] = "false"
+    if args.stream:
+        return _table_stream(args, options)
     try:
         result = run_table_pipeline(
             args.src,
@@ -153,6 +156,52 @@ def _table_pipeline(args: argparse.Namespace) -> int:
         print_json(result.as_dict())
     else:
         print(render_result(result, args.src, args.dest))
+    return EXIT_OK
+
+
+def _table_stream(args: argparse.Namespace, options: dict) -> int:
+    """``--stream CHECKPOINT``: a Structured Streaming query (Trigger.AvailableNow) committing each
+    micro-batch to the table."""
+    from kcodec.errors import KcodecError
+    from kcodec.spark.lakehouse.job import render_result
+    from kcodec.spark.lakehouse.stream import stream_to_table
+    from kcodec.spark.session import JavaMissingError, local_session
+
+    for given, flag in (
+        (args.mode != "append", "--mode upsert"),
+        (args.allow_offsets_backwards, "--allow-offsets-backwards"),
+    ):
+        if given:
+            raise UsageError(f"{flag} is for a table run, not --stream (a stream appends)")
+    try:
+        spark = local_session(args.master, "kcodec pipeline --stream", conf=dict(args.conf or []), log_level="off")
+        results = stream_to_table(
+            args.src,
+            args.dest,
+            table_format=args.table_format,
+            checkpoint=args.stream,
+            catalog=args.catalog,
+            spark=spark,
+            options=options,
+        )
+    except (UsageError, KcodecError):
+        raise
+    except JavaMissingError as exc:
+        raise MissingExtra(str(exc)) from None
+    except Exception as exc:
+        if type(exc).__module__.startswith(("pyspark", "py4j")):
+            raise KcodecError(f"Spark job failed: {_spark_error(exc)}") from None
+        raise
+    if args.json:
+        print_json([r.as_dict() for r in results])
+    else:
+        if not results:
+            print(
+                f"kcodec pipeline --stream: {args.src} -> {args.dest}: "
+                "nothing new since the checkpoint (no micro-batch ran)"
+            )
+        for r in results:
+            print(render_result(r, args.src, args.dest))
     return EXIT_OK
 
 
@@ -206,6 +255,12 @@ def add_parser(sub) -> None:
         metavar="URI",
         help="with --table-format iceberg: a pyiceberg catalog URI (sqlite:///..., postgresql://..., http(s):// "
         "for REST); default: an embedded SQLite catalog, DEST/catalog.db",
+    )
+    p.add_argument(
+        "--stream",
+        metavar="CHECKPOINT",
+        help="with --table-format: a Structured Streaming query (Trigger.AvailableNow, its checkpoint in the "
+        "folder CHECKPOINT) committing each micro-batch with its batch id; a batch run again commits nothing",
     )
     p.add_argument(
         "--allow-offsets-backwards",

@@ -10,7 +10,8 @@ now covers. The next run reads only what comes after.
   through pyiceberg and delta-rs (imported when used);
 * :mod:`~kcodec.spark.lakehouse.run`: a run's steps on the driver (lock, orphan files, plan, commit),
   usable without Spark;
-* :mod:`~kcodec.spark.lakehouse.job`: the Spark job between the plan and the commit.
+* :mod:`~kcodec.spark.lakehouse.job`: the Spark job between the plan and the commit;
+* :mod:`~kcodec.spark.lakehouse.stream`: Structured Streaming, a table run per micro-batch keyed by its id.
 """
 
 from __future__ import annotations

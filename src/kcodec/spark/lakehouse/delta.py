@@ -18,6 +18,7 @@ from kcodec.spark.lakehouse.state import (
     MODE_KEY,
     OFFSETS_KEY,
     RUN_KEY,
+    STREAM_KEY,
     ConcurrentCommitError,
     MissingTableLibraryError,
     TableState,
@@ -68,6 +69,7 @@ class DeltaLakeTable:
             if OFFSETS_KEY in info and not found:
                 state.offsets = decode(info[OFFSETS_KEY])
                 state.mode = info.get(MODE_KEY)
+                state.stream_batch = info.get(STREAM_KEY)
                 found = True
             if info.get(RUN_KEY):
                 state.run_ids.add(info[RUN_KEY])

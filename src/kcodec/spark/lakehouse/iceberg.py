@@ -18,6 +18,7 @@ from kcodec.spark.lakehouse.state import (
     MODE_KEY,
     OFFSETS_KEY,
     RUN_KEY,
+    STREAM_KEY,
     ConcurrentCommitError,
     MissingTableLibraryError,
     TableState,
@@ -90,6 +91,7 @@ class IcebergTable:
             if OFFSETS_KEY in props:
                 state.offsets = decode(props[OFFSETS_KEY])
                 state.mode = props.get(MODE_KEY)
+                state.stream_batch = props.get(STREAM_KEY)
                 break
             snapshot = (
                 None if snapshot.parent_snapshot_id is None else self.table.snapshot_by_id(snapshot.parent_snapshot_id)

@@ -11,7 +11,14 @@ from kcodec.spark.lakehouse import MODES
 from kcodec.spark.lakehouse.offsets import TopicPartition, tp_text
 from kcodec.spark.lakehouse.run import RunResult, TableRun, open_table
 
-__all__ = ["run_table_pipeline", "render_result", "READ_OPTIONS_CHOSEN", "REJECTED_TABLE", "NULL_KEY_REASON"]
+__all__ = [
+    "run_table_pipeline",
+    "write_files",
+    "render_result",
+    "READ_OPTIONS_CHOSEN",
+    "REJECTED_TABLE",
+    "NULL_KEY_REASON",
+]
 
 #: read options a table run sets itself, from the offsets the table stores
 READ_OPTIONS_CHOSEN = (
@@ -73,7 +80,23 @@ def _offset_options(ranges: dict[TopicPartition, tuple[int | None, int]]) -> dic
     }
 
 
-def _write_files(df, table_format: str, path: str) -> None:
+def write_files(df, table_format: str, path: str) -> None:
+    """``df``'s rows as Parquet data files under ``path`` (Spark's own writer), laid out for
+    ``table_format``'s commit; timestamps as microseconds (not INT96: Iceberg and Delta read microseconds)."""
+    spark = df.sparkSession
+    key = "spark.sql.parquet.outputTimestampType"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "TIMESTAMP_MICROS")
+    try:
+        _write_laid_out(df, table_format, path)
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+
+
+def _write_laid_out(df, table_format: str, path: str) -> None:
     from pyspark.sql import functions as F
 
     if table_format == "iceberg":
@@ -170,17 +193,7 @@ def run_table_pipeline(
             latest, rejected = _upsert_rows(new_rows())
             return run.commit_upsert(latest, rejected)
         if plan.ranges:
-            df, spark = new_rows(), session()
-            key = "spark.sql.parquet.outputTimestampType"
-            before = spark.conf.get(key, None)
-            spark.conf.set(key, "TIMESTAMP_MICROS")  # not INT96: Iceberg and Delta read microseconds
-            try:
-                _write_files(df, table_format, run.data_dir)
-            finally:
-                if before is None:
-                    spark.conf.unset(key)
-                else:
-                    spark.conf.set(key, before)
+            write_files(new_rows(), table_format, run.data_dir)
         return run.commit()
 
 

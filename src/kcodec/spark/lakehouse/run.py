@@ -23,7 +23,7 @@ from kcodec.log.lock import OutputLock
 from kcodec.spark.lakehouse.offsets import ReadPlan, TopicPartition, encode, plan_read, tp_text
 from kcodec.spark.lakehouse.state import MODE_KEY, OFFSETS_KEY, RUN_KEY, TableState
 
-__all__ = ["Table", "TableRun", "RunResult", "RUN_PREFIX", "open_table"]
+__all__ = ["Table", "TableRun", "RunResult", "RUN_PREFIX", "open_table", "run_lock"]
 
 #: DEST's run lock: one run writes DEST's tables at a time
 LOCK_NAME = ".kcodec-tables.lock"
@@ -44,6 +44,12 @@ class Table(Protocol):
     def upsert(self, latest, properties: dict[str, str]) -> str: ...
     def append_rows(self, rows, properties: dict[str, str]) -> str: ...
     def data_files(self) -> list[str]: ...
+
+
+def run_lock(dest: str) -> OutputLock:
+    """DEST's run lock (not taken yet)."""
+    os.makedirs(dest, exist_ok=True)
+    return OutputLock(Path(dest) / LOCK_NAME)
 
 
 def open_table(table_format: str, dest: str, name: str = "records", catalog: str | None = None) -> Table:
@@ -111,6 +117,8 @@ class TableRun:
         allow_backwards: bool = False,
         run_id: str | None = None,
         side_table: Table | None = None,
+        locked: bool = False,
+        skip_behind: bool = False,
     ):
         self.table = table
         self.dest = dest
@@ -121,6 +129,10 @@ class TableRun:
         self.plan: ReadPlan | None = None
         self.orphans_removed: list[str] = []
         self.side_table = side_table  # where upsert puts the rows it cannot place
+        self.locked = locked  # the caller holds DEST's run lock (a stream, for its whole life)
+        # a stream's micro-batch may end before the table's offsets (another run got further): those
+        # partitions are already in the table, not a log gone backwards
+        self.skip_behind = skip_behind
         self._lock: OutputLock | None = None
 
     # -------------------------------------------------------------------- 1. begin
@@ -128,8 +140,9 @@ class TableRun:
     def begin(self, log_ends: dict[TopicPartition, int], schema) -> ReadPlan:
         """``schema``: the records' Arrow schema, or a function giving it (called only to create the table)."""
         os.makedirs(self.dest, exist_ok=True)
-        lock = OutputLock(Path(self.dest) / LOCK_NAME)
-        self._lock = lock.acquire()  # OutputLockedError (one line, naming the process) when another run holds it
+        if not self.locked:
+            # OutputLockedError (one line, naming the process) when another run holds it
+            self._lock = run_lock(self.dest).acquire()
         state = self.table.load()
         if not state.exists:
             state = self.table.create(schema() if callable(schema) else schema)
@@ -140,6 +153,8 @@ class TableRun:
             )
         self.state = state
         self.orphans_removed = self._remove_orphans(state)
+        if self.skip_behind:
+            log_ends = {tp: end for tp, end in log_ends.items() if end >= state.offsets.get(tp, end)}
         self.plan = plan_read(state.offsets, log_ends, allow_backwards=self.allow_backwards)
         return self.plan
 
@@ -175,9 +190,9 @@ class TableRun:
             ]
         return out
 
-    def commit(self) -> RunResult:
-        """Commit this run's files and the next offsets, unless there is nothing new (then nothing is
-        committed and the run's empty folder goes)."""
+    def commit(self, properties: dict[str, str] | None = None) -> RunResult:
+        """Commit this run's files and the next offsets (and ``properties``, stored beside them), unless
+        there is nothing new (then nothing is committed and the run's empty folder goes)."""
         import shutil
 
         import pyarrow.parquet as pq
@@ -202,8 +217,8 @@ class TableRun:
             return result
         result.files = len(files)
         result.rows = sum(pq.read_metadata(f).num_rows for f in files)
-        properties = {OFFSETS_KEY: encode(self.plan.next_offsets), RUN_KEY: self.run_id, MODE_KEY: self.mode}
-        result.version = self.table.commit(files, properties)
+        stored = {OFFSETS_KEY: encode(self.plan.next_offsets), RUN_KEY: self.run_id, MODE_KEY: self.mode}
+        result.version = self.table.commit(files, {**(properties or {}), **stored})
         result.committed = True
         return result
 

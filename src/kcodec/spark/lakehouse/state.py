@@ -8,12 +8,22 @@ from dataclasses import dataclass, field
 from kcodec.errors import KcodecError, needs_extra
 from kcodec.spark.lakehouse.offsets import TopicPartition
 
-__all__ = ["OFFSETS_KEY", "RUN_KEY", "MODE_KEY", "TableState", "ConcurrentCommitError", "MissingTableLibraryError"]
+__all__ = [
+    "OFFSETS_KEY",
+    "RUN_KEY",
+    "MODE_KEY",
+    "STREAM_KEY",
+    "TableState",
+    "ConcurrentCommitError",
+    "MissingTableLibraryError",
+]
 
 #: the keys kcodec stores in an Iceberg snapshot's summary and a Delta commit's info
 OFFSETS_KEY = "kcodec.offsets"
 RUN_KEY = "kcodec.run-id"
 MODE_KEY = "kcodec.mode"
+#: a stream's commit: ``{"stream": <Spark query id>, "batch": <batch id>}``
+STREAM_KEY = "kcodec.stream-batch"
 
 
 @dataclass
@@ -23,6 +33,7 @@ class TableState:
     run_ids: set[str] = field(default_factory=set)  # runs some commit (current or past) took files from
     version: str | None = None  # the snapshot id / table version the run started from
     mode: str | None = None  # the mode the table was written in (append or upsert)
+    stream_batch: str | None = None  # STREAM_KEY of the newest kcodec commit, when a stream made it
 
 
 class ConcurrentCommitError(KcodecError):
