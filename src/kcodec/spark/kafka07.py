@@ -31,7 +31,7 @@ from kcodec.records.kafka07 import Kafka07Reader
 from kcodec.records.source import open_input
 from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from kcodec.spark.arrow import arrow_schema
-from kcodec.spark.options import OptionError, ReadOptions
+from kcodec.spark.options import RANGE_OPTIONS, OptionError, ReadOptions
 from kcodec.spark.planning import Split
 from kcodec.spark.read import CorruptSegmentError, Reporter
 
@@ -40,12 +40,7 @@ __all__ = ["refuse_for_kafka07", "Kafka07Split", "read_kafka07_split"]
 #: Read options a 0.7 read refuses whenever they are given (``isolationLevel``, ``view``, ``startingOffsets``
 #: and ``endingOffsets`` only for values other than reading everything).
 _REFUSED = (
-    "startingOffset",
-    "endingOffset",
-    "startingTimestamp",
-    "endingTimestamp",
-    "startingOffsetsByTimestamp",
-    "endingOffsetsByTimestamp",
+    *(n for n in RANGE_OPTIONS if n not in ("startingOffsets", "endingOffsets")),
     "startingOffsetsByTimestampStrategy",
     "subscribe",
     "subscribePattern",

@@ -548,6 +548,19 @@ OPTIONS: tuple[Option, ...] = (
     Option(SAVE_MODE_OPTION, "choice", "append", "Spark's save mode", _WRITING, choices=SAVE_MODES, documented=False),
 )
 
+#: The read options that bound a read by offset or timestamp (one list for the reads that take the whole log
+#: or choose the range themselves: Kafka 0.7 partitions, the table pipeline)
+RANGE_OPTIONS = (
+    "startingOffsets",
+    "endingOffsets",
+    "startingOffset",
+    "endingOffset",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+)
+
 _BY_NAME = {o.name: o for o in OPTIONS}
 
 

@@ -10,6 +10,7 @@ from kcodec.errors import KcodecError
 from kcodec.spark.lakehouse import MODES
 from kcodec.spark.lakehouse.offsets import TopicPartition, tp_text
 from kcodec.spark.lakehouse.run import RunResult, TableRun, open_table
+from kcodec.spark.options import RANGE_OPTIONS
 
 __all__ = [
     "run_table_pipeline",
@@ -21,20 +22,7 @@ __all__ = [
 ]
 
 #: read options a table run sets itself, from the offsets the table stores
-READ_OPTIONS_CHOSEN = (
-    "assign",
-    "subscribePattern",
-    "startingOffsets",
-    "endingOffsets",
-    "startingOffset",
-    "endingOffset",
-    "startingTimestamp",
-    "endingTimestamp",
-    "startingOffsetsByTimestamp",
-    "endingOffsetsByTimestamp",
-    "topic",
-    "partition",
-)
+READ_OPTIONS_CHOSEN = ("assign", "subscribePattern", *RANGE_OPTIONS, "topic", "partition")
 
 #: the side table of rows ``--mode upsert`` cannot place, and why
 REJECTED_TABLE = "records_rejected"
