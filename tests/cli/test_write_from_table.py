@@ -13,7 +13,7 @@ pytest.importorskip("pyiceberg")
 pytest.importorskip("deltalake")
 
 from kcodec.cli import main  # noqa: E402
-from kcodec.tools.from_table import EXACT_COLUMNS  # noqa: E402
+from kcodec.tools.from_table import exact_columns  # noqa: E402
 from tests.helpers.paths import TESTS  # noqa: E402
 from tests.helpers.records_table import records_table, write_table  # noqa: E402
 
@@ -52,7 +52,7 @@ def test_from_an_iceberg_catalog_with_the_table_printed(tmp_path, capsys):
 
 
 def test_json_and_an_older_table(tmp_path, capsys):
-    table, _ = write_table("delta", records_table(SAMPLES / "orders-1", drop=EXACT_COLUMNS), tmp_path / "lake")
+    table, _ = write_table("delta", records_table(SAMPLES / "orders-1", drop=exact_columns()), tmp_path / "lake")
     code, out, _ = run(capsys, "write", "--from-table", table, tmp_path / "restored", "--json")
     assert code == 0
     got = json.loads(out)
@@ -70,7 +70,7 @@ def test_json_and_an_older_table(tmp_path, capsys):
         "movedAtOffset",
         "segmentsIdentical",
     }
-    assert got["columnsMissing"] == list(EXACT_COLUMNS)
+    assert got["columnsMissing"] == list(exact_columns())
     (p,) = got["partitions"]
     assert (p["topic"], p["partition"], p["records"], p["batches"], p["unchecked"]) == ("orders", 1, 500, 10, 10)
     assert p["segmentsIdentical"] is False

@@ -23,7 +23,7 @@ from kcodec.records.encode import encode_batch  # noqa: E402
 from kcodec.records.model import TimestampType  # noqa: E402
 from kcodec.records.reader import read_batches  # noqa: E402
 from kcodec.tools import from_table  # noqa: E402
-from kcodec.tools.from_table import EXACT_COLUMNS, TableError, open_table, rebuild  # noqa: E402
+from kcodec.tools.from_table import TableError, exact_columns, open_table, rebuild  # noqa: E402
 from tests.helpers.client_logs import client_log  # noqa: E402
 from tests.helpers.paths import TESTS  # noqa: E402
 from tests.helpers.records_table import TABLE_FORMATS, records_table, write_table  # noqa: E402
@@ -112,8 +112,8 @@ def test_a_table_without_control_records_says_where_segments_differ(tmp_path):
 
 def test_an_older_table_is_rebuilt_record_for_record(tmp_path):
     """Without the exact columns: same records, CRC-valid, and the report says identity was not checked."""
-    reports, lacking = rebuilt(records_table(SAMPLES, drop=EXACT_COLUMNS), tmp_path)
-    assert lacking == list(EXACT_COLUMNS)
+    reports, lacking = rebuilt(records_table(SAMPLES, drop=exact_columns()), tmp_path)
+    assert lacking == list(exact_columns())
     assert all(r.unchecked == r.batches and r.identical == 0 for r in reports)
     for seg in sorted((tmp_path / "out").glob("*/*.log")):
         assert all(b.crc_valid for b in read_batches(seg, strict=True))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -32,10 +31,10 @@ from kcodec.internal_topics.groups import ConsumerGroupMembers
 from kcodec.internal_topics.json_converter import compact_json, kafka_json
 from kcodec.internal_topics.registry import InternalRecord, UnknownRecordTypeError, decode_control, decode_internal
 from kcodec.records.model import Record
+from kcodec.records.view_columns import Column
 from kcodec.runtime.varint import INT64_MAX
 
 __all__ = [
-    "ViewColumn",
     "ViewRecordError",
     "VIEWS",
     "VIEW_TOPICS",
@@ -44,15 +43,6 @@ __all__ = [
     "ViewRows",
     "rows_to_batch",
 ]
-
-
-@dataclass(frozen=True)
-class ViewColumn:
-    name: str
-    spark: str  # Spark SQL type, as DataType.simpleString() prints it
-    arrow: pa.DataType
-    doc: str
-    ddl_type: str | None = None  # as kcodec.spark.arrow.Column's: the DDL spelling when it differs
 
 
 class ViewRecordError(DecodeError):
@@ -109,7 +99,7 @@ _COUNTS = pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value"
 _COUNTS_SPARK = "map<string,bigint>"
 
 
-def _c(name: str, spark: str, doc: str) -> ViewColumn:
+def _c(name: str, spark: str, doc: str) -> Column:
     arrow = {
         "string": pa.string(),
         "int": pa.int32(),
@@ -122,10 +112,10 @@ def _c(name: str, spark: str, doc: str) -> ViewColumn:
         "double": pa.float64(),
         _COUNTS_SPARK: _COUNTS,
     }[spark]
-    return ViewColumn(name, spark, arrow, doc)
+    return Column(name, spark, arrow, doc)
 
 
-def view_column(name: str, spark: str, doc: str) -> ViewColumn:
+def view_column(name: str, spark: str, doc: str) -> Column:
     """A view's column by its Spark type name (``bigint``, ``map<string,bigint>`` ...): the one mapping of
     these names to Arrow types, shared by the housekeeping views (:mod:`kcodec.spark.housekeeping_columns`)."""
     return _c(name, spark, doc)
@@ -139,7 +129,7 @@ _RECORD = (
     _c("sourcePartition", "int", "the partition of the internal topic the record is in"),
 )
 
-VIEWS: dict[str, tuple[ViewColumn, ...]] = {
+VIEWS: dict[str, tuple[Column, ...]] = {
     "consumerOffsets": (
         _c("group", "string", "consumer group id"),
         _c("topic", "string", "committed topic"),
@@ -212,7 +202,7 @@ _RECORD_NAMES = {
 }
 
 
-def view_columns(view: str) -> tuple[ViewColumn, ...]:
+def view_columns(view: str) -> tuple[Column, ...]:
     return VIEWS[view]
 
 
@@ -472,7 +462,7 @@ class ViewRows:
         return out
 
 
-def rows_to_batch(rows: Iterable[dict], columns: Iterable[tuple[ViewColumn, bool]]) -> pa.RecordBatch:
+def rows_to_batch(rows: Iterable[dict], columns: Iterable[tuple[Column, bool]]) -> pa.RecordBatch:
     """Rows as an Arrow record batch of ``columns`` ((column, nullable) pairs): a missing value is null."""
     rows = list(rows)
     cols = list(columns)

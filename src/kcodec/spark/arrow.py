@@ -18,13 +18,15 @@ a record without headers), so a Kafka job can switch sources unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kcodec.records import arrow as t
+from kcodec.records.view_columns import KAFKA_SOURCE_COLUMNS as _KAFKA_SOURCE
+from kcodec.records.view_columns import RECORD_COLUMNS, Column, names
+from kcodec.records.view_columns import SPARK_HEADERS as _HEADERS
+from kcodec.records.view_columns import SPARK_TIMESTAMP as _TS
 from kcodec.spark.options import OptionError
 
 if TYPE_CHECKING:
@@ -45,73 +47,11 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Column:
-    name: str
-    spark: str  # Spark SQL type, as DataType.simpleString() prints it
-    arrow: pa.DataType
-    doc: str
-    ddl_type: str | None = None  # the DDL spelling when it differs (a typed value's struct: field names quoted)
-
-
-_HEADERS = pa.list_(pa.field("element", t.header_struct(key_nullable=True), nullable=True))
-_TS = pa.timestamp("us", tz="UTC")
 _SIZES = pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value", pa.int64(), nullable=True))
 
-RECORD_COLUMNS: tuple[Column, ...] = (
-    # Spark's Kafka source (KAFKA_SOURCE_COLUMNS)
-    Column("key", "binary", t.KEY, "record key (null for none)"),
-    Column("value", "binary", t.VALUE, "record value (null for a tombstone)"),
-    Column("topic", "string", pa.string(), "from the partition directory name, or the topic option"),
-    Column("partition", "int", pa.int32(), "from the partition directory name, or the partition option"),
-    Column("offset", "bigint", t.OFFSET, "absolute offset"),
-    Column("timestamp", "timestamp", _TS, "record timestamp (the batch's under LogAppendTime)"),
-    Column("timestampType", "int", t.TIMESTAMP_TYPE, "Kafka's id: -1 none (v0), 0 CreateTime, 1 LogAppendTime"),
-    Column("headers", "array<struct<key:string,value:binary>>", _HEADERS, "null when the record has none"),
-    # batch metadata
-    Column("magic", "int", pa.int32(), "message format of the batch: 0, 1 or 2"),
-    Column("baseOffset", "bigint", pa.int64(), "the batch's base offset"),
-    Column("producerId", "bigint", pa.int64(), "-1 when none"),
-    Column("producerEpoch", "int", pa.int32(), "-1 when none"),
-    Column("baseSequence", "int", pa.int32(), "-1 when none"),
-    Column("isTransactional", "boolean", pa.bool_(), "the batch's transactional flag"),
-    Column("isControl", "boolean", pa.bool_(), "the batch holds a control record (COMMIT/ABORT marker ...)"),
-    Column("partitionLeaderEpoch", "int", pa.int32(), "-1 when none"),
-    Column("compression", "string", pa.string(), "none, gzip, snappy, lz4 or zstd"),
-    Column("batchPosition", "bigint", t.POSITION, "byte position of the batch in its segment"),
-    Column("segment", "string", pa.string(), "the segment file"),
-    Column("crcValid", "boolean", pa.bool_(), "whether the batch CRC holds (false rows only with verifyCrc=false)"),
-    # what rebuilding the batch byte for byte needs beyond the above (`kcodec write --from-table`); last, so the
-    # columns before keep their places
-    Column(
-        "lastOffset",
-        "bigint",
-        pa.int64(),
-        "the batch's last offset (past its last record's when compaction removed records at its end)",
-    ),
-    Column(
-        "deleteHorizonMs",
-        "bigint",
-        pa.int64(),
-        "the batch's delete horizon (ms) when its attributes carry one (v2, set by compaction), else null",
-    ),
-    Column(
-        "crc",
-        "bigint",
-        pa.int64(),
-        "the batch's stored CRC (v2: CRC-32C; v0/v1: the log entry's CRC-32), to check a rebuilt batch against",
-    ),
-    Column(
-        "storedTimestampMs",
-        "bigint",
-        pa.int64(),
-        "in a LogAppendTime v2 batch, the record's own (producer's) timestamp the batch still stores, which "
-        "timestamp replaces by the broker's; else null",
-    ),
-)
 
 #: The columns of Spark's own Kafka source, in its order (``headers`` with ``includeHeaders=true``).
-KAFKA_SOURCE_COLUMNS = tuple(c.name for c in RECORD_COLUMNS[: [c.name for c in RECORD_COLUMNS].index("headers") + 1])
+KAFKA_SOURCE_COLUMNS = names(_KAFKA_SOURCE)
 
 BATCH_COLUMNS: tuple[Column, ...] = (
     Column("topic", "string", pa.string(), "from the partition directory name, or the topic option"),
@@ -156,10 +96,10 @@ def columns_for(view: str, sizes: bool = False) -> tuple[Column, ...]:
         from kcodec.spark.housekeeping_columns import HOUSEKEEPING_VIEWS
 
         if view in HOUSEKEEPING_VIEWS:
-            return HOUSEKEEPING_VIEWS[view]  # type: ignore[return-value]
+            return HOUSEKEEPING_VIEWS[view]
         from kcodec.internal_topics.views import view_columns
 
-        return view_columns(view)  # type: ignore[return-value]
+        return view_columns(view)
     if view == "batches":
         return BATCH_COLUMNS + ((SIZES_COLUMN,) if sizes else ())
     return RECORD_COLUMNS

@@ -4,7 +4,8 @@ and schema code can name the views without importing it."""
 
 from __future__ import annotations
 
-from kcodec.internal_topics.views import ViewColumn, view_column
+from kcodec.internal_topics.views import view_column
+from kcodec.records.view_columns import Column
 
 __all__ = ["HOUSEKEEPING_VIEWS"]
 
@@ -17,7 +18,7 @@ _PARTITION = (
 )
 
 #: The columns of each housekeeping view, declared once (the table in docs/spark.md names them).
-HOUSEKEEPING_VIEWS: dict[str, tuple[ViewColumn, ...]] = {
+HOUSEKEEPING_VIEWS: dict[str, tuple[Column, ...]] = {
     "producers": (
         *_PARTITION,
         _c("producerId", "bigint", "the producer id"),

@@ -54,32 +54,22 @@ from kcodec.records.decode import decode_entry
 from kcodec.records.encode import convert_batches
 from kcodec.records.model import Batch, Record, TimestampType
 
-__all__ = ["TableError", "PartitionReport", "open_table", "rebuild", "REQUIRED_COLUMNS", "EXACT_COLUMNS"]
+__all__ = ["TableError", "PartitionReport", "open_table", "rebuild", "required_columns", "exact_columns"]
 
-#: The records view's columns (kcodec.spark.arrow.RECORD_COLUMNS) a rebuild needs.
-REQUIRED_COLUMNS = (
-    "topic",
-    "partition",
-    "offset",
-    "timestamp",
-    "timestampType",
-    "key",
-    "value",
-    "headers",
-    "magic",
-    "baseOffset",
-    "producerId",
-    "producerEpoch",
-    "baseSequence",
-    "isTransactional",
-    "isControl",
-    "partitionLeaderEpoch",
-    "compression",
-    "batchPosition",
-    "segment",
-)
-#: The columns that make a rebuild exact and checkable; older tables lack them.
-EXACT_COLUMNS = ("lastOffset", "deleteHorizonMs", "crc", "storedTimestampMs")
+
+def required_columns() -> tuple[str, ...]:
+    """The records view's columns a rebuild needs (:mod:`kcodec.records.view_columns`; needs pyarrow)."""
+    from kcodec.records.view_columns import BATCH_FIELD_COLUMNS, KAFKA_SOURCE_COLUMNS, names
+
+    return names(KAFKA_SOURCE_COLUMNS + BATCH_FIELD_COLUMNS)
+
+
+def exact_columns() -> tuple[str, ...]:
+    """The columns that make a rebuild exact and checkable; older tables lack them."""
+    from kcodec.records.view_columns import REBUILD_EXACT_COLUMNS, names
+
+    return names(REBUILD_EXACT_COLUMNS)
+
 
 WINDOW_ROWS = 65536  # rows read at a time: a window of a partition's offsets
 
@@ -434,7 +424,7 @@ def rebuild_partition(table: _Table, topic: str, partition: int, directory: Path
     """One topic-partition's segments written in ``directory`` (``final``: where they will be published)."""
     report = PartitionReport(topic, partition, str(final))
     where = f"{table.name}: {topic}-{partition}"
-    columns = list(REQUIRED_COLUMNS) + [c for c in EXACT_COLUMNS if c in table.columns]
+    columns = list(required_columns()) + [c for c in exact_columns() if c in table.columns]
     writer: SegmentWriter | None = None
     segment: Any = object()  # the source segment being rebuilt
     position = 0  # where the next batch lands in the segment being written
@@ -490,13 +480,13 @@ def rebuild(table: _Table, out: Path) -> tuple[list[PartitionReport], list[str]]
     lacks). The partition directories appear together or not at all: they are built in a staging
     directory of ``out`` and published by kcodec's commit of partition directories
     (:mod:`kcodec.log.commit`), which the next run finishes or rolls back after a kill."""
-    missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
+    missing = [c for c in required_columns() if c not in table.columns]
     if missing:
         raise TableError(
             f"{table.name}: not a table of kcodec's records rows: no column {', '.join(missing)} "
             "(written by kcodec pipeline's records table, or the kafka-segments source's records view)"
         )
-    lacking = [c for c in EXACT_COLUMNS if c not in table.columns]
+    lacking = [c for c in exact_columns() if c not in table.columns]
     fs, root = resolve(os.fspath(out))
     fs.makedirs(root)
     job = f"from-table-{uuid.uuid4().hex[:12]}"
