@@ -13,7 +13,7 @@ from kcodec.log.partition import Partition
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.records.framing import producer_header
 from kcodec.records.producer_state import ProducerStateChecker
-from kcodec.tools.txn import read_coordinator, walk_partition
+from kcodec.tools.txn import CompletedTxn, read_coordinator, walk_partition
 from tests.helpers.txn_logs import HANGING, snapshot_bytes, write_events, write_orders, write_txn_log_dir
 
 
@@ -37,6 +37,7 @@ def test_transactions_of_a_partition(log_dir: Path) -> None:
         (1002, True, None, None, 5, 0),  # empty: a marker and no data
     ]
     assert done[0].duration_ms == 2 and done[0].coordinator_epoch == 5 and done[2].duration_ms is None
+
     summary = {p.producer_id: (p.committed, p.aborted, p.empty) for p in found.producers.values()}
     assert summary[1000] == (1, 0, 0) and summary[1001] == (0, 1, 0) and summary[1002] == (0, 0, 1)
     assert [(t.producer_id, t.producer_epoch, t.first_offset, t.last_offset, t.records) for t in found.open] == [
@@ -316,3 +317,14 @@ def test_a_log_past_retention_starts_from_its_snapshot(tmp_path: Path, next_seq:
     assert [a.kind for a in found.anomalies] == anomalies
     assert [(t.producer_id, t.first_offset) for t in found.open] == [(1001, 12)] and found.last_stable_offset == 12
     assert found.snapshot_problems == []
+
+
+@pytest.mark.parametrize(
+    ("first", "marker", "expected"),
+    [(1000, 1500, 500), (1000, 1000, 0), (1000, 0, None), (1000, 999, None), (-1, 5, None), (None, 5, None)],
+)
+def test_a_transactions_duration_is_never_negative(first, marker, expected) -> None:
+    # a marker stamped before its data (another clock; librdkafka's mock coordinator stamps markers 0): no
+    # duration, rather than a negative one
+    txn = CompletedTxn(1, 0, True, 0, 0, 1, 0, 1, first, marker)
+    assert txn.duration_ms == expected

@@ -129,9 +129,13 @@ class CompletedTxn:
 
     @property
     def duration_ms(self) -> int | None:
-        if self.first_timestamp is None or self.first_timestamp < 0 or self.marker_timestamp < 0:
+        """From the first data record's timestamp to the marker's; None when either is missing, or when the
+        marker is stamped before the data (the producer's clock against the coordinator's: no duration can
+        be told; librdkafka's mock coordinator stamps its markers 0)."""
+        first, marker = self.first_timestamp, self.marker_timestamp
+        if first is None or first < 0 or marker < first:
             return None
-        return self.marker_timestamp - self.first_timestamp
+        return marker - first
 
     def as_dict(self) -> dict:
         return {
