@@ -131,3 +131,24 @@ def test_every_reason_is_met(tmp_path):
             got = _both(p, first_dirty_offset=0, **settings)
             seen |= {reason for reason, n in got["removed"].items() if n}
     assert seen == set(REASONS)
+
+
+def test_a_wide_offset_gap_in_the_mapped_range(tmp_path):
+    """Over a gap of millions of offsets the filter looks keys up instead of marking every offset."""
+    segs = [[data(0, _mixed(0, 30, 11)), data(3_000_000, _mixed(30, 30, 11))], [data(3_000_030, [(b"z", b"1")])]]
+    part = write_partition(tmp_path / "t-0", segs)
+    got = _both(part)
+    assert got["removed"]["superseded"] and got["removed"]["null_key"]
+
+
+def test_a_range_that_ends_inside_a_segment_at_an_open_transaction(tmp_path):
+    """Records of the range's last segment past its end are in the map (as before): the ones before them
+    with the same key are superseded by either path."""
+    segs = [
+        [data(0, _mixed(0, 30, 7)), data(30, _mixed(30, 5, 7), pid=5, epoch=0, seq=0, txn=True)],  # open
+        [data(35, _mixed(35, 10, 7))],
+        [data(45, [(b"z", b"z")])],
+    ]
+    part = write_partition(tmp_path / "t-0", segs)
+    got = _both(part)
+    assert got["firstUncleanableOffset"] == 30 and got["removed"]["superseded"]

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import and_, ge, is_, is_not, itemgetter
+from operator import and_, ge, is_, is_not, itemgetter, sub
 
 from kcodec.errors import DecodeError, KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
@@ -52,6 +52,9 @@ REASONS = ("superseded", "null_key", "aborted", "tombstone", "marker")
 _ABORT = CONTROL_RECORD_TYPE["abort"]
 _COMMIT = CONTROL_RECORD_TYPE["commit"]
 _INT32_MAX = (1 << 31) - 1
+#: the latest-offset marks take a byte per offset of the mapped range, unless it holds more offsets than this
+#: many per key (plus the second figure): wide offset gaps, where looking keys up costs less memory
+_MAX_MARKS_PER_KEY, _MARKS_ALWAYS = 8, 1 << 20
 _OFFSET, _KEY, _VALUE = (itemgetter(Record._fields.index(name)) for name in ("offset", "key", "value"))
 
 
@@ -263,18 +266,33 @@ def _keys_and_offsets(raw: bytes, batch: Batch):
 
 
 class _OffsetMap:
-    """SkimpyOffsetMap: key -> latest offset, ``capacity`` keys at most, and the latest offset mapped."""
+    """SkimpyOffsetMap: key -> latest offset, ``capacity`` keys at most, and the latest offset mapped.
+    Once built, ``latest`` marks the map's offsets (a byte per offset from ``start``: 1 where a record is
+    the latest of its key), so the filter decides a record of the mapped range without hashing its key."""
 
-    def __init__(self, capacity: int):
+    def __init__(self, capacity: int, start: int):
         self.capacity = capacity
         self.offsets: dict[bytes, int] = {}
         self.latest_offset = -1
         self.full = False
+        self.start = start
+        self.latest: bytearray | None = None
+
+    def mark_latest(self) -> None:
+        # keys put past the latest offset (from the batch that filled the map, or past the range's end in its
+        # last segment) are marked too: the filter reads marks up to the latest offset only
+        offsets = self.offsets.values()
+        span = max(self.latest_offset, max(offsets, default=-1)) - self.start + 1
+        if span <= 0 or span > _MAX_MARKS_PER_KEY * len(self.offsets) + _MARKS_ALWAYS:
+            return  # a range of wide offset gaps: the filter looks keys up instead
+        marks = bytearray(span)
+        deque(map(marks.__setitem__, map(sub, offsets, repeat(self.start)), repeat(1)), maxlen=0)
+        self.latest = marks
 
 
 def _build_offset_map(plan: CleanPlan) -> _OffsetMap:
     start, end = plan.first_dirty_offset, plan.first_uncleanable_offset
-    offset_map = _OffsetMap(plan.config.max_map_entries)
+    offset_map = _OffsetMap(plan.config.max_map_entries, start)
     if offset_map.capacity < 1:
         raise KcodecError("the offset map holds no key: raise --dedupe-buffer-size (log.cleaner.dedupe.buffer.size)")
     dirty = plan.segments_between(start, end)
@@ -286,6 +304,7 @@ def _build_offset_map(plan: CleanPlan) -> _OffsetMap:
             offset_map.full = True
             break
         offset_map.latest_offset = next_start - 1  # over an offset gap, to the segment's end
+    offset_map.mark_latest()
     return offset_map
 
 
@@ -524,24 +543,35 @@ def _retained(batch: Batch, offset_map: _OffsetMap, discard_records: bool, keep_
 
 def _retained_in_map(records: list, offset_map: _OffsetMap, keep_deletes: bool, result: CleanResult):
     """:func:`_retained` for a data batch wholly inside the offset map, with no --key: _reason's rules over
-    the batch's columns, each step a loop in C (``map`` over the records), no Python per record."""
+    the batch's columns, each step a loop in C (``map`` over the records), no Python per record. In the
+    map's range a record stays when it is marked the latest of its key (a null key never is); before it
+    (the clean segments) when its key is not in the map."""
     n = len(records)
     keys = list(map(_KEY, records))
-    # not superseded: the map's offset for the key is not later (a null key is never in the map: -1)
-    keep = list(map(ge, map(_OFFSET, records), map(offset_map.offsets.get, keys, repeat(-1, n))))
-    superseded = keep.count(False)
+    null_keys = keys.count(None)
+    first, last, marks, start = records[0].offset, records[-1].offset, offset_map.latest, offset_map.start
+    keep: bytes | bytearray | list
+    if marks is not None and first >= start:
+        if last - first + 1 == n:  # no offset gap: the batch's marks in one slice
+            keep = marks[first - start : last - start + 1]
+        else:
+            keep = bytes(map(marks.__getitem__, map(sub, map(_OFFSET, records), repeat(start))))
+        superseded = keep.count(0) - null_keys
+    else:  # the map's offset for the key is not later (a null key is never in the map: -1)
+        keep = list(map(ge, map(_OFFSET, records), map(offset_map.offsets.get, keys, repeat(-1, n))))
+        superseded = keep.count(False)
+        if null_keys:
+            keep = list(map(and_, keep, map(is_not, keys, repeat(None, n))))
     if superseded:
         result.removed["superseded"] += superseded
-    null_keys = keys.count(None)
     if null_keys:
         result.removed["null_key"] += null_keys
-        keep = list(map(and_, keep, map(is_not, keys, repeat(None, n))))
     values = list(map(_VALUE, records))
     if None in values:  # tombstones
         if not keep_deletes:
-            kept_before = keep.count(True)
+            kept_before = n - keep.count(0)
             keep = list(map(and_, keep, map(is_not, values, repeat(None, n))))
-            gone = kept_before - keep.count(True)
+            gone = kept_before - (n - keep.count(0))
             if gone:
                 result.removed["tombstone"] += gone
         else:
