@@ -272,7 +272,7 @@ class _OffsetMap:
 
     def __init__(self, capacity: int, start: int):
         self.capacity = capacity
-        self.offsets: dict[bytes, int] = {}
+        self.offsets: dict[bytes | None, int] = {}  # None only while a batch is put (see _map_segment)
         self.latest_offset = -1
         self.full = False
         self.start = start
