@@ -393,4 +393,5 @@ def test_partition_target_against_verify() -> None:
         results = [row("compact_partition", compact_s), row("verify_partition", 1.0)]
         (t,) = [t for t in report.targets(results, None) if t["target"].startswith("compact dry run")]
         assert (t["verdict"], round(t["measured"], 2), t["required"]) == (verdict, compact_s, "<= 3x")
-    assert compact_rows.shape(1024) == (19_884_000, 9_942_000)  # the 1 GiB and 10 M keys
+    records, keys = compact_rows.shape(1024)
+    assert records > 20_000_000 and keys > 10_000_000  # the 10 M keys (the rows check 1 GiB: their bytes)
