@@ -214,7 +214,7 @@ def test_write_and_convert_rows_write_every_record(impl) -> None:
     w = build_workload(120, 50, codecs=("none", "lz4"), v1=False, command=main)
     for op, name in (("write", "write-{}lz4.log"), ("convert", "convert-{}lz4.log")):
         assert implementations.ADAPTERS[(impl, op)](w, 2, "lz4")() == w.records
-        out = command_rows._scratch() / name.format("" if impl == "kcodec" else impl + "-")
+        out = command_rows.scratch() / name.format("" if impl == "kcodec" else impl + "-")
         got = [r for b in read_batches(out) for r in b.records]
         assert [(r.key, r.value, r.timestamp) for r in got] == list(zip(w.keys, w.values, w.timestamps))
         assert {b.compression for b in read_batches(out)} == {"lz4"}
