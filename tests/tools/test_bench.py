@@ -214,7 +214,7 @@ def test_write_and_convert_rows_write_every_record(impl) -> None:
     w = build_workload(120, 50, codecs=("none", "lz4"), v1=False, command=main)
     for op, name in (("write", "write-{}lz4.log"), ("convert", "convert-{}lz4.log")):
         assert implementations.ADAPTERS[(impl, op)](w, 2, "lz4")() == w.records
-        out = command_rows._scratch() / name.format("" if impl == "kcodec" else impl + "-")
+        out = command_rows.scratch() / name.format("" if impl == "kcodec" else impl + "-")
         got = [r for b in read_batches(out) for r in b.records]
         assert [(r.key, r.value, r.timestamp) for r in got] == list(zip(w.keys, w.values, w.timestamps))
         assert {b.compression for b in read_batches(out)} == {"lz4"}
@@ -337,3 +337,61 @@ def test_encode_target_against_the_compressor_alone() -> None:
     assert got[("encode time vs the compressor alone at the same level", "gzip")] == "PASS"
     assert got[("encode time vs the compressor alone at the same level", "zstd")] == "FAIL"
     assert implementations.codecs_for("compress", CODECS) == ("gzip", "zstd")
+
+
+def test_partition_rows_time_compact_and_verify_on_one_partition() -> None:
+    """--operations compact_partition,verify_partition (named only): both commands on the same small
+    partition, and the target says it is not the issue's 1 GiB."""
+    code, out, _ = _run(
+        "bench",
+        "--records",
+        "300",
+        "--repeats",
+        "1",
+        "--segment-mib",
+        "0",
+        "--only",
+        "kcodec",
+        "--codecs",
+        "none",
+        "--operations",
+        "compact_partition,verify_partition",
+        "--partition-mib",
+        "1",
+    )
+    assert code == EXIT_OK
+    table = _table(out)
+    assert set(table) == {("kcodec", "compact_partition", "none"), ("kcodec", "verify_partition", "none")}
+    assert all(cells[3] != "n/a" for cells in table.values())
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("| compact dry run vs verify")]
+    assert "<= 3x" in line and "n/a" in line and "1 GiB" in line
+
+
+def test_partition_for_the_compact_rows_has_every_key_twice(tmp_path) -> None:
+    from collections import Counter
+
+    from kcodec.bench import compact_rows
+    from kcodec.log.partition import Partition
+
+    records, keys = compact_rows.build_partition(tmp_path / "bench-0", 2)
+    part = Partition(tmp_path / "bench-0")
+    assert len(part.segments) == compact_rows.SEGMENTS
+    got = list(part.iter_records())
+    assert [r.offset for r in got] == list(range(records))
+    counts = Counter(r.key for r in got)
+    assert len(counts) == keys and set(counts.values()) == {2}
+    assert sum(r.value is None for r in got) == records // compact_rows.TOMBSTONE_EVERY
+
+
+def test_partition_target_against_verify() -> None:
+    from kcodec.bench import compact_rows
+
+    def row(op, seconds, size=1 << 30):
+        return runner.Result("kcodec", op, "none", 1000, size, [seconds])
+
+    for compact_s, verdict in ((2.9, "PASS"), (3.1, "FAIL")):
+        results = [row("compact_partition", compact_s), row("verify_partition", 1.0)]
+        (t,) = [t for t in report.targets(results, None) if t["target"].startswith("compact dry run")]
+        assert (t["verdict"], round(t["measured"], 2), t["required"]) == (verdict, compact_s, "<= 3x")
+    records, keys = compact_rows.shape(1024)
+    assert records > 20_000_000 and keys > 10_000_000  # the issue's 10 M keys (the rows check 1 GiB: their bytes)

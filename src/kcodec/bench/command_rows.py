@@ -21,14 +21,15 @@ from kcodec.bench.workload import ENCODE_LEVELS, Workload
 _SCRATCH: list[tempfile.TemporaryDirectory] = []  # lives as long as the process: the rows' input files
 
 
-def _scratch() -> Path:
+def scratch() -> Path:
+    """The directory the rows' input and output files live in, as long as the process."""
     if not _SCRATCH:
         _SCRATCH.append(tempfile.TemporaryDirectory(prefix="kcodec-bench-"))
     return Path(_SCRATCH[0].name)
 
 
 def _file(name: str, data: bytes) -> Path:
-    path = _scratch() / name
+    path = scratch() / name
     if not path.exists() or path.stat().st_size != len(data):
         path.write_bytes(data)
     return path
@@ -69,14 +70,14 @@ def _cli(w: Workload, argv: list, records: int):
 
 def _kcodec_write(w: Workload, magic: int, codec: str):
     src = _file(f"write-{w.records}.jsonl", json_lines(w))
-    out = _scratch() / f"write-{codec}.log"
+    out = scratch() / f"write-{codec}.log"
     argv = ["write", out, "-i", src, "--encoding", "hex", "--compression", codec, "--batch-size", w.batch_size]
     return _cli(w, argv + _level(codec), w.records)
 
 
 def _kcodec_convert(w: Workload, magic: int, codec: str):
     src = _file(f"log-{w.records}-none.log", w.blob(2, "none"))
-    out = _scratch() / f"convert-{codec}.log"
+    out = scratch() / f"convert-{codec}.log"
     return _cli(w, ["convert", src, out, "--magic", "2", "--compression", codec] + _level(codec), w.records)
 
 
@@ -91,7 +92,7 @@ def _kcodec_dump_json(w: Workload, magic: int, codec: str):
 def _kcodec_compact(w: Workload, magic: int, codec: str):
     """The v2 log as a partition directory of four segments (the last one active), then one dry-run round of
     the log cleaner over the other three: the offset map and every record filtered, as a broker would."""
-    directory = _scratch() / f"compact-{w.records}-{codec}" / "bench-0"
+    directory = scratch() / f"compact-{w.records}-{codec}" / "bench-0"
     if not directory.is_dir():
         from kcodec.log.writer import SegmentWriter
 
@@ -115,7 +116,7 @@ def _client_write(impl: str):
         _, builder_class = client_modules(impl)
         client_codec_check(impl, codec)
         src = _file(f"write-{w.records}.jsonl", json_lines(w))
-        out = _scratch() / f"write-{impl}-{codec}.log"
+        out = scratch() / f"write-{impl}-{codec}.log"
         codec_id, size = CODEC_IDS[codec], w.batch_size
 
         def run() -> int:
@@ -147,7 +148,7 @@ def _client_convert(impl: str):
         memory_records, builder_class = client_modules(impl)
         client_codec_check(impl, codec)
         src = _file(f"log-{w.records}-none.log", w.blob(2, "none"))
-        out = _scratch() / f"convert-{impl}-{codec}.log"
+        out = scratch() / f"convert-{impl}-{codec}.log"
         codec_id = CODEC_IDS[codec]
 
         def run() -> int:

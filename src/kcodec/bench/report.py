@@ -7,7 +7,7 @@ import os
 import platform
 from importlib import metadata
 
-from kcodec.bench import lakehouse_rows
+from kcodec.bench import compact_rows, lakehouse_rows
 from kcodec.bench.implementations import (
     OPERATIONS,
     REFERENCE_OPERATION,
@@ -245,6 +245,7 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
             )
     _spark_targets(ix, check)
     lakehouse_rows.targets(ix, check)
+    compact_rows.targets(ix, check)
     spark_value_targets(ix, check)
     r = ix.get(("kcodec", STREAM_OPERATION, "none"))
     if r is not None:
@@ -429,7 +430,13 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         "(decode_arrow, decompress and memcpy: aiokafka's decode; crc32c: aiokafka's crc; verify: aiokafka's "
         "decode with CRC checks; dump_json and the Spark rows have no equivalent)."
     )
-    described = {**OPERATIONS, **SPARK_OPERATIONS, **lakehouse_rows.OPERATIONS, **SPARK_VALUE_OPERATIONS}
+    described = {
+        **OPERATIONS,
+        **SPARK_OPERATIONS,
+        **lakehouse_rows.OPERATIONS,
+        **SPARK_VALUE_OPERATIONS,
+        **compact_rows.OPERATIONS,
+    }
     for op in dict.fromkeys(r.operation for r in results):
         if op in described:
             lines.append(f"- {op}: {described[op]}.")

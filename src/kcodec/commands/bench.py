@@ -36,7 +36,7 @@ def _choices(values: list[str] | None, allowed: tuple[str, ...], what: str) -> t
 
 def cmd_bench(args: argparse.Namespace) -> int:
     try:
-        from kcodec.bench import lakehouse_rows, memory, report, runner, spark_rows, spark_value_rows
+        from kcodec.bench import compact_rows, lakehouse_rows, memory, report, runner, spark_rows, spark_value_rows
         from kcodec.bench.implementations import OPERATIONS
         from kcodec.bench.workload import build_workload
     except ModuleNotFoundError as exc:
@@ -49,8 +49,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     compressions = _choices(args.codecs, compression_choices(), "codec")
     impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
     require_extra("bench", *(module for impl, module in _LIBRARIES.items() if impl in impls))
-    # the Spark and table rows take minutes: only when named
-    named_only = tuple(spark_rows.OPERATIONS) + tuple(spark_value_rows.OPERATIONS) + tuple(lakehouse_rows.OPERATIONS)
+    # the Spark, table and 1 GiB partition rows take minutes: only when named
+    named_only = (
+        tuple(spark_rows.OPERATIONS)
+        + tuple(spark_value_rows.OPERATIONS)
+        + tuple(lakehouse_rows.OPERATIONS)
+        + tuple(compact_rows.OPERATIONS)
+    )
     operations = _choices(args.operations, tuple(OPERATIONS) + ("stream_segment",) + named_only, "operation")
     if not args.operations:
         operations = tuple(op for op in operations if op not in named_only)
@@ -103,6 +108,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if chosen_tables:
         results += lakehouse_rows.measure(chosen_tables, spark_records, min(args.repeats, 3), say)
         info["table_records"] = spark_records
+
+    chosen_partition = [op for op in compact_rows.OPERATIONS if op in operations and "kcodec" in impls]
+    if chosen_partition:
+        partition_mib = args.partition_mib or (
+            compact_rows.QUICK_PARTITION_MIB if args.quick else compact_rows.FULL_PARTITION_MIB
+        )
+        results += compact_rows.measure(chosen_partition, partition_mib, args.repeats, args.entry_point, say)
+        info["partition_mib"] = partition_mib
 
     machine["load_average_end"] = report.load_average()
     print(report.markdown(results, machine, info, args.repeats, stream), end="")
@@ -160,7 +173,8 @@ def add_parser(sub) -> None:
         "dump_json, compact, v1_decode, v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
         "separated). Named only: spark_read, pipeline, pipeline_no_sizes (they start Spark, local[1] and "
         "local[2], on a segment of --spark-records records: minutes), spark_avro_values, pipeline_avro_values "
-        "(the same records as Schema Registry framed Avro values, local[1])",
+        "(the same records as Schema Registry framed Avro values, local[1]), compact_partition, verify_partition "
+        "(kcodec compact's dry run and kcodec verify on one partition of --partition-mib MiB)",
     )
     p.add_argument(
         "--spark-records",
@@ -174,6 +188,13 @@ def add_parser(sub) -> None:
         metavar="MIB",
         help=f"size of the segment streamed for peak memory (default {FULL_SEGMENT_MIB}, "
         f"--quick {QUICK_SEGMENT_MIB}; 0 skips it)",
+    )
+    p.add_argument(
+        "--partition-mib",
+        type=positive_int,
+        metavar="MIB",
+        help="size of the partition of the compact_partition and verify_partition rows (default 1024: about "
+        "20 M records over 10 M keys; --quick 32)",
     )
     # For the tests and experiments: not part of the documented interface.
     p.add_argument("--records", type=positive_int, help=argparse.SUPPRESS)

@@ -20,15 +20,19 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import and_, ge, is_, is_not, itemgetter, sub
 
 from kcodec.errors import DecodeError, KcodecError
 from kcodec.generated.enums import CONTROL_RECORD_TYPE
-from kcodec.records.decode import decode_entry
+from kcodec.records import projection as kernel_plan
+from kcodec.records.decode import decode_entry, fast_decoders
 from kcodec.records.encode import convert_batches
-from kcodec.records.model import Batch
+from kcodec.records.framing import V2_RECORDS_OFFSET
+from kcodec.records.model import Batch, Record
 from kcodec.records.transactions import AbortedTxn
 from kcodec.tools.compact.plan import CleanPlan, SegmentInfo
 
@@ -48,6 +52,10 @@ REASONS = ("superseded", "null_key", "aborted", "tombstone", "marker")
 _ABORT = CONTROL_RECORD_TYPE["abort"]
 _COMMIT = CONTROL_RECORD_TYPE["commit"]
 _INT32_MAX = (1 << 31) - 1
+#: the latest-offset marks take a byte per offset of the mapped range, unless it holds more offsets than this
+#: many per key (plus the second figure): wide offset gaps, where looking keys up costs less memory
+_MAX_MARKS_PER_KEY, _MARKS_ALWAYS = 8, 1 << 20
+_OFFSET, _KEY, _VALUE = (itemgetter(Record._fields.index(name)) for name in ("offset", "key", "value"))
 
 
 @dataclass(frozen=True)
@@ -233,22 +241,58 @@ def _batches(info: SegmentInfo, strict: bool = True) -> Iterator[tuple[bytes, Ba
         raise exc.replace(message=f"{info.segment.log}: {exc.message}") from None
 
 
+def _materialized(batch: Batch) -> list:
+    """The batch's records as a list: the compiled kernel's lazy sequence builds a record each time it is
+    read, and the passes below read each record more than once."""
+    records = batch.records
+    return records if type(records) is list else list(records)
+
+
+def _keys_and_offsets(raw: bytes, batch: Batch):
+    """(key, offset) of each record of a data batch: for an uncompressed v2 batch, tuples the compiled kernel
+    builds from the stored records (no Record objects: the batch decoded whole, errors raised, already);
+    otherwise from its Records."""
+    f = fast_decoders()
+    if f.project is not None and batch.magic >= 2 and batch.compression == "none" and batch.records:
+        _, _, r_off, r_key, _, _ = f.r
+        plan = (kernel_plan.field(r_key), kernel_plan.plus(r_off, batch.base_offset))
+        pairs, _ = f.project(raw, V2_RECORDS_OFFSET, len(raw), batch.record_count, tuple, plan)
+        return pairs
+    records = _materialized(batch)
+    return zip(map(_KEY, records), map(_OFFSET, records))
+
+
 # ----------------------------------------------------------------------------- the offset map
 
 
 class _OffsetMap:
-    """SkimpyOffsetMap: key -> latest offset, ``capacity`` keys at most, and the latest offset mapped."""
+    """SkimpyOffsetMap: key -> latest offset, ``capacity`` keys at most, and the latest offset mapped.
+    Once built, ``latest`` marks the map's offsets (a byte per offset from ``start``: 1 where a record is
+    the latest of its key), so the filter decides a record of the mapped range without hashing its key."""
 
-    def __init__(self, capacity: int):
+    def __init__(self, capacity: int, start: int):
         self.capacity = capacity
-        self.offsets: dict[bytes, int] = {}
+        self.offsets: dict[bytes | None, int] = {}  # None only while a batch is put (see _map_segment)
         self.latest_offset = -1
         self.full = False
+        self.start = start
+        self.latest: bytearray | None = None
+
+    def mark_latest(self) -> None:
+        # keys put past the latest offset (from the batch that filled the map, or past the range's end in its
+        # last segment) are marked too: the filter reads marks up to the latest offset only
+        offsets = self.offsets.values()
+        span = max(self.latest_offset, max(offsets, default=-1)) - self.start + 1
+        if span <= 0 or span > _MAX_MARKS_PER_KEY * len(self.offsets) + _MARKS_ALWAYS:
+            return  # a range of wide offset gaps: the filter looks keys up instead
+        marks = bytearray(span)
+        deque(map(marks.__setitem__, map(sub, offsets, repeat(self.start)), repeat(1)), maxlen=0)
+        self.latest = marks
 
 
 def _build_offset_map(plan: CleanPlan) -> _OffsetMap:
     start, end = plan.first_dirty_offset, plan.first_uncleanable_offset
-    offset_map = _OffsetMap(plan.config.max_map_entries)
+    offset_map = _OffsetMap(plan.config.max_map_entries, start)
     if offset_map.capacity < 1:
         raise KcodecError("the offset map holds no key: raise --dedupe-buffer-size (log.cleaner.dedupe.buffer.size)")
     dirty = plan.segments_between(start, end)
@@ -260,23 +304,26 @@ def _build_offset_map(plan: CleanPlan) -> _OffsetMap:
             offset_map.full = True
             break
         offset_map.latest_offset = next_start - 1  # over an offset gap, to the segment's end
+    offset_map.mark_latest()
     return offset_map
 
 
 def _map_segment(info: SegmentInfo, offset_map: _OffsetMap, start: int, txns: _TxnCleaning) -> bool:
     offsets = offset_map.offsets
-    for _, batch in _batches(info):
+    for raw, batch in _batches(info):
         if batch.last_offset < start:
             continue
         if batch.is_control:
             txns.on_control(batch)
         elif not txns.on_data(batch):
-            records = batch.records
-            if batch.base_offset >= start and len(offsets) + len(records) <= offset_map.capacity:
-                # no put can find the map full: all at once (the last offset of a key wins, as in order)
-                offsets.update({r.key: r.offset for r in records if r.key is not None})
+            if batch.base_offset >= start and len(offsets) + len(batch.records) <= offset_map.capacity:
+                # no put can find the map full: all at once, in C (the last offset of a key wins, as in
+                # order); a null key is put too and taken out after (the room check counted it)
+                offsets.update(_keys_and_offsets(raw, batch))
+                offsets.pop(None, None)
                 offset_map.latest_offset = batch.last_offset
                 continue
+            records = _materialized(batch)
             for r in records:
                 if r.key is not None and r.offset >= start:
                     if len(offsets) >= offset_map.capacity:
@@ -347,20 +394,22 @@ def clean_partition(
     for group in groups:
         txns.cleaned_index = []
         parts: list[bytes] = []
+        size = 0
         for i, info in enumerate(group):
             upper = group[i + 1].base_offset if i + 1 < len(group) else info.next_offset
             txns.add(t for t in plan.aborted if t.last_offset >= info.base_offset and t.first_offset < upper)
             retain_legacy = info.mtime_ms > legacy_horizon
             for raw, batch in _batches(info):
                 out = _filter_batch(raw, batch, info, plan, offset_map, txns, retain_legacy, result, key)
-                if out:
+                size += len(out)
+                if out and on_segment is not None:  # a dry run counts the bytes and keeps none
                     parts.append(out)
             result.bytes_before += info.size
-        data = b"".join(parts)
-        result.bytes_after += len(data)
+        result.bytes_after += size
         result.segments_before += len(group)
         result.segments_after += 1
         if on_segment is not None:
+            data = b"".join(parts)
             on_segment(CleanedSegment(group[0].base_offset, group, data, list(txns.cleaned_index), group[-1].mtime_ms))
     if key is not None:
         for info in plan.segments:
@@ -455,9 +504,11 @@ def _reason(r, batch: Batch, offset_map: _OffsetMap, discard_records: bool, keep
 
 def _retained(batch: Batch, offset_map: _OffsetMap, discard_records: bool, keep_deletes: bool, result, key):
     """The records of ``batch`` that stay, and its tombstones among them; what goes is counted by reason."""
-    records = batch.records
+    records = _materialized(batch)
     if key is None and not discard_records and not batch.is_control:
-        # the common case, in one pass: _reason's rules without its per-record call
+        if records and records[-1].offset <= offset_map.latest_offset:
+            return _retained_in_map(records, offset_map, keep_deletes, result)
+        # the batch straddles the map's end: _reason's rules without its per-record call
         latest, get = offset_map.latest_offset, offset_map.offsets.get
         why = [
             None
@@ -488,6 +539,45 @@ def _retained(batch: Batch, offset_map: _OffsetMap, discard_records: bool, keep_
                 KeyEvent(r.offset, r.value is None, reason is None, reason or "latest for its key")
             )
     return kept, tombstones
+
+
+def _retained_in_map(records: list, offset_map: _OffsetMap, keep_deletes: bool, result: CleanResult):
+    """:func:`_retained` for a data batch wholly inside the offset map, with no --key: _reason's rules over
+    the batch's columns, each step a loop in C (``map`` over the records), no Python per record. In the
+    map's range a record stays when it is marked the latest of its key (a null key never is); before it
+    (the clean segments) when its key is not in the map."""
+    n = len(records)
+    keys = list(map(_KEY, records))
+    null_keys = keys.count(None)
+    first, last, marks, start = records[0].offset, records[-1].offset, offset_map.latest, offset_map.start
+    keep: bytes | bytearray | list
+    if marks is not None and first >= start:
+        if last - first + 1 == n:  # no offset gap: the batch's marks in one slice
+            keep = marks[first - start : last - start + 1]
+        else:
+            keep = bytes(map(marks.__getitem__, map(sub, map(_OFFSET, records), repeat(start))))
+        superseded = keep.count(0) - null_keys
+    else:  # the map's offset for the key is not later (a null key is never in the map: -1)
+        keep = list(map(ge, map(_OFFSET, records), map(offset_map.offsets.get, keys, repeat(-1, n))))
+        superseded = keep.count(False)
+        if null_keys:
+            keep = list(map(and_, keep, map(is_not, keys, repeat(None, n))))
+    if superseded:
+        result.removed["superseded"] += superseded
+    if null_keys:
+        result.removed["null_key"] += null_keys
+    values = list(map(_VALUE, records))
+    if None in values:  # tombstones
+        if not keep_deletes:
+            kept_before = n - keep.count(0)
+            keep = list(map(and_, keep, map(is_not, values, repeat(None, n))))
+            gone = kept_before - (n - keep.count(0))
+            if gone:
+                result.removed["tombstone"] += gone
+        else:
+            kept = list(compress(records, keep))
+            return kept, list(compress(kept, map(is_, compress(values, keep), repeat(None))))
+    return list(compress(records, keep)), []
 
 
 def _removed_all(batch: Batch, result: CleanResult, key: bytes | None, reason: str) -> None:
