@@ -163,3 +163,18 @@ def test_other_writer_versions_and_unread_types_take_the_per_value_path(logs) ->
     assert _same(typed, slow) and typed.to_pylist() == [{"id": 1, "tag": "none"}, {"id": 2, "tag": "b"}]
     for topic in UNREAD:
         assert _part(logs, topic).avro is None, topic
+
+
+@pytest.mark.parametrize("size", ["4\n__import__('os')._exit(7)", 4.5, -1, True])
+def test_a_fixed_size_that_is_not_a_count_is_never_code(size) -> None:
+    # the schema comes from the registry's topic: its text must never reach the generated decoder
+    from kcodec.spark.avro_columns import avro_columns
+
+    schema = {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "f", "type": {"type": "fixed", "name": "F", "size": size}}],
+    }
+    assert avro_columns(1, schema, {}) is None
+    ok = {"type": "record", "name": "R", "fields": [{"name": "f", "type": {"type": "fixed", "name": "F", "size": 4}}]}
+    assert avro_columns(1, ok, {}) is not None

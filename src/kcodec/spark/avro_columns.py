@@ -92,8 +92,10 @@ class _Generator:
         if size is None:
             self.varint(depth, 0, 2**63 - 1)
             self.emit(depth, "end = pos + n")
-        else:
+        elif type(size) is int and size >= 0:  # the schema's number, never its text, goes into the code
             self.emit(depth, f"end = pos + {size}")
+        else:
+            raise _Unsupported(f"fixed size {size!r}")
         self.emit(depth, "if end > size: raise _Miss")
 
     def resolve(self, schema: Any) -> Any:
