@@ -37,6 +37,7 @@ from kcodec.spark.options import default
 __all__ = ["PartitionSummary", "Summary", "ValueTable", "run_pipeline", "render_summary", "FORMATS"]
 
 FORMATS = ("parquet", "orc", "json")
+UNLISTED = "unlisted"  # a value_error whose reason is no kind of kcodec.values.errors (a summary says it)
 
 
 @dataclass
@@ -265,11 +266,15 @@ def run_pipeline(
 
 def write_value_tables(spark, source: str, dest: str, fmt: str, options: dict, topics: list[str]) -> list[ValueTable]:
     """Each topic's records with typed values, and the count of values decoded and left raw by reason."""
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     from kcodec.spark.value_columns import schema_source
+    from kcodec.values.errors import error_kinds
 
     schemas = schema_source(options.get("schemas"), source)
+    reason = F.substring_index(F.col("value_error"), ":", 1)  # value_error is "<kind>: <message>"
+    kinds = error_kinds()
     out = []
     for topic in topics:
         if schemas.latest(f"{topic}-value") is None:
@@ -280,17 +285,15 @@ def write_value_tables(spark, source: str, dest: str, fmt: str, options: dict, t
         reader = spark.read.format("kafka-segments").options(**options).option("subscribe", topic)
         df = reader.option("valueFormat", "confluent").load(source)
         path = join_path(join_path(dest, "values"), topic)
-        df.write.mode("overwrite").format(fmt).save(path)
-        written = spark.read.format(fmt).load(path)
-        reason = F.substring_index(F.col("value_error"), ":", 1)
-        counts = written.groupBy(reason.alias("reason"), F.col("value").isNotNull().alias("ok")).count().collect()
-        table = ValueTable(topic, path)
-        for r in counts:
-            table.rows += r["count"]
-            if r["ok"]:
-                table.decoded += r["count"]
-            elif r["reason"] is not None:
-                table.raw[r["reason"]] = table.raw.get(r["reason"], 0) + r["count"]
+        # the counts are taken as the table is written (one pass over the values, no second read of it)
+        observed = Observation(f"values of {topic}")
+        counts = [F.count(F.when(reason == kind, 1)).alias(kind) for kind in kinds]
+        counts.append(F.count(F.when(~reason.isin(*kinds), 1)).alias(UNLISTED))  # none expected: said if any
+        rows, decoded = F.count(F.lit(1)).alias("_rows"), F.count("value").alias("_decoded")
+        df.observe(observed, rows, decoded, *counts).write.mode("overwrite").format(fmt).save(path)
+        got = observed.get
+        table = ValueTable(topic, path, int(got["_rows"]), int(got["_decoded"]))
+        table.raw = {kind: int(got[kind]) for kind in (*kinds, UNLISTED) if got[kind]}
         table.raw = dict(sorted(table.raw.items()))
         out.append(table)
     return out

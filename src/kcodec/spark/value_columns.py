@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from kcodec.spark.avro_columns import AvroColumns, avro_columns
 from kcodec.spark.options import OptionError
 from kcodec.values.decoder import ValueDecoder
 from kcodec.values.errors import BadFrameError, ValueDecodeError
@@ -377,6 +378,7 @@ class TypedPart:
     decoder: ValueDecoder
     message_path: tuple[int, ...] | None  # Protobuf: the column's message; others: None
     topic: str | None
+    avro: AvroColumns | None = None  # Avro: the generated decoder of the column's own schema id's values
 
     def columns(self) -> list[tuple[str, str, str, pa.DataType]]:
         """(name, simpleString, DDL type, Arrow type) of the three columns."""
@@ -388,8 +390,13 @@ class TypedPart:
 
     def arrays(self, raw: pa.Array) -> tuple[pa.Array, pa.Array]:
         """The typed array and the error array of a chunk of raw values: the chunk decoded at once
-        (:meth:`ValueDecoder.decode_chunk`), then built into Arrow column by column."""
+        (:meth:`ValueDecoder.decode_chunk`), then built into Arrow column by column; or, when every value
+        is one the column's generated Avro decoder reads (:mod:`kcodec.spark.avro_columns`), by it."""
         data = raw.to_pylist()
+        if self.avro is not None:
+            typed = self.avro.column(data)
+            if typed is not None:
+                return typed, pa.nulls(len(data), pa.string())
         values, found = self.decoder.decode_chunk(data, topic=self.topic, key=self.part == "key")
         errors = [None if e is None else f"{e.kind}: {e}" for e in found]
         if self.message_path is not None:
@@ -457,8 +464,21 @@ def typed_parts(opts, topics: list[str] | None = None) -> list[TypedPart]:
             spark = _spark_type(reader, decoder, path)
         except ValueDecodeError as exc:
             raise OptionError(f"kafka-segments: subject {subject!r}: {exc}") from None
-        out.append(TypedPart(part, spark, decoder, path if protobuf else None, topic))
+        generated = _generated(reader, decoder, spark)
+        out.append(TypedPart(part, spark, decoder, path if protobuf else None, topic, generated))
     return out
+
+
+def _generated(reader: RegisteredSchema, decoder: ValueDecoder, spark: SparkType) -> AvroColumns | None:
+    """The generated decoder of an Avro column's values framed with its own schema id (read as written),
+    when it reads every type of the schema and builds the column's very type."""
+    if reader.schema_type != "AVRO":
+        return None
+    compiled = decoder.compiled(reader.id)
+    if compiled.reader is not None or compiled.guard is not None:
+        return None
+    found = avro_columns(reader.id, compiled.writer, dict(compiled.named))
+    return found if found is not None and found.arrow == spark.arrow else None
 
 
 class TypedColumns:

@@ -18,6 +18,7 @@ __all__ = [
     "PayloadError",
     "SchemaSourceError",
     "MissingDependencyError",
+    "error_kinds",
 ]
 
 
@@ -87,3 +88,9 @@ class MissingDependencyError(KcodecError, ImportError):
 
     def __init__(self, module: str, what: str):
         super().__init__(f"{what} {needs_extra(module, 'confluent')}")
+
+
+def error_kinds() -> tuple[str, ...]:
+    """Every reason's short name (the ``kind`` of each error class here): what a summary counts by."""
+    classes = [globals()[name] for name in __all__ if name != "error_kinds"]
+    return tuple(dict.fromkeys(c.kind for c in classes))
