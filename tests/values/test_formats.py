@@ -378,3 +378,14 @@ def test_an_array_of_items_that_take_no_bytes_is_bounded() -> None:
         decoder.decode_value(bomb)
     with pytest.raises(PayloadError, match="ends inside a value"):
         decoder.decode_value(header + b"\x0a")
+
+
+def test_an_avro_payload_error_reads_the_same_every_run() -> None:
+    # fastavro names its stream object (with its address) when a double is cut short
+    source = _state_with(
+        (1, "a", "AVRO", '{"type": "record", "name": "A", "fields": [{"name": "x", "type": "double"}]}', [])
+    )
+    data = bytes([0]) + (1).to_bytes(4, "big") + b"\x01\x02"
+    errors = {str(ValueDecoder(source).try_decode(data).error) for _ in range(3)}
+    (text,) = errors
+    assert "cannot read double from the payload" in text and "0x" not in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import re
 from typing import Any
 
 from kcodec.values.avro_bounds import EmptyItemsGuard
@@ -16,6 +17,9 @@ from kcodec.values.errors import MissingDependencyError, PayloadError, SchemaPar
 from kcodec.values.registry import Reference, RegisteredSchema
 
 __all__ = ["AvroSchema", "fastavro_module"]
+
+_STREAM = re.compile(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>")  # fastavro names its stream in some messages
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def fastavro_module():
@@ -70,7 +74,9 @@ class AvroSchema:
         try:
             value = self._read(stream, self.writer, self.reader)
         except Exception as exc:  # fastavro: EOFError, ValueError, SchemaResolutionError, UnicodeDecodeError ...
-            raise PayloadError(f"Avro payload does not decode: {type(exc).__name__}: {exc}") from None
+            # an object's address would make the text differ from run to run
+            why = _ADDRESS.sub("", _STREAM.sub("the payload", str(exc)))
+            raise PayloadError(f"Avro payload does not decode: {type(exc).__name__}: {why}") from None
         left = len(payload) - stream.tell()
         if left:
             raise PayloadError(f"{left} bytes left after the Avro value", position=stream.tell())
