@@ -138,3 +138,26 @@ def test_a_run_with_nothing_new_starts_no_spark(tmp_path, fmt, monkeypatch):
     monkeypatch.setattr(session, "local_session", no_spark)
     result = run_table_pipeline(str(src), str(dest), table_format=fmt)
     assert not result.committed and result.next_offsets == {("t", 0): 10}
+
+
+def test_delta_reads_its_whole_log_only_when_it_must(tmp_path):
+    """A run reads the last few commits for its offsets; a run folder no current file is in (here: a
+    user deleted its rows) sends it through the whole log, and the folder stays (time travel reads it)."""
+    from deltalake import DeltaTable
+    from deltalake.transaction import CommitProperties
+
+    dest = tmp_path / "dest"
+    _run("delta", dest, {("t", 0): 10}, small_records("t", 0, 0, 10))
+    table = DeltaTable(str(dest / "records"))
+    for i in range(12):  # others' commits after kcodec's: more than a run reads first
+        table.create_write_transaction(
+            [], "append", table.schema(), commit_properties=CommitProperties(custom_metadata={"by": f"user {i}"})
+        )
+        table.update_incremental()
+    state = open_table("delta", str(dest)).load()
+    assert state.offsets == {("t", 0): 10} and len(state.run_ids) == 1
+    table.delete("offset < 5")  # rewrites the first run's file: its folder keeps the old one
+    again = _run("delta", dest, {("t", 0): 15}, small_records("t", 0, 10, 15))
+    assert again.committed and again.ranges == {("t", 0): (10, 15)} and again.orphans_removed == []
+    assert _offsets("delta", dest) == list(range(5, 15))
+    assert len(os.listdir(open_table("delta", str(dest)).data_root)) == 2

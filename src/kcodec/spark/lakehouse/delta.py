@@ -18,6 +18,7 @@ from kcodec.spark.lakehouse.state import (
     MODE_KEY,
     OFFSETS_KEY,
     RUN_KEY,
+    RUN_PREFIX,
     STREAM_KEY,
     ConcurrentCommitError,
     MissingTableLibraryError,
@@ -28,6 +29,8 @@ __all__ = ["DeltaLakeTable", "PARTITION_COLUMNS"]
 
 #: Delta partition columns are left out of the data files; Spark writes them as directory names
 PARTITION_COLUMNS = ("topic",)
+#: the commits a run reads first for the newest kcodec commit (the whole log only when it is not among them)
+_RECENT_COMMITS = 10
 
 
 def _deltalake():
@@ -64,8 +67,16 @@ class DeltaLakeTable:
             self.table = None
             return TableState(False)
         state = TableState(True, version=str(self.table.version()))
+        # The log holds one commit per run: reading all of it each run grows with the table's age. The
+        # newest kcodec commit is among the last few; the runs the current files come from are known
+        # without the log, and only a run folder none of them is in (a killed run's, or one whose files a
+        # later commit replaced) needs the whole history to tell which.
+        recent = self.table.history(_RECENT_COMMITS)
+        referenced = self._current_runs()
+        unknown = self._run_folders() - referenced
+        history = self.table.history() if unknown or not any(OFFSETS_KEY in i for i in recent) else recent
         found = False
-        for info in self.table.history():  # newest first
+        for info in history:  # newest first
             if OFFSETS_KEY in info and not found:
                 state.offsets = decode(info[OFFSETS_KEY])
                 state.mode = info.get(MODE_KEY)
@@ -73,7 +84,25 @@ class DeltaLakeTable:
                 found = True
             if info.get(RUN_KEY):
                 state.run_ids.add(info[RUN_KEY])
+        state.run_ids |= referenced
         return state
+
+    def _current_runs(self) -> set[str]:
+        """The runs whose folders the current version's files are in."""
+        runs = set()
+        for uri in self.table.file_uris():
+            relative = os.path.relpath(unquote(uri.removeprefix("file://")), self.data_root)
+            head = relative.split(os.sep, 1)[0]
+            if head.startswith(RUN_PREFIX):
+                runs.add(head[len(RUN_PREFIX) :])
+        return runs
+
+    def _run_folders(self) -> set[str]:
+        try:
+            names = os.listdir(self.data_root)
+        except FileNotFoundError:
+            return set()
+        return {n[len(RUN_PREFIX) :] for n in names if n.startswith(RUN_PREFIX)}
 
     def create(self, schema) -> TableState:
         dl = _deltalake()

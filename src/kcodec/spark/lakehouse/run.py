@@ -21,14 +21,12 @@ from typing import Any, Protocol
 from kcodec.errors import KcodecError
 from kcodec.log.lock import OutputLock
 from kcodec.spark.lakehouse.offsets import ReadPlan, TopicPartition, encode, plan_read, tp_text
-from kcodec.spark.lakehouse.state import MODE_KEY, OFFSETS_KEY, RUN_KEY, TableState
+from kcodec.spark.lakehouse.state import MODE_KEY, OFFSETS_KEY, RUN_KEY, RUN_PREFIX, TableState
 
 __all__ = ["Table", "TableRun", "RunResult", "RUN_PREFIX", "open_table", "run_lock"]
 
 #: DEST's run lock: one run writes DEST's tables at a time
 LOCK_NAME = ".kcodec-tables.lock"
-#: a run's data folder under the table's data folder: ``run-<id>``
-RUN_PREFIX = "run-"
 
 
 class Table(Protocol):

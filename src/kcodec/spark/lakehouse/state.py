@@ -13,6 +13,7 @@ __all__ = [
     "RUN_KEY",
     "MODE_KEY",
     "STREAM_KEY",
+    "RUN_PREFIX",
     "TableState",
     "ConcurrentCommitError",
     "MissingTableLibraryError",
@@ -24,13 +25,15 @@ RUN_KEY = "kcodec.run-id"
 MODE_KEY = "kcodec.mode"
 #: a stream's commit: ``{"stream": <Spark query id>, "batch": <batch id>}``
 STREAM_KEY = "kcodec.stream-batch"
+#: a run's data folder under the table's data folder: ``run-<id>``
+RUN_PREFIX = "run-"
 
 
 @dataclass
 class TableState:
     exists: bool
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
-    run_ids: set[str] = field(default_factory=set)  # runs some commit (current or past) took files from
+    run_ids: set[str] = field(default_factory=set)  # runs some commit took files from (all whose folders are there)
     version: str | None = None  # the snapshot id / table version the run started from
     mode: str | None = None  # the mode the table was written in (append or upsert)
     stream_batch: str | None = None  # STREAM_KEY of the newest kcodec commit, when a stream made it
