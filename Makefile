@@ -17,10 +17,12 @@ $(STAMP): pyproject.toml setup.py
 setup: $(STAMP)
 
 # the suite on every core (at most 4 workers, each with its own Spark session when it runs Spark tests);
-# a test file runs on one worker, so module fixtures (a generated package, a built wheel) are built once
+# a test file runs on one worker, so module fixtures (a generated package, a built wheel) are built once.
+# KCODEC_CHECKED_BY_MAKE: lint (mypy included) and generate --check ran just before, so the tests that run
+# them again skip (tests/codegen/test_typecheck.py pins this recipe)
 test: setup lint
 	$(BIN)/kcodec generate --check
-	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
+	KCODEC_CHECKED_BY_MAKE=1 $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 # ruff (lint and format) over everything, generated code included; mypy on codegen/ and src/kcodec/
 lint: setup typecheck

@@ -12,15 +12,23 @@ import pytest
 TESTS = Path(__file__).parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist's --dist loadfile would start files by their number of tests, not in the order below
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     from tests.helpers.markers import kinds_of_item
+    from tests.helpers.schedule import start_rank
 
     for item in items:
         for kind in kinds_of_item(item, TESTS):
             item.add_marker(kind)
-    # the slow modules (a wheel build, a Spark cluster) first: under pytest-xdist they start while the
-    # other workers take the rest, instead of running alone at the end (a stable sort keeps modules whole)
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # the longest files first (tests/helpers/schedule.py), then the other slow ones: under pytest-xdist
+    # they start while the other workers take the rest, instead of running alone at the end (a stable
+    # sort keeps modules whole)
+    items.sort(key=lambda item: (start_rank(item.path, TESTS), item.get_closest_marker("slow") is None))
 
 
 @pytest.fixture(scope="session")

@@ -93,3 +93,12 @@ def test_markers_follow_folders_and_sources(request: pytest.FixtureRequest) -> N
     assert kinds_of("tests.helpers.batches", "damaged") == frozenset()
     assert kinds_of("tests.test_suite_layout", "test_loose_modules_live_in_helpers") == frozenset()
     assert not {m.name for m in request.node.iter_markers()} & {"spark", "subprocess"}
+
+
+def test_the_start_order_names_files_that_exist() -> None:
+    """tests/helpers/schedule.py's list of the longest files: each is a test file here, named once (a
+    renamed file would otherwise silently start last)."""
+    from tests.helpers.schedule import SLOWEST_FILES
+
+    assert len(set(SLOWEST_FILES)) == len(SLOWEST_FILES)
+    assert [name for name in SLOWEST_FILES if not (TESTS / name).is_file()] == []

@@ -5,6 +5,7 @@ places where a None would be a bug now say so with a typed error instead of an A
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -20,7 +21,11 @@ from kcodec.records.values import legacy_entries
 ROOT = Path(__file__).resolve().parents[2]
 
 
+CHECKED_BY_MAKE = "KCODEC_CHECKED_BY_MAKE"  # set by `make test` after its lint (mypy) and generate --check
+
+
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is in the test extra")
+@pytest.mark.skipif(bool(os.environ.get(CHECKED_BY_MAKE)), reason="make test's typecheck step ran mypy just before")
 def test_mypy_reports_no_errors(tmp_path):
     # no arguments: [tool.mypy] in pyproject.toml lists the files, as `make typecheck` runs it
     proc = subprocess.run(
@@ -41,6 +46,19 @@ def test_make_lint_runs_the_type_checker():
     assert recipe and recipe.group(1).strip() == "$(BIN)/mypy"
     config = (ROOT / "pyproject.toml").read_text()
     assert re.search(r'^test = \[[^\]]*"mypy', config, re.M | re.S), "mypy belongs to the test extra"
+
+
+def test_make_test_says_checked_only_after_the_checks_ran():
+    """The tests that repeat a check of ``make test`` (mypy here, ``generate --check`` in test_codegen.py)
+    skip under it: the variable is set on the suite's command alone, in a recipe that runs after lint and
+    after ``generate --check``."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert makefile.count(CHECKED_BY_MAKE) == 2  # the comment and the one command
+    recipe = re.search(r"^test:(.*)\n((?:\t.*\n)+)", makefile, re.M)
+    assert recipe and re.search(r"\blint\b", recipe.group(1))
+    lines = recipe.group(2).strip().splitlines()
+    assert lines[0].strip() == "$(BIN)/kcodec generate --check"
+    assert lines[-1].strip().startswith(f"{CHECKED_BY_MAKE}=1 $(BIN)/python -m pytest ")
 
 
 def test_type_ignores_name_their_error_code():

@@ -23,10 +23,11 @@ from kcodec.runtime.compression import CODEC_IDS, compress
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import encode_varint
 
-# a million records: the streaming paths peak at 60-111 MiB on it (37-78 MiB on a thousand), a Record held
-# per record would take over 300 MiB, so BOMB_MAX_RSS_MIB tells the two apart at a third of the time of 3 M
-BOMB_RECORDS = 1_000_000
-BOMB_MAX_RSS_MIB = 200
+# half a million records: the streaming paths peak at 48-112 MiB on it (37-84 MiB on a thousand, 58-114 on a
+# million); a Record held per record takes over 260 B (300 MiB for a million), 125 MiB more here, so
+# BOMB_MAX_RSS_MIB tells the two apart at half the time of a million
+BOMB_RECORDS = 500_000
+BOMB_MAX_RSS_MIB = 150
 MAX_RSS_MIB = 300
 
 

@@ -172,16 +172,18 @@ def test_kraft_bootstrap_snapshot_line(tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.parametrize("args", [[], ["--json"]], ids=["text", "json"])
-def test_a_snapshot_of_half_a_million_producers_streams_in_bounded_memory(tmp_path: Path, args: list[str]) -> None:
-    """Fixed-size entries read a chunk at a time (the file parsed whole took 1.1 GiB for 41 MB): the dump's
-    peak RSS, measured in a child, stays under the bound whatever the producer count."""
-    from tests.helpers.bombs import MAX_RSS_MIB, peak_rss_mib
+def test_a_snapshot_of_a_hundred_thousand_producers_streams_in_bounded_memory(tmp_path: Path, args: list[str]) -> None:
+    """Fixed-size entries read a chunk at a time: the dump's peak RSS, measured in a child, stays under a bound
+    whatever the producer count (42 MiB here, 40 MiB for a thousand). The file parsed whole took 1.1 GiB for
+    41 MB (500 k producers, about 2.3 kB each): 220 MiB more for these 8 MB; even the entries kept in a list
+    (300 B each) reach 71 MiB here."""
+    from tests.helpers.bombs import peak_rss_mib
 
-    count = 500_000
+    count = 100_000
     entry = struct.pack(">qhiqiqiq", 1000, 1, 9, 41, 4, 1700000000000, 3, -1)
     body = struct.pack(">i", count) + entry * count
     path = tmp_path / "00000000000000000064.snapshot"
     path.write_bytes(struct.pack(">hI", 1, crc32c(body)) + body)
     done, peak = peak_rss_mib(["dump", *args, str(path)])
     assert done.returncode == 0, done.stderr
-    assert peak < MAX_RSS_MIB, f"peak RSS {peak:.0f} MiB"
+    assert peak < 60, f"peak RSS {peak:.0f} MiB"
