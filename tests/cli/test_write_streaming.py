@@ -54,7 +54,9 @@ def test_write_peak_rss_does_not_grow_with_input(tmp_path, options):
     small = _peak_rss_mib(tmp_path, 20_000, *options)  # about 7 MB of output
     large = _peak_rss_mib(tmp_path, 160_000, *options)  # about 55 MB: held whole, it would show
     assert large < 150
-    assert large - small < 8, (small, large)
+    # held whole, the 48 MB more of output (and its input) would add at least that much; the peak of one
+    # run moves by up to ~13 MiB from run to run (pyarrow's JSON reader threads and allocator, under load)
+    assert large - small < 25, (small, large)
 
 
 @pytest.mark.parametrize("magic,compression", [(2, "none"), (2, "lz4"), (1, "gzip"), (0, "none")])
