@@ -5,6 +5,8 @@ take as v0, v1 and v2 with each compression codec."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from kcodec.commands.common import (
     EXIT_OK,
@@ -45,12 +47,29 @@ def _spark_error(exc: BaseException) -> str:
     return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
+@contextmanager
+def _spark_failures() -> Iterator[None]:
+    """A Spark job's failure as kcodec's one line: Java missing is a missing extra (exit 3); a Py4J or Spark
+    error (which carries the worker's Python error inside) a KcodecError naming that error."""
+    from kcodec.errors import KcodecError
+    from kcodec.spark.session import JavaMissingError
+
+    try:
+        yield
+    except (UsageError, KcodecError):
+        raise
+    except JavaMissingError as exc:
+        raise MissingExtra(str(exc)) from None
+    except Exception as exc:
+        if type(exc).__module__.startswith(("pyspark", "py4j")):
+            raise KcodecError(f"Spark job failed: {_spark_error(exc)}") from None
+        raise
+
+
 def cmd_pipeline(args: argparse.Namespace) -> int:
     require_extra("spark", "pyspark", "pyarrow")
-    from kcodec.errors import KcodecError
     from kcodec.log.fs import has_glob, resolve, storage_options
     from kcodec.spark.pipeline import render_summary, run_pipeline
-    from kcodec.spark.session import JavaMissingError
 
     fs, src = resolve(args.src, storage_options(dict(args.option or [])))  # --option s3.endpoint=... too
     if not has_glob(src) and not fs.exists(src):
@@ -75,7 +94,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
         options["verifyCrc"] = "false"
     from kcodec.commands.progress import SparkStages
 
-    try:
+    with _spark_failures():
         with SparkStages():  # a bar of the running stages' tasks, on a terminal
             summary = run_pipeline(
                 args.src,
@@ -91,14 +110,6 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
                 internal_tables=not args.no_internal_tables,
                 value_format=args.value_format,
             )
-    except (UsageError, KcodecError):
-        raise
-    except JavaMissingError as exc:  # exit 3 as a missing extra: the command cannot run
-        raise MissingExtra(str(exc)) from None
-    except Exception as exc:  # Py4J / Spark analysis errors carry the worker's Python error inside
-        if type(exc).__module__.startswith(("pyspark", "py4j")):
-            raise KcodecError(f"Spark job failed: {_spark_error(exc)}") from None
-        raise
     if args.json:
         print_json(summary.as_dict())
     else:
@@ -108,7 +119,6 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
 
 def _table_pipeline(args: argparse.Namespace) -> int:
     """``--table-format iceberg|delta``: the records appended to a table, incrementally."""
-    from kcodec.errors import KcodecError
 
     require_extra(args.table_format, "pyiceberg" if args.table_format == "iceberg" else "deltalake")
     for given, flag in (
@@ -122,7 +132,6 @@ def _table_pipeline(args: argparse.Namespace) -> int:
                 f"{flag} is for the Parquet folders; --table-format {args.table_format} writes records only"
             )
     from kcodec.spark.lakehouse.job import render_result, run_table_pipeline
-    from kcodec.spark.session import JavaMissingError
 
     options = dict(args.option or [])
     options["onCorrupt"] = args.on_corrupt
@@ -131,7 +140,7 @@ def _table_pipeline(args: argparse.Namespace) -> int:
         options["verifyCrc"] = "false"
     if args.stream:
         return _table_stream(args, options)
-    try:
+    with _spark_failures():
         result = run_table_pipeline(
             args.src,
             args.dest,
@@ -144,14 +153,6 @@ def _table_pipeline(args: argparse.Namespace) -> int:
             options=options,
             log_level="off",
         )
-    except (UsageError, KcodecError):
-        raise
-    except JavaMissingError as exc:
-        raise MissingExtra(str(exc)) from None
-    except Exception as exc:
-        if type(exc).__module__.startswith(("pyspark", "py4j")):
-            raise KcodecError(f"Spark job failed: {_spark_error(exc)}") from None
-        raise
     if args.json:
         print_json(result.as_dict())
     else:
@@ -162,10 +163,9 @@ def _table_pipeline(args: argparse.Namespace) -> int:
 def _table_stream(args: argparse.Namespace, options: dict) -> int:
     """``--stream CHECKPOINT``: a Structured Streaming query (Trigger.AvailableNow) committing each
     micro-batch to the table."""
-    from kcodec.errors import KcodecError
     from kcodec.spark.lakehouse.job import render_result
     from kcodec.spark.lakehouse.stream import stream_to_table
-    from kcodec.spark.session import JavaMissingError, local_session
+    from kcodec.spark.session import local_session
 
     for given, flag in (
         (args.mode != "append", "--mode upsert"),
@@ -173,7 +173,7 @@ def _table_stream(args: argparse.Namespace, options: dict) -> int:
     ):
         if given:
             raise UsageError(f"{flag} is for a table run, not --stream (a stream appends)")
-    try:
+    with _spark_failures():
         spark = local_session(args.master, "kcodec pipeline --stream", conf=dict(args.conf or []), log_level="off")
         results = stream_to_table(
             args.src,
@@ -184,14 +184,6 @@ def _table_stream(args: argparse.Namespace, options: dict) -> int:
             spark=spark,
             options=options,
         )
-    except (UsageError, KcodecError):
-        raise
-    except JavaMissingError as exc:
-        raise MissingExtra(str(exc)) from None
-    except Exception as exc:
-        if type(exc).__module__.startswith(("pyspark", "py4j")):
-            raise KcodecError(f"Spark job failed: {_spark_error(exc)}") from None
-        raise
     if args.json:
         print_json([r.as_dict() for r in results])
     else:

@@ -188,15 +188,10 @@ class TableRun:
             ]
         return out
 
-    def commit(self, properties: dict[str, str] | None = None) -> RunResult:
-        """Commit this run's files and the next offsets (and ``properties``, stored beside them), unless
-        there is nothing new (then nothing is committed and the run's empty folder goes)."""
-        import shutil
-
-        import pyarrow.parquet as pq
-
+    def _result(self) -> RunResult:
+        """The run's result before its commit: what it planned, nothing committed yet."""
         assert self.plan is not None and self.state is not None, "begin() first"
-        result = RunResult(
+        return RunResult(
             self.table.name,
             self.table.format,
             self.mode,
@@ -207,6 +202,21 @@ class TableRun:
             reset=list(self.plan.reset),
             orphans_removed=list(self.orphans_removed),
         )
+
+    def _stored(self) -> dict[str, str]:
+        """What a commit stores in the table's metadata: the next offsets, the run id and the mode."""
+        assert self.plan is not None
+        return {OFFSETS_KEY: encode(self.plan.next_offsets), RUN_KEY: self.run_id, MODE_KEY: self.mode}
+
+    def commit(self, properties: dict[str, str] | None = None) -> RunResult:
+        """Commit this run's files and the next offsets (and ``properties``, stored beside them), unless
+        there is nothing new (then nothing is committed and the run's empty folder goes)."""
+        import shutil
+
+        import pyarrow.parquet as pq
+
+        assert self.plan is not None and self.state is not None, "begin() first"
+        result = self._result()
         files = self.files()
         if self.plan.nothing_new:
             if files:
@@ -215,8 +225,7 @@ class TableRun:
             return result
         result.files = len(files)
         result.rows = sum(pq.read_metadata(f).num_rows for f in files)
-        stored = {OFFSETS_KEY: encode(self.plan.next_offsets), RUN_KEY: self.run_id, MODE_KEY: self.mode}
-        result.version = self.table.commit(files, {**(properties or {}), **stored})
+        result.version = self.table.commit(files, {**(properties or {}), **self._stored()})
         result.committed = True
         return result
 
@@ -226,20 +235,10 @@ class TableRun:
         ``rejected`` rows (with a ``reason`` column) go first to the side table (``side_table``), skipping
         those a killed run already put there (offsets below the side table's stored ones)."""
         assert self.plan is not None and self.state is not None, "begin() first"
-        result = RunResult(
-            self.table.name,
-            self.table.format,
-            self.mode,
-            False,
-            self.state.version,
-            ranges=dict(self.plan.ranges),
-            next_offsets=dict(self.plan.next_offsets),
-            reset=list(self.plan.reset),
-            orphans_removed=list(self.orphans_removed),
-        )
+        result = self._result()
         if self.plan.nothing_new:
             return result
-        properties = {OFFSETS_KEY: encode(self.plan.next_offsets), RUN_KEY: self.run_id, MODE_KEY: self.mode}
+        properties = self._stored()
         if rejected is not None and rejected.num_rows:
             result.rejected, result.rejected_table = self._reject(rejected, properties)
         result.rows = latest.num_rows
