@@ -8,7 +8,7 @@ them (:mod:`kcodec.records.log_validator`) has no release checks of its own."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kcodec.errors import KcodecError
 
@@ -57,112 +57,85 @@ class BrokerRelease:
         return min(self.newest_magic, format_version_magic(format_version))
 
 
+def _after(previous: BrokerRelease, name: str, source: str, **changed) -> BrokerRelease:
+    """The release ``name``: ``previous``'s rules with what it ``changed``."""
+    return replace(previous, name=name, version=tuple(int(p) for p in name.split(".")), source=source, **changed)
+
+
+_KAFKA_0_8 = BrokerRelease(
+    name="0.8",
+    version=(0, 8),
+    newest_magic=0,
+    magic_from_format_version=False,
+    inner_offsets="absolute",
+    timestamp_bounds="none",
+    timestamp_after_max_ms=LONG_MAX,
+    max_message_bytes=1_000_000,
+    zstd=False,
+    producer_state=False,
+    client_base_offset_zero=False,
+    source="0.8.2 core/.../message/ByteBufferMessageSet.scala assignOffsets (a compressed set is always "
+    "decompressed and rewritten with absolute inner offsets); compression.type from 0.8.2 (KAFKA-1499); "
+    "message.max.bytes 1000000",
+)
+_KAFKA_0_10 = _after(
+    _KAFKA_0_8,
+    "0.10",
+    "0.10.0 ByteBufferMessageSet.validateMessagesAndAssignOffsets (KIP-31/32: relative inner "
+    "offsets, inPlaceAssignment, LogAppendTime, message.timestamp.difference.max.ms); message.max.bytes "
+    "1000000 + LogOverhead since 0.9",
+    newest_magic=1,
+    magic_from_format_version=True,
+    inner_offsets="relative",
+    timestamp_bounds="difference",
+    max_message_bytes=1_000_012,
+)
+_KAFKA_0_11 = _after(
+    _KAFKA_0_10,
+    "0.11",
+    "0.11.0 core/.../log/LogValidator.scala (the v2 batch, KIP-98 producer ids, sequences and "
+    "transactions; ProducerStateManager)",
+    newest_magic=2,
+    producer_state=True,
+)
+_KAFKA_1_1 = _after(
+    _KAFKA_0_11,
+    "1.1",
+    "KAFKA-4203 (apache/kafka#4154): message.max.bytes 1024 * 1024 + LogOverhead",
+    max_message_bytes=1_048_588,
+)
+_KAFKA_2_1 = _after(
+    _KAFKA_1_1,
+    "2.1",
+    "KIP-110: ZStandard (LogValidator: zstd below IBP 2.1 is UNSUPPORTED_COMPRESSION_TYPE)",
+    zstd=True,
+)
+_KAFKA_3_6 = _after(
+    _KAFKA_2_1,
+    "3.6",
+    "KIP-937: message.timestamp.before.max.ms / after.max.ms replace difference.max.ms; "
+    "LogValidator moved to Java (storage/.../log/LogValidator.java, 3.5)",
+    timestamp_bounds="before_after",
+)
+_KAFKA_4_0 = _after(
+    _KAFKA_3_6,
+    "4.0",
+    "4.0 UnifiedLog.appendAsLeader writes RecordBatch.CURRENT_MAGIC_VALUE (message.format.version "
+    "removed); KIP-1030 (apache/kafka#18106): message.timestamp.after.max.ms defaults to one hour",
+    magic_from_format_version=False,
+    timestamp_after_max_ms=ONE_HOUR_MS,
+    client_base_offset_zero=True,
+)
+
+#: each row the release where a rule changed, and only what changed written out (the rest carries over)
 BROKER_RELEASES: tuple[BrokerRelease, ...] = (
-    BrokerRelease(
-        name="0.8",
-        version=(0, 8),
-        newest_magic=0,
-        magic_from_format_version=False,
-        inner_offsets="absolute",
-        timestamp_bounds="none",
-        timestamp_after_max_ms=LONG_MAX,
-        max_message_bytes=1_000_000,
-        zstd=False,
-        producer_state=False,
-        client_base_offset_zero=False,
-        source="0.8.2 core/.../message/ByteBufferMessageSet.scala assignOffsets (a compressed set is always "
-        "decompressed and rewritten with absolute inner offsets); compression.type from 0.8.2 (KAFKA-1499); "
-        "message.max.bytes 1000000",
-    ),
-    BrokerRelease(
-        name="0.10",
-        version=(0, 10),
-        newest_magic=1,
-        magic_from_format_version=True,
-        inner_offsets="relative",
-        timestamp_bounds="difference",
-        timestamp_after_max_ms=LONG_MAX,
-        max_message_bytes=1_000_012,
-        zstd=False,
-        producer_state=False,
-        client_base_offset_zero=False,
-        source="0.10.0 ByteBufferMessageSet.validateMessagesAndAssignOffsets (KIP-31/32: relative inner "
-        "offsets, inPlaceAssignment, LogAppendTime, message.timestamp.difference.max.ms); message.max.bytes "
-        "1000000 + LogOverhead since 0.9",
-    ),
-    BrokerRelease(
-        name="0.11",
-        version=(0, 11),
-        newest_magic=2,
-        magic_from_format_version=True,
-        inner_offsets="relative",
-        timestamp_bounds="difference",
-        timestamp_after_max_ms=LONG_MAX,
-        max_message_bytes=1_000_012,
-        zstd=False,
-        producer_state=True,
-        client_base_offset_zero=False,
-        source="0.11.0 core/.../log/LogValidator.scala (the v2 batch, KIP-98 producer ids, sequences and "
-        "transactions; ProducerStateManager)",
-    ),
-    BrokerRelease(
-        name="1.1",
-        version=(1, 1),
-        newest_magic=2,
-        magic_from_format_version=True,
-        inner_offsets="relative",
-        timestamp_bounds="difference",
-        timestamp_after_max_ms=LONG_MAX,
-        max_message_bytes=1_048_588,
-        zstd=False,
-        producer_state=True,
-        client_base_offset_zero=False,
-        source="KAFKA-4203 (apache/kafka#4154): message.max.bytes 1024 * 1024 + LogOverhead",
-    ),
-    BrokerRelease(
-        name="2.1",
-        version=(2, 1),
-        newest_magic=2,
-        magic_from_format_version=True,
-        inner_offsets="relative",
-        timestamp_bounds="difference",
-        timestamp_after_max_ms=LONG_MAX,
-        max_message_bytes=1_048_588,
-        zstd=True,
-        producer_state=True,
-        client_base_offset_zero=False,
-        source="KIP-110: ZStandard (LogValidator: zstd below IBP 2.1 is UNSUPPORTED_COMPRESSION_TYPE)",
-    ),
-    BrokerRelease(
-        name="3.6",
-        version=(3, 6),
-        newest_magic=2,
-        magic_from_format_version=True,
-        inner_offsets="relative",
-        timestamp_bounds="before_after",
-        timestamp_after_max_ms=LONG_MAX,
-        max_message_bytes=1_048_588,
-        zstd=True,
-        producer_state=True,
-        client_base_offset_zero=False,
-        source="KIP-937: message.timestamp.before.max.ms / after.max.ms replace difference.max.ms; "
-        "LogValidator moved to Java (storage/.../log/LogValidator.java, 3.5)",
-    ),
-    BrokerRelease(
-        name="4.0",
-        version=(4, 0),
-        newest_magic=2,
-        magic_from_format_version=False,
-        inner_offsets="relative",
-        timestamp_bounds="before_after",
-        timestamp_after_max_ms=ONE_HOUR_MS,
-        max_message_bytes=1_048_588,
-        zstd=True,
-        producer_state=True,
-        client_base_offset_zero=True,
-        source="4.0 UnifiedLog.appendAsLeader writes RecordBatch.CURRENT_MAGIC_VALUE (message.format.version "
-        "removed); KIP-1030 (apache/kafka#18106): message.timestamp.after.max.ms defaults to one hour",
-    ),
+    _KAFKA_0_8,
+    _KAFKA_0_10,
+    _KAFKA_0_11,
+    _KAFKA_1_1,
+    _KAFKA_2_1,
+    _KAFKA_3_6,
+    _KAFKA_4_0,
 )
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
