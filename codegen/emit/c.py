@@ -26,6 +26,7 @@ as the Python backends do, so all three fail the same way on the same bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -380,6 +381,17 @@ class _ProjectSink(_TupleSink):
         w("    return -1;")
 
 
+def _each_element(w: Code, f: ResolvedField, count: str, body: Callable[[], None]) -> None:
+    """A loop over an array's ``count`` elements, ``body`` inside it, that stops naming the field when the
+    count outruns the bytes left (the kernel's ``count_outruns``)."""
+    w(f"for (int64_t k = 0; k < {count}; k++) {{")
+    with w.indented():
+        outruns = f"count_outruns(p, end, (Py_ssize_t)k, (Py_ssize_t){count})"
+        w(f'if ({outruns}) {{ scope_error("{f.name}"); goto fail; }}')
+        body()
+    w("}")
+
+
 class _CheckSink(_ProjectSink):
     """Every field decoded and checked as the projection does it, nothing built: integers still land in
     ``num[i]`` (a plan's sums are checked from them), bytes and entities are only walked. What a lazy
@@ -414,12 +426,7 @@ class _CheckSink(_ProjectSink):
         w("}")
 
     def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
-        w(f"for (int64_t k = 0; k < {count}; k++) {{")
-        with w.indented():
-            outruns = f"count_outruns(p, end, (Py_ssize_t)k, (Py_ssize_t){count})"
-            w(f'if ({outruns}) {{ scope_error("{f.name}"); goto fail; }}')
-            self.entity(w, i, f, child)
-        w("}")
+        _each_element(w, f, count, lambda: self.entity(w, i, f, child))
 
 
 def _kinds(ev: EntityVersion) -> str:
@@ -479,12 +486,7 @@ class _ColumnSink:
         w("}")
 
     def array(self, w: Code, i: int, f: ResolvedField, child: EntityVersion, count: str) -> None:
-        w(f"for (int64_t k = 0; k < {count}; k++) {{")
-        with w.indented():
-            outruns = f"count_outruns(p, end, (Py_ssize_t)k, (Py_ssize_t){count})"
-            w(f'if ({outruns}) {{ scope_error("{f.name}"); goto fail; }}')
-            self.entity(w, i, f, child)
-        w("}")
+        _each_element(w, f, count, lambda: self.entity(w, i, f, child))
         w(f"if (buf_put_i32(&c->{f.name}_offsets, (int32_t)c->{f.name}.n) < 0) goto fail;")
 
     def end(self, w: Code) -> None:
