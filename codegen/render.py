@@ -15,7 +15,7 @@ import jinja2
 
 from kcodec.errors import SchemaError
 
-from .emit.c import c_entities, legacy_facts, span_writers
+from .emit.c import batch_header_facts, c_entities, legacy_facts, span_writers
 from .emit.construct import module_view
 from .emit.python import fast_module
 from .schema import SchemaSet, load_schemas, resolve_entity, to_data
@@ -146,6 +146,7 @@ def render(schemas: SchemaSet) -> dict[str, str]:
     own["_ckernel.c"] = env.get_template("ckernel.c.j2").render(
         entities=c_entities(schemas),
         legacy_facts=legacy_facts(schemas),
+        batch_header_facts=batch_header_facts(schemas),
         span_writers=span_writers(schemas),
         schema_sha256=schemas.sha256,
         csrc_sha256=csrc,

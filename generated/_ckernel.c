@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "51c315ce56ad40a02d05c4225801b1ad2628955f43948c19dee9c1436b2b9681"
+#define KCODEC_CSRC_SHA256 "3ed10200e04b7155ba72b1a4b9a53f94671d93d10334db003dd458e0877951c3"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"
@@ -4407,6 +4407,38 @@ static int span_put_record_v2(
 #define LEGACY_MESSAGE_V1_MAX_OVERHEAD 22
 
 #include "legacy_reader.c"
+
+/* ---- the layout facts of the v2 batch header (batch_header.c) */
+#define RECORD_BATCH_V2_OFFSET_BASE_OFFSET 0
+#define RECORD_BATCH_V2_OFFSET_BATCH_LENGTH 8
+#define RECORD_BATCH_V2_OFFSET_PARTITION_LEADER_EPOCH 12
+#define RECORD_BATCH_V2_OFFSET_MAGIC 16
+#define RECORD_BATCH_V2_OFFSET_CRC 17
+#define RECORD_BATCH_V2_OFFSET_ATTRIBUTES 21
+#define RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA 23
+#define RECORD_BATCH_V2_OFFSET_BASE_TIMESTAMP 27
+#define RECORD_BATCH_V2_OFFSET_MAX_TIMESTAMP 35
+#define RECORD_BATCH_V2_OFFSET_PRODUCER_ID 43
+#define RECORD_BATCH_V2_OFFSET_PRODUCER_EPOCH 51
+#define RECORD_BATCH_V2_OFFSET_BASE_SEQUENCE 53
+#define RECORD_BATCH_V2_OFFSET_RECORDS_COUNT 57
+#define RECORD_BATCH_V2_OFFSET_RECORDS 61
+#define RECORD_BATCH_V2_ATTRIBUTES_COMPRESSION_MASK 7
+#define RECORD_BATCH_V2_ATTRIBUTES_COMPRESSION_SHIFT 0
+#define RECORD_BATCH_V2_ATTRIBUTES_TIMESTAMP_TYPE_MASK 8
+#define RECORD_BATCH_V2_ATTRIBUTES_TIMESTAMP_TYPE_SHIFT 3
+#define RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_MASK 16
+#define RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_SHIFT 4
+#define RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK 32
+#define RECORD_BATCH_V2_ATTRIBUTES_CONTROL_SHIFT 5
+#define RECORD_BATCH_V2_ATTRIBUTES_DELETE_HORIZON_MASK 64
+#define RECORD_BATCH_V2_ATTRIBUTES_DELETE_HORIZON_SHIFT 6
+#define RECORD_BATCH_V2_OVERHEAD 61
+#define RECORD_BATCH_V2_MIN_OVERHEAD 61
+#define RECORD_BATCH_V2_MAX_OVERHEAD 61
+
+#include "batch_header.c"
+#include "segment_columns.c"
 #include "legacy_writer.c"
 #include "module.c"
 
@@ -4570,6 +4602,7 @@ PyMODINIT_FUNC PyInit__ckernel(void) {
     if (PyModule_AddFunctions(m, records_v2_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, columns_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, legacy_writer_methods) < 0) return NULL;
+    if (PyModule_AddFunctions(m, segment_columns_methods) < 0) return NULL;
     const char *schema_sha256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf";
     if (PyModule_AddStringConstant(m, "SCHEMA_SHA256", schema_sha256) < 0) return NULL;
     if (PyModule_AddStringConstant(m, "CSRC_SHA256", KCODEC_CSRC_SHA256) < 0) return NULL;

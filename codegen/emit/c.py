@@ -116,6 +116,15 @@ def legacy_facts(schemas: SchemaSet) -> list[tuple[str, int]]:
     return [fact for ev in resolve_all(schemas) if ev.name in LEGACY_ENTITIES for fact in constants(ev)]
 
 
+BATCH_HEADER_ENTITIES = ("record_batch",)
+
+
+def batch_header_facts(schemas: SchemaSet) -> list[tuple[str, int]]:
+    """The layout facts of the v2 batch header (field offsets, attribute bits, overhead), for the
+    hand-written header parser (csrc/batch_header.c) that walks a segment's batches in C."""
+    return [fact for ev in resolve_all(schemas) if ev.name in BATCH_HEADER_ENTITIES for fact in constants(ev)]
+
+
 def c_entity(ev: EntityVersion) -> CEntity:
     ce = CEntity(ev.suffix, ev.name, ev.version, len(ev.fields), plain=ev.compiled_plain, options=ev.needs_options)
     ce.writer = not ce.plain and _writable(ev)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kcodec.errors import BadLengthError, KcodecError
+from kcodec.generated.enums import COMPRESSION_TYPE_BY_VALUE
 from kcodec.records.chunked import CHUNKED_RECORD_COUNT
 from kcodec.records.decode import decode_entry, fast_decoders, in_stream_error
 from kcodec.records.framing import (
@@ -83,7 +84,7 @@ def _binary(pa, spec, n: int, text: bool = False):
 
 
 def _ints(pa, spec, n: int):
-    return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(spec[1])])
+    return pa.Array.from_buffers(pa.int64() if spec[0] == "int64" else pa.int32(), n, [None, pa.py_buffer(spec[1])])
 
 
 def _headers(pa, spec, n: int):
@@ -213,23 +214,72 @@ def _compiled_v2(entry: bytes, position: int, verify_crc: bool, limit: int, head
         sequence = _pa()[1].add(offsets, base_seq - base_offset).cast(pa.int32())
     else:
         sequence = _const(pa, -1, n, pa.int32(), "<i")
-    arrow = pa.RecordBatch.from_arrays(
+    arrow = _record_batch(
+        pa,
+        cols,
+        n,
+        offsets,
+        timestamps,
+        _const(pa, int(ts_type), n, pa.int32(), "<i"),
+        sequence,
+        _const(pa, position, n, pa.int64(), "<q"),
+    )
+    if batch is not None:
+        batch.arrow = arrow
+    return batch, arrow
+
+
+def _record_batch(pa, cols, n: int, offsets, timestamps, timestamp_types, sequence, positions):
+    """The RecordBatch of :func:`schema` from the kernel's record columns and the batch-level ones."""
+    return pa.RecordBatch.from_arrays(
         [
             offsets,
             timestamps,
-            _const(pa, int(ts_type), n, pa.int32(), "<i"),
+            timestamp_types,
             _binary(pa, cols["key"], n),
             _binary(pa, cols["value"], n),
             _headers(pa, cols["headers"], n),
             sequence,
             pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bytes(-(-n // 8)))]),
-            _const(pa, position, n, pa.int64(), "<q"),
+            positions,
         ],
         schema=_SCHEMA or schema(),
     )
-    if batch is not None:
-        batch.arrow = arrow
-    return batch, arrow
+
+
+def segment_run(verify_crc: bool, limit: int, max_batch_size: int, start_offset: int | None):
+    """``run(bytes, position)`` for :meth:`~kcodec.records.reader.BatchReader.entry_runs`: the kernel's
+    ``segment_columns`` decodes the run of v2 data batches at the start of the bytes into one RecordBatch
+    (entries before ``start_offset`` passed over), up to the first entry it does not take (a control batch,
+    v0/v1, damage, a CRC that does not hold when it is checked, ...), which the caller decodes as one entry.
+    None without the compiled kernel."""
+    f = fast_decoders()
+    kernel_run = getattr(f.kernel, "segment_columns", None) if f.kernel is not None else None
+    if kernel_run is None:
+        return None
+    crc = crc32c if verify_crc else None
+    codecs = tuple(COMPRESSION_TYPE_BY_VALUE.get(i) for i in range(max(COMPRESSION_TYPE_BY_VALUE) + 1))
+    pa = _pa()[0]
+
+    def run(data, position: int):
+        cols, n, end = kernel_run(
+            data, 0, len(data), crc, limit, max_batch_size, CHUNKED_RECORD_COUNT, codecs, start_offset, position
+        )
+        if cols is None:
+            return None, end
+        arrow = _record_batch(
+            pa,
+            cols,
+            n,
+            _ints(pa, cols["offset_delta"], n),
+            _ints(pa, cols["timestamp_delta"], n),
+            _ints(pa, cols["timestamp_type"], n),
+            _ints(pa, cols["sequence"], n),
+            _ints(pa, cols["position"], n),
+        )
+        return arrow, end
+
+    return run
 
 
 @dataclass(slots=True)
@@ -322,10 +372,16 @@ def iter_arrow(
     start_offset: int | None = None,
     **options,
 ) -> Iterator:
-    """Arrow RecordBatches, one per Kafka batch, in order; entries whose last offset is before ``start_offset``
-    are passed over undecoded."""
+    """Arrow RecordBatches in order: with the compiled kernel one per run of v2 data batches (decoded in one
+    kernel call), otherwise and for any other entry (v0/v1, control batches, damage) one per Kafka batch;
+    entries whose last offset is before ``start_offset`` are passed over undecoded."""
     reader = read_batches(source, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size, **options)
-    for position, entry in reader.entries():
+    run = segment_run(verify_crc, reader.max_decompressed_size, reader.max_batch_size, start_offset)
+    for position, entry, made in reader.entry_runs(run):
+        if entry is None:
+            if made is not None:
+                yield made
+            continue
         if start_offset is not None and (entry_last_offset(entry) or 0) < start_offset:
             continue
         rb = _columns_compiled(entry, position, verify_crc, max_decompressed_size)

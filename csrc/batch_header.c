@@ -1,0 +1,56 @@
+/* kcodec's compiled kernel: the v2 batch header.
+ * Hand-written C, one part of the kernel's single translation unit: generated/_ckernel.c includes it
+ * after kernel.h (see there for the order and for what the printed code provides). */
+
+/* ---- a v2 batch header (DefaultRecordBatch) read from raw bytes
+ *
+ * Its field offsets and attribute bits are the RECORD_BATCH_V2_* facts printed from
+ * schemas/record_batch.yaml just before this file; nothing here retypes them. The parse only reads:
+ * what a value means (a magic that is not 2, an unknown codec, a length that lies) is the caller's
+ * to judge. */
+
+typedef struct {
+    int64_t base_offset;
+    int32_t batch_length;  /* bytes after the batch_length field */
+    int32_t partition_leader_epoch;
+    int8_t magic;
+    uint32_t crc;
+    int16_t attributes;
+    int32_t last_offset_delta;
+    int64_t base_timestamp, max_timestamp, producer_id;
+    int16_t producer_epoch;
+    int32_t base_sequence, records_count;
+} V2Header;
+
+/* Where batch_length starts counting: the bytes before it are Kafka's LOG_OVERHEAD. */
+#define V2_LENGTH_COVERS_FROM RECORD_BATCH_V2_OFFSET_PARTITION_LEADER_EPOCH
+
+/* The header at b, of which n bytes are at hand: 0, or -1 (no exception set) when n is shorter
+ * than the header. The magic is read, not checked. */
+static int v2_header_parse(const uint8_t *b, Py_ssize_t n, V2Header *h) {
+    if (n < RECORD_BATCH_V2_OVERHEAD) return -1;
+    h->base_offset = (int64_t)load_be64(b + RECORD_BATCH_V2_OFFSET_BASE_OFFSET);
+    h->batch_length = (int32_t)load_be32(b + RECORD_BATCH_V2_OFFSET_BATCH_LENGTH);
+    h->partition_leader_epoch = (int32_t)load_be32(b + RECORD_BATCH_V2_OFFSET_PARTITION_LEADER_EPOCH);
+    h->magic = (int8_t)b[RECORD_BATCH_V2_OFFSET_MAGIC];
+    h->crc = load_be32(b + RECORD_BATCH_V2_OFFSET_CRC);
+    h->attributes = (int16_t)load_be16(b + RECORD_BATCH_V2_OFFSET_ATTRIBUTES);
+    h->last_offset_delta = (int32_t)load_be32(b + RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA);
+    h->base_timestamp = (int64_t)load_be64(b + RECORD_BATCH_V2_OFFSET_BASE_TIMESTAMP);
+    h->max_timestamp = (int64_t)load_be64(b + RECORD_BATCH_V2_OFFSET_MAX_TIMESTAMP);
+    h->producer_id = (int64_t)load_be64(b + RECORD_BATCH_V2_OFFSET_PRODUCER_ID);
+    h->producer_epoch = (int16_t)load_be16(b + RECORD_BATCH_V2_OFFSET_PRODUCER_EPOCH);
+    h->base_sequence = (int32_t)load_be32(b + RECORD_BATCH_V2_OFFSET_BASE_SEQUENCE);
+    h->records_count = (int32_t)load_be32(b + RECORD_BATCH_V2_OFFSET_RECORDS_COUNT);
+    return 0;
+}
+
+/* The attribute bit groups (their values as the schema's enums number them). */
+static inline int v2_codec(const V2Header *h) {
+    return (h->attributes & RECORD_BATCH_V2_ATTRIBUTES_COMPRESSION_MASK) >> RECORD_BATCH_V2_ATTRIBUTES_COMPRESSION_SHIFT;
+}
+static inline int v2_timestamp_type(const V2Header *h) {
+    return (h->attributes & RECORD_BATCH_V2_ATTRIBUTES_TIMESTAMP_TYPE_MASK) >>
+           RECORD_BATCH_V2_ATTRIBUTES_TIMESTAMP_TYPE_SHIFT;
+}
+static inline int v2_is_control(const V2Header *h) { return (h->attributes & RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK) != 0; }

@@ -1,0 +1,297 @@
+/* kcodec's compiled kernel: the v2 data batches of many entries into one set of Arrow columns.
+ * Hand-written C, one part of the kernel's single translation unit: generated/_ckernel.c includes it
+ * after kernel.h (see there for the order and for what the printed code provides). */
+
+/* ---- segment_columns: a run of v2 data batches, decoded into one set of columns in one call
+ *
+ * For kcodec.records.columnar's read_arrow / iter_arrow: the batches of the bytes at hand are walked here
+ * (their headers by batch_header.c), each one's records appended by the printed col_record_v2 (the same
+ * record walk and column sinks as columns_record_v2) into ONE cols_record_v2, whose offset and
+ * timestamp columns are then made absolute in place; the per-record batch columns (timestamp type,
+ * sequence, batch position) are written beside them. A compressed batch is inflated by kcodec's own
+ * decompressor (as compressed.c does).
+ *
+ * The run stops, before it, at the first entry it does not take whole: not whole in the bytes, not a
+ * v2 data batch, a record-count bomb, an unknown codec, a CRC that does not hold (when asked), records
+ * that do not decode or add up, a sum past its type. Nothing is raised for it: that batch's records are
+ * taken back out of the columns, and the caller hands the entry to the general path, which decides it
+ * (same error, same position) and calls again after it. */
+
+#include <sys/mman.h>
+
+/* Room for n more bytes in b, asked of the system as transparent huge pages where that is large: the
+ * columns of a run are tens of MB written once, and faulting them in 4 KiB pages cost about as much as
+ * decoding into them. Only advice: memory stays malloc's (free() releases it). */
+#define SEG_HUGE (2 << 20)
+static int seg_reserve(Buf *b, Py_ssize_t n) {
+    Py_ssize_t cap = b->cap;
+    if (buf_reserve(b, n) < 0) return -1;
+    (void)cap;
+#ifdef MADV_HUGEPAGE
+    if (b->cap != cap && b->cap >= 2 * SEG_HUGE) {
+        uintptr_t lo = ((uintptr_t)b->data + SEG_HUGE - 1) & ~(uintptr_t)(SEG_HUGE - 1);
+        uintptr_t hi = ((uintptr_t)b->data + (uintptr_t)b->cap) & ~(uintptr_t)(SEG_HUGE - 1);
+        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    }
+#endif
+    return 0;
+}
+
+/* What a column held before a batch, to take the batch back out. */
+typedef struct { Py_ssize_t offsets, data, n, nulls; } BinMark;
+typedef struct {
+    BinMark key, value, header_key, header_value;
+    Py_ssize_t offset, timestamp, headers_offsets, headers_n, n;
+    Py_ssize_t ts_type, sequence, position;
+} SegMark;
+
+/* The run's columns: the record walk's own, and the batch-level ones it writes per record. */
+typedef struct {
+    cols_record_v2 rec;  /* offset_delta and timestamp_delta become the absolute offset and timestamp */
+    Buf ts_type, sequence, position;  /* int32, int32, int64 */
+} SegCols;
+
+static BinMark bin_mark(const BinCol *c) { return (BinMark){c->offsets.len, c->data.len, c->n, c->nulls}; }
+
+static void bin_restore(BinCol *c, BinMark m) {
+    c->offsets.len = m.offsets;
+    c->data.len = m.data;
+    c->n = m.n;
+    c->nulls = m.nulls;
+    c->valid.len = (m.n + 7) / 8;
+    if (m.n % 8) c->valid.data[m.n / 8] &= (char)((1 << (m.n % 8)) - 1);  /* bits of the records taken out */
+}
+
+static SegMark seg_mark(const SegCols *s) {
+    const cols_record_v2 *r = &s->rec;
+    return (SegMark){bin_mark(&r->key), bin_mark(&r->value), bin_mark(&r->headers.key), bin_mark(&r->headers.value),
+                     r->offset_delta.len, r->timestamp_delta.len, r->headers_offsets.len, r->headers.n, r->n,
+                     s->ts_type.len, s->sequence.len, s->position.len};
+}
+
+static void seg_restore(SegCols *s, const SegMark *m) {
+    cols_record_v2 *r = &s->rec;
+    bin_restore(&r->key, m->key);
+    bin_restore(&r->value, m->value);
+    bin_restore(&r->headers.key, m->header_key);
+    bin_restore(&r->headers.value, m->header_value);
+    r->offset_delta.len = m->offset;
+    r->timestamp_delta.len = m->timestamp;
+    r->headers_offsets.len = m->headers_offsets;
+    r->headers.n = m->headers_n;
+    r->n = m->n;
+    s->ts_type.len = m->ts_type;
+    s->sequence.len = m->sequence;
+    s->position.len = m->position;
+}
+
+static void seg_free(SegCols *s) {
+    free_cols_record_v2(&s->rec);
+    buf_free(&s->ts_type);
+    buf_free(&s->sequence);
+    buf_free(&s->position);
+}
+
+/* The arguments that stay the same over a run. */
+typedef struct {
+    PyObject *crc;      /* crc32c(buffer) -> int, called when the CRC is to be checked; NULL: not checked */
+    PyObject *limit;    /* the decompressed-size cap, as kcodec's decompressor takes it */
+    PyObject *codecs;   /* tuple: the codec name of each compression id, None where unknown */
+    long long max_batch_size, max_count, start_offset, base;  /* base: the position of buf[0] in the input */
+    int has_start;
+} SegArgs;
+
+/* 1 when the batch's CRC-32C (attributes to the end) is its stored one, 0 when not, -1 on error. */
+static int seg_crc_holds(const SegArgs *a, const uint8_t *entry, Py_ssize_t size, uint32_t stored) {
+    PyObject *view = PyMemoryView_FromMemory((char *)entry + RECORD_BATCH_V2_OFFSET_ATTRIBUTES,
+                                             size - RECORD_BATCH_V2_OFFSET_ATTRIBUTES, PyBUF_READ);
+    PyObject *got = view ? PyObject_CallOneArg(a->crc, view) : NULL;
+    Py_XDECREF(view);
+    if (!got) return -1;
+    unsigned long computed = PyLong_AsUnsignedLong(got);
+    Py_DECREF(got);
+    if (computed == (unsigned long)-1 && PyErr_Occurred()) return -1;
+    return computed == stored;
+}
+
+/* The records of a compressed batch, inflated by kcodec's decompressor (a bytes object), or NULL. */
+static PyObject *seg_inflate(const SegArgs *a, PyObject *codec, const uint8_t *stored, Py_ssize_t n) {
+    PyObject *view = PyMemoryView_FromMemory((char *)stored, n, PyBUF_READ);
+    PyObject *kw = view ? Py_BuildValue("{s:i,s:O}", "magic", 2, "max_size", a->limit) : NULL;
+    PyObject *args = kw ? PyTuple_Pack(2, codec, view) : NULL;
+    PyObject *data = args ? PyObject_Call(F_decompress, args, kw) : NULL;
+    Py_XDECREF(view);
+    Py_XDECREF(kw);
+    Py_XDECREF(args);
+    if (data && !PyBytes_Check(data)) Py_CLEAR(data);
+    return data;
+}
+
+/* The batch whose header is h appended to the columns: 1 taken, 0 not (the columns as they were). */
+static int seg_batch(SegCols *s, const SegArgs *a, const V2Header *h, const uint8_t *entry, Py_ssize_t size,
+                     Py_ssize_t position) {
+    long long count = h->records_count, base = h->base_offset, base_seq = h->base_sequence, last;
+    int codec = v2_codec(h), log_append = v2_timestamp_type(h) != 0;
+    if (v2_is_control(h) || count < 0 || count > a->max_count || codec >= PyTuple_GET_SIZE(a->codecs) ||
+        PyTuple_GET_ITEM(a->codecs, codec) == Py_None)
+        return 0;
+    if (base_seq >= 0 && base_seq + (h->last_offset_delta > count ? h->last_offset_delta : count) > INT32_MAX)
+        return 0;
+    long long seq_shift;  /* the old path's baseSequence - baseOffset, an int64 too */
+    if (__builtin_add_overflow(base, (long long)h->last_offset_delta, &last) ||
+        (base_seq >= 0 && __builtin_sub_overflow(base_seq, base, &seq_shift)))
+        return 0;
+    (void)seq_shift;
+    if (a->crc) {
+        int holds = seg_crc_holds(a, entry, size, h->crc);
+        if (holds < 0) PyErr_Clear();
+        if (holds <= 0) return 0;
+    }
+    PyObject *inflated = NULL;
+    const uint8_t *data = entry + RECORD_BATCH_V2_OFFSET_RECORDS;
+    Py_ssize_t n = size - RECORD_BATCH_V2_OFFSET_RECORDS, p = 0;
+    if (codec != 0) {
+        if (!(inflated = seg_inflate(a, PyTuple_GET_ITEM(a->codecs, codec), data, n))) {
+            PyErr_Clear();  /* the general path raises it, with all its details */
+            return 0;
+        }
+        data = (const uint8_t *)PyBytes_AS_STRING(inflated);
+        n = PyBytes_GET_SIZE(inflated);
+    }
+    SegMark mark = seg_mark(s);
+    cols_record_v2 *r = &s->rec;
+    int taken = 0;
+    if (count > n) goto done;
+    if (seg_reserve(&r->offset_delta, count * 8) < 0 || seg_reserve(&r->timestamp_delta, count * 8) < 0 ||
+        seg_reserve(&s->ts_type, count * 4) < 0 || seg_reserve(&s->sequence, count * 4) < 0 ||
+        seg_reserve(&s->position, count * 8) < 0 || seg_reserve(&r->value.data, n) < 0)
+        goto done;
+    for (long long i = 0; i < count; i++)
+        if (p >= n || col_record_v2(data, n, &p, n, r) < 0) goto done;
+    if (p != n) goto done;  /* bytes left over after the records */
+    /* the record walk's deltas made absolute, in place; the batch columns beside them */
+    int64_t *offsets = (int64_t *)(r->offset_delta.data + mark.offset);
+    int64_t *stamps = (int64_t *)(r->timestamp_delta.data + mark.timestamp);
+    int32_t *types = (int32_t *)(s->ts_type.data + s->ts_type.len);
+    int32_t *seqs = (int32_t *)(s->sequence.data + s->sequence.len);
+    int64_t *positions = (int64_t *)(s->position.data + s->position.len);
+    for (long long i = 0; i < count; i++) {
+        long long delta = offsets[i], seq = -1;
+        if (__builtin_add_overflow(delta, base, &offsets[i])) goto done;
+        if (log_append) stamps[i] = h->max_timestamp;
+        else if (__builtin_add_overflow(stamps[i], h->base_timestamp, &stamps[i])) goto done;
+        if (base_seq >= 0 && (seq = base_seq + delta) > INT32_MAX) goto done;
+        types[i] = log_append;
+        seqs[i] = (int32_t)seq;
+        positions[i] = a->base + position;
+    }
+    s->ts_type.len += count * 4;
+    s->sequence.len += count * 4;
+    s->position.len += count * 8;
+    taken = 1;
+done:
+    r->length.len = r->attributes.len = 0;  /* columns the table does not have: their memory reused */
+    if (!taken) {
+        PyErr_Clear();  /* the general path raises it, with all its details */
+        seg_restore(s, &mark);
+    }
+    Py_XDECREF(inflated);
+    return taken;
+}
+
+/* The columns sized for the run ahead before it is walked, from its batch headers alone: a record
+ * count and its records' bytes (stored: a compressed batch grows its columns as it is inflated). */
+static int seg_presize(SegCols *s, const uint8_t *buf, Py_ssize_t p, Py_ssize_t end) {
+    long long count = 0, bytes = 0;
+    V2Header h;
+    while (v2_header_parse(buf + p, end - p, &h) == 0 && h.magic == 2 && h.records_count >= 0 &&
+           h.batch_length >= RECORD_BATCH_V2_OVERHEAD - V2_LENGTH_COVERS_FROM &&
+           (long long)h.batch_length + V2_LENGTH_COVERS_FROM <= end - p) {
+        long long size = (long long)h.batch_length + V2_LENGTH_COVERS_FROM;
+        if (h.records_count <= size) count += h.records_count;
+        bytes += size - RECORD_BATCH_V2_OVERHEAD;
+        p += (Py_ssize_t)size;
+    }
+    if (bytes > (INT32_MAX >> 1)) bytes = INT32_MAX >> 1;
+    cols_record_v2 *r = &s->rec;
+    if (seg_reserve(&r->offset_delta, count * 8) < 0 || seg_reserve(&r->timestamp_delta, count * 8) < 0 ||
+        seg_reserve(&s->ts_type, count * 4) < 0 || seg_reserve(&s->sequence, count * 4) < 0 ||
+        seg_reserve(&s->position, count * 8) < 0 || seg_reserve(&r->key.offsets, count * 4) < 0 ||
+        seg_reserve(&r->value.offsets, count * 4) < 0 || seg_reserve(&r->headers_offsets, count * 4) < 0 ||
+        seg_reserve(&r->key.valid, count / 8 + 1) < 0 || seg_reserve(&r->value.valid, count / 8 + 1) < 0 ||
+        seg_reserve(&r->value.data, bytes) < 0)
+        return -1;
+    return 0;
+}
+
+/* segment_columns(buf, pos, end, crc32c or None, max_decompressed_size, max_batch_size, max_count, codecs,
+ * start_offset or None, base) -> (columns or None, records, next_pos): the run of v2 data batches from pos
+ * (buf[0] at position base of the input; entries whose last offset is below start_offset passed over undecoded); next_pos is the first entry
+ * not taken. */
+static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t pos, end;
+    PyObject *crc, *start;
+    SegArgs a = {0};
+    if (!PyArg_ParseTuple(args, "y*nnOOLLO!OL:segment_columns", &view, &pos, &end, &crc, &a.limit,
+                          &a.max_batch_size, &a.max_count, &PyTuple_Type, &a.codecs, &start, &a.base))
+        return NULL;
+    a.crc = crc == Py_None ? NULL : crc;
+    a.has_start = start != Py_None;
+    if (a.has_start && (a.start_offset = PyLong_AsLongLong(start)) == -1 && PyErr_Occurred()) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "segment_columns: need 0 <= pos <= end <= len(buf)");
+        return NULL;
+    }
+    const uint8_t *buf = (const uint8_t *)view.buf;
+    SegCols s;
+    memset(&s, 0, sizeof s);
+    Py_ssize_t p = pos;
+    PyObject *result = NULL, *d = NULL;
+    if (seg_presize(&s, buf, p, end) < 0) goto done;
+    while (1) {
+        V2Header h;
+        if (v2_header_parse(buf + p, end - p, &h) < 0 || h.magic != 2) break;
+        long long size = (long long)V2_LENGTH_COVERS_FROM + h.batch_length;
+        if (h.batch_length < RECORD_BATCH_V2_OVERHEAD - V2_LENGTH_COVERS_FROM || h.batch_length > a.max_batch_size ||
+            size > end - p)
+            break;
+        /* a column's data past 2 GiB does not fit its int32 offsets: the run ends before that */
+        if (s.rec.value.data.len + s.rec.key.data.len + s.rec.headers.value.data.len + s.rec.headers.key.data.len >
+            (INT32_MAX >> 1))
+            break;
+        long long last;
+        if (__builtin_add_overflow(h.base_offset, (long long)h.last_offset_delta, &last)) break;
+        if (!(a.has_start && last < a.start_offset) && !seg_batch(&s, &a, &h, buf + p, (Py_ssize_t)size, p)) break;
+        p += (Py_ssize_t)size;
+    }
+    if (s.rec.n == 0) {
+        result = Py_BuildValue("(Onn)", Py_None, (Py_ssize_t)0, p);
+        goto done;
+    }
+    d = PyDict_New();
+    if (!d || export_cols_record_v2(d, &s.rec) < 0 ||
+        put_item(d, "timestamp_type", Py_BuildValue("(sN)", "int32", owned_of(&s.ts_type))) < 0 ||
+        put_item(d, "sequence", Py_BuildValue("(sN)", "int32", owned_of(&s.sequence))) < 0 ||
+        put_ints(d, "position", &s.position) < 0)
+        goto done;
+    result = Py_BuildValue("(Onn)", d, s.rec.n, p);
+done:
+    Py_XDECREF(d);
+    seg_free(&s);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyMethodDef segment_columns_methods[] = {
+    {"segment_columns", py_segment_columns, METH_VARARGS,
+     "segment_columns(buf, pos, end, crc32c or None, max_decompressed_size, max_batch_size, max_count, codecs, "
+     "start_offset or None, base) -> (columns or None, records, next_pos): the run of v2 data batches from pos in one "
+     "set of columns, up to the first entry it does not take"},
+    {NULL, NULL, 0, NULL}
+};

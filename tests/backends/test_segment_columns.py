@@ -1,0 +1,192 @@
+"""The compiled kernel's segment pass (``segment_columns``: a run of v2 data batches decoded into one set of
+Arrow columns in one call) against the per-entry path it replaces: ``read_arrow`` / ``iter_arrow`` give the
+same table (schema and values) on valid segments of every codec mixed with control batches and v1 entries,
+and on damaged bytes (cut, flipped, CRC broken, with and without ``verify_crc``) the same table or the same
+error (kind, position, field, message, batch offset)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pa = pytest.importorskip("pyarrow")
+
+from kcodec.errors import KcodecError  # noqa: E402
+from kcodec.generated.fast.kernel import compiled_kernel  # noqa: E402
+from kcodec.records import columnar  # noqa: E402
+from kcodec.records.encode import encode_batch, encode_control_batch  # noqa: E402
+from kcodec.records.model import TimestampType  # noqa: E402
+
+kernel = compiled_kernel()
+pytestmark = pytest.mark.skipif(
+    kernel is None or getattr(kernel, "segment_columns", None) is None, reason="the compiled kernel is not built here"
+)
+
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+@contextmanager
+def per_entry_path():
+    """iter_arrow / read_arrow as they were: every entry decoded on its own (no kernel runs)."""
+    with mock.patch.object(columnar, "segment_run", lambda *args: None):
+        yield
+
+
+def outcome(data, **options):
+    """The table read_arrow makes of ``data``, or what it raises (everything said about it)."""
+    try:
+        return "table", columnar.read_arrow(data, **options)
+    except KcodecError as exc:
+        return "error", type(exc), exc.position, exc.field, exc.base_offset, str(exc)
+    except Exception as exc:
+        return "other", type(exc), str(exc)
+
+
+def assert_same(data, **options) -> None:
+    new = outcome(data, **options)
+    with per_entry_path():
+        old = outcome(data, **options)
+    if old[0] == "table" and new[0] == "table":
+        assert new[1].schema.equals(old[1].schema, check_metadata=True)
+        assert new[1].equals(old[1]), (new[1].to_pylist(), old[1].to_pylist())
+    else:
+        assert new == old
+
+
+headers = st.lists(st.tuples(st.text(max_size=3), st.none() | st.binary(max_size=4)), max_size=2)
+records = st.lists(
+    st.fixed_dictionaries(
+        {
+            "key": st.none() | st.binary(max_size=6),
+            "value": st.none() | st.binary(max_size=12),
+            "headers": headers,
+            "timestamp": st.integers(-1, 2**42),
+        }
+    ),
+    max_size=4,
+)
+
+
+@st.composite
+def v2_batch(draw) -> bytes:
+    options: dict = {
+        "compression": draw(st.sampled_from(CODECS)),
+        "base_offset": draw(st.integers(0, 2**40)),
+    }
+    if draw(st.booleans()):
+        options.update(timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=draw(st.integers(0, 2**41)))
+    if draw(st.booleans()):
+        options.update(producer_id=7, producer_epoch=1, base_sequence=draw(st.integers(0, 2**31 - 8)))
+    return encode_batch(draw(records), **options)
+
+
+control = st.builds(
+    lambda kind, offset: encode_control_batch(kind, producer_id=7, producer_epoch=1, offset=offset),
+    st.sampled_from(["commit", "abort"]),
+    st.integers(0, 2**40),
+)
+v1_entry = st.builds(
+    lambda recs, codec: encode_batch(recs, magic=1, compression=codec, base_offset=3, allow_lossy=True),
+    records.filter(bool),
+    st.sampled_from(CODECS[:4]),
+)
+segments = st.lists(st.one_of(v2_batch(), v2_batch(), control, v1_entry), min_size=1, max_size=6).map(b"".join)
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(segments, st.booleans())
+def test_valid_segments_give_the_same_table(data, verify_crc):
+    assert_same(data, verify_crc=verify_crc)
+
+
+@SETTINGS
+@given(segments, st.data())
+def test_offset_windows_give_the_same_table(data, draw):
+    start = draw.draw(st.none() | st.integers(0, 2**40))
+    end = draw.draw(st.none() | st.integers(0, 2**41))
+    assert_same(data, start_offset=start, end_offset=end, verify_crc=False)
+
+
+@SETTINGS
+@given(segments, st.data(), st.booleans())
+def test_flipped_bytes_give_the_same_table_or_error(data, draw, verify_crc):
+    at = draw.draw(st.integers(0, len(data) - 1))
+    flipped = bytearray(data)
+    flipped[at] ^= draw.draw(st.integers(1, 255))
+    assert_same(bytes(flipped), verify_crc=verify_crc)
+
+
+@SETTINGS
+@given(segments, st.data(), st.booleans())
+def test_cut_segments_give_the_same_table_or_error(data, draw, verify_crc):
+    cut = draw.draw(st.integers(0, len(data)))
+    assert_same(data[:cut], verify_crc=verify_crc)
+    assert_same(data[:cut], verify_crc=verify_crc, strict=True)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_broken_crc_is_raised_when_verified_and_read_when_not(codec):
+    good = encode_batch([{"key": b"k", "value": b"v" * 20}] * 3, compression=codec, base_offset=10)
+    broken = bytearray(good)
+    broken[-1] ^= 0x01  # the last byte: under the CRC
+    data = good + bytes(broken)
+    assert_same(data, verify_crc=True)
+    assert_same(data, verify_crc=False)
+    assert outcome(data, verify_crc=True)[0] == "error"
+
+
+def test_one_kernel_run_per_stretch_of_data_batches():
+    """The pass really runs: consecutive v2 data batches come out as one RecordBatch, and an entry it
+    does not take (a control batch, a v1 message) ends a run, is read on its own, and a new run follows."""
+    data_batches = [encode_batch([{"value": b"v%d" % i}], base_offset=i, compression=CODECS[i]) for i in range(5)]
+    marker = encode_control_batch("commit", producer_id=7, producer_epoch=1, offset=5)
+    v1 = encode_batch([{"value": b"old"}], magic=1, base_offset=6)
+    data = b"".join(data_batches[:3]) + marker + v1 + b"".join(data_batches[3:])
+    sizes = [rb.num_rows for rb in columnar.iter_arrow(data)]
+    assert sizes == [3, 1, 1, 2]
+    with per_entry_path():
+        assert [rb.num_rows for rb in columnar.iter_arrow(data)] == [1, 1, 1, 1, 1, 1, 1]
+    assert_same(data)
+
+
+def test_a_file_reads_as_its_bytes(tmp_path):
+    data = b"".join(
+        encode_batch([{"key": b"k", "value": b"x" * 50}] * 10, compression=c, base_offset=10 * i)
+        for i, c in enumerate(CODECS * 4)
+    )
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data + data[:30])  # a partial entry at the end
+    table = columnar.read_arrow(path)
+    assert table.equals(columnar.read_arrow(data))
+    assert table.column("batchPosition").to_pylist()[10] == len(encode_batch([{"key": b"k", "value": b"x" * 50}] * 10))
+    assert_same(path)
+
+
+def test_batch_columns_are_the_batches():
+    """Offsets, timestamps (LogAppendTime: the append time), sequences and positions from the batch headers."""
+    first = encode_batch(
+        [{"value": b"a", "timestamp": 5}, {"value": b"b", "timestamp": 9}],
+        base_offset=100,
+        producer_id=3,
+        producer_epoch=0,
+        base_sequence=40,
+    )
+    second = encode_batch(
+        [{"value": b"c", "timestamp": 7}],
+        base_offset=102,
+        compression="zstd",
+        timestamp_type=TimestampType.LOG_APPEND_TIME,
+        log_append_time=1000,
+    )
+    table = columnar.read_arrow(first + second)
+    assert table.column("offset").to_pylist() == [100, 101, 102]
+    assert table.column("timestamp").cast(pa.int64()).to_pylist() == [5, 9, 1000]
+    assert table.column("timestampType").to_pylist() == [0, 0, 1]
+    assert table.column("sequence").to_pylist() == [40, 41, -1]
+    assert table.column("batchPosition").to_pylist() == [0, 0, len(first)]
+    assert table.column("isControl").to_pylist() == [False] * 3
