@@ -11,7 +11,9 @@
  * sequence, batch position) are written beside them. A compressed batch is inflated by kcodec's own
  * decompressor (as compressed.c does).
  *
- * The run stops, before it, at the first entry it does not take whole: not whole in the bytes, not a
+ * A run takes about run_bytes of batches (its columns, a few times that, then come from memory malloc
+ * reuses rather than fresh pages) and says so; the next call takes on from there. Otherwise the run
+ * stops, before it, at the first entry it does not take whole: not whole in the bytes, not a
  * v2 data batch, a record-count bomb, an unknown codec, a CRC that does not hold (when asked), records
  * that do not decode or add up, a sum past its type. Nothing is raised for it: that batch's records are
  * taken back out of the columns, and the caller hands the entry to the general path, which decides it
@@ -98,6 +100,7 @@ typedef struct {
     PyObject *limit;    /* the decompressed-size cap, as kcodec's decompressor takes it */
     PyObject *codecs;   /* tuple: the codec name of each compression id, None where unknown */
     long long max_batch_size, max_count, start_offset, base;  /* base: the position of buf[0] in the input */
+    long long run_bytes;  /* a run ends before a batch that would take it past this many bytes */
     int has_start;
 } SegArgs;
 
@@ -225,17 +228,18 @@ static int seg_presize(SegCols *s, const uint8_t *buf, Py_ssize_t p, Py_ssize_t 
 }
 
 /* segment_columns(buf, pos, end, crc32c or None, max_decompressed_size, max_batch_size, max_count, codecs,
- * start_offset or None, base) -> (columns or None, records, next_pos): the run of v2 data batches from pos
- * (buf[0] at position base of the input; entries whose last offset is below start_offset passed over undecoded); next_pos is the first entry
- * not taken. */
+ * start_offset or None, base, run_bytes) -> (columns or None, records, next_pos, full): the run of v2 data
+ * batches from pos (buf[0] is at position base of the input; entries whose last offset is below start_offset
+ * passed over undecoded). next_pos is the first entry not taken: full when the run stopped there only because
+ * it holds run_bytes (the next run takes that entry), else the entry is one the run does not take. */
 static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
     Py_ssize_t pos, end;
     PyObject *crc, *start;
     SegArgs a = {0};
-    if (!PyArg_ParseTuple(args, "y*nnOOLLO!OL:segment_columns", &view, &pos, &end, &crc, &a.limit,
-                          &a.max_batch_size, &a.max_count, &PyTuple_Type, &a.codecs, &start, &a.base))
+    if (!PyArg_ParseTuple(args, "y*nnOOLLO!OLL:segment_columns", &view, &pos, &end, &crc, &a.limit,
+                          &a.max_batch_size, &a.max_count, &PyTuple_Type, &a.codecs, &start, &a.base, &a.run_bytes))
         return NULL;
     a.crc = crc == Py_None ? NULL : crc;
     a.has_start = start != Py_None;
@@ -253,7 +257,9 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
     memset(&s, 0, sizeof s);
     Py_ssize_t p = pos;
     PyObject *result = NULL, *d = NULL;
-    if (seg_presize(&s, buf, p, end) < 0) goto done;
+    int full = 0;
+    if (a.run_bytes < 1) a.run_bytes = 1;
+    if (seg_presize(&s, buf, p, end - p > a.run_bytes ? p + (Py_ssize_t)a.run_bytes : end) < 0) goto done;
     while (1) {
         V2Header h;
         if (v2_header_parse(buf + p, end - p, &h) < 0 || h.magic != 2) break;
@@ -261,17 +267,21 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
         if (h.batch_length < RECORD_BATCH_V2_OVERHEAD - V2_LENGTH_COVERS_FROM || h.batch_length > a.max_batch_size ||
             size > end - p)
             break;
-        /* a column's data past 2 GiB does not fit its int32 offsets: the run ends before that */
-        if (s.rec.value.data.len + s.rec.key.data.len + s.rec.headers.value.data.len + s.rec.headers.key.data.len >
-            (INT32_MAX >> 1))
+        /* a run holds about run_bytes (the columns stay in memory malloc reuses), and a column's data
+         * past 2 GiB would not fit its int32 offsets: the run ends before that, the next one takes on */
+        if (p > pos && (size > (long long)(pos - p) + a.run_bytes ||
+                        s.rec.value.data.len + s.rec.key.data.len + s.rec.headers.value.data.len +
+                                s.rec.headers.key.data.len > (INT32_MAX >> 1))) {
+            full = 1;
             break;
+        }
         long long last;
         if (__builtin_add_overflow(h.base_offset, (long long)h.last_offset_delta, &last)) break;
         if (!(a.has_start && last < a.start_offset) && !seg_batch(&s, &a, &h, buf + p, (Py_ssize_t)size, p)) break;
         p += (Py_ssize_t)size;
     }
     if (s.rec.n == 0) {
-        result = Py_BuildValue("(Onn)", Py_None, (Py_ssize_t)0, p);
+        result = Py_BuildValue("(Onni)", Py_None, (Py_ssize_t)0, p, full);
         goto done;
     }
     d = PyDict_New();
@@ -280,7 +290,7 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
         put_item(d, "sequence", Py_BuildValue("(sN)", "int32", owned_of(&s.sequence))) < 0 ||
         put_ints(d, "position", &s.position) < 0)
         goto done;
-    result = Py_BuildValue("(Onn)", d, s.rec.n, p);
+    result = Py_BuildValue("(Onni)", d, s.rec.n, p, full);
 done:
     Py_XDECREF(d);
     seg_free(&s);
@@ -291,7 +301,7 @@ done:
 static PyMethodDef segment_columns_methods[] = {
     {"segment_columns", py_segment_columns, METH_VARARGS,
      "segment_columns(buf, pos, end, crc32c or None, max_decompressed_size, max_batch_size, max_count, codecs, "
-     "start_offset or None, base) -> (columns or None, records, next_pos): the run of v2 data batches from pos in one "
-     "set of columns, up to the first entry it does not take"},
+     "start_offset or None, base, run_bytes) -> (columns or None, records, next_pos, full): the run of v2 data "
+     "batches from pos in one set of columns, up to the first entry it does not take or about run_bytes"},
     {NULL, NULL, 0, NULL}
 };

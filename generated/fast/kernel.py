@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "3ed10200e04b7155ba72b1a4b9a53f94671d93d10334db003dd458e0877951c3"
+CSRC_SHA256 = "49246b1708b3bc478f848ec5c71ea885714bb39d6f540bcbf7e56ee80005871d"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 

@@ -99,9 +99,10 @@ SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Heal
 
 
 @SETTINGS
-@given(segments, st.booleans())
-def test_valid_segments_give_the_same_table(data, verify_crc):
-    assert_same(data, verify_crc=verify_crc)
+@given(segments, st.booleans(), st.sampled_from([1, 150, columnar.RUN_BYTES]))
+def test_valid_segments_give_the_same_table(data, verify_crc, run_bytes):
+    with mock.patch.object(columnar, "RUN_BYTES", run_bytes):  # runs of one batch, of a few, of all
+        assert_same(data, verify_crc=verify_crc)
 
 
 @SETTINGS
@@ -152,6 +153,31 @@ def test_one_kernel_run_per_stretch_of_data_batches():
     with per_entry_path():
         assert [rb.num_rows for rb in columnar.iter_arrow(data)] == [1, 1, 1, 1, 1, 1, 1]
     assert_same(data)
+
+
+def test_runs_end_after_about_run_bytes_and_the_next_takes_on():
+    """A run holds about RUN_BYTES of batches; the next run starts at the batch after it (no entry of a
+    valid segment goes to the per-entry path for that)."""
+    batches = [encode_batch([{"value": b"x" * 40}] * 2, base_offset=2 * i) for i in range(6)]
+    data = b"".join(batches)
+    with mock.patch.object(columnar, "RUN_BYTES", 2 * len(batches[0])):
+        assert [rb.num_rows for rb in columnar.iter_arrow(data)] == [4, 4, 4]
+    taken = []
+    real = columnar.segment_run
+
+    def counted(*args):
+        run = real(*args)
+
+        def counting(data, position):
+            made, size, full = run(data, position)
+            taken.append((size, full))
+            return made, size, full
+
+        return counting
+
+    with mock.patch.object(columnar, "RUN_BYTES", 1), mock.patch.object(columnar, "segment_run", counted):
+        assert [rb.num_rows for rb in columnar.iter_arrow(data)] == [2] * 6
+    assert taken == [(len(b), True) for b in batches[:-1]] + [(len(batches[-1]), False)]
 
 
 def test_a_file_reads_as_its_bytes(tmp_path):

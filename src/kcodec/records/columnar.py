@@ -247,6 +247,11 @@ def _record_batch(pa, cols, n: int, offsets, timestamps, timestamp_types, sequen
     )
 
 
+#: about how many bytes of batches one kernel run takes: its columns (a few times that) then stay in memory
+#: malloc hands back to the next run, instead of a segment's worth of fresh pages faulted in each time
+RUN_BYTES = 4 << 20
+
+
 def segment_run(verify_crc: bool, limit: int, max_batch_size: int, start_offset: int | None):
     """``run(bytes, position)`` for :meth:`~kcodec.records.reader.BatchReader.entry_runs`: the kernel's
     ``segment_columns`` decodes the run of v2 data batches at the start of the bytes into one RecordBatch
@@ -262,11 +267,21 @@ def segment_run(verify_crc: bool, limit: int, max_batch_size: int, start_offset:
     pa = _pa()[0]
 
     def run(data, position: int):
-        cols, n, end = kernel_run(
-            data, 0, len(data), crc, limit, max_batch_size, CHUNKED_RECORD_COUNT, codecs, start_offset, position
+        cols, n, end, full = kernel_run(
+            data,
+            0,
+            len(data),
+            crc,
+            limit,
+            max_batch_size,
+            CHUNKED_RECORD_COUNT,
+            codecs,
+            start_offset,
+            position,
+            RUN_BYTES,
         )
         if cols is None:
-            return None, end
+            return None, end, full
         arrow = _record_batch(
             pa,
             cols,
@@ -277,7 +292,7 @@ def segment_run(verify_crc: bool, limit: int, max_batch_size: int, start_offset:
             _ints(pa, cols["sequence"], n),
             _ints(pa, cols["position"], n),
         )
-        return arrow, end
+        return arrow, end, full
 
     return run
 

@@ -219,13 +219,13 @@ class BatchReader:
             finally:
                 self.shrank_to = source.shrank_to
 
-    def entry_runs(self, run: Callable[[memoryview | bytes, int], tuple[object, int]] | None) -> Iterator[tuple]:
+    def entry_runs(self, run: Callable[[memoryview | bytes, int], tuple[object, int, bool]] | None) -> Iterator[tuple]:
         """What :meth:`entries` gives, as ``(position, entry, None)``, except for the runs of entries that
         ``run(bytes at hand, their position)`` takes many at a time: it returns (what it made of them, how
-        many bytes they take), and a run that took any is given as ``(position, None, what it made)``. A run
-        stops at the first entry it does not take; that entry is given as :meth:`entries` gives it (so what
-        it raises and where is unchanged), and the next run starts after it. A stream, or ``run`` None:
-        just :meth:`entries`."""
+        many bytes they take, whether it stopped only because it took enough), and a run that took any is
+        given as ``(position, None, what it made)``. A run that did not stop for that stopped at an entry it
+        does not take; that entry is given as :meth:`entries` gives it (so what it raises and where is
+        unchanged), and the next run starts after it. A stream, or ``run`` None: just :meth:`entries`."""
         if run is None or is_stream(self.source):
             for position, entry in self.entries():
                 yield position, entry, None
@@ -234,11 +234,13 @@ class BatchReader:
             try:
                 pos, end = self.start, self._end(source.size)
                 while True:
-                    made, taken = run(source.ahead(pos, end - pos), pos)
+                    made, taken, full = run(source.ahead(pos, end - pos), pos)
                     if taken:
                         self.bytes_read = pos
                         yield pos, None, made
                         pos += taken
+                        if full:
+                            continue
                     whole = self._entry_at(source, pos, end)
                     if whole is None:
                         return
