@@ -294,3 +294,49 @@ static PyObject *py_tuple_fields(PyObject *self, PyObject *args) {
     }
     return out;
 }
+
+/* ---- Records freed and built again without the allocator
+ *
+ * kcodec's Record is a class statement's tuple subclass, so CPython frees each through the generic
+ * deallocator of such classes (subtype_dealloc: finalizers, weak references, slots, a trashcan, then the
+ * tuple's and the allocator's) and allocates each anew. reuse_records(Record, n) gives the class this
+ * deallocator instead, which is all the class needs (it has no __del__, __dict__, weak references or
+ * slots of its own): a freed Record of n items is kept (up to REUSED_MAX, entry.c), for untracked_tuple_of
+ * to build the next one in; the class itself, its instances and its API stay as Python defines them. */
+
+static void reused_record_dealloc(PyObject *op) {
+    PyTypeObject *type = Py_TYPE(op);
+    Py_ssize_t n = Py_SIZE(op);
+    PyObject_GC_UnTrack(op);
+    Py_TRASHCAN_BEGIN(op, reused_record_dealloc)
+    for (Py_ssize_t i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);
+    if (type == reused_type && n == reused_items && reused_count < REUSED_MAX) {
+        reused[reused_count++] = op;  /* keeps its reference to the type */
+    } else {  /* also an instance of a subclass, after subtype_dealloc: the base's part, then the type's */
+        type->tp_free(op);
+        Py_DECREF(type);
+    }
+    Py_TRASHCAN_END
+}
+
+/* reuse_records(cls, n): the deallocator above for cls, a class statement's direct tuple subclass with
+ * no state beyond its items (kcodec's Record); its freed instances of n items are built again. Once. */
+static PyObject *py_reuse_records(PyObject *self, PyObject *args) {
+    (void)self;
+    PyTypeObject *type;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "O!n", &PyType_Type, &type, &n)) return NULL;
+    if (reused_type == type && reused_items == n) Py_RETURN_NONE;
+    if (reused_type || type->tp_base != &PyTuple_Type || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+        type->tp_basicsize != PyTuple_Type.tp_basicsize || type->tp_dictoffset || type->tp_weaklistoffset ||
+        type->tp_finalize || type->tp_del || n < 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "reuse_records needs a tuple subclass without __dict__, weak references or finalizers, once");
+        return NULL;
+    }
+    Py_INCREF(type);  /* for ever: the kept instances are of it */
+    reused_type = type;
+    reused_items = n;
+    type->tp_dealloc = reused_record_dealloc;
+    Py_RETURN_NONE;
+}
