@@ -241,8 +241,8 @@ static PyObject *lazy_make(PyObject *data, Py_ssize_t pos, Py_ssize_t end, Py_ss
     self->prj = prj;
     const uint8_t *buf = (const uint8_t *)PyBytes_AS_STRING(data);
     Py_ssize_t buflen = PyBytes_GET_SIZE(data), p = pos;
+    int64_t num[LAZY_MAX_FIELDS] = {0};  /* zeroed once: chk sets every integer field plan_fits reads */
     for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t num[LAZY_MAX_FIELDS] = {0};
         self->starts[i] = p;
         if (p >= end || chk(buf, buflen, &p, end, &NO_OPTS, NULL, num) < 0 ||
             plan_fits(num, self->ops, self->nops) < 0) {

@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "64932080198d539f3af64a540bd6ec25259dcdfb62716feeb9de57ba84e3535c"
+#define KCODEC_CSRC_SHA256 "127bb013775b635289baf82b5ccb0173b8867cefffa16a551535dcdc35983dc2"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"
