@@ -340,3 +340,56 @@ static PyObject *py_reuse_records(PyObject *self, PyObject *args) {
     type->tp_dealloc = reused_record_dealloc;
     Py_RETURN_NONE;
 }
+
+/* reuse_batches(cls): the same for cls, a class statement's direct object subclass whose state is its
+ * __slots__ alone (kcodec's Batch, a dataclass with slots): a freed instance has every slot cleared and is
+ * kept, untracked, for legacy_batches (legacy_reader.c) to fill again; one per uncompressed v0/v1 message. */
+static PyTypeObject *reused_batch_type;
+static PyObject *reused_batches[REUSED_MAX];
+static int reused_batch_count;
+
+static void reused_batch_dealloc(PyObject *op) {
+    PyTypeObject *type = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    Py_TRASHCAN_BEGIN(op, reused_batch_dealloc)
+    for (PyMemberDef *m = reused_batch_type->tp_members; m && m->name; m++)  /* the slots (of a subclass: cleared) */
+        if (m->type == T_OBJECT_EX) Py_CLEAR(*(PyObject **)((char *)op + m->offset));
+    if (type == reused_batch_type && reused_batch_count < REUSED_MAX) {
+        reused_batches[reused_batch_count++] = op;  /* keeps its reference to the type */
+    } else {
+        type->tp_free(op);
+        Py_DECREF(type);
+    }
+    Py_TRASHCAN_END
+}
+
+/* An instance of `type` with every slot NULL, not tracked: a freed one when `type` is the reused class. */
+static PyObject *untracked_batch_of(PyTypeObject *type) {
+    if (type == reused_batch_type && reused_batch_count) {
+        PyObject *o = reused_batches[--reused_batch_count];
+        _Py_NewReference(o);
+        return o;
+    }
+    PyObject *o = type->tp_alloc(type, 0);
+    if (o) PyObject_GC_UnTrack(o);
+    return o;
+}
+
+static PyObject *py_reuse_batches(PyObject *self, PyObject *type_arg) {
+    (void)self;
+    if (!PyType_Check(type_arg)) return PyErr_Format(PyExc_TypeError, "reuse_batches needs a class");
+    PyTypeObject *type = (PyTypeObject *)type_arg;
+    if (reused_batch_type == type) Py_RETURN_NONE;
+    if (reused_batch_type || type->tp_base != &PyBaseObject_Type || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+        !(type->tp_flags & Py_TPFLAGS_HAVE_GC) || type->tp_itemsize || type->tp_dictoffset ||
+        type->tp_weaklistoffset || type->tp_finalize || type->tp_del || !type->tp_members) {
+        PyErr_SetString(PyExc_TypeError,
+                        "reuse_batches needs a class with __slots__ alone (no __dict__, weak references or "
+                        "finalizers), once");
+        return NULL;
+    }
+    Py_INCREF(type);  /* for ever: the kept instances are of it */
+    reused_batch_type = type;
+    type->tp_dealloc = reused_batch_dealloc;
+    Py_RETURN_NONE;
+}

@@ -1,9 +1,11 @@
-"""Records freed through the compiled kernel's deallocator (``reuse_records``) and built again from the freed
-ones: every Record the kernel builds from a reused one holds its own values, Records made in Python, by
-subclasses, in reference cycles or nested deep are freed as before, and the class keeps its API."""
+"""Records and v0/v1 Batches freed through the compiled kernel's deallocators (``reuse_records``,
+``reuse_batches``) and built again in the freed ones: every Record or Batch the kernel builds in a reused one
+holds its own values; those made in Python, by subclasses, in reference cycles or nested deep are freed as
+before; the classes keep their API."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import pickle
 import weakref
@@ -15,7 +17,8 @@ from hypothesis import strategies as st
 from kcodec.generated.fast.kernel import compiled_kernel
 from kcodec.records import decode
 from kcodec.records.encode import encode_batch
-from kcodec.records.model import Record, TimestampType
+from kcodec.records.model import Batch, Record, TimestampType
+from kcodec.records.reader import read_batches
 
 kernel = compiled_kernel()
 decode.fast_decoders()  # what gives Record the kernel's deallocator
@@ -114,3 +117,51 @@ def test_reuse_records_is_for_record_alone():
         kernel.reuse_records(Other, 2)
     with pytest.raises(TypeError, match="reuse_records"):
         kernel.reuse_records(Record, 3)
+
+
+def legacy_log(n: int, magic: int = 1) -> bytes:
+    """n uncompressed v0/v1 messages: a batch of its own each, which the kernel fills in freed Batches."""
+    return b"".join(
+        encode_batch(
+            [{"key": b"k%d" % i, "value": b"v" * i, "timestamp": 5000 + i if magic else -1}], magic=magic, base_offset=i
+        )
+        for i in range(n)
+    )
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_batches_filled_in_freed_ones_hold_their_own_values(magic):
+    data = legacy_log(50, magic)
+    first = [(b.base_offset, b.size, b.crc, b.max_timestamp, list(b.records)) for b in read_batches(data)]
+    kept = list(read_batches(data))  # the second read fills Batches the first one freed
+    assert [(b.base_offset, b.size, b.crc, b.max_timestamp, list(b.records)) for b in kept] == first
+    assert len({id(b) for b in kept}) == len(kept) and all(gc.is_tracked(b) for b in kept)
+    assert [b.records[0].value for b in kept] == [b"v" * i for i in range(50)]
+    assert pickle.loads(pickle.dumps(kept)) == kept
+    assert dataclasses.replace(kept[3], records=[]).base_offset == 3
+
+
+def test_batches_made_in_python_and_by_subclasses_are_freed():
+    @dataclasses.dataclass(slots=True)
+    class Noted(Batch):
+        note: str = ""
+
+    before = len(gc.get_objects())
+    for _ in range(200):
+        for b in read_batches(legacy_log(5)):
+            n = Noted(**{f.name: getattr(b, f.name) for f in dataclasses.fields(Batch)}, note="x")
+            assert n.note == "x" and n.records == b.records
+            del n
+        decode.decode_entry(encode_batch([{"value": b"v"}]))  # a v2 Batch, made in Python
+    gc.collect()
+    assert len(gc.get_objects()) - before < 100
+
+
+def test_reuse_batches_is_for_batch_alone():
+    kernel.reuse_batches(Batch)  # again: nothing changes
+
+    class Loose:
+        pass
+
+    with pytest.raises(TypeError, match="reuse_batches"):
+        kernel.reuse_batches(Loose)
