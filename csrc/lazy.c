@@ -341,12 +341,13 @@ static PyObject *py_reuse_records(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* reuse_batches(cls): the same for cls, a class statement's direct object subclass whose state is its
+/* reuse_batches(cls, keep): the same for cls, a class statement's direct object subclass whose state is its
  * __slots__ alone (kcodec's Batch, a dataclass with slots): a freed instance has every slot cleared and is
- * kept, untracked, for legacy_batches (legacy_reader.c) to fill again; one per uncompressed v0/v1 message. */
+ * kept (up to `keep`: the most one legacy_batches run makes, so the next run is built in the last one's),
+ * untracked, for legacy_batches (legacy_reader.c) to fill again; one per uncompressed v0/v1 message. */
 static PyTypeObject *reused_batch_type;
-static PyObject *reused_batches[REUSED_MAX];
-static int reused_batch_count;
+static PyObject **reused_batches;
+static Py_ssize_t reused_batch_count, reused_batch_max;
 
 static void reused_batch_dealloc(PyObject *op) {
     PyTypeObject *type = Py_TYPE(op);
@@ -354,7 +355,7 @@ static void reused_batch_dealloc(PyObject *op) {
     Py_TRASHCAN_BEGIN(op, reused_batch_dealloc)
     for (PyMemberDef *m = reused_batch_type->tp_members; m && m->name; m++)  /* the slots (of a subclass: cleared) */
         if (m->type == T_OBJECT_EX) Py_CLEAR(*(PyObject **)((char *)op + m->offset));
-    if (type == reused_batch_type && reused_batch_count < REUSED_MAX) {
+    if (type == reused_batch_type && reused_batch_count < reused_batch_max) {
         reused_batches[reused_batch_count++] = op;  /* keeps its reference to the type */
     } else {
         type->tp_free(op);
@@ -375,12 +376,13 @@ static PyObject *untracked_batch_of(PyTypeObject *type) {
     return o;
 }
 
-static PyObject *py_reuse_batches(PyObject *self, PyObject *type_arg) {
+static PyObject *py_reuse_batches(PyObject *self, PyObject *args) {
     (void)self;
-    if (!PyType_Check(type_arg)) return PyErr_Format(PyExc_TypeError, "reuse_batches needs a class");
-    PyTypeObject *type = (PyTypeObject *)type_arg;
-    if (reused_batch_type == type) Py_RETURN_NONE;
-    if (reused_batch_type || type->tp_base != &PyBaseObject_Type || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+    PyTypeObject *type;
+    Py_ssize_t keep;
+    if (!PyArg_ParseTuple(args, "O!n", &PyType_Type, &type, &keep)) return NULL;
+    if (reused_batch_type == type && reused_batch_max == keep) Py_RETURN_NONE;
+    if (reused_batch_type || keep < 0 || type->tp_base != &PyBaseObject_Type || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
         !(type->tp_flags & Py_TPFLAGS_HAVE_GC) || type->tp_itemsize || type->tp_dictoffset ||
         type->tp_weaklistoffset || type->tp_finalize || type->tp_del || !type->tp_members) {
         PyErr_SetString(PyExc_TypeError,
@@ -388,8 +390,10 @@ static PyObject *py_reuse_batches(PyObject *self, PyObject *type_arg) {
                         "finalizers), once");
         return NULL;
     }
+    if (!(reused_batches = PyMem_Calloc((size_t)(keep ? keep : 1), sizeof(PyObject *)))) return PyErr_NoMemory();
     Py_INCREF(type);  /* for ever: the kept instances are of it */
     reused_batch_type = type;
+    reused_batch_max = keep;
     type->tp_dealloc = reused_batch_dealloc;
     Py_RETURN_NONE;
 }

@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "85b8354472d56d838da10b073ea7a82411f5b8f0860b61363024a22829a933c6"
+#define KCODEC_CSRC_SHA256 "b36f458dec45e51526eee85c83b79c0ad81fccbb96e1861a0b6b077c93cc6271"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "85b8354472d56d838da10b073ea7a82411f5b8f0860b61363024a22829a933c6"
+CSRC_SHA256 = "b36f458dec45e51526eee85c83b79c0ad81fccbb96e1861a0b6b077c93cc6271"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 

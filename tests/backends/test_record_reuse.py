@@ -158,10 +158,12 @@ def test_batches_made_in_python_and_by_subclasses_are_freed():
 
 
 def test_reuse_batches_is_for_batch_alone():
-    kernel.reuse_batches(Batch)  # again: nothing changes
+    kernel.reuse_batches(Batch, decode.LEGACY_RUN_MAX)  # again: nothing changes
 
     class Loose:
         pass
 
     with pytest.raises(TypeError, match="reuse_batches"):
-        kernel.reuse_batches(Loose)
+        kernel.reuse_batches(Loose, 1)
+    with pytest.raises(TypeError, match="reuse_batches"):
+        kernel.reuse_batches(Batch, 3)
