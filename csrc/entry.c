@@ -115,10 +115,24 @@ static int untrack_if_atomic(PyObject *t, PlanOp *ops) {
     return 1;
 }
 
+/* kcodec's Record once reuse_records (lazy.c) gave it the kernel's deallocator: freed Records of
+ * `reused_items` items wait here to be built again, as CPython keeps freed tuples, untracked, their items
+ * NULL, each still holding its reference to the type. */
+enum { REUSED_MAX = 64 };
+static PyTypeObject *reused_type;
+static Py_ssize_t reused_items;
+static PyObject *reused[REUSED_MAX];
+static int reused_count;
+
 /* An instance of tuple subclass `type` with n items, all NULL, not tracked by the garbage collector: the
  * caller fills it and tracks it only if an item needs that (allocating it tracked to untrack it at once
  * costs both steps for every record). */
 static PyObject *untracked_tuple_of(PyTypeObject *type, Py_ssize_t n) {
+    if (type == reused_type && n == reused_items && reused_count) {  /* a freed Record (lazy.c), items NULL */
+        PyObject *o = reused[--reused_count];
+        _Py_NewReference(o);
+        return o;
+    }
     PyObject *o = (PyObject *)PyObject_GC_NewVar(PyObject, type, n);
     if (o) memset(((PyTupleObject *)o)->ob_item, 0, (size_t)n * sizeof(PyObject *));
     return o;

@@ -241,8 +241,8 @@ static PyObject *lazy_make(PyObject *data, Py_ssize_t pos, Py_ssize_t end, Py_ss
     self->prj = prj;
     const uint8_t *buf = (const uint8_t *)PyBytes_AS_STRING(data);
     Py_ssize_t buflen = PyBytes_GET_SIZE(data), p = pos;
+    int64_t num[LAZY_MAX_FIELDS] = {0};  /* zeroed once: chk sets every integer field plan_fits reads */
     for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t num[LAZY_MAX_FIELDS] = {0};
         self->starts[i] = p;
         if (p >= end || chk(buf, buflen, &p, end, &NO_OPTS, NULL, num) < 0 ||
             plan_fits(num, self->ops, self->nops) < 0) {
@@ -293,4 +293,107 @@ static PyObject *py_tuple_fields(PyObject *self, PyObject *args) {
         Py_DECREF(d);
     }
     return out;
+}
+
+/* ---- Records freed and built again without the allocator
+ *
+ * kcodec's Record is a class statement's tuple subclass, so CPython frees each through the generic
+ * deallocator of such classes (subtype_dealloc: finalizers, weak references, slots, a trashcan, then the
+ * tuple's and the allocator's) and allocates each anew. reuse_records(Record, n) gives the class this
+ * deallocator instead, which is all the class needs (it has no __del__, __dict__, weak references or
+ * slots of its own): a freed Record of n items is kept (up to REUSED_MAX, entry.c), for untracked_tuple_of
+ * to build the next one in; the class itself, its instances and its API stay as Python defines them. */
+
+static void reused_record_dealloc(PyObject *op) {
+    PyTypeObject *type = Py_TYPE(op);
+    Py_ssize_t n = Py_SIZE(op);
+    PyObject_GC_UnTrack(op);
+    Py_TRASHCAN_BEGIN(op, reused_record_dealloc)
+    for (Py_ssize_t i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);
+    if (type == reused_type && n == reused_items && reused_count < REUSED_MAX) {
+        reused[reused_count++] = op;  /* keeps its reference to the type */
+    } else {  /* also an instance of a subclass, after subtype_dealloc: the base's part, then the type's */
+        type->tp_free(op);
+        Py_DECREF(type);
+    }
+    Py_TRASHCAN_END
+}
+
+/* reuse_records(cls, n): the deallocator above for cls, a class statement's direct tuple subclass with
+ * no state beyond its items (kcodec's Record); its freed instances of n items are built again. Once. */
+static PyObject *py_reuse_records(PyObject *self, PyObject *args) {
+    (void)self;
+    PyTypeObject *type;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "O!n", &PyType_Type, &type, &n)) return NULL;
+    if (reused_type == type && reused_items == n) Py_RETURN_NONE;
+    if (reused_type || type->tp_base != &PyTuple_Type || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+        type->tp_basicsize != PyTuple_Type.tp_basicsize || type->tp_dictoffset || type->tp_weaklistoffset ||
+        type->tp_finalize || type->tp_del || n < 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "reuse_records needs a tuple subclass without __dict__, weak references or finalizers, once");
+        return NULL;
+    }
+    Py_INCREF(type);  /* for ever: the kept instances are of it */
+    reused_type = type;
+    reused_items = n;
+    type->tp_dealloc = reused_record_dealloc;
+    Py_RETURN_NONE;
+}
+
+/* reuse_batches(cls, keep): the same for cls, a class statement's direct object subclass whose state is its
+ * __slots__ alone (kcodec's Batch, a dataclass with slots): a freed instance has every slot cleared and is
+ * kept (up to `keep`: the most one legacy_batches run makes, so the next run is built in the last one's),
+ * untracked, for legacy_batches (legacy_reader.c) to fill again; one per uncompressed v0/v1 message. */
+static PyTypeObject *reused_batch_type;
+static PyObject **reused_batches;
+static Py_ssize_t reused_batch_count, reused_batch_max;
+
+static void reused_batch_dealloc(PyObject *op) {
+    PyTypeObject *type = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    Py_TRASHCAN_BEGIN(op, reused_batch_dealloc)
+    for (PyMemberDef *m = reused_batch_type->tp_members; m && m->name; m++)  /* the slots (of a subclass: cleared) */
+        if (m->type == T_OBJECT_EX) Py_CLEAR(*(PyObject **)((char *)op + m->offset));
+    if (type == reused_batch_type && reused_batch_count < reused_batch_max) {
+        reused_batches[reused_batch_count++] = op;  /* keeps its reference to the type */
+    } else {
+        type->tp_free(op);
+        Py_DECREF(type);
+    }
+    Py_TRASHCAN_END
+}
+
+/* An instance of `type` with every slot NULL, not tracked: a freed one when `type` is the reused class. */
+static PyObject *untracked_batch_of(PyTypeObject *type) {
+    if (type == reused_batch_type && reused_batch_count) {
+        PyObject *o = reused_batches[--reused_batch_count];
+        _Py_NewReference(o);
+        return o;
+    }
+    PyObject *o = type->tp_alloc(type, 0);
+    if (o) PyObject_GC_UnTrack(o);
+    return o;
+}
+
+static PyObject *py_reuse_batches(PyObject *self, PyObject *args) {
+    (void)self;
+    PyTypeObject *type;
+    Py_ssize_t keep;
+    if (!PyArg_ParseTuple(args, "O!n", &PyType_Type, &type, &keep)) return NULL;
+    if (reused_batch_type == type && reused_batch_max == keep) Py_RETURN_NONE;
+    if (reused_batch_type || keep < 0 || type->tp_base != &PyBaseObject_Type || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+        !(type->tp_flags & Py_TPFLAGS_HAVE_GC) || type->tp_itemsize || type->tp_dictoffset ||
+        type->tp_weaklistoffset || type->tp_finalize || type->tp_del || !type->tp_members) {
+        PyErr_SetString(PyExc_TypeError,
+                        "reuse_batches needs a class with __slots__ alone (no __dict__, weak references or "
+                        "finalizers), once");
+        return NULL;
+    }
+    if (!(reused_batches = PyMem_Calloc((size_t)(keep ? keep : 1), sizeof(PyObject *)))) return PyErr_NoMemory();
+    Py_INCREF(type);  /* for ever: the kept instances are of it */
+    reused_batch_type = type;
+    reused_batch_max = keep;
+    type->tp_dealloc = reused_batch_dealloc;
+    Py_RETURN_NONE;
 }

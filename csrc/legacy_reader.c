@@ -189,7 +189,7 @@ static inline void set_slot(PyObject *o, Py_ssize_t off, PyObject *v) {  /* stea
 /* One uncompressed message as a Batch holding its one Record (the fields decode.py's general path sets). */
 static PyObject *legacy_batch(BatchLayout *l, PyTypeObject *rtype, const LegacyMsg *m, Py_ssize_t position,
                               PyObject *ts_type) {
-    PyObject *b = l->type->tp_alloc(l->type, 0);
+    PyObject *b = untracked_batch_of(l->type);  /* tracked below, once every slot is set */
     if (!b) return NULL;
     PyObject *offset = PyLong_FromLongLong(m->offset), *crc = PyLong_FromUnsignedLong(m->crc);
     PyObject *ts = PyLong_FromLongLong(m->timestamp);
@@ -222,6 +222,7 @@ static PyObject *legacy_batch(BatchLayout *l, PyTypeObject *rtype, const LegacyM
         Py_INCREF(l->const_value[k]);
         set_slot(b, l->const_off[k], l->const_value[k]);
     }
+    PyObject_GC_Track(b);
     return b;
 fail:
     Py_XDECREF(offset);

@@ -14,6 +14,11 @@ static PyMethodDef kernel_methods[] = {
      "legacy_inner_records(data, magic, wrapper_offset, ts_type, append_time, Record) -> list of Record or None"},
     {"tuple_fields", py_tuple_fields, METH_VARARGS,
      "tuple_fields(cls, names, docs) -> {name: read-only member descriptor of tuple item i}"},
+    {"reuse_records", py_reuse_records, METH_VARARGS,
+     "reuse_records(cls, n): free cls's instances through the kernel, which builds freed ones of n items again"},
+    {"reuse_batches", py_reuse_batches, METH_VARARGS,
+     "reuse_batches(cls, keep): free cls's instances through the kernel, keeping up to `keep` to fill again "
+     "(v0/v1 Batches)"},
     {"murmur2", py_murmur2, METH_O, "murmur2(buf) -> Kafka's murmur2 of buf, a signed 32-bit int (Utils.murmur2)"},
     {NULL, NULL, 0, NULL}
 };

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "49246b1708b3bc478f848ec5c71ea885714bb39d6f540bcbf7e56ee80005871d"
+CSRC_SHA256 = "152d97d4b18b56329d003380e1e09148cac2e1b1ad737ea6d2128574ca86ff3d"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 

@@ -107,6 +107,10 @@ class _Fast:
             Sequence.register(self.kernel.LazyRecords)
         if getattr(self.kernel, "tuple_fields", None) is not None:
             read_fields_as_slots(self.kernel.tuple_fields)
+        if getattr(self.kernel, "reuse_records", None) is not None:  # freed Records built again, as tuples are
+            self.kernel.reuse_records(Record, len(Record._fields))
+        if getattr(self.kernel, "reuse_batches", None) is not None:  # and v0/v1 messages' Batches, a run's worth
+            self.kernel.reuse_batches(Batch, LEGACY_RUN_MAX)
         # v0/v1 in C: runs of uncompressed messages as Batches, a compressed wrapper's message set as Records
         self.legacy_batches = getattr(self.kernel, "legacy_batches", None)
         self.legacy_inner = getattr(self.kernel, "legacy_inner_records", None)

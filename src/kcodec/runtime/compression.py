@@ -104,6 +104,24 @@ def _view(data: Buffer) -> memoryview:
     return mv
 
 
+class _Output:
+    """Decompressed parts joined once at the end: one copy of each byte, where growing a bytearray and
+    then copying it into bytes made two or more (and a single part is returned as it is)."""
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self) -> None:
+        self.parts: list[Buffer | cramjam.Buffer] = []
+        self.size = 0
+
+    def add(self, part: Buffer | cramjam.Buffer) -> None:
+        self.parts.append(part)
+        self.size += len(part)
+
+    def bytes(self) -> bytes:
+        return b"".join(self.parts)
+
+
 def _limit(codec: str, max_size: int, position: int | None = None) -> DecompressionLimitError:
     return DecompressionLimitError(
         f"{codec}: decompressed data exceeds the limit of {max_size} bytes", position=position
@@ -133,30 +151,10 @@ def _gzip_compress(data: memoryview, magic: int, level: int | None) -> bytes:
     return _GZIP_HEADER + body + trailer
 
 
-class _Joined:
-    """Decompressed pieces kept as they come and joined once at the end (one copy; none for a single bytes
-    piece, the usual batch), instead of appended to a growing bytearray and copied out of it."""
-
-    __slots__ = ("parts", "size")
-
-    def __init__(self) -> None:
-        self.parts: list = []
-        self.size = 0
-
-    def add(self, part) -> None:
-        self.parts.append(part)
-        self.size += len(part)
-
-    def joined(self) -> bytes:
-        if len(self.parts) == 1 and type(self.parts[0]) is bytes:
-            return self.parts[0]
-        return b"".join(self.parts)
-
-
 def _gzip_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
     if not data:
         raise DecompressionError("gzip: empty input", position=0)
-    out = _Joined()
+    out = _Output()
     rest: memoryview | bytes = data
     member_start = 0
     while True:
@@ -165,8 +163,7 @@ def _gzip_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
         while True:
             # Ask for one byte more than still fits, so overflow is detected
             # without ever holding more than max_size + 1 bytes.
-            chunk = inflater.decompress(pending, max_size - out.size + 1)
-            out.add(chunk)
+            out.add(inflater.decompress(pending, max_size - out.size + 1))
             if out.size > max_size:
                 raise _limit("gzip", max_size)
             if inflater.eof:
@@ -182,7 +179,7 @@ def _gzip_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
         # Like JDK's GZIPInputStream: bytes after a member are another member
         # only if they start with a gzip header; anything else is ignored.
         if bytes(rest[:3]) != _GZIP_MEMBER_START:
-            return out.joined()
+            return out.bytes()
 
 
 # --- snappy (id 2) ----------------------------------------------------------
@@ -241,7 +238,7 @@ def _snappy_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
     if n < len(_XERIAL_HEADER) or data[:8] != _XERIAL_MAGIC:
         # snappy-java decodes input without the xerial magic as one raw block.
         return bytes(_snappy_block(data, max_size, max_size, 0))
-    out = _Joined()
+    out = _Output()
     pos = _xerial_header(data, 0)
     while pos < n:
         if n - pos < 4:
@@ -258,7 +255,7 @@ def _snappy_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
             raise DecompressionError(f"snappy: chunk of {length} bytes runs past the end of the input", position=pos)
         out.add(_snappy_block(data[start:end], max_size - out.size, max_size, start))
         pos = end
-    return out.joined()
+    return out.bytes()
 
 
 # --- lz4 (id 3) -------------------------------------------------------------
@@ -385,7 +382,7 @@ def _lz4_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
             )
     pos += 1
 
-    out = _Joined()
+    out = _Output()
     while True:
         if n - pos < 4:
             raise DecompressionError("lz4: stream ended prematurely (no EndMark)", position=pos)
@@ -399,7 +396,7 @@ def _lz4_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
             # frame are ignored.
             if content_checksum and n - pos < 4:
                 raise DecompressionError("lz4: stream ended prematurely (content checksum)", position=pos)
-            return out.joined()
+            return out.bytes()
         if size > max_block:
             raise DecompressionError(f"lz4: block size {size} exceeded max: {max_block}", position=block_pos)
         if n - pos < size:
@@ -506,13 +503,13 @@ def _zstd_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
     if not data:
         raise DecompressionError("zstd: empty input", position=0)
     _zstd_check_frames(data)
-    out = _Joined()
+    out = _Output()
     # Streamed in bounded reads: the frame content size is never trusted.
     with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True) as reader:
         while True:
             chunk = reader.read(min(max_size - out.size + 1, _ZSTD_READ_CHUNK))
             if not chunk:
-                return out.joined()
+                return out.bytes()
             out.add(chunk)
             if out.size > max_size:
                 raise _limit("zstd", max_size)
