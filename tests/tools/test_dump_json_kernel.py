@@ -171,3 +171,11 @@ def test_rows_the_kernel_leaves_to_python():
     nulled = table.set_column(0, "offset", pa.array([None, *offsets[1:]], pa.int64()))
     assert kernel(*dump_tool._kernel_columns(nulled), dump_tool._TYPE_NAMES, 0, 0, 1, bytearray()) is None
     assert isinstance(kernel(*dump_tool._kernel_columns(nulled), dump_tool._TYPE_NAMES, 0, 1, 1, bytearray()), int)
+
+
+@pytest.mark.parametrize("encoding", ["hex", "base64", "utf8"])
+def test_an_empty_batch_prints_no_records(encoding):
+    data = encode_batch([], base_offset=5)
+    want = dump_tool.as_ndjson(dump_tool.batch_json(decode_entry(data, 0), "f.log", encoding))
+    assert _printed(columnar.entry_to_arrow(data, 0), encoding) == want
+    assert want.endswith('"records":[]}')
