@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "c0caf6c17539ce1ed67fd3ccb449169c6045298bef9b7da5d8b849a69ce166eb"
+#define KCODEC_CSRC_SHA256 "2378e53b8b154b056a92435f52b3bf4ffca9e7a4bc0dffdf4d3e04921c0e2c97"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"
@@ -4371,6 +4371,7 @@ static int span_put_record_v2(
 
 #include "columns.c"
 #include "json_lines.c"
+#include "json_scan.c"
 
 /* ---- the layout facts of the v0/v1 entities (legacy_reader.c, legacy_writer.c) */
 #define LEGACY_LOG_ENTRY_V0_OFFSET_OFFSET 0
@@ -4571,6 +4572,7 @@ PyMODINIT_FUNC PyInit__ckernel(void) {
     if (PyModule_AddFunctions(m, records_v2_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, columns_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, json_lines_methods) < 0) return NULL;
+    if (PyModule_AddFunctions(m, json_scan_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, legacy_writer_methods) < 0) return NULL;
     const char *schema_sha256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf";
     if (PyModule_AddStringConstant(m, "SCHEMA_SHA256", schema_sha256) < 0) return NULL;

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "c0caf6c17539ce1ed67fd3ccb449169c6045298bef9b7da5d8b849a69ce166eb"
+CSRC_SHA256 = "2378e53b8b154b056a92435f52b3bf4ffca9e7a4bc0dffdf4d3e04921c0e2c97"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
