@@ -141,3 +141,13 @@ def test_the_command_writes_the_same_bytes(tmp_path, monkeypatch, capsys, bad):
             results.append((code, out.read_bytes() if out.exists() else None, capsys.readouterr().err))
     assert results[0] == results[1]
     assert (results[0][0] == 0) != bad
+
+
+@pytest.mark.parametrize("block_bytes", [17, 64, 1 << 20])
+def test_lines_longer_than_a_read_are_read_whole(block_bytes):
+    data = _block(5, 25)
+    records = []
+    for item in json_rows.read_json_items(io.BytesIO(data), "hex", "in", block_bytes=block_bytes):
+        assert isinstance(item, json_rows.RowsChunk)
+        records += [(r.key, r.value, tuple(r.headers), r.timestamp) for r in new_records(item.rows, (0, item.count))]
+    assert records == _read(data, False)

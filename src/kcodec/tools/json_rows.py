@@ -68,15 +68,16 @@ def read_json_items(
         data = read(block_bytes)
         if progress is not None and data:
             progress.add(len(data))
-        block = rest + data
         if data:
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:  # one line longer than a block: read on
-                rest = block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line ends in what was read: read on
+                rest += data
                 continue
-            block, rest = block[:cut], block[cut:]
+            # one copy of the block (the lines that end here), not two
+            block = rest + memoryview(data)[:cut] if cut < len(data) or rest else data
+            rest = data[cut:]
         else:
-            rest = b""
+            block, rest = rest, b""
         if block:
             chunk = _scanned(block) if encoding == "hex" else None
             if chunk is not None:  # every line taken: the scanner counted them
