@@ -16,6 +16,8 @@
  *   murmur2.c       Kafka's murmur2 and the murmur2 entry point
  *   -- printed: the span writers span_put_<entity> (of the Span type of buffers.c)
  *   columns.c       encode_columns_v2, partitions_for_keys, columns_sizes_v2, cut_run
+ *   json_lines.c    json_records: `kcodec dump --json` record text from Arrow columns (uses columns.c)
+ *   json_scan.c     scan_hex_records: `kcodec write`'s JSON lines of one exact shape into columns
  *   -- printed: the LEGACY_* layout facts of the v0/v1 entities
  *   legacy_reader.c legacy_batches and legacy_inner_records
  *   -- printed: the RECORD_BATCH_V2_* layout facts of the v2 batch header
@@ -26,8 +28,8 @@
  *   module.c        kernel_init (what PyInit__ckernel does before it makes the module), the entry points
  *                   every kernel has (kernel_methods) and ENTITIES from the printed table
  *   -- printed: the per-entity method table and PyInit__ckernel, which adds kernel_methods and the
- *      records_v2_methods, columns_methods, legacy_writer_methods and segment_columns_methods of the files it
- *      included
+ *      records_v2_methods, columns_methods, json_lines_methods, json_scan_methods, legacy_writer_methods and
+ *      segment_columns_methods of the files it included
  *
  * Every helper is static: a single translation unit lets the compiler inline them into the printed
  * code, and no name leaks out of the extension. records_v2.c, columns.c, segment_columns.c and

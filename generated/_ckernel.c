@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "152d97d4b18b56329d003380e1e09148cac2e1b1ad737ea6d2128574ca86ff3d"
+#define KCODEC_CSRC_SHA256 "aa92405b2f44e3aee67f40a04764b0c593c13b3cd76734dbcb4d03bd74c982ad"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"
@@ -4370,6 +4370,8 @@ static int span_put_record_v2(
 }
 
 #include "columns.c"
+#include "json_lines.c"
+#include "json_scan.c"
 
 /* ---- the layout facts of the v0/v1 entities (legacy_reader.c, legacy_writer.c) */
 #define LEGACY_LOG_ENTRY_V0_OFFSET_OFFSET 0
@@ -4601,6 +4603,8 @@ PyMODINIT_FUNC PyInit__ckernel(void) {
     if (PyModule_AddFunctions(m, kernel_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, records_v2_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, columns_methods) < 0) return NULL;
+    if (PyModule_AddFunctions(m, json_lines_methods) < 0) return NULL;
+    if (PyModule_AddFunctions(m, json_scan_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, legacy_writer_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, segment_columns_methods) < 0) return NULL;
     const char *schema_sha256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf";

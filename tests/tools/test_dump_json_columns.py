@@ -80,7 +80,9 @@ def test_columns_and_records_print_the_same_bytes(tmp_path, monkeypatch, damage)
 
     formatted = []
     real = dump_tool._column_record_pieces
-    monkeypatch.setattr(dump_tool, "_column_record_pieces", lambda t, n: formatted.append(t.num_rows) or real(t, n))
+    monkeypatch.setattr(
+        dump_tool, "_column_record_pieces", lambda t, *rest: formatted.append(t.num_rows) or real(t, *rest)
+    )
     fast = _dump(path, "--skip-corrupt")
     assert sum(formatted) >= 150  # the plain v2 batches went through the columns
     monkeypatch.setattr(dump_run, "_column_decoder", lambda: None)

@@ -15,6 +15,7 @@ pytest.importorskip("pyarrow")
 
 from kcodec.cli import main
 from kcodec.tools import json_rows
+from tests.helpers.damage import damaged
 
 if not json_rows.available():
     pytest.skip("no compiled column encoder: kcodec write reads line by line only", allow_module_level=True)
@@ -217,14 +218,5 @@ def test_mutated_lines_read_the_same_on_both_paths(seed, encoding):
     base = "\n".join(_valid_lines(30, encoding, seed)).encode() + b"\n"
     alphabet = b'{}[]",:\\ nul0123456789abcdefxz\t\r\n'
     for _ in range(60):
-        data = bytearray(base)
-        for _ in range(rng.randrange(1, 4)):
-            at = rng.randrange(len(data))
-            kind = rng.randrange(3)
-            if kind == 0:
-                del data[at]
-            elif kind == 1:
-                data.insert(at, data[at])
-            else:
-                data[at] = rng.choice(alphabet)
-        assert _read(bytes(data), True, encoding) == _read(bytes(data), False, encoding), bytes(data)
+        data = damaged(rng, base, alphabet, rng.randrange(1, 4))
+        assert _read(data, True, encoding) == _read(data, False, encoding), data

@@ -30,7 +30,6 @@ from kcodec.log.names import (
     segment_name,
 )
 from kcodec.log.partition import Partition
-from kcodec.records.columnar import column_decoder
 from kcodec.records.decode import decode_entry
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches
@@ -256,11 +255,10 @@ class SegmentWriter:
         next_offset = self._next_offset
         reader = read_batches(data, strict=True, verify_crc=True)
         first_ever = self._current is None and not self.completed
-        # the kernel's column decoder checks the CRC and walks every record without a Record object (about a
-        # third of decode_entry's time), with decode_entry's errors; decode_entry itself where it is missing
-        check = column_decoder() or decode_entry
         for position, raw in reader.entries():
-            batch = check(raw, position, verify_crc=True)
+            # with the compiled kernel a v2 batch's records are lazy: decoding checks the CRC and walks every
+            # record with the kernel's check-only walker (chk_record_v2), and builds no Record until one is read
+            batch = decode_entry(raw, position, verify_crc=True)
             if batch.base_offset < next_offset:
                 raise EncodeError(
                     f"offsets must increase: an entry starting at offset {batch.base_offset} "

@@ -68,18 +68,23 @@ def read_json_items(
         data = read(block_bytes)
         if progress is not None and data:
             progress.add(len(data))
-        block = rest + data
         if data:
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:  # one line longer than a block: read on
-                rest = block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line ends in what was read: read on
+                rest += data
                 continue
-            block, rest = block[:cut], block[cut:]
+            # one copy of the block (the lines that end here), not two
+            block = rest + memoryview(data)[:cut] if cut < len(data) or rest else data
+            rest = data[cut:]
         else:
-            rest = b""
+            block, rest = rest, b""
         if block:
-            newlines = block.count(b"\n")
-            chunk = _columns(block, encoding, newlines + (not block.endswith(b"\n")))
+            chunk = _scanned(block) if encoding == "hex" else None
+            if chunk is not None:  # every line taken: the scanner counted them
+                newlines = chunk.count - (not block.endswith(b"\n"))
+            else:
+                newlines = block.count(b"\n")
+                chunk = _columns(block, encoding, newlines + (not block.endswith(b"\n")))
             if chunk is not None:
                 yield chunk
             else:
@@ -120,6 +125,42 @@ def _columns(block: bytes, encoding: str, lines: int) -> RowsChunk | None:
     except _Unusual:
         return None
     return RowsChunk(ArrowRows(key=key, value=value, timestamp_us=timestamp_us, headers=headers), table.num_rows)
+
+
+def _scanned(block: bytes) -> RowsChunk | None:
+    """Under hex, the columns :func:`_columns` gives (pyarrow's reader), from the compiled kernel's scanner
+    when every line of the block has the one shape it takes (csrc/json_scan.c: the four fields in order,
+    lowercase hex, ...), else None: :func:`_columns` takes the block (or leaves it to the per-line path)."""
+    import pyarrow as pa
+
+    from kcodec.records.arrow_encode import kernel
+
+    scan = getattr(kernel(), "scan_hex_records", None)
+    got = scan(block) if scan is not None else None
+    if got is None:
+        return None
+    n, key, value, lists, pairs, micros = got
+
+    def binary(spec, count: int, type_):
+        if spec is None:
+            return None if type_ is None else pa.nulls(count, pa.binary())
+        valid, offsets, data, nulls = spec
+        buffers = [None if valid is None else pa.py_buffer(valid), pa.py_buffer(offsets), pa.py_buffer(data)]
+        return pa.Array.from_buffers(type_ or pa.binary(), count, buffers, null_count=nulls)
+
+    headers = None
+    if lists is not None:
+        names, values = pairs
+        m = len(names[1]) // 4 - 1
+        structs = pa.StructArray.from_arrays(
+            [binary(names, m, pa.string()), binary(values, m, pa.binary())], names=["key", "value"]
+        )
+        headers = pa.ListArray.from_arrays(
+            pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(lists)]), structs
+        )
+    timestamp_us = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(micros)])
+    rows = ArrowRows(key=binary(key, n, None), value=binary(value, n, None), timestamp_us=timestamp_us, headers=headers)
+    return RowsChunk(rows, n)
 
 
 def _utf8(block: bytes) -> bool:

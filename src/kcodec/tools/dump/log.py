@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
@@ -107,16 +107,25 @@ def record_line(
     return "| " + " ".join(parts) if parts else ""
 
 
+def _record_field(offset: int, name: str) -> str:
+    """Where a record's bytes are, in the error that says they do not print."""
+    return f"record at offset {offset}: {name}"
+
+
+def _header_field(key: str) -> str:
+    return f"header {key!r}"
+
+
 def record_json(record: Record, encoding: str = DUMP_ENCODING) -> dict:
     """One record as ``kcodec dump --json`` prints it; bytes in ``encoding`` (records_io.ENCODINGS)."""
-    where = f"record at offset {record.offset}"
+    where = record.offset
     out = {
         "offset": record.offset,
         "timestamp": record.timestamp,
         "timestampType": record.timestamp_type.kafka_name,
-        "key": encode_bytes(record.key, encoding, f"{where}: key"),
-        "value": encode_bytes(record.value, encoding, f"{where}: value"),
-        "headers": [[k, encode_bytes(v, encoding, f"{where}: header {k!r}")] for k, v in record.headers],
+        "key": encode_bytes(record.key, encoding, _record_field(where, "key")),
+        "value": encode_bytes(record.value, encoding, _record_field(where, "value")),
+        "headers": [[k, encode_bytes(v, encoding, _record_field(where, _header_field(k)))] for k, v in record.headers],
         "sequence": record.sequence,
     }
     if record.crc is not None:
@@ -163,30 +172,65 @@ def batch_json(batch: Batch, file: str | None = None, encoding: str = DUMP_ENCOD
     return out
 
 
-def batch_ndjson(batch: Batch, file: str | None = None, records_per_piece: int = 4096) -> Iterator[str]:
-    """``as_ndjson(batch_json(batch, file))`` in pieces, a few thousand records at a time: a batch can hold
-    millions of records (a record-count bomb), which as one string would take gigabytes."""
-    head = as_ndjson({**batch_json(replace(batch, records=()), file), "records": None})
-    yield head[: -len("null}")] + "["
-    piece: list[str] = []
-    first = True
+def batch_ndjson(
+    batch: Batch, file: str | None = None, records_per_piece: int = 4096, encoding: str = DUMP_ENCODING
+) -> Iterator[str]:
+    """``as_ndjson(batch_json(batch, file, encoding))`` in pieces, a few thousand records at a time: a batch
+    can hold millions of records (a record-count bomb), which as one string would take gigabytes."""
+    for piece in batch_ndjson_bytes(batch, file, records_per_piece, encoding):
+        yield piece if isinstance(piece, str) else bytes(piece).decode("utf-8")
+
+
+def batch_ndjson_bytes(
+    batch: Batch,
+    file: str | None = None,
+    records_per_piece: int = 4096,
+    encoding: str = DUMP_ENCODING,
+    scratch: bytearray | None = None,
+) -> Iterator[str | memoryview]:
+    """The pieces of :func:`batch_ndjson`; those of the records of a batch decoded into columns (see
+    :func:`formats_columns`) as views of UTF-8 bytes in ``scratch`` (kept by the caller from batch to
+    batch), each valid until the next piece is asked for; the others as str. Nothing is yielded when a
+    record is refused (bytes that are not UTF-8 under utf8): the error is raised before the batch's first
+    piece, as :func:`batch_json` raises it."""
     # records the kernel decoded into Arrow columns (kcodec.records.columnar.ColumnBatch, its records empty)
     table = None if batch.records else getattr(batch, "table", None)
+    pieces: Iterator[str | bytes | memoryview]
     if table is not None:
-        for text in _column_record_pieces(table, records_per_piece):
-            if text:
-                yield ("" if first else ",") + text
-                first = False
-        yield "]}"
-        return
-    for line in (as_ndjson(record_json(r)) for r in batch.records):
-        piece.append(line)
-        if len(piece) == records_per_piece:
-            yield ("" if first else ",") + ",".join(piece)
-            first, piece = False, []
-    if piece:
-        yield ("" if first else ",") + ",".join(piece)
+        _check_column_records(table, encoding)
+        pieces = _column_record_pieces(table, records_per_piece, encoding, scratch)
+    else:
+        pieces = _record_pieces(batch.records, records_per_piece, encoding)
+    head = as_ndjson({**batch_json(replace(batch, records=()), file, encoding), "records": None})
+    yield head[: -len("null}")] + "["
+    first = True
+    for text in pieces:
+        if len(text):
+            if not first:
+                yield ","
+            yield text
+            first = False
     yield "]}"
+
+
+def _record_pieces(records, records_per_piece: int, encoding: str) -> Iterator[str]:
+    """Comma-joined pieces of ``records``' lines. Under utf8 every record is formatted here, before the
+    first piece: a record whose bytes are not UTF-8 raises before anything of its batch is printed."""
+    lines: Iterable[str] = (as_ndjson(record_json(r, encoding)) for r in records)
+    if encoding == "utf8":
+        lines = list(lines)
+
+    def pieces() -> Iterator[str]:
+        piece: list[str] = []
+        for line in lines:
+            piece.append(line)
+            if len(piece) == records_per_piece:
+                yield ",".join(piece)
+                piece = []
+        if piece:
+            yield ",".join(piece)
+
+    return pieces()
 
 
 def log_start_offset(path: PurePath) -> int | None:
@@ -311,13 +355,103 @@ class DeferredErrors:
         return out
 
 
-def _column_record_pieces(table, rows_per_piece: int) -> Iterator[str]:
-    """``as_ndjson(record_json(r))`` of each record of a v2 data batch, from its Arrow record columns
-    (:func:`kcodec.records.columnar.schema`) instead of Record objects: the same bytes, hex encoding;
-    comma-joined pieces of up to ``rows_per_piece`` records each, built by Arrow's string kernels (no
-    Python object per record)."""
+#: the encodings as csrc/json_lines.c numbers them, and the timestamp types -1, 0, 1 as Kafka names them
+_KERNEL_ENCODINGS = {"hex": 0, "base64": 1, "utf8": 2}
+_TYPE_NAMES = tuple(TimestampType(t).kafka_name.encode() for t in (-1, 0, 1))
+
+
+def _json_kernel():
+    """The compiled kernel's record formatter (csrc/json_lines.c), or None."""
+    from kcodec.generated.fast.kernel import compiled_kernel
+
+    return getattr(compiled_kernel(), "json_records", None)
+
+
+def formats_columns(encoding: str) -> bool:
+    """Whether :func:`batch_ndjson_bytes` prints a batch decoded into columns in ``encoding``: hex always
+    (by Arrow's string kernels where the compiled kernel's formatter is missing), base64 and utf8 with the
+    compiled kernel's formatter."""
+    return encoding == "hex" or _json_kernel() is not None
+
+
+def _kernel_columns(table) -> tuple:
+    """The record columns of ``table`` as the kernel's json_records takes them."""
+    from kcodec.records.arrow_encode import ArrowRows
+
+    def ints(name: str) -> tuple:
+        array = _one(table.column(name))
+        valid, data = array.buffers()[:2]
+        return (valid, data, array.offset, len(array), array.type.bit_width // 8)
+
+    key, value, _, headers, _ = ArrowRows(
+        key=_one(table.column("key")), value=_one(table.column("value")), headers=_one(table.column("headers"))
+    ).buffers()
+    return (ints("offset"), ints("timestamp"), ints("timestampType"), key, value, headers, ints("sequence"))
+
+
+def _check_column_records(table, encoding: str) -> None:
+    """Raise what :func:`record_json` raises for the first record of ``table`` whose bytes do not print in
+    ``encoding`` (utf8: bytes that are not UTF-8)."""
+    if encoding != "utf8":
+        return
+    json_records = _json_kernel()
+    if json_records is None:
+        return
+    got = json_records(*_kernel_columns(table), _TYPE_NAMES, _KERNEL_ENCODINGS[encoding], 0, table.num_rows, None)
+    if got is None:  # rows the kernel leaves to Python: their Records raise it
+        for record in _table_records(table):
+            record_json(record, encoding)
+    elif got is not True:
+        row, field = got
+        record = next(_table_records(table.slice(row, 1)))
+        if field < 2:
+            data, name = (record.key, "key") if field == 0 else (record.value, "value")
+        else:
+            header, data = record.headers[field - 2]
+            name = _header_field(header)
+        encode_bytes(data, encoding, _record_field(record.offset, name))
+        raise AssertionError(f"the kernel and encode_bytes disagree on {name} of row {row}")  # pragma: no cover
+
+
+def _table_records(table) -> Iterator[Record]:
+    """The Records of a table's rows (the rows the kernel's formatter leaves to Python)."""
+    for row in table.to_pylist():
+        headers = tuple((h["key"], h["value"]) for h in row["headers"])
+        yield Record(
+            row["offset"],
+            row["timestamp"],
+            TimestampType(row["timestampType"]),
+            row["key"],
+            row["value"],
+            headers,
+            row["sequence"],
+        )
+
+
+def _column_record_pieces(
+    table, rows_per_piece: int, encoding: str = DUMP_ENCODING, scratch: bytearray | None = None
+) -> Iterator[str | memoryview]:
+    """``as_ndjson(record_json(r, encoding))`` of each record of a v2 data batch, from its Arrow record
+    columns (:func:`kcodec.records.columnar.schema`) instead of Record objects: the same bytes; comma-joined
+    pieces of up to ``rows_per_piece`` records each, written by the compiled kernel's formatter as UTF-8
+    into ``scratch`` (a view of it, released once the next piece is asked for; no Python object per record).
+    Rows it leaves to Python, and every row where it is missing, are formatted by Arrow's string kernels
+    (hex), else from their Records."""
+    json_records = _json_kernel()
+    columns = _kernel_columns(table) if json_records is not None else None
+    out = bytearray() if scratch is None else scratch
     for start in range(0, table.num_rows, rows_per_piece):
-        yield _records_text(table.slice(start, rows_per_piece))
+        count = min(rows_per_piece, table.num_rows - start)
+        got = None
+        if columns is not None:
+            got = json_records(*columns, _TYPE_NAMES, _KERNEL_ENCODINGS[encoding], start, count, out)
+        if isinstance(got, int):
+            with memoryview(out) as whole, whole[:got] as piece:
+                yield piece  # released here: the next piece overwrites the scratch
+        elif encoding == "hex":
+            yield _records_text(table.slice(start, count))
+        else:
+            yield ",".join(as_ndjson(record_json(r, encoding)) for r in _table_records(table.slice(start, count)))
 
 
 def _hex_strings(array):
@@ -417,6 +551,8 @@ __all__ = [
     "dump_log_lines",
     "DeferredErrors",
     "batch_ndjson",
+    "batch_ndjson_bytes",
+    "formats_columns",
     "as_ndjson",
     "TimestampType",
 ]

@@ -10,6 +10,7 @@ cap refuses is never taken for damage).
 
 from __future__ import annotations
 
+import codecs
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
@@ -41,7 +42,14 @@ from kcodec.tools.dump.files import FileKind, dump_producer_snapshot, dump_text_
 from kcodec.tools.dump.index import dump_index_lines, sanity_check_index
 from kcodec.tools.dump.internal import InternalDecoders, record_json_fields, registry_for_path
 from kcodec.tools.dump.kafka07 import kafka07_entry_json, kafka07_entry_lines, kafka07_tail_json, kafka07_tail_line
-from kcodec.tools.dump.log import DeferredErrors, as_ndjson, batch_json, batch_ndjson, dump_log_lines
+from kcodec.tools.dump.log import (
+    DeferredErrors,
+    as_ndjson,
+    batch_json,
+    batch_ndjson_bytes,
+    dump_log_lines,
+    formats_columns,
+)
 from kcodec.tools.dump.values import batch_ndjson_with_values
 
 __all__ = ["DumpInput", "DumpOptions", "dump_input"]
@@ -217,7 +225,8 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
     damage: dict[int, DecodeError] = {}  # deep text dump: batches whose header is shown, records not decoded
     damaged_records: list[SkippedRange] = []
     if opts.json:  # a JSON line carries its records (what `kcodec write` reads back)
-        decode = _column_decoder() if opts.bytes_encoding == "hex" and not registry and not confluent else None
+        columns = formats_columns(opts.bytes_encoding) and not registry and not confluent
+        decode = _column_decoder() if columns else None
     else:  # as kafka-dump-log: every header the size field frames; records only under deep iteration
         decode = _records_or_header(damage) if deep else decode_entry_header
 
@@ -320,6 +329,7 @@ def _topic_of(path: PurePath) -> str | None:
 
 def _print_json(path: PurePath, reader, registry: str | None, opts: DumpOptions, progress, topic: str | None) -> None:
     confluent = opts.data_decoders.confluent if opts.data_decoders is not None else None
+    scratch = bytearray()  # the text of a piece of records, its memory reused from batch to batch
     for batch in reader:
         progress.to(batch.position + batch.size)
         if confluent is not None:  # decoded keys/values added to each record
@@ -327,19 +337,34 @@ def _print_json(path: PurePath, reader, registry: str | None, opts: DumpOptions,
                 sys.stdout.write(piece)
             sys.stdout.write("\n")
             continue
-        if registry or opts.bytes_encoding != "hex":
+        if registry:
             out = batch_json(batch, str(path), opts.bytes_encoding)
-            if registry and not batch.is_control:  # typed key and value objects instead of hex
+            if not batch.is_control:  # typed key and value objects instead of hex
                 for rec_json, rec in zip(out["records"], batch.records):
                     rec_json.update(record_json_fields(registry, rec, opts.codecs))
             print(as_ndjson(out))
             continue
-        for piece in batch_ndjson(batch, str(path)):  # a batch of millions of records streams
-            sys.stdout.write(piece)
-        sys.stdout.write("\n")
+        # a batch of millions of records streams
+        _write_pieces(batch_ndjson_bytes(batch, str(path), encoding=opts.bytes_encoding, scratch=scratch))
     if reader.partial_tail is not None and opts.max_bytes is None:
         t = reader.partial_tail
         print(as_ndjson({"file": str(path), "position": t.position, "size": t.size, "partialBatch": True}))
+
+
+def _write_pieces(pieces) -> None:
+    """A line of text given in pieces (str, or UTF-8 bytes) to stdout, in order with what print() wrote: bytes
+    straight to its binary buffer when it has one that takes UTF-8 (no str made of them)."""
+    out = sys.stdout
+    binary = getattr(out, "buffer", None)
+    if binary is not None and codecs.lookup(getattr(out, "encoding", None) or "ascii").name == "utf-8":
+        out.flush()  # what print() holds goes first
+        for piece in pieces:
+            binary.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
+        binary.write(b"\n")
+        return
+    for piece in pieces:
+        out.write(piece if isinstance(piece, str) else bytes(piece).decode("utf-8"))
+    out.write("\n")
 
 
 _FIRST_ENTRY = 64  # damage this close to the start: maybe no Kafka 0.8+ entry at all
