@@ -144,6 +144,19 @@ def test_bad_arguments_are_usage_errors() -> None:
     assert _run("bench", "--operations", "fly")[0] == EXIT_USAGE
 
 
+def test_list_operations_names_every_operation_once_without_measuring() -> None:
+    from kcodec.bench import operations
+
+    code, out, err = _run("bench", "--list-operations")
+    assert code == EXIT_OK and err == ""
+    listed = [line.split()[0] for line in out.splitlines() if line.startswith("  ")]
+    plain, named = operations.plain(), operations.named_only()
+    assert listed == [*plain, *named] and not set(plain) & set(named)
+    assert {"compress", "stream_segment", "spark_noop", "spark_to_parquet", "compact_partition"} <= set(listed)
+    # every listed name is one --operations takes, and nothing else is
+    assert "known: " + ", ".join(listed) + ")" in _run("bench", "--operations", "fly")[2]
+
+
 def test_filters_and_missing_reference() -> None:
     code, out, _ = _run(
         "bench",

@@ -23,8 +23,6 @@ from kcodec.bench.value_rows import DESCRIPTION as VALUE_DESCRIPTION
 from kcodec.bench.value_rows import OPERATION as VALUE_OPERATION
 from kcodec.bench.workload import ENCODE_LEVELS, Workload
 
-IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
-
 #: Operations in table order, with what each measures.
 OPERATIONS = {
     "decode": "decode every record of the v2 log (CRC not verified)",

@@ -7,24 +7,21 @@ import os
 import platform
 from importlib import metadata
 
-from kcodec.bench import compact_rows, lakehouse_rows
+from kcodec.bench import compact_rows, lakehouse_rows, operations
 from kcodec.bench.implementations import (
-    OPERATIONS,
     REFERENCE_OPERATION,
     aiokafka_extension,
     compressor,
     decompressor,
     encode_levels,
 )
+from kcodec.bench.operations import STREAM_OPERATION
 from kcodec.bench.runner import Result
-from kcodec.bench.spark_rows import OPERATIONS as SPARK_OPERATIONS
 from kcodec.bench.spark_rows import implementation as spark_implementation
 from kcodec.bench.spark_rows import parquet_implementation as spark_parquet_implementation
-from kcodec.bench.spark_value_rows import OPERATIONS as SPARK_VALUE_OPERATIONS
 from kcodec.bench.spark_value_rows import targets as spark_value_targets
 
 LIBRARIES = ("kcodec", "aiokafka", "kafka-python", "pyarrow", "crc32c", "lz4", "zstandard", "cramjam", "python-snappy")
-STREAM_OPERATION = "stream_segment"
 
 
 # ---------------------------------------------------------------------------- machine
@@ -430,13 +427,7 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         "(decode_arrow, decompress and memcpy: aiokafka's decode; crc32c: aiokafka's crc; verify: aiokafka's "
         "decode with CRC checks; dump_json and the Spark rows have no equivalent)."
     )
-    described = {
-        **OPERATIONS,
-        **SPARK_OPERATIONS,
-        **lakehouse_rows.OPERATIONS,
-        **SPARK_VALUE_OPERATIONS,
-        **compact_rows.OPERATIONS,
-    }
+    described = {**operations.plain(), **operations.named_only()}
     for op in dict.fromkeys(r.operation for r in results):
         if op in described:
             lines.append(f"- {op}: {described[op]}.")

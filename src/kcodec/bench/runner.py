@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from kcodec.bench.implementations import ADAPTERS, IMPLEMENTATIONS, OPERATIONS, Unavailable, codecs_for, magic_of
+from kcodec.bench.implementations import ADAPTERS, OPERATIONS, Unavailable, codecs_for, magic_of
+from kcodec.bench.operations import IMPLEMENTATIONS
 from kcodec.bench.workload import Workload
 
 

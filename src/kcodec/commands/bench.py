@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from kcodec.bench.operations import IMPLEMENTATIONS
 from kcodec.commands.common import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -16,7 +17,6 @@ from kcodec.commands.common import (
     require_extra,
 )
 
-_IMPLEMENTATIONS = ("kcodec", "aiokafka", "kafka-python", "primitive")
 _LIBRARIES = {"aiokafka": "aiokafka", "kafka-python": "kafka"}  # implementation -> module it imports
 FULL_RECORDS, QUICK_RECORDS = 200_000, 10_000
 FULL_SEGMENT_MIB, QUICK_SEGMENT_MIB = 1024, 64
@@ -35,30 +35,32 @@ def _choices(values: list[str] | None, allowed: tuple[str, ...], what: str) -> t
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    try:
-        from kcodec.bench import compact_rows, lakehouse_rows, memory, report, runner, spark_rows, spark_value_rows
-        from kcodec.bench.implementations import OPERATIONS
-        from kcodec.bench.workload import build_workload
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("kcodec.bench"):
-            raise UsageError(
-                "the benchmark package kcodec.bench is not installed; run it from a source checkout (pip install -e .)"
-            ) from None
-        raise
+    from kcodec.bench import (
+        compact_rows,
+        lakehouse_rows,
+        memory,
+        operations,
+        report,
+        runner,
+        spark_rows,
+        spark_value_rows,
+    )
+    from kcodec.bench.workload import build_workload
+
+    plain, named_only = operations.plain(), operations.named_only()
+    if args.list_operations:
+        for names, heading in ((plain, "a plain run measures"), (named_only, "only when named (minutes each)")):
+            print(f"{heading}:")
+            for op, what in names.items():
+                print(f"  {op:<26} {what}")
+        return EXIT_OK
 
     compressions = _choices(args.codecs, compression_choices(), "codec")
-    impls = _choices(args.only, _IMPLEMENTATIONS, "implementation")
+    impls = _choices(args.only, IMPLEMENTATIONS, "implementation")
     require_extra("bench", *(module for impl, module in _LIBRARIES.items() if impl in impls))
-    # the Spark, table and 1 GiB partition rows take minutes: only when named
-    named_only = (
-        tuple(spark_rows.OPERATIONS)
-        + tuple(spark_value_rows.OPERATIONS)
-        + tuple(lakehouse_rows.OPERATIONS)
-        + tuple(compact_rows.OPERATIONS)
-    )
-    operations = _choices(args.operations, tuple(OPERATIONS) + ("stream_segment",) + named_only, "operation")
+    chosen = _choices(args.operations, tuple(plain) + tuple(named_only), "operation")
     if not args.operations:
-        operations = tuple(op for op in operations if op not in named_only)
+        chosen = tuple(op for op in chosen if op not in named_only)
     records = args.records or (QUICK_RECORDS if args.quick else FULL_RECORDS)
     segment_mib = (
         args.segment_mib if args.segment_mib is not None else (QUICK_SEGMENT_MIB if args.quick else FULL_SEGMENT_MIB)
@@ -83,20 +85,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "v1_sizes": {c: len(b) for c, b in workload.v1.items()},
         "quick": bool(args.quick),
     }
-    cases = runner.plan(workload.codecs if args.codecs is None else compressions, impls, operations)
+    cases = runner.plan(workload.codecs if args.codecs is None else compressions, impls, chosen)
     say(f"{len(cases)} rows x {args.repeats} repeats")
     results = runner.run(workload, cases, args.repeats, say)
 
     stream = None
     stream_impls = [i for i in memory.STREAMS if i.split("-stream")[0] in impls]
-    if segment_mib and stream_impls and "stream_segment" in operations:
+    if segment_mib and stream_impls and operations.STREAM_OPERATION in chosen:
         entries = memory.measure(workload, segment_mib << 20, stream_impls, say)
         results += report.stream_results(entries)
         stream = {"mib": max(e.get("bytes", 0) for e in entries) / 2**20}
         info["segment_bytes"] = max(e.get("bytes", 0) for e in entries)
 
-    chosen_spark = [op for op in spark_rows.OPERATIONS if op in operations and "kcodec" in impls]
-    chosen_values = [op for op in spark_value_rows.OPERATIONS if op in operations and "kcodec" in impls]
+    chosen_spark = [op for op in spark_rows.OPERATIONS if op in chosen and "kcodec" in impls]
+    chosen_values = [op for op in spark_value_rows.OPERATIONS if op in chosen and "kcodec" in impls]
     spark_records = args.spark_records or (records if args.quick else SPARK_RECORDS)
     if chosen_spark:
         results += spark_rows.measure(chosen_spark, spark_records, min(args.repeats, 3), say)
@@ -104,12 +106,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         results += spark_value_rows.measure(chosen_values, spark_records, min(args.repeats, 3), say)
     if chosen_spark or chosen_values:
         info["spark_records"] = spark_records
-    chosen_tables = [op for op in lakehouse_rows.OPERATIONS if op in operations and "kcodec" in impls]
+    chosen_tables = [op for op in lakehouse_rows.OPERATIONS if op in chosen and "kcodec" in impls]
     if chosen_tables:
         results += lakehouse_rows.measure(chosen_tables, spark_records, min(args.repeats, 3), say)
         info["table_records"] = spark_records
 
-    chosen_partition = [op for op in compact_rows.OPERATIONS if op in operations and "kcodec" in impls]
+    chosen_partition = [op for op in compact_rows.OPERATIONS if op in chosen and "kcodec" in impls]
     if chosen_partition:
         partition_mib = args.partition_mib or (
             compact_rows.QUICK_PARTITION_MIB if args.quick else compact_rows.FULL_PARTITION_MIB
@@ -162,19 +164,20 @@ def add_parser(sub) -> None:
         "--only",
         action="append",
         metavar="IMPL",
-        help=f"only these implementations ({', '.join(_IMPLEMENTATIONS)}; repeatable or comma "
+        help=f"only these implementations ({', '.join(IMPLEMENTATIONS)}; repeatable or comma "
         "separated). Ratios need aiokafka among them",
     )
     p.add_argument(
         "--operations",
         action="append",
         metavar="OP",
-        help="only these operations (decode, decode_crc, decode_arrow, encode, crc, write, convert, verify, "
-        "dump_json, compact, v1_decode, v1_decode_crc, crc32c, decompress, memcpy, stream_segment; repeatable or comma "
-        "separated). Named only: spark_read, pipeline, pipeline_no_sizes (they start Spark, local[1] and "
-        "local[2], on a segment of --spark-records records: minutes), spark_avro_values, pipeline_avro_values "
-        "(the same records as Schema Registry framed Avro values, local[1]), compact_partition, verify_partition "
-        "(kcodec compact's dry run and kcodec verify on one partition of --partition-mib MiB)",
+        help="only these operations (repeatable or comma separated; --list-operations names every one with what it "
+        "measures). The Spark, table-format and partition rows take minutes and run only when named",
+    )
+    p.add_argument(
+        "--list-operations",
+        action="store_true",
+        help="print every operation, what it measures and whether a plain run includes it, then exit",
     )
     p.add_argument(
         "--spark-records",
