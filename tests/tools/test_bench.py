@@ -145,12 +145,10 @@ def test_bad_arguments_are_usage_errors() -> None:
 
 
 def test_list_operations_names_every_operation_once_without_measuring() -> None:
-    from kcodec.bench import operations
-
     code, out, err = _run("bench", "--list-operations")
     assert code == EXIT_OK and err == ""
     listed = [line.split()[0] for line in out.splitlines() if line.startswith("  ")]
-    plain, named = operations.plain(), operations.named_only()
+    plain, named = report.PLAIN_OPERATIONS, report.NAMED_ONLY_OPERATIONS
     assert listed == [*plain, *named] and not set(plain) & set(named)
     assert {"compress", "stream_segment", "spark_noop", "spark_to_parquet", "compact_partition"} <= set(listed)
     # every listed name is one --operations takes, and nothing else is

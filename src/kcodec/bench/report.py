@@ -7,20 +7,30 @@ import os
 import platform
 from importlib import metadata
 
-from kcodec.bench import compact_rows, lakehouse_rows, operations
+from kcodec.bench import compact_rows, lakehouse_rows, spark_rows, spark_value_rows
 from kcodec.bench.implementations import (
+    OPERATIONS,
     REFERENCE_OPERATION,
     aiokafka_extension,
     compressor,
     decompressor,
     encode_levels,
 )
-from kcodec.bench.operations import STREAM_OPERATION
+from kcodec.bench.names import STREAM_DESCRIPTION, STREAM_OPERATION
 from kcodec.bench.runner import Result
 from kcodec.bench.spark_rows import implementation as spark_implementation
 from kcodec.bench.spark_rows import parquet_implementation as spark_parquet_implementation
 from kcodec.bench.spark_value_rows import targets as spark_value_targets
 
+#: Every operation with what it measures: those a run without --operations includes, in table order ...
+PLAIN_OPERATIONS = {**OPERATIONS, STREAM_OPERATION: STREAM_DESCRIPTION}
+#: ... and those that run only when named (they start Spark or build a 1 GiB partition: minutes each).
+NAMED_ONLY_OPERATIONS = {
+    **spark_rows.OPERATIONS,
+    **spark_value_rows.OPERATIONS,
+    **lakehouse_rows.OPERATIONS,
+    **compact_rows.OPERATIONS,
+}
 LIBRARIES = ("kcodec", "aiokafka", "kafka-python", "pyarrow", "crc32c", "lz4", "zstandard", "cramjam", "python-snappy")
 
 
@@ -427,7 +437,7 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         "(decode_arrow, decompress and memcpy: aiokafka's decode; crc32c: aiokafka's crc; verify: aiokafka's "
         "decode with CRC checks; dump_json and the Spark rows have no equivalent)."
     )
-    described = {**operations.plain(), **operations.named_only()}
+    described = {**PLAIN_OPERATIONS, **NAMED_ONLY_OPERATIONS}
     for op in dict.fromkeys(r.operation for r in results):
         if op in described:
             lines.append(f"- {op}: {described[op]}.")

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kcodec.bench.implementations import ADAPTERS, OPERATIONS, Unavailable, codecs_for, magic_of
-from kcodec.bench.operations import IMPLEMENTATIONS
+from kcodec.bench.names import IMPLEMENTATIONS
 from kcodec.bench.workload import Workload
 
 

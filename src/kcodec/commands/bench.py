@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from kcodec.bench.operations import IMPLEMENTATIONS
+from kcodec.bench.names import IMPLEMENTATIONS, STREAM_OPERATION
 from kcodec.commands.common import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -39,7 +39,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
         compact_rows,
         lakehouse_rows,
         memory,
-        operations,
         report,
         runner,
         spark_rows,
@@ -47,7 +46,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     )
     from kcodec.bench.workload import build_workload
 
-    plain, named_only = operations.plain(), operations.named_only()
+    plain, named_only = report.PLAIN_OPERATIONS, report.NAMED_ONLY_OPERATIONS
     if args.list_operations:
         for names, heading in ((plain, "a plain run measures"), (named_only, "only when named (minutes each)")):
             print(f"{heading}:")
@@ -91,7 +90,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     stream = None
     stream_impls = [i for i in memory.STREAMS if i.split("-stream")[0] in impls]
-    if segment_mib and stream_impls and operations.STREAM_OPERATION in chosen:
+    if segment_mib and stream_impls and STREAM_OPERATION in chosen:
         entries = memory.measure(workload, segment_mib << 20, stream_impls, say)
         results += report.stream_results(entries)
         stream = {"mib": max(e.get("bytes", 0) for e in entries) / 2**20}
