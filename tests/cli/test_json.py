@@ -6,8 +6,6 @@ round trip through the installed entry point, over a real pipe."""
 from __future__ import annotations
 
 import base64
-import contextlib
-import io
 import json
 import subprocess
 import sys
@@ -15,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kcodec.cli import main
+from tests.helpers.in_process import kcodec_in_process as kcodec
 
 KCODEC = Path(sys.executable).with_name("kcodec")
 LOG = "00000000000000000000.log"
@@ -69,17 +67,6 @@ DOCUMENTED = {
     "layout --svg": {"svg", "entity", "version"},
     "inspect": {"path", "kind", "start", "end", "status"},
 }
-
-
-def kcodec(*argv, cwd: Path) -> subprocess.CompletedProcess:
-    """``kcodec argv`` from ``cwd``, in this process: its exit status, stdout and stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:  # --help
-            code = exc.code
-    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 def entry_point(*argv, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
