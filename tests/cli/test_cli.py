@@ -153,14 +153,10 @@ def test_layout_legacy_log_entry(capsys, version: str) -> None:
     assert row(out, "message")[:2] == ["12", "variable"]
 
 
-def test_layout_every_entity(capsys, monkeypatch) -> None:
-    import functools
-
-    import kcodec.cli
+@pytest.mark.usefixtures("one_command_line")  # 441 calls: building the command line took most of the time
+def test_layout_every_entity(capsys) -> None:
     from kcodec.generated import ENTITY_VERSIONS
 
-    # one command line built for the 441 calls: building it (every command's parser) took most of the time
-    monkeypatch.setattr(kcodec.cli, "build_parser", functools.cache(kcodec.cli.build_parser))
     for entity, versions in ENTITY_VERSIONS.items():
         for fmt in ("table", "json", "markdown"):
             code, out, err = run(capsys, "layout", entity, "--format", fmt)

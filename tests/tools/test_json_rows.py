@@ -16,6 +16,8 @@ pytest.importorskip("pyarrow")
 from kcodec.cli import main
 from kcodec.tools import json_rows
 
+pytestmark = pytest.mark.usefixtures("one_command_line")  # tests/conftest.py
+
 if not json_rows.available():
     pytest.skip("no compiled column encoder: kcodec write reads line by line only", allow_module_level=True)
 
