@@ -45,3 +45,18 @@ def rendered(schemas) -> dict[str, str]:
     from kcodec.codegen.render import render
 
     return render(schemas)
+
+
+@pytest.fixture(scope="module")
+def one_command_line():
+    """``kcodec.cli.main``'s command line built once for the module that asks (``pytestmark =
+    pytest.mark.usefixtures("one_command_line")``), not at every call: building every command's parser is
+    most of a short in-process call. Only for modules that patch no command function (a parser built once
+    keeps the functions it was built with)."""
+    import functools
+
+    import kcodec.cli
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kcodec.cli, "build_parser", functools.cache(kcodec.cli.build_parser))
+        yield

@@ -153,6 +153,7 @@ def test_layout_legacy_log_entry(capsys, version: str) -> None:
     assert row(out, "message")[:2] == ["12", "variable"]
 
 
+@pytest.mark.usefixtures("one_command_line")  # 441 calls: building the command line took most of the time
 def test_layout_every_entity(capsys) -> None:
     from kcodec.generated import ENTITY_VERSIONS
 

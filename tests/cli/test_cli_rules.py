@@ -1,8 +1,9 @@
-"""One rule for every command, through the installed entry point: an input FILE that is missing or a
+"""One rule for every command: an input FILE that is missing or a
 directory is bad usage (exit 2, "no such file" / "is a directory"; dump and verify read a directory's
 segments); a missing optional dependency is
 one line with the pip command, exit 3; no Java gives an install hint before Spark fails; and tables
-fit the terminal."""
+fit the terminal. Through the installed entry point where the process matters (a module made
+unimportable, no Java, a terminal); in-process (tests/helpers/in_process.py) for the usage errors and SVGs."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.in_process import kcodec_in_process
 from tests.helpers.terminal import read_terminal
 
 KCODEC = Path(sys.executable).with_name("kcodec")
@@ -46,7 +48,7 @@ def test_missing_file_and_directory_are_usage_errors(tmp_path, command):
     directory = "no segments in this directory" if command in ("dump", "verify") else "is a directory"
     for given, what in ((tmp_path / LOG, "no such file"), (tmp_path, directory)):
         argv = [a.format(given) for a in FILE_COMMANDS[command]]
-        done = kcodec(*argv, cwd=tmp_path)
+        done = kcodec_in_process(*argv, cwd=tmp_path)
         assert done.returncode == 2, done.stderr
         assert done.stderr.count("\n") == 1 and f"{given}: {what}" in done.stderr, done.stderr
 
@@ -122,7 +124,7 @@ def test_svg_subtitle_clears_the_title(tmp_path):
     resvg_py = pytest.importorskip("resvg_py")
     for entity, version in (("legacy_message", 1), ("record_batch", 2), ("record", 2)):
         out = tmp_path / f"{entity}.svg"
-        assert kcodec("layout", entity, "--version", version, "--svg", out, cwd=tmp_path).returncode == 0
+        assert kcodec_in_process("layout", entity, "--version", version, "--svg", out, cwd=tmp_path).returncode == 0
         texts = re.findall(r'<text x="([\d.]+)" y="([\d.]+)" font-size="([\d.]+)"', out.read_text())
         (x1, y1, size1), (x2, y2, size2) = [(float(a), float(b), float(c)) for a, b, c in texts[:2]]
         assert y2 - y1 >= (size1 + size2) / 2  # two lines, not one

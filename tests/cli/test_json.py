@@ -1,6 +1,7 @@
 """Every reporting command takes the same --json flag and prints the fields docs/commands.md documents
 (section "JSON output"); dump's bytes come as hex, utf8 or base64 by --bytes-encoding, and
-`kcodec write` reads each back. Run through the installed entry point."""
+`kcodec write` reads each back. The commands run in this process (``kcodec.cli.main``), the bytes-encoding
+round trip through the installed entry point, over a real pipe."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.in_process import kcodec_in_process as kcodec
 
 KCODEC = Path(sys.executable).with_name("kcodec")
 LOG = "00000000000000000000.log"
@@ -66,7 +69,8 @@ DOCUMENTED = {
 }
 
 
-def kcodec(*argv, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+def entry_point(*argv, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """``kcodec argv`` through the installed entry point, in a process of its own."""
     return subprocess.run(
         [str(KCODEC), *map(str, argv)], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120
     )
@@ -145,7 +149,7 @@ def test_size_layout_inspect(work, tmp_path):
 
 @pytest.mark.parametrize("encoding", ["hex", "utf8", "base64"])
 def test_bytes_encoding_round_trips_through_write(work, tmp_path, encoding):
-    done = kcodec("dump", LOG, "--json", "--bytes-encoding", encoding, cwd=work)
+    done = entry_point("dump", LOG, "--json", "--bytes-encoding", encoding, cwd=work)
     assert done.returncode == 0, done.stderr
     first = json.loads(done.stdout.splitlines()[0])
     record = first["records"][0]
@@ -153,7 +157,7 @@ def test_bytes_encoding_round_trips_through_write(work, tmp_path, encoding):
     assert record["key"] == want[encoding]
     assert record["headers"] == [["h", {"hex": b"x".hex(), "utf8": "x", "base64": "eA=="}[encoding]]]
     copy = tmp_path / LOG
-    back = kcodec("write", copy, "--keep-offsets", cwd=work, stdin=done.stdout)
+    back = entry_point("write", copy, "--keep-offsets", cwd=work, stdin=done.stdout)
     assert back.returncode == 0, back.stderr
     assert copy.read_bytes() == (work / LOG).read_bytes()
 

@@ -32,6 +32,28 @@ SLOWEST_FILES = (
     "backends/test_compiled_kernel.py",
     "spark/test_spark_sink.py",
     "spark/test_spark_views.py",
+    # then the files that ended the runs, started alone after the short ones (a worker idled meanwhile):
+    # slower ones from that run and, for files newer than it, from the slowest 40 of a quiet make test
+    "internal_topics/test_metadata_tables.py",
+    "tools/test_dump_snapshots.py",
+    "spark/test_spark_lakehouse_stream.py",
+    "cli/test_write_streaming.py",
+    "spark/test_spark_pipeline_internal.py",
+    "spark/test_spark_confluent_unions_wkt.py",
+    "spark/test_spark_lakehouse.py",
+    "spark/test_spark_commit.py",
+    "codegen/test_kitchen_sink.py",
+    "tools/test_bench.py",
+    "spark/test_spark_cost_table_encoders.py",
+    "tools/test_fuzz.py",
+    "spark/test_spark_s3.py",
+    "spark/test_spark_from_table.py",
+    "spark/test_spark_skip_report_bounded.py",
+    "spark/test_spark_splits.py",
+    "cli/test_cli_errors.py",
+    "cli/test_output_safety.py",
+    "codegen/test_flexible.py",
+    "test_docs.py",
 )
 
 

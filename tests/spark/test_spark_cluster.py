@@ -19,7 +19,7 @@ from tests.helpers import spark_cluster as standalone
 from tests.helpers.spark_expected import expected_rows, python_summary
 
 DRIVER_TIMEOUT_S = 600  # a bound, not an expectation: the driver's JVM, two jobs, the executors' start
-pytestmark = pytest.mark.slow  # two JVMs of its own and two drivers: minutes on a shared two-core machine
+pytestmark = pytest.mark.slow  # two JVMs of its own and a driver: minutes on a shared two-core machine
 
 EXECUTOR_CONF = ["--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2"]
 
@@ -48,11 +48,20 @@ def _digest(rows) -> str:
     return h.hexdigest()
 
 
-_ROUND_TRIP = """
-import hashlib, json, os, sys
+# One driver for both jobs (a driver JVM and the worker's executors start once, not twice): ``kcodec
+# pipeline --master spark://...`` as the command runs it, then the write/read round trip on the session the
+# pipeline left (getOrCreate: the same application, which the test checks by its id)
+_DRIVER = """
+import contextlib, hashlib, io, json, os, sys
+from kcodec.cli import main
 from kcodec.spark.session import local_session
 
-master, src, out = sys.argv[1:4]
+master, src, dest, out = sys.argv[1:5]
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    code = main(["pipeline", "--master", master, *sys.argv[5:], src, dest, "--json"])
+if code:
+    sys.exit(code)
 conf = {"spark.executor.memory": "512m", "spark.cores.max": "2"}
 spark = local_session(master, "kcodec cluster round trip", conf=conf)
 df = spark.read.format("kafka-segments").load(src)
@@ -68,7 +77,8 @@ h = hashlib.sha256()
 for row in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
     h.update(repr(row).encode())
 pids = spark.sparkContext.parallelize(range(4), 2).map(lambda _: os.getpid()).distinct().collect()
-print(json.dumps({"master": spark.sparkContext.master, "rows": len(rows), "digest": h.hexdigest(),
+print(json.dumps({"pipeline": json.loads(printed.getvalue()), "master": spark.sparkContext.master,
+                  "app": spark.sparkContext.applicationId, "rows": len(rows), "digest": h.hexdigest(),
                   "codecs": sorted({r["compression"] for r in back.select("compression").distinct().collect()}),
                   "driver_pid": os.getpid(), "task_pids": pids}))
 spark.stop()
@@ -76,11 +86,11 @@ spark.stop()
 
 
 def test_pipeline_and_round_trip_on_a_standalone_cluster(cluster, samples, tmp_path):
-    dest = tmp_path / "tables"
-    kcodec = [sys.executable, "-c", "import sys; from kcodec.cli import main; sys.exit(main(sys.argv[1:]))"]
-    run = _run([*kcodec, "pipeline", "--master", cluster.url, *EXECUTOR_CONF, str(samples), str(dest), "--json"])
+    dest, out = tmp_path / "tables", tmp_path / "copy"
+    run = _run([sys.executable, "-c", _DRIVER, cluster.url, str(samples), str(dest), str(out), *EXECUTOR_CONF])
     assert run.returncode == 0, run.stderr[-3000:]
-    summary = json.loads(run.stdout)
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    summary = result["pipeline"]
     assert summary["master"] == cluster.url
     want = python_summary(samples)
     got = {f"{p['topic']}-{p['partition']}": p for p in summary["partitions"]}
@@ -88,17 +98,14 @@ def test_pipeline_and_round_trip_on_a_standalone_cluster(cluster, samples, tmp_p
     for name, w in want.items():
         for k, v in w.items():
             assert got[name][k] == v, (name, k)
-    assert len(cluster.apps()) == 1  # the worker ran the pipeline's executors
+    assert (dest / "records").is_dir() and (dest / "batches").is_dir()
 
-    out = tmp_path / "copy"
-    run = _run([sys.executable, "-c", _ROUND_TRIP, cluster.url, str(samples), str(out)])
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result["master"] == cluster.url
     want_rows = [(r[2], r[3], r[4], r[0], r[1]) for r in expected_rows(samples)]
     assert result["rows"] == len(want_rows)
     assert result["digest"] == _digest(want_rows)
     assert result["codecs"] == ["zstd"]
     assert result["driver_pid"] not in result["task_pids"]  # executors' Python workers, not the driver's
-    assert len(cluster.apps()) == 2
+    # the worker ran the executors of that one application: the pipeline's, which the round trip reused
+    assert [p.name for p in cluster.apps()] == [result["app"]]
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == sorted(want)

@@ -158,9 +158,11 @@ def test_a_stream_reads_typed_values(spark, logs, tmp_path) -> None:
     assert [tuple(r) for r in spark.sql("select * from confluent_events").collect()] == [("ann", 0.5)]
 
 
-def test_pipeline_writes_typed_value_tables_and_a_line_per_topic(spark, logs, tmp_path, capsys) -> None:
+def test_pipeline_writes_typed_value_tables_and_a_line_per_topic(spark, logs, tmp_path, capsys, monkeypatch) -> None:
     from kcodec.cli import main
+    from tests.helpers.pipeline_runs import PipelineRuns
 
+    runs = PipelineRuns(monkeypatch)
     dest = tmp_path / "tables"
     argv = ["pipeline", logs["root"], str(dest), "--value-format", "confluent", "--no-sizes", "--no-internal-tables"]
     assert main(argv) == 0
@@ -174,6 +176,7 @@ def test_pipeline_writes_typed_value_tables_and_a_line_per_topic(spark, logs, tm
     orders = spark.read.parquet(str(dest / "values" / "orders"))
     assert dict(orders.dtypes)["value"].startswith("struct<id:bigint,amount:decimal(12,2),")
     assert [r["id"] for r in orders.orderBy("offset").select("value.id").collect()] == [1, 2, None, None, None]
+    runs.replay_next()  # the --json summary of the same run (tests/helpers/pipeline_runs.py)
     assert main([*argv, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     tables = {t["topic"]: t for t in doc["value_tables"]}

@@ -119,11 +119,15 @@ def test_sampling_picks_some_batches_and_estimates_from_them():
         assert est[k] == v if k.endswith("/none") else abs(est[k] - v) <= 0.1 * v
 
 
-def test_pipeline_size_sample(spark, samples, tmp_path, capsys):
-    """--size-sample: uncompressed sizes stay exact, compressed ones are estimated, and the summary says so."""
+def test_pipeline_size_sample(spark, samples, tmp_path, capsys, monkeypatch):
+    """--size-sample: uncompressed sizes stay exact, compressed ones are estimated, and the summary says so
+    (the text summary of the same run: tests/helpers/pipeline_runs.py)."""
     import json
 
     from kcodec.cli import main
+    from tests.helpers.pipeline_runs import PipelineRuns
+
+    runs = PipelineRuns(monkeypatch)
 
     exact: dict[str, int] = {}
     for log in sorted(samples.glob("*/*.log")):
@@ -138,6 +142,7 @@ def test_pipeline_size_sample(spark, samples, tmp_path, capsys):
     assert list(total) == [label(m, c) for m, c in COMBINATIONS]
     for k, v in exact.items():
         assert total[k] == v if k.endswith("/none") else abs(total[k] - v) <= 0.5 * v, k
+    runs.replay_next()
     assert main(["pipeline", str(samples), str(tmp_path / "t"), "--size-sample", "0.3"]) == 0
     assert "estimated from a 30% sample" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_:

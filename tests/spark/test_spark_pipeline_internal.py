@@ -16,6 +16,7 @@ import kcodec
 from kcodec.cli import main
 from tests.helpers.internal_logs import write_consumer_offsets
 from tests.helpers.metadata_logs import write_metadata_dir
+from tests.helpers.pipeline_runs import PipelineRuns
 
 
 def _rows(path) -> list[dict]:
@@ -33,7 +34,8 @@ def source(samples, tmp_path):
     return src
 
 
-def test_pipeline_writes_the_internal_tables(spark, source, tmp_path, capsys):
+def test_pipeline_writes_the_internal_tables(spark, source, tmp_path, capsys, monkeypatch):
+    runs = PipelineRuns(monkeypatch)
     dest = tmp_path / "tables"
     assert main(["pipeline", str(source), str(dest), "--master", "local[1]", "--no-sizes", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -72,13 +74,15 @@ def test_pipeline_writes_the_internal_tables(spark, source, tmp_path, capsys):
     brokers = {b["brokerId"]: b["fenced"] for b in _rows(dest / "metadata_image/brokers")}
     assert brokers == {int(k): b["fenced"] for k, b in image["brokers"].items()}
 
-
-def test_text_summary_and_turning_them_off(spark, source, tmp_path, capsys):
-    dest = tmp_path / "text"
+    # the text summary of the same run (tests/helpers/pipeline_runs.py) names the tables
+    runs.replay_next()
     assert main(["pipeline", str(source), str(dest), "--master", "local[1]", "--no-sizes"]) == 0
     out = capsys.readouterr().out
     assert "Kafka's internal topics:" in out
     assert f"{dest / 'metadata_image/topics'}" in out and "2 rows" in out
+
+
+def test_turning_the_internal_tables_off(spark, source, tmp_path, capsys):
     off = tmp_path / "off"
     assert main(["pipeline", str(source), str(off), "--no-sizes", "--no-internal-tables", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["internal_tables"] == []

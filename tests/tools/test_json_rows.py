@@ -17,6 +17,8 @@ from kcodec.cli import main
 from kcodec.tools import json_rows
 from tests.helpers.damage import damaged
 
+pytestmark = pytest.mark.usefixtures("one_command_line")  # tests/conftest.py
+
 if not json_rows.available():
     pytest.skip("no compiled column encoder: kcodec write reads line by line only", allow_module_level=True)
 

@@ -15,6 +15,8 @@ import pytest
 from kcodec.cli import EXIT_OK, EXIT_USAGE, main
 from kcodec.generated import ENTITY_VERSIONS, layout
 
+pytestmark = pytest.mark.usefixtures("one_command_line")  # tests/conftest.py
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
