@@ -188,7 +188,7 @@ def add_parser(sub) -> None:
     keys.add_argument("--key", metavar="K", help="say what happens to every record of key K (UTF-8 text)")
     keys.add_argument("--key-hex", metavar="HEX", help="--key as hexadecimal bytes")
     p.add_argument("--now", type=offset_int, metavar="MS", help="the cleaner's clock, epoch ms (default: now)")
-    p.add_argument("--release", type=kafka_release, default="{}.{}".format(*DEFAULT_RELEASE), metavar="X.Y",
+    p.add_argument("--release", type=kafka_release, default=DEFAULT_RELEASE, metavar="X.Y",
                    help="the Kafka release whose cleaner runs (default 4.1; before 3.1 v2 batches carry no "
                    "delete horizon and every tombstone and marker goes by segment mtimes)")  # fmt: skip
     p.add_argument("--first-dirty-offset", type=offset_int, metavar="N",

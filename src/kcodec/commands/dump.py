@@ -257,7 +257,7 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--kafka-version",
         type=kafka_release,
-        default="{}.{}".format(*JAVA_PORT),  # argparse passes a string default through type=
+        default=JAVA_PORT,  # a tuple: argparse converts only string defaults, so nothing is imported for it
         metavar="X.Y",
         help="print the lines of that Kafka release's kafka-dump-log (default 4.3, the Java tool; 4.2 or "
         "older: the Scala tool's, with its stray } after a legacy record's CRC)",
