@@ -14,7 +14,8 @@
 /* A validity bitmap (NULL: no nulls), int32 offsets and data, at an array offset, of length rows. */
 typedef struct { Py_buffer valid, offsets, data; int has_valid, has_data; Py_ssize_t offset, length; } BinArr;
 /* An int64 array (timestamps in microseconds, kept offsets). */
-typedef struct { Py_buffer valid, data; int has_valid, has_data; Py_ssize_t offset, length; } I64Arr;
+/* An integer array of byte width 8 (the default) or 4: (validity or None, data, array offset, length[, width]). */
+typedef struct { Py_buffer valid, data; int has_valid, has_data, width; Py_ssize_t offset, length; } IntArr;
 
 static inline int bit_set(const Py_buffer *b, Py_ssize_t i) {
     return (((const uint8_t *)b->buf)[i >> 3] >> (i & 7)) & 1;
@@ -38,7 +39,7 @@ static void bin_release(BinArr *a) {
     a->has_valid = a->has_data = 0;
 }
 
-static void i64_release(I64Arr *a) {
+static void int_release(IntArr *a) {
     if (a->has_valid) PyBuffer_Release(&a->valid);
     if (a->has_data) PyBuffer_Release(&a->data);
     a->has_valid = a->has_data = 0;
@@ -73,19 +74,20 @@ fail:
     return -1;
 }
 
-static int i64_arr(PyObject *t, I64Arr *a) {
+static int int_arr(PyObject *t, IntArr *a) {
     PyObject *valid, *data;
     memset(a, 0, sizeof *a);
-    if (!PyArg_ParseTuple(t, "OOnn:int64 array", &valid, &data, &a->offset, &a->length)) return -1;
-    if (a->offset < 0 || a->length < 0) {
-        PyErr_SetString(PyExc_ValueError, "negative array offset or length");
+    a->width = 8;
+    if (!PyArg_ParseTuple(t, "OOnn|i:int array", &valid, &data, &a->offset, &a->length, &a->width)) return -1;
+    if (a->offset < 0 || a->length < 0 || (a->width != 4 && a->width != 8)) {
+        PyErr_SetString(PyExc_ValueError, "an int32 or int64 array at an offset >= 0");
         return -1;
     }
     Py_ssize_t end = a->offset + a->length;
     if (get_buffer(valid, &a->valid, &a->has_valid, (end + 7) / 8) < 0 ||
-        get_buffer(data, &a->data, &a->has_data, end * 8) < 0 || !a->has_data) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "an int64 array needs a data buffer");
-        i64_release(a);
+        get_buffer(data, &a->data, &a->has_data, end * a->width) < 0 || !a->has_data) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "an int array needs a data buffer");
+        int_release(a);
         return -1;
     }
     return 0;
@@ -121,10 +123,10 @@ static inline int list_at(const Py_buffer *offsets, Py_ssize_t j, Py_ssize_t chi
 }
 
 /* 1 and the value, or 0 when null. */
-static inline int i64_at(const I64Arr *a, Py_ssize_t i, long long *v) {
+static inline int int_at(const IntArr *a, Py_ssize_t i, long long *v) {
     Py_ssize_t j = a->offset + i;
     if (a->has_valid && !bit_set(&a->valid, j)) return 0;
-    *v = ((const int64_t *)a->data.buf)[j];
+    *v = a->width == 8 ? ((const int64_t *)a->data.buf)[j] : ((const int32_t *)a->data.buf)[j];
     return 1;
 }
 
@@ -233,7 +235,7 @@ static PyObject *py_encode_columns_v2(PyObject *self, PyObject *args) {
                           &offsets_arg, &rows_obj, &base_arg, &prev_arg, &bts_arg))
         return NULL;
     BinArr key = {0}, value = {0};
-    I64Arr ts = {0}, offs = {0};
+    IntArr ts = {0}, offs = {0};
     HeadersArr hdr = {0};
     Rows rows = {0};
     Buf out = {0}, scratch = {0};
@@ -251,7 +253,7 @@ static PyObject *py_encode_columns_v2(PyObject *self, PyObject *args) {
         return NULL;
     }
     if ((has_key && bin_arr(key_arg, &key) < 0) || (has_value && bin_arr(value_arg, &value) < 0) ||
-        (has_ts && i64_arr(ts_arg, &ts) < 0) || (explicit && i64_arr(offsets_arg, &offs) < 0) ||
+        (has_ts && int_arr(ts_arg, &ts) < 0) || (explicit && int_arr(offsets_arg, &offs) < 0) ||
         (has_hdr && headers_arr(headers_arg, &hdr) < 0) || rows_arg(rows_obj, &rows) < 0)
         goto done;
     int first_segment = bts_arg == Py_None;
@@ -264,13 +266,13 @@ static PyObject *py_encode_columns_v2(PyObject *self, PyObject *args) {
             goto done;
         }
         long long offset, timestamp = -1, delta, n_headers = 0;
-        if (has_ts && i64_at(&ts, row, &timestamp)) {  /* microseconds -> ms, floored as Python's // */
+        if (has_ts && int_at(&ts, row, &timestamp)) {  /* microseconds -> ms, floored as Python's // */
             long long us = timestamp;
             timestamp = us / 1000 - (us % 1000 < 0);
         }
         if (timestamp < -1) goto python;
         if (explicit) {
-            if (!i64_at(&offs, row, &offset) || offset < 0) goto python;
+            if (!int_at(&offs, row, &offset) || offset < 0) goto python;
         } else if (i == 0 && !has_prev) {
             offset = base;
         } else if (previous == INT64_MAX) {
@@ -316,8 +318,8 @@ done:
     buf_free(&scratch);
     bin_release(&key);
     bin_release(&value);
-    i64_release(&ts);
-    i64_release(&offs);
+    int_release(&ts);
+    int_release(&offs);
     headers_release(&hdr);
     if (rows.has_idx) PyBuffer_Release(&rows.idx);
     return result;
@@ -375,13 +377,13 @@ static PyObject *py_columns_sizes_v2(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOn:columns_sizes_v2", &key_arg, &value_arg, &ts_arg, &headers_arg, &length))
         return NULL;
     BinArr key = {0}, value = {0};
-    I64Arr ts = {0};
+    IntArr ts = {0};
     HeadersArr hdr = {0};
     PyObject *payload = NULL, *fixed = NULL, *millis = NULL, *result = NULL;
     int has_key = key_arg != Py_None, has_value = value_arg != Py_None, has_ts = ts_arg != Py_None;
     int has_hdr = headers_arg != Py_None;
     if ((has_key && bin_arr(key_arg, &key) < 0) || (has_value && bin_arr(value_arg, &value) < 0) ||
-        (has_ts && i64_arr(ts_arg, &ts) < 0) || (has_hdr && headers_arr(headers_arg, &hdr) < 0))
+        (has_ts && int_arr(ts_arg, &ts) < 0) || (has_hdr && headers_arr(headers_arg, &hdr) < 0))
         goto done;
     if (length < 0 || (has_key && key.length < length) || (has_value && value.length < length) ||
         (has_ts && ts.length < length) || (has_hdr && hdr.length < length)) {
@@ -410,7 +412,7 @@ static PyObject *py_columns_sizes_v2(PyObject *self, PyObject *args) {
                 f += varint_size(hk.n) + hk.n + (hv.p ? varint_size(hv.n) + hv.n : 1);
             }
         }
-        if (has_ts && i64_at(&ts, i, &t)) t = t / 1000 - (t % 1000 < 0);
+        if (has_ts && int_at(&ts, i, &t)) t = t / 1000 - (t % 1000 < 0);
         pay[i] = p;
         fix[i] = f + varint_size(nh);
         ms[i] = t;
@@ -422,7 +424,7 @@ done:
     Py_XDECREF(millis);
     bin_release(&key);
     bin_release(&value);
-    i64_release(&ts);
+    int_release(&ts);
     headers_release(&hdr);
     return result;
 }

@@ -14,41 +14,6 @@
 #include <emmintrin.h>
 #endif
 
-/* An integer array of byte width 4 or 8: (validity or None, data, array offset, length, width). */
-typedef struct { Py_buffer valid, data; int has_valid, has_data, width; Py_ssize_t offset, length; } IntArr;
-
-static void int_release(IntArr *a) {
-    if (a->has_valid) PyBuffer_Release(&a->valid);
-    if (a->has_data) PyBuffer_Release(&a->data);
-    a->has_valid = a->has_data = 0;
-}
-
-static int int_arr(PyObject *t, IntArr *a) {
-    PyObject *valid, *data;
-    memset(a, 0, sizeof *a);
-    if (!PyArg_ParseTuple(t, "OOnni:int array", &valid, &data, &a->offset, &a->length, &a->width)) return -1;
-    if (a->offset < 0 || a->length < 0 || (a->width != 4 && a->width != 8)) {
-        PyErr_SetString(PyExc_ValueError, "an int32 or int64 array at an offset >= 0");
-        return -1;
-    }
-    Py_ssize_t end = a->offset + a->length;
-    if (get_buffer(valid, &a->valid, &a->has_valid, (end + 7) / 8) < 0 ||
-        get_buffer(data, &a->data, &a->has_data, end * a->width) < 0 || !a->has_data) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "an int array needs a data buffer");
-        int_release(a);
-        return -1;
-    }
-    return 0;
-}
-
-/* 1 and the value, or 0 when null. */
-static inline int int_at(const IntArr *a, Py_ssize_t i, long long *v) {
-    Py_ssize_t j = a->offset + i;
-    if (a->has_valid && !bit_set(&a->valid, j)) return 0;
-    *v = a->width == 8 ? ((const int64_t *)a->data.buf)[j] : ((const int32_t *)a->data.buf)[j];
-    return 1;
-}
-
 /* ---- text writers; the caller has reserved room (json_room) */
 
 static const char DIGIT_PAIRS[] =
