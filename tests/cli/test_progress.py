@@ -116,7 +116,7 @@ from kcodec.spark.session import local_session
 
 spark = local_session("local[2]", log_level="off")
 with SparkStages(0.2):
-    spark.sparkContext.parallelize(range(4), 4).map(lambda x: time.sleep(0.5) or x).count()
+    spark.sparkContext.parallelize(range(6), 6).map(lambda x: time.sleep(1) or x).count()
 spark.stop()
 """
 
@@ -128,7 +128,7 @@ def test_spark_stages_bar(tmp_path):
         pytest.skip("Spark needs Java")
     code, shown = on_terminal(cwd=tmp_path, program=(sys.executable, "-c", SLOW_SPARK_JOB))
     assert code == 0, shown
-    assert "stage 0:" in shown and "/4 [" in shown and "running" in shown
+    assert "stage 0:" in shown and "/6 [" in shown and "running" in shown
     assert "Setting default log level" not in shown  # kcodec's log4j settings set the gateway's logger
 
 
