@@ -12,6 +12,12 @@ import pytest
 TESTS = Path(__file__).parent
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    from tests.helpers.short_jvm import use_for_spark_submit
+
+    use_for_spark_submit()  # before any test starts a JVM, in every xdist worker
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # pytest-xdist's --dist loadfile would start files by their number of tests, not in the order below
     if hasattr(config.option, "loadscopereorder"):

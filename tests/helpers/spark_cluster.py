@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.helpers.short_jvm import SHORT_LIVED_JVM_OPTIONS
+
 START_TIMEOUT_S = 90  # JVM start on a shared two-core machine
 _MASTER_URL = re.compile(r"Starting Spark master at (spark://127\.0\.0\.1:\d+)")
 _WORKER_REGISTERED = re.compile(r"Registering worker 127\.0\.0\.1:\d+")
@@ -81,6 +83,7 @@ def _start(name: str, main_class: str, args: list[str], log: Path) -> subprocess
     cmd = [
         java(),
         "-Xmx256m",
+        *SHORT_LIVED_JVM_OPTIONS,
         "-cp",
         _spark_jars(),
         "-Dspark.master.rest.enabled=false",

@@ -16,12 +16,14 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from tests.helpers import spark_cluster as standalone
+from tests.helpers.short_jvm import SHORT_LIVED_JVM_OPTIONS
 from tests.helpers.spark_expected import expected_rows, python_summary
 
 DRIVER_TIMEOUT_S = 600  # a bound, not an expectation: the driver's JVM, two jobs, the executors' start
 pytestmark = pytest.mark.slow  # two JVMs of its own and a driver: minutes on a shared two-core machine
 
 EXECUTOR_CONF = ["--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2"]
+EXECUTOR_CONF += ["--conf", "spark.executor.extraJavaOptions=" + " ".join(SHORT_LIVED_JVM_OPTIONS)]
 
 
 @pytest.fixture
