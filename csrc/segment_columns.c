@@ -11,8 +11,8 @@
  * sequence, batch position) are written beside them. A compressed batch is inflated by kcodec's own
  * decompressor (as compressed.c does).
  *
- * A run takes about run_bytes of batches (its columns, a few times that, then come from memory malloc
- * reuses rather than fresh pages) and says so; the next call takes on from there. Otherwise the run
+ * A run takes about run_bytes of batches (its columns, a few times that, then come from blocks
+ * buffers.c's pool kept from released columns rather than fresh pages) and says so; the next call takes on from there. Otherwise the run
  * stops, before it, at the first entry it does not take whole: not whole in the bytes, not a
  * v2 data batch, a record-count bomb, an unknown codec, a CRC that does not hold (when asked), records
  * that do not decode or add up, a sum past its type. Nothing is raised for it: that batch's records are
@@ -23,7 +23,7 @@
 
 /* Room for n more bytes in b, asked of the system as transparent huge pages where that is large: the
  * columns of a run are tens of MB written once, and faulting them in 4 KiB pages cost about as much as
- * decoding into them. Only advice: memory stays malloc's (free() releases it). */
+ * decoding into them. Only advice: memory stays malloc's (the pool or free() takes it back). */
 #define SEG_HUGE (2 << 20)
 static int seg_reserve(Buf *b, Py_ssize_t n) {
     Py_ssize_t cap = b->cap;
@@ -267,7 +267,7 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
         if (h.batch_length < RECORD_BATCH_V2_OVERHEAD - V2_LENGTH_COVERS_FROM || h.batch_length > a.max_batch_size ||
             size > end - p)
             break;
-        /* a run holds about run_bytes (the columns stay in memory malloc reuses), and a column's data
+        /* a run holds about run_bytes (its columns' blocks are reused once released), and a column's data
          * past 2 GiB would not fit its int32 offsets: the run ends before that, the next one takes on */
         if (p > pos && (size > (long long)(pos - p) + a.run_bytes ||
                         s.rec.value.data.len + s.rec.key.data.len + s.rec.headers.value.data.len +
