@@ -48,16 +48,16 @@ typedef struct { char *data; Py_ssize_t len, cap; } Buf;
 __attribute__((noinline, cold)) static int buf_grow(Buf *b, Py_ssize_t extra) {
     Py_ssize_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra) cap *= 2;
-    if (!b->data && cap >= POOL_MIN) {
-        Py_ssize_t kept;
-        char *d = pool_take(cap, &kept);
-        if (d) {
-            b->data = d;
-            b->cap = kept;
-            return 0;
-        }
+    Py_ssize_t kept;
+    char *d = cap >= POOL_MIN ? pool_take(cap, &kept) : NULL;
+    if (d) {  /* a kept block instead of fresh pages; what b held moves into it */
+        if (b->len) memcpy(d, b->data, (size_t)b->len);
+        pool_give(b->data, b->cap);
+        b->data = d;
+        b->cap = kept;
+        return 0;
     }
-    char *d = realloc(b->data, (size_t)cap);
+    d = realloc(b->data, (size_t)cap);
     if (!d) { PyErr_NoMemory(); return -1; }
     b->data = d;
     b->cap = cap;

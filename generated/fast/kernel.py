@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "735b9bfed1da016bfb4f82e18eab839a0d692e1d7f871c5b690866f384fdf91c"
+CSRC_SHA256 = "d6a0323c5217d0bed7bc8c6f6d5ab763420dbedf9982c6bcfb0271e4fccfcc13"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
