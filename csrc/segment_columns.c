@@ -204,7 +204,7 @@ done:
 
 /* The columns sized for the run ahead before it is walked, from its batch headers alone: a record
  * count and its records' bytes (stored: a compressed batch grows its columns as it is inflated). */
-static int seg_presize(SegCols *s, const uint8_t *buf, Py_ssize_t p, Py_ssize_t end) {
+static int seg_presize(SegCols *s, const uint8_t *buf, Py_ssize_t p, Py_ssize_t end, long long *records) {
     long long count = 0, bytes = 0;
     V2Header h;
     while (v2_header_parse(buf + p, end - p, &h) == 0 && h.magic == 2 && h.records_count >= 0 &&
@@ -224,7 +224,31 @@ static int seg_presize(SegCols *s, const uint8_t *buf, Py_ssize_t p, Py_ssize_t 
         seg_reserve(&r->key.valid, count / 8 + 1) < 0 || seg_reserve(&r->value.valid, count / 8 + 1) < 0 ||
         seg_reserve(&r->value.data, bytes) < 0)
         return -1;
+    *records = count;
     return 0;
+}
+
+/* Room for the rest of a run of `records` records in the columns whose size the batch headers do not tell
+ * (keys, the headers' keys and values), at the rate of the records taken so far: their buffers grow once,
+ * not by doubling (each step a copy). Only a reservation: a run that differs grows as before. */
+static int bin_extrapolate(BinCol *c, long long taken, long long records) {
+    long long rest = records - taken, data = c->data.len / taken * rest + c->data.len % taken;
+    if (data > (INT32_MAX >> 2)) data = INT32_MAX >> 2;
+    long long n = c->n / taken * rest + rest;  /* a column of a list (header keys) can have more than one per record */
+    if (n > (INT32_MAX >> 4)) n = INT32_MAX >> 4;
+    return seg_reserve(&c->data, data) < 0 || seg_reserve(&c->offsets, n * 4) < 0 || seg_reserve(&c->valid, n / 8 + 1) < 0
+               ? -1
+               : 0;
+}
+
+static int seg_extrapolate(SegCols *s, long long records) {
+    cols_record_v2 *r = &s->rec;
+    long long taken = r->n;
+    if (taken <= 0 || records <= taken) return 0;
+    return bin_extrapolate(&r->key, taken, records) < 0 || bin_extrapolate(&r->headers.key, taken, records) < 0 ||
+                   bin_extrapolate(&r->headers.value, taken, records) < 0
+               ? -1
+               : 0;
 }
 
 /* segment_columns(buf, pos, end, crc32c or None, max_decompressed_size, max_batch_size, max_count, codecs,
@@ -259,7 +283,9 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
     PyObject *result = NULL, *d = NULL;
     int full = 0;
     if (a.run_bytes < 1) a.run_bytes = 1;
-    if (seg_presize(&s, buf, p, end - p > a.run_bytes ? p + (Py_ssize_t)a.run_bytes : end) < 0) goto done;
+    long long records = 0;
+    int extrapolated = 0;
+    if (seg_presize(&s, buf, p, end - p > a.run_bytes ? p + (Py_ssize_t)a.run_bytes : end, &records) < 0) goto done;
     while (1) {
         V2Header h;
         if (v2_header_parse(buf + p, end - p, &h) < 0 || h.magic != 2) break;
@@ -279,6 +305,10 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
         if (__builtin_add_overflow(h.base_offset, (long long)h.last_offset_delta, &last)) break;
         if (!(a.has_start && last < a.start_offset) && !seg_batch(&s, &a, &h, buf + p, (Py_ssize_t)size, p)) break;
         p += (Py_ssize_t)size;
+        if (!extrapolated && s.rec.n > 0) {
+            extrapolated = 1;
+            if (seg_extrapolate(&s, records) < 0) goto done;
+        }
     }
     if (s.rec.n == 0) {
         result = Py_BuildValue("(Onni)", Py_None, (Py_ssize_t)0, p, full);

@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "d6a0323c5217d0bed7bc8c6f6d5ab763420dbedf9982c6bcfb0271e4fccfcc13"
+#define KCODEC_CSRC_SHA256 "f9db849f1a7fe0c1535c4f9425761b03e8d4a692ed70e4a28a37ee25e45a5b47"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"

@@ -257,3 +257,15 @@ def test_column_memory_is_reused_only_once_released(codec):
             assert_same(variant, verify_crc=False)
             assert_same(variant)
     assert held.equals(expected)
+
+
+def test_a_run_whose_first_batch_is_unlike_the_rest():
+    """The kernel sizes a run's key and header columns from its first batch: batches after it with far more
+    (or fewer) key and header bytes per record read the same."""
+    first = encode_batch([{"value": b"v"}], base_offset=0)
+    heavy = encode_batch(
+        [{"key": b"k" * 50, "value": b"x", "headers": [("h", b"y" * 30)] * 3} for _ in range(3000)], base_offset=1
+    )
+    light = encode_batch([{"key": b"", "value": None}] * 500, base_offset=3001)
+    for data in (first + heavy + light, heavy + first + light, light + heavy):
+        assert_same(data)
