@@ -31,7 +31,6 @@ from collections.abc import Callable
 import cramjam
 import lz4.block
 import zstandard
-from isal import isal_zlib
 
 from kcodec.errors import (
     CompressionError,
@@ -159,8 +158,7 @@ def _gzip_decompress(data: memoryview, magic: int, max_size: int) -> bytes:
     rest: memoryview | bytes = data
     member_start = 0
     while True:
-        # ISA-L's inflate (zlib's API and checks) takes about two thirds of zlib's time
-        inflater = isal_zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip wrapper
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip wrapper
         pending = rest
         while True:
             # Ask for one byte more than still fits, so overflow is detected
