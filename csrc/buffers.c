@@ -2,19 +2,70 @@
  * Hand-written C, one part of the kernel's single translation unit: generated/_ckernel.c includes it
  * after kernel.h (see there for the order and for what the printed code provides). */
 
+/* ---- a bounded pool of large blocks: column memory reused from one decode to the next
+ *
+ * A decode's columns are tens of MB written once. Fresh from the system each time, their pages are faulted
+ * in and cleared by the kernel, which cost about a third of a segment's decode into Arrow. A block whose
+ * last user let go of it (a Buf freed, or the Python owner of a column handed to pyarrow deallocated, so
+ * no table can still see it) is kept here instead, up to POOL_BYTES, and a new buffer starts from the
+ * smallest kept block that holds it. Only touched under the GIL (the kernel never releases it around
+ * buffers). */
+#define POOL_MIN ((Py_ssize_t)64 << 10)   /* smaller blocks come from malloc's own free lists */
+#define POOL_BYTES ((Py_ssize_t)96 << 20)
+#define POOL_SLOTS 256
+static struct { char *data; Py_ssize_t cap; } pool[POOL_SLOTS];
+static int pool_n;
+static Py_ssize_t pool_bytes;
+
+/* A kept block of at least need bytes and at most four times that (its size in *cap), or NULL. */
+static char *pool_take(Py_ssize_t need, Py_ssize_t *cap) {
+    int best = -1;
+    for (int i = 0; i < pool_n; i++)
+        if (pool[i].cap >= need && pool[i].cap / 4 <= need && (best < 0 || pool[i].cap < pool[best].cap)) best = i;
+    if (best < 0) return NULL;
+    char *d = pool[best].data;
+    *cap = pool[best].cap;
+    pool_bytes -= *cap;
+    pool[best] = pool[--pool_n];
+    return d;
+}
+
+/* A block no one uses any more: kept for the next buffer when it is large and there is room, else freed. */
+static void pool_give(char *data, Py_ssize_t cap) {
+    if (data && cap >= POOL_MIN && pool_n < POOL_SLOTS && pool_bytes + cap <= POOL_BYTES) {
+        pool[pool_n].data = data;
+        pool[pool_n++].cap = cap;
+        pool_bytes += cap;
+        return;
+    }
+    free(data);
+}
+
 /* ---- growable buffers for Arrow columns */
 
 typedef struct { char *data; Py_ssize_t len, cap; } Buf;
 
-static int buf_reserve(Buf *b, Py_ssize_t extra) {
-    if (b->len + extra <= b->cap) return 0;
+__attribute__((noinline, cold)) static int buf_grow(Buf *b, Py_ssize_t extra) {
     Py_ssize_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra) cap *= 2;
-    char *d = realloc(b->data, (size_t)cap);
+    Py_ssize_t kept;
+    char *d = cap >= POOL_MIN ? pool_take(cap, &kept) : NULL;
+    if (d) {  /* a kept block instead of fresh pages; what b held moves into it */
+        if (b->len) memcpy(d, b->data, (size_t)b->len);
+        pool_give(b->data, b->cap);
+        b->data = d;
+        b->cap = kept;
+        return 0;
+    }
+    d = realloc(b->data, (size_t)cap);
     if (!d) { PyErr_NoMemory(); return -1; }
     b->data = d;
     b->cap = cap;
     return 0;
+}
+static inline int buf_reserve(Buf *b, Py_ssize_t extra) {
+    if (__builtin_expect(b->len + extra <= b->cap, 1)) return 0;
+    return buf_grow(b, extra);
 }
 static inline int buf_put(Buf *b, const void *p, Py_ssize_t n) {
     if (buf_reserve(b, n) < 0) return -1;
@@ -24,9 +75,9 @@ static inline int buf_put(Buf *b, const void *p, Py_ssize_t n) {
 }
 static inline int buf_put_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
 static inline int buf_put_i32(Buf *b, int32_t v) { return buf_put(b, &v, 4); }
-static void buf_free(Buf *b) { free(b->data); b->data = NULL; b->len = b->cap = 0; }
+static void buf_free(Buf *b) { pool_give(b->data, b->cap); b->data = NULL; b->len = b->cap = 0; }
 
-/* Binary column: offsets (int32, the leading 0 added on export), data, validity bitmap. */
+/* Binary column: offsets (int32, the leading 0 put in front on export), data, validity bitmap. */
 typedef struct { Buf offsets, data, valid; Py_ssize_t n, nulls; } BinCol;
 
 static inline int bincol_bit(BinCol *c, int set) {
@@ -38,13 +89,30 @@ static inline int bincol_bit(BinCol *c, int set) {
     c->n++;
     return 0;
 }
-static inline int bincol_put(BinCol *c, const uint8_t *p, Py_ssize_t n) {
+__attribute__((noinline, cold)) static int bincol_put_grow(BinCol *c, const uint8_t *p, Py_ssize_t n) {
     if (c->data.len + n > INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "column data exceeds 2 GiB");
         return -1;
     }
     if (buf_put(&c->data, p, n) < 0 || buf_put_i32(&c->offsets, (int32_t)c->data.len) < 0) return -1;
     return bincol_bit(c, 1);
+}
+/* One value appended: where every buffer has room (a run reserves it up front), without a check per
+ * buffer, else by bincol_put_grow. */
+static inline int bincol_put(BinCol *c, const uint8_t *p, Py_ssize_t n) {
+    Py_ssize_t len = c->data.len + n;
+    if (__builtin_expect(len > c->data.cap || len > INT32_MAX || c->offsets.len + 4 > c->offsets.cap ||
+                             c->valid.len >= c->valid.cap, 0))
+        return bincol_put_grow(c, p, n);
+    memcpy(c->data.data + c->data.len, p, (size_t)n);
+    c->data.len = len;
+    int32_t end = (int32_t)len;
+    memcpy(c->offsets.data + c->offsets.len, &end, 4);
+    c->offsets.len += 4;
+    if (c->n % 8 == 0) c->valid.data[c->valid.len++] = 0;
+    c->valid.data[c->n / 8] |= (char)(1 << (c->n % 8));
+    c->n++;
+    return 0;
 }
 /* Text that is not valid UTF-8, stored as Kafka's Java client reads it: with replacement characters. */
 static int bincol_put_replaced(BinCol *c, const uint8_t *p, Py_ssize_t n) {
@@ -76,11 +144,11 @@ static PyObject *bytes_of(Buf *b) { return PyBytes_FromStringAndSize(b->data ? b
 typedef struct {
     PyObject_HEAD
     char *data;
-    Py_ssize_t len;
+    Py_ssize_t len, cap;  /* cap: the block's size, for the pool */
 } OwnedBuffer;
 
 static void owned_dealloc(OwnedBuffer *self) {
-    free(self->data);
+    pool_give(self->data, self->cap);
     PyObject_Free(self);
 }
 
@@ -111,6 +179,7 @@ static PyObject *owned_of(Buf *b) {
     if (!o) return NULL;
     o->data = b->data;
     o->len = b->len;
+    o->cap = b->cap;
     b->data = NULL;
     b->len = b->cap = 0;
     return (PyObject *)o;
@@ -122,6 +191,15 @@ static PyObject *offsets_of(Buf *b) {
     memset(PyBytes_AS_STRING(o), 0, 4);
     if (b->len) memcpy(PyBytes_AS_STRING(o) + 4, b->data, (size_t)b->len);
     return o;
+}
+
+/* Arrow offsets from b (which is left empty): its ends with the leading 0 put in front, in place. */
+static PyObject *offsets_owned(Buf *b) {
+    if (buf_reserve(b, 4) < 0) return NULL;
+    memmove(b->data + 4, b->data, (size_t)b->len);
+    memset(b->data, 0, 4);
+    b->len += 4;
+    return owned_of(b);
 }
 
 static int put_item(PyObject *d, const char *name, PyObject *v) {
@@ -153,7 +231,7 @@ static int put_ints(PyObject *d, const char *name, Buf *b) {
 
 static int put_bin(PyObject *d, const char *name, BinCol *c, int text) {
     return put_item(d, name, Py_BuildValue("(sNNNn)", text ? "string" : "binary", owned_of(&c->valid),
-                                           offsets_of(&c->offsets), owned_of(&c->data), c->nulls));
+                                           offsets_owned(&c->offsets), owned_of(&c->data), c->nulls));
 }
 
 typedef int (*export_fn)(PyObject *, void *);
@@ -167,5 +245,5 @@ __attribute__((unused)) static int put_struct(PyObject *d, const char *name, voi
 __attribute__((unused)) static int put_list(PyObject *d, const char *name, Buf *offsets, void *cols, export_fn fn) {
     PyObject *child = PyDict_New();
     if (!child || fn(child, cols) < 0) { Py_XDECREF(child); return -1; }
-    return put_item(d, name, Py_BuildValue("(sNN)", "list", offsets_of(offsets), child));
+    return put_item(d, name, Py_BuildValue("(sNN)", "list", offsets_owned(offsets), child));
 }

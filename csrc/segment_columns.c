@@ -11,8 +11,8 @@
  * sequence, batch position) are written beside them. A compressed batch is inflated by kcodec's own
  * decompressor (as compressed.c does).
  *
- * A run takes about run_bytes of batches (its columns, a few times that, then come from memory malloc
- * reuses rather than fresh pages) and says so; the next call takes on from there. Otherwise the run
+ * A run takes about run_bytes of batches (its columns, a few times that, then come from blocks
+ * buffers.c's pool kept from released columns rather than fresh pages) and says so; the next call takes on from there. Otherwise the run
  * stops, before it, at the first entry it does not take whole: not whole in the bytes, not a
  * v2 data batch, a record-count bomb, an unknown codec, a CRC that does not hold (when asked), records
  * that do not decode or add up, a sum past its type. Nothing is raised for it: that batch's records are
@@ -23,7 +23,7 @@
 
 /* Room for n more bytes in b, asked of the system as transparent huge pages where that is large: the
  * columns of a run are tens of MB written once, and faulting them in 4 KiB pages cost about as much as
- * decoding into them. Only advice: memory stays malloc's (free() releases it). */
+ * decoding into them. Only advice: memory stays malloc's (the pool or free() takes it back). */
 #define SEG_HUGE (2 << 20)
 static int seg_reserve(Buf *b, Py_ssize_t n) {
     Py_ssize_t cap = b->cap;
@@ -204,7 +204,7 @@ done:
 
 /* The columns sized for the run ahead before it is walked, from its batch headers alone: a record
  * count and its records' bytes (stored: a compressed batch grows its columns as it is inflated). */
-static int seg_presize(SegCols *s, const uint8_t *buf, Py_ssize_t p, Py_ssize_t end) {
+static int seg_presize(SegCols *s, const uint8_t *buf, Py_ssize_t p, Py_ssize_t end, long long *records) {
     long long count = 0, bytes = 0;
     V2Header h;
     while (v2_header_parse(buf + p, end - p, &h) == 0 && h.magic == 2 && h.records_count >= 0 &&
@@ -224,7 +224,31 @@ static int seg_presize(SegCols *s, const uint8_t *buf, Py_ssize_t p, Py_ssize_t 
         seg_reserve(&r->key.valid, count / 8 + 1) < 0 || seg_reserve(&r->value.valid, count / 8 + 1) < 0 ||
         seg_reserve(&r->value.data, bytes) < 0)
         return -1;
+    *records = count;
     return 0;
+}
+
+/* Room for the rest of a run of `records` records in the columns whose size the batch headers do not tell
+ * (keys, the headers' keys and values), at the rate of the records taken so far: their buffers grow once,
+ * not by doubling (each step a copy). Only a reservation: a run that differs grows as before. */
+static int bin_extrapolate(BinCol *c, long long taken, long long records) {
+    long long rest = records - taken, data = c->data.len / taken * rest + c->data.len % taken;
+    if (data > (INT32_MAX >> 2)) data = INT32_MAX >> 2;
+    long long n = c->n / taken * rest + rest;  /* a column of a list (header keys) can have more than one per record */
+    if (n > (INT32_MAX >> 4)) n = INT32_MAX >> 4;
+    return seg_reserve(&c->data, data) < 0 || seg_reserve(&c->offsets, n * 4) < 0 || seg_reserve(&c->valid, n / 8 + 1) < 0
+               ? -1
+               : 0;
+}
+
+static int seg_extrapolate(SegCols *s, long long records) {
+    cols_record_v2 *r = &s->rec;
+    long long taken = r->n;
+    if (taken <= 0 || records <= taken) return 0;
+    return bin_extrapolate(&r->key, taken, records) < 0 || bin_extrapolate(&r->headers.key, taken, records) < 0 ||
+                   bin_extrapolate(&r->headers.value, taken, records) < 0
+               ? -1
+               : 0;
 }
 
 /* segment_columns(buf, pos, end, crc32c or None, max_decompressed_size, max_batch_size, max_count, codecs,
@@ -259,7 +283,9 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
     PyObject *result = NULL, *d = NULL;
     int full = 0;
     if (a.run_bytes < 1) a.run_bytes = 1;
-    if (seg_presize(&s, buf, p, end - p > a.run_bytes ? p + (Py_ssize_t)a.run_bytes : end) < 0) goto done;
+    long long records = 0;
+    int extrapolated = 0;
+    if (seg_presize(&s, buf, p, end - p > a.run_bytes ? p + (Py_ssize_t)a.run_bytes : end, &records) < 0) goto done;
     while (1) {
         V2Header h;
         if (v2_header_parse(buf + p, end - p, &h) < 0 || h.magic != 2) break;
@@ -267,7 +293,7 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
         if (h.batch_length < RECORD_BATCH_V2_OVERHEAD - V2_LENGTH_COVERS_FROM || h.batch_length > a.max_batch_size ||
             size > end - p)
             break;
-        /* a run holds about run_bytes (the columns stay in memory malloc reuses), and a column's data
+        /* a run holds about run_bytes (its columns' blocks are reused once released), and a column's data
          * past 2 GiB would not fit its int32 offsets: the run ends before that, the next one takes on */
         if (p > pos && (size > (long long)(pos - p) + a.run_bytes ||
                         s.rec.value.data.len + s.rec.key.data.len + s.rec.headers.value.data.len +
@@ -279,6 +305,10 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
         if (__builtin_add_overflow(h.base_offset, (long long)h.last_offset_delta, &last)) break;
         if (!(a.has_start && last < a.start_offset) && !seg_batch(&s, &a, &h, buf + p, (Py_ssize_t)size, p)) break;
         p += (Py_ssize_t)size;
+        if (!extrapolated && s.rec.n > 0) {
+            extrapolated = 1;
+            if (seg_extrapolate(&s, records) < 0) goto done;
+        }
     }
     if (s.rec.n == 0) {
         result = Py_BuildValue("(Onni)", Py_None, (Py_ssize_t)0, p, full);

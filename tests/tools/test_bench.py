@@ -406,3 +406,28 @@ def test_partition_target_against_verify() -> None:
         assert (t["verdict"], round(t["measured"], 2), t["required"]) == (verdict, compact_s, "<= 3x")
     records, keys = compact_rows.shape(1024)
     assert records > 20_000_000 and keys > 10_000_000  # the issue's 10 M keys (the rows check 1 GiB: their bytes)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mallopt is glibc's")
+def test_pinned_malloc_keeps_a_freed_large_block_for_the_next_row() -> None:
+    """After pin_malloc a freed 48 MiB block (above glibc's highest dynamic mmap threshold) stays in the heap,
+    so allocating it again faults no pages in; without it, every allocation is fresh pages."""
+    import subprocess
+
+    code = """
+import resource, sys
+from kcodec.bench.runner import pin_malloc
+pinned = sys.argv[1] == "1" and pin_malloc()
+bytearray(48 << 20)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+bytearray(48 << 20)
+print(int(pinned), resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+    got = {}
+    for pin in ("0", "1"):
+        out = subprocess.run([sys.executable, "-c", code, pin], capture_output=True, text=True, check=True).stdout
+        pinned, faults = map(int, out.split())
+        got[pin] = (pinned, faults)
+    if not got["1"][0]:
+        pytest.skip("not glibc: no mallopt")
+    assert got["0"][1] > 10_000 and got["1"][1] < 1_000, got

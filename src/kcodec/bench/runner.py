@@ -6,11 +6,13 @@ once over the whole workload, in an order rotated by a different amount each
 repeat, so that whatever else the machine does is shared between
 implementations instead of landing on one of them. The garbage collector stays
 enabled (as in an application), the workload itself is frozen out of it
-(:func:`gc.freeze`), and a collection runs before each timed run.
+(:func:`gc.freeze`), and a collection runs before each timed run. On glibc, malloc's
+mmap and trim thresholds are pinned for the timed rows (:func:`pin_malloc`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import statistics
 import time
@@ -91,6 +93,25 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+#: glibc's mallopt parameters (malloc.h) and the values the timed rows run with
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+PINNED_MMAP_THRESHOLD, PINNED_TRIM_THRESHOLD = 64 << 20, 128 << 20
+
+
+def pin_malloc() -> bool:
+    """Fix glibc malloc's mmap and trim thresholds, which it otherwise raises as large blocks are freed: one
+    row's frees then decided whether the next row's large allocations came from the heap or from fresh pages
+    faulted in (aiokafka's decode of a compressed log took 100 or 160 ms per 200k records, 31,000 page faults
+    a run, by what had run before it). True when pinned; False where the C library has no mallopt."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mmap = mallopt(M_MMAP_THRESHOLD, PINNED_MMAP_THRESHOLD)
+    return mmap == 1 and mallopt(M_TRIM_THRESHOLD, PINNED_TRIM_THRESHOLD) == 1
+
+
 def run(
     workload: Workload, cases: list[Case], repeats: int, progress: Callable[[str], None] | None = None
 ) -> list[Result]:
@@ -98,6 +119,7 @@ def run(
     results: dict[Case, Result] = {}
     runs: dict[Case, Callable[[], int]] = {}
     head = workload.head(1)
+    pin_malloc()
     for case in cases:
         raw = workload.raw_bytes_v1 if case.magic == 1 else workload.raw_bytes_v2
         result = results[case] = Result(case.implementation, case.operation, case.codec, workload.records, raw)

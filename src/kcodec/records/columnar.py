@@ -247,8 +247,8 @@ def _record_batch(pa, cols, n: int, offsets, timestamps, timestamp_types, sequen
     )
 
 
-#: about how many bytes of batches one kernel run takes: its columns (a few times that) then stay in memory
-#: malloc hands back to the next run, instead of a segment's worth of fresh pages faulted in each time
+#: about how many bytes of batches one kernel run takes: its columns (a few times that) then come from blocks
+#: the kernel kept from released columns, instead of a segment's worth of fresh pages faulted in each time
 RUN_BYTES = 4 << 20
 
 
