@@ -23,6 +23,7 @@ PySpark data source (``kcodec.spark``, documented there); their insides may chan
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -58,8 +59,10 @@ if TYPE_CHECKING:  # names of annotations only
     from kcodec.records.source import Source
 
 
+@functools.cache
 def _exports() -> dict[str, str]:
-    """name -> module of the imports under the first ``if TYPE_CHECKING:`` above, read from this file."""
+    """name -> module of the imports under the first ``if TYPE_CHECKING:`` above, read from this file when a
+    name (or ``__all__``) is first asked for: not on import, which every ``kcodec`` command pays."""
     import ast
 
     with open(__file__, encoding="utf-8") as f:
@@ -72,9 +75,6 @@ def _exports() -> dict[str, str]:
         for alias in node.names
     }
 
-
-_EXPORTS = _exports()
-__all__ = sorted([*_EXPORTS, "read_arrow", "read_internal_view"]) + ["__version__"]
 
 ARROW_HINT = "pip install 'kcodec[arrow]'"
 
@@ -139,7 +139,11 @@ def read_internal_view(path: str | os.PathLike[str], view: str, **options: Any) 
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    if name == "__all__":  # the public API, as the TYPE_CHECKING block above lists it
+        value: Any = sorted([*_exports(), "read_arrow", "read_internal_view"]) + ["__version__"]
+        globals()[name] = value
+        return value
+    module = _exports().get(name)
     if module is None:
         raise AttributeError(f"module 'kcodec' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -148,4 +152,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return __all__
+    all_names: list[str] = __getattr__("__all__")
+    return all_names

@@ -243,14 +243,16 @@ def test_mypy_checks_every_package() -> None:
 # ---------------------------------------------------------------------------- what the read-only commands load
 
 
-def _loaded_by(args: list[str]) -> list[str]:
+def _loaded_by(*commands: list[str], watched: tuple[str, ...] = ("jinja2", "yaml")) -> list[str]:
+    """The modules (of the packages in ``watched``) one fresh interpreter holds after running ``commands``."""
     code = (
         "import io, json, sys, contextlib\n"
         "from kcodec.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    code = main({args!r})\n"
-        "assert code == 0, code\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('jinja2', 'yaml'))))\n"
+        f"    for args in {list(commands)!r}:\n"
+        "        code = main(args)\n"
+        "        assert code == 0, (args, code)\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({watched!r}))))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("KCODEC_")}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
@@ -280,6 +282,28 @@ def small_log(tmp_path_factory: pytest.TempPathFactory) -> str:
 )
 def test_read_only_commands_load_neither_jinja2_nor_yaml(args: list[str], small_log: str) -> None:
     assert _loaded_by([small_log if a == "LOG" else a for a in args]) == []
+
+
+def test_a_data_segments_dump_loads_no_internal_topic_value_or_index_machinery(tmp_path: Path, small_log: str) -> None:
+    """Whether a partition directory is an internal topic's is answered from the registries' topic names alone:
+    a data segment's dump (text, records, --json) and verify import no codec registry, Kafka JSON, schema IR,
+    Schema Registry decoder, Kafka 0.7 reader or index reader, each a cost every such command paid at start."""
+    partition = tmp_path / "orders-0"
+    partition.mkdir()
+    log = partition / Path(small_log).name
+    log.write_bytes(Path(small_log).read_bytes())
+    commands = [["dump", str(log)], ["dump", "--print-data-log", str(log)], ["dump", "--json", str(log)]]
+    watched = (
+        "kcodec.internal_topics.registry",
+        "kcodec.internal_topics.json_converter",
+        "kcodec.tools.dump.internal",
+        "kcodec.codegen",
+        "kcodec.values",
+        "kcodec.tools.dump.values",
+        "kcodec.records.kafka07",
+        "kcodec.log.index",
+    )
+    assert _loaded_by(*commands, ["verify", str(log)], watched=watched) == []
 
 
 def test_import_kcodec_and_generated_schema_set_load_neither() -> None:

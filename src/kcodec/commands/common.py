@@ -305,7 +305,7 @@ def package_entity(package, spec: str, option: str) -> tuple[str, int | None]:
 def chosen_registry(args: argparse.Namespace, source) -> str | None:
     """The internal topic's registry a kafka-dump-log decoder option (--offsets-decoder ...) names, or None;
     a usage error when ``source`` (a --schemas-from package) has none of its records."""
-    from kcodec.tools.dump.internal import DECODER_OPTIONS
+    from kcodec.tools.dump.topics import DECODER_OPTIONS
 
     chosen = [registry for option, registry in DECODER_OPTIONS.items() if getattr(args, option, False)]
     if len(chosen) > 1:

@@ -88,9 +88,9 @@ def _data_decoders(args: argparse.Namespace, names: list[str]):
         raise UsageError(str(exc)) from None
 
 
-def _registry_choice(args: argparse.Namespace, codecs) -> str | None:
+def _registry_choice(args: argparse.Namespace, package) -> str | None:
     """The internal topic a kafka-dump-log decoder option names for every file (--offsets-decoder ...)."""
-    chosen = chosen_registry(args, codecs)
+    chosen = chosen_registry(args, package)
     if chosen and (args.key_decoder or args.value_decoder):
         raise UsageError("a topic decoder (--offsets-decoder ...) decodes keys and values: drop --key/--value-decoder")
     return chosen
@@ -109,18 +109,18 @@ def _dump_input(item) -> DumpInput:
 
 def cmd_dump(args: argparse.Namespace) -> int:
     from kcodec.commands.progress import Progress  # not at start-up: --help stays as light
-    from kcodec.tools.dump.internal import DECODER_OPTIONS
     from kcodec.tools.dump.log import DeferredErrors
     from kcodec.tools.dump.run import DumpOptions, dump_input
+    from kcodec.tools.dump.topics import DECODER_OPTIONS
 
     names = dump_inputs(args)
     if args.start_offset is not None and args.end_offset is not None and args.start_offset >= args.end_offset:
         raise UsageError(f"--start-offset {args.start_offset} is not before --end-offset {args.end_offset}")
     decoders = _data_decoders(args, names)
     topic_decoder = any(getattr(args, option) for option in DECODER_OPTIONS)
-    codecs = schema_package(args).codecs  # the internal topics' records: kcodec's schemas or --schemas-from
+    package = schema_package(args)  # the internal topics' records: kcodec's schemas or --schemas-from
     opts = DumpOptions(
-        codecs=codecs,
+        schemas=package,
         json=args.json,
         bytes_encoding=args.bytes_encoding,
         deep_iteration=args.deep_iteration,
@@ -128,7 +128,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
         print_data=args.print_data_log or decoders is not None or topic_decoder,
         skip_record_metadata=args.skip_record_metadata,
         data_decoders=decoders,
-        chosen_registry=_registry_choice(args, codecs),
+        chosen_registry=_registry_choice(args, package),
         max_bytes=args.max_bytes,
         max_decompressed_size=args.max_decompressed_size,
         max_message_size=args.max_message_size,

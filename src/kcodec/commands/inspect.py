@@ -57,9 +57,9 @@ def find_offset(inspector, buf, target: int) -> int:
 def _registry(args: argparse.Namespace, path, codecs) -> str | None:
     """The internal topic whose records' keys and values are read: the one a kafka-dump-log decoder option
     names, else the one the file's partition directory is named after (as ``codecs``' registries know it)."""
-    from kcodec.tools.dump.internal import registry_for_path
+    from kcodec.tools.dump.topics import registry_for_path
 
-    return chosen_registry(args, codecs) or registry_for_path(path, codecs)
+    return chosen_registry(args, codecs) or registry_for_path(path, codecs.registries)
 
 
 @contextmanager
@@ -124,7 +124,7 @@ def _framed_parts(args: argparse.Namespace, path, registry: str | None):
 
 def _inspect_entity(args: argparse.Namespace, path, package) -> int:
     """The whole file as one message of ``--entity NAME[:VERSION]`` (its latest version by default)."""
-    from kcodec.tools.dump.internal import DECODER_OPTIONS
+    from kcodec.tools.dump.topics import DECODER_OPTIONS
     from kcodec.tools.inspect import BAD, Inspector, render_text
 
     refused = [

@@ -25,6 +25,7 @@ from typing import Any
 from kcodec.errors import DecodeError, KcodecError, TruncatedError
 from kcodec.generated import ENTITY_VERSIONS, codec, schema_set
 from kcodec.generated.registries import REGISTRIES
+from kcodec.internal_topics.topics import topic_registry
 from kcodec.runtime.constructs import EntityCodec
 from kcodec.runtime.varint import decode_uvarint
 
@@ -109,13 +110,7 @@ def registry_for_topic(topic: str, source: CodecSource = PACKAGED) -> str | None
     """The registry decoding ``topic`` (a topic name, or a partition directory such as
     ``__consumer_offsets-7``); None for a topic that is not an internal one. KRaft control records are
     decoded by :func:`decode_control` whatever the topic."""
-    for name, reg in source.registries.items():
-        if reg["framing"] == "control":
-            continue
-        for t in reg["topics"]:
-            if topic == t or topic.startswith(t + "-") and topic[len(t) + 1 :].isdigit():
-                return name
-    return None
+    return topic_registry(topic, source.registries)
 
 
 def _by_type(source: CodecSource, registry: str) -> dict[int, dict]:

@@ -15,11 +15,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kcodec.records.kafka07 import Kafka07Entry, Kafka07Message, Kafka07Reader, Kafka07Tail
 from kcodec.records.source import open_input
 
 from .names import KAFKA07_SUFFIX, PathLike, parse_partition_dir, parse_segment_name
+
+if TYPE_CHECKING:  # the 0.7 reader loads when a partition is read: every local input's name is checked here
+    from kcodec.records.kafka07 import Kafka07Entry, Kafka07Message, Kafka07Tail
 
 __all__ = [
     "Kafka07Segment",
@@ -107,6 +110,8 @@ class Kafka07Partition:
 
     def iter_entries(self) -> Iterator[tuple[Kafka07Segment, Kafka07Entry]]:
         """Every top-level entry, with its segment."""
+        from kcodec.records.kafka07 import Kafka07Reader
+
         self.problems, self.tail = segment_gaps(self.segments), None
         for i, seg in enumerate(self.segments):
             with open_input(seg.path) as opened:  # closed even when the caller stops early

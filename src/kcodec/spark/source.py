@@ -22,6 +22,7 @@ for the options.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -34,17 +35,9 @@ from pyspark.sql.datasource import (
 
 from kcodec.spark.options import ReadOptions
 from kcodec.spark.planning import SegmentSplit, Split, discover, kafka07_dirs, plan, select
-from kcodec.spark.write import (
-    Chunk,
-    WriteOptions,
-    abort_job,
-    check_input_schema,
-    commit_job,
-    new_job_id,
-    start_job,
-    with_partition_counts,
-    write_task,
-)
+
+if TYPE_CHECKING:  # the writer's machinery loads in a writing job only: every reading worker imports this module
+    from kcodec.spark.write import Chunk
 
 __all__ = [
     "register",
@@ -157,6 +150,8 @@ class KafkaSegmentsWriter(DataSourceArrowWriter):
     ``ignore`` through :mod:`kcodec.spark.savemode`."""
 
     def __init__(self, options: dict, schema, overwrite: bool):
+        from kcodec.spark.write import WriteOptions, check_input_schema, new_job_id, start_job, with_partition_counts
+
         self.opts = with_partition_counts(WriteOptions.from_options(options), overwrite)
         self.columns = check_input_schema([(f.name, f.dataType.simpleString()) for f in schema.fields], self.opts)
         self.overwrite = overwrite
@@ -166,14 +161,20 @@ class KafkaSegmentsWriter(DataSourceArrowWriter):
     def write(self, iterator) -> SegmentsCommitMessage:
         from pyspark import TaskContext
 
+        from kcodec.spark.write import write_task
+
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
         attempt = ctx.attemptNumber() if ctx is not None else 0
         return SegmentsCommitMessage(write_task(iterator, self.opts, self.job, task, attempt, self.overwrite))
 
     def commit(self, messages) -> None:
+        from kcodec.spark.write import commit_job
+
         chunks = [c for m in messages if m is not None for c in m.chunks]
         commit_job(chunks, self.opts, self.job, self.overwrite)
 
     def abort(self, messages) -> None:
+        from kcodec.spark.write import abort_job
+
         abort_job(self.opts, self.job)

@@ -7,7 +7,6 @@ added to ``sys.path``), so two of them (two Kafka releases) can be used in one p
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import sys
@@ -15,10 +14,13 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kcodec.errors import SchemaError
-from kcodec.internal_topics.registry import CodecSource
-from kcodec.runtime.layout import EntityLayout
+
+if TYPE_CHECKING:  # the codecs and layouts load when asked for: a dump of a data segment needs neither
+    from kcodec.internal_topics.registry import CodecSource
+    from kcodec.runtime.layout import EntityLayout
 
 __all__ = ["SchemaPackage", "packaged_package", "load_package", "is_generated_package", "GENERATED_MARKER"]
 
@@ -46,10 +48,18 @@ class SchemaPackage:
         return importlib.import_module(self.module.__name__ + ".fast").DECODERS
 
     @cached_property
+    def registries(self) -> dict[str, dict]:
+        """The internal topics' registries (framing, topics, record types), read without loading a codec."""
+        registries: dict[str, dict] = importlib.import_module(self.module.__name__ + ".registries").REGISTRIES
+        return registries
+
+    @cached_property
     def codecs(self) -> CodecSource:
         """What the internal-topic decoders read: codecs, versions and registries."""
-        registries = importlib.import_module(self.module.__name__ + ".registries").REGISTRIES
-        return CodecSource(self.module.codec, self.module.ENTITY_VERSIONS, registries, cache(self.module.schema_set))
+        from kcodec.internal_topics.registry import CodecSource
+
+        module = self.module
+        return CodecSource(module.codec, module.ENTITY_VERSIONS, self.registries, cache(module.schema_set))
 
     def entity(self, name: str) -> str:
         """kcodec's entity name for ``name``: itself, or Kafka's name of it (``FetchResponse`` ->
@@ -79,6 +89,8 @@ def is_generated_package(directory: Path) -> bool:
 @cache
 def load_package(directory: str | Path) -> SchemaPackage:
     """The generated package in ``directory`` (a SchemaError when it is not one or does not import)."""
+    import hashlib  # here: OpenSSL's hashes load only for a package of the user's
+
     path = Path(directory).resolve()
     if not is_generated_package(path):
         raise SchemaError(f"{directory} is not a package kcodec generated (no {GENERATED_MARKER!r} __init__.py)")

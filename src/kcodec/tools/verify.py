@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kcodec.errors import KcodecError, record_corrupt_message
-from kcodec.records.kafka07 import Kafka07Reader, kafka07_valid_prefix
 from kcodec.records.model import Batch
 from kcodec.records.reader import read_batches, shrank_message
 from kcodec.records.resync import find_next_entry
@@ -398,6 +397,7 @@ def verify_kafka07(
     Entries count as batches, the messages a consumer sees as records; a problem's ``offset`` is the
     entry's byte offset. 0.7's framing has no way to find the next entry after damage: checking stops
     there and says how many bytes were left unchecked."""
+    from kcodec.records.kafka07 import Kafka07Reader  # here: a Kafka 0.8+ log's check never needs it
     from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 
     report = VerifyReport(name)
@@ -456,6 +456,8 @@ def verify_kafka07(
 def recover_kafka07(source: str | os.PathLike, output: str | os.PathLike) -> RecoveryReport:
     """Write what Kafka 0.7's recovery keeps of a segment (FileMessageSet.recover: entries until a size below
     the minimum, a short read or a bad CRC) to ``output`` atomically, and say what was dropped."""
+    from kcodec.records.kafka07 import kafka07_valid_prefix
+
     source, output = Path(source), Path(output)
     total = source.stat().st_size
     with open_input(source) as opened:

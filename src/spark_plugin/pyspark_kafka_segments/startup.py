@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import os
 import sys
-from importlib.abc import Loader
+
+# This runs in every Python process of the environment (Spark's workers too) before any work: it imports no
+# more than os and sys (importlib.abc would bring importlib.resources, tempfile, random; typing its own cost).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 _AFTER = {
     "pyspark.sql.readwriter": "after_readwriter",
@@ -39,12 +44,13 @@ class _AfterImport:
             return None
         if spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _ThenHook(spec.loader, _AFTER[fullname])
+        spec.loader = _ThenHook(spec.loader, _AFTER[fullname])  # type: ignore[assignment]
         return spec
 
 
-class _ThenHook(Loader):
-    """The module's own loader, then the hook (the spec's loader only: one per module)."""
+class _ThenHook:
+    """The module's own loader, then the hook (the spec's loader only: one per module). A loader by what it
+    does (``create_module``, ``exec_module``), as the import system asks for, without importlib.abc's base."""
 
     def __init__(self, loader: Loader, hook: str):
         self.loader, self.hook = loader, hook

@@ -15,7 +15,6 @@ control records, printing what current Kafka prints:
 from __future__ import annotations
 
 import struct
-from pathlib import PurePath
 
 from kcodec.errors import KcodecError
 from kcodec.internal_topics.json_converter import compact_json, kafka_json
@@ -27,22 +26,13 @@ from kcodec.internal_topics.registry import (
     UnknownRecordTypeError,
     decode_control,
     decode_internal,
-    registry_for_topic,
 )
 from kcodec.internal_topics.remote_log import remote_log_metadata_text
 from kcodec.records.model import Record
 from kcodec.tools.dump.decoders import DataDecoders
 
-__all__ = ["InternalDecoders", "DECODER_OPTIONS", "registry_for_path", "control_text", "record_json_fields"]
+__all__ = ["InternalDecoders", "control_text", "record_json_fields"]
 
-# kafka-dump-log's option -> the registry it decodes with
-DECODER_OPTIONS = {
-    "offsets_decoder": "consumer_offsets",
-    "transaction_log_decoder": "transaction_state",
-    "share_group_state_decoder": "share_group_state",
-    "cluster_metadata_decoder": "cluster_metadata",
-    "remote_log_metadata_decoder": "remote_log_metadata",
-}
 # registries kafka-dump-log prints as Java objects' toString() rather than JSON
 _OBJECT_TEXTS = {"remote_log_metadata": remote_log_metadata_text}
 
@@ -55,12 +45,6 @@ _CONTROL_LABELS = {
     "kraft_voters": "KRaftVoters",
 }
 _CONSUMER_PROTOCOL = {"subscription": "consumer_protocol_subscription", "assignment": "consumer_protocol_assignment"}
-
-
-def registry_for_path(path: PurePath, source: CodecSource = PACKAGED) -> str | None:
-    """The registry of a segment under a partition directory named after an internal topic
-    (``__consumer_offsets-7/00000000000000000000.log``)."""
-    return registry_for_topic(path.parent.name, source) if path.parent.name else None
 
 
 def _group_members(data: dict, members: list, source: CodecSource) -> None:

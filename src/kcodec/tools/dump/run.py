@@ -29,10 +29,8 @@ from kcodec.errors import (
     KcodecError,
     UsageError,
 )
-from kcodec.log.index import read_offset_index
 from kcodec.log.names import parse_partition_dir, parse_segment_name
 from kcodec.records.decode import decode_entry, decode_entry_header
-from kcodec.records.kafka07 import Kafka07Reader, looks_like_kafka07
 from kcodec.records.reader import read_batches, shrank_message
 from kcodec.records.resync import SkippedRange, find_next_entry
 from kcodec.records.source import open_input
@@ -40,8 +38,6 @@ from kcodec.runtime.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from kcodec.tools.dump.decoders import STRING, DataDecoders, DecoderError
 from kcodec.tools.dump.files import FileKind, dump_producer_snapshot, dump_text_file, file_kind
 from kcodec.tools.dump.index import dump_index_lines, sanity_check_index
-from kcodec.tools.dump.internal import InternalDecoders, record_json_fields, registry_for_path
-from kcodec.tools.dump.kafka07 import kafka07_entry_json, kafka07_entry_lines, kafka07_tail_json, kafka07_tail_line
 from kcodec.tools.dump.log import (
     DeferredErrors,
     as_ndjson,
@@ -50,7 +46,11 @@ from kcodec.tools.dump.log import (
     dump_log_lines,
     formats_columns,
 )
-from kcodec.tools.dump.values import batch_ndjson_with_values
+from kcodec.tools.dump.topics import registry_for_path
+
+# Loaded where they are used, for the files that need them (a data segment's dump needs none): the internal
+# topics' decoders (kcodec.tools.dump.internal), Schema Registry values (kcodec.tools.dump.values), Kafka 0.7
+# (kcodec.records.kafka07, kcodec.tools.dump.kafka07) and the index reader (kcodec.log.index).
 
 __all__ = ["DumpInput", "DumpOptions", "dump_input"]
 
@@ -69,7 +69,7 @@ class _NoProgress:
 class DumpOptions:
     """What ``kcodec dump`` was asked, checked by the command (its option names in brackets)."""
 
-    codecs: Any  # the internal topics' codecs: kcodec's schemas or --schemas-from's
+    schemas: Any  # the SchemaPackage read: kcodec's or --schemas-from's (its codecs load when a file needs them)
     json: bool = False  # [--json]
     bytes_encoding: str = "hex"  # [--bytes-encoding]
     deep_iteration: bool = False  # [--deep-iteration]
@@ -157,8 +157,15 @@ def _registry(opts: DumpOptions, path: PurePath) -> str | None:
     if opts.chosen_registry:
         return opts.chosen_registry
     if (opts.print_data or opts.json) and opts.data_decoders is None:
-        return registry_for_path(path, opts.codecs)
+        return registry_for_path(path, opts.schemas.registries)
     return None
+
+
+def _internal_decoders(registry: str, opts: DumpOptions):
+    """The text dump's decoders of an internal topic's keys and values, with the package's codecs."""
+    from kcodec.tools.dump.internal import InternalDecoders
+
+    return InternalDecoders(registry, opts.schemas.codecs)
 
 
 def _column_decoder():
@@ -256,7 +263,7 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
     progress = opts.progress(None if item.stdin else item.size, path.name, not sys.stdout.isatty())
     topic = _topic_of(path)
     data_decoders = opts.data_decoders.for_topic(topic) if opts.data_decoders is not None else None
-    file_decoders = InternalDecoders(registry, opts.codecs) if registry else data_decoders
+    file_decoders = _internal_decoders(registry, opts) if registry else data_decoders
     try:
         if opts.json:  # the exit status below is the same as text mode's
             _print_json(path, reader, registry, opts, progress, topic)
@@ -286,6 +293,8 @@ def _dump_log(path: PurePath, kind: str, source, item: DumpInput, opts: DumpOpti
         if isinstance(exc, DecompressionLimitError):
             hint = RAISE_LIMIT
         if isinstance(exc, DecodeError) and not item.stdin and (exc.position or 0) < _FIRST_ENTRY:
+            from kcodec.records.kafka07 import looks_like_kafka07
+
             with open_input(source) as opened:
                 if looks_like_kafka07(opened):
                     hint = " (its bytes are Kafka 0.7 log entries: 0.7 segments are named .kafka)"
@@ -333,15 +342,19 @@ def _print_json(path: PurePath, reader, registry: str | None, opts: DumpOptions,
     for batch in reader:
         progress.to(batch.position + batch.size)
         if confluent is not None:  # decoded keys/values added to each record
+            from kcodec.tools.dump.values import batch_ndjson_with_values
+
             for piece in batch_ndjson_with_values(batch, str(path), opts.bytes_encoding, confluent, topic):
                 sys.stdout.write(piece)
             sys.stdout.write("\n")
             continue
         if registry:
+            from kcodec.tools.dump.internal import record_json_fields
+
             out = batch_json(batch, str(path), opts.bytes_encoding)
             if not batch.is_control:  # typed key and value objects instead of hex
                 for rec_json, rec in zip(out["records"], batch.records):
-                    rec_json.update(record_json_fields(registry, rec, opts.codecs))
+                    rec_json.update(record_json_fields(registry, rec, opts.schemas.codecs))
             print(as_ndjson(out))
             continue
         # a batch of millions of records streams
@@ -386,6 +399,9 @@ def _dump_kafka07(path: PurePath, source, opts: DumpOptions) -> int:
     ]
     if unsupported:
         return _refuse(path, f"{', '.join(unsupported)} does not apply to a Kafka 0.7 segment")
+    from kcodec.records.kafka07 import Kafka07Reader
+    from kcodec.tools.dump.kafka07 import kafka07_entry_json, kafka07_entry_lines, kafka07_tail_json, kafka07_tail_line
+
     base = _kafka07_base(path, opts.as_kafka07)
     with open_input(source) as opened:
         reader = Kafka07Reader(
@@ -468,6 +484,8 @@ def _dump_other(
         return refuse("--json prints log files only; index files print as text")
     if opts.index_sanity_check and kind in ("index", "timeindex"):
         print(f"Dumping {name}")
+        from kcodec.log.index import read_offset_index
+
         if kind == "index" and not read_offset_index(path):  # Kafka says so before any check
             print(f"{name} is empty.")
             return EXIT_OK
