@@ -25,6 +25,9 @@ test: setup lint
 	@# setup.py builds the kernel as optional (pip succeeds without a compiler), so a C error would only make
 	@# the kernel's tests skip: the suite refuses to run without it
 	@$(BIN)/python -c "import sys; from kcodec.generated.fast.kernel import compiled_kernel; compiled_kernel() or sys.exit('make test: the compiled kernel is missing or stale; $(BIN)/pip install -v -e . --no-deps shows why')"
+	@# bytecode written once, up front: the suite starts hundreds of Python processes (the CLI, Spark's
+	@# workers), and where PYTHONDONTWRITEBYTECODE is set each would compile every kcodec module it imports
+	@$(BIN)/python -m compileall -q -j 0 src codegen generated > /dev/null
 	KCODEC_CHECKED_BY_MAKE=1 $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 # ruff (lint and format) over everything, generated code included; mypy on codegen/ and src/kcodec/
