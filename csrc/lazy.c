@@ -9,7 +9,7 @@
  * item: items a loop drops are freed before the next is made, so the memory a batch's records take is
  * the bytes plus 8 bytes a record, and allocations reuse warm memory. */
 
-enum { LAZY_MAX_FIELDS = 16 };
+enum { LAZY_MAX_FIELDS = 16, LAZY_PREFETCH = 2048 };
 typedef int (*prj_fn)(const uint8_t *, Py_ssize_t, Py_ssize_t *, Py_ssize_t, const Opts *, PyObject **, int64_t *);
 
 typedef struct {
@@ -210,49 +210,61 @@ static int plan_fits(const int64_t *num, PlanOp *ops, Py_ssize_t n) {
     return 0;
 }
 
-/* A LazyItems over the `count` entities from pos in data (bytes), each checked by chk; NULL with no error
- * set when one does not decode (the eager projection then raises what is wrong, where). */
-static PyObject *lazy_make(PyObject *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t count, PyTypeObject *type,
-                           PyObject *plan, const char *kinds, prj_fn prj, prj_fn chk) {
+/* A LazyItems over the `count` entities from pos in data (bytes), each checked by chk, built by the plan
+ * `ops` (nops items, PyMem memory it takes over, whatever it returns) whose constants `keep` holds; *next:
+ * where the last one ends. NULL with no error set when one does not decode (the eager projection then raises
+ * what is wrong, where). */
+static PyObject *lazy_make_ops(PyObject *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t count, PyTypeObject *type,
+                               PyObject *keep, PlanOp *ops, Py_ssize_t nops, const char *kinds, prj_fn prj,
+                               prj_fn chk, Py_ssize_t *next) {
     int nfields = (int)strlen(kinds);
-    if (nfields > LAZY_MAX_FIELDS) return NULL;
-    LazyItems *self = PyObject_New(LazyItems, &LazyItems_Type);
-    if (!self) return NULL;
-    self->data = NULL;
-    self->type = NULL;
-    self->plan = NULL;
-    self->ops = NULL;
+    LazyItems *self = nfields > LAZY_MAX_FIELDS ? NULL : PyObject_New(LazyItems, &LazyItems_Type);
+    if (!self) { PyMem_Free(ops); return NULL; }
+    self->ops = ops;
+    self->nops = nops;
     self->starts = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(Py_ssize_t));
-    if (!self->starts || !(self->ops = parse_plan(plan, kinds, &self->nops))) {
-        Py_DECREF(self);
-        if (!PyErr_Occurred()) PyErr_NoMemory();
-        return NULL;
-    }
     Py_INCREF(data);
     Py_INCREF(type);
-    Py_INCREF(plan);
+    Py_INCREF(keep);
     self->data = data;
     self->type = type;
-    self->plan = plan;
+    self->plan = keep;
     self->count = count;
     self->end = end;
     self->kinds = kinds;
     self->nfields = nfields;
     self->prj = prj;
+    if (!self->starts) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
     const uint8_t *buf = (const uint8_t *)PyBytes_AS_STRING(data);
     Py_ssize_t buflen = PyBytes_GET_SIZE(data), p = pos;
     int64_t num[LAZY_MAX_FIELDS] = {0};  /* zeroed once: chk sets every integer field plan_fits reads */
+    Py_ssize_t ahead = p;  /* prefetched up to here: each entity's start depends on the one before, so
+                            * the walk would wait on memory at every entity of bytes not in cache */
     for (Py_ssize_t i = 0; i < count; i++) {
+        for (; ahead < end && ahead < p + LAZY_PREFETCH; ahead += 64) __builtin_prefetch(buf + ahead);
         self->starts[i] = p;
-        if (p >= end || chk(buf, buflen, &p, end, &NO_OPTS, NULL, num) < 0 ||
-            plan_fits(num, self->ops, self->nops) < 0) {
+        if (p >= end || chk(buf, buflen, &p, end, &NO_OPTS, NULL, num) < 0 || plan_fits(num, ops, nops) < 0) {
             PyErr_Clear();
             Py_DECREF(self);
             return NULL;
         }
     }
-    self->end = end;
-    return Py_BuildValue("(Nn)", (PyObject *)self, p);
+    *next = p;
+    return (PyObject *)self;
+}
+
+/* lazy_make_ops with the plan given as a Python tuple (entry.c's parse_plan): (LazyItems, next_pos). */
+static PyObject *lazy_make(PyObject *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t count, PyTypeObject *type,
+                           PyObject *plan, const char *kinds, prj_fn prj, prj_fn chk) {
+    Py_ssize_t nops, next;
+    if ((Py_ssize_t)strlen(kinds) > LAZY_MAX_FIELDS) return NULL;
+    PlanOp *ops = parse_plan(plan, kinds, &nops);
+    if (!ops) return NULL;
+    PyObject *self = lazy_make_ops(data, pos, end, count, type, plan, ops, nops, kinds, prj, chk, &next);
+    return self ? Py_BuildValue("(Nn)", self, next) : NULL;
 }
 
 /* ---- tuple fields read as slots */
