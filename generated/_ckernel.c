@@ -339,8 +339,8 @@ static PyObject *py_lazy_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_aborted_txn_entry_v0(self, args);
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_aborted_txn_entry_v0, prj_aborted_txn_entry_v0,
-                               chk_aborted_txn_entry_v0);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_aborted_txn_entry_v0,
+                               prj_aborted_txn_entry_v0, chk_aborted_txn_entry_v0);
     return lazy || PyErr_Occurred() ? lazy : py_project_aborted_txn_entry_v0(self, args);
 }
 
@@ -767,8 +767,8 @@ static PyObject *py_lazy_end_txn_marker_v0(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_end_txn_marker_v0(self, args);
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_end_txn_marker_v0, prj_end_txn_marker_v0,
-                               chk_end_txn_marker_v0);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_end_txn_marker_v0,
+                               prj_end_txn_marker_v0, chk_end_txn_marker_v0);
     return lazy || PyErr_Occurred() ? lazy : py_project_end_txn_marker_v0(self, args);
 }
 
@@ -2454,8 +2454,8 @@ static PyObject *py_lazy_offset_index_entry_v0(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_offset_index_entry_v0(self, args);
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_offset_index_entry_v0, prj_offset_index_entry_v0,
-                               chk_offset_index_entry_v0);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_offset_index_entry_v0,
+                               prj_offset_index_entry_v0, chk_offset_index_entry_v0);
     return lazy || PyErr_Occurred() ? lazy : py_project_offset_index_entry_v0(self, args);
 }
 
@@ -2893,8 +2893,8 @@ static PyObject *py_lazy_record_header_v2(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_record_header_v2(self, args);
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_record_header_v2, prj_record_header_v2,
-                               chk_record_header_v2);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_record_header_v2,
+                               prj_record_header_v2, chk_record_header_v2);
     return lazy || PyErr_Occurred() ? lazy : py_project_record_header_v2(self, args);
 }
 
@@ -3626,8 +3626,8 @@ static PyObject *py_lazy_record_v2(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_record_v2(self, args);
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_record_v2, prj_record_v2,
-                               chk_record_v2);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_record_v2,
+                               prj_record_v2, chk_record_v2);
     return lazy || PyErr_Occurred() ? lazy : py_project_record_v2(self, args);
 }
 
@@ -4168,8 +4168,8 @@ static PyObject *py_lazy_time_index_entry_v0(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_time_index_entry_v0(self, args);
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_time_index_entry_v0, prj_time_index_entry_v0,
-                               chk_time_index_entry_v0);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_time_index_entry_v0,
+                               prj_time_index_entry_v0, chk_time_index_entry_v0);
     return lazy || PyErr_Occurred() ? lazy : py_project_time_index_entry_v0(self, args);
 }
 
