@@ -56,24 +56,11 @@ typedef struct {
     Py_ssize_t f_ts, f_off, f_key, f_value, f_headers;  /* the decoded record's fields (AT_RECORD_V2) */
 } VbArgs;
 
-/* The CRC-32C of an entry's bytes from its attributes on, as the Python int the crc function gives. */
-static PyObject *vb_crc_of(const VbArgs *a, const uint8_t *entry, Py_ssize_t size) {
-    PyObject *view = PyMemoryView_FromMemory((char *)entry + RECORD_BATCH_V2_OFFSET_ATTRIBUTES,
-                                             size - RECORD_BATCH_V2_OFFSET_ATTRIBUTES, PyBUF_READ);
-    PyObject *got = view ? PyObject_CallOneArg(a->crc, view) : NULL;
-    Py_XDECREF(view);
-    return got;
-}
-
 /* The records of a compressed batch, inflated by kcodec's decompressor (a bytes object), or NULL. */
 static PyObject *vb_inflate(const VbArgs *a, PyObject *codec, const uint8_t *stored, Py_ssize_t n) {
     PyObject *view = PyMemoryView_FromMemory((char *)stored, n, PyBUF_READ);
-    PyObject *kw = view ? Py_BuildValue("{s:i,s:O}", "magic", 2, "max_size", a->limit) : NULL;
-    PyObject *args = kw ? PyTuple_Pack(2, codec, view) : NULL;
-    PyObject *data = args ? PyObject_Call(F_decompress, args, kw) : NULL;
+    PyObject *data = view ? call_decompress(codec, view, 2, a->limit) : NULL;
     Py_XDECREF(view);
-    Py_XDECREF(kw);
-    Py_XDECREF(args);
     if (data && !PyBytes_CheckExact(data)) Py_CLEAR(data);
     return data;
 }
@@ -124,7 +111,7 @@ static int vb_take(const VbArgs *a, const V2Header *h, const uint8_t *entry, Py_
     Py_ssize_t rpos, rend, next;
     int taken = -1;
     if (a->verify_crc) {
-        if (!(computed = vb_crc_of(a, entry, size))) goto decline;
+        if (!(computed = v2_crc_of(a->crc, entry, size))) goto decline;
         int holds = PyLong_AsUnsignedLong(computed) == h->crc;
         if (PyErr_Occurred()) goto decline;
         if (!holds) { taken = 0; goto done; }

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "2351a45f6fcc1d18786bd846acee3048d5ab80102b94db4f8cd8470454834bca"
+CSRC_SHA256 = "9a19609bc55a7cb277cd4bcd0ca2974dfe533ab971035e0d1346134dbe078f26"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 

@@ -24,13 +24,12 @@ from kcodec.records.encode import encode_batch, encode_control_batch
 from kcodec.records.model import Batch, CrcPending, TimestampType
 from kcodec.records.reader import read_batches
 from kcodec.runtime.crc import crc32c
+from tests.helpers.log_strategies import CODECS, logs
 
 kernel = compiled_kernel()
 pytestmark = pytest.mark.skipif(
     kernel is None or getattr(kernel, "v2_batches", None) is None, reason="the compiled kernel is not built here"
 )
-
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
 @contextmanager
@@ -66,46 +65,6 @@ def assert_same(data, **options) -> None:
     assert new == old
 
 
-headers = st.lists(st.tuples(st.text(max_size=3), st.none() | st.binary(max_size=4)), max_size=2)
-records = st.lists(
-    st.fixed_dictionaries(
-        {
-            "key": st.none() | st.binary(max_size=6),
-            "value": st.none() | st.binary(max_size=12),
-            "headers": headers,
-            "timestamp": st.integers(-1, 2**42),
-        }
-    ),
-    max_size=4,
-)
-
-
-@st.composite
-def v2_batch(draw) -> bytes:
-    options: dict = {
-        "compression": draw(st.sampled_from(CODECS)),
-        "base_offset": draw(st.integers(0, 2**40)),
-    }
-    if draw(st.booleans()):
-        options.update(timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=draw(st.integers(0, 2**41)))
-    if draw(st.booleans()):  # sequences, some of which wrap past Int32.MAX (the per-entry path takes those)
-        options.update(producer_id=7, producer_epoch=1, base_sequence=draw(st.integers(2**31 - 6, 2**31 - 1)))
-    elif draw(st.booleans()):
-        options.update(producer_id=9, producer_epoch=2, base_sequence=draw(st.integers(0, 1000)), transactional=True)
-    return encode_batch(draw(records), **options)
-
-
-control = st.builds(
-    lambda kind, offset: encode_control_batch(kind, producer_id=7, producer_epoch=1, offset=offset),
-    st.sampled_from(["commit", "abort"]),
-    st.integers(0, 2**40),
-)
-v1_entry = st.builds(
-    lambda recs, codec: encode_batch(recs, magic=1, compression=codec, base_offset=3, allow_lossy=True),
-    records.filter(bool),
-    st.sampled_from(CODECS[:4]),
-)
-logs = st.lists(st.one_of(v2_batch(), v2_batch(), v2_batch(), control, v1_entry), min_size=1, max_size=6).map(b"".join)
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
