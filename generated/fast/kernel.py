@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "9a19609bc55a7cb277cd4bcd0ca2974dfe533ab971035e0d1346134dbe078f26"
+CSRC_SHA256 = "965e402e74fb669c575662a992bb43e40be1c1b55f05b489288d20dcdea24d51"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
