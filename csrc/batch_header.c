@@ -54,3 +54,13 @@ static inline int v2_timestamp_type(const V2Header *h) {
            RECORD_BATCH_V2_ATTRIBUTES_TIMESTAMP_TYPE_SHIFT;
 }
 static inline int v2_is_control(const V2Header *h) { return (h->attributes & RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK) != 0; }
+
+/* The CRC-32C of the batch of `size` bytes at b (what it covers: from the attributes on), as crc(view) gives
+ * it (kcodec.runtime.crc.crc32c); NULL with an error set when that fails. */
+__attribute__((unused)) static PyObject *v2_crc_of(PyObject *crc, const uint8_t *b, Py_ssize_t size) {
+    PyObject *view = PyMemoryView_FromMemory((char *)b + RECORD_BATCH_V2_OFFSET_ATTRIBUTES,
+                                             size - RECORD_BATCH_V2_OFFSET_ATTRIBUTES, PyBUF_READ);
+    PyObject *got = view ? PyObject_CallOneArg(crc, view) : NULL;
+    Py_XDECREF(view);
+    return got;
+}

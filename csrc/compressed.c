@@ -60,14 +60,22 @@ static void decompress_error(Py_ssize_t start, const char *field) {
     give_back(&e);
 }
 
-__attribute__((unused)) static PyObject *decode_compressed(PyObject *stored, const char *codec, int magic,
-                                                           Py_ssize_t start, const char *field, const Opts *opts,
-                                                           decode_fn decode) {
-    PyObject *kw = Py_BuildValue("{s:i,s:O}", "magic", magic, "max_size", opts->limit);
-    PyObject *args = kw ? Py_BuildValue("(sO)", codec, stored) : NULL;
+/* kcodec's decompressor on `stored` (a bytes-like object): decompress(codec, stored, magic=, max_size=limit). */
+static PyObject *call_decompress(PyObject *codec, PyObject *stored, int magic, PyObject *limit) {
+    PyObject *kw = Py_BuildValue("{s:i,s:O}", "magic", magic, "max_size", limit);
+    PyObject *args = kw ? PyTuple_Pack(2, codec, stored) : NULL;
     PyObject *data = args ? PyObject_Call(F_decompress, args, kw) : NULL;
     Py_XDECREF(kw);
     Py_XDECREF(args);
+    return data;
+}
+
+__attribute__((unused)) static PyObject *decode_compressed(PyObject *stored, const char *codec, int magic,
+                                                           Py_ssize_t start, const char *field, const Opts *opts,
+                                                           decode_fn decode) {
+    PyObject *name = PyUnicode_FromString(codec);
+    PyObject *data = name ? call_decompress(name, stored, magic, opts->limit) : NULL;
+    Py_XDECREF(name);
     if (!data) {
         decompress_error(start, field);
         return NULL;

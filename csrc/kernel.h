@@ -24,16 +24,18 @@
  *   batch_header.c  V2Header and v2_header_parse: a v2 batch header read from raw bytes
  *   segment_columns.c segment_columns: a run of v2 data batches into one set of Arrow columns (calls the
  *                   printed col_record_v2)
+ *   batch_records.c v2_batches: a run of v2 data batches into kcodec Batches holding LazyRecords (calls the
+ *                   printed prj_/chk_record_v2)
  *   legacy_writer.c encode_legacy_entries (calls the printed put_legacy_message_v0/v1)
  *   module.c        kernel_init (what PyInit__ckernel does before it makes the module), the entry points
  *                   every kernel has (kernel_methods) and ENTITIES from the printed table
  *   -- printed: the per-entity method table and PyInit__ckernel, which adds kernel_methods and the
- *      records_v2_methods, columns_methods, json_lines_methods, json_scan_methods, legacy_writer_methods and
- *      segment_columns_methods of the files it included
+ *      records_v2_methods, columns_methods, json_lines_methods, json_scan_methods, legacy_writer_methods,
+ *      segment_columns_methods and batch_records_methods of the files it included
  *
  * Every helper is static: a single translation unit lets the compiler inline them into the printed
- * code, and no name leaks out of the extension. records_v2.c, columns.c, segment_columns.c and
- * legacy_writer.c are included only when the schemas give the writers they call. The digest of these files is printed
+ * code, and no name leaks out of the extension. records_v2.c, columns.c, segment_columns.c, batch_records.c
+ * and legacy_writer.c are included only when the schemas give the writers they call. The digest of these files is printed
  * into the kernel (CSRC_SHA256) and into kcodec.generated.fast.kernel: a kernel built from other
  * csrc/ files is not used (see kcodec.runtime.kernel), and `kcodec generate --check` notices a change.
  */

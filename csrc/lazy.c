@@ -9,7 +9,7 @@
  * item: items a loop drops are freed before the next is made, so the memory a batch's records take is
  * the bytes plus 8 bytes a record, and allocations reuse warm memory. */
 
-enum { LAZY_MAX_FIELDS = 16 };
+enum { LAZY_MAX_FIELDS = 16, LAZY_PREFETCH = 2048 };
 typedef int (*prj_fn)(const uint8_t *, Py_ssize_t, Py_ssize_t *, Py_ssize_t, const Opts *, PyObject **, int64_t *);
 
 typedef struct {
@@ -23,6 +23,7 @@ typedef struct {
     Py_ssize_t nops;
     const char *kinds;
     int nfields;
+    int moves;           /* build_moving builds the items (plan_moves) */
     prj_fn prj;
 } LazyItems;
 
@@ -37,6 +38,62 @@ static void lazy_dealloc(LazyItems *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Whether build_moving can build the plan's items: each object field taken as it is, by one item at most, and
+ * every other item an integer or a constant (kcodec's Record plans). */
+static int plan_moves(const PlanOp *ops, Py_ssize_t n, const char *kinds) {
+    unsigned taken = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        char kind = ops[k].kind, has = kind == 'c' ? 0 : kinds[ops[k].field];
+        if (kind == 'c' || kind == 'a' || (kind == 'f' && (has == 'i' || has == 'u'))) continue;
+        if (!((kind == 'f' && has == 'o') || (kind == 't' && has == 'l')) || (taken >> ops[k].field) & 1) return 0;
+        taken |= 1u << ops[k].field;
+    }
+    return 1;
+}
+
+/* apply_plan for a plan that plan_moves: the decoded objects are moved into the item (obj[i] left NULL), no
+ * reference counted twice, and the item tracked only when a moved object is (ints and the plan's constants
+ * are not, as apply_plan decides). */
+static PyObject *build_moving(PyObject **obj, const int64_t *num, const char *kinds, PyTypeObject *type, PlanOp *ops,
+                              Py_ssize_t n) {
+    if (type == &PyTuple_Type) return apply_plan(obj, num, kinds, type, ops, n);
+    PyObject *o = untracked_tuple_of(type, n);
+    if (!o) return NULL;
+    int track = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *v;
+        const PlanOp *op = &ops[k];
+        if (op->kind == 'c') {
+            v = op->constant;
+            Py_INCREF(v);
+        } else if (op->kind == 'a') {
+            long long sum;
+            if (__builtin_add_overflow((long long)num[op->field], op->addend, &sum)) {  /* plan_fits said it fits */
+                raise_at(E_Corrupt, 0, NULL, "%lld + %lld is past the int64 range of offsets and timestamps",
+                         (long long)op->addend, (long long)num[op->field]);
+                v = NULL;
+            } else {
+                v = PyLong_FromLongLong(sum);
+            }
+        } else if (kinds[op->field] == 'i') {
+            v = PyLong_FromLongLong(num[op->field]);
+        } else if (kinds[op->field] == 'u') {
+            v = PyLong_FromUnsignedLongLong((unsigned long long)num[op->field]);
+        } else {
+            v = obj[op->field];
+            obj[op->field] = NULL;
+            track |= gc_tracked(v);
+        }
+        if (!v) {  /* the items not yet set are NULL */
+            Py_DECREF(o);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(o, k, v);
+    }
+    if (track) PyObject_GC_Track(o);
+    return o;
+}
+
 /* Item i, built from its bytes (which decoded once already). */
 static PyObject *lazy_build(LazyItems *self, Py_ssize_t i) {
     PyObject *obj[LAZY_MAX_FIELDS];
@@ -45,7 +102,9 @@ static PyObject *lazy_build(LazyItems *self, Py_ssize_t i) {
     Py_ssize_t p = self->starts[i];
     const uint8_t *buf = (const uint8_t *)PyBytes_AS_STRING(self->data);
     int decoded = self->prj(buf, PyBytes_GET_SIZE(self->data), &p, self->end, &NO_OPTS, obj, num);
-    PyObject *item = decoded == 0 ? apply_plan(obj, num, self->kinds, self->type, self->ops, self->nops) : NULL;
+    PyObject *item = decoded < 0    ? NULL
+                     : self->moves ? build_moving(obj, num, self->kinds, self->type, self->ops, self->nops)
+                                   : apply_plan(obj, num, self->kinds, self->type, self->ops, self->nops);
     for (int k = 0; k < self->nfields; k++) Py_XDECREF(obj[k]);
     return item;
 }
@@ -210,49 +269,62 @@ static int plan_fits(const int64_t *num, PlanOp *ops, Py_ssize_t n) {
     return 0;
 }
 
-/* A LazyItems over the `count` entities from pos in data (bytes), each checked by chk; NULL with no error
- * set when one does not decode (the eager projection then raises what is wrong, where). */
-static PyObject *lazy_make(PyObject *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t count, PyTypeObject *type,
-                           PyObject *plan, const char *kinds, prj_fn prj, prj_fn chk) {
+/* A LazyItems over the `count` entities from pos in data (bytes), each checked by chk, built by the plan
+ * `ops` (nops items, PyMem memory it takes over, whatever it returns) whose constants `keep` holds; *next:
+ * where the last one ends. NULL with no error set when one does not decode (the eager projection then raises
+ * what is wrong, where). */
+static PyObject *lazy_make_ops(PyObject *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t count, PyTypeObject *type,
+                               PyObject *keep, PlanOp *ops, Py_ssize_t nops, const char *kinds, prj_fn prj,
+                               prj_fn chk, Py_ssize_t *next) {
     int nfields = (int)strlen(kinds);
-    if (nfields > LAZY_MAX_FIELDS) return NULL;
-    LazyItems *self = PyObject_New(LazyItems, &LazyItems_Type);
-    if (!self) return NULL;
-    self->data = NULL;
-    self->type = NULL;
-    self->plan = NULL;
-    self->ops = NULL;
+    LazyItems *self = nfields > LAZY_MAX_FIELDS ? NULL : PyObject_New(LazyItems, &LazyItems_Type);
+    if (!self) { PyMem_Free(ops); return NULL; }
+    self->ops = ops;
+    self->nops = nops;
     self->starts = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(Py_ssize_t));
-    if (!self->starts || !(self->ops = parse_plan(plan, kinds, &self->nops))) {
-        Py_DECREF(self);
-        if (!PyErr_Occurred()) PyErr_NoMemory();
-        return NULL;
-    }
     Py_INCREF(data);
     Py_INCREF(type);
-    Py_INCREF(plan);
+    Py_INCREF(keep);
     self->data = data;
     self->type = type;
-    self->plan = plan;
+    self->plan = keep;
     self->count = count;
     self->end = end;
     self->kinds = kinds;
     self->nfields = nfields;
+    self->moves = plan_moves(ops, nops, kinds);
     self->prj = prj;
+    if (!self->starts) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
     const uint8_t *buf = (const uint8_t *)PyBytes_AS_STRING(data);
     Py_ssize_t buflen = PyBytes_GET_SIZE(data), p = pos;
     int64_t num[LAZY_MAX_FIELDS] = {0};  /* zeroed once: chk sets every integer field plan_fits reads */
+    Py_ssize_t ahead = p;  /* prefetched up to here: each entity's start depends on the one before, so
+                            * the walk would wait on memory at every entity of bytes not in cache */
     for (Py_ssize_t i = 0; i < count; i++) {
+        for (; ahead < end && ahead < p + LAZY_PREFETCH; ahead += 64) __builtin_prefetch(buf + ahead);
         self->starts[i] = p;
-        if (p >= end || chk(buf, buflen, &p, end, &NO_OPTS, NULL, num) < 0 ||
-            plan_fits(num, self->ops, self->nops) < 0) {
+        if (p >= end || chk(buf, buflen, &p, end, &NO_OPTS, NULL, num) < 0 || plan_fits(num, ops, nops) < 0) {
             PyErr_Clear();
             Py_DECREF(self);
             return NULL;
         }
     }
-    self->end = end;
-    return Py_BuildValue("(Nn)", (PyObject *)self, p);
+    *next = p;
+    return (PyObject *)self;
+}
+
+/* lazy_make_ops with the plan given as a Python tuple (entry.c's parse_plan): (LazyItems, next_pos). */
+static PyObject *lazy_make(PyObject *data, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t count, PyTypeObject *type,
+                           PyObject *plan, const char *kinds, prj_fn prj, prj_fn chk) {
+    Py_ssize_t nops, next;
+    if ((Py_ssize_t)strlen(kinds) > LAZY_MAX_FIELDS) return NULL;
+    PlanOp *ops = parse_plan(plan, kinds, &nops);
+    if (!ops) return NULL;
+    PyObject *self = lazy_make_ops(data, pos, end, count, type, plan, ops, nops, kinds, prj, chk, &next);
+    return self ? Py_BuildValue("(Nn)", self, next) : NULL;
 }
 
 /* ---- tuple fields read as slots */

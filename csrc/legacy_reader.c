@@ -115,17 +115,15 @@ typedef struct {
 
 static BatchLayout batch_layout;
 
+/* The offset of type's own object slot `name`, found in its member definitions (not by attribute: a class
+ * may read a slot through a property of the same name, as Batch does its CRC fields). */
 static Py_ssize_t slot_offset(PyTypeObject *type, PyObject *name) {
-    PyObject *d = PyObject_GetAttr((PyObject *)type, name);
-    if (!d) return -1;
-    Py_ssize_t off = -1;
-    if (Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyDescrObject *)d)->d_type == type &&
-        ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX)
-        off = ((PyMemberDescrObject *)d)->d_member->offset;
-    else
-        PyErr_Format(PyExc_TypeError, "%R is not a slot of %s", name, type->tp_name);
-    Py_DECREF(d);
-    return off;
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s) return -1;
+    for (PyMemberDef *m = type->tp_members; m && m->name; m++)
+        if (strcmp(m->name, s) == 0 && m->type == T_OBJECT_EX) return m->offset;
+    PyErr_Format(PyExc_TypeError, "%R is not a slot of %s", name, type->tp_name);
+    return -1;
 }
 
 /* layout: (Batch, LEGACY_BATCH_FIELDS as a tuple, ((name, value), ...) of the constant fields). */

@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "f9db849f1a7fe0c1535c4f9425761b03e8d4a692ed70e4a28a37ee25e45a5b47"
+#define KCODEC_CSRC_SHA256 "1a7520c1cf6a02f72c652754bd7b4ff0883bb27a8e9928a90da5e5d44211b5cd"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"
@@ -327,6 +327,9 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* what prj_<e> fills for a plan: an int64 (i), uint32 (u), array as a tuple (l) or other object (o) per field */
+static const char kinds_aborted_txn_entry_v0[] = "iiiii";
+
 /* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
  * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
 static PyObject *py_lazy_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
@@ -336,9 +339,8 @@ static PyObject *py_lazy_aborted_txn_entry_v0(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_aborted_txn_entry_v0(self, args);
-    static const char kinds[] = "iiiii";
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_aborted_txn_entry_v0,
-                               chk_aborted_txn_entry_v0);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_aborted_txn_entry_v0,
+                               prj_aborted_txn_entry_v0, chk_aborted_txn_entry_v0);
     return lazy || PyErr_Occurred() ? lazy : py_project_aborted_txn_entry_v0(self, args);
 }
 
@@ -753,6 +755,9 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* what prj_<e> fills for a plan: an int64 (i), uint32 (u), array as a tuple (l) or other object (o) per field */
+static const char kinds_end_txn_marker_v0[] = "ii";
+
 /* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
  * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
 static PyObject *py_lazy_end_txn_marker_v0(PyObject *self, PyObject *args) {
@@ -762,9 +767,8 @@ static PyObject *py_lazy_end_txn_marker_v0(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_end_txn_marker_v0(self, args);
-    static const char kinds[] = "ii";
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_end_txn_marker_v0,
-                               chk_end_txn_marker_v0);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_end_txn_marker_v0,
+                               prj_end_txn_marker_v0, chk_end_txn_marker_v0);
     return lazy || PyErr_Occurred() ? lazy : py_project_end_txn_marker_v0(self, args);
 }
 
@@ -2438,6 +2442,9 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* what prj_<e> fills for a plan: an int64 (i), uint32 (u), array as a tuple (l) or other object (o) per field */
+static const char kinds_offset_index_entry_v0[] = "ii";
+
 /* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
  * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
 static PyObject *py_lazy_offset_index_entry_v0(PyObject *self, PyObject *args) {
@@ -2447,9 +2454,8 @@ static PyObject *py_lazy_offset_index_entry_v0(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_offset_index_entry_v0(self, args);
-    static const char kinds[] = "ii";
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_offset_index_entry_v0,
-                               chk_offset_index_entry_v0);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_offset_index_entry_v0,
+                               prj_offset_index_entry_v0, chk_offset_index_entry_v0);
     return lazy || PyErr_Occurred() ? lazy : py_project_offset_index_entry_v0(self, args);
 }
 
@@ -2875,6 +2881,9 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* what prj_<e> fills for a plan: an int64 (i), uint32 (u), array as a tuple (l) or other object (o) per field */
+static const char kinds_record_header_v2[] = "oo";
+
 /* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
  * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
 static PyObject *py_lazy_record_header_v2(PyObject *self, PyObject *args) {
@@ -2884,9 +2893,8 @@ static PyObject *py_lazy_record_header_v2(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_record_header_v2(self, args);
-    static const char kinds[] = "oo";
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_record_header_v2,
-                               chk_record_header_v2);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_record_header_v2,
+                               prj_record_header_v2, chk_record_header_v2);
     return lazy || PyErr_Occurred() ? lazy : py_project_record_header_v2(self, args);
 }
 
@@ -3606,6 +3614,9 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* what prj_<e> fills for a plan: an int64 (i), uint32 (u), array as a tuple (l) or other object (o) per field */
+static const char kinds_record_v2[] = "iiiiool";
+
 /* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
  * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
 static PyObject *py_lazy_record_v2(PyObject *self, PyObject *args) {
@@ -3615,9 +3626,8 @@ static PyObject *py_lazy_record_v2(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_record_v2(self, args);
-    static const char kinds[] = "iiiiool";
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_record_v2,
-                               chk_record_v2);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_record_v2,
+                               prj_record_v2, chk_record_v2);
     return lazy || PyErr_Occurred() ? lazy : py_project_record_v2(self, args);
 }
 
@@ -4146,6 +4156,9 @@ done:
     return list ? Py_BuildValue("(Nn)", list, p) : NULL;
 }
 
+/* what prj_<e> fills for a plan: an int64 (i), uint32 (u), array as a tuple (l) or other object (o) per field */
+static const char kinds_time_index_entry_v0[] = "ii";
+
 /* lazy_<e>(...): project_<e>'s arguments and result, the items built when read (csrc/lazy.c). Anything
  * but `count` entities that all decode from a bytes object goes to project_<e>, which says what is wrong. */
 static PyObject *py_lazy_time_index_entry_v0(PyObject *self, PyObject *args) {
@@ -4155,9 +4168,8 @@ static PyObject *py_lazy_time_index_entry_v0(PyObject *self, PyObject *args) {
     if (!PyBytes_CheckExact(data) || count < 0 || pos < 0 || end > PyBytes_GET_SIZE(data) || pos > end ||
         count > end - pos || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type))
         return py_project_time_index_entry_v0(self, args);
-    static const char kinds[] = "ii";
-    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds, prj_time_index_entry_v0,
-                               chk_time_index_entry_v0);
+    PyObject *lazy = lazy_make(data, pos, end, count, (PyTypeObject *)type, plan, kinds_time_index_entry_v0,
+                               prj_time_index_entry_v0, chk_time_index_entry_v0);
     return lazy || PyErr_Occurred() ? lazy : py_project_time_index_entry_v0(self, args);
 }
 
@@ -4441,6 +4453,7 @@ static int span_put_record_v2(
 
 #include "batch_header.c"
 #include "segment_columns.c"
+#include "batch_records.c"
 #include "legacy_writer.c"
 #include "module.c"
 
@@ -4607,6 +4620,7 @@ PyMODINIT_FUNC PyInit__ckernel(void) {
     if (PyModule_AddFunctions(m, json_scan_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, legacy_writer_methods) < 0) return NULL;
     if (PyModule_AddFunctions(m, segment_columns_methods) < 0) return NULL;
+    if (PyModule_AddFunctions(m, batch_records_methods) < 0) return NULL;
     const char *schema_sha256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf";
     if (PyModule_AddStringConstant(m, "SCHEMA_SHA256", schema_sha256) < 0) return NULL;
     if (PyModule_AddStringConstant(m, "CSRC_SHA256", KCODEC_CSRC_SHA256) < 0) return NULL;

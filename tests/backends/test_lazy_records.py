@@ -232,6 +232,33 @@ def test_projected_records_are_untracked_unless_they_hold_a_tracked_object():
     assert gc.is_tracked(r) and r.crc_valid == []
 
 
+def test_lazily_built_records_move_fields_and_are_tracked_as_the_eager_ones():
+    """Records built when read take the decoded key, value and headers themselves (no second reference is
+    left behind), and are tracked by the garbage collector exactly when the eager projection's are: only
+    when they hold a tracked object. A plan that reads one field twice, or as a list, is built as before."""
+    import gc
+    import sys
+
+    raw = codec("record", 2).build(
+        {"attributes": 0, "timestamp_delta": 0, "offset_delta": 0, "key": b"k" * 9, "value": b"v" * 9, "headers": []}
+    )
+    tracked = [1]
+    plans = [
+        plan(),
+        plan()[:5] + (("c", tracked),) + plan()[6:],  # a constant is the caller's: never followed
+        plan()[:9] + (("f", 6),) + plan()[10:],  # headers in two places: the general path
+        plan()[:8] + (("f", 4),) + plan()[9:],  # the key in two places
+        plan()[:5] + (("f", 6),) + plan()[6:],  # the headers field as the decoder's list
+    ]
+    for p in plans:
+        ((r,), _), (lazy_items, _) = eager(raw, len(raw), 1, p), kernel.lazy_record_v2(raw, 0, len(raw), 1, Record, p)
+        (built,) = list(lazy_items)
+        assert built == r and type(built) is Record
+        assert gc.is_tracked(built) == gc.is_tracked(r)
+        assert sys.getrefcount(built.key) == sys.getrefcount(r.key)
+    assert gc.is_tracked(built) and built.headers == []  # the last plan: the decoder's list, a container
+
+
 def test_header_count_that_outruns_its_bytes():
     """A record whose header count outruns its bytes fails alike (count_outruns in both walks)."""
     bad = record(headers=vint(3) + vint(1) + b"h" + vint(-1))

@@ -33,6 +33,7 @@ from kcodec.records.framing import (
     MAGIC_OFFSET,
     MIN_LEGACY_RECORD_SIZE,
     SIZE_OFFSET,
+    V2_CODEC_NAMES,
     V2_CRC_OFFSET,
     V2_CRC_START,
     V2_MIN_BATCH_LENGTH,
@@ -47,6 +48,7 @@ from kcodec.records.model import (
     TRANSACTION_MARKERS,
     Batch,
     ControlRecord,
+    CrcPending,
     Record,
     TimestampType,
     increment_sequence,
@@ -114,6 +116,8 @@ class _Fast:
         # v0/v1 in C: runs of uncompressed messages as Batches, a compressed wrapper's message set as Records
         self.legacy_batches = getattr(self.kernel, "legacy_batches", None)
         self.legacy_inner = getattr(self.kernel, "legacy_inner_records", None)
+        # v2 data batches in C: runs of them as Batches, their records a LazyRecords (v2_run)
+        self.v2_batches = getattr(self.kernel, "v2_batches", None)
         self.crc32 = getattr(self.kernel, "crc32", None) or zlib.crc32  # a v0/v1 message's CRC-32
 
 
@@ -670,6 +674,47 @@ def legacy_run(buf, base: int, max_size: int, max_count: int = LEGACY_RUN_MAX) -
     if run is None:
         return None
     return run(buf, 0, len(buf), base, max_count, max_size, _legacy_batch_layout(), Record, _TIMESTAMP_TYPES)
+
+
+#: about how many bytes of records one v2_run call holds (its batches stay alive until the run is read)
+V2_RUN_BYTES = 1 << 20
+
+
+def v2_run(
+    buf, base: int, owner: bytes | None, verify_crc: bool, limit: int, max_size: int
+) -> tuple[list[Batch], int] | None:
+    """The run of v2 data batches at the start of ``buf`` (the bytes from position ``base``), each decoded as
+    :func:`decode_entry` decodes it, by the compiled kernel in one call: the header, the CRC (checked when
+    ``verify_crc``, else computed when first read: :class:`~kcodec.records.model.CrcPending`), the records
+    inflated and each checked once, a LazyRecords. Returns (batches, bytes they take); empty at the first entry
+    that is anything else (a control batch, v0/v1, damage, a CRC that does not hold when it is checked,
+    sequences that wrap, more than :data:`CHUNKED_RECORD_COUNT` records, an entry not whole in ``buf``, about
+    :data:`V2_RUN_BYTES` of records taken), which :func:`decode_entry` then decides. ``owner``: the bytes
+    object ``buf`` lies in, which the records then read in place (else each entry is copied). None without the
+    compiled kernel."""
+    f = fast_decoders()
+    if f.v2_batches is None:
+        return None
+    _, r_ts, r_off, r_key, r_value, r_headers = f.r
+    return f.v2_batches(
+        buf,
+        0,
+        len(buf),
+        base,
+        owner,
+        crc32c,
+        verify_crc,
+        CrcPending,
+        limit,
+        max_size,
+        CHUNKED_RECORD_COUNT,
+        V2_RUN_BYTES,
+        V2_CODEC_NAMES,
+        Batch,
+        Record,
+        (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME),
+        (r_ts, r_off, r_key, r_value, r_headers),
+    )
 
 
 def _legacy_compiled(entry: bytes, position: int, limit: int, offset: int, size: int) -> Batch | None:

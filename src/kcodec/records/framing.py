@@ -102,6 +102,10 @@ V2_PARTITION_LEADER_EPOCH_OFFSET = RECORD_BATCH_V2_OFFSET_PARTITION_LEADER_EPOCH
 # ---- codec ids each format allows; zstd needs magic 2 (KIP-110)
 V2_MAX_CODEC_ID = max(COMPRESSION_TYPE.values())
 LEGACY_MAX_CODEC_ID = max(v for name, v in COMPRESSION_TYPE.items() if name != "zstd")
+#: codec names by id (None for an id no codec has), as the kernel's batch walks take them
+V2_CODEC_NAMES = tuple(
+    next((name for name, v in COMPRESSION_TYPE.items() if v == i), None) for i in range(V2_MAX_CODEC_ID + 1)
+)
 
 _I64_I32 = struct.Struct(">qi")
 

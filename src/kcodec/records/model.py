@@ -219,6 +219,43 @@ class Batch:
         return self.base_timestamp if self.has_delete_horizon else None
 
 
+@dataclass(frozen=True, slots=True)
+class CrcPending:
+    """A v2 batch's CRC-32C not computed yet: the kernel's batch reader (``v2_batches``) leaves it for the first
+    read of :attr:`Batch.crc_valid` or :attr:`Batch.computed_crc` when it was not asked to verify it; ``data[start:
+    end]`` are the bytes it covers, ``stored`` the CRC the batch holds."""
+
+    data: bytes
+    start: int
+    end: int
+    stored: int
+
+
+def _crc_slot_read(slot, settled: int):
+    """A property reading Batch's slot as it is, except a :class:`CrcPending`, which it settles first: both CRC
+    slots then hold what :func:`~kcodec.records.decode.decode_entry` gives (computed, computed == stored)."""
+
+    def get(batch: Batch):
+        value = slot.__get__(batch)
+        if type(value) is CrcPending:
+            from kcodec.runtime.crc import crc32c
+
+            computed = crc32c(memoryview(value.data)[value.start : value.end])
+            _COMPUTED_CRC.__set__(batch, computed)
+            _CRC_VALID.__set__(batch, computed == value.stored)
+            value = (computed == value.stored, computed)[settled]
+        return value
+
+    return property(get, slot.__set__, doc=slot.__doc__)
+
+
+# Batch.crc_valid and Batch.computed_crc read their slots through properties that settle a CrcPending (the
+# dataclass's __init__, __eq__, __repr__, pickling and replace() all go through them).
+_CRC_VALID, _COMPUTED_CRC = vars(Batch)["crc_valid"], vars(Batch)["computed_crc"]  # the slots' own descriptors
+for _name, _slot, _settled in (("crc_valid", _CRC_VALID, 0), ("computed_crc", _COMPUTED_CRC, 1)):
+    setattr(Batch, _name, _crc_slot_read(_slot, _settled))
+
+
 def increment_sequence(sequence: int, increment: int) -> int:
     """Kafka's DefaultRecordBatch.incrementSequence: wraps past Int32.MAX to 0."""
     if sequence > 0x7FFFFFFF - increment:

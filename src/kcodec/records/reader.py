@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from kcodec.errors import BadLengthError, DecompressionLimitError, TruncatedError
-from kcodec.records.decode import decode_entry, legacy_run
+from kcodec.records.decode import decode_entry, legacy_run, v2_run
 from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
 from kcodec.records.model import Batch, Record
 from kcodec.records.resync import SkippedRange
@@ -183,11 +183,15 @@ class BatchReader:
         (:func:`~kcodec.records.decode.legacy_run`). A run stops at the first entry it cannot finish (a
         compressed wrapper, a v2 batch, damage, the end of the bytes at hand); that entry is decoded on its
         own, as :meth:`entries` gives it, so what it raises and where is unchanged. Runs are tried at the
-        start and after each uncompressed v0/v1 message: a v2 or compressed log costs one try."""
+        start and after each uncompressed v0/v1 message: a v2 or compressed log costs one try. Runs of v2 data
+        batches (:func:`~kcodec.records.decode.v2_run`) are the same: tried at the start and after each
+        run or entry, an entry they do not take decoded on its own."""
+        # the caller's bytes: v2 records are read in place (a file's windows are not kept alive by them)
+        owner = self.source if type(self.source) is bytes else None
         with open_input(self.source) as source:
             try:
                 pos, end = self.start, self._end(source.size)
-                runs = True
+                runs = v2_runs = True
                 while True:
                     if runs:
                         found = legacy_run(source.ahead(pos, end - pos), pos, self.max_batch_size)
@@ -197,6 +201,21 @@ class BatchReader:
                             pos += found[1]
                             continue
                         runs = found is not None  # None: no compiled kernel
+                    if v2_runs:
+                        found = v2_run(
+                            source.ahead(pos, end - pos),
+                            pos,
+                            owner,
+                            self.verify_crc,
+                            self.max_decompressed_size,
+                            self.max_batch_size,
+                        )
+                        if found is not None and found[0]:
+                            self.bytes_read = pos
+                            yield from found[0]
+                            pos += found[1]
+                            continue
+                        v2_runs = found is not None
                     entry = self._entry_at(source, pos, end)
                     if entry is None:
                         return
