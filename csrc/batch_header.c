@@ -55,12 +55,39 @@ static inline int v2_timestamp_type(const V2Header *h) {
 }
 static inline int v2_is_control(const V2Header *h) { return (h->attributes & RECORD_BATCH_V2_ATTRIBUTES_CONTROL_MASK) != 0; }
 
-/* The CRC-32C of the batch of `size` bytes at b (what it covers: from the attributes on), as crc(view) gives
- * it (kcodec.runtime.crc.crc32c); NULL with an error set when that fails. */
-__attribute__((unused)) static PyObject *v2_crc_of(PyObject *crc, const uint8_t *b, Py_ssize_t size) {
+/* ---- what both batch walks (segment_columns.c, batch_records.c) do to a batch alike; unused in a kernel
+ * whose schemas give no record writer (neither walk is included then) */
+
+/* Whether the batch of `size` bytes at b holds its stored CRC-32C (what it covers: from the attributes on),
+ * computed as crc(view) gives it (kcodec.runtime.crc.crc32c): 1 or 0, the computed int left in *computed (a
+ * new reference) where computed is not NULL; -1 with an error set when it cannot be computed. Only called where
+ * the caller asked for the CRC to be checked. */
+__attribute__((unused)) static int v2_crc_holds(PyObject *crc, const uint8_t *b, Py_ssize_t size, uint32_t stored,
+                                                PyObject **computed) {
     PyObject *view = PyMemoryView_FromMemory((char *)b + RECORD_BATCH_V2_OFFSET_ATTRIBUTES,
                                              size - RECORD_BATCH_V2_OFFSET_ATTRIBUTES, PyBUF_READ);
     PyObject *got = view ? PyObject_CallOneArg(crc, view) : NULL;
     Py_XDECREF(view);
-    return got;
+    if (!got) return -1;
+    unsigned long value = PyLong_AsUnsignedLong(got);
+    if (value == (unsigned long)-1 && PyErr_Occurred()) {
+        Py_DECREF(got);
+        return -1;
+    }
+    if (computed) *computed = got;
+    else Py_DECREF(got);
+    return value == stored;
+}
+
+/* The records of the compressed batch of `size` bytes at b, inflated by kcodec's decompressor (compressed.c's
+ * call_decompress, magic 2, at most `limit` bytes) as a bytes object; NULL when that fails (its error set) or
+ * gives something else (no error set). */
+__attribute__((unused)) static PyObject *v2_records_inflated(PyObject *codec, const uint8_t *b, Py_ssize_t size,
+                                                            PyObject *limit) {
+    PyObject *view = PyMemoryView_FromMemory((char *)b + RECORD_BATCH_V2_OFFSET_RECORDS,
+                                             size - RECORD_BATCH_V2_OFFSET_RECORDS, PyBUF_READ);
+    PyObject *data = view ? call_decompress(codec, view, 2, limit) : NULL;
+    Py_XDECREF(view);
+    if (data && !PyBytes_CheckExact(data)) Py_CLEAR(data);
+    return data;
 }

@@ -56,15 +56,6 @@ typedef struct {
     Py_ssize_t f_ts, f_off, f_key, f_value, f_headers;  /* the decoded record's fields (AT_RECORD_V2) */
 } VbArgs;
 
-/* The records of a compressed batch, inflated by kcodec's decompressor (a bytes object), or NULL. */
-static PyObject *vb_inflate(const VbArgs *a, PyObject *codec, const uint8_t *stored, Py_ssize_t n) {
-    PyObject *view = PyMemoryView_FromMemory((char *)stored, n, PyBUF_READ);
-    PyObject *data = view ? call_decompress(codec, view, 2, a->limit) : NULL;
-    Py_XDECREF(view);
-    if (data && !PyBytes_CheckExact(data)) Py_CLEAR(data);
-    return data;
-}
-
 /* The Record plan of decode._decode_v2_compiled for this header (entry.c's PlanOp), its constants in *keep. */
 static PlanOp *vb_plan(const VbArgs *a, const V2Header *h, int log_append, PyObject **keep, Py_ssize_t *nops) {
     PyObject *max_ts = log_append ? PyLong_FromLongLong(h->max_timestamp) : (Py_INCREF(Py_None), Py_None);
@@ -111,9 +102,8 @@ static int vb_take(const VbArgs *a, const V2Header *h, const uint8_t *entry, Py_
     Py_ssize_t rpos, rend, next;
     int taken = -1;
     if (a->verify_crc) {
-        if (!(computed = v2_crc_of(a->crc, entry, size))) goto decline;
-        int holds = PyLong_AsUnsignedLong(computed) == h->crc;
-        if (PyErr_Occurred()) goto decline;
+        int holds = v2_crc_holds(a->crc, entry, size, h->crc, &computed);
+        if (holds < 0) goto decline;
         if (!holds) { taken = 0; goto done; }
         crc_valid = Py_True;
         Py_INCREF(crc_valid);
@@ -138,8 +128,7 @@ static int vb_take(const VbArgs *a, const V2Header *h, const uint8_t *entry, Py_
         rpos = entry_at + RECORD_BATCH_V2_OFFSET_RECORDS;
         rend = entry_at + size;
     } else {
-        data = vb_inflate(a, PyTuple_GET_ITEM(a->codecs, codec), entry + RECORD_BATCH_V2_OFFSET_RECORDS,
-                          size - RECORD_BATCH_V2_OFFSET_RECORDS);
+        data = v2_records_inflated(PyTuple_GET_ITEM(a->codecs, codec), entry, size, a->limit);
         if (!data) goto decline;  /* the general path raises it, with all its details */
         rpos = 0;
         rend = PyBytes_GET_SIZE(data);

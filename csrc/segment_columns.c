@@ -8,8 +8,8 @@
  * (their headers by batch_header.c), each one's records appended by the printed col_record_v2 (the same
  * record walk and column sinks as columns_record_v2) into ONE cols_record_v2, whose offset and
  * timestamp columns are then made absolute in place; the per-record batch columns (timestamp type,
- * sequence, batch position) are written beside them. A compressed batch is inflated by kcodec's own
- * decompressor (as compressed.c does).
+ * sequence, batch position) are written beside them. A batch's CRC check and a compressed batch's records
+ * inflated by kcodec's own decompressor are batch_header.c's, as for batch_records.c.
  *
  * A run takes about run_bytes of batches (its columns, a few times that, then come from blocks
  * buffers.c's pool kept from released columns rather than fresh pages) and says so; the next call takes on from there. Otherwise the run
@@ -104,32 +104,6 @@ typedef struct {
     int has_start;
 } SegArgs;
 
-/* 1 when the batch's CRC-32C (attributes to the end) is its stored one, 0 when not, -1 on error. */
-static int seg_crc_holds(const SegArgs *a, const uint8_t *entry, Py_ssize_t size, uint32_t stored) {
-    PyObject *view = PyMemoryView_FromMemory((char *)entry + RECORD_BATCH_V2_OFFSET_ATTRIBUTES,
-                                             size - RECORD_BATCH_V2_OFFSET_ATTRIBUTES, PyBUF_READ);
-    PyObject *got = view ? PyObject_CallOneArg(a->crc, view) : NULL;
-    Py_XDECREF(view);
-    if (!got) return -1;
-    unsigned long computed = PyLong_AsUnsignedLong(got);
-    Py_DECREF(got);
-    if (computed == (unsigned long)-1 && PyErr_Occurred()) return -1;
-    return computed == stored;
-}
-
-/* The records of a compressed batch, inflated by kcodec's decompressor (a bytes object), or NULL. */
-static PyObject *seg_inflate(const SegArgs *a, PyObject *codec, const uint8_t *stored, Py_ssize_t n) {
-    PyObject *view = PyMemoryView_FromMemory((char *)stored, n, PyBUF_READ);
-    PyObject *kw = view ? Py_BuildValue("{s:i,s:O}", "magic", 2, "max_size", a->limit) : NULL;
-    PyObject *args = kw ? PyTuple_Pack(2, codec, view) : NULL;
-    PyObject *data = args ? PyObject_Call(F_decompress, args, kw) : NULL;
-    Py_XDECREF(view);
-    Py_XDECREF(kw);
-    Py_XDECREF(args);
-    if (data && !PyBytes_Check(data)) Py_CLEAR(data);
-    return data;
-}
-
 /* The batch whose header is h appended to the columns: 1 taken, 0 not (the columns as they were). */
 static int seg_batch(SegCols *s, const SegArgs *a, const V2Header *h, const uint8_t *entry, Py_ssize_t size,
                      Py_ssize_t position) {
@@ -146,7 +120,7 @@ static int seg_batch(SegCols *s, const SegArgs *a, const V2Header *h, const uint
         return 0;
     (void)seq_shift;
     if (a->crc) {
-        int holds = seg_crc_holds(a, entry, size, h->crc);
+        int holds = v2_crc_holds(a->crc, entry, size, h->crc, NULL);
         if (holds < 0) PyErr_Clear();
         if (holds <= 0) return 0;
     }
@@ -154,7 +128,7 @@ static int seg_batch(SegCols *s, const SegArgs *a, const V2Header *h, const uint
     const uint8_t *data = entry + RECORD_BATCH_V2_OFFSET_RECORDS;
     Py_ssize_t n = size - RECORD_BATCH_V2_OFFSET_RECORDS, p = 0;
     if (codec != 0) {
-        if (!(inflated = seg_inflate(a, PyTuple_GET_ITEM(a->codecs, codec), data, n))) {
+        if (!(inflated = v2_records_inflated(PyTuple_GET_ITEM(a->codecs, codec), entry, size, a->limit))) {
             PyErr_Clear();  /* the general path raises it, with all its details */
             return 0;
         }

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "1a7520c1cf6a02f72c652754bd7b4ff0883bb27a8e9928a90da5e5d44211b5cd"
+CSRC_SHA256 = "9b210f0ef6332ab4718bdf5184bc1270e7474fb1911b02ee0a2b430d1b391cfe"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
