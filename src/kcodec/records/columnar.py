@@ -15,12 +15,12 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kcodec.errors import BadLengthError, KcodecError
-from kcodec.generated.enums import COMPRESSION_TYPE_BY_VALUE
 from kcodec.records.chunked import CHUNKED_RECORD_COUNT
 from kcodec.records.decode import decode_entry, fast_decoders, in_stream_error
 from kcodec.records.framing import (
     MAGIC_OFFSET,
     V2_ATTRIBUTES_LOW_BYTE,
+    V2_CODEC_NAMES,
     V2_CRC_START,
     V2_OVERHEAD,
     V2_RECORDS_COUNT_OFFSET,
@@ -263,7 +263,6 @@ def segment_run(verify_crc: bool, limit: int, max_batch_size: int, start_offset:
     if kernel_run is None:
         return None
     crc = crc32c if verify_crc else None
-    codecs = tuple(COMPRESSION_TYPE_BY_VALUE.get(i) for i in range(max(COMPRESSION_TYPE_BY_VALUE) + 1))
     pa = _pa()[0]
 
     def run(data, position: int):
@@ -275,7 +274,7 @@ def segment_run(verify_crc: bool, limit: int, max_batch_size: int, start_offset:
             limit,
             max_batch_size,
             CHUNKED_RECORD_COUNT,
-            codecs,
+            V2_CODEC_NAMES,
             start_offset,
             position,
             RUN_BYTES,

@@ -17,7 +17,7 @@ import struct
 from typing import NamedTuple
 
 from kcodec.errors import BadLengthError, UnknownMagicError
-from kcodec.generated.enums import COMPRESSION_TYPE
+from kcodec.generated.enums import COMPRESSION_TYPE, COMPRESSION_TYPE_BY_VALUE
 from kcodec.generated.legacy_log_entry import (
     LEGACY_LOG_ENTRY_V0_OFFSET_MESSAGE,
     LEGACY_LOG_ENTRY_V0_OFFSET_OFFSET,
@@ -103,9 +103,7 @@ V2_PARTITION_LEADER_EPOCH_OFFSET = RECORD_BATCH_V2_OFFSET_PARTITION_LEADER_EPOCH
 V2_MAX_CODEC_ID = max(COMPRESSION_TYPE.values())
 LEGACY_MAX_CODEC_ID = max(v for name, v in COMPRESSION_TYPE.items() if name != "zstd")
 #: codec names by id (None for an id no codec has), as the kernel's batch walks take them
-V2_CODEC_NAMES = tuple(
-    next((name for name, v in COMPRESSION_TYPE.items() if v == i), None) for i in range(V2_MAX_CODEC_ID + 1)
-)
+V2_CODEC_NAMES = tuple(COMPRESSION_TYPE_BY_VALUE.get(i) for i in range(V2_MAX_CODEC_ID + 1))
 
 _I64_I32 = struct.Struct(">qi")
 
