@@ -20,13 +20,12 @@ from kcodec.generated.fast.kernel import compiled_kernel  # noqa: E402
 from kcodec.records import columnar  # noqa: E402
 from kcodec.records.encode import encode_batch, encode_control_batch  # noqa: E402
 from kcodec.records.model import TimestampType  # noqa: E402
+from tests.helpers.log_strategies import CODECS, logs  # noqa: E402
 
 kernel = compiled_kernel()
 pytestmark = pytest.mark.skipif(
     kernel is None or getattr(kernel, "segment_columns", None) is None, reason="the compiled kernel is not built here"
 )
-
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
 @contextmanager
@@ -57,56 +56,18 @@ def assert_same(data, **options) -> None:
         assert new == old
 
 
-headers = st.lists(st.tuples(st.text(max_size=3), st.none() | st.binary(max_size=4)), max_size=2)
-records = st.lists(
-    st.fixed_dictionaries(
-        {
-            "key": st.none() | st.binary(max_size=6),
-            "value": st.none() | st.binary(max_size=12),
-            "headers": headers,
-            "timestamp": st.integers(-1, 2**42),
-        }
-    ),
-    max_size=4,
-)
-
-
-@st.composite
-def v2_batch(draw) -> bytes:
-    options: dict = {
-        "compression": draw(st.sampled_from(CODECS)),
-        "base_offset": draw(st.integers(0, 2**40)),
-    }
-    if draw(st.booleans()):
-        options.update(timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=draw(st.integers(0, 2**41)))
-    if draw(st.booleans()):
-        options.update(producer_id=7, producer_epoch=1, base_sequence=draw(st.integers(0, 2**31 - 8)))
-    return encode_batch(draw(records), **options)
-
-
-control = st.builds(
-    lambda kind, offset: encode_control_batch(kind, producer_id=7, producer_epoch=1, offset=offset),
-    st.sampled_from(["commit", "abort"]),
-    st.integers(0, 2**40),
-)
-v1_entry = st.builds(
-    lambda recs, codec: encode_batch(recs, magic=1, compression=codec, base_offset=3, allow_lossy=True),
-    records.filter(bool),
-    st.sampled_from(CODECS[:4]),
-)
-segments = st.lists(st.one_of(v2_batch(), v2_batch(), control, v1_entry), min_size=1, max_size=6).map(b"".join)
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
-@given(segments, st.booleans(), st.sampled_from([1, 150, columnar.RUN_BYTES]))
+@given(logs, st.booleans(), st.sampled_from([1, 150, columnar.RUN_BYTES]))
 def test_valid_segments_give_the_same_table(data, verify_crc, run_bytes):
     with mock.patch.object(columnar, "RUN_BYTES", run_bytes):  # runs of one batch, of a few, of all
         assert_same(data, verify_crc=verify_crc)
 
 
 @SETTINGS
-@given(segments, st.data())
+@given(logs, st.data())
 def test_offset_windows_give_the_same_table(data, draw):
     start = draw.draw(st.none() | st.integers(0, 2**40))
     end = draw.draw(st.none() | st.integers(0, 2**41))
@@ -114,7 +75,7 @@ def test_offset_windows_give_the_same_table(data, draw):
 
 
 @SETTINGS
-@given(segments, st.data(), st.booleans())
+@given(logs, st.data(), st.booleans())
 def test_flipped_bytes_give_the_same_table_or_error(data, draw, verify_crc):
     at = draw.draw(st.integers(0, len(data) - 1))
     flipped = bytearray(data)
@@ -123,7 +84,7 @@ def test_flipped_bytes_give_the_same_table_or_error(data, draw, verify_crc):
 
 
 @SETTINGS
-@given(segments, st.data(), st.booleans())
+@given(logs, st.data(), st.booleans())
 def test_cut_segments_give_the_same_table_or_error(data, draw, verify_crc):
     cut = draw.draw(st.integers(0, len(data)))
     assert_same(data[:cut], verify_crc=verify_crc)
