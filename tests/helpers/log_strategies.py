@@ -1,6 +1,7 @@
 """Hypothesis strategies for logs that mix v2 data batches of every codec (LogAppendTime, producer sequences,
-some of which wrap past Int32.MAX, transactional batches), control batches and v1 entries: what the kernel's
-batch walks and the per-entry path must read alike."""
+some of which wrap past Int32.MAX, transactional batches), control batches and v1 entries, and those logs with
+a byte flipped or cut anywhere: what the kernel's batch walks and the per-entry path must read alike (the same
+result, or the same error)."""
 
 from __future__ import annotations
 
@@ -52,3 +53,16 @@ v1_entry = st.builds(
 )
 #: logs of one to six entries, v2 data batches the most frequent
 logs = st.lists(st.one_of(v2_batch(), v2_batch(), v2_batch(), control, v1_entry), min_size=1, max_size=6).map(b"".join)
+
+
+@st.composite
+def flipped_log(draw) -> bytes:
+    """A log with one byte changed, anywhere: a length, a header field, a CRC, a record, a compressed stream."""
+    data = bytearray(draw(logs))
+    data[draw(st.integers(0, len(data) - 1))] ^= draw(st.integers(1, 255))
+    return bytes(data)
+
+
+flipped_logs = flipped_log()
+#: logs cut anywhere, from no byte to all of them
+cut_logs = logs.flatmap(lambda data: st.integers(0, len(data)).map(lambda cut: data[:cut]))
