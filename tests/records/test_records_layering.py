@@ -1,6 +1,7 @@
 """Rules of the records layer the code review cannot keep by itself: records/ types no header offset or
 bit mask (they come from the generated constants), errors are relocated by copy (``KcodecError.at`` /
-``.inside``), never by assigning to a raised error, and a CRC failure is worded one way."""
+``.inside``), never by assigning to a raised error, a CRC failure is worded one way, and the codec names by id
+(from the schema's enum) are the runtime compression table's."""
 
 from __future__ import annotations
 
@@ -132,3 +133,13 @@ def test_the_kernel_plan_names_every_record_field() -> None:
         projection.record_plan(**items)
     with pytest.raises(TypeError, match="unknown \\['offset_delta'\\]"):
         projection.record_plan(**items, magic=projection.constant(2), offset_delta=projection.field(0))
+
+
+def test_the_codec_names_by_id_are_the_compression_tables() -> None:
+    """framing.V2_CODEC_NAMES (the names the kernel's batch walks take, read from the schema's compression_type
+    enum) and the runtime's compression table (CODECS, which may not import the generated enum) name every id
+    alike: each is written once, and this holds the two together."""
+    from kcodec.records.framing import V2_CODEC_NAMES
+    from kcodec.runtime.compression import CODECS
+
+    assert {i: name for i, name in enumerate(V2_CODEC_NAMES) if name is not None} == CODECS
