@@ -58,6 +58,23 @@ static inline int v2_is_control(const V2Header *h) { return (h->attributes & REC
 /* ---- what both batch walks (segment_columns.c, batch_records.c) do to a batch alike; unused in a kernel
  * whose schemas give no record writer (neither walk is included then) */
 
+/* 1 when a batch walk takes the batch whose header is h (else the general path decides it): a data batch of
+ * 0 to max_count records, of a codec `codecs` names (a tuple of names by id, None where unknown), whose
+ * offsets and sequences (the last of them; baseSequence - baseOffset, an int64 in the old paths too) do not
+ * overflow. *last: its last offset. */
+__attribute__((unused)) static int v2_walk_takes(const V2Header *h, PyObject *codecs, long long max_count,
+                                                 long long *last) {
+    long long count = h->records_count, base = h->base_offset, base_seq = h->base_sequence, seq_shift;
+    int codec = v2_codec(h);
+    if (v2_is_control(h) || count < 0 || count > max_count || codec >= PyTuple_GET_SIZE(codecs) ||
+        PyTuple_GET_ITEM(codecs, codec) == Py_None)
+        return 0;
+    if (base_seq >= 0 && base_seq + (h->last_offset_delta > count ? h->last_offset_delta : count) > INT32_MAX)
+        return 0;
+    return !__builtin_add_overflow(base, (long long)h->last_offset_delta, last) &&
+           !(base_seq >= 0 && __builtin_sub_overflow(base_seq, base, &seq_shift));
+}
+
 /* Whether the batch of `size` bytes at b holds its stored CRC-32C (what it covers: from the attributes on),
  * computed as crc(view) gives it (kcodec.runtime.crc.crc32c): 1 or 0, the computed int left in *computed (a
  * new reference) where computed is not NULL; -1 with an error set when it cannot be computed. Only called where

@@ -90,13 +90,9 @@ static PlanOp *vb_plan(const VbArgs *a, const V2Header *h, int log_append, PyObj
  * 1 (*out set), 0 not taken (no error set), -1 an error that is not the batch's (memory). */
 static int vb_take(const VbArgs *a, const V2Header *h, const uint8_t *entry, Py_ssize_t size, Py_ssize_t at,
                    Py_ssize_t position, PyObject **out) {
-    long long count = h->records_count, base_seq = h->base_sequence, last;
-    long long span = h->last_offset_delta > count ? h->last_offset_delta : count;
+    long long count = h->records_count, last;
     int codec = v2_codec(h), log_append = v2_timestamp_type(h) != 0;
-    if (v2_is_control(h) || count < 0 || count > a->max_records || codec >= PyTuple_GET_SIZE(a->codecs) ||
-        PyTuple_GET_ITEM(a->codecs, codec) == Py_None || (base_seq >= 0 && base_seq + span > INT32_MAX) ||
-        __builtin_add_overflow((long long)h->base_offset, (long long)h->last_offset_delta, &last))
-        return 0;
+    if (!v2_walk_takes(h, a->codecs, a->max_records, &last)) return 0;
     PyObject *computed = NULL, *crc_valid = NULL, *data = NULL, *keep = NULL, *records = NULL, *b = NULL;
     PyObject *copy = NULL;
     Py_ssize_t rpos, rend, next;

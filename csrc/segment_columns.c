@@ -109,16 +109,7 @@ static int seg_batch(SegCols *s, const SegArgs *a, const V2Header *h, const uint
                      Py_ssize_t position) {
     long long count = h->records_count, base = h->base_offset, base_seq = h->base_sequence, last;
     int codec = v2_codec(h), log_append = v2_timestamp_type(h) != 0;
-    if (v2_is_control(h) || count < 0 || count > a->max_count || codec >= PyTuple_GET_SIZE(a->codecs) ||
-        PyTuple_GET_ITEM(a->codecs, codec) == Py_None)
-        return 0;
-    if (base_seq >= 0 && base_seq + (h->last_offset_delta > count ? h->last_offset_delta : count) > INT32_MAX)
-        return 0;
-    long long seq_shift;  /* the old path's baseSequence - baseOffset, an int64 too */
-    if (__builtin_add_overflow(base, (long long)h->last_offset_delta, &last) ||
-        (base_seq >= 0 && __builtin_sub_overflow(base_seq, base, &seq_shift)))
-        return 0;
-    (void)seq_shift;
+    if (!v2_walk_takes(h, a->codecs, a->max_count, &last)) return 0;
     if (a->crc) {
         int holds = v2_crc_holds(a->crc, entry, size, h->crc, NULL);
         if (holds < 0) PyErr_Clear();

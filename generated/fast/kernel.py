@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "9b210f0ef6332ab4718bdf5184bc1270e7474fb1911b02ee0a2b430d1b391cfe"
+CSRC_SHA256 = "37390c6ec26a3e164d3380977a57b07946f32d3381c17b31268763b8e9f09a12"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
