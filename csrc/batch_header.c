@@ -58,6 +58,18 @@ static inline int v2_is_control(const V2Header *h) { return (h->attributes & REC
 /* ---- what both batch walks (segment_columns.c, batch_records.c) do to a batch alike; unused in a kernel
  * whose schemas give no record writer (neither walk is included then) */
 
+/* The size of the v2 entry at b (n bytes at hand), its header read into *h; -1 where a batch walk ends before
+ * it: not a v2 batch whole in the bytes, or more than max_batch_size bytes after its length field. */
+__attribute__((unused)) static long long v2_whole_entry(const uint8_t *b, Py_ssize_t n, long long max_batch_size,
+                                                        V2Header *h) {
+    if (v2_header_parse(b, n, h) < 0 || h->magic != 2) return -1;
+    long long size = (long long)V2_LENGTH_COVERS_FROM + h->batch_length;
+    if (h->batch_length < RECORD_BATCH_V2_OVERHEAD - V2_LENGTH_COVERS_FROM || h->batch_length > max_batch_size ||
+        size > n)
+        return -1;
+    return size;
+}
+
 /* 1 when a batch walk takes the batch whose header is h (else the general path decides it): a data batch of
  * 0 to max_count records, of a codec `codecs` names (a tuple of names by id, None where unknown), whose
  * offsets and sequences (the last of them; baseSequence - baseOffset, an int64 in the old paths too) do not

@@ -235,11 +235,8 @@ static PyObject *py_v2_batches(PyObject *self, PyObject *args) {
     Py_ssize_t p = pos;
     while (held < run_bytes) {
         V2Header h;
-        if (v2_header_parse(buf + p, end - p, &h) < 0 || h.magic != 2) break;
-        long long size = (long long)V2_LENGTH_COVERS_FROM + h.batch_length;
-        if (h.batch_length < RECORD_BATCH_V2_OVERHEAD - V2_LENGTH_COVERS_FROM || h.batch_length > max_batch_size ||
-            size > end - p)
-            break;
+        long long size = v2_whole_entry(buf + p, end - p, max_batch_size, &h);
+        if (size < 0) break;
         PyObject *batch = NULL;
         int taken = vb_take(&a, &h, buf + p, (Py_ssize_t)size, p, base + p, &batch);
         if (taken < 0) { Py_CLEAR(list); break; }

@@ -22,7 +22,8 @@
  *   legacy_reader.c legacy_batches and legacy_inner_records
  *   -- printed: the RECORD_BATCH_V2_* layout facts of the v2 batch header
  *   batch_header.c  V2Header and v2_header_parse: a v2 batch header read from raw bytes; what both batch
- *                   walks below judge and do to a batch alike (v2_walk_takes, v2_crc_holds, v2_records_inflated)
+ *                   walks below judge and do to a batch alike (v2_whole_entry, v2_walk_takes, v2_crc_holds,
+ *                   v2_records_inflated)
  *   segment_columns.c segment_columns: a run of v2 data batches into one set of Arrow columns (calls the
  *                   printed col_record_v2)
  *   batch_records.c v2_batches: a run of v2 data batches into kcodec Batches holding LazyRecords (calls the

@@ -172,10 +172,8 @@ done:
 static int seg_presize(SegCols *s, const uint8_t *buf, Py_ssize_t p, Py_ssize_t end, long long *records) {
     long long count = 0, bytes = 0;
     V2Header h;
-    while (v2_header_parse(buf + p, end - p, &h) == 0 && h.magic == 2 && h.records_count >= 0 &&
-           h.batch_length >= RECORD_BATCH_V2_OVERHEAD - V2_LENGTH_COVERS_FROM &&
-           (long long)h.batch_length + V2_LENGTH_COVERS_FROM <= end - p) {
-        long long size = (long long)h.batch_length + V2_LENGTH_COVERS_FROM;
+    long long size;
+    while ((size = v2_whole_entry(buf + p, end - p, INT32_MAX, &h)) >= 0 && h.records_count >= 0) {
         if (h.records_count <= size) count += h.records_count;
         bytes += size - RECORD_BATCH_V2_OVERHEAD;
         p += (Py_ssize_t)size;
@@ -253,11 +251,8 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
     if (seg_presize(&s, buf, p, end - p > a.run_bytes ? p + (Py_ssize_t)a.run_bytes : end, &records) < 0) goto done;
     while (1) {
         V2Header h;
-        if (v2_header_parse(buf + p, end - p, &h) < 0 || h.magic != 2) break;
-        long long size = (long long)V2_LENGTH_COVERS_FROM + h.batch_length;
-        if (h.batch_length < RECORD_BATCH_V2_OVERHEAD - V2_LENGTH_COVERS_FROM || h.batch_length > a.max_batch_size ||
-            size > end - p)
-            break;
+        long long size = v2_whole_entry(buf + p, end - p, a.max_batch_size, &h);
+        if (size < 0) break;
         /* a run holds about run_bytes (its columns' blocks are reused once released), and a column's data
          * past 2 GiB would not fit its int32 offsets: the run ends before that, the next one takes on */
         if (p > pos && (size > (long long)(pos - p) + a.run_bytes ||

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "37390c6ec26a3e164d3380977a57b07946f32d3381c17b31268763b8e9f09a12"
+CSRC_SHA256 = "578671244b528a6beb33bcd7f2ff5621a25b6d17f0a940c38448c4800680f86e"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
