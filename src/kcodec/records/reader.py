@@ -249,6 +249,49 @@ class BatchReader:
             finally:
                 self.shrank_to = source.shrank_to
 
+    def batch_runs(self, run: Callable[[memoryview | bytes, int], tuple[object, int, bool]] | None) -> Iterator:
+        """What iterating gives (the decoded batches, with damage skipped as ``skip_corrupt`` skips it), except
+        for the runs of entries ``run`` takes many at a time (as in :meth:`entry_runs`), each given as what
+        ``run`` made of them (nothing when it passed them all over). Every entry a run does not take is given
+        as iterating gives it (so what it raises or skips, and where, is unchanged); under ``skip_corrupt``
+        that is one step of the skipping walk, and the next run is tried after the batch it yields. A stream,
+        or ``run`` None: just iterating."""
+        if run is None or is_stream(self.source):
+            yield from self
+            return
+        if not self.skip_corrupt:
+            for position, entry, made in self.entry_runs(run):
+                if entry is None:
+                    if made is not None:
+                        yield made
+                    continue
+                batch = self._decode(position, entry)
+                if batch is not None:
+                    yield batch
+            return
+        skipper = self._skipper()
+        with open_input(self.source) as source:
+            try:
+                pos, end = self.start, self._end(source.size)
+                while True:
+                    made, taken, full = run(source.ahead(pos, end - pos), pos)
+                    if taken:
+                        self.bytes_read = pos
+                        if made is not None:
+                            yield made
+                        pos += taken
+                        if full:
+                            continue
+                    step = skipper.batches(source, pos, end)
+                    batch = next(step, None)
+                    step.close()
+                    if batch is None:
+                        return
+                    yield batch
+                    pos = batch.position + batch.size
+            finally:
+                self.shrank_to = source.shrank_to
+
     # ------------------------------------------------------------------ what the walks report
 
     def _progress(self, position: int) -> None:
@@ -283,17 +326,7 @@ class BatchReader:
 
     def _skipping(self) -> Iterator[Batch]:
         """Batches that decode, damaged entries skipped (:mod:`kcodec.records.skipping`)."""
-        skipper = DamageSkipper(
-            self.verify_crc,
-            self.max_batch_size,
-            self.max_decompressed_size,
-            on_skip=self._skip,
-            on_tail=self._tail,
-            on_progress=self._progress,
-            resync=self.resync,
-            on_refused=self._refuse,
-            decode=self.decode,
-        )
+        skipper = self._skipper()
         # resynchronising looks ahead: a stream is kept in temporary files from the reader's position to its
         # furthest look-ahead (files are read in windows instead), and its first byte is at position ``start``
         stream = is_stream(self.source)
@@ -306,6 +339,19 @@ class BatchReader:
                     yield from skipper.batches(source, self.start, self._end(source.size))
             finally:
                 self.shrank_to = source.shrank_to
+
+    def _skipper(self) -> DamageSkipper:
+        return DamageSkipper(
+            self.verify_crc,
+            self.max_batch_size,
+            self.max_decompressed_size,
+            on_skip=self._skip,
+            on_tail=self._tail,
+            on_progress=self._progress,
+            resync=self.resync,
+            on_refused=self._refuse,
+            decode=self.decode,
+        )
 
     def _end(self, size: int, shift: int = 0) -> int:
         return size if self.end is None else min(self.end - shift, size)

@@ -208,35 +208,44 @@ class RecordColumns:
 
     def add(self, batch, table: pa.RecordBatch, topic, partition, segment) -> None:
         """The rows of ``table`` (records of ``batch``, possibly filtered) with the batch's own columns."""
-        n = table.num_rows
-        if not n:
+        self.add_run(table, [(batch, table.num_rows)], topic, partition, segment)
+
+    def add_run(self, table: pa.RecordBatch, pieces, topic, partition, segment) -> None:
+        """The rows of ``table``: the records of many batches in order, ``pieces`` saying how many rows of
+        it are each batch's ((batch, rows) pairs), with each batch's own columns."""
+        if not table.num_rows:
             return
-        self.batch_values.append(
-            {
-                "topic": topic,
-                "partition": partition,
-                "magic": batch.magic,
-                "baseOffset": batch.base_offset,
-                "producerId": batch.producer_id,
-                "producerEpoch": batch.producer_epoch,
-                "baseSequence": batch.base_sequence,
-                "isTransactional": batch.is_transactional,
-                "isControl": batch.is_control,
-                "partitionLeaderEpoch": batch.partition_leader_epoch,
-                "compression": batch.compression,
-                "batchPosition": batch.position,
-                "segment": segment,
-                "crcValid": batch.crc_valid,
-                "lastOffset": batch.last_offset,
-                "deleteHorizonMs": batch.delete_horizon_ms,
-                "crc": batch.crc,
-            }
-        )
+        at = 0
+        for batch, n in pieces:
+            if not n:
+                continue
+            self.batch_values.append(
+                {
+                    "topic": topic,
+                    "partition": partition,
+                    "magic": batch.magic,
+                    "baseOffset": batch.base_offset,
+                    "producerId": batch.producer_id,
+                    "producerEpoch": batch.producer_epoch,
+                    "baseSequence": batch.base_sequence,
+                    "isTransactional": batch.is_transactional,
+                    "isControl": batch.is_control,
+                    "partitionLeaderEpoch": batch.partition_leader_epoch,
+                    "compression": batch.compression,
+                    "batchPosition": batch.position,
+                    "segment": segment,
+                    "crcValid": batch.crc_valid,
+                    "lastOffset": batch.last_offset,
+                    "deleteHorizonMs": batch.delete_horizon_ms,
+                    "crc": batch.crc,
+                }
+            )
+            if self.stored_timestamps is not None:
+                self.stored_timestamps.append(_stored_timestamps(batch, table.slice(at, n)))
+            at += n
+            self.rows += n
+            self.run_ends.append(self.rows)
         self.parts.append([table.column(name) for name in self.record_names])
-        if self.stored_timestamps is not None:
-            self.stored_timestamps.append(_stored_timestamps(batch, table))
-        self.rows += n
-        self.run_ends.append(self.rows)
 
     def flush(self) -> pa.RecordBatch | None:
         if not self.rows:
