@@ -36,11 +36,12 @@ from typing import BinaryIO
 
 from kcodec.errors import BadLengthError, DecompressionLimitError, TruncatedError
 from kcodec.records.decode import decode_entry, legacy_run
-from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
+from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, check_header, entry_size
 from kcodec.records.model import Batch, Record
 from kcodec.records.resync import SkippedRange
 from kcodec.records.skipping import DamageSkipper
 from kcodec.records.source import (
+    WINDOW,
     Input,
     Source,
     is_stream,
@@ -77,6 +78,27 @@ def default_max_decompressed_size(max_batch_size: int = DEFAULT_MAX_BATCH_SIZE) 
     if max_batch_size >= DEFAULT_MAX_BATCH_SIZE:
         return compression.DEFAULT_MAX_DECOMPRESSED_SIZE
     return max(1 << 20, min(DECOMPRESSION_FACTOR * max_batch_size, 2**31 - 1))
+
+
+def _run_at(source: Input, run, pos: int, end: int) -> tuple[object, int, bool]:
+    """``run`` over the bytes at hand from ``pos`` (:meth:`BatchReader.entry_runs`). A run that stops at an
+    entry those bytes do not hold whole, where the read-ahead window ends before the input does, is said to
+    stop there only for that (``full``), and a run that takes nothing for that is tried on a window read
+    from ``pos``: an entry cut by a window is taken by the next run, not decoded on its own."""
+    view = source.ahead(pos, end - pos)
+    for fresh in (False, True):
+        made, taken, full = run(view, pos)
+        if full or len(view) >= end - pos:
+            break
+        size = entry_size(bytes(view[taken : taken + LOG_OVERHEAD]))
+        if size is not None and size <= len(view) - taken:
+            break  # stopped at an entry it does not take
+        if taken:
+            return made, taken, True
+        if fresh:
+            break  # an entry larger than a window
+        view = source.read(pos, min(end - pos, WINDOW))
+    return made, taken, full
 
 
 def _position(name: str, value) -> int:
@@ -234,7 +256,7 @@ class BatchReader:
             try:
                 pos, end = self.start, self._end(source.size)
                 while True:
-                    made, taken, full = run(source.ahead(pos, end - pos), pos)
+                    made, taken, full = _run_at(source, run, pos, end)
                     if taken:
                         self.bytes_read = pos
                         yield pos, None, made
@@ -274,7 +296,7 @@ class BatchReader:
             try:
                 pos, end = self.start, self._end(source.size)
                 while True:
-                    made, taken, full = run(source.ahead(pos, end - pos), pos)
+                    made, taken, full = _run_at(source, run, pos, end)
                     if taken:
                         self.bytes_read = pos
                         if made is not None:
