@@ -252,6 +252,16 @@ class BatchReader:
             for position, entry in self.entries():
                 yield position, entry, None
             return
+
+        def entry_at(source: Input, pos: int, end: int):
+            whole = self._entry_at(source, pos, end)
+            return None if whole is None else ((pos, whole, None), pos + len(whole))
+
+        yield from self._runs(run, entry_at)
+
+    def _runs(self, run, step) -> Iterator[tuple]:
+        """The walk of :meth:`entry_runs` and :meth:`batch_runs`: runs, and where a run stops at an entry it
+        does not take, ``step(input, position, end)``: (what to give, the position after it), None at the end."""
         with open_input(self.source) as source:
             try:
                 pos, end = self.start, self._end(source.size)
@@ -263,11 +273,11 @@ class BatchReader:
                         pos += taken
                         if full:
                             continue
-                    whole = self._entry_at(source, pos, end)
-                    if whole is None:
+                    got = step(source, pos, end)
+                    if got is None:
                         return
-                    yield pos, whole, None
-                    pos += len(whole)
+                    item, pos = got
+                    yield item
             finally:
                 self.shrank_to = source.shrank_to
 
@@ -292,27 +302,17 @@ class BatchReader:
                     yield batch
             return
         skipper = self._skipper()
-        with open_input(self.source) as source:
-            try:
-                pos, end = self.start, self._end(source.size)
-                while True:
-                    made, taken, full = _run_at(source, run, pos, end)
-                    if taken:
-                        self.bytes_read = pos
-                        if made is not None:
-                            yield made
-                        pos += taken
-                        if full:
-                            continue
-                    step = skipper.batches(source, pos, end)
-                    batch = next(step, None)
-                    step.close()
-                    if batch is None:
-                        return
-                    yield batch
-                    pos = batch.position + batch.size
-            finally:
-                self.shrank_to = source.shrank_to
+
+        def one_step(source: Input, pos: int, end: int):
+            """One step of the skipping walk from ``pos``: the next batch that decodes, damage before it skipped."""
+            step = skipper.batches(source, pos, end)
+            batch = next(step, None)
+            step.close()
+            return None if batch is None else ((batch.position, None, batch), batch.position + batch.size)
+
+        for _, _, made in self._runs(run, one_step):
+            if made is not None:
+                yield made
 
     # ------------------------------------------------------------------ what the walks report
 
