@@ -226,3 +226,27 @@ def test_a_run_whose_first_batch_is_unlike_the_rest():
     light = encode_batch([{"key": b"", "value": None}] * 500, base_offset=3001)
     for data in (first + heavy + light, heavy + first + light, light + heavy):
         assert_same(data)
+
+
+def test_an_entry_cut_by_the_read_window_goes_to_the_next_run(tmp_path):
+    """A file is read in windows: a run stops at the entry the window cuts, and the next run takes it from a
+    window read from there (never the per-entry path), also when a run ends at about RUN_BYTES."""
+    from kcodec.records import reader, source
+
+    batches = [encode_batch([{"value": b"x" * (30 + i)}] * 3, base_offset=3 * i) for i in range(40)]
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"".join(batches))
+    window = int(len(batches[0]) * 2.5)  # every window ends inside an entry
+    per_entry = []
+    real = columnar._columns_compiled
+    with (
+        mock.patch.object(source, "WINDOW", window),
+        mock.patch.object(reader, "WINDOW", window),
+        mock.patch.object(columnar, "_columns_compiled", lambda *args: per_entry.append(args) or real(*args)),
+    ):
+        for run_bytes in (columnar.RUN_BYTES, window):
+            with mock.patch.object(columnar, "RUN_BYTES", run_bytes):
+                table = columnar.read_arrow(path)
+            assert table.equals(columnar.read_arrow(b"".join(batches)))
+            assert table.column("offset").to_pylist() == list(range(120))
+    assert per_entry == []

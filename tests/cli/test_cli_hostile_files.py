@@ -49,8 +49,8 @@ def kcodec_child(code: str, *args: str, stdin=None, **kw) -> subprocess.Popen:
 
 # ---------------------------------------------------------------------------- a segment that shrinks
 
-# The child pauses after decoding a few batches (a hook on the decoders, which every reading path calls),
-# says so on stdout, and waits for the test to truncate the file before it reads on.
+# The child pauses after decoding a few batches or runs of them (a hook on the decoders, which every reading
+# path calls), says so on stdout, and waits for the test to truncate the file before it reads on.
 _PAUSING_CHILD = """
     import sys
     import kcodec.records.decode as decode, kcodec.records.reader as reader, kcodec.records.skipping as skipping
@@ -66,6 +66,7 @@ _PAUSING_CHILD = """
         return decode_pausing
 
     reader.decode_entry = skipping.decode_entry = pausing(decode.decode_entry)
+    reader.v2_run = pausing(decode.v2_run)  # runs of v2 data batches, decoded in one kernel call each
     decode.decode_entry_header = pausing(decode.decode_entry_header)  # a shallow dump reads headers only
     argv = sys.argv[1:]
     if argv[0] == "read_batches":

@@ -10,6 +10,7 @@ from pathlib import Path
 from kcodec.internal_topics.metadata import image as mi
 from kcodec.internal_topics.metadata.replay import replay_metadata
 from kcodec.internal_topics.metadata.tables import IMAGE_TABLES, image_tables
+from kcodec.records import decode
 from kcodec.records.encode import NewRecord, encode_batch
 from kcodec.runtime.uuids import uuid_to_text
 from tests.helpers.metadata_logs import ORDERS, metadata_value, write_metadata_dir
@@ -73,7 +74,11 @@ def _config_log(root: Path, batches: int) -> Path:
     return d
 
 
-def test_replaying_a_long_log_holds_one_batch_at_a_time(tmp_path: Path) -> None:
+def test_replaying_a_long_log_holds_one_batch_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    # the reader decodes v2 batches in runs of about V2_RUN_BYTES (1 MiB), each held until it is read: a run
+    # of 8 KiB (two of these batches) lets logs of a few hundred kB tell a bounded replay from one that keeps
+    # what it read
+    monkeypatch.setattr(decode, "V2_RUN_BYTES", 8 << 10)
     replay_metadata(write_metadata_dir(tmp_path / "warm"))  # imports and codec caches, before measuring
     sizes, peaks = [], []
     for batches in (20, 80):  # 2,000 and 8,000 config changes

@@ -89,26 +89,50 @@ def _rows(path, **options):
     return batches
 
 
-def _both(monkeypatch, path, **options):
-    """(kernel-built, Record-built) tables, and how many batches the kernel built."""
+def _three(monkeypatch, path, **options):
+    """(tables read through the kernel's runs of many batches, through the kernel one Kafka batch at a time,
+    from Record objects), and how many batches and runs the kernel built on the first read."""
     import pyarrow as pa
 
     built = []
-    compiled = columnar._compiled_v2
+    compiled, segment_run = columnar._compiled_v2, columnar.segment_run
 
     def counting(*args):
         got = compiled(*args)
         built.append(got is not None)
         return got
 
+    def counting_runs(*args, **kwargs):
+        run = segment_run(*args, **kwargs)
+
+        def counted(data, position):
+            got = run(data, position)
+            built.append(got[0] is not None)
+            return got
+
+        return None if run is None else counted
+
     with monkeypatch.context() as m:
         m.setattr(columnar, "_compiled_v2", counting)
-        fast = _rows(path, **options)
+        m.setattr(columnar, "segment_run", counting_runs)
+        runs = _rows(path, **options)
+    with monkeypatch.context() as m:
+        m.setattr(columnar, "segment_run", lambda *args, **kwargs: None)
+        per_batch = _rows(path, **options)
     with monkeypatch.context() as m:
         m.setattr(columnar, "_compiled_v2", lambda *args: None)
+        m.setattr(columnar, "segment_run", lambda *args, **kwargs: None)
         slow = _rows(path, **options)
-    schema = fast[0].schema if fast else None
-    return pa.Table.from_batches(fast, schema), pa.Table.from_batches(slow, schema), sum(built)
+    schema = runs[0].schema if runs else None
+    return tuple(pa.Table.from_batches(t, schema) for t in (runs, per_batch, slow)) + (sum(built),)
+
+
+def _both(monkeypatch, path, **options):
+    """(kernel-built tables, Record-built), and how many batches and runs the kernel built; the kernel's
+    runs and its batch-at-a-time path give the same table."""
+    runs, per_batch, slow, built = _three(monkeypatch, path, **options)
+    assert runs.equals(per_batch), options
+    return runs, slow, built
 
 
 OPTION_SETS = [
@@ -149,7 +173,8 @@ def test_damaged_input_under_skip_is_the_same(tmp_path, monkeypatch, capsys, mag
     second = 1 if magic < 2 and codec == "none" else 10  # the damaged entry's first offset
     assert second not in fast.column("offset").to_pylist() and 0 in fast.column("offset").to_pylist()
     err = capsys.readouterr().err
-    assert err.count("onCorrupt=skip: skipped") == 4  # the damaged batch and the tail, in each run
+    lines = [line for line in err.splitlines() if "onCorrupt=skip: skipped" in line]
+    assert len(lines) == 6 and lines[0:2] == lines[2:4] == lines[4:6]  # the damaged batch and the tail, in each read
 
 
 def test_timestamps_past_spark_are_left_out_alike(tmp_path, monkeypatch, capsys):
@@ -160,7 +185,7 @@ def test_timestamps_past_spark_are_left_out_alike(tmp_path, monkeypatch, capsys)
     (part / "00000000000000000000.log").write_bytes(encode_batch(recs, compression="lz4", base_offset=0))
     fast, slow, kernel_batches = _both(monkeypatch, part, on_corrupt="skip")
     assert fast.equals(slow) and fast.column("offset").to_pylist() == [0, 1, 3, 4]
-    assert capsys.readouterr().err.count("left out 1 record(s)") == 2
+    assert capsys.readouterr().err.count("left out 1 record(s)") == 3  # in each of the three reads
     from kcodec.spark.read import OutOfRangeError
 
     with pytest.raises(OutOfRangeError, match="timestamp 4611686018427387904 ms"):
@@ -179,3 +204,72 @@ def test_one_kafka_batch_of_many_records_becomes_arrow_batches_of_max_rows(tmp_p
     assert [rb.num_rows for rb in batches] == [30_000, 30_000, 30_000, 10_000]
     offsets = [o for rb in batches for o in rb.column("offset").to_pylist()]
     assert offsets == list(range(100_000))
+
+
+def _size_broken(data: bytes) -> bytes:
+    """The third entry's size field made larger than the input: framing that cannot be trusted."""
+    at = 0
+    for _ in range(2):
+        at += int.from_bytes(data[at + 8 : at + 12], "big") + 12
+    out = bytearray(data)
+    out[at + 8 : at + 12] = (len(data) * 2).to_bytes(4, "big")
+    return bytes(out)
+
+
+@pytest.mark.parametrize("resync", [False, True])
+@pytest.mark.parametrize("damage", [_damaged, lambda data, magic: _size_broken(data)])
+def test_runs_skip_damage_as_batch_at_a_time(tmp_path, monkeypatch, capsys, resync, damage):
+    """onCorrupt=skip over damage inside what would be a run, reading on at the next entry (a stream's
+    split: resync) or not: the same rows and the same report whether the kernel decodes runs or batches."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    from kcodec.spark import read
+    from kcodec.spark.arrow import RECORD_COLUMNS
+    from kcodec.spark.options import ReadOptions
+    from kcodec.spark.planning import discover, plan
+
+    part = tmp_path / "t-0"
+    part.mkdir()
+    good = _segment(2, "none")
+    (part / "00000000000000000000.log").write_bytes(damage(good, 2) + good)
+    opts = ReadOptions(str(part), on_corrupt="skip", include_control=True)
+    cols = [(c, True) for c in RECORD_COLUMNS]
+    splits = [dataclasses.replace(s, resync=resync) for s in plan(discover(str(part)), opts)]
+    tables, reports = [], []
+    for runs in (True, False):
+        with monkeypatch.context() as m:
+            if not runs:
+                m.setattr(columnar, "segment_run", lambda *args, **kwargs: None)
+            batches = [rb for s in splits for rb in read.read_split(s, opts, cols)]
+        tables.append(pa.Table.from_batches(batches))
+        reports.append(capsys.readouterr().err)
+    assert tables[0].equals(tables[1]) and tables[0].num_rows > 0
+    assert reports[0] == reports[1] and "onCorrupt=skip: skipped" in reports[0]
+
+
+def test_damage_inside_a_run_fails_and_crc_unchecked_reads_alike(tmp_path, monkeypatch):
+    """onCorrupt=fail: a batch whose CRC fails amid a run raises what the batch-at-a-time path raises; with
+    verifyCrc=false it is read, its crcValid false, alike."""
+    from kcodec.spark.read import CorruptSegmentError
+
+    part = tmp_path / "t-0"
+    part.mkdir()
+    data = bytearray(_segment(2, "none"))
+    first = int.from_bytes(data[8:12], "big") + 12
+    data[data.index(b"vvvvvvvv", first)] = ord("w")  # a value byte of the second batch: its CRC fails, it decodes
+    (part / "00000000000000000000.log").write_bytes(bytes(data))
+    errors = []
+    for runs in (True, False):
+        with monkeypatch.context() as m:
+            if not runs:
+                m.setattr(columnar, "segment_run", lambda *args, **kwargs: None)
+            with pytest.raises(CorruptSegmentError) as got:
+                _rows(part)
+        errors.append((str(got.value), got.value.position, got.value.base_offset, got.value.cause_kind))
+    assert errors[0] == errors[1] and "crc" in errors[0][0].lower()
+    runs, per_batch, slow, _ = _three(monkeypatch, part, verify_crc=False)
+    assert runs.equals(per_batch) and runs.equals(slow)
+    valid = runs.column("crcValid").to_pylist()
+    assert False in valid and True in valid

@@ -15,13 +15,22 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kcodec.errors import BadLengthError, KcodecError
+from kcodec.generated.enums import COMPRESSION_TYPE_BY_VALUE
+from kcodec.generated.record_batch import (
+    RECORD_BATCH_V2_ATTRIBUTES_DELETE_HORIZON_MASK,
+    RECORD_BATCH_V2_ATTRIBUTES_TIMESTAMP_TYPE_MASK,
+    RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_MASK,
+)
 from kcodec.records.chunked import CHUNKED_RECORD_COUNT
 from kcodec.records.decode import decode_entry, fast_decoders, in_stream_error
 from kcodec.records.framing import (
+    LOG_OVERHEAD,
     MAGIC_OFFSET,
     V2_ATTRIBUTES_LOW_BYTE,
     V2_CODEC_NAMES,
+    V2_COMPRESSION_MASK,
     V2_CRC_START,
+    V2_HEADER,
     V2_OVERHEAD,
     V2_RECORDS_COUNT_OFFSET,
     V2_RECORDS_OFFSET,
@@ -252,11 +261,14 @@ def _record_batch(pa, cols, n: int, offsets, timestamps, timestamp_types, sequen
 RUN_BYTES = 4 << 20
 
 
-def segment_run(verify_crc: bool, limit: int, max_batch_size: int, start_offset: int | None):
+def segment_run(
+    verify_crc: bool, limit: int, max_batch_size: int, start_offset: int | None, batches: bool = False, stored=False
+):
     """``run(bytes, position)`` for :meth:`~kcodec.records.reader.BatchReader.entry_runs`: the kernel's
     ``segment_columns`` decodes the run of v2 data batches at the start of the bytes into one RecordBatch
     (entries before ``start_offset`` passed over), up to the first entry it does not take (a control batch,
     v0/v1, damage, a CRC that does not hold when it is checked, ...), which the caller decodes as one entry.
+    With ``batches`` what it makes is (the RecordBatch, :func:`run_batches` of the run, ``stored`` passed on).
     None without the compiled kernel."""
     f = fast_decoders()
     kernel_run = getattr(f.kernel, "segment_columns", None) if f.kernel is not None else None
@@ -281,7 +293,7 @@ def segment_run(verify_crc: bool, limit: int, max_batch_size: int, start_offset:
         )
         if cols is None:
             return None, end, full
-        arrow = _record_batch(
+        made = _record_batch(
             pa,
             cols,
             n,
@@ -291,9 +303,73 @@ def segment_run(verify_crc: bool, limit: int, max_batch_size: int, start_offset:
             _ints(pa, cols["sequence"], n),
             _ints(pa, cols["position"], n),
         )
-        return arrow, end, full
+        if batches:
+            made = made, run_batches(data, end, position, start_offset, verify_crc, stored, limit)
+        return made, end, full
 
     return run
+
+
+_ATTRIBUTE_MASKS = (
+    RECORD_BATCH_V2_ATTRIBUTES_TIMESTAMP_TYPE_MASK,
+    RECORD_BATCH_V2_ATTRIBUTES_TRANSACTIONAL_MASK,
+    RECORD_BATCH_V2_ATTRIBUTES_DELETE_HORIZON_MASK,
+)
+
+
+def run_batches(
+    data, end: int, position: int, start_offset: int | None, crc_checked: bool, stored: bool = False, limit: int = 0
+) -> list[ColumnBatch]:
+    """The batches of a run :func:`segment_run` decoded (``data[:end]``, ``data[0]`` at ``position``), in the
+    order of its rows, from their headers alone (``records`` empty: the run's RecordBatch holds them);
+    entries whose last offset is before ``start_offset`` were passed over, and are not listed. Every one is a
+    v2 data batch the kernel took whole. ``crc_checked``: the run checked each CRC (so each holds), else it is
+    computed here. ``stored``: a LogAppendTime batch's :attr:`~ColumnBatch.stored_timestamps` are read too
+    (``limit``: the decompressed-size cap). ``records_size`` is only known of uncompressed batches (0 for the
+    others: their inflated bytes are the kernel's)."""
+    out = []
+    unpack = V2_HEADER.unpack_from
+    ts_mask, txn_mask, horizon_mask = _ATTRIBUTE_MASKS
+    p = 0
+    while p < end:
+        (base, length, leader_epoch, _, crc, attrs, last_delta, base_ts, max_ts, pid, epoch, base_seq, count) = unpack(
+            data, p
+        )
+        size = LOG_OVERHEAD + length
+        last = base + last_delta
+        if start_offset is None or last >= start_offset:
+            computed = crc if crc_checked else crc32c(memoryview(data)[p + V2_CRC_START : p + size])
+            codec = COMPRESSION_TYPE_BY_VALUE[attrs & V2_COMPRESSION_MASK]
+            log_append = bool(attrs & ts_mask)
+            batch = ColumnBatch(
+                position=position + p,
+                size=size,
+                magic=2,
+                base_offset=base,
+                last_offset=last,
+                crc=crc,
+                crc_valid=computed == crc,
+                computed_crc=computed,
+                compression=codec,
+                timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
+                max_timestamp=max_ts,
+                records=(),
+                partition_leader_epoch=leader_epoch,
+                is_transactional=bool(attrs & txn_mask),
+                has_delete_horizon=bool(attrs & horizon_mask),
+                producer_id=pid,
+                producer_epoch=epoch,
+                base_sequence=base_seq,
+                base_timestamp=base_ts,
+                record_count=count,
+                stored_records_size=size - V2_OVERHEAD,
+                records_size=size - V2_OVERHEAD if codec == "none" else 0,
+            )
+            if stored and log_append:
+                batch.stored_timestamps = stored_timestamps(bytes(data[p : p + size]), limit)
+            out.append(batch)
+        p += size
+    return out
 
 
 @dataclass(slots=True)

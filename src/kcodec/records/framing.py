@@ -161,6 +161,35 @@ _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
 
 
+def _v2_header_struct() -> struct.Struct:
+    """Every field of a v2 batch header, base offset to records count, as one big-endian struct: each
+    field's size is the distance to the next field's generated offset; the CRC is unsigned."""
+    starts = (
+        RECORD_BATCH_V2_OFFSET_BASE_OFFSET,
+        RECORD_BATCH_V2_OFFSET_BATCH_LENGTH,
+        RECORD_BATCH_V2_OFFSET_PARTITION_LEADER_EPOCH,
+        RECORD_BATCH_V2_OFFSET_MAGIC,
+        RECORD_BATCH_V2_OFFSET_CRC,
+        RECORD_BATCH_V2_OFFSET_ATTRIBUTES,
+        RECORD_BATCH_V2_OFFSET_LAST_OFFSET_DELTA,
+        RECORD_BATCH_V2_OFFSET_BASE_TIMESTAMP,
+        RECORD_BATCH_V2_OFFSET_MAX_TIMESTAMP,
+        RECORD_BATCH_V2_OFFSET_PRODUCER_ID,
+        RECORD_BATCH_V2_OFFSET_PRODUCER_EPOCH,
+        RECORD_BATCH_V2_OFFSET_BASE_SEQUENCE,
+        RECORD_BATCH_V2_OFFSET_RECORDS_COUNT,
+        RECORD_BATCH_V2_OFFSET_RECORDS,
+    )
+    codes = {1: "b", 2: "h", 4: "i", 8: "q"}
+    fields = ("I" if at == RECORD_BATCH_V2_OFFSET_CRC else codes[nxt - at] for at, nxt in zip(starts, starts[1:]))
+    return struct.Struct(">" + "".join(fields))
+
+
+#: a v2 batch header: (base offset, batch length, partition leader epoch, magic, crc, attributes, last offset
+#: delta, base timestamp, max timestamp, producer id, producer epoch, base sequence, records count)
+V2_HEADER = _v2_header_struct()
+
+
 def entry_size(head: bytes) -> int | None:
     """The whole size of the entry whose first bytes are ``head`` (offset and
     size fields included), or None when ``head`` is too short to say."""

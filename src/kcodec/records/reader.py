@@ -36,11 +36,12 @@ from typing import BinaryIO
 
 from kcodec.errors import BadLengthError, DecompressionLimitError, TruncatedError
 from kcodec.records.decode import decode_entry, legacy_run, v2_run
-from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, check_header
+from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, check_header, entry_size
 from kcodec.records.model import Batch, Record
 from kcodec.records.resync import SkippedRange
 from kcodec.records.skipping import DamageSkipper
 from kcodec.records.source import (
+    WINDOW,
     Input,
     Source,
     is_stream,
@@ -77,6 +78,27 @@ def default_max_decompressed_size(max_batch_size: int = DEFAULT_MAX_BATCH_SIZE) 
     if max_batch_size >= DEFAULT_MAX_BATCH_SIZE:
         return compression.DEFAULT_MAX_DECOMPRESSED_SIZE
     return max(1 << 20, min(DECOMPRESSION_FACTOR * max_batch_size, 2**31 - 1))
+
+
+def _run_at(source: Input, run, pos: int, end: int) -> tuple[object, int, bool]:
+    """``run`` over the bytes at hand from ``pos`` (:meth:`BatchReader.entry_runs`). A run that stops at an
+    entry those bytes do not hold whole, where the read-ahead window ends before the input does, is said to
+    stop there only for that (``full``), and a run that takes nothing for that is tried on a window read
+    from ``pos``: an entry cut by a window is taken by the next run, not decoded on its own."""
+    view = source.ahead(pos, end - pos)
+    for fresh in (False, True):
+        made, taken, full = run(view, pos)
+        if full or len(view) >= end - pos:
+            break
+        size = entry_size(bytes(view[taken : taken + LOG_OVERHEAD]))
+        if size is not None and size <= len(view) - taken:
+            break  # stopped at an entry it does not take
+        if taken:
+            return made, taken, True
+        if fresh:
+            break  # an entry larger than a window
+        view = source.read(pos, min(end - pos, WINDOW))
+    return made, taken, full
 
 
 def _position(name: str, value) -> int:
@@ -249,24 +271,67 @@ class BatchReader:
             for position, entry in self.entries():
                 yield position, entry, None
             return
+
+        def entry_at(source: Input, pos: int, end: int):
+            whole = self._entry_at(source, pos, end)
+            return None if whole is None else ((pos, whole, None), pos + len(whole))
+
+        yield from self._runs(run, entry_at)
+
+    def _runs(self, run, step) -> Iterator[tuple]:
+        """The walk of :meth:`entry_runs` and :meth:`batch_runs`: runs, and where a run stops at an entry it
+        does not take, ``step(input, position, end)``: (what to give, the position after it), None at the end."""
         with open_input(self.source) as source:
             try:
                 pos, end = self.start, self._end(source.size)
                 while True:
-                    made, taken, full = run(source.ahead(pos, end - pos), pos)
+                    made, taken, full = _run_at(source, run, pos, end)
                     if taken:
                         self.bytes_read = pos
                         yield pos, None, made
                         pos += taken
                         if full:
                             continue
-                    whole = self._entry_at(source, pos, end)
-                    if whole is None:
+                    got = step(source, pos, end)
+                    if got is None:
                         return
-                    yield pos, whole, None
-                    pos += len(whole)
+                    item, pos = got
+                    yield item
             finally:
                 self.shrank_to = source.shrank_to
+
+    def batch_runs(self, run: Callable[[memoryview | bytes, int], tuple[object, int, bool]] | None) -> Iterator:
+        """What iterating gives (the decoded batches, with damage skipped as ``skip_corrupt`` skips it), except
+        for the runs of entries ``run`` takes many at a time (as in :meth:`entry_runs`), each given as what
+        ``run`` made of them (nothing when it passed them all over). Every entry a run does not take is given
+        as iterating gives it (so what it raises or skips, and where, is unchanged); under ``skip_corrupt``
+        that is one step of the skipping walk, and the next run is tried after the batch it yields. A stream,
+        or ``run`` None: just iterating."""
+        if run is None or is_stream(self.source):
+            yield from self
+            return
+        if not self.skip_corrupt:
+            for position, entry, made in self.entry_runs(run):
+                if entry is None:
+                    if made is not None:
+                        yield made
+                    continue
+                batch = self._decode(position, entry)
+                if batch is not None:
+                    yield batch
+            return
+        skipper = self._skipper()
+
+        def one_step(source: Input, pos: int, end: int):
+            """One step of the skipping walk from ``pos``: the next batch that decodes, damage before it skipped."""
+            step = skipper.batches(source, pos, end)
+            batch = next(step, None)
+            step.close()
+            return None if batch is None else ((batch.position, None, batch), batch.position + batch.size)
+
+        for _, _, made in self._runs(run, one_step):
+            if made is not None:
+                yield made
 
     # ------------------------------------------------------------------ what the walks report
 
@@ -302,17 +367,7 @@ class BatchReader:
 
     def _skipping(self) -> Iterator[Batch]:
         """Batches that decode, damaged entries skipped (:mod:`kcodec.records.skipping`)."""
-        skipper = DamageSkipper(
-            self.verify_crc,
-            self.max_batch_size,
-            self.max_decompressed_size,
-            on_skip=self._skip,
-            on_tail=self._tail,
-            on_progress=self._progress,
-            resync=self.resync,
-            on_refused=self._refuse,
-            decode=self.decode,
-        )
+        skipper = self._skipper()
         # resynchronising looks ahead: a stream is kept in temporary files from the reader's position to its
         # furthest look-ahead (files are read in windows instead), and its first byte is at position ``start``
         stream = is_stream(self.source)
@@ -325,6 +380,19 @@ class BatchReader:
                     yield from skipper.batches(source, self.start, self._end(source.size))
             finally:
                 self.shrank_to = source.shrank_to
+
+    def _skipper(self) -> DamageSkipper:
+        return DamageSkipper(
+            self.verify_crc,
+            self.max_batch_size,
+            self.max_decompressed_size,
+            on_skip=self._skip,
+            on_tail=self._tail,
+            on_progress=self._progress,
+            resync=self.resync,
+            on_refused=self._refuse,
+            decode=self.decode,
+        )
 
     def _end(self, size: int, shift: int = 0) -> int:
         return size if self.end is None else min(self.end - shift, size)

@@ -21,7 +21,7 @@ it, only kcodec's own cap refuses it. It is reported to ``on_refused`` (a :class
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 from kcodec.errors import (
@@ -61,7 +61,7 @@ class DamageSkipper:
     on_refused: Callable[[SkippedRange], None] | None = None  # None: refused entries go to on_skip
     decode: Callable[..., Batch] | None = None  # decode_entry's signature (None: decode_entry itself)
 
-    def batches(self, source: Input, pos: int, end: int, shift: int = 0) -> Iterator[Batch]:
+    def batches(self, source: Input, pos: int, end: int, shift: int = 0) -> Generator[Batch, None, None]:
         while True:
             self.on_progress(pos + shift)
             source.forget(pos)  # nothing before pos is read again (a stream drops what it kept of it)

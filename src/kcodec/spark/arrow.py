@@ -205,38 +205,59 @@ class RecordColumns:
         # a LogAppendTime batch's stored timestamps, only when the column is asked for
         self.stored_timestamps: list | None = [] if any(c.name == "storedTimestampMs" for c, _ in columns) else None
         self.rows = 0
+        # a column one value fills (the topic, the segment, mostly the codec ...): (value, rows, array), the
+        # array given again while the value and the row count stay the same (Arrow arrays are immutable)
+        self.constants: dict[str, tuple] = {}
+
+    def _constant(self, column: Column, value) -> pa.Array:
+        got = self.constants.get(column.name)
+        if got is not None and got[1] == self.rows and type(got[0]) is type(value) and got[0] == value:
+            return got[2]
+        array = pa.repeat(pa.scalar(value, column.arrow), self.rows)
+        self.constants[column.name] = (value, self.rows, array)
+        return array
 
     def add(self, batch, table: pa.RecordBatch, topic, partition, segment) -> None:
         """The rows of ``table`` (records of ``batch``, possibly filtered) with the batch's own columns."""
-        n = table.num_rows
-        if not n:
+        self.add_run(table, [(batch, table.num_rows)], topic, partition, segment)
+
+    def add_run(self, table: pa.RecordBatch, pieces, topic, partition, segment) -> None:
+        """The rows of ``table``: the records of many batches in order, ``pieces`` saying how many rows of
+        it are each batch's ((batch, rows) pairs), with each batch's own columns."""
+        if not table.num_rows:
             return
-        self.batch_values.append(
-            {
-                "topic": topic,
-                "partition": partition,
-                "magic": batch.magic,
-                "baseOffset": batch.base_offset,
-                "producerId": batch.producer_id,
-                "producerEpoch": batch.producer_epoch,
-                "baseSequence": batch.base_sequence,
-                "isTransactional": batch.is_transactional,
-                "isControl": batch.is_control,
-                "partitionLeaderEpoch": batch.partition_leader_epoch,
-                "compression": batch.compression,
-                "batchPosition": batch.position,
-                "segment": segment,
-                "crcValid": batch.crc_valid,
-                "lastOffset": batch.last_offset,
-                "deleteHorizonMs": batch.delete_horizon_ms,
-                "crc": batch.crc,
-            }
-        )
+        at = 0
+        for batch, n in pieces:
+            if not n:
+                continue
+            self.batch_values.append(
+                {
+                    "topic": topic,
+                    "partition": partition,
+                    "magic": batch.magic,
+                    "baseOffset": batch.base_offset,
+                    "producerId": batch.producer_id,
+                    "producerEpoch": batch.producer_epoch,
+                    "baseSequence": batch.base_sequence,
+                    "isTransactional": batch.is_transactional,
+                    "isControl": batch.is_control,
+                    "partitionLeaderEpoch": batch.partition_leader_epoch,
+                    "compression": batch.compression,
+                    "batchPosition": batch.position,
+                    "segment": segment,
+                    "crcValid": batch.crc_valid,
+                    "lastOffset": batch.last_offset,
+                    "deleteHorizonMs": batch.delete_horizon_ms,
+                    "crc": batch.crc,
+                }
+            )
+            if self.stored_timestamps is not None:  # a batch without them: how many null rows it adds
+                stored = getattr(batch, "stored_timestamps", None) is not None
+                self.stored_timestamps.append(_stored_timestamps(batch, table.slice(at, n)) if stored else n)
+            at += n
+            self.rows += n
+            self.run_ends.append(self.rows)
         self.parts.append([table.column(name) for name in self.record_names])
-        if self.stored_timestamps is not None:
-            self.stored_timestamps.append(_stored_timestamps(batch, table))
-        self.rows += n
-        self.run_ends.append(self.rows)
 
     def flush(self) -> pa.RecordBatch | None:
         if not self.rows:
@@ -258,13 +279,18 @@ class RecordColumns:
                 arrays.append(records[c.name])
             elif c.name == "storedTimestampMs":
                 assert self.stored_timestamps is not None
-                arrays.append(pa.concat_arrays(self.stored_timestamps))
-            else:  # a batch column: each batch's value for its rows
-                values = pa.array([v[c.name] for v in self.batch_values], c.arrow)
-                if len(values) == 1:
-                    arrays.append(pa.repeat(values[0], self.rows))
+                if all(type(part) is int for part in self.stored_timestamps):
+                    arrays.append(self._constant(c, None))
                 else:
-                    arrays.append(pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, values)))
+                    parts = [pa.nulls(p, pa.int64()) if type(p) is int else p for p in self.stored_timestamps]
+                    arrays.append(pa.concat_arrays(parts))
+            else:  # a batch column: each batch's value for its rows
+                values = [v[c.name] for v in self.batch_values]
+                if values.count(values[0]) == len(values):
+                    arrays.append(self._constant(c, values[0]))
+                else:
+                    runs = pa.RunEndEncodedArray.from_arrays(run_ends, pa.array(values, c.arrow))
+                    arrays.append(pc.run_end_decode(runs))
         out = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         self.parts, self.batch_values, self.run_ends, self.rows = [], [], [], 0
         if self.stored_timestamps is not None:

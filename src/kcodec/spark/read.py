@@ -212,6 +212,17 @@ def _fitting_batch(batch, split: Split, opts: ReadOptions, reporter: Reporter) -
     return False
 
 
+def _whole_run(table, batches, start: int | None, end: int | None, spans_of) -> bool:
+    """Whether every row of a run (its RecordBatch, its batches) is read as it is: no batch of it is cut by the
+    split's offset range or holds records of an aborted transaction, and every timestamp fits Spark's."""
+    if (start is not None and batches[0].base_offset < start) or (end is not None and batches[-1].last_offset >= end):
+        return False
+    if spans_of is not None and any(spans_of(b) for b in batches):
+        return False
+    bounds: dict[str, Any] = pc.min_max(table.column("timestamp")).as_py()
+    return bounds["min"] is None or (_TS_MS_MIN <= bounds["min"] and bounds["max"] <= _TS_MS_MAX)
+
+
 def _wrap(exc: KcodecError, split: Split) -> CorruptSegmentError:
     err = CorruptSegmentError(
         f"{split.log}: {exc.message}", position=exc.position, base_offset=exc.base_offset, field=exc.field
@@ -229,12 +240,17 @@ def _source(split: Split, storage=()):
     return fs.read_range(split.log, split.start, split.end), 0, None, split.start
 
 
-def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = None, decode=None) -> Iterator:
+def split_batches(
+    split: Split, opts: ReadOptions, reporter: Reporter | None = None, decode=None, runs: bool = False, stored=False
+) -> Iterator:
     """The decoded batches of ``split`` in order (positions in the segment file); ``decode`` is the
-    reader's (:func:`~kcodec.records.columnar.entry_to_arrow` gives the records as Arrow columns). A segment
-    gone since the read was planned is a :class:`~kcodec.log.fs.PathGoneError` naming it."""
+    reader's (:func:`~kcodec.records.columnar.entry_to_arrow` gives the records as Arrow columns). With
+    ``runs`` (and the compiled kernel), runs of plain v2 data batches come decoded many at a time, each as
+    (one RecordBatch of their records, their batches, each one's ``table`` a slice of it): :func:`_column_run`
+    (``stored``: with a LogAppendTime batch's stored timestamps). A segment gone since the read was planned
+    is a :class:`~kcodec.log.fs.PathGoneError` naming it."""
     try:
-        yield from _split_batches(split, opts, reporter, decode)
+        yield from _split_batches(split, opts, reporter, decode, runs, stored)
     except FileNotFoundError as exc:
         if isinstance(exc, KcodecError):
             raise
@@ -243,15 +259,38 @@ def split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None = N
         ) from None
 
 
-def _split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None, decode) -> Iterator:
+def _column_run(reader, opts: ReadOptions, stored: bool):
+    """``run`` for :meth:`~kcodec.records.reader.BatchReader.batch_runs`: the kernel's runs of v2 data batches
+    as (RecordBatch, batches). Under onCorrupt=skip a run takes only batches whose CRC holds, so any other
+    goes to the skipping walk as before (which looks inside it for the entry its damaged size swallowed)."""
+    from kcodec.records.columnar import segment_run
+
+    verify = opts.verify_crc or opts.on_corrupt != "fail"
+    return segment_run(verify, reader.max_decompressed_size, reader.max_batch_size, None, batches=True, stored=stored)
+
+
+def _walk(reader, opts: ReadOptions, runs: bool, shift: int, stored: bool) -> Iterator:
+    run = _column_run(reader, opts, stored) if runs else None
+    for item in reader.batch_runs(run) if run is not None else reader:
+        if type(item) is tuple:
+            table, batches = item
+            at = 0
+            for batch in batches:
+                batch.arrow = table.slice(at, batch.record_count)
+                at += batch.record_count
+                batch.position += shift
+        else:
+            item.position += shift
+        yield item
+
+
+def _split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None, decode, runs: bool, stored: bool):
     source, start, end, shift = _source(split, opts.storage)
     ropts = {**opts.reader_options(), "decode": decode}
     if opts.on_corrupt == "fail":
         try:
-            for batch in read_batches(source, start=start, end=end, strict=True, **ropts):
-                if shift:
-                    batch.position += shift
-                yield batch
+            reader = read_batches(source, start=start, end=end, strict=True, **ropts)
+            yield from _walk(reader, opts, runs, shift, stored)
         except KcodecError as exc:
             raise _wrap(exc.at(shift), split) from exc
         return
@@ -266,10 +305,7 @@ def _split_batches(split: Split, opts: ReadOptions, reporter: Reporter | None, d
         on_skip=lambda r: reporter.skipped_range(r, shift),
         **ropts,
     )
-    for batch in reader:
-        if shift:
-            batch.position += shift
-        yield batch
+    yield from _walk(reader, opts, runs, shift, stored)
     tail = reader.partial_tail
     if tail is not None:
         truncated = TruncatedError(
@@ -295,9 +331,9 @@ def aborted_spans(split: Split):
     return spans if by_pid else None
 
 
-def _aborted_filter(split: Split):
-    """A function (batch, Arrow record columns) -> the rows not of aborted transactions."""
-    spans_of = aborted_spans(split)
+def _aborted_filter(spans_of):
+    """A function (batch, Arrow record columns) -> the rows not of aborted transactions (``spans_of``:
+    :func:`aborted_spans`'s function)."""
     if spans_of is None:
         return None
 
@@ -360,35 +396,62 @@ def read_split(split: Split, opts: ReadOptions, columns) -> Iterator:
 
         typed = _typed_columns(columns, opts, topic)
         out = RecordColumns(typed.raw_columns if typed is not None else columns)
-        aborted = _aborted_filter(split) if opts.read_committed else None
+        spans_of = aborted_spans(split) if opts.read_committed else None
+        aborted = _aborted_filter(spans_of)
         include_control = opts.include_control
-        for batch in split_batches(split, opts, reporter, decode=entry_to_arrow):
-            if end is not None and batch.base_offset >= end:
-                break
-            if start is not None and batch.last_offset < start:
-                continue
-            if batch.is_control and not include_control:
-                continue
-            table = batch.table
-            if (start is not None and batch.base_offset < start) or (end is not None and batch.last_offset >= end):
-                offsets = table.column("offset")
-                in_range = pc.less(offsets, end) if start is None else pc.greater_equal(offsets, start)
-                if start is not None and end is not None:
-                    in_range = pc.and_(in_range, pc.less(offsets, end))
-                table = table.filter(in_range)
-            if aborted is not None:
-                table = aborted(batch, table)
-            table = _fitting_records(batch, table, split, opts, reporter)
-            # a legal Kafka batch can hold millions of records: Arrow batches stay within maxRowsPerBatch
-            # however many one Kafka batch holds (slices share the decoded columns, nothing is copied)
-            done = 0
+        stored = any(c.name == "storedTimestampMs" for c, _ in out.columns)
+
+        def add(table, pieces):
+            """The rows of ``table`` (the records of ``pieces``' batches, so many of each) into Arrow batches
+            of up to maxRowsPerBatch rows: a legal Kafka batch can hold millions of records (slices share the
+            decoded columns, nothing is copied)."""
+            done, i, used = 0, 0, 0
             while done < table.num_rows:
                 take = min(table.num_rows - done, opts.max_rows - out.rows)
-                out.add(batch, table.slice(done, take), topic, partition, segment)
+                chunk, left = [], take
+                while left:
+                    batch, count = pieces[i]
+                    got = min(count - used, left)
+                    chunk.append((batch, got))
+                    left, used = left - got, used + got
+                    if used == count:
+                        i, used = i + 1, 0
+                out.add_run(table.slice(done, take), chunk, topic, partition, segment)
                 done += take
                 if out.rows >= opts.max_rows:
                     rb = out.flush()
                     yield typed.finish(rb) if typed is not None and rb is not None else rb
+
+        items = split_batches(split, opts, reporter, decode=entry_to_arrow, runs=True, stored=stored)
+        for item in items:
+            if type(item) is tuple:  # a run of v2 data batches: read whole unless a batch of it is cut or filtered
+                table, batches = item
+                if _whole_run(table, batches, start, end, spans_of):
+                    yield from add(table, [(b, b.record_count) for b in batches])
+                    continue
+            else:
+                batches = [item]
+            for batch in batches:
+                if end is not None and batch.base_offset >= end:
+                    break
+                if start is not None and batch.last_offset < start:
+                    continue
+                if batch.is_control and not include_control:
+                    continue
+                table = batch.table
+                if (start is not None and batch.base_offset < start) or (end is not None and batch.last_offset >= end):
+                    offsets = table.column("offset")
+                    in_range = pc.less(offsets, end) if start is None else pc.greater_equal(offsets, start)
+                    if start is not None and end is not None:
+                        in_range = pc.and_(in_range, pc.less(offsets, end))
+                    table = table.filter(in_range)
+                if aborted is not None:
+                    table = aborted(batch, table)
+                table = _fitting_records(batch, table, split, opts, reporter)
+                yield from add(table, [(batch, table.num_rows)])
+            else:
+                continue
+            break  # a batch at or past the split's end offset: nothing after it is read
         rb = out.flush()
         if rb is not None:
             yield typed.finish(rb) if typed is not None else rb
