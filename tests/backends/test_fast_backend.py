@@ -93,7 +93,12 @@ def test_fast_equals_construct_on_schema_values(entity, version):
             for bad in (cut, flipped):
                 ref = outcome(lambda: as_plain(c.parse(bad)))
                 got = outcome(lambda: whole(entity, version, bad))
-                assert (ref[0], ref[1] if ref[0] == "ok" else None) == (got[0], got[1] if got[0] == "ok" else None)
+                expected, decoded = (
+                    (ref[0], ref[1] if ref[0] == "ok" else None),
+                    (got[0], got[1] if got[0] == "ok" else None),
+                )
+                # repr as well: a flipped byte can make a float64 NaN, which equals nothing, itself included
+                assert expected == decoded or repr(expected) == repr(decoded)
 
     check()
 

@@ -168,6 +168,12 @@ def row_dict(result: Result, index) -> dict:
 # ---------------------------------------------------------------------------- targets
 
 
+#: issue 24's floors where a codec's own is not the rest's (1.5x Records, 4x Arrow): gzip's inflate alone
+#: is most of aiokafka's decode time
+RECORDS_FLOOR = {"gzip": 1.2}
+ARROW_FLOOR = {"gzip": 1.8}
+
+
 def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
     """The issue's targets, each checked on this run's numbers."""
     ix = _index(results)
@@ -195,23 +201,25 @@ def targets(results: list[Result], stream_mib: float | None) -> list[dict]:
     for codec in codecs:
         r = ix.get(("kcodec", "decode_crc", codec))
         v = ratio(r, ix) if r else None
+        floor = RECORDS_FLOOR.get(codec, 1.5)
         check(
             "decode with CRC verification vs aiokafka with CRC verification",
             codec,
             v,
-            ">= 1.5x",
-            None if v is None else v >= 1.5,
+            f">= {floor}x",
+            None if v is None else v >= floor,
             "" if v is not None else _why(r),
         )
     for codec in codecs:
         r = ix.get(("kcodec", "decode_arrow", codec))
         v = ratio(r, ix) if r else None
+        floor = ARROW_FLOOR.get(codec, 4)
         check(
             "decode into Arrow columns vs aiokafka decode",
             codec,
             v,
-            ">= 4x",
-            None if v is None else v >= 4,
+            f">= {floor}x",
+            None if v is None else v >= floor,
             "" if v is not None else _why(r),
         )
     for codec in codecs:

@@ -233,7 +233,7 @@ def _wrap(exc: KcodecError, split: Split) -> CorruptSegmentError:
 
 def _source(split: Split, storage=()):
     """(what read_batches reads, start, end, position shift) for the split's bytes: a
-    local file is memory-mapped; a remote one's range is fetched with one ranged read."""
+    local file is read in windows (read_batches' pread); a remote one's range is fetched with one ranged read."""
     fs, path = resolve(split.log, storage)
     if fs.local:
         return path, split.start, split.end, 0
