@@ -117,12 +117,10 @@ def render(schemas: SchemaSet) -> dict[str, str]:
         own[f"{Path(file).stem}.py"] = env.get_template("enums.py.j2").render(
             enums=views, source_file=file, source_sha256=schemas.sources[file]
         )
-    modules = [e.name for e in entities]
-    codecs = [(e.name, ev.version, ev.symbol) for e in entities for ev in resolved[e.name]]
-    versions = [(e.name, tuple(e.versions)) for e in entities]
-    own["__init__.py"] = env.get_template("index.py.j2").render(
-        modules=modules, codecs=codecs, versions=versions, schema_sha256=schemas.sha256
-    )
+    # one list of entity versions, which both indexes (the codecs' and the fast decoders') are built from
+    versions = [(e.name, tuple(ev.version for ev in resolved[e.name])) for e in entities]
+    own["entities.py"] = env.get_template("entities.py.j2").render(versions=versions, schema_sha256=schemas.sha256)
+    own["__init__.py"] = env.get_template("index.py.j2").render(schema_sha256=schemas.sha256)
     own["schema.py"] = env.get_template("schema.py.j2").render(
         schema_sha256=schemas.sha256, data=_literal("SCHEMA", to_data(schemas))
     )
@@ -130,17 +128,10 @@ def render(schemas: SchemaSet) -> dict[str, str]:
         schema_sha256=schemas.sha256,
         data=_literal("REGISTRIES", {n: schemas.registries[n] for n in sorted(schemas.registries)}),
     )
-    decoders = []
     for entity in entities:
         fast = fast_module(entity.name, entity.file, schemas.sources[entity.file], resolved[entity.name])
         files[f"fast/{entity.name}.py"] = env.get_template("fast_module.py.j2").render(module=fast)
-        decoders += [
-            (entity.name, ev.version, f"decode_{ev.suffix}", f"FIELDS_{ev.suffix.upper()}")
-            for ev in resolved[entity.name]
-        ]
-    own["fast/__init__.py"] = env.get_template("fast_index.py.j2").render(
-        modules=modules, decoders=decoders, schema_sha256=schemas.sha256
-    )
+    own["fast/__init__.py"] = env.get_template("fast_index.py.j2").render(schema_sha256=schemas.sha256)
     csrc = csrc_sha256()
     own["fast/kernel.py"] = env.get_template("fast_kernel.py.j2").render(schema_sha256=schemas.sha256, csrc_sha256=csrc)
     own["_ckernel.c"] = env.get_template("ckernel.c.j2").render(

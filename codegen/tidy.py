@@ -24,6 +24,8 @@ def tidy_python(source: str) -> str:
     for node in reversed(tree.body):  # bottom up, so earlier line numbers stay valid
         if not isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":  # binds no name it is used by
+            continue
         kept = [a for a in node.names if _bound(a, node) in used]
         if len(kept) == len(node.names):
             continue
