@@ -4,6 +4,7 @@ no import cycle, and generated code a linter finds nothing in."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -40,7 +41,8 @@ def _package(name: str) -> str:
     return name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
 
 
-def _imports(name: str, module_level_only: bool) -> set[str]:
+@functools.cache  # a module's source is read and walked once per mode, however many rules ask
+def _imports(name: str, module_level_only: bool) -> frozenset[str]:
     """What module ``name`` imports: kcodec modules by dotted name, other top-level packages by name."""
     tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
     nodes: list[ast.AST] = []
@@ -80,7 +82,7 @@ def _imports(name: str, module_level_only: bool) -> set[str]:
             for a in node.names:
                 sub = f"{target}.{a.name}"
                 out.add(sub if sub in MODULES else _known(target))
-    return out
+    return frozenset(out)
 
 
 def _known(dotted: str) -> str:
