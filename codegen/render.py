@@ -143,10 +143,9 @@ def render(schemas: SchemaSet) -> dict[str, str]:
         csrc_sha256=csrc,
     )
     _check_module_names(entities, own)
-    return {
-        name: format_python(wrap_long_lines(tidy_python(text)), name) if name.endswith(".py") else text
-        for name, text in (files | own).items()
-    }
+    every = files | own
+    python = format_python({n: wrap_long_lines(tidy_python(t)) for n, t in every.items() if n.endswith(".py")})
+    return {name: python.get(name, text) for name, text in every.items()}
 
 
 def _check_module_names(entities: list, own: dict[str, str]) -> None:

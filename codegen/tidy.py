@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 import io
 import subprocess
+import tempfile
 import textwrap
 import tokenize
+from pathlib import Path
 
 _WIDTH = 120
 
@@ -224,19 +226,29 @@ _RUFF_SETTINGS = (
 _RUFF_PASSES = (("check", "--select", "I", "--fix", "--exit-zero", "--quiet"), ("format",))  # sort imports, then format
 
 
-def format_python(source: str, name: str) -> str:
-    """``source`` with imports sorted and formatted by ruff (deterministic for the pinned version)."""
+def format_python(sources: dict[str, str]) -> dict[str, str]:
+    """Each module of ``sources`` (relative path -> text) with imports sorted and formatted by ruff
+    (deterministic for the pinned version). One ruff process per pass over every file, written to a
+    scratch directory under their own names: a process per file was most of ``kcodec generate``'s time."""
     from ruff.__main__ import find_ruff_bin  # the generate extra; `kcodec generate` checks it is there
 
-    for ruff_pass in _RUFF_PASSES:
-        proc = subprocess.run(
-            [find_ruff_bin(), *ruff_pass, *_RUFF_SETTINGS, "--stdin-filename", name, "-"],
-            input=source,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"ruff could not tidy generated {name}: {proc.stderr.strip()}")
-        source = proc.stdout
-    return source
+    if not sources:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="kcodec-tidy-") as scratch:
+        root = Path(scratch)
+        paths = {name: root / name for name in sources}
+        for name, path in paths.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(sources[name], encoding="utf-8")
+        for ruff_pass in _RUFF_PASSES:
+            proc = subprocess.run(
+                [find_ruff_bin(), *ruff_pass, *_RUFF_SETTINGS, *map(str, paths.values())],
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=root,
+            )
+            if proc.returncode != 0:
+                message = " ".join(proc.stderr.replace(scratch + "/", "").split())
+                raise RuntimeError(f"ruff could not tidy the generated files: {message}")
+        return {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
