@@ -25,7 +25,6 @@ failure of the underlying libraries surfaces as :class:`DecompressionError`.
 from __future__ import annotations
 
 import struct
-import threading
 import zlib
 from collections.abc import Callable
 
@@ -441,37 +440,12 @@ def _zstd_compress(data: memoryview, magic: int, level: int | None) -> bytes:
         raise CompressionError(f"zstd level must be {_ZSTD_MIN_LEVEL}..{_ZSTD_MAX_LEVEL}, got {level!r}")
     # Streaming, then flush + end, as zstd-jni's stream does when Kafka closes
     # it: no content size, data blocks, then an empty last block.
-    compressor = _zstd_compressor(level)
-    cobj = compressor.compressobj()
-    out = b"".join(
-        (
-            cobj.compress(data),
-            cobj.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK),
-            cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH),
-        )
+    cobj = zstandard.ZstdCompressor(level=level).compressobj()
+    return (
+        cobj.compress(data)
+        + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+        + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
     )
-    _zstd_keep(compressor, level)
-    return out
-
-
-# A ZstdCompressor is not thread-safe: each thread keeps its own, for the last level it used. Reusing one
-# skips allocating its workspace and clearing its tables for every batch (same bytes: each compressobj()
-# starts a new frame); one whose workspace is large (levels past 9) is let go, as it was before.
-_ZSTD_KEPT_WORKSPACE = 16 << 20
-_zstd_kept = threading.local()
-
-
-def _zstd_compressor(level: int) -> zstandard.ZstdCompressor:
-    kept = getattr(_zstd_kept, "compressor", None)
-    if kept is not None and _zstd_kept.level == level:
-        _zstd_kept.compressor = None  # in use: a reentrant call (none today) gets its own
-        return kept
-    return zstandard.ZstdCompressor(level=level)
-
-
-def _zstd_keep(compressor: zstandard.ZstdCompressor, level: int) -> None:
-    if compressor.memory_size() <= _ZSTD_KEPT_WORKSPACE:
-        _zstd_kept.compressor, _zstd_kept.level = compressor, level
 
 
 def _zstd_check_frames(data: memoryview) -> None:

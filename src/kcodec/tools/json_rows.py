@@ -81,7 +81,7 @@ def read_json_items(
                 newlines = chunk.count - (not ends_line)
                 yield chunk
             else:
-                block = bytes(buf[:cut])  # the general ways keep or split the text: their own copy
+                block = bytes(memoryview(buf)[:cut])  # the general ways keep or split the text: their own copy
                 newlines = block.count(b"\n")
                 chunk = _columns(block, encoding, newlines + (not ends_line))
                 if chunk is not None:
