@@ -136,6 +136,10 @@ static PyObject *py_encode_records_v2(PyObject *self, PyObject *args) {
         (has_horizon && !plain_int(horizon_arg, 0, &horizon)))
         Py_RETURN_NONE;
     Buf out = {0};
+    /* Room for as many bytes as the last call wrote: a writer's batches are alike, so the records are
+     * written without growing (and copying) the buffer from 256 bytes up. */
+    static Py_ssize_t last_size;
+    if (buf_reserve(&out, last_size) < 0) return NULL;
     for (Py_ssize_t i = 0; i < count; i++) {
         RecordIn r;
         long long offset, timestamp = -1, delta;
@@ -163,6 +167,7 @@ static PyObject *py_encode_records_v2(PyObject *self, PyObject *args) {
         if (timestamp > max_timestamp) max_timestamp = timestamp;
         previous = offset;
     }
+    last_size = out.len;
     PyObject *data = bytes_of(&out);
     buf_free(&out);
     return data ? Py_BuildValue("(NnLLLL)", data, count, base, previous, base_timestamp, max_timestamp) : NULL;

@@ -724,7 +724,12 @@ def fast_encoder(mod: FastModule, ev: EntityVersion) -> FastFunction:
             w(f"{names[i]} = {_packer(w, f.type)}(sum(map(len, ({', '.join(covered)},))))")
         else:
             fn = "crc32c" if d.algorithm == "crc32c" else "crc32"
-            w(f"{names[i]} = {_packer(w, f.type)}({fn}(b''.join(({', '.join(covered)},))))")
+            # The head fields joined (a few bytes), then the last (a batch's records) continuing their CRC:
+            # the largest part is read once, never copied into a joined whole first.
+            crc = f"{fn}({covered[-1]})"
+            if len(covered) > 1:
+                crc = f"{fn}({covered[-1]}, {fn}(b''.join(({', '.join(covered[:-1])},))))"
+            w(f"{names[i]} = {_packer(w, f.type)}({crc})")
     w(f"return b''.join(({', '.join(names)},))" if names else "return b''")  # a version with no fields (Kafka has some)
     opts = ev.needs_options or any(f.field.compressed for f in fields)
     body = (

@@ -247,7 +247,7 @@ def encode_kafka07_message_v0(v, level=None):
         if v[3] is None:
             raise EncodeError("payload cannot be null")
         b_payload = v[3]
-        b_crc = _S3.pack(crc32(b"".join((b_payload,))))
+        b_crc = _S3.pack(crc32(b_payload))
         b_size = _S0.pack(
             sum(
                 map(
@@ -298,7 +298,7 @@ def encode_kafka07_message_v1(v, level=None):
                 level,
             )
             b_payload = data
-        b_crc = _S3.pack(crc32(b"".join((b_payload,))))
+        b_crc = _S3.pack(crc32(b_payload))
         b_size = _S0.pack(
             sum(
                 map(

@@ -377,14 +377,16 @@ def encode_legacy_message_v0(v, level=None):
             b_value = _S1.pack(len(data)) + data
         b_crc = _S3.pack(
             crc32(
-                b"".join(
-                    (
-                        b_magic,
-                        b_attributes,
-                        b_key,
-                        b_value,
+                b_value,
+                crc32(
+                    b"".join(
+                        (
+                            b_magic,
+                            b_attributes,
+                            b_key,
+                        )
                     )
-                )
+                ),
             )
         )
         return b"".join(
@@ -442,15 +444,17 @@ def encode_legacy_message_v1(v, level=None):
             b_value = _S1.pack(len(data)) + data
         b_crc = _S3.pack(
             crc32(
-                b"".join(
-                    (
-                        b_magic,
-                        b_attributes,
-                        b_timestamp,
-                        b_key,
-                        b_value,
+                b_value,
+                crc32(
+                    b"".join(
+                        (
+                            b_magic,
+                            b_attributes,
+                            b_timestamp,
+                            b_key,
+                        )
                     )
-                )
+                ),
             )
         )
         return b"".join(

@@ -111,7 +111,7 @@ def encode_producer_snapshot_v1(v, level=None):
             if v[2].__class__ is EncodedArray
             else _s_producer_entry.encode_producer_snapshot__producer_entry_v1_array(v[2])
         )
-        b_crc = _S3.pack(crc32c(b"".join((b_producer_entries,))))
+        b_crc = _S3.pack(crc32c(b_producer_entries))
         return b"".join(
             (
                 b_version,

@@ -290,19 +290,21 @@ def encode_record_batch_v2(v, level=None):
             b_records = compress_cached(v[5]["compression"], b_records, 2, level)
         b_crc = _S6.pack(
             crc32c(
-                b"".join(
-                    (
-                        b_attributes,
-                        b_last_offset_delta,
-                        b_base_timestamp,
-                        b_max_timestamp,
-                        b_producer_id,
-                        b_producer_epoch,
-                        b_base_sequence,
-                        b_records_count,
-                        b_records,
+                b_records,
+                crc32c(
+                    b"".join(
+                        (
+                            b_attributes,
+                            b_last_offset_delta,
+                            b_base_timestamp,
+                            b_max_timestamp,
+                            b_producer_id,
+                            b_producer_epoch,
+                            b_base_sequence,
+                            b_records_count,
+                        )
                     )
-                )
+                ),
             )
         )
         b_batch_length = _S3.pack(

@@ -64,7 +64,9 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command's, or only ``command``'s (all a run of that command
+    needs: building the others' parsers was most of the start-up of a short call)."""
     parser = _Parser(
         prog="kcodec",
         description="Schema-driven codecs for Apache Kafka's record formats (message format v0, v1, v2).",
@@ -73,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"kcodec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    for name in COMMANDS if command is None else (command,):
         importlib.import_module(f"kcodec.commands.{name}").add_parser(sub)
     parser.subcommands = dict(sub.choices)
     # handed to the commands that describe or run the whole command line (completion; bench's command rows),
@@ -83,8 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    if not (sys.argv[1:] if argv is None else argv):
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(_only_command(words))
+    if not words:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     args = parser.parse_args(argv)
@@ -106,6 +109,14 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the last resort: a bug, but still one line
         name = type(exc).__name__
         return _fail(args.command, f"internal error, a bug in kcodec: {name}: {exc} (please report it)", EXIT_ERROR)
+
+
+def _only_command(words: list[str]) -> str | None:
+    """The command ``words`` run when its parser alone parses them: the first word names one (the top level
+    takes no option before it but --version and --help, which need the whole), and it is not completion,
+    which describes every command."""
+    first = words[0] if words else None
+    return first if isinstance(first, str) and first in COMMANDS and first != "completion" else None
 
 
 def _fail(command: str, error: object, status: int) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kcodec.cli import main
+from kcodec.cli import COMMANDS, main
 from kcodec.commands.common import EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from tests.helpers.paths import SINK
 
@@ -55,6 +55,49 @@ def sections(text: str) -> dict[str, str]:
             key = list(out)[-1]
             out[key] += "\n\n" + block
     return out
+
+
+# ---------------------------------------------------------------------------- the parser a run builds
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_alone_has_the_parser_the_whole_line_gives_it(command) -> None:
+    from kcodec.cli import build_parser
+
+    alone = build_parser(command)
+    assert list(alone.subcommands) == [command]
+    assert alone.subcommands[command].format_help() == build_parser().subcommands[command].format_help()
+
+
+@pytest.mark.parametrize(
+    "argv,built",
+    [
+        (["write", "out.log", "--help"], "write"),
+        (["dump", "--help"], "dump"),
+        (["completion", "bash"], None),  # describes every command
+        (["--help"], None),
+        (["--version"], None),
+        (["nosuch"], None),  # the error lists the commands
+        ([], None),
+    ],
+)
+def test_main_builds_only_the_parser_of_the_command_it_runs(monkeypatch, capsys, argv, built) -> None:
+    import kcodec.cli
+
+    asked = []
+    real = kcodec.cli.build_parser
+
+    def recording(command=None):
+        asked.append(command)
+        return real(command)
+
+    monkeypatch.setattr(kcodec.cli, "build_parser", recording)
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+    capsys.readouterr()
+    assert asked == [built]
 
 
 # ---------------------------------------------------------------------------- layout

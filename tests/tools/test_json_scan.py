@@ -151,3 +151,43 @@ def test_lines_longer_than_a_read_are_read_whole(block_bytes):
         assert isinstance(item, json_rows.RowsChunk)
         records += [(r.key, r.value, tuple(r.headers), r.timestamp) for r in new_records(item.rows, (0, item.count))]
     assert records == _read(data, False)
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 48, 100])
+def test_hex_of_every_length_with_a_wrong_character_anywhere(size):
+    """The scanner decodes 32 digits a step where it can, then pairs: a value of any length is taken whole, and
+    one character that is not a lowercase digit, wherever it is in the steps, leaves the block to the general way."""
+    good = random.Random(size).randbytes(size).hex()
+
+    def block(value: str) -> bytes:
+        line = f'{{"key":"{good[:32]}","value":"{value}","headers":[["h","{value}"]],"timestamp":1}}\n'
+        return line.encode() * 2
+
+    scanned = json_rows._scanned(block(good))
+    assert scanned is not None
+    assert scanned.rows.value.to_pylist() == [bytes.fromhex(good)] * 2
+    assert _pylists(scanned) == _pylists(json_rows._columns(block(good), "hex", 2))
+    for i in range(len(good)):
+        for wrong in "AFG/:`g\\ \x00\x80":
+            assert json_rows._scanned(block(good[:i] + wrong + good[i + 1 :])) is None, (i, wrong)
+    if good:
+        assert json_rows._scanned(block(good[:-1])) is None  # an odd number of digits
+
+
+class _ReadOnly:
+    """A source with only read(): no readinto1, as some file-like objects are."""
+
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+
+    def read(self, n: int = -1) -> bytes:
+        return self._data.read(min(n, 50))  # short reads, as a pipe gives
+
+
+def test_a_source_with_only_read_gives_the_same_records():
+    data = _block(6, 40)
+    records = []
+    for item in json_rows.read_json_items(_ReadOnly(data), "hex", "in", block_bytes=256):
+        assert isinstance(item, json_rows.RowsChunk)
+        records += [(r.key, r.value, tuple(r.headers), r.timestamp) for r in new_records(item.rows, (0, item.count))]
+    assert records == _read(data, False)

@@ -60,38 +60,55 @@ def read_json_items(
     :data:`BLOCK_BYTES`)."""
     block_bytes = block_bytes or BLOCK_BYTES
     line = 1  # the number of the block's first line
-    rest = b""
-    # read1: what is there, up to a block (a pipe's read() would wait for a whole block, so a live
-    # producer's records would sit unwritten)
-    read = getattr(source, "read1", source.read)
+    read_into = _reader(source)
+    buf = bytearray(block_bytes)  # read into, again and again: the lines that end are scanned where they are
+    held = 0  # bytes at buf's start: a line that has not ended yet
     while True:
-        data = read(block_bytes)
-        if progress is not None and data:
-            progress.add(len(data))
-        if data:
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:  # no line ends in what was read: read on
-                rest += data
-                continue
-            # one copy of the block (the lines that end here), not two
-            block = rest + memoryview(data)[:cut] if cut < len(data) or rest else data
-            rest = data[cut:]
-        else:
-            block, rest = rest, b""
-        if block:
-            chunk = _scanned(block) if encoding == "hex" else None
+        if held == len(buf):  # one line longer than the buffer: room for more of it
+            buf.extend(bytes(len(buf)))
+        got = read_into(memoryview(buf)[held:])
+        if progress is not None and got:
+            progress.add(got)
+        end = held + got
+        cut = buf.rfind(b"\n", held, end) + 1 if got else end  # at the end of input, what is left
+        if got and cut == 0:  # no line ends in what was read: read on
+            held = end
+            continue
+        if cut:
+            ends_line = buf[cut - 1] == 0x0A
+            chunk = _scanned(memoryview(buf)[:cut]) if encoding == "hex" else None
             if chunk is not None:  # every line taken: the scanner counted them
-                newlines = chunk.count - (not block.endswith(b"\n"))
-            else:
-                newlines = block.count(b"\n")
-                chunk = _columns(block, encoding, newlines + (not block.endswith(b"\n")))
-            if chunk is not None:
+                newlines = chunk.count - (not ends_line)
                 yield chunk
             else:
-                yield from read_json_records(block.split(b"\n"), encoding, False, name, first_line=line)
+                block = bytes(memoryview(buf)[:cut])  # the general ways keep or split the text: their own copy
+                newlines = block.count(b"\n")
+                chunk = _columns(block, encoding, newlines + (not ends_line))
+                if chunk is not None:
+                    yield chunk
+                else:
+                    yield from read_json_records(block.split(b"\n"), encoding, False, name, first_line=line)
             line += newlines
-        if not data:
+        if not got:
             return
+        buf[: end - cut] = buf[cut:end]  # the line not ended yet, to the front
+        held = end - cut
+
+
+def _reader(source: BinaryIO) -> Any:
+    """``readinto(view) -> bytes read`` for ``source``: what is there, up to the view's size (a pipe's read of
+    a whole block would wait for it, so a live producer's records would sit unwritten)."""
+    into = getattr(source, "readinto1", None)
+    if into is not None:
+        return lambda view: into(view) or 0
+    read = getattr(source, "read1", source.read)
+
+    def copied(view: memoryview) -> int:
+        data = read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    return copied
 
 
 def _columns(block: bytes, encoding: str, lines: int) -> RowsChunk | None:
@@ -127,7 +144,7 @@ def _columns(block: bytes, encoding: str, lines: int) -> RowsChunk | None:
     return RowsChunk(ArrowRows(key=key, value=value, timestamp_us=timestamp_us, headers=headers), table.num_rows)
 
 
-def _scanned(block: bytes) -> RowsChunk | None:
+def _scanned(block: bytes | memoryview) -> RowsChunk | None:
     """Under hex, the columns :func:`_columns` gives (pyarrow's reader), from the compiled kernel's scanner
     when every line of the block has the one shape it takes (csrc/json_scan.c: the four fields in order,
     lowercase hex, ...), else None: :func:`_columns` takes the block (or leaves it to the per-line path)."""
