@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "578671244b528a6beb33bcd7f2ff5621a25b6d17f0a940c38448c4800680f86e"
+CSRC_SHA256 = "85a8322fc64676af9eb9eae53a2a24a132bb6054ca667148ed411d7e1bfd356b"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
