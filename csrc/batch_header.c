@@ -123,7 +123,8 @@ __attribute__((unused)) static PyObject *v2_records_inflated(PyObject *codec, co
             Py_buffer entry;
             int same = 0;
             if (PyObject_GetBuffer(PyTuple_GET_ITEM(got, 0), &entry, PyBUF_SIMPLE) == 0) {
-                same = entry.len == size && memcmp(entry.buf, b, (size_t)size) == 0;
+                /* the same memory (the walk's own bytes), or bytes equal to them (a window read again) */
+                same = entry.len == size && (entry.buf == (const void *)b || memcmp(entry.buf, b, (size_t)size) == 0);
                 PyBuffer_Release(&entry);
             }
             PyErr_Clear();

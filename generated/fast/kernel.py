@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "85a8322fc64676af9eb9eae53a2a24a132bb6054ca667148ed411d7e1bfd356b"
+CSRC_SHA256 = "ff056843d2afc7b024943a364b1eb1f35993feb8e5512002fd845e71098179b9"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
