@@ -94,7 +94,8 @@ class Inflater:
     compressed v2 batch at ``position`` of the input, and its records as kcodec's decompressor gives them.
     :meth:`over` tells it the bytes the next kernel call walks; :meth:`close` ends its threads. Only the walk's
     thread calls it; a job is inflated by whichever thread claims it first, so the walk never waits for a
-    job no worker has started."""
+    job no worker has started, and while it waits for one a worker is inflating, it inflates the next itself
+    (two batches inflated at once: gzip's inflating is most of a read)."""
 
     def __init__(self, limit: int, workers: int = WORKERS):
         self.limit, self.workers = limit, workers
@@ -130,7 +131,15 @@ class Inflater:
         if job.claim.acquire(False):  # no worker has started it: inflated here rather than waited for
             records = self._inflate(job)
         else:
-            job.done.acquire()
+            if not job.done.acquire(False):  # a worker is inflating it: the next one is inflated here meanwhile
+                for later in self._ahead:
+                    if later is not job and later.claim.acquire(False):
+                        try:
+                            later.records = self._inflate(later)
+                        finally:
+                            later.done.release()
+                        break
+                job.done.acquire()
             records = job.records
         self._forget_before(position + 1)
         self._fill()
