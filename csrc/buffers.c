@@ -17,6 +17,9 @@ static struct { char *data; Py_ssize_t cap; } pool[POOL_SLOTS];
 static int pool_n;
 static Py_ssize_t pool_bytes;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A fork waits for the pool to be consistent: the child's copy is never left locked by a thread it lacks. */
+static void pool_before_fork(void) { pthread_mutex_lock(&pool_lock); }
+static void pool_after_fork(void) { pthread_mutex_unlock(&pool_lock); }
 
 /* A kept block of at least need bytes and at most four times that (its size in *cap), or NULL. */
 static char *pool_take(Py_ssize_t need, Py_ssize_t *cap) {

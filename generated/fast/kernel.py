@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "ff056843d2afc7b024943a364b1eb1f35993feb8e5512002fd845e71098179b9"
+CSRC_SHA256 = "13d31a3045f788c870813498be0899901192bc18c23b9e0fcf375da28baba274"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
