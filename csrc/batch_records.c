@@ -52,6 +52,7 @@ typedef struct {
     PyObject *pending;      /* CrcPending(data, start, end, stored): a CRC computed when first read */
     PyObject *limit, *codecs, *ts_create, *ts_append;
     PyObject *ahead;        /* None, or what a thread inflated ahead (batch_header.c's v2_records_inflated) */
+    long long ahead_min;    /* its min_stored */
     PyTypeObject *rtype;
     long long max_records;
     Py_ssize_t f_ts, f_off, f_key, f_value, f_headers;  /* the decoded record's fields (AT_RECORD_V2) */
@@ -125,7 +126,8 @@ static int vb_take(const VbArgs *a, const V2Header *h, const uint8_t *entry, Py_
         rpos = entry_at + RECORD_BATCH_V2_OFFSET_RECORDS;
         rend = entry_at + size;
     } else {
-        data = v2_records_inflated(PyTuple_GET_ITEM(a->codecs, codec), entry, size, a->limit, a->ahead, position);
+        data = v2_records_inflated(PyTuple_GET_ITEM(a->codecs, codec), entry, size, a->limit, a->ahead, a->ahead_min,
+                                    position);
         if (!data) goto decline;  /* the general path raises it, with all its details */
         rpos = 0;
         rend = PyBytes_GET_SIZE(data);
@@ -212,6 +214,7 @@ static PyObject *py_v2_batches(PyObject *self, PyObject *args) {
         return NULL;
     a.rtype = (PyTypeObject *)rtype;
     PyObject *list = NULL;
+    if ((a.ahead_min = v2_ahead_min(a.ahead)) < 0) goto done;
     if (check_window(&view, pos, end) < 0 || v2_batch_slots((PyTypeObject *)batch_type) < 0) goto done;
     if (!PyType_IsSubtype(a.rtype, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "v2_batches: the record type must be a tuple subclass");

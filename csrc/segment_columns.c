@@ -101,6 +101,7 @@ typedef struct {
     PyObject *codecs;   /* tuple: the codec name of each compression id, None where unknown */
     PyObject *ahead;    /* None, or what a thread inflated ahead (batch_header.c's v2_records_inflated): the
                          * records are then walked without the GIL, so that thread runs beside the walk */
+    long long ahead_min;  /* its min_stored */
     long long max_batch_size, max_count, start_offset, base;  /* base: the position of buf[0] in the input */
     long long run_bytes;  /* a run ends before a batch that would take it past this many bytes */
     int has_start;
@@ -122,7 +123,7 @@ static int seg_batch(SegCols *s, const SegArgs *a, const V2Header *h, const uint
     Py_ssize_t n = size - RECORD_BATCH_V2_OFFSET_RECORDS, p = 0;
     if (codec != 0) {
         if (!(inflated = v2_records_inflated(PyTuple_GET_ITEM(a->codecs, codec), entry, size, a->limit, a->ahead,
-                                             (Py_ssize_t)a->base + position))) {
+                                             a->ahead_min, (Py_ssize_t)a->base + position))) {
             PyErr_Clear();  /* the general path raises it, with all its details */
             return 0;
         }
@@ -249,6 +250,10 @@ static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
                           &a.ahead))
         return NULL;
     a.crc = crc == Py_None ? NULL : crc;
+    if ((a.ahead_min = v2_ahead_min(a.ahead)) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     a.has_start = start != Py_None;
     if (a.has_start && (a.start_offset = PyLong_AsLongLong(start)) == -1 && PyErr_Occurred()) {
         PyBuffer_Release(&view);

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "13d31a3045f788c870813498be0899901192bc18c23b9e0fcf375da28baba274"
+CSRC_SHA256 = "ed1cc7094e2e906953e7d49fd6c59a99e59c04546cf2b635b9338bc8ee89b484"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 

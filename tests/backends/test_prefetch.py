@@ -33,8 +33,13 @@ COMPRESSED = CODECS[1:]
 
 @pytest.fixture(autouse=True)
 def two_cores():
-    """Prefetch on whatever this machine has (it is off on one core)."""
-    with mock.patch.object(prefetch, "usable_cores", lambda: 2), mock.patch.dict(os.environ, {prefetch.ENV: "1"}):
+    """Prefetch on whatever this machine has (it is off on one core), for batches of any size (the logs here are
+    small)."""
+    with (
+        mock.patch.object(prefetch, "usable_cores", lambda: 2),
+        mock.patch.dict(os.environ, {prefetch.ENV: "1"}),
+        mock.patch.object(prefetch, "MIN_STORED", 0),
+    ):
         yield
 
 
@@ -232,6 +237,8 @@ def test_the_kernel_takes_inflated_records_only_for_the_same_entry():
     def lying(position):
         return bytes(other), b"\x00" * 100
 
+    lying.min_stored = 0  # type: ignore[attr-defined]
+
     from kcodec.records import columnar
 
     run = columnar.segment_run(False, 1 << 30, 1 << 30, None)
@@ -272,3 +279,24 @@ def test_a_header_key_that_is_not_utf8_is_walked_again_with_the_gil():
     got = arrow_outcome(data, prefetch=True)
     assert got[0] == "table" and got[1][0]["headers"][0]["key"] == "\ufffd\ufffd"
     assert_same(data)
+
+
+def test_small_batches_are_inflated_where_they_are_decoded():
+    """Below MIN_STORED compressed bytes a batch is not handed to a thread: the kernel does not ask for it and no
+    thread starts; a batch above it is."""
+    data = big_log("zstd", batches=4)
+    asked = []
+    real = prefetch.Inflater.__call__
+
+    def spy(self, position):
+        asked.append(position)
+        return real(self, position)
+
+    smallest = min(len(encode_batch([{"value": b"x"}], compression="zstd")), 100)
+    with mock.patch.object(prefetch.Inflater, "__call__", spy):
+        with mock.patch.object(prefetch, "MIN_STORED", len(data)):
+            assert_same(data)
+        assert asked == [] and no_inflate_threads_within(1.0)
+        with mock.patch.object(prefetch, "MIN_STORED", smallest):
+            assert_same(data)
+        assert len(asked) >= 4

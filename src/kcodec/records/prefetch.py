@@ -13,6 +13,9 @@ worker inflated, and whatever went wrong ahead (damage, a decompression bomb pas
 kept as an answer: the walk then calls the decompressor itself at that batch, as without an Inflater, and that
 call raises (or the general path does) the same error at the same place.
 
+Only batches with at least :data:`MIN_STORED` bytes of compressed records are inflated ahead (the kernel does not
+ask for smaller ones): for a small batch the hand-off costs about what it saves.
+
 Bounds: at most :data:`AHEAD_BATCHES` batches are queued or inflated ahead of the walk, and none is started
 while :data:`AHEAD_BYTES` of inflated records wait to be taken; each is capped by ``max_decompressed_size`` as
 the walk's own are. Threads: :data:`WORKERS` per walk, started at its first compressed batch (an uncompressed
@@ -46,12 +49,26 @@ from kcodec.records.framing import (
 )
 from kcodec.runtime import compression
 
-__all__ = ["AHEAD_BATCHES", "AHEAD_BYTES", "ENV", "IDLE_SECONDS", "WORKERS", "Inflater", "inflater", "wanted"]
+__all__ = [
+    "AHEAD_BATCHES",
+    "AHEAD_BYTES",
+    "ENV",
+    "IDLE_SECONDS",
+    "MIN_STORED",
+    "WORKERS",
+    "Inflater",
+    "inflater",
+    "usable_cores",
+    "wanted",
+]
 
 ENV = "KCODEC_PREFETCH"  # "0", "off", "false" or "no": never inflate ahead
 AHEAD_BATCHES = 4  # batches queued, being inflated or inflated and not yet taken
 AHEAD_BYTES = 8 << 20  # no batch is started while this many inflated bytes wait to be taken
 WORKERS = 1  # with the walk's own thread, which inflates a batch itself when no worker has started it
+#: the fewest compressed bytes of records a batch has to be inflated ahead: a smaller one is inflated where it is
+#: decoded (handing it to a thread, some 10 us of locks, queues and Python, would cost about what it saves)
+MIN_STORED = 32 << 10
 IDLE_SECONDS = 1.0  # a worker with nothing to do for this long ends
 
 _OFF = ("0", "off", "false", "no")
@@ -97,8 +114,10 @@ class Inflater:
     job no worker has started, and while it waits for one a worker is inflating, it inflates the next itself
     (two batches inflated at once: gzip's inflating is most of a read)."""
 
-    def __init__(self, limit: int, workers: int = WORKERS):
+    def __init__(self, limit: int, workers: int = WORKERS, min_stored: int | None = None):
         self.limit, self.workers = limit, workers
+        # the kernel asks only for batches with this many compressed bytes of records
+        self.min_stored = MIN_STORED if min_stored is None else min_stored
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()  # jobs for the workers, in order
         self._ahead: deque[_Job] = deque()  # every job not yet taken, in the input's order
         self._jobs: dict[int, _Job] = {}  # position -> job, for the ones in _ahead
@@ -184,7 +203,12 @@ class Inflater:
             attributes = view[at + V2_ATTRIBUTES_LOW_BYTE]
             codec_id = attributes & V2_COMPRESSION_MASK
             codec = V2_CODEC_NAMES[codec_id] if codec_id < len(V2_CODEC_NAMES) else None
-            if codec is not None and codec != "none" and not attributes & V2_CONTROL_MASK:
+            if (
+                codec is not None
+                and codec != "none"
+                and not attributes & V2_CONTROL_MASK
+                and size - V2_RECORDS_OFFSET >= self.min_stored
+            ):
                 job = _Job(self._scan, view[at : at + size], codec)
                 ahead.append(job)
                 self._jobs[job.position] = job
