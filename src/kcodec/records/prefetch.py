@@ -23,8 +23,10 @@ log starts none), gone once the walk is closed or after :data:`IDLE_SECONDS` wit
 iterator leaves nothing running). Nothing is shared across walks, so a fork never inherits a pool; a walk
 continued in a forked child inflates on its own thread.
 
-Off where fewer than two cores are usable (``os.sched_getaffinity``), with ``KCODEC_PREFETCH=0`` in the
-environment, or with ``prefetch=False`` (``read_batches``, ``read_records``, ``read_arrow``).
+Off where fewer than two cores are usable (``os.sched_getaffinity``), by default where the machine is overloaded
+(the load average past the usable cores by :data:`OVERLOAD`), with ``KCODEC_PREFETCH=0`` in the environment, or with
+``prefetch=False`` (``read_batches``, ``read_records``, ``read_arrow``); ``prefetch=True`` turns it on whatever
+the load.
 """
 
 from __future__ import annotations
@@ -55,8 +57,10 @@ __all__ = [
     "ENV",
     "IDLE_SECONDS",
     "MIN_STORED",
+    "OVERLOAD",
     "WORKERS",
     "Inflater",
+    "busy_cores",
     "inflater",
     "usable_cores",
     "wanted",
@@ -70,6 +74,7 @@ WORKERS = 1  # with the walk's own thread, which inflates a batch itself when no
 #: decoded (handing it to a thread, some 10 us of locks, queues and Python, would cost about what it saves)
 MIN_STORED = 32 << 10
 IDLE_SECONDS = 1.0  # a worker with nothing to do for this long ends
+OVERLOAD = 0.5  # by default no walk inflates ahead while the load average exceeds the usable cores by this
 
 _OFF = ("0", "off", "false", "no")
 
@@ -81,12 +86,25 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def busy_cores() -> float:
+    """The system's load average over the last minute (0 where the platform has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
+
+
 def wanted(prefetch: bool | None = None) -> bool:
-    """Whether a walk inflates ahead: ``prefetch`` when it is given, else unless ``KCODEC_PREFETCH`` turns it
-    off; never with fewer than two usable cores."""
-    if prefetch is None:
-        prefetch = os.environ.get(ENV, "").strip().lower() not in _OFF
-    return bool(prefetch) and usable_cores() >= 2
+    """Whether a walk inflates ahead: never with fewer than two usable cores; else ``prefetch`` when it is given;
+    by default unless ``KCODEC_PREFETCH`` turns it off or the machine is overloaded (a load average past the usable
+    cores by :data:`OVERLOAD`: more runnable threads than cores, where a worker waits for a core and the walk for
+    it; a walk's own two threads never make it so)."""
+    cores = usable_cores()
+    if cores < 2:
+        return False
+    if prefetch is not None:
+        return bool(prefetch)
+    return os.environ.get(ENV, "").strip().lower() not in _OFF and busy_cores() <= cores + OVERLOAD
 
 
 def inflater(limit: int, prefetch: bool | None = None) -> Inflater | None:
