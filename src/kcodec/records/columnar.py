@@ -41,7 +41,7 @@ from kcodec.records.framing import last_offset as entry_last_offset
 from kcodec.records.model import Batch, TimestampType
 from kcodec.records.prefetch import Inflater, inflater
 from kcodec.records.reader import Source, read_batches
-from kcodec.records.source import is_stream
+from kcodec.records.source import is_buffer, is_stream
 from kcodec.runtime import compression
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import INT64_MAX
@@ -476,7 +476,8 @@ def iter_arrow(
     kernel call), otherwise and for any other entry (v0/v1, control batches, damage) one per Kafka batch;
     entries whose last offset is before ``start_offset`` are passed over undecoded."""
     reader = read_batches(source, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size, **options)
-    ahead = inflater(reader.max_decompressed_size, reader.prefetch) if not is_stream(source) else None
+    size = memoryview(source).nbytes if is_buffer(source) else None
+    ahead = inflater(reader.max_decompressed_size, reader.prefetch, size) if not is_stream(source) else None
     run = segment_run(verify_crc, reader.max_decompressed_size, reader.max_batch_size, start_offset, ahead=ahead)
     try:
         for position, entry, made in reader.entry_runs(run):

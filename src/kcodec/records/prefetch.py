@@ -107,9 +107,11 @@ def wanted(prefetch: bool | None = None) -> bool:
     return os.environ.get(ENV, "").strip().lower() not in _OFF and busy_cores() <= cores + OVERLOAD
 
 
-def inflater(limit: int, prefetch: bool | None = None) -> Inflater | None:
+def inflater(limit: int, prefetch: bool | None = None, size: int | None = None) -> Inflater | None:
     """An :class:`Inflater` for a walk whose decompressed-size cap is ``limit``, or None where :func:`wanted`
-    says no."""
+    says no or the walk's ``size`` bytes (when known) cannot hold two batches worth inflating ahead."""
+    if size is not None and size < 2 * MIN_STORED:
+        return None
     return Inflater(limit) if wanted(prefetch) else None
 
 

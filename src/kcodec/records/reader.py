@@ -213,10 +213,10 @@ class BatchReader:
         run or entry, an entry they do not take decoded on its own."""
         # the caller's bytes: v2 records are read in place (a file's windows are not kept alive by them)
         owner = self.source if type(self.source) is bytes else None
-        ahead = inflater(self.max_decompressed_size, self.prefetch)
         with open_input(self.source) as source:
+            pos, end = self.start, self._end(source.size)
+            ahead = inflater(self.max_decompressed_size, self.prefetch, end - pos)
             try:
-                pos, end = self.start, self._end(source.size)
                 runs = v2_runs = True
                 while True:
                     if runs:
