@@ -306,3 +306,13 @@ def test_small_batches_are_inflated_where_they_are_decoded():
         with mock.patch.object(prefetch, "MIN_STORED", smallest):
             assert_same(data)
         assert len(asked) >= 4
+
+
+def test_without_a_thread_to_be_had_the_walk_inflates_every_batch_itself(monkeypatch):
+    def refused(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    data = big_log("gzip", batches=6)
+    assert_same(data)
+    assert not inflate_threads()

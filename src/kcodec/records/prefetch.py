@@ -236,8 +236,12 @@ class Inflater:
                 self._threads = [t for t in self._threads if t.is_alive()]
                 if len(self._threads) < self.workers:
                     thread = threading.Thread(target=self._work, name="kcodec-inflate", daemon=True)
-                    thread.start()
-                    self._threads.append(thread)
+                    try:
+                        thread.start()
+                    except RuntimeError:  # no thread to be had: the walk inflates every batch itself
+                        self.workers = 0
+                    else:
+                        self._threads.append(thread)
             self._scan += size
 
     def _work(self) -> None:
