@@ -62,6 +62,7 @@ __all__ = [
     "Inflater",
     "busy_cores",
     "inflater",
+    "switched_off",
     "usable_cores",
     "wanted",
 ]
@@ -86,6 +87,11 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def switched_off() -> bool:
+    """Whether ``KCODEC_PREFETCH`` turns inflating ahead off."""
+    return os.environ.get(ENV, "").strip().lower() in _OFF
+
+
 def busy_cores() -> float:
     """The system's load average over the last minute (0 where the platform has none)."""
     try:
@@ -104,7 +110,7 @@ def wanted(prefetch: bool | None = None) -> bool:
         return False
     if prefetch is not None:
         return bool(prefetch)
-    return os.environ.get(ENV, "").strip().lower() not in _OFF and busy_cores() <= cores + OVERLOAD
+    return not switched_off() and busy_cores() <= cores + OVERLOAD
 
 
 def inflater(limit: int, prefetch: bool | None = None, size: int | None = None) -> Inflater | None:
