@@ -38,7 +38,7 @@ def two_cores():
     with (
         mock.patch.object(prefetch, "usable_cores", lambda: 2),
         mock.patch.object(prefetch, "busy_cores", lambda: 0.0),
-        mock.patch.dict(os.environ, {prefetch.ENV: "1"}),
+        mock.patch.dict(os.environ, {prefetch.ENV: ""}),  # decided by the load, which is patched to none
         mock.patch.object(prefetch, "MIN_STORED", 0),
     ):
         yield
@@ -225,6 +225,10 @@ def test_no_threads_for_an_uncompressed_log_one_core_or_the_switch(monkeypatch):
     with mock.patch.object(prefetch, "busy_cores", lambda: 2.6):  # more runnable than cores: off unless asked for
         assert not prefetch.wanted() and prefetch.wanted(True)
         list(read_batches(big_log("lz4")))
+        with mock.patch.dict(os.environ, {prefetch.ENV: "on"}):
+            assert prefetch.wanted() and not prefetch.wanted(False)
+        with mock.patch.dict(os.environ, {prefetch.ENV: ""}):
+            assert not prefetch.wanted()
     with mock.patch.object(prefetch, "busy_cores", lambda: 2.0):  # a walk's own two threads: still on
         assert prefetch.wanted()
     list(read_batches(big_log("lz4"), prefetch=False))

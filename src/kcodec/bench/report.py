@@ -77,10 +77,10 @@ def kcodec_prefetch() -> str:
 
     if prefetch.usable_cores() < 2:
         return "off (one usable core)"
-    if prefetch.switched_off():
-        return f"off ({prefetch.ENV}={os.environ[prefetch.ENV]})"
+    if prefetch.setting() is not None:
+        return f"{'on' if prefetch.setting() else 'off'} ({prefetch.ENV}={os.environ[prefetch.ENV]})"
     if not prefetch.wanted():
-        return "off at the start (the load average is above the usable cores + 0.5)"
+        return f"off at the start (the load average is above the usable cores + 0.5; {prefetch.ENV}=1 forces it)"
     return f"on (a worker thread inflates compressed batches ahead; {prefetch.ENV}=0 turns it off)"
 
 

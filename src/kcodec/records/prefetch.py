@@ -25,8 +25,8 @@ continued in a forked child inflates on its own thread.
 
 Off where fewer than two cores are usable (``os.sched_getaffinity``), by default where the machine is overloaded
 (the load average past the usable cores by :data:`OVERLOAD`), with ``KCODEC_PREFETCH=0`` in the environment, or with
-``prefetch=False`` (``read_batches``, ``read_records``, ``read_arrow``); ``prefetch=True`` turns it on whatever
-the load.
+``prefetch=False`` (``read_batches``, ``read_records``, ``read_arrow``); ``prefetch=True`` or ``KCODEC_PREFETCH=1``
+turns it on whatever the load.
 """
 
 from __future__ import annotations
@@ -62,12 +62,12 @@ __all__ = [
     "Inflater",
     "busy_cores",
     "inflater",
-    "switched_off",
+    "setting",
     "usable_cores",
     "wanted",
 ]
 
-ENV = "KCODEC_PREFETCH"  # "0", "off", "false" or "no": never inflate ahead
+ENV = "KCODEC_PREFETCH"  # "0"/"off"/"false"/"no": never inflate ahead; "1"/"on"/"true"/"yes": whatever the load
 AHEAD_BATCHES = 4  # batches queued, being inflated or inflated and not yet taken
 AHEAD_BYTES = 8 << 20  # no batch is started while this many inflated bytes wait to be taken
 WORKERS = 1  # with the walk's own thread, which inflates a batch itself when no worker has started it
@@ -78,6 +78,7 @@ IDLE_SECONDS = 1.0  # a worker with nothing to do for this long ends
 OVERLOAD = 0.5  # by default no walk inflates ahead while the load average exceeds the usable cores by this
 
 _OFF = ("0", "off", "false", "no")
+_ON = ("1", "on", "true", "yes")
 
 
 def usable_cores() -> int:
@@ -87,9 +88,11 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def switched_off() -> bool:
-    """Whether ``KCODEC_PREFETCH`` turns inflating ahead off."""
-    return os.environ.get(ENV, "").strip().lower() in _OFF
+def setting() -> bool | None:
+    """What ``KCODEC_PREFETCH`` says: off ("0", "off", "false", "no"), on whatever the load ("1", "on", "true",
+    "yes"), or None (unset or anything else: decided by the load)."""
+    value = os.environ.get(ENV, "").strip().lower()
+    return False if value in _OFF else True if value in _ON else None
 
 
 def busy_cores() -> float:
@@ -101,16 +104,18 @@ def busy_cores() -> float:
 
 
 def wanted(prefetch: bool | None = None) -> bool:
-    """Whether a walk inflates ahead: never with fewer than two usable cores; else ``prefetch`` when it is given;
-    by default unless ``KCODEC_PREFETCH`` turns it off or the machine is overloaded (a load average past the usable
-    cores by :data:`OVERLOAD`: more runnable threads than cores, where a worker waits for a core and the walk for
-    it; a walk's own two threads never make it so)."""
+    """Whether a walk inflates ahead: never with fewer than two usable cores; else ``prefetch`` when it is given,
+    else what ``KCODEC_PREFETCH`` says (:func:`setting`); by default unless the machine is overloaded (a load
+    average past the usable cores by :data:`OVERLOAD`: more runnable threads than cores, where a worker waits for a
+    core and the walk for it; a walk's own two threads never make it so)."""
     cores = usable_cores()
     if cores < 2:
         return False
+    if prefetch is None:
+        prefetch = setting()
     if prefetch is not None:
         return bool(prefetch)
-    return not switched_off() and busy_cores() <= cores + OVERLOAD
+    return busy_cores() <= cores + OVERLOAD
 
 
 def inflater(limit: int, prefetch: bool | None = None, size: int | None = None) -> Inflater | None:
