@@ -110,13 +110,50 @@ __attribute__((unused)) static int v2_crc_holds(PyObject *crc, const uint8_t *b,
 
 /* The records of the compressed batch of `size` bytes at b, inflated by kcodec's decompressor (compressed.c's
  * call_decompress, magic 2, at most `limit` bytes) as a bytes object; NULL when that fails (its error set) or
- * gives something else (no error set). */
+ * gives something else (no error set). `ahead`: None, or inflated(position) -> (entry, records) or None, what a
+ * thread inflated ahead (kcodec.records.prefetch) for the entry at `position` of the input, asked for when its
+ * compressed records are at least `ahead_min` bytes (v2_ahead_min): taken when that entry holds the same bytes
+ * as this one (the records then are what the decompressor gives for them), else the decompressor is called here
+ * as without it. */
 __attribute__((unused)) static PyObject *v2_records_inflated(PyObject *codec, const uint8_t *b, Py_ssize_t size,
-                                                            PyObject *limit) {
+                                                            PyObject *limit, PyObject *ahead, long long ahead_min,
+                                                            Py_ssize_t position) {
+    if (ahead != Py_None && size - RECORD_BATCH_V2_OFFSET_RECORDS >= ahead_min) {
+        PyObject *got = PyObject_CallFunction(ahead, "n", position);
+        if (!got) return NULL;
+        if (PyTuple_CheckExact(got) && PyTuple_GET_SIZE(got) == 2 && PyBytes_CheckExact(PyTuple_GET_ITEM(got, 1))) {
+            Py_buffer entry;
+            int same = 0;
+            if (PyObject_GetBuffer(PyTuple_GET_ITEM(got, 0), &entry, PyBUF_SIMPLE) == 0) {
+                /* the same memory (the walk's own bytes), or bytes equal to them (a window read again) */
+                same = entry.len == size && (entry.buf == (const void *)b || memcmp(entry.buf, b, (size_t)size) == 0);
+                PyBuffer_Release(&entry);
+            }
+            PyErr_Clear();
+            if (same) {
+                PyObject *data = PyTuple_GET_ITEM(got, 1);
+                Py_INCREF(data);
+                Py_DECREF(got);
+                return data;
+            }
+        }
+        Py_DECREF(got);
+    }
     PyObject *view = PyMemoryView_FromMemory((char *)b + RECORD_BATCH_V2_OFFSET_RECORDS,
                                              size - RECORD_BATCH_V2_OFFSET_RECORDS, PyBUF_READ);
     PyObject *data = view ? call_decompress(codec, view, 2, limit) : NULL;
     Py_XDECREF(view);
     if (data && !PyBytes_CheckExact(data)) Py_CLEAR(data);
     return data;
+}
+
+/* inflated.min_stored: the fewest compressed bytes of records a batch has for `inflated` to be asked for it (a
+ * smaller one is inflated where it is decoded: handing it to a thread costs more than it saves); 0 for None,
+ * -1 with an error set when it is not an int. */
+__attribute__((unused)) static long long v2_ahead_min(PyObject *ahead) {
+    if (ahead == Py_None) return 0;
+    PyObject *min = PyObject_GetAttrString(ahead, "min_stored");
+    long long v = min ? PyLong_AsLongLong(min) : -1;
+    Py_XDECREF(min);
+    return v;
 }

@@ -51,6 +51,8 @@ typedef struct {
     int verify_crc;
     PyObject *pending;      /* CrcPending(data, start, end, stored): a CRC computed when first read */
     PyObject *limit, *codecs, *ts_create, *ts_append;
+    PyObject *ahead;        /* None, or what a thread inflated ahead (batch_header.c's v2_records_inflated) */
+    long long ahead_min;    /* its min_stored */
     PyTypeObject *rtype;
     long long max_records;
     Py_ssize_t f_ts, f_off, f_key, f_value, f_headers;  /* the decoded record's fields (AT_RECORD_V2) */
@@ -124,7 +126,8 @@ static int vb_take(const VbArgs *a, const V2Header *h, const uint8_t *entry, Py_
         rpos = entry_at + RECORD_BATCH_V2_OFFSET_RECORDS;
         rend = entry_at + size;
     } else {
-        data = v2_records_inflated(PyTuple_GET_ITEM(a->codecs, codec), entry, size, a->limit);
+        data = v2_records_inflated(PyTuple_GET_ITEM(a->codecs, codec), entry, size, a->limit, a->ahead, a->ahead_min,
+                                    position);
         if (!data) goto decline;  /* the general path raises it, with all its details */
         rpos = 0;
         rend = PyBytes_GET_SIZE(data);
@@ -190,11 +193,12 @@ done:
 }
 
 /* v2_batches(buf, pos, end, base, owner, crc32c, verify_crc, CrcPending, max_decompressed_size, max_batch_size,
- * max_records, run_bytes, codecs, Batch, Record, (create_time, log_append_time), record fields) -> (batches,
- * next_pos): the run of v2 data batches from pos (buf[0] at position base of the input), up to the first
+ * max_records, run_bytes, codecs, Batch, Record, (create_time, log_append_time), record fields[, inflated]) ->
+ * (batches, next_pos): the run of v2 data batches from pos (buf[0] at position base of the input), up to the first
  * entry it does not take or once it holds run_bytes of records. owner: the bytes object buf lies in (the
  * records then read it in place), or None (each entry copied). record fields: where the decoded record has
- * its timestamp delta, offset delta, key, value and headers (kcodec.generated.fast.record.AT_RECORD_V2). */
+ * its timestamp delta, offset delta, key, value and headers (kcodec.generated.fast.record.AT_RECORD_V2).
+ * inflated: what a thread inflated ahead (kcodec.records.prefetch), or None. */
 static PyObject *py_v2_batches(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
@@ -202,13 +206,15 @@ static PyObject *py_v2_batches(PyObject *self, PyObject *args) {
     long long max_batch_size, run_bytes;
     PyObject *owner, *batch_type, *rtype;
     VbArgs a = {0};
-    if (!PyArg_ParseTuple(args, "y*nnnOOpOOLLLO!O!O!(OO)(nnnnn):v2_batches", &view, &pos, &end, &base, &owner,
+    a.ahead = Py_None;
+    if (!PyArg_ParseTuple(args, "y*nnnOOpOOLLLO!O!O!(OO)(nnnnn)|O:v2_batches", &view, &pos, &end, &base, &owner,
                           &a.crc, &a.verify_crc, &a.pending, &a.limit, &max_batch_size, &a.max_records, &run_bytes,
                           &PyTuple_Type, &a.codecs, &PyType_Type, &batch_type, &PyType_Type, &rtype, &a.ts_create,
-                          &a.ts_append, &a.f_ts, &a.f_off, &a.f_key, &a.f_value, &a.f_headers))
+                          &a.ts_append, &a.f_ts, &a.f_off, &a.f_key, &a.f_value, &a.f_headers, &a.ahead))
         return NULL;
     a.rtype = (PyTypeObject *)rtype;
     PyObject *list = NULL;
+    if ((a.ahead_min = v2_ahead_min(a.ahead)) < 0) goto done;
     if (check_window(&view, pos, end) < 0 || v2_batch_slots((PyTypeObject *)batch_type) < 0) goto done;
     if (!PyType_IsSubtype(a.rtype, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "v2_batches: the record type must be a tuple subclass");
@@ -260,7 +266,7 @@ done:
 static PyMethodDef batch_records_methods[] = {
     {"v2_batches", py_v2_batches, METH_VARARGS,
      "v2_batches(buf, pos, end, base, owner, crc32c, verify_crc, CrcPending, max_decompressed_size, "
-     "max_batch_size, max_records, run_bytes, codecs, Batch, Record, timestamp types, record fields) -> "
+     "max_batch_size, max_records, run_bytes, codecs, Batch, Record, timestamp types, record fields[, inflated]) -> "
      "(batches, next_pos): the run of v2 data batches from pos as kcodec Batches, up to the first entry it does "
      "not take"},
     {NULL, NULL, 0, NULL}

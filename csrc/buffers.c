@@ -8,37 +8,49 @@
  * in and cleared by the kernel, which cost about a third of a segment's decode into Arrow. A block whose
  * last user let go of it (a Buf freed, or the Python owner of a column handed to pyarrow deallocated, so
  * no table can still see it) is kept here instead, up to POOL_BYTES, and a new buffer starts from the
- * smallest kept block that holds it. Only touched under the GIL (the kernel never releases it around
- * buffers). */
+ * smallest kept block that holds it. Touched under pool_lock: segment_columns.c walks records without the
+ * GIL while other threads may free columns. */
 #define POOL_MIN ((Py_ssize_t)64 << 10)   /* smaller blocks come from malloc's own free lists */
 #define POOL_BYTES ((Py_ssize_t)96 << 20)
 #define POOL_SLOTS 256
 static struct { char *data; Py_ssize_t cap; } pool[POOL_SLOTS];
 static int pool_n;
 static Py_ssize_t pool_bytes;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A fork waits for the pool to be consistent: the child's copy is never left locked by a thread it lacks. */
+static void pool_before_fork(void) { pthread_mutex_lock(&pool_lock); }
+static void pool_after_fork(void) { pthread_mutex_unlock(&pool_lock); }
 
 /* A kept block of at least need bytes and at most four times that (its size in *cap), or NULL. */
 static char *pool_take(Py_ssize_t need, Py_ssize_t *cap) {
     int best = -1;
+    char *d = NULL;
+    pthread_mutex_lock(&pool_lock);
     for (int i = 0; i < pool_n; i++)
         if (pool[i].cap >= need && pool[i].cap / 4 <= need && (best < 0 || pool[i].cap < pool[best].cap)) best = i;
-    if (best < 0) return NULL;
-    char *d = pool[best].data;
-    *cap = pool[best].cap;
-    pool_bytes -= *cap;
-    pool[best] = pool[--pool_n];
+    if (best >= 0) {
+        d = pool[best].data;
+        *cap = pool[best].cap;
+        pool_bytes -= *cap;
+        pool[best] = pool[--pool_n];
+    }
+    pthread_mutex_unlock(&pool_lock);
     return d;
 }
 
 /* A block no one uses any more: kept for the next buffer when it is large and there is room, else freed. */
 static void pool_give(char *data, Py_ssize_t cap) {
-    if (data && cap >= POOL_MIN && pool_n < POOL_SLOTS && pool_bytes + cap <= POOL_BYTES) {
-        pool[pool_n].data = data;
-        pool[pool_n++].cap = cap;
-        pool_bytes += cap;
-        return;
+    int kept = 0;
+    if (data && cap >= POOL_MIN) {
+        pthread_mutex_lock(&pool_lock);
+        if ((kept = pool_n < POOL_SLOTS && pool_bytes + cap <= POOL_BYTES)) {
+            pool[pool_n].data = data;
+            pool[pool_n++].cap = cap;
+            pool_bytes += cap;
+        }
+        pthread_mutex_unlock(&pool_lock);
     }
-    free(data);
+    if (!kept) free(data);
 }
 
 /* ---- growable buffers for Arrow columns */
@@ -58,7 +70,10 @@ __attribute__((noinline, cold)) static int buf_grow(Buf *b, Py_ssize_t extra) {
         return 0;
     }
     d = realloc(b->data, (size_t)cap);
-    if (!d) { PyErr_NoMemory(); return -1; }
+    if (!d) {
+        if (!walk_without_gil) PyErr_NoMemory();
+        return -1;
+    }
     b->data = d;
     b->cap = cap;
     return 0;
@@ -91,7 +106,7 @@ static inline int bincol_bit(BinCol *c, int set) {
 }
 __attribute__((noinline, cold)) static int bincol_put_grow(BinCol *c, const uint8_t *p, Py_ssize_t n) {
     if (c->data.len + n > INT32_MAX) {
-        PyErr_SetString(PyExc_OverflowError, "column data exceeds 2 GiB");
+        if (!walk_without_gil) PyErr_SetString(PyExc_OverflowError, "column data exceeds 2 GiB");
         return -1;
     }
     if (buf_put(&c->data, p, n) < 0 || buf_put_i32(&c->offsets, (int32_t)c->data.len) < 0) return -1;
@@ -116,6 +131,7 @@ static inline int bincol_put(BinCol *c, const uint8_t *p, Py_ssize_t n) {
 }
 /* Text that is not valid UTF-8, stored as Kafka's Java client reads it: with replacement characters. */
 static int bincol_put_replaced(BinCol *c, const uint8_t *p, Py_ssize_t n) {
+    if (walk_without_gil) return -1;  /* Python's decoder needs the GIL: the walk is done again with it */
     PyObject *text = PyUnicode_DecodeUTF8((const char *)p, n, "replace");
     if (!text) return -1;
     Py_ssize_t size;

@@ -47,6 +47,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,6 +61,11 @@ static PyObject *F_decompress, *F_corrupt_message, *DEFAULT_LIMIT, *INSIDE_COMPR
 static PyObject *T_EncodedArray;
 
 /* ---- errors: kcodec's exception classes with position and field */
+
+/* Set while this thread walks records without the GIL (segment_columns.c, beside a thread that inflates the
+ * next batches): an error is then only a failure (-1), no exception is made, and the caller walks the same
+ * bytes again with the GIL to raise it. */
+static _Thread_local int walk_without_gil;
 
 /* Raise cls(msg, position=pos, field=field); steals msg. */
 static void raise_msg(PyObject *cls, Py_ssize_t pos, const char *field, PyObject *msg) {
@@ -77,6 +83,7 @@ static void raise_msg(PyObject *cls, Py_ssize_t pos, const char *field, PyObject
 }
 
 static void raise_at(PyObject *cls, Py_ssize_t pos, const char *field, const char *fmt, ...) {
+    if (walk_without_gil) return;
     va_list ap;
     va_start(ap, fmt);
     PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
@@ -95,6 +102,7 @@ static int count_outruns(Py_ssize_t p, Py_ssize_t end, Py_ssize_t k, Py_ssize_t 
 
 /* An error from a nested entity: put the parent field in front of its path ("headers.key"). */
 static void scope_error(const char *parent) {
+    if (walk_without_gil) return;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);

@@ -58,6 +58,12 @@ static int kernel_init(void) {
     if (PyType_Ready(&LazyItems_Type) < 0 || PyType_Ready(&LazyIter_Type) < 0 || PyType_Ready(&OwnedBuffer_Type) < 0)
         return -1;
     crc32_init();
+    static int fork_handlers;  /* once per process: a second prepare handler would lock the pool twice */
+    if (!fork_handlers && pthread_atfork(pool_before_fork, pool_after_fork, pool_after_fork) != 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    fork_handlers = 1;
     return 0;
 }
 

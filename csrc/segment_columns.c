@@ -99,6 +99,9 @@ typedef struct {
     PyObject *crc;      /* crc32c(buffer) -> int, called when the CRC is to be checked; NULL: not checked */
     PyObject *limit;    /* the decompressed-size cap, as kcodec's decompressor takes it */
     PyObject *codecs;   /* tuple: the codec name of each compression id, None where unknown */
+    PyObject *ahead;    /* None, or what a thread inflated ahead (batch_header.c's v2_records_inflated): the
+                         * records are then walked without the GIL, so that thread runs beside the walk */
+    long long ahead_min;  /* its min_stored */
     long long max_batch_size, max_count, start_offset, base;  /* base: the position of buf[0] in the input */
     long long run_bytes;  /* a run ends before a batch that would take it past this many bytes */
     int has_start;
@@ -119,7 +122,8 @@ static int seg_batch(SegCols *s, const SegArgs *a, const V2Header *h, const uint
     const uint8_t *data = entry + RECORD_BATCH_V2_OFFSET_RECORDS;
     Py_ssize_t n = size - RECORD_BATCH_V2_OFFSET_RECORDS, p = 0;
     if (codec != 0) {
-        if (!(inflated = v2_records_inflated(PyTuple_GET_ITEM(a->codecs, codec), entry, size, a->limit))) {
+        if (!(inflated = v2_records_inflated(PyTuple_GET_ITEM(a->codecs, codec), entry, size, a->limit, a->ahead,
+                                             a->ahead_min, (Py_ssize_t)a->base + position))) {
             PyErr_Clear();  /* the general path raises it, with all its details */
             return 0;
         }
@@ -134,8 +138,22 @@ static int seg_batch(SegCols *s, const SegArgs *a, const V2Header *h, const uint
         seg_reserve(&s->ts_type, count * 4) < 0 || seg_reserve(&s->sequence, count * 4) < 0 ||
         seg_reserve(&s->position, count * 8) < 0 || seg_reserve(&r->value.data, n) < 0)
         goto done;
-    for (long long i = 0; i < count; i++)
-        if (p >= n || col_record_v2(data, n, &p, n, r) < 0) goto done;
+    int walked = 0;
+    if (a->ahead != Py_None) {  /* without the GIL; a failure there is walked again with it, to be decided */
+        long long i = 0;
+        Py_BEGIN_ALLOW_THREADS
+        walk_without_gil = 1;
+        while (i < count && p < n && col_record_v2(data, n, &p, n, r) == 0) i++;
+        walk_without_gil = 0;
+        Py_END_ALLOW_THREADS
+        if (!(walked = i == count)) {
+            seg_restore(s, &mark);
+            p = 0;
+        }
+    }
+    if (!walked)
+        for (long long i = 0; i < count; i++)
+            if (p >= n || col_record_v2(data, n, &p, n, r) < 0) goto done;
     if (p != n) goto done;  /* bytes left over after the records */
     /* the record walk's deltas made absolute, in place; the batch columns beside them */
     int64_t *offsets = (int64_t *)(r->offset_delta.data + mark.offset);
@@ -215,20 +233,27 @@ static int seg_extrapolate(SegCols *s, long long records) {
 }
 
 /* segment_columns(buf, pos, end, crc32c or None, max_decompressed_size, max_batch_size, max_count, codecs,
- * start_offset or None, base, run_bytes) -> (columns or None, records, next_pos, full): the run of v2 data
+ * start_offset or None, base, run_bytes[, inflated]) -> (columns or None, records, next_pos, full): the run of v2 data
  * batches from pos (buf[0] is at position base of the input; entries whose last offset is below start_offset
  * passed over undecoded). next_pos is the first entry not taken: full when the run stopped there only because
- * it holds run_bytes (the next run takes that entry), else the entry is one the run does not take. */
+ * it holds run_bytes (the next run takes that entry), else the entry is one the run does not take. inflated: what a
+ * thread inflated ahead (kcodec.records.prefetch), or None. */
 static PyObject *py_segment_columns(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
     Py_ssize_t pos, end;
     PyObject *crc, *start;
     SegArgs a = {0};
-    if (!PyArg_ParseTuple(args, "y*nnOOLLO!OLL:segment_columns", &view, &pos, &end, &crc, &a.limit,
-                          &a.max_batch_size, &a.max_count, &PyTuple_Type, &a.codecs, &start, &a.base, &a.run_bytes))
+    a.ahead = Py_None;
+    if (!PyArg_ParseTuple(args, "y*nnOOLLO!OLL|O:segment_columns", &view, &pos, &end, &crc, &a.limit,
+                          &a.max_batch_size, &a.max_count, &PyTuple_Type, &a.codecs, &start, &a.base, &a.run_bytes,
+                          &a.ahead))
         return NULL;
     a.crc = crc == Py_None ? NULL : crc;
+    if ((a.ahead_min = v2_ahead_min(a.ahead)) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     a.has_start = start != Py_None;
     if (a.has_start && (a.start_offset = PyLong_AsLongLong(start)) == -1 && PyErr_Occurred()) {
         PyBuffer_Release(&view);
@@ -291,7 +316,7 @@ done:
 static PyMethodDef segment_columns_methods[] = {
     {"segment_columns", py_segment_columns, METH_VARARGS,
      "segment_columns(buf, pos, end, crc32c or None, max_decompressed_size, max_batch_size, max_count, codecs, "
-     "start_offset or None, base, run_bytes) -> (columns or None, records, next_pos, full): the run of v2 data "
+     "start_offset or None, base, run_bytes[, inflated]) -> (columns or None, records, next_pos, full): the run of v2 data "
      "batches from pos in one set of columns, up to the first entry it does not take or about run_bytes"},
     {NULL, NULL, 0, NULL}
 };

@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "c9baf04d6e737eb7ba8466a2ec9ccd39028f88a6b64e733187b93aecb85778e9"
+#define KCODEC_CSRC_SHA256 "d288cf8ecb53464c208c5a3a46c9fff3427102bc736571a7d52dcdbf4c97cbc9"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"

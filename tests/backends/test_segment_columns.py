@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(
 @contextmanager
 def per_entry_path():
     """iter_arrow / read_arrow as they were: every entry decoded on its own (no kernel runs)."""
-    with mock.patch.object(columnar, "segment_run", lambda *args: None):
+    with mock.patch.object(columnar, "segment_run", lambda *args, **kwargs: None):
         yield
 
 
@@ -122,8 +122,8 @@ def test_runs_end_after_about_run_bytes_and_the_next_takes_on():
     taken = []
     real = columnar.segment_run
 
-    def counted(*args):
-        run = real(*args)
+    def counted(*args, **kwargs):
+        run = real(*args, **kwargs)
 
         def counting(data, position):
             made, size, full = run(data, position)

@@ -70,6 +70,20 @@ def kcodec_backend() -> str:
     return f"{active} (KCODEC_BACKEND={setting}" + (f", {os.path.basename(where)})" if where else ")")
 
 
+def kcodec_prefetch() -> str:
+    """Whether kcodec's readers inflate compressed batches ahead on a second core here (kcodec.records.prefetch),
+    as a walk started now decides it."""
+    from kcodec.records import prefetch
+
+    if prefetch.usable_cores() < 2:
+        return "off (one usable core)"
+    if prefetch.setting() is not None:
+        return f"{'on' if prefetch.setting() else 'off'} ({prefetch.ENV}={os.environ[prefetch.ENV]})"
+    if not prefetch.wanted():
+        return f"off at the start (the load average is above the usable cores + 0.5; {prefetch.ENV}=1 forces it)"
+    return f"on (a worker thread inflates compressed batches ahead; {prefetch.ENV}=0 turns it off)"
+
+
 def machine_info() -> dict:
     versions: dict[str, str | None] = {}
     for name in LIBRARIES:
@@ -92,6 +106,7 @@ def machine_info() -> dict:
         "platform": platform.platform(),
         "libraries": versions,
         "kcodec_backend": kcodec_backend(),
+        "kcodec_prefetch": kcodec_prefetch(),
         "aiokafka_c_extension": compiled,
         "aiokafka_classes": where,
     }
@@ -379,6 +394,7 @@ def markdown(results: list[Result], machine: dict, workload: dict, repeats: int,
         f"{_load(machine.get('load_average_end'))} (other work on the machine adds noise to every row)",
         f"- libraries: {libs}",
         f"- kcodec backend: {machine.get('kcodec_backend', 'unknown')}",
+        f"- kcodec inflating ahead: {machine.get('kcodec_prefetch', 'unknown')}",
         f"- aiokafka: {ext}",
         f"- workload: {workload['records']:,} records in v2 batches of {workload['batch_size']:,} "
         f"(seed {workload['seed']}); key 16 random bytes, value 200 bytes (100 random, 100 repetitive "

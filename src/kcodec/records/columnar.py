@@ -39,7 +39,9 @@ from kcodec.records.framing import (
 )
 from kcodec.records.framing import last_offset as entry_last_offset
 from kcodec.records.model import Batch, TimestampType
+from kcodec.records.prefetch import Inflater, inflater
 from kcodec.records.reader import Source, read_batches
+from kcodec.records.source import is_buffer, is_stream
 from kcodec.runtime import compression
 from kcodec.runtime.crc import crc32c
 from kcodec.runtime.varint import INT64_MAX
@@ -262,14 +264,21 @@ RUN_BYTES = 4 << 20
 
 
 def segment_run(
-    verify_crc: bool, limit: int, max_batch_size: int, start_offset: int | None, batches: bool = False, stored=False
+    verify_crc: bool,
+    limit: int,
+    max_batch_size: int,
+    start_offset: int | None,
+    batches: bool = False,
+    stored=False,
+    ahead: Inflater | None = None,
 ):
     """``run(bytes, position)`` for :meth:`~kcodec.records.reader.BatchReader.entry_runs`: the kernel's
     ``segment_columns`` decodes the run of v2 data batches at the start of the bytes into one RecordBatch
     (entries before ``start_offset`` passed over), up to the first entry it does not take (a control batch,
     v0/v1, damage, a CRC that does not hold when it is checked, ...), which the caller decodes as one entry.
     With ``batches`` what it makes is (the RecordBatch, :func:`run_batches` of the run, ``stored`` passed on).
-    None without the compiled kernel."""
+    ``ahead``: the walk's :class:`~kcodec.records.prefetch.Inflater` (compressed batches inflated on another
+    core while the kernel decodes, the GIL released), or None. None without the compiled kernel."""
     f = fast_decoders()
     kernel_run = getattr(f.kernel, "segment_columns", None) if f.kernel is not None else None
     if kernel_run is None:
@@ -290,6 +299,7 @@ def segment_run(
             start_offset,
             position,
             RUN_BYTES,
+            None if ahead is None else ahead.over(data, position),
         )
         if cols is None:
             return None, end, full
@@ -466,20 +476,26 @@ def iter_arrow(
     kernel call), otherwise and for any other entry (v0/v1, control batches, damage) one per Kafka batch;
     entries whose last offset is before ``start_offset`` are passed over undecoded."""
     reader = read_batches(source, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size, **options)
-    run = segment_run(verify_crc, reader.max_decompressed_size, reader.max_batch_size, start_offset)
-    for position, entry, made in reader.entry_runs(run):
-        if entry is None:
-            if made is not None:
-                yield made
-            continue
-        if start_offset is not None and (entry_last_offset(entry) or 0) < start_offset:
-            continue
-        rb = _columns_compiled(entry, position, verify_crc, max_decompressed_size)
-        if rb is None:
-            rb = batch_to_arrow(
-                decode_entry(entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size)
-            )
-        yield rb
+    size = memoryview(source).nbytes if is_buffer(source) else None
+    ahead = inflater(reader.max_decompressed_size, reader.prefetch, size) if not is_stream(source) else None
+    run = segment_run(verify_crc, reader.max_decompressed_size, reader.max_batch_size, start_offset, ahead=ahead)
+    try:
+        for position, entry, made in reader.entry_runs(run):
+            if entry is None:
+                if made is not None:
+                    yield made
+                continue
+            if start_offset is not None and (entry_last_offset(entry) or 0) < start_offset:
+                continue
+            rb = _columns_compiled(entry, position, verify_crc, max_decompressed_size)
+            if rb is None:
+                rb = batch_to_arrow(
+                    decode_entry(entry, position, verify_crc=verify_crc, max_decompressed_size=max_decompressed_size)
+                )
+            yield rb
+    finally:
+        if ahead is not None:
+            ahead.close()
 
 
 def read_arrow(source: Source, *, start_offset: int | None = None, end_offset: int | None = None, **options):

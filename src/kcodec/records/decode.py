@@ -54,6 +54,7 @@ from kcodec.records.model import (
     increment_sequence,
     read_fields_as_slots,
 )
+from kcodec.records.prefetch import Inflater
 from kcodec.runtime import compression as compress_lib
 from kcodec.runtime.crc import crc32c
 
@@ -681,7 +682,7 @@ V2_RUN_BYTES = 1 << 20
 
 
 def v2_run(
-    buf, base: int, owner: bytes | None, verify_crc: bool, limit: int, max_size: int
+    buf, base: int, owner: bytes | None, verify_crc: bool, limit: int, max_size: int, ahead: Inflater | None = None
 ) -> tuple[list[Batch], int] | None:
     """The run of v2 data batches at the start of ``buf`` (the bytes from position ``base``), each decoded as
     :func:`decode_entry` decodes it, by the compiled kernel in one call: the header, the CRC (checked when
@@ -690,8 +691,9 @@ def v2_run(
     that is anything else (a control batch, v0/v1, damage, a CRC that does not hold when it is checked,
     sequences that wrap, more than :data:`CHUNKED_RECORD_COUNT` records, an entry not whole in ``buf``, about
     :data:`V2_RUN_BYTES` of records taken), which :func:`decode_entry` then decides. ``owner``: the bytes
-    object ``buf`` lies in, which the records then read in place (else each entry is copied). None without the
-    compiled kernel."""
+    object ``buf`` lies in, which the records then read in place (else each entry is copied). ``ahead``: the
+    walk's :class:`~kcodec.records.prefetch.Inflater` (compressed batches inflated on another core), or None.
+    None without the compiled kernel."""
     f = fast_decoders()
     if f.v2_batches is None:
         return None
@@ -714,6 +716,7 @@ def v2_run(
         Record,
         (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME),
         (r_ts, r_off, r_key, r_value, r_headers),
+        None if ahead is None else ahead.over(buf, base),
     )
 
 

@@ -38,6 +38,7 @@ from kcodec.errors import BadLengthError, DecompressionLimitError, TruncatedErro
 from kcodec.records.decode import decode_entry, legacy_run, v2_run
 from kcodec.records.framing import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, check_header, entry_size
 from kcodec.records.model import Batch, Record
+from kcodec.records.prefetch import inflater
 from kcodec.records.resync import SkippedRange
 from kcodec.records.skipping import DamageSkipper
 from kcodec.records.source import (
@@ -140,8 +141,10 @@ class BatchReader:
         resync: bool = True,
         on_refused: Callable[[SkippedRange], None] | None = None,
         decode: Callable[..., Batch] | None = None,
+        prefetch: bool | None = None,
     ):
         self.source = source
+        self.prefetch = prefetch  # compressed batches inflated ahead on another core (kcodec.records.prefetch)
         self.decode = decode
         self.verify_crc, self.strict = verify_crc, strict
         if max_decompressed_size is None:
@@ -211,8 +214,9 @@ class BatchReader:
         # the caller's bytes: v2 records are read in place (a file's windows are not kept alive by them)
         owner = self.source if type(self.source) is bytes else None
         with open_input(self.source) as source:
+            pos, end = self.start, self._end(source.size)
+            ahead = inflater(self.max_decompressed_size, self.prefetch, end - pos)
             try:
-                pos, end = self.start, self._end(source.size)
                 runs = v2_runs = True
                 while True:
                     if runs:
@@ -231,6 +235,7 @@ class BatchReader:
                             self.verify_crc,
                             self.max_decompressed_size,
                             self.max_batch_size,
+                            ahead,
                         )
                         if found is not None and found[0]:
                             self.bytes_read = pos
@@ -247,6 +252,8 @@ class BatchReader:
                         runs = runs and batch.magic < 2 and batch.compression == "none"
                     pos += len(entry)
             finally:
+                if ahead is not None:
+                    ahead.close()
                 self.shrank_to = source.shrank_to
 
     def entries(self) -> Iterator[tuple[int, bytes]]:
@@ -463,6 +470,7 @@ def read_batches(
     resync: bool = True,
     on_refused: Callable[[SkippedRange], None] | None = None,
     decode: Callable[..., Batch] | None = None,
+    prefetch: bool | None = None,
 ) -> BatchReader:
     """Batches of bytes, a memoryview, a file path (a regular file, read with pread) or a binary stream.
 
@@ -481,7 +489,9 @@ def read_batches(
     * ``on_refused``: called with each entry refused by ``max_decompressed_size``; reading goes on
       after it (a limit kcodec sets for its own safety never makes it drop data Kafka keeps);
     * ``decode``: turns each whole entry into what is yielded (None: :func:`decode_entry`, whose
-      signature it has; :func:`kcodec.records.columnar.entry_to_arrow` yields the records as columns).
+      signature it has; :func:`kcodec.records.columnar.entry_to_arrow` yields the records as columns);
+    * ``prefetch``: inflate the next compressed batches on another core while the kernel decodes
+      (:mod:`kcodec.records.prefetch`; None, the default: unless ``KCODEC_PREFETCH=0``, where two cores are usable).
 
     The reader is also a context manager that closes the file it maps."""
     return BatchReader(
@@ -497,6 +507,7 @@ def read_batches(
         resync=resync,
         on_refused=on_refused,
         decode=decode,
+        prefetch=prefetch,
     )
 
 
