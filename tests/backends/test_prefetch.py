@@ -34,12 +34,12 @@ COMPRESSED = CODECS[1:]
 @pytest.fixture(autouse=True)
 def two_cores():
     """Prefetch on whatever this machine has (it is off on one core), for batches of any size (the logs here are
-    small)."""
+    small) and, by default, of every codec (test_the_default_inflates_ahead_only_gzip has the real default)."""
     with (
         mock.patch.object(prefetch, "usable_cores", lambda: 2),
-        mock.patch.object(prefetch, "busy_cores", lambda: 0.0),
-        mock.patch.dict(os.environ, {prefetch.ENV: ""}),  # decided by the load, which is patched to none
+        mock.patch.dict(os.environ, {prefetch.ENV: ""}),
         mock.patch.object(prefetch, "MIN_STORED", 0),
+        mock.patch.object(prefetch, "DEFAULT_CODECS", frozenset(COMPRESSED)),
     ):
         yield
 
@@ -222,15 +222,9 @@ def test_no_threads_for_an_uncompressed_log_one_core_or_the_switch(monkeypatch):
     with mock.patch.dict(os.environ, {prefetch.ENV: "0"}):
         assert not prefetch.wanted() and prefetch.wanted(True)
         list(read_batches(big_log("lz4")))
-    with mock.patch.object(prefetch, "busy_cores", lambda: 2.6):  # more runnable than cores: off unless asked for
-        assert not prefetch.wanted() and prefetch.wanted(True)
-        list(read_batches(big_log("lz4")))
-        with mock.patch.dict(os.environ, {prefetch.ENV: "on"}):
-            assert prefetch.wanted() and not prefetch.wanted(False)
-        with mock.patch.dict(os.environ, {prefetch.ENV: ""}):
-            assert not prefetch.wanted()
-    with mock.patch.object(prefetch, "busy_cores", lambda: 2.0):  # a walk's own two threads: still on
-        assert prefetch.wanted()
+    with mock.patch.dict(os.environ, {prefetch.ENV: "on"}):
+        assert prefetch.wanted() and not prefetch.wanted(False)
+    assert prefetch.wanted()
     list(read_batches(big_log("lz4"), prefetch=False))
     assert "kcodec-inflate" not in started
     list(read_batches(big_log("lz4")))
@@ -320,3 +314,21 @@ def test_without_a_thread_to_be_had_the_walk_inflates_every_batch_itself(monkeyp
     data = big_log("gzip", batches=6)
     assert_same(data)
     assert not inflate_threads()
+
+
+def test_the_default_inflates_ahead_only_gzip(monkeypatch):
+    """By default only gzip batches go to a worker (prefetch.DEFAULT_CODECS: the codec whose inflating gains from a
+    second thread on the machines measured); prefetch=True or KCODEC_PREFETCH=1 hands over every codec."""
+    monkeypatch.setattr(prefetch, "DEFAULT_CODECS", frozenset({"gzip"}))
+    started = []
+    real_start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name) or real_start(self))
+    list(read_batches(big_log("lz4")))
+    assert "kcodec-inflate" not in started
+    list(read_batches(big_log("gzip")))
+    assert started.count("kcodec-inflate") == 1
+    list(read_batches(big_log("lz4"), prefetch=True))
+    assert started.count("kcodec-inflate") == 2
+    with mock.patch.dict(os.environ, {prefetch.ENV: "1"}):
+        list(read_batches(big_log("zstd")))
+    assert started.count("kcodec-inflate") == 3

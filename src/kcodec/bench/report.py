@@ -78,10 +78,10 @@ def kcodec_prefetch() -> str:
     if prefetch.usable_cores() < 2:
         return "off (one usable core)"
     if prefetch.setting() is not None:
-        return f"{'on' if prefetch.setting() else 'off'} ({prefetch.ENV}={os.environ[prefetch.ENV]})"
-    if not prefetch.wanted():
-        return f"off at the start (the load average is above the usable cores + 0.5; {prefetch.ENV}=1 forces it)"
-    return f"on (a worker thread inflates compressed batches ahead; {prefetch.ENV}=0 turns it off)"
+        which = "every codec" if prefetch.setting() else "off"
+        return f"{which} ({prefetch.ENV}={os.environ[prefetch.ENV]})"
+    codecs = ", ".join(sorted(prefetch.DEFAULT_CODECS))
+    return f"{codecs} (a worker thread inflates those batches ahead; {prefetch.ENV}=1: every codec, =0: off)"
 
 
 def machine_info() -> dict:

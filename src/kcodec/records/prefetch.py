@@ -23,10 +23,10 @@ log starts none), gone once the walk is closed or after :data:`IDLE_SECONDS` wit
 iterator leaves nothing running). Nothing is shared across walks, so a fork never inherits a pool; a walk
 continued in a forked child inflates on its own thread.
 
-Off where fewer than two cores are usable (``os.sched_getaffinity``), by default where the machine is overloaded
-(the load average past the usable cores by :data:`OVERLOAD`), with ``KCODEC_PREFETCH=0`` in the environment, or with
-``prefetch=False`` (``read_batches``, ``read_records``, ``read_arrow``); ``prefetch=True`` or ``KCODEC_PREFETCH=1``
-turns it on whatever the load.
+By default only gzip batches are inflated ahead (:data:`DEFAULT_CODECS` says why); ``prefetch=True`` or
+``KCODEC_PREFETCH=1`` hands over every codec's. Off where fewer than two cores are usable
+(``os.sched_getaffinity``), with ``KCODEC_PREFETCH=0`` in the environment, or with ``prefetch=False``
+(``read_batches``, ``read_records``, ``read_arrow``; the keyword wins over the environment).
 """
 
 from __future__ import annotations
@@ -54,13 +54,12 @@ from kcodec.runtime import compression
 __all__ = [
     "AHEAD_BATCHES",
     "AHEAD_BYTES",
+    "DEFAULT_CODECS",
     "ENV",
     "IDLE_SECONDS",
     "MIN_STORED",
-    "OVERLOAD",
     "WORKERS",
     "Inflater",
-    "busy_cores",
     "inflater",
     "setting",
     "usable_cores",
@@ -75,7 +74,12 @@ WORKERS = 1  # with the walk's own thread, which inflates a batch itself when no
 #: decoded (handing it to a thread, some 10 us of locks, queues and Python, would cost about what it saves)
 MIN_STORED = 32 << 10
 IDLE_SECONDS = 1.0  # a worker with nothing to do for this long ends
-OVERLOAD = 0.5  # by default no walk inflates ahead while the load average exceeds the usable cores by this
+#: the codecs inflated ahead by default. On the 2-vCPU machines kcodec is measured on, two threads get about one
+#: core's throughput for most work, but gzip's inflating (latency-bound) gains: two inflated at once took 1/1.5 of
+#: the time, and Records on gzip came 1.54x faster. lz4, snappy and zstd decompress at about memory speed there,
+#: and handing them over cost more than it saved (Arrow columns 0.83-0.88x). ``prefetch=True`` or
+#: ``KCODEC_PREFETCH=1`` inflates every codec ahead (where a second core is really free, they gain too).
+DEFAULT_CODECS = frozenset({"gzip"})
 
 _OFF = ("0", "off", "false", "no")
 _ON = ("1", "on", "true", "yes")
@@ -95,27 +99,14 @@ def setting() -> bool | None:
     return False if value in _OFF else True if value in _ON else None
 
 
-def busy_cores() -> float:
-    """The system's load average over the last minute (0 where the platform has none)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return 0.0
-
-
 def wanted(prefetch: bool | None = None) -> bool:
     """Whether a walk inflates ahead: never with fewer than two usable cores; else ``prefetch`` when it is given,
-    else what ``KCODEC_PREFETCH`` says (:func:`setting`); by default unless the machine is overloaded (a load
-    average past the usable cores by :data:`OVERLOAD`: more runnable threads than cores, where a worker waits for a
-    core and the walk for it; a walk's own two threads never make it so)."""
-    cores = usable_cores()
-    if cores < 2:
+    else what ``KCODEC_PREFETCH`` says (:func:`setting`), else yes (for :data:`DEFAULT_CODECS`)."""
+    if usable_cores() < 2:
         return False
     if prefetch is None:
         prefetch = setting()
-    if prefetch is not None:
-        return bool(prefetch)
-    return busy_cores() <= cores + OVERLOAD
+    return True if prefetch is None else bool(prefetch)
 
 
 def inflater(limit: int, prefetch: bool | None = None, size: int | None = None) -> Inflater | None:
@@ -123,7 +114,10 @@ def inflater(limit: int, prefetch: bool | None = None, size: int | None = None) 
     says no or the walk's ``size`` bytes (when known) cannot hold two batches worth inflating ahead."""
     if size is not None and size < 2 * MIN_STORED:
         return None
-    return Inflater(limit) if wanted(prefetch) else None
+    if not wanted(prefetch):
+        return None
+    forced = (setting() if prefetch is None else prefetch) is True
+    return Inflater(limit, codecs=None if forced else DEFAULT_CODECS)
 
 
 class _Job:
@@ -145,8 +139,11 @@ class Inflater:
     job no worker has started, and while it waits for one a worker is inflating, it inflates the next itself
     (two batches inflated at once: gzip's inflating is most of a read)."""
 
-    def __init__(self, limit: int, workers: int = WORKERS, min_stored: int | None = None):
+    def __init__(
+        self, limit: int, workers: int = WORKERS, min_stored: int | None = None, codecs: frozenset[str] | None = None
+    ):
         self.limit, self.workers = limit, workers
+        self.codecs = codecs  # the codecs whose batches are inflated ahead (None: every codec)
         # the kernel asks only for batches with this many compressed bytes of records
         self.min_stored = MIN_STORED if min_stored is None else min_stored
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()  # jobs for the workers, in order
@@ -237,6 +234,7 @@ class Inflater:
             if (
                 codec is not None
                 and codec != "none"
+                and (self.codecs is None or codec in self.codecs)
                 and not attributes & V2_CONTROL_MASK
                 and size - V2_RECORDS_OFFSET >= self.min_stored
             ):
