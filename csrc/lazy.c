@@ -379,6 +379,14 @@ static PyObject *py_tuple_fields(PyObject *self, PyObject *args) {
 static void reused_record_dealloc(PyObject *op) {
     PyTypeObject *type = Py_TYPE(op);
     Py_ssize_t n = Py_SIZE(op);
+    if (!PyObject_GC_IsTracked(op) && type == reused_type && n == reused_items && reused_count < REUSED_MAX) {
+        /* a Record the kernel built untracked: its items are ints, bytes, str, None, constants and untracked
+         * tuples (each freeing itself under its own trashcan), never a Record, so no nesting for the trashcan
+         * to bound; the Records Python builds are tracked and take the path below */
+        for (Py_ssize_t i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);
+        reused[reused_count++] = op;
+        return;
+    }
     PyObject_GC_UnTrack(op);
     Py_TRASHCAN_BEGIN(op, reused_record_dealloc)
     for (Py_ssize_t i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "578671244b528a6beb33bcd7f2ff5621a25b6d17f0a940c38448c4800680f86e"
+CSRC_SHA256 = "859d3bee10eaaa8bc7c0bf5ace652a3662d9937a8b2d8b3832a9ffbaa5abad03"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 

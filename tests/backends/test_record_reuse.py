@@ -71,6 +71,21 @@ def test_a_reused_record_is_a_fresh_one():
     assert again.replace(key=None).key is None and hash(again) == hash(tuple(again))
 
 
+def test_a_record_with_headers_is_untracked_and_reused():
+    """The kernel builds headers untracked, so the Record holding them is too, and freed straight into the
+    kept ones (no trashcan: nothing in it can nest Records)."""
+    batch = decode.decode_entry(encode_batch([{"key": b"k", "value": b"v", "headers": [("h", b"1")]}] * 3))
+    first = batch.records[0]
+    assert not gc.is_tracked(first) and not gc.is_tracked(first.headers)
+    address = id(first)
+    del first
+    again = batch.records[2]
+    assert id(again) == address and again.offset == 2 and again.headers == (("h", b"1"),)
+    tracked = Record(1, 2, TimestampType.CREATE_TIME, None, None, (), -1, [])  # Python's, holding a list
+    assert gc.is_tracked(tracked)
+    del tracked  # freed through the trashcan path
+
+
 def test_records_made_in_python_and_by_subclasses_are_freed():
     class Tagged(Record):
         __slots__ = ()
