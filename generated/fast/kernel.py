@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "859d3bee10eaaa8bc7c0bf5ace652a3662d9937a8b2d8b3832a9ffbaa5abad03"
+CSRC_SHA256 = "ffce159a82bcb7eb03468435ca76d924e73fc156d1c74ef6c64dc1160d0fecaa"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
