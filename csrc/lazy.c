@@ -398,12 +398,17 @@ static PyObject *py_tuple_fields(PyObject *self, PyObject *args) {
 static void reused_record_dealloc(PyObject *op) {
     PyTypeObject *type = Py_TYPE(op);
     Py_ssize_t n = Py_SIZE(op);
-    if (!PyObject_GC_IsTracked(op) && type == reused_type && n == reused_items && reused_count < REUSED_MAX) {
+    if (!PyObject_GC_IsTracked(op) && type == reused_type && n == reused_items) {
         /* a Record the kernel built untracked: its items are ints, bytes, str, None, constants and untracked
          * tuples (each freeing itself under its own trashcan), never a Record, so no nesting for the trashcan
-         * to bound; the Records Python builds are tracked and take the path below */
+         * to bound; the Records Python builds are tracked (and a subclass's are not of reused_type): below */
         for (Py_ssize_t i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);
-        reused[reused_count++] = op;
+        if (reused_count < REUSED_MAX) {
+            reused[reused_count++] = op;  /* keeps its reference to the type */
+        } else {
+            type->tp_free(op);
+            Py_DECREF(type);
+        }
         return;
     }
     PyObject_GC_UnTrack(op);

@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "3015106f032cc2c9b08b67e83144da7e0e7d1dae7cf362b80c360ede3089d396"
+CSRC_SHA256 = "620dbb1c05aa03330e72b5c9c9814ba149f307a5a80d4fd271474ce3daf7c817"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 
