@@ -117,8 +117,9 @@ static int untrack_if_atomic(PyObject *t, PlanOp *ops) {
 
 /* kcodec's Record once reuse_records (lazy.c) gave it the kernel's deallocator: freed Records of
  * `reused_items` items wait here to be built again, as CPython keeps freed tuples, untracked, their items
- * NULL, each still holding its reference to the type. */
-enum { REUSED_MAX = 64 };
+ * NULL, each still holding its reference to the type. As many as a v1 wrapper's or a listed batch's records
+ * (a thousand, freed together, are then built again without the allocator): at most about 130 KiB. */
+enum { REUSED_MAX = 1024 };
 static PyTypeObject *reused_type;
 static Py_ssize_t reused_items;
 static PyObject *reused[REUSED_MAX];

@@ -183,6 +183,30 @@ static int utf8_valid(const uint8_t *s, int64_t n) {
     return 1;
 }
 
+/* A text field's str (invalid UTF-8 replaced, as Kafka's Java client reads it). Short ASCII texts repeat
+ * from record to record (header keys): the str made for the same bytes last time in one of TEXT_SLOTS slots
+ * (picked by a hash of the bytes) is handed out again instead of a new one decoded and allocated. A str is
+ * immutable, so sharing it changes nothing but its identity; one character is CPython's own singleton. */
+enum { TEXT_SLOTS = 256, TEXT_SHARED_MAX = 64 };
+static PyObject *text_shared[TEXT_SLOTS];
+
+static PyObject *text_of(const uint8_t *s, Py_ssize_t n) {
+    if (n <= 1 || n > TEXT_SHARED_MAX) return PyUnicode_DecodeUTF8((const char *)s, n, "replace");
+    uint32_t h = 2166136261u;  /* FNV-1a */
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ s[i]) * 16777619u;
+    PyObject **slot = &text_shared[(h ^ (h >> 16)) % TEXT_SLOTS], *t = *slot;
+    if (t && PyUnicode_GET_LENGTH(t) == n && memcmp(PyUnicode_1BYTE_DATA(t), s, (size_t)n) == 0) {
+        Py_INCREF(t);
+        return t;
+    }
+    t = PyUnicode_DecodeUTF8((const char *)s, n, "replace");
+    if (t && PyUnicode_IS_ASCII(t) && PyUnicode_GET_LENGTH(t) == n) {  /* only ASCII: its data are the bytes */
+        Py_INCREF(t);
+        Py_XSETREF(*slot, t);
+    }
+    return t;
+}
+
 /* ---- decoder options (the Python decoders' verify_crc, limit, contents) */
 
 enum { CONTENTS_NO, CONTENTS_YES, CONTENTS_INSIDE };  /* INSIDE: in a decompressed stream, no second level */

@@ -260,13 +260,26 @@ static PyTypeObject LazyItems_Type = {
     .tp_methods = lazy_methods,
 };
 
-/* The plan's sums fit (apply_plan would raise otherwise); 0 or -1. */
-static int plan_fits(const int64_t *num, PlanOp *ops, Py_ssize_t n) {
-    for (Py_ssize_t k = 0; k < n; k++) {
+/* The plan's sums fit (apply_plan would raise otherwise); 0 or -1. sums: the plan's 'a' items, n of them
+ * (plan_sums). */
+static int plan_fits(const int64_t *num, const PlanOp *const *sums, int n) {
+    for (int k = 0; k < n; k++) {
         long long sum;
-        if (ops[k].kind == 'a' && __builtin_add_overflow((long long)num[ops[k].field], ops[k].addend, &sum)) return -1;
+        if (__builtin_add_overflow((long long)num[sums[k]->field], sums[k]->addend, &sum)) return -1;
     }
     return 0;
+}
+
+/* The plan's sums ('a' items: offsets, timestamps, sequences) into sums (room for LAZY_MAX_FIELDS): plan_fits
+ * then checks only those, record after record. How many, or -1 when more. */
+static int plan_sums(const PlanOp *ops, Py_ssize_t n, const PlanOp **sums) {
+    int count = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (ops[k].kind != 'a') continue;
+        if (count == LAZY_MAX_FIELDS) return -1;
+        sums[count++] = &ops[k];
+    }
+    return count;
 }
 
 /* A LazyItems over the `count` entities from pos in data (bytes), each checked by chk, built by the plan
@@ -301,12 +314,18 @@ static PyObject *lazy_make_ops(PyObject *data, Py_ssize_t pos, Py_ssize_t end, P
     const uint8_t *buf = (const uint8_t *)PyBytes_AS_STRING(data);
     Py_ssize_t buflen = PyBytes_GET_SIZE(data), p = pos;
     int64_t num[LAZY_MAX_FIELDS] = {0};  /* zeroed once: chk sets every integer field plan_fits reads */
+    const PlanOp *sums[LAZY_MAX_FIELDS];
+    int nsums = plan_sums(ops, nops, sums);
+    if (nsums < 0) {  /* more sums than fields: no plan of kcodec's; the eager projection builds it */
+        Py_DECREF(self);
+        return NULL;
+    }
     Py_ssize_t ahead = p;  /* prefetched up to here: each entity's start depends on the one before, so
                             * the walk would wait on memory at every entity of bytes not in cache */
     for (Py_ssize_t i = 0; i < count; i++) {
         for (; ahead < end && ahead < p + LAZY_PREFETCH; ahead += 64) __builtin_prefetch(buf + ahead);
         self->starts[i] = p;
-        if (p >= end || chk(buf, buflen, &p, end, &NO_OPTS, NULL, num) < 0 || plan_fits(num, ops, nops) < 0) {
+        if (p >= end || chk(buf, buflen, &p, end, &NO_OPTS, NULL, num) < 0 || plan_fits(num, sums, nsums) < 0) {
             PyErr_Clear();
             Py_DECREF(self);
             return NULL;
@@ -379,6 +398,19 @@ static PyObject *py_tuple_fields(PyObject *self, PyObject *args) {
 static void reused_record_dealloc(PyObject *op) {
     PyTypeObject *type = Py_TYPE(op);
     Py_ssize_t n = Py_SIZE(op);
+    if (!PyObject_GC_IsTracked(op) && type == reused_type && n == reused_items) {
+        /* a Record the kernel built untracked: its items are ints, bytes, str, None, constants and untracked
+         * tuples (each freeing itself under its own trashcan), never a Record, so no nesting for the trashcan
+         * to bound; the Records Python builds are tracked (and a subclass's are not of reused_type): below */
+        for (Py_ssize_t i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);
+        if (reused_count < REUSED_MAX) {
+            reused[reused_count++] = op;  /* keeps its reference to the type */
+        } else {
+            type->tp_free(op);
+            Py_DECREF(type);
+        }
+        return;
+    }
     PyObject_GC_UnTrack(op);
     Py_TRASHCAN_BEGIN(op, reused_record_dealloc)
     for (Py_ssize_t i = 0; i < n; i++) Py_CLEAR(((PyTupleObject *)op)->ob_item[i]);

@@ -8,7 +8,7 @@
  * in csrc/ (kernel.h says what each file holds), included here as one
  * translation unit; CSRC_SHA256 is the digest of those files.
  */
-#define KCODEC_CSRC_SHA256 "d288cf8ecb53464c208c5a3a46c9fff3427102bc736571a7d52dcdbf4c97cbc9"
+#define KCODEC_CSRC_SHA256 "b81f97b038cadf9aabe007b7b53d65e6a5e7ab33c39136f0d09e0d4a41ca57f0"
 #include "kernel.h"
 #include "crc32.c"
 #include "compressed.c"
@@ -103,6 +103,7 @@ static PyObject *dec_aborted_txn_entry_v0(const uint8_t *buf, Py_ssize_t buflen,
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 4, o);
     }
+    PyObject_GC_UnTrack(out);  /* ints, bytes, str and None: it can close no cycle */
     *pos = p;
     return out;
 fail:
@@ -585,6 +586,7 @@ static PyObject *dec_end_txn_marker_v0(const uint8_t *buf, Py_ssize_t buflen, Py
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 1, o);
     }
+    PyObject_GC_UnTrack(out);  /* ints, bytes, str and None: it can close no cycle */
     *pos = p;
     return out;
 fail:
@@ -2272,6 +2274,7 @@ static PyObject *dec_offset_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 1, o);
     }
+    PyObject_GC_UnTrack(out);  /* ints, bytes, str and None: it can close no cycle */
     *pos = p;
     return out;
 fail:
@@ -2645,7 +2648,7 @@ static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_
                          (long long)length, (long long)(end - p));
                 goto fail;
             }
-            o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t)length, "replace");
+            o = text_of(buf + p, (Py_ssize_t)length);
             if (!o) goto fail;
             p += length;
         }
@@ -2672,6 +2675,7 @@ static PyObject *dec_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_
         }
         PyTuple_SET_ITEM(out, 1, o);
     }
+    PyObject_GC_UnTrack(out);  /* ints, bytes, str and None: it can close no cycle */
     *pos = p;
     return out;
 fail:
@@ -2701,7 +2705,7 @@ static int prj_record_header_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_
                          (long long)length, (long long)(end - p));
                 goto fail;
             }
-            o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t)length, "replace");
+            o = text_of(buf + p, (Py_ssize_t)length);
             if (!o) goto fail;
             p += length;
         }
@@ -3373,9 +3377,8 @@ static int prj_record_v2(const uint8_t *buf, Py_ssize_t buflen, Py_ssize_t *pos,
             PyObject *item = dec_record_header_v2(buf, buflen, &p, end, opts);
             if (!item) { scope_error("headers"); goto fail; }
             PyTuple_SET_ITEM(o, k, item);
-            untrack_if_atomic(item, NULL);
         }
-        untrack_if_atomic(o, NULL);
+        PyObject_GC_UnTrack(o);
     }
     if (p != end) {
         raise_at(E_BadLength, start_length, "length", "length says %lld bytes but the fields it covers take %lld",
@@ -3986,6 +3989,7 @@ static PyObject *dec_time_index_entry_v0(const uint8_t *buf, Py_ssize_t buflen, 
         if (!o) goto fail;
         PyTuple_SET_ITEM(out, 1, o);
     }
+    PyObject_GC_UnTrack(out);  /* ints, bytes, str and None: it can close no cycle */
     *pos = p;
     return out;
 fail:

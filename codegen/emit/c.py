@@ -231,6 +231,15 @@ def _contents_entity(f: ResolvedField) -> str:
     return contents.element.name
 
 
+def _atomic(ev: EntityVersion) -> bool:
+    """Whether an entity decodes to a tuple of ints, bytes, str and None only (no dict, list, tuple or
+    decompressed contents): the garbage collector need not follow it, so its decoder hands it out untracked
+    (as CPython's next collection would make it) and arrays of it skip the per-item check."""
+    return all(
+        isinstance(f.type, IntType) or (isinstance(f.type, BytesType) and not f.field.compressed) for f in ev.fields
+    )
+
+
 def _py_int(t: IntType, expr: str) -> str:
     return f"PyLong_FromLongLong({expr})" if t.name != "uint32" else f"PyLong_FromUnsignedLong((unsigned long){expr})"
 
@@ -270,7 +279,7 @@ class _TupleSink:
     def data(self, w: Code, f: ResolvedField, length: str) -> None:
         if _type_of(f, BytesType).text:
             # invalid UTF-8 decodes with replacement characters, as Kafka's Java client does
-            w(f'o = PyUnicode_DecodeUTF8((const char *)buf + p, (Py_ssize_t){length}, "replace");')
+            w(f"o = text_of(buf + p, (Py_ssize_t){length});")
             w("if (!o) goto fail;")
         else:
             w(f"o = PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t){length});")
@@ -344,6 +353,8 @@ class _TupleSink:
         w("Py_DECREF(stored);")
 
     def end(self, w: Code) -> None:
+        if _atomic(self.ev):
+            w("PyObject_GC_UnTrack(out);  /* ints, bytes, str and None: it can close no cycle */")
         w("*pos = p;")
         w("return out;")
         w.depth = 0
@@ -378,6 +389,10 @@ class _ProjectSink(_TupleSink):
         w(f"    PyObject *item = dec_{child.suffix}(buf, buflen, &p, end, opts);")
         w(f'    if (!item) {{ scope_error("{f.name}"); goto fail; }}')
         w("    PyTuple_SET_ITEM(o, k, item);")
+        if _atomic(child):  # the items come untracked (_TupleSink.end): so can the tuple of them
+            w("}")
+            w("PyObject_GC_UnTrack(o);")
+            return
         w("    untrack_if_atomic(item, NULL);")
         w("}")
         w("untrack_if_atomic(o, NULL);")

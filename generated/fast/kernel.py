@@ -7,7 +7,7 @@ from kcodec.runtime.kernel import select_kernel
 
 SCHEMA_SHA256 = "a513354982176e99eecaaabe45c2155b690ec12f064336c82510a607d54b47bf"
 # the digest of the kernel's hand-written C (csrc/) this package was generated with
-CSRC_SHA256 = "d288cf8ecb53464c208c5a3a46c9fff3427102bc736571a7d52dcdbf4c97cbc9"
+CSRC_SHA256 = "b81f97b038cadf9aabe007b7b53d65e6a5e7ab33c39136f0d09e0d4a41ca57f0"
 _KERNEL_MODULE = __name__.rsplit(".", 2)[0] + "._ckernel"
 
 

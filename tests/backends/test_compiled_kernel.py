@@ -321,3 +321,13 @@ def test_kernel_from_other_csrc_is_not_used(monkeypatch):
     monkeypatch.setenv("KCODEC_BACKEND", "c")
     with pytest.raises(BackendError, match="other C sources"):
         select(module, schema, "0" * 64)
+
+
+@pytest.mark.skipif(kernel is None, reason="the compiled kernel is not built here")
+def test_kernel_crc32_equals_zlib_at_every_length_and_alignment():
+    """The kernel's CRC-32 (folded 16 bytes at a time from 64 bytes on, the rest 8 and then 1 at a time) is
+    zlib's, whatever the length's remainder and wherever the bytes start."""
+    data = os.urandom(700)
+    for n in range(0, 300):
+        for start in (0, 1, 7):
+            assert kernel.crc32(data[start : start + n]) == zlib.crc32(data[start : start + n]), (n, start)

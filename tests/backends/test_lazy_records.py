@@ -264,3 +264,22 @@ def test_header_count_that_outruns_its_bytes():
     bad = record(headers=vint(3) + vint(1) + b"h" + vint(-1))
     got = outcome(lambda: lazy(bad, len(bad), 1))
     assert got[0] == "error" and got == outcome(lambda: eager(bad, len(bad), 1))
+
+
+def test_a_plan_of_more_sums_than_fields_is_built_eagerly():
+    """The lazy walk checks each record's sums from a list of at most 16 (one a field); a plan with more
+    (none of kcodec's) gets the eager projection's list, equal item for item."""
+    raw = b"".join(
+        codec("record", 2).build(
+            {"attributes": 0, "timestamp_delta": i, "offset_delta": i, "key": b"k", "value": None, "headers": []}
+        )
+        for i in range(3)
+    )
+    many = tuple(plus(3, i) for i in range(17))
+    items, stop = kernel.lazy_record_v2(raw, 0, len(raw), 3, tuple, many)
+    assert type(items) is list and stop == len(raw)
+    assert items == kernel.project_record_v2(raw, 0, len(raw), 3, tuple, many)[0]
+    assert items[2] == tuple(2 + i for i in range(17))
+    few = tuple(plus(3, i) for i in range(16))
+    lazy_items, _ = kernel.lazy_record_v2(raw, 0, len(raw), 3, tuple, few)
+    assert type(lazy_items).__name__ == "LazyRecords" and list(lazy_items) == [t[:16] for t in items]
